@@ -1,0 +1,127 @@
+"""FlashAttention-2 forward (Dao 2023, Algorithm 1), with the I/O-optimal block rule.
+
+Loop nest, in the paper's names (T_r = ⌈N/B_r⌉ Q blocks, T_c = ⌈N/B_c⌉ K/V blocks)::
+
+    for i in 1..T_r:                       # outer loop over Q blocks
+        load Q_i (B_r×d); O_i ← 0, ℓ_i ← 0, m_i ← −∞ in fast memory
+        for j in 1..T_c:                   # inner loop streams K and V
+            load K_j (B_c×d); S_ij = scale·Q_i K_jᵀ; free K_j
+            m_new = max(m_i, rowmax S_ij); P̃_ij = exp(S_ij − m_new)  (in place)
+            α = exp(m_i − m_new) (in m_i's buffer); ℓ_i = α·ℓ_i + rowsum P̃_ij
+            load V_j (B_c×d, into K_j's freed space); O_i = α·O_i + P̃_ij V_j; free V_j; m_i ← m_new
+        O_i ← O_i / ℓ_i; write O_i; L_i = m_i + log ℓ_i; write L_i (the logsumexp FA-2 keeps for backward)
+
+Fast memory holds Q_i and O_i (B_r·d each), S_ij/P̃_ij (B_r·B_c), three B_r-vectors (m_i, ℓ_i, m_new)
+and one B_c×d buffer that holds K_j, then V_j: ``2·B_r·d + B_r·B_c + 3·B_r + B_c·d ≤ M``.
+
+Block rule ("io-optimal", the default). The count depends only on T_r (K and V are read once per Q block,
+whatever B_c), so B_r is made as large as fits with B_c = 1: ``a = ⌊(M − d)/(2d + 4)⌋`` (AttenIO,
+Lu et al., ASPLOS 2026, Alg. 1), ``T_r = ⌈N/min(a, N)⌉``. Then B_r is shrunk to ``⌈N/T_r⌉`` (same T_r, same
+count) and the space this frees goes to B_c = ⌊(M − B_r(2d+3))/(d + B_r)⌋ (≥ 1), which only speeds the
+arithmetic. Requires M ≥ 3d + 4 (a ≥ 1).
+
+Exact count (derived here, docs/costs.md): reads = N·d + 2N·d·T_r (Q once; K and V once per Q block);
+writes = N·d + N (O and L). Leading term 4N²d²/M in the large-cache regime (FlashAttention Thm 2 gives
+Θ(N²d²/M) for the same loop order).
+
+Worked count, N=4, d=2, M=14: a = ⌊12/8⌋ = 1, T_r = 4, B_r = 1, B_c = ⌊(14 − 7)/3⌋ = 2.
+reads = 8 + 2·8·4 = 72, writes = 8 + 4 = 12.
+
+>>> from algorithms.run import run
+>>> r = run("flash2", N=4, d=2, M=14, seed=0)
+>>> r.tiling
+Flash2Tiling(B_r=1, B_c=2)
+>>> (r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words <= 14)
+(72, 12, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from algorithms.machine import Machine, SlowArray
+from attnio.errors import InvalidParameter
+from attnio.validate import check_int
+
+
+@dataclass(frozen=True)
+class Flash2Tiling:
+    """B_r query rows per Q block, B_c key/value rows per K/V block."""
+
+    B_r: int
+    B_c: int
+
+    def __post_init__(self) -> None:
+        check_int("B_r", self.B_r, min=1)
+        check_int("B_c", self.B_c, min=1)
+
+    @staticmethod
+    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
+        """Peak fast-memory words of one inner step: Q_i, O_i, S_ij, m_i, ℓ_i, m_new, and the K_j/V_j buffer."""
+        return B_r * d + B_r * dv + B_r * B_c + 3 * B_r + B_c * max(d, dv)
+
+    @staticmethod
+    def min_M(N: int, d: int, dv: int | None = None) -> int:
+        dv = d if dv is None else dv
+        return Flash2Tiling.fast_words(1, 1, d, dv)
+
+    @classmethod
+    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2Tiling:
+        """The io-optimal rule above (with dv ≠ d the K/V buffer is max(d, dv) wide)."""
+        dv = d if dv is None else dv
+        lo = cls.min_M(N, d, dv)
+        if M < lo:
+            raise InvalidParameter("M", M, f"M >= {lo} for flash2 (one query row, its output row, one K/V row, one score and 3 statistics)")
+        w = max(d, dv)
+        a = (M - w) // (d + dv + 4)
+        T_r = -(-N // min(a, N))
+        B_r = -(-N // T_r)
+        B_c = min(N, (M - B_r * (d + dv + 3)) // (w + B_r))
+        assert B_c >= 1 and cls.fast_words(B_r, B_c, d, dv) <= M, (N, d, M, B_r, B_c)
+        return cls(B_r, B_c)
+
+
+def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: Flash2Tiling, scale: float) -> SlowArray:
+    xp = m.xp
+    N, d = Q.shape
+    dv = V.shape[1]
+    O = m.slow("O", (N, dv), role="output")
+    L = m.slow("L", (N,), role="scratch")  # logsumexp per row, FA-2's saved statistic
+    for rows in m.tiles(N, t.B_r):
+        br = rows.stop - rows.start
+        Qi = m.load(Q, rows, what="Q_i")  # stays resident for the whole inner loop
+        Oi = m.alloc((br, dv), what="O_i")  # accumulator, never leaves fast memory until the end
+        mi = m.alloc((br,), what="m_i", fill=-float("inf"))
+        li = m.alloc((br,), what="ℓ_i")
+        for cols in m.tiles(N, t.B_c):
+            bc = cols.stop - cols.start
+            Kj = m.load(K, cols, what="K_j")
+            S = m.alloc((br, bc), what="S_ij", fill=None)
+            if m.numeric:
+                xp.matmul(Qi.data, Kj.data.T, out=S.data)
+                S.data *= scale
+            m.work("qk", br * bc * d)
+            m.free(Kj)  # K_j's space is reused for V_j
+            mnew = m.alloc((br,), what="m_new", fill=None)
+            if m.numeric:
+                xp.maximum(mi.data, S.data.max(axis=1), out=mnew.data)
+                S.data -= mnew.data[:, None]
+                xp.exp(S.data, out=S.data)  # P̃_ij, in place
+                mi.data -= mnew.data
+                xp.exp(mi.data, out=mi.data)  # α, in m_i's buffer
+                li.data *= mi.data
+                li.data += S.data.sum(axis=1)
+                Oi.data *= mi.data[:, None]
+            Vj = m.load(V, cols, what="V_j")
+            if m.numeric:
+                Oi.data += S.data @ Vj.data
+                mi.data[...] = mnew.data
+            m.work("pv", br * bc * dv)
+            m.free(Vj, S, mnew)
+        if m.numeric:
+            Oi.data /= li.data[:, None]
+            mi.data += xp.log(li.data)  # L_i = m_i + log ℓ_i, in m_i's buffer
+        m.store(Oi, O, rows)
+        m.store(mi, L, rows)
+        m.free(Qi, Oi, mi, li)
+    return O

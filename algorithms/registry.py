@@ -1,0 +1,57 @@
+"""The one table of algorithms: name -> :class:`AlgorithmSpec`. No plugin machinery beyond this dict.
+
+A user's own algorithm is added with :func:`register` (see docs/byo-algorithm.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from attnio.errors import InvalidParameter
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """An attention schedule on the machine.
+
+    ``schedule(machine, Q, K, V, tiling, scale) -> O`` runs it; ``tiling_cls.default(N, d, M, dv)`` gives its
+    block sizes and ``tiling_cls.min_M(N, d, dv)`` the least M it runs with. ``cost`` names its exact cost
+    formula in ``bounds.costs`` (None for a user's algorithm without one). ``audit`` runs it in audit mode
+    (as published it can exceed M). ``supports_dv``: runs with d_v ≠ d.
+    """
+
+    name: str
+    schedule: Callable[..., Any]
+    tiling_cls: Any
+    summary: str
+    regime: str
+    cost: str | None
+    audit: bool = False
+    supports_dv: bool = False
+
+
+REGISTRY: dict[str, AlgorithmSpec] = {}
+
+
+def register(spec: AlgorithmSpec) -> AlgorithmSpec:
+    assert spec.name not in REGISTRY or REGISTRY[spec.name] == spec, f"algorithm {spec.name} registered twice"
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def get(name: str) -> AlgorithmSpec:
+    _load_builtin()
+    if name not in REGISTRY:
+        raise InvalidParameter("algorithm", name, "one of " + ", ".join(sorted(REGISTRY)))
+    return REGISTRY[name]
+
+
+def names() -> list[str]:
+    _load_builtin()
+    return sorted(REGISTRY)
+
+
+def _load_builtin() -> None:
+    import algorithms.builtin  # noqa: F401  (registers the built-in algorithms)

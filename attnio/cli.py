@@ -1,0 +1,60 @@
+"""The ``attnio`` command. Each subcommand lives in ``attnio/commands/<name>.py`` with ``add_arguments(parser)``
+and ``main(args) -> int``; this file only dispatches and turns bad input into one line and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from attnio import __version__
+from attnio.errors import AttnioError, InvalidParameter, Unsupported
+
+# subcommand -> (module, one-line help). The one table of commands.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("attnio.commands.run", "run one algorithm on the two-level machine and print its exact counts"),
+    "algorithms": ("attnio.commands.algorithms", "list the algorithms, their regimes and cost formulas"),
+    "bounds": ("attnio.commands.bounds", "print the bounds catalog"),
+    "verify": ("attnio.commands.verify", "prove every claim of the catalog with z3 (and cvc5)"),
+    "sweep": ("attnio.commands.sweep", "run a grid of configurations into a results store"),
+    "report": ("attnio.commands.report", "write the regime report (Markdown + HTML) into reports/"),
+    "gate": ("attnio.commands.gate", "compare this run's figures against reports/baseline.json"),
+    "pebble": ("attnio.commands.pebble", "exact optimal red-blue pebbling of a tiny attention graph"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="attnio", description="I/O bounds of attention, proved and measured.")
+    p.add_argument("--version", action="version", version=f"attnio {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_) in COMMANDS.items():
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name != module:
+                raise
+            continue  # a subcommand not built yet is simply absent
+        sp = sub.add_parser(name, help=help_, description=help_)
+        mod.add_arguments(sp)
+        sp.set_defaults(_main=mod.main)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_main", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._main(args) or 0)
+    except (InvalidParameter, Unsupported) as e:
+        print(f"attnio {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except AttnioError as e:
+        print(f"attnio {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""``attnio run ALGORITHM --N --d --M``: one run on the machine, exact counts, error against float64."""
+
+from __future__ import annotations
+
+import argparse
+
+from attnio.commands._common import int_option, print_json
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("algorithm", help="an algorithm name (see `attnio algorithms`), or `auto`")
+    p.add_argument("--N", type=int_option, required=True, help="sequence length")
+    p.add_argument("--d", type=int_option, required=True, help="head dimension")
+    p.add_argument("--dv", type=int_option, default=None, help="value width d_v (default d)")
+    p.add_argument("--M", type=int_option, required=True, help="fast-memory capacity in words")
+    p.add_argument("--seed", type=int_option, default=0, help="seed of the random inputs")
+    p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
+    p.add_argument("--count-only", action="store_true", help="counts only, no arithmetic (any N)")
+    p.add_argument("--eps", type=float, default=None, help="approximate algorithms: max error per output entry")
+    p.add_argument("--B", type=float, default=None, help="approximate algorithms: bound on |input entries|")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def main(args: argparse.Namespace) -> int:
+    from algorithms.run import run
+
+    extra = {}
+    if args.eps is not None or args.B is not None:
+        extra = {"eps": args.eps, "B": args.B}
+    r = run(
+        args.algorithm,
+        N=args.N,
+        d=args.d,
+        dv=args.dv,
+        M=args.M,
+        seed=args.seed,
+        backend=args.backend,
+        count_only=args.count_only,
+        **extra,
+    )
+    out = r.as_dict()
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"{out['algorithm']}  N={out['N']} d={out['d']} dv={out['dv']} M={out['M']}  blocks={out['blocks']}")
+    print(f"  reads  {out['reads']:>16,d} words")
+    print(f"  writes {out['writes']:>16,d} words")
+    print(f"  io     {out['io']:>16,d} words")
+    print(f"  peak   {out['peak_fast_words']:>16,d} words of fast memory (M={out['M']:,d})" + ("  OVERFLOW (audit mode)" if out["overflowed"] else ""))
+    if out["max_abs_error"] is not None:
+        print(f"  max |O − O_ref| = {out['max_abs_error']:.3e} (float64 reference)")
+    print(f"  {out['seconds']:.3f} s on {out['backend']}")
+    return 0

@@ -1,0 +1,98 @@
+"""Small named validators. Each raises :class:`~attnio.errors.InvalidParameter` naming the parameter,
+its value and the valid range; each is seen to fail in ``tests/test_validation.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+
+from attnio.errors import InvalidParameter
+
+
+def check_int(name: str, value: object, *, min: int | None = None, max: int | None = None) -> int:
+    """Return ``value`` as an ``int`` if it is an integer (bools excluded) within ``[min, max]``.
+
+    >>> check_int("N", 8, min=1)
+    8
+    >>> check_int("N", 0, min=1)
+    Traceback (most recent call last):
+    attnio.errors.InvalidParameter: N=0 is invalid: valid range is integer N >= 1
+    """
+    rng = _range_text(name, min, max, integer=True)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+            value = int(value)
+        else:
+            raise InvalidParameter(name, value, rng)
+    value = int(value)
+    if (min is not None and value < min) or (max is not None and value > max):
+        raise InvalidParameter(name, value, rng)
+    return value
+
+
+def check_real(
+    name: str,
+    value: object,
+    *,
+    gt: float | None = None,
+    ge: float | None = None,
+    lt: float | None = None,
+    le: float | None = None,
+) -> float:
+    """Return ``value`` as a finite ``float`` within the given open or closed limits.
+
+    >>> check_real("eps", 0.5, gt=0, lt=1)
+    0.5
+    >>> check_real("eps", 1.0, gt=0, lt=1)
+    Traceback (most recent call last):
+    attnio.errors.InvalidParameter: eps=1.0 is invalid: valid range is 0 < eps < 1
+    """
+    parts = []
+    if gt is not None:
+        parts.append(f"{gt:g} <")
+    elif ge is not None:
+        parts.append(f"{ge:g} <=")
+    parts.append(name)
+    if lt is not None:
+        parts.append(f"< {lt:g}")
+    elif le is not None:
+        parts.append(f"<= {le:g}")
+    rng = " ".join(parts) if len(parts) > 1 else f"finite real {name}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real | Fraction):
+        raise InvalidParameter(name, value, rng)
+    x = float(value)
+    if not math.isfinite(x):
+        raise InvalidParameter(name, value, rng)
+    if (gt is not None and not x > gt) or (ge is not None and not x >= ge):
+        raise InvalidParameter(name, value, rng)
+    if (lt is not None and not x < lt) or (le is not None and not x <= le):
+        raise InvalidParameter(name, value, rng)
+    return x
+
+
+def check_choice(name: str, value: object, choices) -> str:
+    """Return ``value`` if it is one of ``choices``.
+
+    >>> check_choice("backend", "numpy", ["numpy", "cupy"])
+    'numpy'
+    >>> check_choice("backend", "tpu", ["numpy", "cupy"])
+    Traceback (most recent call last):
+    attnio.errors.InvalidParameter: backend='tpu' is invalid: valid range is one of numpy, cupy
+    """
+    choices = list(choices)
+    if value not in choices:
+        raise InvalidParameter(name, value, "one of " + ", ".join(map(str, choices)))
+    return value  # type: ignore[return-value]
+
+
+def _range_text(name: str, lo: int | None, hi: int | None, *, integer: bool) -> str:
+    kind = "integer " if integer else ""
+    if lo is not None and hi is not None:
+        return f"{kind}{lo} <= {name} <= {hi}"
+    if lo is not None:
+        return f"{kind}{name} >= {lo}"
+    if hi is not None:
+        return f"{kind}{name} <= {hi}"
+    return f"{kind}{name}"

@@ -1,0 +1,37 @@
+"""The one symbol factory. Every parameter of every formula in attnio comes from :func:`sym`.
+
+>>> sym("N") is N
+True
+>>> N.integer, N.lo
+(True, Fraction(1, 1))
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from bounds.expr import Sym
+
+_TABLE: dict[str, Sym] = {}
+_DOCS: dict[str, str] = {}
+
+
+def sym(name: str, *, integer: bool = True, lo: int | Fraction = 1, doc: str = "") -> Sym:
+    """Return the symbol called ``name``, creating it once. Asking again with a different domain is a bug."""
+    s = _TABLE.get(name)
+    if s is None:
+        s = Sym(name, integer, Fraction(lo))
+        _TABLE[name] = s
+        _DOCS[name] = doc
+    assert s.integer == integer and s.lo == Fraction(lo), f"symbol {name} redeclared with another domain"
+    return s
+
+
+def describe(name: str) -> str:
+    return _DOCS[name]
+
+
+N = sym("N", doc="sequence length: rows of Q, K, V and O")
+d = sym("d", doc="head dimension (key/query width d_k; also d_v unless dv is given)")
+M = sym("M", doc="fast-memory capacity in words")
+dv = sym("dv", doc="value width d_v, where it differs from d")
