@@ -1,0 +1,108 @@
+"""Bad input: every row of the table must raise InvalidParameter naming the parameter, its value and the valid
+range; through the CLI the same inputs give one line on stderr, exit code 2 and no traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from algorithms.run import run
+from attnio.cli import main
+from attnio.errors import InvalidParameter, Unsupported
+from attnio.validate import check_choice, check_int, check_real
+
+
+def bad(fn, *args, **kwargs):  # a row of the table, with an id that reads like the call
+    call = ", ".join([*map(repr, args), *(f"{k}={v!r}" if not isinstance(v, np.ndarray) else f"{k}=<array {v.shape}>" for k, v in kwargs.items())])
+    return pytest.param(fn, args, kwargs, id=f"{fn.__name__}({call})")
+
+
+NAN = np.ones((4, 2))
+NAN[1, 1] = np.nan
+INF = np.ones((4, 2))
+INF[0, 0] = np.inf
+
+BAD_CALLS = [
+    bad(check_int, "N", 0, min=1),
+    bad(check_int, "N", 2.5, min=1),
+    bad(check_int, "N", True, min=1),
+    bad(check_int, "N", "8", min=1),
+    bad(check_int, "M", 10, min=1, max=5),
+    bad(check_real, "eps", 0.0, gt=0, lt=1),
+    bad(check_real, "eps", float("nan"), gt=0, lt=1),
+    bad(check_real, "eps", "x", gt=0),
+    bad(check_real, "B", -1.0, ge=0),
+    bad(check_real, "B", 3.0, le=2),
+    bad(check_choice, "backend", "tpu", ["numpy", "cupy"]),
+    bad(run, "flash2", N=0, d=4, M=100),
+    bad(run, "flash2", N=8, d=0, M=100),
+    bad(run, "flash2", N=8, d=4, M=0),
+    bad(run, "flash2", N=8, d=4, M=10),  # below flash2's minimum
+    bad(run, "flash2", N=8.5, d=4, M=100),
+    bad(run, "no-such-algorithm", N=8, d=4, M=100),
+    bad(run, "flash2", N=8, d=4, M=100, backend="tpu"),
+    bad(run, "flash2", Q=NAN, K=np.ones((4, 2)), V=np.ones((4, 2)), M=100),
+    bad(run, "flash2", Q=np.ones((4, 2)), K=INF, V=np.ones((4, 2)), M=100),
+    bad(run, "flash2", Q=np.ones((4, 2)), K=np.ones((5, 2)), V=np.ones((4, 2)), M=100),
+    bad(run, "flash2", Q=np.ones((4, 2)), K=np.ones((4, 2)), V=np.ones((3, 2)), M=100),
+    bad(run, "flash2", Q=np.ones(4), K=np.ones((4, 2)), V=np.ones((4, 2)), M=100),
+    bad(run, "flash2", Q=np.ones((4, 2)), K=None, V=np.ones((4, 2)), M=100),
+]
+
+
+@pytest.mark.parametrize("fn,args,kwargs", BAD_CALLS)
+def test_bad_input_raises_invalid_parameter_naming_value_and_range(fn, args, kwargs) -> None:
+    with pytest.raises(InvalidParameter) as e:
+        fn(*args, **kwargs)
+    msg = str(e.value)
+    assert e.value.name in msg and "valid range is" in msg and repr(e.value.value) in msg
+
+
+def test_every_validator_is_seen_to_fail() -> None:
+    used = {p.values[0].__name__ for p in BAD_CALLS}
+    assert {"check_int", "check_real", "check_choice"} <= used
+
+
+CLI_BAD = [
+    ["run", "flash2", "--N", "0", "--d", "4", "--M", "100"],
+    ["run", "flash2", "--N", "8", "--d", "4", "--M", "10"],
+    ["run", "flash2", "--N", "8", "--d", "x", "--M", "100"],
+    ["run", "flash2", "--N", "8", "--d", "4", "--M", "1e3"],
+    ["run", "nope", "--N", "8", "--d", "4", "--M", "100"],
+    ["run", "flash2", "--N", "8", "--d", "4"],
+]
+
+
+@pytest.mark.parametrize("argv", CLI_BAD, ids=lambda a: " ".join(a))
+def test_cli_bad_input_is_one_line_exit_2_no_traceback(argv, capsys) -> None:
+    with pytest.raises(SystemExit) as e:  # argparse errors exit themselves
+        raise SystemExit(main(argv))
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip()
+    assert "error" in err.splitlines()[-1]
+
+
+def test_cli_subprocess_bad_input_prints_no_traceback() -> None:
+    p = subprocess.run(
+        [sys.executable, "-m", "attnio.cli", "run", "flash2", "--N", "8", "--d", "4", "--M", "10"],
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.count("\n") == 1 and "M=10" in p.stderr and "valid range" in p.stderr
+
+
+def test_unsupported_dv_is_not_implemented_not_invalid() -> None:
+    from algorithms.registry import REGISTRY, AlgorithmSpec, register
+
+    spec = REGISTRY["flash2"]
+    register(AlgorithmSpec("toy-no-dv", spec.schedule, spec.tiling_cls, "test only", "-", None))
+    try:
+        with pytest.raises(Unsupported):
+            run("toy-no-dv", N=8, d=4, dv=3, M=200)
+    finally:
+        del REGISTRY["toy-no-dv"]
