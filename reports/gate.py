@@ -1,0 +1,301 @@
+"""The bound-regression gate: this run's deterministic figures against the committed ``reports/baseline.json``.
+
+Figures (all exact, all deterministic, so the gate is strict):
+
+- ``io``: reads and writes of every configuration of the default grid (count-only runs: the counts are the
+  same as with arithmetic, which ``tests/test_machine.py`` checks);
+- ``formulas``: each exact cost formula, as :func:`bounds.expr.to_json` structures (never printed strings);
+- ``bounds``: each catalog bound: kind, expression and regime as ``to_json`` structures, its constant;
+- ``verdicts``: the z3 verdict of each claim, and the constant it proved;
+- ``constants``: the tight-constants table (issue 8).
+
+:func:`compare` fails when an I/O count grows, a configuration or bound disappears, a proof is lost, a constant
+worsens (a lower-bound constant falls, an upper-bound constant rises) or a bound or formula changes. Falling
+I/O counts and new entries are reported as notes: ``attnio gate --update`` records them on purpose.
+
+>>> base = {"schema": 1, "io": {"a": {"reads": 10, "writes": 2}}, "verdicts": {"c1": {"verdict": "proved"}}}
+>>> cur = {"schema": 1, "io": {"a": {"reads": 11, "writes": 2}}, "verdicts": {"c1": {"verdict": "unknown"}}}
+>>> compare(base, cur).problems
+['io a: reads 10 -> 11 (+1 words)', 'verdict c1: proved -> unknown (proof lost)']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+SCHEMA = 1
+BASELINE = Path("reports/baseline.json")
+SECTIONS = ("io", "formulas", "bounds", "verdicts", "constants")
+
+
+class BaselineError(Exception):
+    """The baseline is missing, unreadable or not a baseline: exit 2 with this message."""
+
+
+@dataclass
+class GateResult:
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+# collecting ------------------------------------------------------------------------------------------
+
+
+def gate_key(row: dict[str, Any]) -> str:
+    f = lambda x: "-" if x is None else repr(x)  # noqa: E731
+    return f"{row['algorithm']}|N={row['N']}|d={row['d']}|dv={row['dv']}|M={row['M']}|eps={f(row['eps'])}|B={f(row['B'])}"
+
+
+def collect(grid: Any = None, *, verify: bool = True, workers: int = 0) -> dict[str, Any]:
+    """This run's figures. ``grid`` defaults to the embedded default grid, run count-only."""
+    import dataclasses
+
+    from attnio import __version__
+    from reports import sources
+    from reports.grid import default_grid
+    from reports.store import Store
+    from reports.sweep import run_sweep
+
+    g = grid or default_grid()
+    g = dataclasses.replace(g, configs=tuple(sorted({dataclasses.replace(c, count_only=True) for c in g.configs})))
+    store = Store(":memory:")
+    run_sweep(g, store, workers=workers, progress=False)
+    io: dict[str, Any] = {}
+    for r in store.rows():
+        io[gate_key(r)] = {"reads": r["reads"], "writes": r["writes"]} if r["status"] == "ok" else {"error": r["error"]}
+    out: dict[str, Any] = {"schema": SCHEMA, "attnio": __version__, "io": io, "formulas": _formulas(), "unavailable": []}
+    for name, fn in (("bounds", _bounds), ("constants", _constants)):
+        try:
+            out[name] = fn()
+        except sources.SourceUnavailable as e:
+            out["unavailable"].append(e.module)
+    if verify:
+        try:
+            out["verdicts"] = {v["id"]: {"verdict": v["verdict"], "constant": v["constant"]} for v in sources.verdicts()}
+        except sources.SourceUnavailable as e:
+            out["unavailable"].append(e.module)
+    return out
+
+
+def _formulas() -> dict[str, Any]:
+    from bounds import costs
+    from bounds.expr import to_json
+
+    return {
+        name: {"reads": to_json(f.reads), "writes": to_json(f.writes), "valid": [to_json(r) for r in f.valid]}
+        for name, f in sorted(costs.FORMULAS.items())
+    }
+
+
+def _bounds() -> dict[str, Any]:
+    from bounds.expr import to_json
+    from reports import sources
+
+    return {
+        b.id: {
+            "kind": b.kind,
+            "model": b.model,
+            "explicit": b.explicit,
+            "expr": to_json(b.expr),
+            "regime": [to_json(r) for r in b.regime],
+            "constant": None if b.constant is None else str(b.constant),
+        }
+        for b in sources.all_bounds()
+    }
+
+
+def _constants() -> dict[str, Any]:
+    from reports import sources
+
+    out = {}
+    for r in sources.constants_table():
+        key = str(r.get("id") or r.get("name") or r.get("bound") or json.dumps(r, sort_keys=True))
+        out[key] = r
+    return out
+
+
+# comparing -------------------------------------------------------------------------------------------
+
+
+def compare(baseline: dict[str, Any], current: dict[str, Any]) -> GateResult:
+    res = GateResult()
+    P, Nt = res.problems, res.notes
+    bio, cio = baseline.get("io", {}), current.get("io", {})
+    for k in sorted(bio):
+        b, c = bio[k], cio.get(k)
+        if c is None:
+            P.append(f"io {k}: configuration missing from this run")
+            continue
+        if "error" in c and "error" not in b:
+            P.append(f"io {k}: ran before, now fails: {c['error']}")
+            continue
+        for w in ("reads", "writes"):
+            if w in b and w in c:
+                if c[w] > b[w]:
+                    P.append(f"io {k}: {w} {b[w]} -> {c[w]} (+{c[w] - b[w]} words)")
+                elif c[w] < b[w]:
+                    Nt.append(f"io {k}: {w} {b[w]} -> {c[w]} ({c[w] - b[w]} words, improved)")
+    _new(Nt, "io", bio, cio)
+
+    for sect in ("formulas", "bounds"):
+        bb, cb = baseline.get(sect), current.get(sect)
+        if bb is None:
+            if cb:
+                Nt.append(f"{sect}: {len(cb)} entries, none in the baseline")
+            continue
+        if cb is None:
+            P.append(f"{sect}: section unavailable in this run ({', '.join(current.get('unavailable', [])) or 'not produced'})")
+            continue
+        for k in sorted(bb):
+            if k not in cb:
+                P.append(f"{sect} {k}: removed")
+                continue
+            for field_ in sorted(set(bb[k]) | set(cb[k])):
+                if field_ == "constant" and sect == "bounds":
+                    _constant(P, Nt, f"bound {k}", bb[k].get("kind"), bb[k].get(field_), cb[k].get(field_))
+                elif bb[k].get(field_) != cb[k].get(field_):
+                    P.append(f"{sect} {k}: {field_} changed: {_short(bb[k].get(field_))} -> {_short(cb[k].get(field_))}")
+        _new(Nt, sect, bb, cb)
+
+    bv, cv = baseline.get("verdicts"), current.get("verdicts")
+    if bv is not None:
+        if cv is None:
+            P.append("verdicts: verification not run or unavailable in this run")
+        else:
+            for k in sorted(bv):
+                bverd = bv[k].get("verdict")
+                c = cv.get(k)
+                if c is None:
+                    if bverd == "proved":
+                        P.append(f"verdict {k}: claim missing (proof lost)")
+                    continue
+                if bverd == "proved" and c.get("verdict") != "proved":
+                    P.append(f"verdict {k}: proved -> {c.get('verdict')} (proof lost)")
+                elif bverd != c.get("verdict"):
+                    Nt.append(f"verdict {k}: {bverd} -> {c.get('verdict')}")
+                _constant(P, Nt, f"verdict {k}", _kind_of(k, current), bv[k].get("constant"), c.get("constant"))
+            _new(Nt, "verdicts", bv, cv)
+
+    bc, cc = baseline.get("constants"), current.get("constants")
+    if bc is not None:
+        if cc is None:
+            P.append("constants: table unavailable in this run")
+        else:
+            for k in sorted(bc):
+                if k not in cc:
+                    P.append(f"constants {k}: removed")
+                    continue
+                kind = bc[k].get("kind")
+                for f_ in sorted(set(bc[k]) | set(cc[k])):
+                    a, b = bc[k].get(f_), cc[k].get(f_)
+                    if a == b:
+                        continue
+                    if _as_fraction(a) is not None and _as_fraction(b) is not None and kind in ("lower", "upper"):
+                        _constant(P, Nt, f"constants {k}.{f_}", kind, a, b)
+                    else:
+                        P.append(f"constants {k}: {f_} changed: {_short(a)} -> {_short(b)}")
+            _new(Nt, "constants", bc, cc)
+    return res
+
+
+def _kind_of(claim_id: str, current: dict[str, Any]) -> str | None:
+    b = (current.get("bounds") or {}).get(claim_id)
+    return b.get("kind") if b else None
+
+
+def _constant(P: list[str], Nt: list[str], what: str, kind: str | None, old: Any, new: Any) -> None:
+    if old == new:
+        return
+    a, b = _as_fraction(old), _as_fraction(new)
+    if a is not None and b is None:
+        P.append(f"{what}: constant {old} -> none (proved constant lost)")
+    elif a is None:
+        Nt.append(f"{what}: constant {old} -> {new}")
+    elif kind == "lower" and b < a or kind == "upper" and b > a:
+        P.append(f"{what}: constant {old} -> {new} (worse for a {kind} bound)")
+    elif kind in ("lower", "upper"):
+        Nt.append(f"{what}: constant {old} -> {new} (better)")
+    else:
+        P.append(f"{what}: constant {old} -> {new} (changed)")
+
+
+def _as_fraction(x: Any) -> Fraction | None:
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        return Fraction(str(x))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _new(Nt: list[str], sect: str, base: dict[str, Any], cur: dict[str, Any]) -> None:
+    new = sorted(set(cur) - set(base))
+    if new:
+        Nt.append(f"{sect}: {len(new)} new entries not in the baseline (first: {new[0]})")
+
+
+def _short(x: Any, n: int = 160) -> str:
+    s = json.dumps(x, sort_keys=True, separators=(",", ":"))
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+# the baseline file -----------------------------------------------------------------------------------
+
+
+def load_baseline(path: str | Path = BASELINE) -> dict[str, Any]:
+    p = Path(path)
+    if not p.is_file():
+        raise BaselineError(f"no baseline at {p}: create it on purpose with `attnio gate --update` and commit it")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise BaselineError(f"{p} is not valid JSON ({e}); restore it from git or rewrite it with `attnio gate --update`") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("io"), dict):
+        raise BaselineError(f"{p} is not an attnio baseline (schema {SCHEMA} with an 'io' table); restore it from git or rewrite it with `attnio gate --update`")
+    for sect in SECTIONS:
+        if sect in data and not isinstance(data[sect], dict):
+            raise BaselineError(f"{p}: section '{sect}' is not a table; restore it from git or rewrite it with `attnio gate --update`")
+    for k, v in data["io"].items():
+        if not isinstance(v, dict) or not all(isinstance(v.get(w, 0), int) for w in ("reads", "writes")):
+            raise BaselineError(f"{p}: io entry {k!r} is malformed: {v!r}")
+    return data
+
+
+def dumps(figures: dict[str, Any]) -> str:
+    """JSON with one line per entry of each section (readable ``git diff``), keys sorted."""
+    c = lambda x: json.dumps(x, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))  # noqa: E731
+    parts = []
+    for k in sorted(figures):
+        v = figures[k]
+        if isinstance(v, dict) and v:
+            inner = ",\n".join(f"  {c(ik)}: {c(v[ik])}" for ik in sorted(v))
+            parts.append(f" {c(k)}: {{\n{inner}\n }}")
+        else:
+            parts.append(f" {c(k)}: {c(v)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,183 @@
+"""Lazy access to the modules a report draws on, each behind one small function.
+
+Each function imports its source when called. If that module is not there (yet), it raises
+:class:`SourceUnavailable` naming the module, and the report prints "section unavailable: <module> not
+built" instead of an empty section. Nothing else in ``reports`` imports these sources directly.
+"""
+
+from __future__ import annotations
+
+import importlib
+from fractions import Fraction
+from typing import Any
+
+
+class SourceUnavailable(Exception):
+    def __init__(self, module: str, why: str = "not built") -> None:
+        self.module = module
+        self.why = why
+        super().__init__(f"{module} {why}")
+
+
+def _import(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name and (module == e.name or module.startswith(e.name + ".")):
+            raise SourceUnavailable(module) from None
+        raise
+
+
+def _attr(module: str, *names: str) -> Any:
+    mod = _import(module)
+    for n in names:
+        fn = getattr(mod, n, None)
+        if fn is not None:
+            return fn
+    raise SourceUnavailable(module, "has none of " + ", ".join(names))
+
+
+# bounds catalog ---------------------------------------------------------------------------------------
+
+
+def all_bounds() -> list[Any]:
+    """Every :class:`bounds.types.Bound` of the catalog, sorted by id."""
+    return sorted(_attr("bounds.catalog", "all_bounds")(), key=lambda b: b.id)
+
+
+def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: bool) -> bool:
+    """Does ``bound`` speak about ``algorithm`` at ``env``: explicit, every symbol given, regime holds.
+
+    Lower and upper bounds apply to every exact algorithm (approximate ones only where the bound's model says
+    "approx"); ``exact`` bounds apply only to the algorithm their model names (``"algorithm flash2"``)."""
+    from bounds.expr import free_symbols
+
+    if not bound.explicit:
+        return False
+    if bound.kind == "exact" and bound.model != f"algorithm {algorithm}":
+        return False
+    if approximate != ("approx" in bound.model.lower()) and bound.kind != "exact":
+        return False
+    syms = {s.name for s in free_symbols(bound.expr)}
+    for r in bound.regime:
+        syms |= {s.name for s in free_symbols(r)}
+    if not syms <= set(env):
+        return False
+    try:
+        return all(r.holds(env) for r in bound.regime)
+    except (ZeroDivisionError, ValueError):
+        return False
+
+
+def bound_value(bound: Any, env: dict[str, Any]) -> float | None:
+    from bounds.expr import evaluate
+
+    try:
+        v = evaluate(bound.expr, env)
+    except (ZeroDivisionError, ValueError, OverflowError):
+        return None
+    return float(v)
+
+
+# verifier ----------------------------------------------------------------------------------------------
+
+
+def verdicts() -> list[dict[str, Any]]:
+    """The z3 verdicts of every catalog claim as plain dicts: ``{"id", "verdict", "constant", "regime",
+    "solver"}`` (no timings: they are not deterministic and never enter the report body or the gate)."""
+    fn = _attr("solver.verify", "verify_all", "verify_catalog", "run_all")
+    out = []
+    for v in fn():
+        out.append(
+            {
+                "id": str(_first(v, "id", "claim_id", "bound_id", "name")),
+                "verdict": str(_first(v, "verdict", "status", "result")),
+                "constant": _fraction_text(_first(v, "constant", "proved_constant", default=None)),
+                "claim": str(_first(v, "claim", "statement", "text", default="")),
+                "solver": str(_first(v, "solver", default="z3")),
+            }
+        )
+    return sorted(out, key=lambda r: r["id"])
+
+
+# constants, approximate attention, pebbling --------------------------------------------------------------
+
+
+def constants_table() -> list[dict[str, Any]]:
+    """Rows of the tight-constants table (issue 8) as plain dicts with sortable, printable values."""
+    fn = _attr("bounds.constants", "constants_table", "table", "all_constants")
+    return [_plain(r) for r in fn()]
+
+
+def crossover_B(N: int, d: int, M: int, eps: float) -> Any:
+    return _attr("bounds.approx", "crossover_B", "crossover")(N, d, M, eps)
+
+
+def sandwich_rows() -> list[dict[str, Any]]:
+    mod = None
+    for name in ("solver.pebble", "solver.pebble.sandwich", "solver.pebble.table"):
+        try:
+            mod = _import(name)
+        except SourceUnavailable:
+            continue
+        fn = getattr(mod, "sandwich_rows", None) or getattr(mod, "sandwich_table", None)
+        if fn is not None:
+            return [_plain(r) for r in fn()]
+    raise SourceUnavailable("solver.pebble", "not built" if mod is None else "has no sandwich_rows")
+
+
+# helpers -------------------------------------------------------------------------------------------------
+
+
+def _first(obj: Any, *names: str, default: Any = "?") -> Any:
+    for n in names:
+        if isinstance(obj, dict) and n in obj:
+            return obj[n]
+        if hasattr(obj, n):
+            return getattr(obj, n)
+    return default
+
+
+def _fraction_text(x: Any) -> str | None:
+    if x is None:
+        return None
+    if isinstance(x, Fraction):
+        return str(x)
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return str(x)
+
+
+def _plain(r: Any) -> dict[str, Any]:
+    if isinstance(r, dict):
+        d = dict(r)
+    elif hasattr(r, "_asdict"):
+        d = r._asdict()
+    elif hasattr(r, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        d = asdict(r)
+    else:
+        d = dict(vars(r))
+    return {k: _cell(v) for k, v in d.items()}
+
+
+def _cell(v: Any) -> Any:
+    if isinstance(v, Fraction):
+        return str(v)
+    if isinstance(v, float):
+        return float(f"{v:.6g}")
+    if isinstance(v, int | str | bool) or v is None:
+        return v
+    try:
+        from bounds.expr import Expr, Rel, to_text
+
+        if isinstance(v, Expr):
+            return to_text(v)
+        if isinstance(v, Rel):
+            return str(v)
+    except ImportError:
+        pass
+    if isinstance(v, list | tuple):
+        return ", ".join(str(_cell(x)) for x in v)
+    return str(v)
