@@ -37,6 +37,7 @@ Flash2Tiling(B_r=1, B_c=2)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from algorithms.machine import Machine, SlowArray
@@ -79,6 +80,33 @@ class Flash2Tiling:
         B_c = min(N, (M - B_r * (d + dv + 3)) // (w + B_r))
         assert B_c >= 1 and cls.fast_words(B_r, B_c, d, dv) <= M, (N, d, M, B_r, B_c)
         return cls(B_r, B_c)
+
+
+@dataclass(frozen=True)
+class Flash2SquareTiling(Flash2Tiling):
+    """Block rule "square" (``flash2-square``): B_r = B_c = b, the largest b whose working set fits M.
+
+    With p = d + d_v + max(d, d_v) + 3 the working set is b² + p·b ≤ M, so
+    ``b = ⌊(⌊√(p² + 4M)⌋ − p)/2⌋`` (then at most N). Count: reads = N·d + ⌈N/b⌉·N(d + d_v), writes as the
+    default rule. For M ≫ d², b ≈ √M and the count is about 2N²d/√M (d_v = d): the constant in units of
+    N²d²/M is 2√M/d, larger than the default rule's 4 once M > 4d² (docs/costs.md#flash2).
+
+    >>> Flash2SquareTiling.default(N=4, d=2, M=14)
+    Flash2SquareTiling(B_r=1, B_c=1)
+    >>> Flash2SquareTiling.default(N=1024, d=64, M=65536)
+    Flash2SquareTiling(B_r=176, B_c=176)
+    """
+
+    @classmethod
+    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2SquareTiling:
+        dv = d if dv is None else dv
+        lo = cls.min_M(N, d, dv)
+        if M < lo:
+            raise InvalidParameter("M", M, f"M >= {lo} for flash2-square (one query row, its output row, one K/V row, one score and 3 statistics)")
+        p = d + dv + max(d, dv) + 3
+        b = min(N, (math.isqrt(p * p + 4 * M) - p) // 2)
+        assert b >= 1 and cls.fast_words(b, b, d, dv) <= M, (N, d, dv, M, b)
+        return cls(b, b)
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: Flash2Tiling, scale: float) -> SlowArray:

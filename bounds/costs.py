@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter
-from bounds.expr import Expr, Rel, ceil, evaluate_int, floor, maximum, substitute
+from bounds.expr import Expr, Rel, ceil, evaluate_int, floor, maximum, minimum, sqrt, substitute
 from bounds.symbols import M, N, d, dv
 
 
@@ -69,6 +69,116 @@ _add(
         blocks={"a": _a, "T_r": _Tr},
         derivation="docs/costs.md#flash2",
         leading="N²(d+dv)²/M (4N²d²/M for dv = d)",
+    )
+)
+
+# flash2, square rule: B_r = B_c = b = ⌊(⌊√(p² + 4M)⌋ − p)/2⌋ with p = d + dv + max(d, dv) + 3.
+_p = d + dv + maximum(d, dv) + 3
+_b_sq = floor((floor(sqrt(_p**2 + 4 * M)) - _p) / 2)
+_Tr_sq = ceil(N / _b_sq)
+_add(
+    CostFormula(
+        algorithm="flash2-square",
+        reads=N * d + _Tr_sq * (N * d + N * dv),
+        writes=N * dv + N,
+        valid=(M >= d + dv + 3 + maximum(d, dv) + 1,),
+        blocks={"b": _b_sq, "T_r": _Tr_sq},
+        derivation="docs/costs.md#flash2",
+        leading="N²(d+dv)/√M for M ≫ d² (2N²d/√M for dv = d)",
+    )
+)
+
+# flash1 as published (Dao et al. 2022, Alg. 1): B_c = ⌈M/4d⌉, T_c = ⌈N/B_c⌉; O, ℓ, m initialised in slow memory.
+_Bc1 = ceil(M / (4 * d))
+_Tc1 = ceil(N / _Bc1)
+_add(
+    CostFormula(
+        algorithm="flash1",
+        reads=N * d + N * dv + _Tc1 * (N * d + N * dv + 2 * N),
+        writes=(1 + _Tc1) * (N * dv + 2 * N),
+        valid=(M >= 1,),  # runs at any M in audit mode (its working set exceeds M)
+        blocks={"B_c": _Bc1, "B_r": minimum(_Bc1, d), "T_c": _Tc1},
+        derivation="docs/costs.md#flash1",
+        leading="12N²d²/M (Saha–Ye notes §2.4: 2Nd + T_c(3Nd + 4N), plus the N·d + 2N initialisation)",
+    )
+)
+
+# flash1-fit: the same loop, c = ⌊(M − d − dv − 6)/(d + dv + 1)⌋ K/V rows per block.
+_c1f = floor((M - d - dv - 6) / (d + dv + 1))
+_Tc1f = ceil(N / _c1f)
+_add(
+    CostFormula(
+        algorithm="flash1-fit",
+        reads=N * d + N * dv + _Tc1f * (N * d + N * dv + 2 * N),
+        writes=(1 + _Tc1f) * (N * dv + 2 * N),
+        valid=(M >= 2 * (d + dv) + 7,),
+        blocks={"c": _c1f, "T_c": _Tc1f},
+        derivation="docs/costs.md#flash1",
+        leading="6N²d²/M",
+    )
+)
+
+# standard: square tiles of side b = ⌊√(M/3)⌋; S and P materialised.
+_bs = floor(sqrt(M / 3))
+_Ts = ceil(N / _bs)
+_Tvs = ceil(dv / _bs)
+_add(
+    CostFormula(
+        algorithm="standard",
+        reads=2 * _Ts * N * d + 2 * N**2 + _Tvs * N**2 + _Ts * N * dv,
+        writes=2 * N**2 + N * dv,
+        valid=(M >= 4,),
+        blocks={"b": _bs, "T": _Ts, "T_v": _Tvs},
+        derivation="docs/costs.md#standard",
+        leading="4√3·N²d/√M + 4N² while M < 3d²; 5N² + 3√3·N²d/√M once b ≥ dv (dv = d), Θ(Nd + N²) per FA Thm 2",
+    )
+)
+
+# square_tiling (Saha–Ye Alg. 1, stable): B = ⌊√(M/4)⌋.
+_B = floor(sqrt(M / 4))
+_T = ceil(N / _B)
+_Tv = ceil(dv / _B)
+_add(
+    CostFormula(
+        algorithm="square_tiling",
+        reads=2 * _T * N * d + N + _Tv * N**2 + _T * N * dv,
+        writes=N**2 + N + N * dv,
+        valid=(M >= 4,),
+        blocks={"B": _B, "T": _T, "T_v": _Tv},
+        derivation="docs/costs.md#square_tiling",
+        leading="8N²d/√M + N² (Saha–Ye Thm 3.5; 4N²d/B + N² + Nd + 2N when B divides N and d)",
+    )
+)
+
+# kv_stationary: b = ⌊(M − d − 2dv − 3)/(d + dv + 1)⌋ K/V rows held, T_c = ⌈N/b⌉ passes over Q.
+_bkv = floor((M - d - 2 * dv - 3) / (d + dv + 1))
+_Tkv = ceil(N / _bkv)
+_add(
+    CostFormula(
+        algorithm="kv_stationary",
+        reads=N * d + N * dv + _Tkv * N * d + (_Tkv - 1) * (N * dv + N),
+        writes=_Tkv * (N * dv + N),
+        valid=(M >= 2 * d + 3 * dv + 4,),
+        blocks={"b": _bkv, "T_c": _Tkv},
+        derivation="docs/costs.md#kv_stationary",
+        leading="N²(2d + dv)(d + dv)/M (6N²d²/M for dv = d)",
+    )
+)
+
+# split_v: g = min(d, dv) value columns per group, G = ⌈dv/g⌉ groups, a = ⌊(M − d)/(d + g + 4)⌋ Q rows.
+_g = minimum(d, dv)
+_G = ceil(dv / _g)
+_asv = floor((M - d) / (d + _g + 4))
+_Trsv = ceil(N / _asv)
+_add(
+    CostFormula(
+        algorithm="split_v",
+        reads=N * d + _Trsv * (_G * N * d + N * dv),
+        writes=N * dv + N,
+        valid=(M >= 2 * d + _g + 4,),
+        blocks={"g": _g, "G": _G, "a": _asv, "T_r": _Trsv},
+        derivation="docs/costs.md#split_v",
+        leading="4N²·d·dv/M when d divides dv (d_v > d); N²(d+dv)²/M (= flash2) when dv ≤ d",
     )
 )
 

@@ -1,0 +1,168 @@
+"""FlashAttention forward, Algorithm 1 of Dao et al. 2022, exactly as published (``flash1``), and the same loop
+with the largest blocks that fit M (``flash1-fit``).
+
+Loop nest, in the paper's names (T_r = ⌈N/B_r⌉ Q/O blocks, T_c = ⌈N/B_c⌉ K/V blocks)::
+
+    O ← 0 (N×d_v), ℓ ← 0 (N), m ← −∞ (N) in slow memory      # N·d_v + 2N writes (line 2)
+    for j in 1..T_c:                       # outer loop over K/V blocks (line 5)
+        load K_j (B_c×d), V_j (B_c×d_v)                       # line 6
+        for i in 1..T_r:                   # inner loop over Q/O blocks (line 7)
+            load Q_i (B_r×d), O_i (B_r×d_v), ℓ_i, m_i (B_r each)  # line 8
+            S_ij = scale·Q_i K_jᵀ (B_r×B_c)                    # line 9
+            m̃_ij = rowmax S_ij; P̃_ij = exp(S_ij − m̃_ij) (in place); ℓ̃_ij = rowsum P̃_ij   # line 10
+            m_new = max(m_i, m̃_ij); ℓ_new = e^{m_i − m_new}ℓ_i + e^{m̃_ij − m_new}ℓ̃_ij     # line 11
+            O_i ← diag(ℓ_new)⁻¹(diag(ℓ_i)e^{m_i − m_new}O_i + e^{m̃_ij − m_new}P̃_ij V_j); write O_i  # line 12
+            write ℓ_i ← ℓ_new, m_i ← m_new                      # line 13
+
+Fast memory during an inner step: K_j, V_j, Q_i, O_i, S_ij/P̃_ij and six B_r-vectors (ℓ_i, m_i, m̃_ij, ℓ̃_ij,
+m_new, ℓ_new), all live at once after line 11: with b_c = min(B_c, N), b_r = min(B_r, N),
+``peak = (b_c + b_r)(d + d_v) + b_r·b_c + 6·b_r`` (the P̃V product accumulates into O_i in place).
+
+Block rule ``flash1`` (published): ``B_c = ⌈M/(4d)⌉, B_r = min(⌈M/(4d)⌉, d)``. Its working set is about 1.25·M
+for large M (K_j, V_j: M/2; Q_i, O_i: ≤ M/2; S_ij: ≤ M/4), so it runs in audit mode and reports its peak.
+
+Block rule ``flash1-fit``: the count depends only on T_c, so B_c is made as large as fits with B_r = 1:
+``c = ⌊(M − d − d_v − 6)/(d + d_v + 1)⌋``, ``T_c = ⌈N/c⌉``; then B_c is shrunk to ⌈N/T_c⌉ (same T_c) and the
+space freed goes to ``B_r = ⌊(M − B_c(d + d_v))/(d + d_v + B_c + 6)⌋`` (≥ 1, at most N). Needs
+M ≥ 2(d + d_v) + 7.
+
+Exact count (derived here, docs/costs.md#flash1): reads = N(d + d_v) + T_c·N(d + d_v + 2) (K, V once; Q, O,
+ℓ, m once per K/V block); writes = (1 + T_c)·N(d_v + 2) (the initialisation, then O, ℓ, m once per K/V
+block). Without the initialisation and with d_v = d this is Saha–Ye's 2Nd + T_c(3Nd + 4N); leading term
+12N²d²/M.
+
+Worked count, N=4, d=2, M=16 (flash1): B_c = ⌈16/8⌉ = 2, B_r = min(2, 2) = 2, T_c = 2.
+reads = 16 + 2·4·6 = 64, writes = 3·4·4 = 48, peak = 4·4 + 4 + 12 = 32 > M.
+
+>>> from algorithms.run import run
+>>> r = run("flash1", N=4, d=2, M=16, seed=0)
+>>> r.tiling
+Flash1Tiling(B_r=2, B_c=2)
+>>> m = r.measurement
+>>> (m.reads_words, m.writes_words, m.peak_fast_words, m.overflowed)
+(64, 48, 32, True)
+
+flash1-fit at the same size: c = ⌊(16 − 10)/5⌋ = 1, T_c = 4, B_c = 1, B_r = ⌊12/11⌋ = 1.
+reads = 16 + 4·4·6 = 112, writes = 5·4·4 = 80.
+
+>>> r = run("flash1-fit", N=4, d=2, M=16, seed=0)
+>>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words <= 16)
+(Flash1FitTiling(B_r=1, B_c=1), 112, 80, True)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from algorithms.machine import Machine, SlowArray
+from attnio.errors import InvalidParameter
+from attnio.validate import check_int
+
+
+@dataclass(frozen=True)
+class Flash1Tiling:
+    """B_r query rows per Q/O block, B_c key/value rows per K/V block; the published rule."""
+
+    B_r: int
+    B_c: int
+
+    def __post_init__(self) -> None:
+        check_int("B_r", self.B_r, min=1)
+        check_int("B_c", self.B_c, min=1)
+
+    @staticmethod
+    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
+        """Words resident after line 11: K_j, V_j, Q_i, O_i, S_ij and six B_r-vectors."""
+        return (B_c + B_r) * (d + dv) + B_r * B_c + 6 * B_r
+
+    @staticmethod
+    def min_M(N: int, d: int, dv: int | None = None) -> int:
+        return 1  # runs in audit mode: any M
+
+    @classmethod
+    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash1Tiling:
+        """Dao et al. 2022, Algorithm 1, line 1."""
+        check_int("M", M, min=1)
+        bc = -(-M // (4 * d))
+        return cls(min(bc, d), bc)
+
+
+@dataclass(frozen=True)
+class Flash1FitTiling(Flash1Tiling):
+    """The same loop, with the largest blocks whose working set fits M."""
+
+    @staticmethod
+    def min_M(N: int, d: int, dv: int | None = None) -> int:
+        dv = d if dv is None else dv
+        return Flash1Tiling.fast_words(1, 1, d, dv)
+
+    @classmethod
+    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash1FitTiling:
+        dv = d if dv is None else dv
+        lo = cls.min_M(N, d, dv)
+        if M < lo:
+            raise InvalidParameter("M", M, f"M >= {lo} for flash1-fit (one row of K, V, Q, O, one score, 6 statistics)")
+        w = d + dv
+        c = (M - w - 6) // (w + 1)
+        T_c = -(-N // min(c, N))
+        B_c = -(-N // T_c)
+        B_r = min(N, (M - B_c * w) // (w + B_c + 6))
+        assert B_r >= 1 and cls.fast_words(B_r, B_c, d, dv) <= M, (N, d, dv, M, B_r, B_c)
+        return cls(B_r, B_c)
+
+
+def peak_fast_words(N: int, d: int, M: int, dv: int | None = None) -> int:
+    """The working set of ``flash1`` as published (blocks capped at N), for the audit-mode test."""
+    dv = d if dv is None else dv
+    t = Flash1Tiling.default(N, d, M, dv)
+    return Flash1Tiling.fast_words(min(t.B_r, N), min(t.B_c, N), d, dv)
+
+
+def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: Flash1Tiling, scale: float) -> SlowArray:
+    xp = m.xp
+    N, d = Q.shape
+    dv = V.shape[1]
+    O = m.slow("O", (N, dv), role="output", init=0.0)  # line 2: N·d_v writes
+    ell = m.slow("ell", (N,), init=0.0)  # N writes
+    mx = m.slow("m", (N,), init=-math.inf)  # N writes
+    for cols in m.tiles(N, t.B_c):
+        bc = cols.stop - cols.start
+        Kj = m.load(K, cols, what="K_j")  # line 6
+        Vj = m.load(V, cols, what="V_j")
+        for rows in m.tiles(N, t.B_r):
+            br = rows.stop - rows.start
+            Qi = m.load(Q, rows, what="Q_i")  # line 8
+            Oi = m.load(O, rows, what="O_i")
+            li = m.load(ell, rows, what="ℓ_i")
+            mi = m.load(mx, rows, what="m_i")
+            S = m.alloc((br, bc), what="S_ij", fill=None)  # line 9
+            if m.numeric:
+                xp.matmul(Qi.data, Kj.data.T, out=S.data)
+                S.data *= scale
+            m.work("qk", br * bc * d)
+            mt = m.alloc((br,), what="m̃_ij", fill=None)  # line 10
+            lt = m.alloc((br,), what="ℓ̃_ij", fill=None)
+            if m.numeric:
+                S.data.max(axis=1, out=mt.data)
+                S.data -= mt.data[:, None]
+                xp.exp(S.data, out=S.data)  # P̃_ij, in place
+                S.data.sum(axis=1, out=lt.data)
+            mnew = m.alloc((br,), what="m_new", fill=None)  # line 11
+            lnew = m.alloc((br,), what="ℓ_new", fill=None)
+            if m.numeric:
+                xp.maximum(mi.data, mt.data, out=mnew.data)
+                a_old = xp.exp(mi.data - mnew.data)  # e^{m_i − m_new} (0 while m_i = −∞)
+                a_new = xp.exp(mt.data - mnew.data)
+                lnew.data[...] = a_old * li.data + a_new * lt.data
+                # line 12: O_i ← diag(ℓ_new)⁻¹(diag(ℓ_i)e^{m_i − m_new}O_i + e^{m̃ − m_new}P̃_ij V_j)
+                Oi.data *= (li.data * a_old)[:, None]
+                Oi.data += a_new[:, None] * (S.data @ Vj.data)
+                Oi.data /= lnew.data[:, None]
+            m.work("pv", br * bc * dv)
+            m.store(Oi, O, rows)  # line 12
+            m.store(lnew, ell, rows)  # line 13
+            m.store(mnew, mx, rows)
+            m.free(Qi, Oi, li, mi, S, mt, lt, mnew, lnew)
+        m.free(Kj, Vj)
+    return O

@@ -1,0 +1,150 @@
+"""Standard attention (the baseline of FlashAttention, Dao et al. 2022, Algorithm 0 and Theorem 2), tiled so
+that every step fits M.
+
+The N×N score matrix S = scale·QKᵀ and the probability matrix P = softmax(S) are materialised in slow memory.
+Every product is a square-tiled matrix multiplication with tile side b; the softmax is stable (row max
+subtracted) and reads S twice per row block. Loop nest (T = ⌈N/b⌉ row and column tiles, T_d = ⌈d/b⌉,
+T_v = ⌈d_v/b⌉)::
+
+    # pass 1: S = scale·QKᵀ
+    for i in 1..T: for j in 1..T:
+        S_ij ← 0 (b×b, fast)
+        for k in 1..T_d: load Q[i,k], K[j,k] (b×b each); S_ij += Q[i,k]·K[j,k]ᵀ; free both
+        S_ij ← scale·S_ij; write S_ij                       # N² writes in all
+    # pass 2: P = softmax(S), row block by row block
+    for i in 1..T:
+        m_i ← −∞, ℓ_i ← 0 (b each, fast)
+        for j in 1..T: load S_ij; m_new = max(m_i, rowmax S_ij);
+                       ℓ_i = e^{m_i − m_new}·ℓ_i + rowsum e^{S_ij − m_new}; m_i = m_new   # N² reads
+        for j in 1..T: load S_ij; P_ij = e^{S_ij − m_i}/ℓ_i (in place); write P_ij        # N² reads, N² writes
+    # pass 3: O = P·V
+    for i in 1..T: for j in 1..T_v:
+        O_ij ← 0 (b×b, fast)
+        for k in 1..T: load P[i,k], V[k,j]; O_ij += P[i,k]·V[k,j]; free both
+        write O_ij
+
+Fast memory: passes 1 and 3 hold three tiles (3b²); pass 2 holds one S tile, m_i, ℓ_i and m_new (b² + 3b).
+Block rule: ``b = ⌊√(M/3)⌋`` (the largest square tile with 3b² ≤ M); needs M ≥ 4 (at b = 1 pass 2 holds
+4 words).
+
+Exact count (derived here, docs/costs.md#standard): each Q word is read once per column tile and each K word
+once per row tile (2·T·N·d); S is read twice (2N²); each P word once per value-column tile (T_v·N²); each V
+word once per row tile (T·N·d_v). Writes: S and P (2N²), O (N·d_v).
+reads = 2·T·N·d + 2N² + T_v·N² + T·N·d_v, writes = 2N² + N·d_v. This is Θ(Nd + N²) (FlashAttention
+Thm 2) only once b ≥ d, d_v, i.e. M ≥ 3d²; below that the tiled products cost Θ(N²d/√M).
+
+Worked count, N=4, d=2, M=12: b = ⌊√4⌋ = 2, T = 2, T_v = 1.
+reads = 2·2·4·2 + 2·16 + 16 + 2·4·2 = 96, writes = 2·16 + 8 = 40.
+
+>>> from algorithms.run import run
+>>> r = run("standard", N=4, d=2, M=12, seed=0)
+>>> r.tiling
+StandardTiling(b=2)
+>>> (r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words)
+(96, 40, 12)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from algorithms.machine import Machine, SlowArray
+from attnio.errors import InvalidParameter
+from attnio.validate import check_int
+
+
+@dataclass(frozen=True)
+class StandardTiling:
+    """Side b of every square tile."""
+
+    b: int
+
+    def __post_init__(self) -> None:
+        check_int("b", self.b, min=1)
+
+    @staticmethod
+    def fast_words(b: int) -> int:
+        """Peak fast-memory words: three b×b tiles (passes 1, 3), or one tile and three b-vectors (pass 2)."""
+        return max(3 * b * b, b * b + 3 * b)
+
+    @staticmethod
+    def min_M(N: int, d: int, dv: int | None = None) -> int:
+        return StandardTiling.fast_words(1)
+
+    @classmethod
+    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> StandardTiling:
+        lo = cls.min_M(N, d, dv)
+        if M < lo:
+            raise InvalidParameter("M", M, f"M >= {lo} for standard (one S tile of 1 word plus m, ℓ, m_new)")
+        b = math.isqrt(M // 3)  # ⌊√(M/3)⌋
+        assert cls.fast_words(b) <= M, (M, b)
+        return cls(b)
+
+
+def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: StandardTiling, scale: float) -> SlowArray:
+    xp = m.xp
+    N, d = Q.shape
+    dv = V.shape[1]
+    b = t.b
+    S = m.slow("S", (N, N))
+    P = m.slow("P", (N, N))
+    O = m.slow("O", (N, dv), role="output")
+
+    # pass 1: S = scale·QKᵀ, square tiles, inner dimension d in chunks of b
+    for rows in m.tiles(N, b):
+        for cols in m.tiles(N, b):
+            Sij = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what="S_ij")
+            for ks in m.tiles(d, b):
+                Qik = m.load(Q, rows, ks, what="Q_ik")
+                Kjk = m.load(K, cols, ks, what="K_jk")
+                if m.numeric:
+                    Sij.data += Qik.data @ Kjk.data.T
+                m.work("qk", Sij.words * (ks.stop - ks.start))
+                m.free(Qik, Kjk)
+            if m.numeric:
+                Sij.data *= scale
+            m.store(Sij, S, rows, cols)  # S_ij → slow
+            m.free(Sij)
+
+    # pass 2: P = softmax(S) per row block: one read of S for (max, sum), one to write P
+    for rows in m.tiles(N, b):
+        br = rows.stop - rows.start
+        mi = m.alloc((br,), what="m_i", fill=-math.inf)
+        li = m.alloc((br,), what="ℓ_i")
+        for cols in m.tiles(N, b):
+            Sij = m.load(S, rows, cols, what="S_ij")
+            mnew = m.alloc((br,), what="m_new", fill=None)
+            if m.numeric:
+                xp.maximum(mi.data, Sij.data.max(axis=1), out=mnew.data)
+                Sij.data -= mnew.data[:, None]
+                xp.exp(Sij.data, out=Sij.data)  # in place: this copy of S_ij is not needed again
+                mi.data -= mnew.data
+                li.data *= xp.exp(mi.data)
+                li.data += Sij.data.sum(axis=1)
+                mi.data[...] = mnew.data
+            m.free(Sij, mnew)
+        for cols in m.tiles(N, b):
+            Sij = m.load(S, rows, cols, what="S_ij")
+            if m.numeric:
+                Sij.data -= mi.data[:, None]
+                xp.exp(Sij.data, out=Sij.data)
+                Sij.data /= li.data[:, None]  # P_ij, in place
+            m.store(Sij, P, rows, cols)  # P_ij → slow
+            m.free(Sij)
+        m.free(mi, li)
+
+    # pass 3: O = P·V, square tiles, inner dimension N in chunks of b
+    for rows in m.tiles(N, b):
+        for vcols in m.tiles(dv, b):
+            Oij = m.alloc((rows.stop - rows.start, vcols.stop - vcols.start), what="O_ij")
+            for ks in m.tiles(N, b):
+                Pik = m.load(P, rows, ks, what="P_ik")
+                Vkj = m.load(V, ks, vcols, what="V_kj")
+                if m.numeric:
+                    Oij.data += Pik.data @ Vkj.data
+                m.work("pv", Oij.words * (ks.stop - ks.start))
+                m.free(Pik, Vkj)
+            m.store(Oij, O, rows, vcols)  # O_ij → slow
+            m.free(Oij)
+    return O
