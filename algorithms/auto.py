@@ -9,7 +9,7 @@ not one). Ties go to the earlier name in :data:`CANDIDATES`. The tiling records 
 >>> r.tiling.algorithm, r.measurement.io_words == choose(64, 8, 200)[1].io_words
 ('flash2', True)
 >>> choose(1024, 128, 4096)[0]        # small cache, M < d²: Saha–Ye's square tiles win
-'standard'
+'square_tiling'
 """
 
 from __future__ import annotations
