@@ -65,7 +65,7 @@ _add(
         algorithm="flash2",
         reads=N * d + _Tr * (N * d + N * dv),
         writes=N * dv + N,
-        valid=(M >= d + dv + 3 + maximum(d, dv),),
+        valid=(M >= d + dv + 4 + maximum(d, dv),),  # a ≥ 1, = Flash2Tiling.min_M
         blocks={"a": _a, "T_r": _Tr},
         derivation="docs/costs.md#flash2",
         leading="N²(d+dv)²/M (4N²d²/M for dv = d)",
@@ -81,7 +81,7 @@ _add(
         algorithm="flash2-square",
         reads=N * d + _Tr_sq * (N * d + N * dv),
         writes=N * dv + N,
-        valid=(M >= d + dv + 3 + maximum(d, dv) + 1,),
+        valid=(M >= d + dv + 4 + maximum(d, dv),),
         blocks={"b": _b_sq, "T_r": _Tr_sq},
         derivation="docs/costs.md#flash2",
         leading="N²(d+dv)/√M for M ≫ d² (2N²d/√M for dv = d)",

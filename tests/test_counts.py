@@ -1,0 +1,157 @@
+"""Exact counts: the machine's measured reads and writes equal each algorithm's closed-form formula
+(bounds/costs.py, derived in docs/costs.md), count-only equals real runs, peak fast memory stays ≤ M, and
+more M never costs more I/O.
+
+Hypothesis draws N, d, d_v and M, with edge sizes (N or d = 1, M at the algorithm's minimum) and sizes that
+the block sizes do not divide. The count-only path is cheap, so the formula check runs 200 examples per
+algorithm under the ci profile; real runs use small sizes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from algorithms import registry
+from algorithms.run import count, run
+from bounds.costs import FORMULAS, cost
+
+# Every algorithm with a formula. flash1 (as published) runs in audit mode: its peak is checked in
+# tests/test_algorithms.py instead of against M.
+ALGORITHMS = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "kv_stationary", "split_v"]
+
+
+def test_every_registered_algorithm_with_a_cost_formula_is_checked_here() -> None:
+    with_formula = {n for n in registry.names() if registry.get(n).cost is not None}
+    assert with_formula == set(ALGORITHMS)
+    assert set(ALGORITHMS) <= set(FORMULAS)
+
+
+@st.composite
+def points(draw: st.DrawFn, name: str, max_N: int, max_d: int, max_M_factor: int) -> tuple[int, int, int, int]:
+    """(N, d, dv, M) with M ≥ the algorithm's minimum; small, odd and large sizes."""
+    N = draw(st.one_of(st.integers(1, 9), st.integers(1, max_N)))
+    d = draw(st.one_of(st.integers(1, 4), st.integers(1, max_d)))
+    dv = draw(st.one_of(st.just(d), st.integers(1, max_d), st.integers(d, 4 * d)))
+    lo = registry.get(name).tiling_cls.min_M(N, d, dv)
+    M = draw(
+        st.one_of(
+            st.just(lo),
+            st.integers(lo, lo + 40),
+            st.integers(lo, lo * max_M_factor),
+            st.integers(lo, max(lo, 3 * N * (d + dv))),  # up to "everything fits"
+        )
+    )
+    return N, d, dv, M
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+@given(data=st.data())
+def test_count_only_counts_equal_the_formula_exactly(name: str, data: st.DataObject) -> None:
+    N, d, dv, M = data.draw(points(name, max_N=5000, max_d=300, max_M_factor=400))
+    measured = count(name, N=N, d=d, M=M, dv=dv)
+    predicted = cost(name, N=N, d=d, M=M, dv=dv)
+    assert (measured.reads_words, measured.writes_words) == (predicted.reads_words, predicted.writes_words), (N, d, dv, M)
+    if not registry.get(name).audit:
+        assert measured.peak_fast_words <= M and not measured.overflowed
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+@settings(max_examples=25)
+@given(data=st.data())
+def test_real_run_counts_equal_count_only_counts_and_peak_fits(name: str, data: st.DataObject) -> None:
+    N, d, dv, M = data.draw(points(name, max_N=20, max_d=7, max_M_factor=30))
+    real = run(name, N=N, d=d, dv=dv, M=M, seed=N * 31 + d).measurement
+    fast = count(name, N=N, d=d, dv=dv, M=M)
+    assert real.per_array == fast.per_array, (N, d, dv, M)
+    assert real.io == fast.io
+    assert real.peak_fast_words == fast.peak_fast_words
+    predicted = cost(name, N=N, d=d, M=M, dv=dv)
+    assert (real.reads_words, real.writes_words) == (predicted.reads_words, predicted.writes_words)
+    if not registry.get(name).audit:
+        assert real.peak_fast_words <= M and not real.overflowed
+
+
+def test_real_run_counts_equal_count_only_on_a_larger_non_divisible_case() -> None:
+    for name in ALGORITHMS:
+        N, d, dv = 67, 13, 13 if name != "split_v" else 29
+        M = registry.get(name).tiling_cls.min_M(N, d, dv) * 5 + 3
+        real = run(name, N=N, d=d, dv=dv, M=M, seed=1)
+        fast = count(name, N=N, d=d, dv=dv, M=M)
+        assert real.measurement.io == fast.io, name
+        assert real.measurement.per_array == fast.per_array, name
+
+
+# Monotonicity in M: every formula here is a non-decreasing function of tile counts (T_r, T_c, T, T_v) that
+# are ⌈N/x⌉ or ⌈d/x⌉ with x non-decreasing in M, so no ceiling effect can make more M cost more. Hypothesis
+# tries to refute it on the measured counts.
+@pytest.mark.parametrize("name", ALGORITHMS)
+@given(data=st.data())
+def test_more_M_never_increases_measured_io(name: str, data: st.DataObject) -> None:
+    N, d, dv, M = data.draw(points(name, max_N=3000, max_d=200, max_M_factor=200))
+    M2 = data.draw(st.one_of(st.integers(M, M + 8), st.integers(M, 4 * M)))
+    assume(M2 > M)
+    a = count(name, N=N, d=d, dv=dv, M=M).io_words
+    b = count(name, N=N, d=d, dv=dv, M=M2).io_words
+    assert b <= a, (N, d, dv, M, M2, a, b)
+
+
+def test_square_tiling_matches_the_saha_ye_worked_number() -> None:
+    """Notes §4.3, row 2: N=1024, d=128, M=4096 → 17,958,912 words (computed there by hand)."""
+    assert count("square_tiling", N=1024, d=128, M=4096).io_words == 17_958_912
+    # Row 3 (the crossover M = d²): 9,504,768.
+    assert count("square_tiling", N=1024, d=64, M=4096).io_words == 9_504_768
+
+
+def test_square_tiling_matches_saha_ye_closed_form_when_B_divides_N_and_d() -> None:
+    """4N²d/B + N² + Nd + 2N (Saha–Ye notes §2.1, derived there from the paper's transfers)."""
+    for N, d, M in [(256, 64, 1024), (512, 32, 256), (96, 48, 2304)]:
+        B = int(np.sqrt(M // 4))
+        assert N % B == 0 and d % B == 0
+        assert count("square_tiling", N=N, d=d, M=M).io_words == 4 * N * N * d // B + N * N + N * d + 2 * N
+
+
+def test_flash1_matches_saha_ye_worked_numbers_plus_the_initialisation() -> None:
+    """Notes §4.3 give 2Nd + T_c(3Nd + 4N) without the N·d + 2N initialising writes, which the machine counts."""
+    for N, d, M, published in [(1024, 64, 16384, 3_342_336), (1024, 128, 4096, 51_118_080), (4096, 128, 65536, 51_904_512)]:
+        assert count("flash1", N=N, d=d, M=M).io_words == published + N * d + 2 * N
+
+
+def test_flash2_matches_the_lower_bound_notes_worked_numbers() -> None:
+    """lower-bound-constants.md §5: FA2/AttenIO exact = 2Nd(1 + ⌈N/a⌉)."""
+    for N, d, M, published in [(4096, 64, 16384, 18_350_080), (16384, 128, 131072, 142_606_336), (65536, 128, 1048576, 301_989_888)]:
+        r = count("flash2", N=N, d=d, M=M)
+        assert r.io_words == published + N  # + N writes of the logsumexp L, which FA-2 keeps for backward
+
+
+def test_kv_stationary_and_split_v_leading_constants() -> None:
+    """kv_stationary ≈ 6N²d²/M; split_v ≈ 4N²d·dv/M and beats flash2's N²(d+dv)²/M when dv = 4d."""
+    N, d, M = 65536, 64, 65536
+    assert 6.0 <= count("kv_stationary", N=N, d=d, M=M).io_words / (N * N * d * d / M) <= 6.4
+    dv = 256
+    sv = count("split_v", N=N, d=d, dv=dv, M=M).io_words
+    f2 = count("flash2", N=N, d=d, dv=dv, M=M).io_words
+    assert 1.0 <= sv / (4 * N * N * d * dv / M) <= 1.1
+    assert 1.0 <= f2 / (N * N * (d + dv) ** 2 / M) <= 1.1
+    assert sv < 0.7 * f2
+
+
+@given(st.integers(1, 3000), st.integers(1, 200), st.integers(1, 200), st.integers(0, 10**6))
+def test_split_v_is_flash2_when_dv_at_most_d(N: int, d: int, dv_: int, extra: int) -> None:
+    dv = min(d, dv_)
+    M = registry.get("flash2").tiling_cls.min_M(N, d, dv) + extra
+    assert cost("split_v", N=N, d=d, dv=dv, M=M) == cost("flash2", N=N, d=d, dv=dv, M=M)
+
+
+def test_formula_rejects_M_below_the_minimum() -> None:
+    from attnio.errors import InvalidParameter
+
+    for name in ALGORITHMS:
+        lo = registry.get(name).tiling_cls.min_M(10, 8, 8)
+        if lo <= 1:
+            continue
+        with pytest.raises(InvalidParameter):
+            cost(name, N=10, d=8, M=lo - 1)
+        cost(name, N=10, d=8, M=lo)  # and accepts the minimum itself
