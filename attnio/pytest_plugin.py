@@ -1,0 +1,171 @@
+"""Bring your own algorithm: a pytest plugin (registered as ``attnio`` in ``[project.entry-points.pytest11]``).
+
+A user registers an algorithm (``algorithms.registry.register(AlgorithmSpec(...))``), then in a test::
+
+    def test_my_algorithm(attnio_check):
+        result = attnio_check("my_algo", claimed_upper=4 * N**2 * d**2 / M + 3 * N * d)
+        assert result.rows  # one sweep row per configuration
+
+``attnio_check(name, ...)`` runs the full treatment and fails the test with a readable list of problems:
+
+1. correctness: real-arithmetic runs against the float64 reference (max abs error ≤ ``tol``);
+2. exact-count stability: the same counts on a second run with other inputs (data-obliviousness), the same
+   counts in count-only mode, peak fast memory ≤ M (unless the spec is audit-mode), and, when the spec names a
+   cost formula of ``bounds.costs.FORMULAS``, formula = measured at every configuration;
+3. bound checks: measured I/O ≥ every applicable explicit lower bound of the catalog (when ``bounds.catalog``
+   is built), and ≤ the ``claimed_upper`` expression when one is given;
+4. sweep and report rows: every configuration becomes a sweep row (``result.rows``); ``--attnio-store PATH``
+   appends them to a sweep store at the end of the session, ``--attnio-report DIR`` writes a report of them.
+
+See docs/byo-algorithm.md for an end-to-end example.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("attnio", "attnio: bring your own algorithm")
+    g.addoption("--attnio-store", default=None, metavar="PATH", help="append the rows of attnio_check to this sweep store")
+    g.addoption("--attnio-report", default=None, metavar="DIR", help="write an attnio report of the rows of attnio_check into DIR")
+
+
+@dataclass
+class ByoResult:
+    algorithm: str
+    rows: list[dict[str, Any]]
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    checks: int = 0  # individual comparisons made
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def default_configs(spec: Any) -> list[tuple[int, int, int]]:
+    """Small (N, d, M) for real arithmetic: N with remainders, M from the least that fits to roomy."""
+    from reports.grid import _min_M
+
+    out = []
+    for N in (1, 5, 16, 33):
+        for d in (2, 8):
+            lo = _min_M(spec.name, N, d, d)
+            for M in sorted({lo, lo + d + 1, 4 * lo, 16 * d * d + lo}):
+                out.append((N, d, M))
+    return out
+
+
+def check_algorithm(
+    name: str,
+    *,
+    claimed_upper: Any = None,
+    configs: list[tuple[int, int, int]] | None = None,
+    large_N: tuple[int, ...] = (256, 4096),
+    tol: float = 1e-9,
+) -> ByoResult:
+    """Run the checks above and return what they found (``attnio_check`` asserts ``result.ok``)."""
+    from algorithms import registry
+    from algorithms.run import run
+    from bounds import costs
+    from bounds.expr import evaluate
+    from reports import sources
+    from reports.grid import Config
+    from reports.sweep import run_config
+
+    spec = registry.get(name)
+    res = ByoResult(name, [])
+    cfgs = list(configs or default_configs(spec))
+    try:
+        bounds = sources.all_bounds()
+    except sources.SourceUnavailable as e:
+        bounds = None
+        res.notes.append(f"lower-bound checks skipped: {e.module} {e.why}")
+    formula = costs.FORMULAS.get(spec.cost) if spec.cost else None
+    if spec.cost and formula is None:
+        res.problems.append(f"spec.cost={spec.cost!r} names no formula in bounds.costs.FORMULAS")
+    big = [(N, d, M) for (_, d, M) in cfgs[-1:] for N in large_N]
+    for N, d, M in cfgs + big:
+        numeric = (N, d, M) not in big
+        where = f"{name} N={N} d={d} M={M}"
+        c = run(name, N=N, d=d, M=M, seed=1, count_only=True).measurement
+        if numeric:
+            a = run(name, N=N, d=d, M=M, seed=1)
+            b = run(name, N=N, d=d, M=M, seed=2)
+            res.checks += 3
+            if a.max_abs_error is None or not a.max_abs_error <= tol:
+                res.problems.append(f"{where}: max |O - O_ref| = {a.max_abs_error} > {tol}")
+            if (a.measurement.io, a.measurement.peak_fast_words) != (b.measurement.io, b.measurement.peak_fast_words):
+                res.problems.append(f"{where}: counts depend on the input data: {a.measurement.io} vs {b.measurement.io}")
+            if (a.measurement.io, a.measurement.peak_fast_words) != (c.io, c.peak_fast_words):
+                res.problems.append(f"{where}: count-only mode counts {c.io}, peak {c.peak_fast_words}; real run {a.measurement.io}, peak {a.measurement.peak_fast_words}")
+        io = c.io_words
+        env = {"N": N, "d": d, "M": M, "dv": d}
+        if not spec.audit:
+            res.checks += 1
+            if c.peak_fast_words > M:
+                res.problems.append(f"{where}: peak fast memory {c.peak_fast_words} > M")
+        if formula is not None:
+            res.checks += 1
+            try:
+                f = costs.cost(spec.cost, N=N, d=d, M=M)
+            except ValueError as e:
+                res.problems.append(f"{where}: cost formula not valid here: {e}")
+            else:
+                if f != c.io:
+                    res.problems.append(f"{where}: formula {f} != measured {c.io}")
+        if claimed_upper is not None:
+            res.checks += 1
+            v = evaluate(claimed_upper, env)
+            if io > v:
+                res.problems.append(f"{where}: measured {io} words > claimed upper bound {claimed_upper} = {float(v):.6g}")
+        for bnd in bounds or []:
+            if bnd.kind == "lower" and sources.applicable(bnd, name, env, False):
+                v = sources.bound_value(bnd, env)
+                if v is not None:
+                    res.checks += 1
+                    if io < v * (1 - 1e-12):
+                        res.problems.append(f"{where}: measured {io} words < lower bound {bnd.id} = {v:.6g} (the algorithm or the bound is wrong)")
+        res.rows.append(run_config(Config(name, N, d, M, d, seed=0, count_only=not numeric).as_dict()))
+    return res
+
+
+@pytest.fixture
+def attnio_check(request: pytest.FixtureRequest) -> Any:
+    """``attnio_check(name, claimed_upper=None, configs=None, ...) -> ByoResult``; fails the test on a problem."""
+
+    def check(name: str, **kw: Any) -> ByoResult:
+        res = check_algorithm(name, **kw)
+        request.config.stash.setdefault(_STASH, []).extend(res.rows)
+        if res.problems:
+            head = f"attnio_check({name!r}): {len(res.problems)} problem(s) in {res.checks} checks"
+            pytest.fail(head + ":\n  - " + "\n  - ".join(res.problems[:30]), pytrace=False)
+        return res
+
+    return check
+
+
+_STASH: pytest.StashKey[list[dict[str, Any]]] = pytest.StashKey()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    rows = session.config.stash.get(_STASH, [])
+    if not rows:
+        return
+    store_path = session.config.getoption("attnio_store")
+    report_dir = session.config.getoption("attnio_report")
+    if store_path:
+        from reports.store import Store
+
+        with Store(store_path) as st:
+            st.append(rows)
+    if report_dir:
+        from reports.report import make_report
+
+        uniq = {r["key"]: r for r in rows}
+        make_report(list(uniq.values()), report_dir, verify=False, note="Rows from attnio_check (bring your own algorithm).")
