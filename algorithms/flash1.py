@@ -18,8 +18,9 @@ Fast memory during an inner step: K_j, V_j, Q_i, O_i, S_ij/P̃_ij and six B_r-ve
 m_new, ℓ_new), all live at once after line 11: with b_c = min(B_c, N), b_r = min(B_r, N),
 ``peak = (b_c + b_r)(d + d_v) + b_r·b_c + 6·b_r`` (the P̃V product accumulates into O_i in place).
 
-Block rule ``flash1`` (published): ``B_c = ⌈M/(4d)⌉, B_r = min(⌈M/(4d)⌉, d)``. Its working set is about 1.25·M
-for large M (K_j, V_j: M/2; Q_i, O_i: ≤ M/2; S_ij: ≤ M/4), so it runs in audit mode and reports its peak.
+Block rule ``flash1`` (published): ``B_c = ⌈M/(4d)⌉, B_r = min(⌈M/(4d)⌉, d)``. With d_v = d its working set
+is about M + M²/(16d²) while M ≤ 4d² (K_j, V_j, Q_i, O_i: M; S_ij: (M/4d)²), 1.25·M at M = 4d², and
+3M/4 + 2d² above (B_r = d): it exceeds M for M up to about 8d², so it runs in audit mode and reports its peak.
 
 Block rule ``flash1-fit``: the count depends only on T_c, so B_c is made as large as fits with B_r = 1:
 ``c = ⌊(M − d − d_v − 6)/(d + d_v + 1)⌋``, ``T_c = ⌈N/c⌉``; then B_c is shrunk to ⌈N/T_c⌉ (same T_c) and the
