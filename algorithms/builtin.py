@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from algorithms import auto, flash1, flash2, kv_stationary, split_v, square_tiling, standard
+from algorithms import auto, flash1, flash2, kv_stationary, poly, split_v, square_tiling, standard
 from algorithms.registry import AlgorithmSpec, register
 
 register(
@@ -103,5 +103,15 @@ register(
         regime="any M ≥ 4",
         cost=None,
         supports_dv=True,
+    )
+)
+register(
+    AlgorithmSpec(
+        name="poly",
+        schedule=poly.schedule,
+        tiling_cls=poly.PolyTiling,
+        summary="APPROXIMATE (error ≤ ε): polynomial method (Alman–Song), rank r = C(d+g, g); stream / chunked / tiled, auto",
+        regime="near-linear in N while r < N: 4Nd (M ≥ r(d+2)+2d), ≈ 4Nrd²/M + 2Nd, ≈ 4Nrd/√M + 2Nr (M < d²); derived here, docs/approx.md",
+        cost=None,  # exact formulas in bounds.approx (they need r), checked by tests/test_poly.py
     )
 )

@@ -71,12 +71,22 @@ def run(
     trace: bool = False,
     audit: bool | None = None,
     check: bool = True,
+    eps: float | None = None,
+    B: float | None = None,
+    beta: float | None = None,
 ) -> RunResult:
     """Run ``algorithm`` on given inputs (``Q``, ``K``, ``V``) or on random ones of shape (``N``, ``d``).
 
     Bad input raises :class:`~attnio.errors.InvalidParameter`. ``count_only`` needs only the shapes.
+    ``eps``, ``B``, ``beta``: error target and input bounds of approximate algorithms (docs/approx.md); their
+    tiling class has ``prepare_inputs`` (bounded random inputs, or a check of given ones).
     """
     spec = registry.get(algorithm)
+    params = {k: v for k, v in (("eps", eps), ("B", B), ("beta", beta)) if v is not None}
+    approx = hasattr(spec.tiling_cls, "prepare_inputs")
+    if params and not approx:
+        k = next(iter(params))
+        raise InvalidParameter(k, params[k], f"not given: {algorithm} is exact (eps/B/beta are for approximate algorithms)")
     check_choice("backend", backend, ["numpy", "cupy"])
     M = check_int("M", M, min=1)
     t0 = time.perf_counter()
@@ -91,13 +101,17 @@ def run(
         d = check_int("d", d, min=1)
         dv = d if dv is None else check_int("dv", dv, min=1)
         xp = get_backend(backend)
-        if not count_only:
+        if not count_only and not approx:  # approximate algorithms draw bounded inputs (prepare_inputs below)
             rng = np.random.default_rng(seed)
             Q, K, V = (xp.asarray(rng.standard_normal(shape)) for shape in ((N, d), (N, d), (N, dv)))
     if dv != d and not spec.supports_dv:
         raise Unsupported(f"{algorithm} needs d_v = d (got d={d}, dv={dv})")
+    if tiling is None and approx:
+        tiling = spec.tiling_cls.default(N, d, M, params=params)
     if tiling is None:
         tiling = spec.tiling_cls.default(N, d, M, dv) if spec.supports_dv else spec.tiling_cls.default(N, d, M)
+    if approx and not count_only:
+        Q, K, V = tiling.prepare_inputs(Q, K, V, seed, N, d, xp)
     m = Machine(M, algorithm=algorithm, xp=xp, count_only=count_only, audit=spec.audit if audit is None else audit, trace=trace)
     if count_only:
         Qs, Ks, Vs = m.input("Q", (N, d)), m.input("K", (N, d)), m.input("V", (N, dv))
