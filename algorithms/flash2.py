@@ -115,37 +115,40 @@ def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: Flash2Tili
     dv = V.shape[1]
     O = m.slow("O", (N, dv), role="output")
     L = m.slow("L", (N,), role="scratch")  # logsumexp per row, FA-2's saved statistic
+    B_c = min(t.B_c, N)
     for rows in m.tiles(N, t.B_r):
         br = rows.stop - rows.start
         Qi = m.load(Q, rows, what="Q_i")  # stays resident for the whole inner loop
         Oi = m.alloc((br, dv), what="O_i")  # accumulator, never leaves fast memory until the end
         mi = m.alloc((br,), what="m_i", fill=-float("inf"))
         li = m.alloc((br,), what="ℓ_i")
-        for cols in m.tiles(N, t.B_c):
+        S_buf = m.alloc((br, B_c), what="S_ij", fill=None)  # one score buffer for the whole inner loop
+        mnew = m.alloc((br,), what="m_new", fill=None)
+        for cols in m.tiles(N, B_c):
             bc = cols.stop - cols.start
             Kj = m.load(K, cols, what="K_j")
-            S = m.alloc((br, bc), what="S_ij", fill=None)
             if m.numeric:
-                xp.matmul(Qi.data, Kj.data.T, out=S.data)
-                S.data *= scale
+                S = S_buf.data[:, :bc]  # (the last K/V block may be narrower)
+                xp.matmul(Qi.data, Kj.data.T, out=S)
+                S *= scale
             m.work("qk", br * bc * d)
             m.free(Kj)  # K_j's space is reused for V_j
-            mnew = m.alloc((br,), what="m_new", fill=None)
             if m.numeric:
-                xp.maximum(mi.data, S.data.max(axis=1), out=mnew.data)
-                S.data -= mnew.data[:, None]
-                xp.exp(S.data, out=S.data)  # P̃_ij, in place
+                xp.maximum(mi.data, S.max(axis=1), out=mnew.data)
+                S -= mnew.data[:, None]
+                xp.exp(S, out=S)  # P̃_ij, in place
                 mi.data -= mnew.data
                 xp.exp(mi.data, out=mi.data)  # α, in m_i's buffer
                 li.data *= mi.data
-                li.data += S.data.sum(axis=1)
+                li.data += S.sum(axis=1)
                 Oi.data *= mi.data[:, None]
             Vj = m.load(V, cols, what="V_j")
             if m.numeric:
-                Oi.data += S.data @ Vj.data
+                Oi.data += S @ Vj.data
                 mi.data[...] = mnew.data
             m.work("pv", br * bc * dv)
-            m.free(Vj, S, mnew)
+            m.free(Vj)
+        m.free(S_buf, mnew)
         if m.numeric:
             Oi.data /= li.data[:, None]
             mi.data += xp.log(li.data)  # L_i = m_i + log ℓ_i, in m_i's buffer
