@@ -178,18 +178,19 @@ def features(d: int, g: int, h: float, scale: float) -> FeatureMap:
     p = poly_coefficients(g, h)
     index = np.zeros((r, max(g, 1)), dtype=np.intp)
     weights = np.empty(r)
+    logfact = np.array([math.lgamma(k + 1) for k in range(g + 1)])
     start = [0]
     f = 0
     for t in range(g + 1):
-        for combo in itertools.combinations_with_replacement(range(d), t):
-            index[f, :t] = combo
-            log_multi = math.lgamma(t + 1) - sum(math.lgamma(c + 1) for c in _counts(combo))
-            weights[f] = math.exp(0.5 * (math.log(p[t]) + t * math.log(scale) + log_multi))
-            f += 1
+        combos = np.array(list(itertools.combinations_with_replacement(range(d), t)), dtype=np.intp)
+        combos = combos.reshape(len(combos), t)
+        n_t = combos.shape[0]
+        alpha = np.zeros((n_t, d), dtype=np.intp)
+        np.add.at(alpha, (np.repeat(np.arange(n_t), t), combos.ravel()), 1)
+        log_multi = logfact[t] - logfact[alpha].sum(axis=1)  # log(t!/α!)
+        index[f : f + n_t, :t] = combos
+        weights[f : f + n_t] = np.exp(0.5 * (math.log(p[t]) + t * math.log(scale) + log_multi))
+        f += n_t
         start.append(f)
     assert f == r
     return FeatureMap(d, g, weights, index, tuple(start))
-
-
-def _counts(combo: tuple[int, ...]) -> list[int]:
-    return [len(list(grp)) for _, grp in itertools.groupby(combo)]
