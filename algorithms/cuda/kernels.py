@@ -9,7 +9,7 @@ Two builds of one source (``attnio_common.cu`` + ``flash2.cu`` + ``square_tiling
 
 dtypes: ``float32``, ``float16`` and ``bfloat16`` inputs (bfloat16 as ``uint16`` arrays of bit patterns, since
 CuPy has no bfloat16 dtype: :func:`to_bfloat16_bits`, :func:`from_bfloat16_bits`); accumulation, softmax
-statistics and all of shared memory are float32; O has the input dtype; L, A and D are float32.
+statistics and all of shared memory are float32; O has the input dtype; L (and square tiling's S) are float32.
 
 CuPy is imported lazily: this module imports (and its pure parts run) on machines without a GPU.
 """
@@ -133,8 +133,8 @@ def _xp(x: Any) -> Any:
 
 @dataclass(frozen=True)
 class KernelRun:
-    """One forward pass on the GPU: the plan, the output (input dtype), the float32 statistic (flash2's L,
-    square tiling's row sums D) and, for the instrumented build, the in-kernel word counts."""
+    """One forward pass on the GPU: the plan, the output (input dtype), the float32 row logsumexps L and, for
+    the instrumented build, the in-kernel word counts (reads, writes)."""
 
     plan: L.KernelPlan
     O: Any
@@ -223,31 +223,32 @@ def square_tiling_forward(
     threads: int = L.DEFAULT_THREADS,
     poison: bool = False,
 ) -> KernelRun:
-    """Saha–Ye square tiling: Phase 1 (A = exp(scale·QKᵀ) and row sums D to global), then Phase 2 (O = D⁻¹AV)."""
+    """Saha–Ye square tiling, stable form: Phase 1 writes the logits S = scale·QKᵀ and row logsumexps L to
+    global memory; Phase 2 reads them back tile by tile and forms O = exp(S − L)·V."""
     import cupy
 
     N, d, dv = _check_inputs(Q, K, V)
     dt = dtype_of(Q, dtype)
     p = L.square_tiling_plan(N, d, M, dv=dv, dtype=dt, threads=threads)
     if N * N * 4 > 64 * 2**30:
-        raise Unsupported(f"square_tiling materialises A: N²·4 = {N * N * 4} bytes > 64 GiB")
+        raise Unsupported(f"square_tiling materialises the logits S: N²·4 = {N * N * 4} bytes > 64 GiB")
     s = np.float32(1.0 / np.sqrt(d) if scale is None else scale)
     Q, K, V = (cupy.ascontiguousarray(x) for x in (Q, K, V))
-    A = cupy.empty((N, N), dtype=cupy.float32)
-    D = cupy.empty((N,), dtype=cupy.float32)
+    S = cupy.empty((N, N), dtype=cupy.float32)
+    Lse = cupy.empty((N,), dtype=cupy.float32)
     if poison:
-        A.fill(np.nan)
-        D.fill(np.nan)
+        S.fill(np.nan)
+        Lse.fill(np.nan)
     O = _empty_out(N, dv, dt, poison)
     ctr = cupy.zeros(2, dtype=cupy.uint64)
     B = np.int32(p.tiling.B)  # type: ignore[union-attr]
-    _launch(p, 0, (Q, K, A, D, np.int32(N), np.int32(d), B, s, ctr), count_io)
-    _launch(p, 1, (A, D, V, O, np.int32(N), np.int32(dv), B, ctr), count_io)
+    _launch(p, 0, (Q, K, S, Lse, np.int32(N), np.int32(d), B, s, ctr), count_io)
+    _launch(p, 1, (S, Lse, V, O, np.int32(N), np.int32(dv), B, ctr), count_io)
     io = None
     if count_io:
         r, w = (int(v) for v in ctr.get())
         io = IOCount(r, w)
-    return KernelRun(p, O, D, io)
+    return KernelRun(p, O, Lse, io)
 
 
 def forward(algorithm: str, Q: Any, K: Any, V: Any, **kw: Any) -> KernelRun:

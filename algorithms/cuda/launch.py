@@ -6,12 +6,12 @@ bfloat16 element is widened to float32 as it is loaded. So a schedule that holds
 ``4·W`` bytes of shared memory (:data:`SHARED_BYTES_PER_WORD`), and the largest M a device can honour is
 ``⌊limit/4⌋`` (H100/H200: 232,448 bytes per block after opt-in, so M ≤ 58,112 words). A slow-memory word
 is one element of the global array it belongs to: 4 bytes for float32, 2 for float16/bfloat16 inputs and
-outputs, 4 for the float32 scratch arrays (flash2's L, square tiling's A and row sums D).
+outputs, 4 for the float32 scratch arrays (flash2's L; square tiling's logits S and row logsumexps L).
 
 **flash2.** Blocks from :meth:`algorithms.flash2.Flash2Tiling.default` (or a given tiling); one thread
 block per Q block: grid ``T_r = ⌈N/B_r⌉``; shared words ``Flash2Tiling.fast_words(B_r, B_c, d, dv)``.
 
-**square tiling.** ``B = ⌊√(M/4)⌋`` (Saha–Ye Alg. 1, line 1; :func:`square_tile_size`); two launches (the
+**square tiling.** ``B = ⌊√(M/4)⌋`` (Saha–Ye Alg. 1, line 1, via :meth:`SquareTiling.default`); two launches (the
 two phases), each with grid ``⌈N/B⌉`` and ``3B² + B`` shared words.
 
 Worked example, N=1024, d=64, M=16384: a = ⌊16320/132⌋ = 123, T_r = ⌈1024/123⌉ = 9, B_r = ⌈1024/9⌉ = 114,
@@ -30,10 +30,10 @@ i.e. 65,432 bytes (more than 48 KiB: the launch opts in).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from algorithms.flash2 import Flash2Tiling
+from algorithms.square_tiling import SquareTiling
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter, Unsupported
 from attnio.validate import check_choice, check_int
@@ -45,19 +45,12 @@ DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 """Bytes of one global-memory word of an input or output array (Q, K, V, O), by input dtype."""
 
 SCRATCH_BYTES = 4
-"""Bytes of one word of a float32 scratch array in global memory (L, A, D)."""
+"""Bytes of one word of a float32 scratch array in global memory (L; S)."""
 
 DEFAULT_THREADS = 256
 INT32_MAX = 2**31 - 1
 STATIC_SHARED_DEFAULT_BYTES = 48 * 1024
 """Dynamic shared memory a kernel may use without opting in (cudaFuncAttributeMaxDynamicSharedMemorySize)."""
-
-
-@dataclass(frozen=True)
-class SquareTile:
-    """Saha–Ye square tiling: every tile is B×B."""
-
-    B: int
 
 
 @dataclass(frozen=True)
@@ -89,7 +82,7 @@ class KernelPlan:
     dv: int
     M: int
     dtype: str
-    tiling: Flash2Tiling | SquareTile
+    tiling: Flash2Tiling | SquareTiling
     launches: tuple[Launch, ...]
     scratch: dict[str, tuple[int, ...]] = field(default_factory=dict)  # float32 global arrays besides Q, K, V, O
 
@@ -114,8 +107,8 @@ class KernelPlan:
         return {
             "Q": IOCount(T * N * d, 0),
             "K": IOCount(T * N * d, 0),
-            "A": IOCount(Tdv * N * N, N * N),
-            "D": IOCount(N, N),
+            "S": IOCount(Tdv * N * N, N * N),
+            "L": IOCount(N, N),
             "V": IOCount(T * N * dv, 0),
             "O": IOCount(0, N * dv),
         }
@@ -181,18 +174,13 @@ def flash2_plan(
 
 
 def square_tile_size(M: int) -> int:
-    """B = ⌊√(M/4)⌋ (Saha–Ye Alg. 1 line 1), the same rule as the model's square tiling.
-
-    If ``algorithms.square_tiling`` is present and exposes the rule, its answer is used; a test checks the
-    two agree.
+    """B = ⌊√(M/4)⌋ (Saha–Ye Alg. 1 line 1): the model's own rule, :meth:`SquareTiling.default`.
 
     >>> [square_tile_size(M) for M in (4, 15, 16, 4096, 4100)]
     [1, 1, 2, 32, 32]
     """
     M = check_int("M", M, min=1)
-    if M < 4:
-        raise InvalidParameter("M", M, "M >= 4 for square_tiling (B = floor(sqrt(M/4)) >= 1)")
-    return math.isqrt(M // 4)  # ⌊√⌊M/4⌋⌋ = ⌊√(M/4)⌋
+    return SquareTiling.default(1, 1, M).B
 
 
 def square_tiling_plan(
@@ -204,9 +192,9 @@ def square_tiling_plan(
     dtype: str = "float32",
     threads: int = DEFAULT_THREADS,
 ) -> KernelPlan:
-    """The two square-tiling launches (Phase 1 writes A and D; Phase 2 reads them)."""
+    """The two square-tiling launches (Phase 1 writes the logits S and row logsumexps L; Phase 2 reads them)."""
     N, d, dv, M, dtype, threads = _check_common(N, d, M, dv, dtype, threads)
-    B = square_tile_size(M)
+    B = SquareTiling.default(N, d, M, dv).B
     if N * N > 2**62:
         raise Unsupported(f"square_tiling materialises A (N² = {N * N} words); too large")
     words = 3 * B * B + B
@@ -216,7 +204,7 @@ def square_tiling_plan(
         Launch("square_tiling_phase1", (T, 1, 1), (threads, 1, 1), words),
         Launch("square_tiling_phase2", (T, 1, 1), (threads, 1, 1), words),
     )
-    return KernelPlan("square_tiling", N, d, dv, M, dtype, SquareTile(B), launches, {"A": (N, N), "D": (N,)})
+    return KernelPlan("square_tiling", N, d, dv, M, dtype, SquareTiling(B), launches, {"S": (N, N), "L": (N,)})
 
 
 def plan(algorithm: str, N: int, d: int, M: int, **kw: object) -> KernelPlan:

@@ -1,30 +1,37 @@
-// Saha–Ye SquareTilingAttention (arXiv 2402.07443, Algorithm 1), forward, as two kernels (the phases):
-// Phase 2 reads A and the row sums that Phase 1 wrote to global memory, so a grid-wide barrier (the
-// launch boundary) separates them, as slow memory separates them in the model.
+// Saha–Ye SquareTilingAttention (arXiv 2402.07443, Algorithm 1), forward, in the numerically stable form of
+// algorithms/square_tiling.py, as two kernels (the phases): Phase 2 reads the logits S and the row
+// logsumexps L that Phase 1 wrote to global memory, so a grid-wide barrier (the launch boundary) separates
+// them, as slow memory separates them in the model.
 //
-// One tile side B = ⌊√(M/4)⌋ for everything; T = ⌈N/B⌉ thread blocks per phase; block i owns rows
+// One tile side B = ⌊√(M/4)⌋ (SquareTiling.default); T = ⌈N/B⌉ thread blocks per phase; block i owns rows
 // [i·B, i·B + b_i) (b = B except the last tile of a dimension).
 //
 // Phase 1 (square_tiling_phase1), block i:
-//   D_i ← 0 (b_i words, shared)
+//   L_i ← −∞ (b_i words, shared)                      # the paper's row sums d^(B)[i] ← 0
 //   for j in 1..⌈N/B⌉:  A_ij ← 0 (b_i×b_j, shared)
 //     for ℓ in 1..⌈d/B⌉:  load Q[i,ℓ] (b_i×b_ℓ) and K[j,ℓ] (b_j×b_ℓ); A_ij += Q[i,ℓ]·K[j,ℓ]ᵀ
-//     A_ij ← exp(scale·A_ij); write A_ij to global (b_i·b_j words); D_i += rowsum A_ij
-//   write D_i (b_i words)
+//     A_ij ← scale·A_ij; write A_ij to S (b_i·b_j words)     # the paper writes exp(A_ij): same words
+//     L_i ← logaddexp(L_i, row logsumexp A_ij)               # the paper: d[i] += A_ij·1
+//   write L_i (b_i words)
 // Phase 2 (square_tiling_phase2), block i:
-//   load D_i (b_i words)
+//   load L_i (b_i words)
 //   for j in 1..⌈dv/B⌉:  O_ij ← 0 (b_i×b_j, shared)
-//     for k in 1..⌈N/B⌉:  load A[i,k] (b_i×b_k) and V[k,j] (b_k×b_j); O_ij += diag(D_i)⁻¹ A[i,k] V[k,j]
+//     for k in 1..⌈N/B⌉:  load S[i,k] (b_i×b_k) as P = exp(S[i,k] − L_i) (= diag(d)⁻¹A, in place) and
+//                         V[k,j] (b_k×b_j); O_ij += P·V[k,j]
 //     write O_ij (b_i·b_j words)
 //
 // Shared memory (float32 words) in each phase: three B×B tiles and one B-vector, 3B² + B ≤ 4B² ≤ M.
-// Global words (T = ⌈N/B⌉): reads T·N·d (Q) + T·N·d (K) + N (D) + ⌈dv/B⌉·N² (A) + T·N·dv (V);
-// writes N² (A) + N (D) + N·dv (O). A and D are float32 scratch arrays in global memory.
-// As published, A = exp(scale·QKᵀ) is not row-stabilised: inputs with |scale·q·k| > 88 overflow float32.
+// Global words (T = ⌈N/B⌉, T_v = ⌈dv/B⌉): reads T·N·d (Q) + T·N·d (K) + N (L) + T_v·N² (S) + T·N·dv (V);
+// writes N² (S) + N (L) + N·dv (O) — bounds.costs' square_tiling formula. S and L are float32 scratch.
+
+ATTNIO_DEVICE float attnio_logaddexp(float a, float b) {
+  const float hi = a > b ? a : b, lo = a > b ? b : a;
+  return hi + log1pf(expf(lo - hi));  // a = −∞: exp(−∞) = 0, gives b
+}
 
 template <class T>
 ATTNIO_GLOBAL void square_tiling_phase1(const T* __restrict__ Q, const T* __restrict__ K,
-                                        float* __restrict__ A, float* __restrict__ D, int N, int d, int B,
+                                        float* __restrict__ S, float* __restrict__ L, int N, int d, int B,
                                         float scale, unsigned long long* io_counter) {
   ATTNIO_SHARED(smem);
   ATTNIO_IO_COUNTERS;
@@ -34,9 +41,9 @@ ATTNIO_GLOBAL void square_tiling_phase1(const T* __restrict__ Q, const T* __rest
   float* Qt = smem;        // B·B: Q[i,ℓ]
   float* Kt = Qt + B * B;  // B·B: K[j,ℓ]
   float* At = Kt + B * B;  // B·B: A_ij
-  float* Di = At + B * B;  // B: row sums D_i
+  float* Li = At + B * B;  // B: running row logsumexp L_i
 
-  for (int r = tid; r < bi; r += nt) Di[r] = 0.f;
+  for (int r = tid; r < bi; r += nt) Li[r] = ATTNIO_NEG_INF;
   for (int j0 = 0; j0 < N; j0 += B) {
     const int bj = attnio_min(B, N - j0);
     for (int e = tid; e < bi * bj; e += nt) At[e] = 0.f;
@@ -51,7 +58,7 @@ ATTNIO_GLOBAL void square_tiling_phase1(const T* __restrict__ Q, const T* __rest
         Kt[e] = ATTNIO_LOAD(K + (long long)(j0 + r) * d + l0 + c);
       }
       ATTNIO_SYNC();
-      for (int e = tid; e < bi * bj; e += nt) {
+      for (int e = tid; e < bi * bj; e += nt) {  // A_ij += Q[i,ℓ]·K[j,ℓ]ᵀ
         const int r = e / bj, c = e - r * bj;
         const float* q = Qt + r * bl;
         const float* k = Kt + c * bl;
@@ -61,26 +68,29 @@ ATTNIO_GLOBAL void square_tiling_phase1(const T* __restrict__ Q, const T* __rest
       }
       ATTNIO_SYNC();
     }
-    for (int e = tid; e < bi * bj; e += nt) {  // A_ij = exp(scale·A_ij): b_i·b_j writes
+    for (int e = tid; e < bi * bj; e += nt) {  // logits scale·A_ij to S: b_i·b_j writes
       const int r = e / bj, c = e - r * bj;
-      const float a = expf(scale * At[e]);
+      const float a = scale * At[e];
       At[e] = a;
-      ATTNIO_STORE(A + (long long)(i0 + r) * N + j0 + c, a);
+      ATTNIO_STORE(S + (long long)(i0 + r) * N + j0 + c, a);
     }
     ATTNIO_SYNC();
-    for (int r = tid; r < bi; r += nt) {  // D_i += rowsum A_ij
+    for (int r = tid; r < bi; r += nt) {  // L_i ← logaddexp(L_i, row logsumexp of the tile)
+      const float* a = At + r * bj;
+      float mx = a[0];
+      for (int c = 1; c < bj; ++c) mx = fmaxf(mx, a[c]);
       float s = 0.f;
-      for (int c = 0; c < bj; ++c) s += At[r * bj + c];
-      Di[r] += s;
+      for (int c = 0; c < bj; ++c) s += expf(a[c] - mx);
+      Li[r] = attnio_logaddexp(Li[r], mx + logf(s));
     }
     ATTNIO_SYNC();
   }
-  for (int r = tid; r < bi; r += nt) ATTNIO_STORE(D + i0 + r, Di[r]);  // D_i: b_i writes
+  for (int r = tid; r < bi; r += nt) ATTNIO_STORE(L + i0 + r, Li[r]);  // L_i: b_i writes
   ATTNIO_IO_FLUSH(io_counter);
 }
 
 template <class T>
-ATTNIO_GLOBAL void square_tiling_phase2(const float* __restrict__ A, const float* __restrict__ D,
+ATTNIO_GLOBAL void square_tiling_phase2(const float* __restrict__ S, const float* __restrict__ L,
                                         const T* __restrict__ V, T* __restrict__ O, int N, int dv, int B,
                                         unsigned long long* io_counter) {
   ATTNIO_SHARED(smem);
@@ -88,37 +98,37 @@ ATTNIO_GLOBAL void square_tiling_phase2(const float* __restrict__ A, const float
   const int tid = ATTNIO_TID, nt = ATTNIO_NTHREADS;
   const int i0 = ATTNIO_BLOCK * B;
   const int bi = attnio_min(B, N - i0);
-  float* At = smem;        // B·B: A[i,k]
-  float* Vt = At + B * B;  // B·B: V[k,j]
+  float* Pt = smem;        // B·B: S[i,k], then P = exp(S[i,k] − L_i)
+  float* Vt = Pt + B * B;  // B·B: V[k,j]
   float* Ot = Vt + B * B;  // B·B: O_ij
-  float* Di = Ot + B * B;  // B: D_i
+  float* Li = Ot + B * B;  // B: L_i
 
-  for (int r = tid; r < bi; r += nt) Di[r] = ATTNIO_LOAD(D + i0 + r);  // D_i: b_i reads
+  for (int r = tid; r < bi; r += nt) Li[r] = ATTNIO_LOAD(L + i0 + r);  // L_i: b_i reads
   ATTNIO_SYNC();
   for (int j0 = 0; j0 < dv; j0 += B) {
     const int bj = attnio_min(B, dv - j0);
     for (int e = tid; e < bi * bj; e += nt) Ot[e] = 0.f;
     for (int k0 = 0; k0 < N; k0 += B) {
       const int bk = attnio_min(B, N - k0);
-      for (int e = tid; e < bi * bk; e += nt) {  // A[i,k]: b_i·b_k reads
+      for (int e = tid; e < bi * bk; e += nt) {  // S[i,k]: b_i·b_k reads, exponentiated on arrival
         const int r = e / bk, c = e - r * bk;
-        At[e] = ATTNIO_LOAD(A + (long long)(i0 + r) * N + k0 + c);
+        Pt[e] = expf(ATTNIO_LOAD(S + (long long)(i0 + r) * N + k0 + c) - Li[r]);
       }
       for (int e = tid; e < bk * bj; e += nt) {  // V[k,j]: b_k·b_j reads
         const int r = e / bj, c = e - r * bj;
         Vt[e] = ATTNIO_LOAD(V + (long long)(k0 + r) * dv + j0 + c);
       }
       ATTNIO_SYNC();
-      for (int e = tid; e < bi * bj; e += nt) {  // O_ij += diag(D_i)⁻¹ A[i,k] V[k,j]
+      for (int e = tid; e < bi * bj; e += nt) {  // O_ij += P·V[k,j]
         const int r = e / bj, c = e - r * bj;
-        const float* a = At + r * bk;
-        float acc = 0.f;
-        for (int t = 0; t < bk; ++t) acc += a[t] * Vt[t * bj + c];
-        Ot[e] += acc / Di[r];
+        const float* p = Pt + r * bk;
+        float acc = Ot[e];
+        for (int t = 0; t < bk; ++t) acc += p[t] * Vt[t * bj + c];
+        Ot[e] = acc;
       }
       ATTNIO_SYNC();
     }
-    for (int e = tid; e < bi * bj; e += nt) {  // O_ij: b_i·b_j writes (same thread that zeroes Ot[e] next)
+    for (int e = tid; e < bi * bj; e += nt) {  // O_ij: b_i·b_j writes (Ot[e] is next zeroed by this thread)
       const int r = e / bj, c = e - r * bj;
       ATTNIO_STORE(O + (long long)(i0 + r) * dv + j0 + c, Ot[e]);
     }
