@@ -88,8 +88,8 @@ class Flash2SquareTiling(Flash2Tiling):
 
     With p = d + d_v + max(d, d_v) + 3 the working set is b² + p·b ≤ M, so
     ``b = ⌊(⌊√(p² + 4M)⌋ − p)/2⌋`` (then at most N). Count: reads = N·d + ⌈N/b⌉·N(d + d_v), writes as the
-    default rule. For M ≫ d², b ≈ √M and the count is about 2N²d/√M (d_v = d): the constant in units of
-    N²d²/M is 2√M/d, larger than the default rule's 4 once M > 4d² (docs/costs.md#flash2).
+    default rule. In units of N²d²/M (d_v = d) the constant is about 2M/(b·d): ≈ 6 for M ≪ 9d², 11.7 at
+    M = 16d², → 2√M/d for M ≫ 9d²; never below the default rule's 4, since b ≤ a (docs/costs.md#flash2).
 
     >>> Flash2SquareTiling.default(N=4, d=2, M=14)
     Flash2SquareTiling(B_r=1, B_c=1)

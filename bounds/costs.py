@@ -84,7 +84,7 @@ _add(
         valid=(M >= d + dv + 4 + maximum(d, dv),),
         blocks={"b": _b_sq, "T_r": _Tr_sq},
         derivation="docs/costs.md#flash2",
-        leading="N²(d+dv)/√M for M ≫ d² (2N²d/√M for dv = d)",
+        leading="≈ 2M/(b·d)·N²d²/M (dv = d): ≈ 6N²d²/M for M ≪ 9d², → 2N²d/√M for M ≫ 9d²",
     )
 )
 
@@ -161,7 +161,7 @@ _add(
         valid=(M >= 2 * d + 3 * dv + 4,),
         blocks={"b": _bkv, "T_c": _Tkv},
         derivation="docs/costs.md#kv_stationary",
-        leading="N²(2d + dv)(d + dv)/M (6N²d²/M for dv = d)",
+        leading="N²(d + dv)(d + 2dv)/M (6N²d²/M for dv = d)",
     )
 )
 
