@@ -22,7 +22,7 @@ register(
         schedule=flash2.schedule,
         tiling_cls=flash2.Flash2SquareTiling,
         summary="FlashAttention-2 forward with square blocks B_r = B_c (largest that fit M)",
-        regime="comparison point for the block rule (≈ 2N²d/√M: worse than flash2 once M > 4d²)",
+        regime="comparison point for the block rule: never fewer words than flash2 (≈ 6–12·N²d²/M for M ≤ 16d², → 2N²d/√M)",
         cost="flash2-square",
         supports_dv=True,
     )
@@ -33,7 +33,7 @@ register(
         schedule=flash1.schedule,
         tiling_cls=flash1.Flash1Tiling,
         summary="FlashAttention Algorithm 1 as published: K/V blocks outer, O/ℓ/m read and written per step; B_c = ⌈M/4d⌉",
-        regime="large cache, d ≤ M ≤ Nd (Θ(N²d²/M), FA Thm 2); working set ≈ 1.25·M: runs in audit mode",
+        regime="large cache, d ≤ M ≤ Nd (Θ(N²d²/M), FA Thm 2); working set up to ≈ 1.25·M (exceeds M for M ≲ 8d²): runs in audit mode",
         cost="flash1",
         audit=True,
         supports_dv=True,

@@ -91,8 +91,13 @@ class Flash2SquareTiling(Flash2Tiling):
     default rule. In units of N²d²/M (d_v = d) the constant is about 2M/(b·d): ≈ 6 for M ≪ 9d², 11.7 at
     M = 16d², → 2√M/d for M ≫ 9d²; never below the default rule's 4, since b ≤ a (docs/costs.md#flash2).
 
-    >>> Flash2SquareTiling.default(N=4, d=2, M=14)
-    Flash2SquareTiling(B_r=1, B_c=1)
+    Worked count, N=8, d=2, M=40: p = 9, b = ⌊(⌊√241⌋ − 9)/2⌋ = 3, T_r = 3: reads = 16 + 3·32 = 112,
+    writes = 16 + 8 = 24 (the default rule: a = 4, T_r = 2, reads 80).
+
+    >>> from algorithms.run import run
+    >>> r = run("flash2-square", N=8, d=2, M=40, seed=0)
+    >>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words)
+    (Flash2SquareTiling(B_r=3, B_c=3), 112, 24)
     >>> Flash2SquareTiling.default(N=1024, d=64, M=65536)
     Flash2SquareTiling(B_r=176, B_c=176)
     """

@@ -74,7 +74,7 @@ _add(
 
 # flash2, square rule: B_r = B_c = b = ⌊(⌊√(p² + 4M)⌋ − p)/2⌋ with p = d + dv + max(d, dv) + 3.
 _p = d + dv + maximum(d, dv) + 3
-_b_sq = floor((floor(sqrt(_p**2 + 4 * M)) - _p) / 2)
+_b_sq = floor((floor(sqrt(_p**2 + 4 * M)) - d - dv - maximum(d, dv) - 3) / 2)  # (−p spelled out term by term)
 _Tr_sq = ceil(N / _b_sq)
 _add(
     CostFormula(
