@@ -133,8 +133,11 @@ def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: Flash2Tili
             bc = cols.stop - cols.start
             Kj = m.load(K, cols, what="K_j")
             if m.numeric:
-                S = S_buf.data[:, :bc]  # (the last K/V block may be narrower)
-                xp.matmul(Qi.data, Kj.data.T, out=S)
+                S = S_buf.data[:, :bc]  # (the last K/V block may be narrower: a strided view)
+                if bc == S_buf.shape[1]:
+                    xp.matmul(Qi.data, Kj.data.T, out=S)
+                else:
+                    S[...] = Qi.data @ Kj.data.T  # CuPy's matmul wants a contiguous out
                 S *= scale
             m.work("qk", br * bc * d)
             m.free(Kj)  # K_j's space is reused for V_j
