@@ -397,3 +397,68 @@ def test_gpu_kernel_counts_equal_model_and_output_matches(algorithm, dtype):
     assert timed.io is None
     assert cupy.array_equal(timed.O, r.O)
 
+
+
+# the GPU check script's pure parts (it cannot run here; these keep its report code honest) ---------------
+
+
+def _gpu_check_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
+    spec = importlib.util.spec_from_file_location("attnio_gpu_check", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def test_gpu_check_parses_ncu_csv_and_skips_the_units_row():
+    g = _gpu_check_module()
+    text = (
+        "==PROF== Connected to process 1\n"
+        '"ID","Process ID","Kernel Name","dram__bytes_read.sum","dram__bytes_write.sum"\n'
+        '"","","","byte","byte"\n'
+        '"0","1","void flash2_fwd<float>(...)","1,048,576","65536"\n'
+        '"1","1","void square_tiling_phase1<float>(...)","2097152","4096"\n'
+    )
+    rows = g._parse_ncu_csv(text)
+    assert [r["ID"] for r in rows] == ["0", "1"]
+    assert float(rows[0]["dram__bytes_read.sum"]) == 1048576.0
+    assert g._parse_ncu_csv("==ERROR== ERR_NVGPUCTRPERM") == []
+
+
+def test_gpu_check_summary_renders_every_section():
+    g = _gpu_check_module()
+    res = {"sections": {
+        "env": {"status": "ok", "device": "NVIDIA H200", "compute_capability": "90", "sms": 132, "l2_bytes": 60 * 2**20,
+                "shared_optin_bytes": 232448, "max_M_words": 58112, "cuda_runtime": 13000, "cupy": "14.2.0", "torch": None,
+                "copy_bytes_per_s": 4.3e12, "fp16_tensor_flops": 7.9e14, "fp32_matmul_flops": 5e13},
+        "counts": {"status": "fail", "rows": [{"equal": True}, {"equal": False}]},
+        "accuracy": {"status": "error", "error": "RuntimeError: x"},
+        "timing": {"status": "measured", "rows": [
+            {"N": 4096, "d": 64, "dtype": "float16", "kernel": "flash2", "ms": 1.5, "cupy_standard_ratio": 2.0,
+             "torch_sdpa_ratio": None, "fraction_of_copy_bw": 0.1, "fraction_of_tensor_peak": 0.001},
+            {"N": 8192, "d": 64, "dtype": "float16", "skipped": "time budget"}]},
+        "ncu": {"status": "counters not permitted", "detail": "ERR_NVGPUCTRPERM"},
+    }}
+    text = g.summary(res)
+    assert "**counts**: fail (1/2 cases)" in text
+    assert "RuntimeError: x" in text
+    assert "| 4096 | 64 | float16 | flash2 | 1.500 | 2.00 | — | 0.100 | 0.0010 |" in text
+    assert "counters not permitted" in text
+
+
+def test_gpu_check_without_a_gpu_says_so_and_exits_2(tmp_path, monkeypatch):
+    g = _gpu_check_module()
+    monkeypatch.setenv("ATTNIO_FORCE_CPU", "1")
+    from algorithms.backend import gpu_available
+
+    gpu_available.cache_clear()
+    try:
+        assert g.main(["--out", str(tmp_path)]) == 2
+    finally:
+        gpu_available.cache_clear()
+    import json
+
+    assert json.loads((tmp_path / "results.json").read_text())["status"].startswith("no GPU")

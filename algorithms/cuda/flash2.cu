@@ -12,6 +12,10 @@
 //
 // Shared memory (float32 words), exactly Flash2Tiling.fast_words(B_r, B_c, d, dv) ≤ M:
 //   Q_i B_r·d | O_i B_r·dv | S_ij B_r·B_c | m_i B_r | ℓ_i B_r | m_new B_r | K_j/V_j B_c·max(d, dv)
+// Q_i and K_j are kept transposed (column t of the tile contiguous) so that the threads of a warp, which take
+// consecutive rows r of S_ij, read consecutive shared-memory banks (row-major tiles of width d = 32·k would
+// put a whole warp on one bank). V_j stays row-major: in O_i += P̃V_j consecutive threads take consecutive
+// columns. The layout changes no word count.
 //
 // Global words: reads N·d (Q) + T_r·N·(d + dv) (K and V once per Q block); writes N·dv (O) + N (L).
 
@@ -25,17 +29,20 @@ ATTNIO_GLOBAL void flash2_fwd(const T* __restrict__ Q, const T* __restrict__ K, 
   const int r0 = ATTNIO_BLOCK * B_r;
   const int br = attnio_min(B_r, N - r0);
   const int w = attnio_max(d, dv);
-  float* Qi = smem;              // B_r·d
+  float* Qi = smem;              // B_r·d, transposed: Q_i[r][t] at Qi[t·b_r + r]
   float* Oi = Qi + B_r * d;      // B_r·dv
   float* S = Oi + B_r * dv;      // B_r·B_c (row stride b_c)
   float* m_cur = S + B_r * B_c;  // B_r: m_i, then α
   float* l_i = m_cur + B_r;      // B_r
   float* m_nxt = l_i + B_r;      // B_r: m_new
-  float* KV = m_nxt + B_r;       // B_c·max(d, dv): K_j, then V_j
+  float* KV = m_nxt + B_r;       // B_c·max(d, dv): K_j transposed (K_j[c][t] at KV[t·b_c + c]), then V_j
   (void)w;
 
   const T* Qrow = Q + (long long)r0 * d;
-  for (int e = tid; e < br * d; e += nt) Qi[e] = ATTNIO_LOAD(Qrow + e);  // Q_i: b_r·d reads
+  for (int e = tid; e < br * d; e += nt) {  // Q_i: b_r·d reads (coalesced), stored transposed
+    const int r = e / d, t = e - r * d;
+    Qi[t * br + r] = ATTNIO_LOAD(Qrow + e);
+  }
   for (int e = tid; e < br * dv; e += nt) Oi[e] = 0.f;
   for (int r = tid; r < br; r += nt) {
     m_cur[r] = ATTNIO_NEG_INF;
@@ -46,15 +53,16 @@ ATTNIO_GLOBAL void flash2_fwd(const T* __restrict__ Q, const T* __restrict__ K, 
   for (int c0 = 0; c0 < N; c0 += B_c) {
     const int bc = attnio_min(B_c, N - c0);
     const T* Kj = K + (long long)c0 * d;
-    for (int e = tid; e < bc * d; e += nt) KV[e] = ATTNIO_LOAD(Kj + e);  // K_j: b_c·d reads
+    for (int e = tid; e < bc * d; e += nt) {  // K_j: b_c·d reads (coalesced), stored transposed
+      const int c = e / d, t = e - c * d;
+      KV[t * bc + c] = ATTNIO_LOAD(Kj + e);
+    }
     ATTNIO_SYNC();
-    for (int e = tid; e < br * bc; e += nt) {  // S_ij = scale · Q_i K_jᵀ
-      const int r = e / bc, c = e - r * bc;
-      const float* q = Qi + r * d;
-      const float* k = KV + c * d;
+    for (int e = tid; e < br * bc; e += nt) {  // S_ij = scale · Q_i K_jᵀ; consecutive threads, consecutive r
+      const int c = e / br, r = e - c * br;
       float acc = 0.f;
-      for (int t = 0; t < d; ++t) acc += q[t] * k[t];
-      S[e] = acc * scale;
+      for (int t = 0; t < d; ++t) acc += Qi[t * br + r] * KV[t * bc + c];
+      S[r * bc + c] = acc * scale;
     }
     ATTNIO_SYNC();
     for (int r = tid; r < br; r += nt) {  // online softmax statistics, one thread per row

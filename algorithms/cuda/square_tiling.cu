@@ -21,6 +21,8 @@
 //     write O_ij (b_i·b_j words)
 //
 // Shared memory (float32 words) in each phase: three B×B tiles and one B-vector, 3B² + B ≤ 4B² ≤ M.
+// K[j,ℓ] is kept transposed in shared memory so that consecutive threads (consecutive columns of A_ij) read
+// consecutive banks; the layout changes no word count.
 // Global words (T = ⌈N/B⌉, T_v = ⌈dv/B⌉): reads T·N·d (Q) + T·N·d (K) + N (L) + T_v·N² (S) + T·N·dv (V);
 // writes N² (S) + N (L) + N·dv (O) — bounds.costs' square_tiling formula. S and L are float32 scratch.
 
@@ -39,7 +41,7 @@ ATTNIO_GLOBAL void square_tiling_phase1(const T* __restrict__ Q, const T* __rest
   const int i0 = ATTNIO_BLOCK * B;
   const int bi = attnio_min(B, N - i0);
   float* Qt = smem;        // B·B: Q[i,ℓ]
-  float* Kt = Qt + B * B;  // B·B: K[j,ℓ]
+  float* Kt = Qt + B * B;  // B·B: K[j,ℓ] transposed: K[j0 + c][l0 + t] at Kt[t·b_j + c]
   float* At = Kt + B * B;  // B·B: A_ij
   float* Li = At + B * B;  // B: running row logsumexp L_i
 
@@ -53,17 +55,16 @@ ATTNIO_GLOBAL void square_tiling_phase1(const T* __restrict__ Q, const T* __rest
         const int r = e / bl, c = e - r * bl;
         Qt[e] = ATTNIO_LOAD(Q + (long long)(i0 + r) * d + l0 + c);
       }
-      for (int e = tid; e < bj * bl; e += nt) {  // K[j,ℓ]: b_j·b_ℓ reads
+      for (int e = tid; e < bj * bl; e += nt) {  // K[j,ℓ]: b_j·b_ℓ reads, stored transposed
         const int r = e / bl, c = e - r * bl;
-        Kt[e] = ATTNIO_LOAD(K + (long long)(j0 + r) * d + l0 + c);
+        Kt[c * bj + r] = ATTNIO_LOAD(K + (long long)(j0 + r) * d + l0 + c);
       }
       ATTNIO_SYNC();
       for (int e = tid; e < bi * bj; e += nt) {  // A_ij += Q[i,ℓ]·K[j,ℓ]ᵀ
         const int r = e / bj, c = e - r * bj;
         const float* q = Qt + r * bl;
-        const float* k = Kt + c * bl;
         float acc = At[e];
-        for (int t = 0; t < bl; ++t) acc += q[t] * k[t];
+        for (int t = 0; t < bl; ++t) acc += q[t] * Kt[t * bj + c];
         At[e] = acc;
       }
       ATTNIO_SYNC();
