@@ -1,0 +1,205 @@
+"""z3 claims about approximate attention by the polynomial method (bounds/approx.py). All **derived here**
+(docs/approx.md §6); the seed paper (arXiv 2605.23751) is known only by its abstract.
+
+r, the rank of the feature map, is its own positive integer symbol: for the polynomial method r = C(d+g, g),
+which is not a polynomial in (d, g), so every claim is proved for *every* r ≥ 1 (and so for every g).
+
+- the three schedules' regimes partition all (N, d, M, r) where poly runs, and each schedule runs in its regime;
+- the exact formulas are well defined there; streaming equals the trivial bound 4Nd;
+- each lower bound (bounds.approx.BOUNDS) ≤ the exact cost of the schedules in its class;
+- where approximation beats exact attention: streaming always beats flash2; with M ≥ d² and M ≤ Nd/16,
+  feature-chunked beats flash2 when r ≤ N/4 and loses when r ≥ 2N (exact formulas, ceilings included); in
+  leading terms the boundary is exactly r = N (derived along r/N), and the chunked/tiled switch is exactly
+  at M = d² (an iff), as for exact attention; with M < d², the tiled schedule's leading terms
+  beat flash2's when r ≤ N/4 (leading terms only: the exact small-cache formula is beyond the solver's budget).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from bounds import approx as A
+from bounds.costs import FORMULAS
+from bounds.expr import eq, floor, sqrt
+from bounds.symbols import M, N, d
+from solver.claims import Claim, Coverage, Crossover, Implication
+from solver.logic import All, Any, Iff
+
+F = Fraction
+r = A.r
+P = "derived here, docs/approx.md"
+ST, CH, TI = A.FORMULAS["stream"], A.FORMULAS["chunked"], A.FORMULAS["tiled"]
+FL = FORMULAS["flash2"].with_dv_equal_d()
+
+DOMAIN = (5 <= M, d + 1 <= M)  # poly runs (the tiled schedule's minimum)
+REGIME_STREAM = (A.STREAM_MIN_M <= M,)
+REGIME_CHUNKED = (M < A.STREAM_MIN_M, d**2 <= M, A.CHUNKED_MIN_M <= M)
+REGIME_TILED = (M < A.STREAM_MIN_M, Any((M < d**2, M < A.CHUNKED_MIN_M)))
+LARGE = (d**2 <= M, 16 * M <= N * d)  # large cache, and the cache small against the problem (N ≥ 16M/d)
+
+
+def _claims() -> list[Claim]:
+    out: list[Claim] = [
+        Coverage(
+            "approx.coverage.regimes",
+            "The regimes streaming (M ≥ r(d+2) + 2d), feature-chunked (d² ≤ M < r(d+2) + 2d, M ≥ 3d + 3) and tiled "
+            "(the rest: M < d² or M < 3d + 3) partition every (N, d, M, r) with M ≥ max(d + 1, 5).",
+            DOMAIN,
+            (("stream", REGIME_STREAM), ("chunked", REGIME_CHUNKED), ("tiled", REGIME_TILED)),
+            provenance=P,
+        ),
+        *[
+            Implication(
+                f"approx.regime-runs.{name}",
+                "well-defined",
+                f"The {name} schedule runs in its regime: its validity conditions hold there (within the domain).",
+                DOMAIN + regime,
+                All(f.valid),
+                provenance=P,
+            )
+            for name, regime, f in (("stream", REGIME_STREAM, ST), ("chunked", REGIME_CHUNKED, CH), ("tiled", REGIME_TILED, TI))
+        ],
+        Implication(
+            "approx.wd.chunked",
+            "well-defined",
+            "Where the chunked schedule runs (M ≥ 3d + 3), its block counts c_max and b_max are ≥ 1.",
+            CH.valid,
+            All((1 <= A.chunk_c_max, 1 <= A.chunk_b_max)),
+            provenance=P,
+        ),
+        Implication(
+            "approx.wd.tiled",
+            "well-defined",
+            "Where the tiled schedule runs (M ≥ max(d + 1, 5)), w = min(d, ⌊√M⌋ − 1), t_B and b_max are ≥ 1.",
+            TI.valid,
+            All((1 <= A.tiled_w, 1 <= A.tiled_tB, 1 <= A.tiled_b_max)),
+            provenance=P,
+        ),
+        Implication(
+            "approx.stream.equals-trivial",
+            "identity",
+            "The streaming schedule moves exactly 4Nd words: the trivial lower bound.",
+            ST.valid,
+            eq(ST.io, 4 * N * d),
+            provenance=P,
+        ),
+        Implication(
+            "approx.consistency.trivial.chunked",
+            "consistency",
+            "approx.lower.trivial (4Nd) ≤ the chunked schedule's exact I/O.",
+            CH.valid,
+            4 * N * d <= CH.io,
+            provenance=P,
+            assume_defined=True,
+        ),
+        Implication(
+            "approx.consistency.trivial.tiled",
+            "consistency",
+            "approx.lower.trivial (4Nd) ≤ the tiled schedule's exact I/O.",
+            TI.valid,
+            4 * N * d <= TI.io,
+            provenance=P,
+            assume_defined=True,
+        ),
+        Implication(
+            "approx.consistency.accumulator.stream",
+            "consistency",
+            "approx.lower.accumulator (Nrd/M − rd) ≤ the streaming schedule's reads (it is a resident-accumulator "
+            "algorithm).",
+            ST.valid,
+            N * r * d / M - r * d <= ST.reads,
+            provenance=P,
+        ),
+        Implication(
+            "approx.consistency.accumulator.chunked",
+            "consistency",
+            "approx.lower.accumulator (Nrd/M − rd) ≤ the chunked schedule's reads (a resident-accumulator algorithm).",
+            CH.valid,
+            N * r * d / M - r * d <= CH.reads,
+            provenance=P,
+            assume_defined=True,
+        ),
+        Implication(
+            "approx.consistency.matmul.tiled",
+            "consistency",
+            "approx.lower.matmul (Nrd/(3√M) − M) ≤ the tiled schedule's exact I/O (its phases B and C are classical "
+            "products on materialised features).",
+            TI.valid,
+            N * r * d / (3 * sqrt(M)) - M <= TI.io,
+            provenance=P,
+            assume_defined=True,
+        ),
+        Implication(
+            "approx.beats.stream.flash2",
+            "inequality",
+            "Wherever streaming runs (and flash2 runs), it moves strictly fewer words than flash2.",
+            ST.valid + FL.valid,
+            ST.io < FL.io,
+            provenance=P,
+            assume_defined=True,
+        ),
+        Implication(
+            "approx.beats.chunked.flash2",
+            "inequality",
+            "Large cache (d² ≤ M ≤ Nd/16): with r ≤ N/4 the chunked schedule moves strictly fewer words than flash2 "
+            "(exact formulas, every ceiling and floor included).",
+            CH.valid + FL.valid + LARGE + (4 * r <= N,),
+            CH.io < FL.io,
+            provenance=P,
+            assume_defined=True,
+        ),
+        Implication(
+            "approx.loses.chunked.flash2",
+            "inequality",
+            "Large cache (d² ≤ M ≤ Nd/16): with r ≥ 2N flash2 moves no more words than the chunked schedule "
+            "(exact formulas): the approximation stops paying once the rank passes the sequence length.",
+            CH.valid + FL.valid + LARGE + (2 * N <= r,),
+            FL.io <= CH.io,
+            provenance=P,
+            assume_defined=True,
+        ),
+        Crossover(
+            "approx.crossover.leading.chunked.flash2",
+            "Leading terms: chunked 4Nrd²/M + 2Nd against flash2's 4N²d²/M + 2Nd; the boundary along r/N is derived.",
+            (),
+            a=4 * N * r * d**2 / M + 2 * N * d,
+            b=4 * N**2 * d**2 / M + 2 * N * d,
+            axis=r / N,
+            lo=F(1, 64),
+            hi=F(16),
+            precision=F(1, 256),
+            a_name="4Nrd²/M + 2Nd",
+            b_name="4N²d²/M + 2Nd",
+            axis_name="r/N",
+            provenance=P,
+        ),
+        Implication(
+            "approx.switch.leading.tiled.chunked",
+            "iff",
+            "Leading terms of the two approximate schedules: tiled 4Nrd/√M ≤ chunked 4Nrd²/M exactly when M ≤ d² "
+            "(the same M = d² split as exact attention).",
+            (),
+            Iff(4 * N * r * d / sqrt(M) <= 4 * N * r * d**2 / M, M <= d**2),
+            provenance=P,
+        ),
+        Implication(
+            "approx.branch.tiled-width",
+            "branch",
+            "Small cache: for M < d² the tiled schedule's tile width min(d, ⌊√M⌋ − 1) is ⌊√M⌋ − 1.",
+            (M < d**2,),
+            eq(A.tiled_w, floor(sqrt(M)) - 1),
+            provenance=P,
+        ),
+        Implication(
+            "approx.beats.leading.tiled.flash2",
+            "inequality",
+            "Small cache (M < d²), leading terms only: with r ≤ N/4, tiled's 4Nrd/√M + 2Nr is below flash2's 4N²d²/M.",
+            (M < d**2, 4 * r <= N),
+            4 * N * r * d / sqrt(M) + 2 * N * r < 4 * N**2 * d**2 / M,
+            provenance=P,
+        ),
+    ]
+    return out
+
+
+CLAIMS: list[Claim] = _claims()
