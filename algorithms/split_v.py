@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from algorithms.machine import Machine, SlowArray
+from algorithms.machine import FastBlock, Machine, SlowArray
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
 
@@ -102,7 +102,9 @@ def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: SplitVTili
     return O
 
 
-def _group(m: Machine, Qi, K: SlowArray, V: SlowArray, O: SlowArray, L: SlowArray, rows: slice, vcols: slice, B_c: int, scale: float, *, write_L: bool) -> None:  # noqa: ANN001
+def _group(
+    m: Machine, Qi: FastBlock, K: SlowArray, V: SlowArray, O: SlowArray, L: SlowArray, rows: slice, vcols: slice, B_c: int, scale: float, *, write_L: bool
+) -> None:
     xp = m.xp
     N, d = K.shape
     br = rows.stop - rows.start

@@ -155,3 +155,43 @@ def test_formula_rejects_M_below_the_minimum() -> None:
         with pytest.raises(InvalidParameter):
             cost(name, N=10, d=8, M=lo - 1)
         cost(name, N=10, d=8, M=lo)  # and accepts the minimum itself
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def test_per_array_traffic_matches_the_derivations_line_by_line() -> None:
+    """docs/costs.md, array by array, at a point no block size divides (N=101, d=13, dv=13 or 29)."""
+    N, d = 101, 13
+    io = lambda name, M, dv=d: count(name, N=N, d=d, dv=dv, M=M).per_array  # noqa: E731
+
+    M = 500  # flash1: B_c = ⌈500/52⌉ = 10, T_c = 11
+    p, T_c = io("flash1", M), ceil_div(N, ceil_div(M, 4 * d))
+    assert (p["K"].reads_words, p["V"].reads_words) == (N * d, N * d)
+    assert p["Q"].reads_words == T_c * N * d
+    assert (p["O"].reads_words, p["O"].writes_words) == (T_c * N * d, (1 + T_c) * N * d)
+    assert (p["ell"].writes_words, p["m"].reads_words) == ((1 + T_c) * N, T_c * N)
+
+    p, B = io("square_tiling", 300), 8  # B = ⌊√75⌋ = 8, T = 13, T_d = 2
+    T = ceil_div(N, B)
+    assert (p["Q"].reads_words, p["K"].reads_words, p["V"].reads_words) == (T * N * d, T * N * d, T * N * d)
+    assert (p["S"].writes_words, p["S"].reads_words) == (N * N, ceil_div(d, B) * N * N)
+    assert (p["L"].writes_words, p["L"].reads_words, p["O"].writes_words) == (N, N, N * d)
+
+    p, b = io("standard", 300), 10  # b = ⌊√100⌋ = 10
+    T = ceil_div(N, b)
+    assert (p["S"].writes_words, p["S"].reads_words, p["P"].writes_words) == (N * N, 2 * N * N, N * N)
+    assert (p["P"].reads_words, p["V"].reads_words) == (ceil_div(d, b) * N * N, T * N * d)
+
+    p = io("kv_stationary", 400)  # b = ⌊(400 − 42)/27⌋ = 13 → T_c = 8
+    T_c = ceil_div(N, (400 - 3 * d - 3) // (2 * d + 1))
+    assert (p["K"].reads_words, p["Q"].reads_words) == (N * d, T_c * N * d)
+    assert (p["O"].reads_words, p["O"].writes_words) == ((T_c - 1) * N * d, T_c * N * d)
+    assert (p["L"].reads_words, p["L"].writes_words) == ((T_c - 1) * N, T_c * N)
+
+    dv = 29
+    p = io("split_v", 400, dv)  # g = 13, G = 3, a = ⌊387/30⌋ = 12 → T_r = 9
+    T_r, G = ceil_div(N, (400 - d) // (2 * d + 4)), ceil_div(dv, d)
+    assert (p["Q"].reads_words, p["K"].reads_words, p["V"].reads_words) == (N * d, T_r * G * N * d, T_r * N * dv)
+    assert (p["O"].writes_words, p["L"].writes_words) == (N * dv, N)
