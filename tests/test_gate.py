@@ -1,0 +1,155 @@
+"""The regression gate: missing/corrupted baseline, planted regressions, --update."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from attnio.commands import gate as gate_cmd
+from reports import gate, sources
+
+GRID = {"numeric_max_N": 0, "blocks": [{"algorithms": ["flash2"], "N": [16, 1024], "d": [4, 16], "M": [128, 4096]}]}
+
+
+@pytest.fixture
+def grid_file(tmp_path: Path) -> Path:
+    p = tmp_path / "grid.json"
+    p.write_text(json.dumps(GRID))
+    return p
+
+
+@pytest.fixture
+def fake_verdicts(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """The verifier's answer, under the test's control (the real solver is another helper's, and slow)."""
+    vs = [{"id": "claim.a", "verdict": "proved", "constant": "4", "claim": "", "solver": "z3"},
+          {"id": "claim.b", "verdict": "proved", "constant": None, "claim": "", "solver": "z3"}]
+    monkeypatch.setattr(sources, "verdicts", lambda: copy.deepcopy(vs))
+    return vs
+
+
+def _gate(baseline: Path, grid: Path, *extra: str) -> int:
+    p = argparse.ArgumentParser()
+    gate_cmd.add_arguments(p)
+    return gate_cmd.main(p.parse_args(["--baseline", str(baseline), "--grid", str(grid), *extra]))
+
+
+def test_missing_baseline_is_a_clear_error_exit_2(tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture) -> None:
+    assert _gate(tmp_path / "none.json", grid_file) == 2
+    err = capsys.readouterr().err
+    assert "no baseline at" in err and "attnio gate --update" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"\x00\xff garbage", "not valid JSON"),
+        (b'{"schema": 1, "io": {', "not valid JSON"),
+        (b'{"schema": 99, "io": {}}', "not an attnio baseline"),
+        (b"[1, 2, 3]", "not an attnio baseline"),
+        (b'{"schema": 1, "io": {"k": {"reads": "many"}}}', "malformed"),
+        (b'{"schema": 1, "io": {}, "bounds": [1]}', "section 'bounds'"),
+    ],
+)
+def test_corrupted_baseline_is_a_clear_error_exit_2(tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture, content: bytes, fragment: str) -> None:
+    b = tmp_path / "baseline.json"
+    b.write_bytes(content)
+    assert _gate(b, grid_file) == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_update_then_gate_passes_and_the_file_is_written_atomically(tmp_path: Path, grid_file: Path, fake_verdicts: list) -> None:
+    b = tmp_path / "baseline.json"
+    assert _gate(b, grid_file, "--update") == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json", "grid.json"]  # no temp file left
+    data = json.loads(b.read_text())
+    assert len(data["io"]) == 8 and data["verdicts"]["claim.a"]["verdict"] == "proved"
+    assert _gate(b, grid_file) == 0
+
+
+def test_planted_one_word_io_regression_fails_the_gate(tmp_path: Path, grid_file: Path, fake_verdicts: list, capsys: pytest.CaptureFixture) -> None:
+    b = tmp_path / "baseline.json"
+    _gate(b, grid_file, "--update")
+    data = json.loads(b.read_text())
+    key = sorted(data["io"])[3]
+    data["io"][key]["writes"] -= 1  # the baseline moved one word fewer: this run's count grew by one word
+    b.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert _gate(b, grid_file) == 1
+    err = capsys.readouterr().err
+    assert f"io {key}: writes" in err and "(+1 words)" in err
+
+
+def test_planted_lost_proof_fails_the_gate(tmp_path: Path, grid_file: Path, fake_verdicts: list, capsys: pytest.CaptureFixture) -> None:
+    b = tmp_path / "baseline.json"
+    _gate(b, grid_file, "--update")
+    fake_verdicts[1]["verdict"] = "unknown"  # the solver no longer proves claim.b
+    capsys.readouterr()
+    assert _gate(b, grid_file) == 1
+    assert "verdict claim.b: proved -> unknown (proof lost)" in capsys.readouterr().err
+
+
+def test_an_improved_count_is_a_note_not_a_failure(tmp_path: Path, grid_file: Path, fake_verdicts: list, capsys: pytest.CaptureFixture) -> None:
+    b = tmp_path / "baseline.json"
+    _gate(b, grid_file, "--update")
+    data = json.loads(b.read_text())
+    key = sorted(data["io"])[0]
+    data["io"][key]["reads"] += 5
+    b.write_text(json.dumps(data))
+    assert _gate(b, grid_file) == 0
+    assert "improved" in capsys.readouterr().out
+
+
+def _figures() -> dict:
+    from bounds.expr import to_json
+    from bounds.symbols import M, N, d
+
+    return {
+        "schema": 1,
+        "io": {"x|N=1": {"reads": 10, "writes": 3}},
+        "bounds": {
+            "lb": {"kind": "lower", "expr": to_json(N * N * d * d / M), "regime": [to_json(d * d <= M)], "constant": "1/4"},
+            "ub": {"kind": "upper", "expr": to_json(4 * N * N * d * d / M), "regime": [], "constant": "4"},
+        },
+        "verdicts": {"lb": {"verdict": "proved", "constant": "1/4"}},
+    }
+
+
+def test_compare_flags_a_changed_bound_expression_structurally() -> None:
+    from bounds.expr import to_json
+    from bounds.symbols import M, N, d
+
+    base, cur = _figures(), _figures()
+    cur["bounds"]["lb"]["expr"] = to_json(N * N * d / M)
+    res = gate.compare(base, cur)
+    assert len(res.problems) == 1 and res.problems[0].startswith("bounds lb: expr changed")
+
+
+@pytest.mark.parametrize(
+    "where, new, worse",
+    [(("bounds", "lb"), "1/8", True), (("bounds", "lb"), "1/2", False), (("bounds", "ub"), "5", True), (("bounds", "ub"), "3", False),
+     (("verdicts", "lb"), "1/5", True), (("verdicts", "lb"), None, True)],
+)
+def test_compare_fails_only_when_a_constant_worsens(where: tuple, new: str | None, worse: bool) -> None:
+    base, cur = _figures(), _figures()
+    cur[where[0]][where[1]]["constant"] = new
+    res = gate.compare(base, cur)
+    assert res.ok is not worse, (res.problems, res.notes)
+
+
+def test_compare_flags_removed_bounds_and_missing_configurations() -> None:
+    base, cur = _figures(), _figures()
+    del cur["bounds"]["ub"]
+    del cur["io"]["x|N=1"]
+    probs = gate.compare(base, cur).problems
+    assert "bounds ub: removed" in probs and "io x|N=1: configuration missing from this run" in probs
+
+
+def test_identical_figures_pass_and_new_entries_are_notes() -> None:
+    base, cur = _figures(), _figures()
+    cur["io"]["y|N=2"] = {"reads": 1, "writes": 1}
+    res = gate.compare(base, cur)
+    assert res.ok and any("new entries" in n for n in res.notes)

@@ -1,0 +1,191 @@
+"""Sweeps: resumable after SIGKILL, consistent under two concurrent writers, the Dask path, grid validation."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from attnio.errors import InvalidParameter
+from reports.grid import grid_from_dict, load_grid
+from reports.store import Store
+from reports.sweep import run_config, run_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Real arithmetic on N = 160..256 with a small M: each row takes a noticeable fraction of a second, so a
+# SIGKILL lands mid-sweep. 12 configurations.
+SLOW_GRID = {"numeric_max_N": 1000, "blocks": [{"algorithms": ["flash2"], "N": [96, 128, 160], "d": [8, 16], "M": [72, 96]}]}
+FAST_GRID = {"numeric_max_N": 32, "blocks": [{"algorithms": ["flash2"], "N": [8, 32, 512, 4096], "d": [2, 8], "M": [48, 400]}]}
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-c", "import sys; from attnio.cli import main; sys.exit(main())", *args]
+
+
+def _reference(grid_dict: dict) -> dict[str, tuple[int, int, int]]:
+    g = grid_from_dict(grid_dict)
+    out = {}
+    for c in g.configs:
+        r = run_config({**c.as_dict(), "count_only": True})
+        out[c.key()] = (r["reads"], r["writes"], r["peak_fast_words"])
+    return out
+
+
+def _check_store(path: Path, ref: dict[str, tuple[int, int, int]]) -> None:
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    keys = [k for (k,) in db.execute("SELECT key FROM results")]
+    db.close()
+    assert len(keys) == len(set(keys)), "a row is duplicated"
+    assert sorted(keys) == sorted(ref), "a row is lost or foreign"
+    with Store(path) as s:
+        for r in s.rows():
+            assert r["status"] == "ok", r
+            assert (r["reads"], r["writes"], r["peak_fast_words"]) == ref[r["key"]], r["key"]
+
+
+def _count(path: Path) -> int:
+    if not path.exists():
+        return 0
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+        finally:
+            db.close()
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_sigkill_mid_sweep_then_rerun_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps(SLOW_GRID))
+    store = tmp_path / "s.sqlite"
+    args = _cli("sweep", "--grid", str(grid), "--store", str(store), "--workers", "1", "--batch", "1", "--no-progress")
+    p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    try:
+        while _count(store) < 3:
+            assert p.poll() is None, f"sweep ended before it could be killed: {p.communicate()}"
+            assert time.monotonic() < deadline, "sweep made no progress"
+            time.sleep(0.02)
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait()
+        try:
+            os.killpg(p.pid, signal.SIGKILL)  # the pool worker this sweep spawned (its own session)
+        except ProcessLookupError:
+            pass
+    assert p.returncode == -signal.SIGKILL
+    partial = _count(store)
+    assert 3 <= partial < 12, f"the kill did not land mid-sweep ({partial} of 12 rows)"
+    out = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert f"{partial} already in" in out.stdout and f"{12 - partial} run now" in out.stdout, out.stdout
+    _check_store(store, _reference(SLOW_GRID))
+
+
+def test_two_sweeps_writing_one_store_at_once_stay_consistent(tmp_path: Path) -> None:
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps(FAST_GRID))
+    store = tmp_path / "s.sqlite"
+    args = _cli("sweep", "--grid", str(grid), "--store", str(store), "--workers", "0", "--batch", "1", "--no-progress")
+    procs = [subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (o, e) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, e
+    _check_store(store, _reference(FAST_GRID))
+
+
+def test_rerun_skips_finished_rows_and_runs_the_rest() -> None:
+    g = grid_from_dict(FAST_GRID)
+    s = Store(":memory:")
+    s.append([run_config(c.as_dict()) for c in g.configs[:5]])
+    summary = run_sweep(g, s, workers=0, progress=False)
+    assert (summary.done_before, summary.ran, s.count()) == (5, len(g.configs) - 5, len(g.configs))
+
+
+def test_process_pool_gives_the_same_rows_as_in_process(tmp_path: Path) -> None:
+    g = grid_from_dict(FAST_GRID)
+    a, b = Store(tmp_path / "a.sqlite"), Store(":memory:")
+    run_sweep(g, a, workers=2, progress=False)
+    run_sweep(g, b, workers=0, progress=False)
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
+    assert strip(a.rows()) == strip(b.rows())
+
+
+def test_dask_local_cluster_on_loopback_gives_the_same_rows() -> None:
+    distributed = pytest.importorskip("distributed")
+    g = grid_from_dict(FAST_GRID)
+    ref = Store(":memory:")
+    run_sweep(g, ref, workers=0, progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None, protocol="tcp", host="127.0.0.1") as cluster:
+        s = Store(":memory:")
+        summary = run_sweep(g, s, scheduler=cluster.scheduler_address, progress=False)
+    assert summary.ran == len(g.configs)
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
+    assert strip(s.rows()) == strip(ref.rows())
+
+
+def test_rows_carry_configuration_counts_bounds_version_and_timing() -> None:
+    r = run_config(grid_from_dict(FAST_GRID).configs[0].as_dict())
+    for k in ("algorithm", "N", "d", "dv", "M", "eps", "B", "reads", "writes", "io", "peak_fast_words", "max_abs_error",
+              "formula_io", "bounds", "ratios", "backend", "attnio_version", "seconds"):
+        assert k in r, k
+    assert r["io"] == r["reads"] + r["writes"] == r["formula_io"]
+
+
+def test_documented_errors_become_rows_not_crashes() -> None:
+    r = run_config({"algorithm": "flash2", "N": 8, "d": 4, "M": 5, "dv": 4})  # below flash2's minimum M
+    assert r["status"] == "error" and "M=5" in r["error"]
+
+
+@pytest.mark.parametrize(
+    "grid, name, fragment",
+    [
+        ({"blocks": [{"algorithms": ["flash2"], "N": [8], "d": [2], "M": [-3]}]}, "blocks[0].M", ">= 1"),
+        ({"blocks": [{"algorithms": ["flash2"], "N": [8.5], "d": [2], "M": [64]}]}, "blocks[0].N", "integer"),
+        ({"blocks": [{"algorithms": ["nope"], "N": [8], "d": [2], "M": [64]}]}, "algorithm", "flash2"),
+        ({"blocks": [{"algorithms": ["flash2"], "N": [8], "d": [2], "M": [64], "Mx": [1]}]}, "blocks[0].Mx", "keys are"),
+        ({"blocks": [{"algorithms": ["flash2"], "N": [], "d": [2], "M": [64]}]}, "blocks[0].N", "non-empty list"),
+        ({"blocks": [{"algorithms": ["flash2"], "N": [8], "d": [2], "M": [64], "eps": [1.5], "B": [1]}]}, "blocks[0].eps", "< 1"),
+        ({"blocks": [{"algorithms": ["flash2"], "N": [8], "d": [2], "M": [64], "eps": [0.1], "B": [1]}]}, "blocks[0].eps/B", "exact algorithm"),
+        ({"numeric_max_N": -1, "blocks": [{"algorithms": ["flash2"], "N": [8], "d": [2], "M": [64]}]}, "numeric_max_N", ">= 0"),
+        ({"blocks": []}, "blocks", "non-empty"),
+    ],
+)
+def test_bad_grid_values_name_parameter_value_and_range(grid: dict, name: str, fragment: str) -> None:
+    with pytest.raises(InvalidParameter) as e:
+        grid_from_dict(grid)
+    assert e.value.name == name and fragment in e.value.valid
+
+
+def test_bad_grid_files_are_invalid_parameters(tmp_path: Path) -> None:
+    bad = tmp_path / "g.toml"
+    bad.write_text("[[blocks]\nalgorithms = [")
+    with pytest.raises(InvalidParameter, match="well-formed TOML"):
+        load_grid(bad)
+    with pytest.raises(InvalidParameter, match="existing"):
+        load_grid(tmp_path / "missing.json")
+    good = tmp_path / "g2.toml"
+    good.write_text('numeric_max_N = 8\n[[blocks]]\nalgorithms = ["flash2"]\nN = [8, 16]\nd = [2]\nM = [48]\n')
+    assert sorted((c.N, c.count_only) for c in load_grid(good).configs) == [(8, False), (16, True)]
+
+
+def test_cli_bad_grid_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "g.json"
+    bad.write_text(json.dumps({"blocks": [{"algorithms": ["flash2"], "N": [0], "d": [2], "M": [64]}]}))
+    out = subprocess.run(_cli("sweep", "--grid", str(bad), "--store", str(tmp_path / "s.sqlite")), cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "blocks[0].N=0 is invalid" in out.stderr and "Traceback" not in out.stderr
