@@ -449,7 +449,7 @@ def to_text(e: Expr) -> str:
             neg = isinstance(t, Const) and t.value < 0
             if isinstance(t, Mul) and isinstance(t.factors[0], Const) and t.factors[0].value < 0:
                 neg = True
-                s = _wrap(mul(-1, t), 1)
+                s = _wrap(mul(-1, t), 2)  # a − (b + c) keeps its parentheses
             elif neg:
                 s = to_text(Const(-t.value))
             out += (" − " if neg else " + ") + s if i else ("−" + s if neg else s)

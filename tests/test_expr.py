@@ -100,3 +100,8 @@ def test_symbol_factory_returns_one_symbol_per_name() -> None:
     with pytest.raises(AssertionError):
         sym("N", integer=False)
     assert Const(Fraction(1)) == Const(Fraction(1))
+
+
+def test_subtracted_sums_keep_their_parentheses() -> None:
+    assert to_text(M - (N + d)) == "M − (N + d)"
+    assert to_text(M - 2 * (N + d)) == "M − 2·(N + d)"
