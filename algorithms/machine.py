@@ -166,10 +166,9 @@ class Machine:
     _arrays: dict[str, SlowArray] = field(default_factory=dict, init=False, repr=False)
     _events: list[Event] = field(default_factory=list, init=False, repr=False)
 
-    @property
-    def numeric(self) -> bool:
-        """True when blocks carry data and arithmetic runs."""
-        return not self.count_only
+    def __post_init__(self) -> None:
+        #: True when blocks carry data and arithmetic runs (a plain attribute: it is read in every loop body).
+        self.numeric = not self.count_only
 
     # slow memory ---------------------------------------------------------------------------------
 
@@ -339,19 +338,26 @@ class Machine:
 
 
 def _region(arr: SlowArray, rows: Index, cols: Index) -> tuple[tuple[slice, ...], tuple[int, ...]]:
-    sls = (rows, cols)[: len(arr.shape)]
-    if len(arr.shape) == 1 and cols is not None:
-        raise SlowMemoryViolation(f"array {arr.name} is 1-D; no column index")
-    idx: list[slice] = []
-    shape: list[int] = []
-    for s, n in zip(sls, arr.shape, strict=False):
-        s = slice(None) if s is None else s
-        start, stop, step = s.indices(n)
-        if step != 1 or stop < start:
-            raise SlowMemoryViolation(f"unsupported index {s} into {arr.name}")
-        idx.append(slice(start, stop))
-        shape.append(stop - start)
-    return tuple(idx), tuple(shape)
+    """Normalise ``arr[rows, cols]`` to explicit in-bounds slices and their shape (hot path: kept lean)."""
+    shape = arr.shape
+    if len(shape) == 1:
+        if cols is not None:
+            raise SlowMemoryViolation(f"array {arr.name} is 1-D; no column index")
+        a = _bounds(arr, rows, shape[0])
+        return (slice(*a),), (a[1] - a[0],)
+    a = _bounds(arr, rows, shape[0])
+    b = _bounds(arr, cols, shape[1])
+    return (slice(*a), slice(*b)), (a[1] - a[0], b[1] - b[0])
+
+
+def _bounds(arr: SlowArray, s: Index, n: int) -> tuple[int, int]:
+    if s is None:
+        return 0, n
+    start = 0 if s.start is None else s.start
+    stop = n if s.stop is None else min(s.stop, n)
+    if s.step not in (None, 1) or start < 0 or stop < start:
+        raise SlowMemoryViolation(f"unsupported index {s} into {arr.name}")
+    return start, stop
 
 
 def _fmt(idx: tuple[slice, ...]) -> str:
