@@ -1,0 +1,334 @@
+"""Explicit-constant lower bounds for attention in the large cache (derived here), and the constants table.
+
+Source: ``/work/shared/research/lower-bound-constants.md`` (§3–§4.5, §1.5), re-derived step by step in
+``docs/bounds/b1.md``, ``b2.md``, ``b3.md`` and ``docs/constants.md``. Every algebraic step is a z3 claim in
+:mod:`solver.claims_constants`; the combinatorial steps are argued in prose there (each step says which).
+
+- **B1** Q ≥ N²d²/M − M for M ≥ 2d² (QKᵀ faces only; recomputation allowed): "derived here".
+- **B2** Q ≥ 2N²d²/M − M for M ≥ 4d² (adds the V face; recomputation allowed): "derived here".
+- **B3** Q ≥ M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M for M ≤ Nd/4 and N ≥ 4d (adds the output-slot face with
+  amortised slot accounting): **"under review"**. Its algebra is machine-checked; its combinatorial slot
+  accounting (and the treatment of recomputation) is argued in prose and has not been independently reviewed.
+- d_k ≠ d_v: leading constants (d_k + d_v)² (d_v ≤ d_k) and 4·d_k·d_v (d_v ≥ d_k), asymptotic statements only.
+- COSMA's 2mnk/√M + mn with the precondition on the inner dimension k that its proof silently needs.
+
+Nothing here imports ``algorithms`` or ``solver``. The catalog (``bounds/catalog.py``) gathers :data:`BOUNDS`.
+
+>>> from bounds.expr import evaluate
+>>> int(evaluate(B2.expr, {"N": 4096, "d": 64, "M": 65536}))
+2031616
+>>> [b.status for b in (B1, B2, B3)]
+['derived here', 'derived here', 'under review']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+from bounds.expr import evaluate, sqrt
+from bounds.symbols import M, N, d, dv, sym
+from bounds.types import Bound
+
+NOTE = "lower-bound-constants note (shared/research/lower-bound-constants.md)"
+CDAG = (
+    "standard attention CDAG: each Q_iℓ·K_jℓ product its own vertex, summed by any tree into S_ij; a per-pair "
+    "vertex A_ij depending on S_ij; each A_ij·V_jℓ' its own vertex, summed per output slot by any tree "
+    "(online-softmax rescaling allowed; no fast matrix multiplication)"
+)
+
+B1 = Bound(
+    id="constants.b1",
+    statement="Every standard-CDAG attention calculation moves at least N²d²/M − M words when M ≥ 2d² "
+    "(counts only the QKᵀ dot products; recomputation allowed).",
+    kind="lower",
+    model=CDAG + "; robust: recomputation allowed",
+    regime=(M >= 2 * d**2,),
+    expr=N**2 * d**2 / M - M,
+    explicit=True,
+    constant=Fraction(1),
+    slack=-M,
+    provenance=f"derived here: Saha–Ye Lemma 3.3 counting sharpened by AM–GM and a shared 2M budget ({NOTE} §4.2)",
+    status="derived here",
+    doc="docs/bounds/b1.md",
+    notes="robust (recomputation allowed). Tight for QKᵀ alone (hold M/d rows of Q, stream K).",
+)
+
+B2 = Bound(
+    id="constants.b2",
+    statement="Every standard-CDAG attention calculation moves at least 2N²d²/M − M words when M ≥ 4d² "
+    "(counts the PV products, with the Q, K and V faces; recomputation allowed).",
+    kind="lower",
+    model=CDAG + "; robust: recomputation allowed",
+    regime=(M >= 4 * d**2,),
+    expr=2 * N**2 * d**2 / M - M,
+    explicit=True,
+    constant=Fraction(2),
+    slack=-M,
+    provenance=f"derived here ({NOTE} §4.3)",
+    status="derived here",
+    doc="docs/bounds/b2.md",
+    notes="robust (recomputation allowed). Stops at 2 because O accumulators cost no I/O to create.",
+)
+
+B3 = Bound(
+    id="constants.b3",
+    statement="Every standard-CDAG attention calculation moves at least M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M "
+    "words when M ≤ Nd/4 and N ≥ 4d (four faces Q, K, V and output slots; amortised slot accounting).",
+    kind="lower",
+    model=CDAG + "; recomputation only through 'useful instances' (least-checked step)",
+    regime=(4 * M <= N * d, N >= 4 * d),
+    expr=M * (4 * N**2 * d**2 - Fraction(3, 2) * N * M * d) / (M**2 + 16 * d**4) - M,
+    explicit=True,
+    constant=Fraction(4),
+    slack=-M,
+    provenance=f"derived here ({NOTE} §4.4)",
+    status="under review",
+    doc="docs/bounds/b3.md",
+    notes="UNDER REVIEW: algebra machine-checked (constants.b3.*), slot accounting and Loomis–Whitney "
+    "application argued in prose only (docs/bounds/b3.md steps 1–4, 8–12). Leading term 4N²d²/M: tight with "
+    "flash2 up to (1 + 2/d)(1 + 16d⁴/M²)(1 + O(d/M) + O(M/(Nd))) (claim constants.gap.flash2.le.B3).",
+)
+
+DV_NARROW = Bound(
+    id="constants.dv.narrow",
+    statement="For d_v ≤ d_k, the four-face count gives a leading lower-bound term N²(d_k + d_v)²/M "
+    "(FlashAttention-2 with a = M/(d_k + d_v) attains it).",
+    kind="lower",
+    model=CDAG + " with value width d_v",
+    regime=(dv <= d, 4 * M <= N * d, N >= 4 * d),
+    expr=N**2 * (d + dv) ** 2 / M,
+    explicit=False,
+    constant=Fraction(1),
+    provenance=f"derived here ({NOTE} §4.5)",
+    status="under review",
+    doc="docs/constants.md#dv",
+    notes="Asymptotic (leading term) only; rests on B3's slot accounting. The per-segment maximisation with "
+    "v ≤ r·k, β ≤ r·u (r = d_v/d_k ≤ 1) is machine-checked: constants.dv.narrow.*",
+    symbols=("N", "d", "M", "dv"),
+)
+
+DV_WIDE = Bound(
+    id="constants.dv.wide",
+    statement="For d_v ≥ d_k, the four-face count gives a leading lower-bound term 4N²·d_k·d_v/M, below "
+    "FlashAttention-2's N²(d_k + d_v)²/M; the split-V schedule attains it.",
+    kind="lower",
+    model=CDAG + " with value width d_v",
+    regime=(d <= dv, 4 * M <= N * d, N >= 4 * d),
+    expr=4 * N**2 * d * dv / M,
+    explicit=False,
+    constant=Fraction(4),
+    provenance=f"derived here ({NOTE} §4.5)",
+    status="under review",
+    doc="docs/constants.md#dv",
+    notes="Asymptotic (leading term) only; rests on B3's slot accounting (per-segment maximum (2M)²/(16d_k) by "
+    "constants.b3.amgm4, rearrangement constants.dv.wide.leading).",
+    symbols=("N", "d", "M", "dv"),
+)
+
+# Matrix multiplication C = A·B, A m×k, B k×n (same symbols as the catalog's).
+m_, k_, n_ = sym("m"), sym("k"), sym("n")
+
+COSMA = Bound(
+    id="constants.cosma.thm1",
+    statement="Classical matrix multiplication C = AB (C written, not read) needs 2mnk/√M + mn I/Os, "
+    "but only with a long inner dimension: (k + 1)² ≥ 4M. For (k + 1)² < 4M row streaming beats it.",
+    kind="lower",
+    model="standard matrix multiplication C = A·B (m×k by k×n), C written once",
+    regime=(4 * M <= (k_ + 1) ** 2,),
+    expr=2 * m_ * n_ * k_ / sqrt(M) + m_ * n_,
+    explicit=False,
+    constant=Fraction(2),
+    provenance="Kwasniewski et al., COSMA, SC'19 (arXiv 1908.09606), Theorem 1; precondition on k derived here",
+    status="under review",
+    doc="docs/constants.md#cosma",
+    symbols=("m", "k", "n", "M"),
+    notes="The paper states it for all k. The precondition (k+1)² ≥ 4M is necessary (counterexample: "
+    "N=4096, d=64, M=65536, tests/test_constants.py) but NOT shown sufficient here, hence not explicit. "
+    "The reads-only form 2mnk/√M is the catalog's smith.mm (same precondition).",
+)
+
+ROW_STREAM_MM = Bound(
+    id="constants.mm.row-stream",
+    statement="C = AB (m×k by k×n) with a = ⌊(M − k)/(k + 1)⌋ rows of A resident and B streamed one column at "
+    "a time moves exactly mk + ⌈m/a⌉·nk + mn words.",
+    kind="upper",
+    model="algorithm row-stream matrix multiplication (tests/test_constants.py runs it on the machine)",
+    regime=(M >= 2 * k_ + 1,),
+    expr=m_ * k_ + (m_ / ((M - k_) / (k_ + 1))) * n_ * k_ + m_ * n_,
+    explicit=False,
+    constant=Fraction(1),
+    provenance="derived here (AttenIO §3.2 tall-skinny schedule); the counterexample to COSMA for short k",
+    status="derived here",
+    doc="docs/constants.md#cosma",
+    symbols=("m", "k", "n", "M"),
+    notes="expr is the ceiling-free leading form; the exact count uses ⌊·⌋ and ⌈·⌉ as in the statement.",
+)
+
+BOUNDS: list[Bound] = [B1, B2, B3, DV_NARROW, DV_WIDE, COSMA, ROW_STREAM_MM]
+
+
+def attention_lower_bounds() -> list[Bound]:
+    """The explicit attention lower bounds of this module (B1, B2, B3)."""
+    return [b for b in BOUNDS if b.kind == "lower" and b.explicit and set(b.symbols) == {"N", "d", "M"}]
+
+
+# Which proof steps are machine-checked (claim ids in solver/claims_constants.py) and which are prose only.
+# Each docs page numbers the same steps; tests/test_constants.py checks the two agree.
+PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
+    "constants.b1": [
+        (1, "prose"),
+        (2, "prose"),
+        (3, "prose"),
+        (4, "constants.b1.amgm"),
+        (5, "constants.b1.endpoint"),
+        (6, "constants.b1.segment_max"),
+        (7, "constants.b1.rearrange"),
+        (8, "constants.b1.best_R"),
+    ],
+    "constants.b2": [
+        (1, "prose"),
+        (2, "prose"),
+        (3, "prose"),
+        (4, "constants.b2.maximise"),
+        (5, "constants.b2.endpoint"),
+        (6, "constants.b2.segment_max"),
+        (7, "constants.b2.rearrange"),
+    ],
+    "constants.b3": [
+        (1, "prose"),
+        (2, "prose"),
+        (3, "prose"),
+        (4, "prose"),
+        (5, "constants.b3.amgm4"),
+        (6, "constants.b3.lw_to_T2"),
+        (7, "constants.b3.type2"),
+        (8, "prose"),
+        (9, "prose"),
+        (10, "constants.b3.fresh_regime"),
+        (11, "constants.b3.fresh_cap"),
+        (12, "prose"),
+        (13, "constants.b3.square_term"),
+        (14, "constants.b3.sum"),
+        (15, "constants.b3.rearrange"),
+        (16, "constants.b3.best_R"),
+    ],
+}
+
+
+def proof_status(bound_id: str, verdicts: Mapping[str, str] | None = None) -> str:
+    """"k of n steps machine-checked[, all proved]" for a bound; ``verdicts`` maps claim id → status."""
+    steps = PROOF_STEPS.get(bound_id)
+    if not steps:
+        return "no step list"
+    checked = [c for _, c in steps if c != "prose"]
+    s = f"{len(checked)} of {len(steps)} steps machine-checkable, {len(steps) - len(checked)} prose"
+    if verdicts is not None:
+        proved = sum(verdicts.get(c) == "proved" for c in checked)
+        s += f"; {proved}/{len(checked)} proved"
+    return s
+
+
+# The constants table ----------------------------------------------------------------------------------------
+
+# Representative points of the large-cache regime (the note's §5 plus a larger M/d²), d_v = d.
+TABLE_POINTS: tuple[tuple[int, int, int], ...] = (
+    (4096, 64, 16384),
+    (4096, 64, 65536),
+    (16384, 128, 131072),
+    (65536, 64, 65536),
+    (65536, 128, 262144),
+    (65536, 128, 1048576),
+)
+
+
+@dataclass(frozen=True)
+class ConstantsRow:
+    regime: str
+    N: int
+    d: int
+    M: int
+    best_schedule: str
+    best_schedule_words: int
+    best_schedule_constant: float  # words / (N²d²/M)
+    best_proved_bound: str
+    best_proved_bound_words: float
+    best_proved_constant: float  # bound / (N²d²/M)
+    ratio: float  # best schedule / best proved bound
+    b3_words: float | None
+    ratio_if_b3: float | None
+    statuses: dict[str, str]
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(vars(self))
+
+
+def _statuses(verdicts: Mapping[str, str] | None) -> dict[str, str]:
+    out = {}
+    for b in (B1, B2, B3):
+        out[b.id] = f"{b.status} ({proof_status(b.id, verdicts)})"
+    return out
+
+
+def constants_table(
+    points: tuple[tuple[int, int, int], ...] = TABLE_POINTS, verdicts: Mapping[str, str] | None = None
+) -> list[ConstantsRow]:
+    """One row per point: the cheapest exact schedule (from :data:`bounds.costs.FORMULAS`, d_v = d) against the
+    best *proved* lower bound (B1, B2, the catalog's explicit bounds are not consulted here; B3 is shown
+    separately because it is under review). Constants are in units of N²d²/M at that point.
+
+    >>> row = constants_table(((65536, 64, 65536),))[0]
+    >>> row.best_proved_bound, round(row.ratio, 2) <= 2.1
+    ('constants.b2', True)
+    """
+    from bounds.costs import FORMULAS
+
+    rows = []
+    for n, dd, mm in points:
+        env = {"N": n, "d": dd, "M": mm, "dv": dd}
+        unit = Fraction(n * n * dd * dd, mm)
+        costs = {}
+        for name, fm in FORMULAS.items():
+            fd = fm.with_dv_equal_d()
+            if not all(rel.holds(env) for rel in fd.valid):
+                continue
+            try:
+                costs[name] = int(evaluate(fd.io, env))
+            except (ValueError, ZeroDivisionError):
+                continue
+        best = min(costs, key=lambda a: (costs[a], a))
+        proved = {b.id: evaluate(b.expr, env) for b in (B1, B2) if all(rel.holds(env) for rel in b.regime)}
+        trivial = 4 * n * dd
+        proved["trivial.4Nd"] = Fraction(trivial)
+        lb_id = max(proved, key=lambda i: proved[i])
+        lb = proved[lb_id]
+        b3 = evaluate(B3.expr, env) if all(rel.holds(env) for rel in B3.regime) else None
+        rows.append(
+            ConstantsRow(
+                regime="large cache, d_v = d" + (" (B3 regime)" if b3 is not None else ""),
+                N=n,
+                d=dd,
+                M=mm,
+                best_schedule=best,
+                best_schedule_words=costs[best],
+                best_schedule_constant=float(costs[best] / unit),
+                best_proved_bound=lb_id,
+                best_proved_bound_words=float(lb),
+                best_proved_constant=float(lb / unit),
+                ratio=float(costs[best] / lb),
+                b3_words=None if b3 is None else float(b3),
+                ratio_if_b3=None if b3 is None else float(costs[best] / max(b3, lb)),
+                statuses=_statuses(verdicts),
+            )
+        )
+    return rows
+
+
+# Leading constants in the limit d → ∞, M/d² → ∞, M/(Nd) → 0 (units of N²d²/M), for the report's summary line.
+ASYMPTOTIC = {
+    "best schedule (flash2, io-optimal rule)": Fraction(4),
+    "best proved lower bound (B2)": Fraction(2),
+    "B3 (under review)": Fraction(4),
+    "published (Saha–Ye, explicit)": Fraction(1, 8),
+}

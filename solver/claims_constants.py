@@ -1,0 +1,468 @@
+"""z3 checks of every algebraic step of the derived lower bounds B1, B2, B3 (docs/bounds/b1.md, b2.md, b3.md),
+of their consistency with every exact cost formula, and of the B3 ↔ flash2 gap.
+
+A claim is plain data: hypotheses and a conclusion, written with :mod:`bounds.expr` relations (and
+:mod:`solver.logic` connectives) over symbols from :func:`bounds.symbols.sym`; the translator
+(:mod:`solver.translator`) turns them into z3 terms. A claim is *proved* when z3 answers ``unsat`` for
+``hypotheses ∧ facts ∧ ¬conclusion`` (the translator's facts are true facts about floors, ceilings and square
+roots), and every side condition (positive denominators, non-negative square-root arguments) is itself proved
+from the hypotheses. ``unknown`` is never a pass.
+
+Three families, gathered by :func:`all_claims`:
+
+- :data:`STEP_CLAIMS`: the algebraic steps of the proofs (AM–GM and Loomis–Whitney maximisations, endpoint
+  analysis, the slot-accounting square expansion, the final rearrangements). Each names the numbered step of
+  its docs page that it checks. The combinatorial steps (segments, type-1/type-2 pairs, Loomis–Whitney itself,
+  slot amortisation) are argued in prose there, not here.
+- :func:`consistency_claims`: every bound of :data:`bounds.constants.BOUNDS` that is explicit and about
+  attention ≤ the exact cost of every algorithm in :data:`bounds.costs.FORMULAS`, over the intersection of the
+  bound's regime and the formula's validity (with d_v = d). Generated when called, so formulas added later are
+  covered.
+- :func:`gap_claims`: the optimal flash2 count is at most B3 times an explicit factor that tends to 1
+  (and B2 times 2 times the same factor), over a stated regime.
+
+Interface (solver/claims.py): this module exposes ``CLAIMS`` (ids prefixed ``constants.``), gathered by
+:func:`solver.claims.all_claims`.
+
+>>> check(by_id("constants.b1.amgm")).status
+'proved'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Any
+
+from bounds.expr import Expr, Rel, maximum
+from bounds.symbols import M, N, d, dv, sym
+from solver.claims import Implication
+from solver.engine import Outcome, prove
+from solver.logic import Formula
+
+
+# auxiliary symbols of the proofs (real, non-negative); names prefixed so they clash with nothing else -------
+def _r(name: str, doc: str) -> Any:
+    return sym(name, integer=False, lo=0, doc=doc)
+
+
+x = _r("seg_x", "type-2 pairs charged in a segment")
+B = _r("seg_B", "segment budget M + R (red words at the start plus I/Os in the segment)")
+T = _r("seg_T", "face budget of a segment")
+R = _r("seg_R", "I/Os per segment")
+I_rows = _r("seg_I", "|I_t|: rows whose whole Q row is available")
+J_cols = _r("seg_J", "|J_t|: columns whose whole K row is available")
+u = _r("seg_u", "Q face words d·|I_t|")
+k = _r("seg_k", "K face words d·|J_t|")
+v = _r("seg_v", "V face words available with j in J_t")
+beta = _r("seg_beta", "output slots (i, l') touched in the segment")
+Y = _r("seg_Y", "type-1 PV products in a segment")
+P4 = _r("seg_P", "the product u·k·v·β")
+h = _r("seg_h", "number of segments")
+Q = _r("seg_Q", "words moved (I/Os) by the whole computation")
+S = _r("seg_S", "Σ_t T_t², the sum of squared face budgets")
+f = _r("seg_f", "max fresh slots completed inside one segment")
+U = _r("seg_U", "partial-sum (slot) reads and writes in a segment")
+w = _r("seg_w", "z_t + U_t ≥ 0, the slot excess shifted to be non-negative")
+Z = _r("seg_Z", "Σ_t (z_t + U_t)")
+SU = _r("seg_SU", "Σ_t U_t")
+r = _r("seg_r", "d_v/d_k")
+p = _r("seg_p", "u + β")
+q = _r("seg_q", "k + v")
+X1 = _r("seg_X1", "u·β")
+X2 = _r("seg_X2", "k·v")
+c = _r("seg_c", "R/M")
+
+_BASE = (d >= 1, N >= 1, M >= 1)
+
+
+def _claim(
+    id: str, bound: str, statement: str, hyps: Iterable[Formula], concl: Formula, doc: str, kind: str = "derivation"
+) -> Implication:
+    """An :class:`~solver.claims.Implication` with id ``constants.<id>``; ``provenance`` names the docs step."""
+    return Implication(f"constants.{id}", kind, f"[{bound}] {statement}", tuple(hyps), concl, provenance=doc)
+
+
+def _sq(e: Expr) -> Expr:
+    return e * e
+
+
+# B1 ------------------------------------------------------------------------------------------------------
+_B1 = "docs/bounds/b1.md"
+_B2 = "docs/bounds/b2.md"
+_B3 = "docs/bounds/b3.md"
+
+STEP_CLAIMS: list[Implication] = [
+    _claim(
+        "b1.amgm",
+        "B1",
+        "AM–GM: d|I| + d|J| ≤ B − x ⇒ |I|·|J| ≤ ((B − x)/(2d))² (type-1 roots in a segment)",
+        (d >= 1, x <= B, d * I_rows + d * J_cols <= B - x),
+        I_rows * J_cols <= _sq((B - x) / (2 * d)),
+        _B1 + "#step-4",
+    ),
+    _claim(
+        "b1.endpoint",
+        "B1",
+        "convexity in x: max over x ∈ [0, B] of ((B − x)/(2d))² + x is at an endpoint: ≤ max(B²/(4d²), B)",
+        (d >= 1, x <= B),
+        _sq((B - x) / (2 * d)) + x <= maximum(_sq(B) / (4 * d**2), B),
+        _B1 + "#step-5",
+    ),
+    _claim(
+        "b1.segment_max",
+        "B1",
+        "with R = M (B = 2M) and M ≥ 2d²: ((2M − x)/(2d))² + x ≤ M²/d² for every x ∈ [0, 2M]",
+        (*_BASE, M >= 2 * d**2, x <= 2 * M),
+        _sq((2 * M - x) / (2 * d)) + x <= M**2 / d**2,
+        _B1 + "#step-6",
+    ),
+    _claim(
+        "b1.rearrange",
+        "B1",
+        "N² roots ≤ h·M²/d² and Q ≥ M(h − 1) ⇒ Q ≥ N²d²/M − M",
+        (*_BASE, N**2 <= h * M**2 / d**2, Q >= M * (h - 1)),
+        Q >= N**2 * d**2 / M - M,
+        _B1 + "#step-7",
+    ),
+    _claim(
+        "b1.best_R",
+        "B1",
+        "with R = cM the leading constant 4c/(1+c)² ≤ 1: R = M is the best choice",
+        (c > 0,),
+        4 * c / _sq(1 + c) <= 1,
+        _B1 + "#step-8",
+    ),
+    # B2 --------------------------------------------------------------------------------------------------
+    _claim(
+        "b2.maximise",
+        "B2",
+        "u·v/d ≤ T²/(8d) when u + k + v ≤ T and v ≤ k (type-1 PV products in a segment)",
+        (d >= 1, u + k + v <= T, v <= k),
+        u * v / d <= _sq(T) / (8 * d),
+        _B2 + "#step-4",
+    ),
+    _claim(
+        "b2.endpoint",
+        "B2",
+        "convexity in x: max over x ∈ [0, B] of (B − x)²/(8d) + d·x is ≤ max(B²/(8d), d·B)",
+        (d >= 1, x <= B),
+        _sq(B - x) / (8 * d) + d * x <= maximum(_sq(B) / (8 * d), d * B),
+        _B2 + "#step-5",
+    ),
+    _claim(
+        "b2.segment_max",
+        "B2",
+        "with R = M and M ≥ 4d²: (2M − x)²/(8d) + d·x ≤ M²/(2d) for every x ∈ [0, 2M]",
+        (*_BASE, M >= 4 * d**2, x <= 2 * M),
+        _sq(2 * M - x) / (8 * d) + d * x <= M**2 / (2 * d),
+        _B2 + "#step-6",
+    ),
+    _claim(
+        "b2.rearrange",
+        "B2",
+        "N²d products ≤ h·M²/(2d) and Q ≥ M(h − 1) ⇒ Q ≥ 2N²d²/M − M",
+        (*_BASE, N**2 * d <= h * M**2 / (2 * d), Q >= M * (h - 1)),
+        Q >= 2 * N**2 * d**2 / M - M,
+        _B2 + "#step-7",
+    ),
+    # B3 --------------------------------------------------------------------------------------------------
+    _claim(
+        "b3.amgm4",
+        "B3",
+        "four-face AM–GM: u + k + v + β ≤ T ⇒ u·k·v·β ≤ (T/4)⁴",
+        (u + k + v + beta <= T,),
+        u * k * v * beta <= T**4 / 256,
+        _B3 + "#step-5",
+    ),
+    _claim(
+        "b3.lw_to_T2",
+        "B3",
+        "Loomis–Whitney Y² ≤ (uk/d²)·v·β with u·k·v·β ≤ (T/4)⁴ ⇒ Y ≤ T²/(16d)",
+        (d >= 1, _sq(Y) * d**2 <= P4, P4 <= T**4 / 256),
+        Y <= _sq(T) / (16 * d),
+        _B3 + "#step-6",
+    ),
+    _claim(
+        "b3.type2",
+        "B3",
+        "type-2 pairs: (T − x)²/(16d) + d·x ≤ T²/(16d) + 4d³ for x ∈ [0, T]",
+        (d >= 1, x <= T),
+        _sq(T - x) / (16 * d) + d * x <= _sq(T) / (16 * d) + 4 * d**3,
+        _B3 + "#step-7",
+    ),
+    _claim(
+        "b3.fresh_regime",
+        "B3",
+        "R = M, M ≤ Nd/4 ⇒ M + R ≤ Nd/2 (so fewer than half the K rows are available in a segment)",
+        (*_BASE, 4 * M <= N * d),
+        2 * M <= N * d / 2,
+        _B3 + "#step-10",
+    ),
+    _claim(
+        "b3.fresh_cap",
+        "B3",
+        "f = 2d(M + R)/N with R = M and N ≥ 4d ⇒ f ≤ M",
+        (*_BASE, N >= 4 * d),
+        2 * d * (2 * M) / N <= M,
+        _B3 + "#step-11",
+    ),
+    _claim(
+        "b3.square_term",
+        "B3",
+        "per segment, z = w − U ∈ [−U, M + f], 0 ≤ U ≤ R: (M+R+z)² ≤ (M+R)² + (3M+2R+f)·z + (M+R+f)·U",
+        (M >= 1, U <= R, w <= M + f + U),
+        _sq(M + R + (w - U)) <= _sq(M + R) + (3 * M + 2 * R + f) * (w - U) + (M + R + f) * U,
+        _B3 + "#step-13",
+    ),
+    _claim(
+        "b3.sum",
+        "B3",
+        "Σ_t: S ≤ h(M+R)² + (3M+2R+f)Σz + (M+R+f)ΣU and Σz ≤ Nd − ΣU/2 ⇒ S ≤ h(M+R)² + (3M+2R+f)Nd + (f − M)ΣU/2",
+        (
+            *_BASE,
+            S <= h * _sq(M + R) + (3 * M + 2 * R + f) * (Z - SU) + (M + R + f) * SU,
+            Z - SU <= N * d - SU / 2,
+        ),
+        S <= h * _sq(M + R) + (3 * M + 2 * R + f) * N * d + (f - M) * SU / 2,
+        _B3 + "#step-14",
+    ),
+    _claim(
+        "b3.rearrange",
+        "B3",
+        "N²d ≤ S/(16d) + 4d³h, S ≤ 4M²h + (5M + f)Nd, f ≤ M, Q ≥ M(h − 1) ⇒ Q ≥ M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M",
+        (
+            *_BASE,
+            N**2 * d <= S / (16 * d) + 4 * d**3 * h,
+            S <= 4 * M**2 * h + (5 * M + f) * N * d,
+            f <= M,
+            Q >= M * (h - 1),
+        ),
+        Q >= M * (4 * N**2 * d**2 - Fraction(3, 2) * N * M * d) / (M**2 + 16 * d**4) - M,
+        _B3 + "#step-15",
+    ),
+    _claim(
+        "b3.best_R",
+        "B3",
+        "with R = cM the leading constant 16c/(1+c)² ≤ 4: R = M is the best choice",
+        (c > 0,),
+        16 * c / _sq(1 + c) <= 4,
+        _B3 + "#step-16",
+    ),
+    # d_k ≠ d_v (docs/constants.md#dv) --------------------------------------------------------------------
+    _claim(
+        "dv.narrow.pair",
+        "dv",
+        "d_v ≤ d_k (r = d_v/d_k ≤ 1): β ≤ r·u ⇒ u·β·(1+r)² ≤ r·(u + β)² (and likewise k·v)",
+        (r > 0, r <= 1, beta <= r * u),
+        u * beta * _sq(1 + r) <= r * _sq(u + beta),
+        "docs/constants.md#step-dv-2",
+    ),
+    _claim(
+        "dv.narrow.combine",
+        "dv",
+        "u·β ≤ r(u+β)²/(1+r)², k·v ≤ r(k+v)²/(1+r)², (u+β)(k+v) ≤ T²/4 ⇒ u·k·v·β ≤ r²T⁴/(16(1+r)⁴)",
+        (
+            r > 0,
+            X1 * _sq(1 + r) <= r * _sq(p),
+            X2 * _sq(1 + r) <= r * _sq(q),
+            4 * p * q <= _sq(T),
+        ),
+        16 * X1 * X2 * (1 + r) ** 4 <= _sq(r) * T**4,
+        "docs/constants.md#step-dv-3",
+    ),
+    _claim(
+        "dv.narrow.pq",
+        "dv",
+        "p + q ≤ T ⇒ p·q ≤ T²/4",
+        (p + q <= T,),
+        4 * p * q <= _sq(T),
+        "docs/constants.md#step-dv-3",
+    ),
+    _claim(
+        "dv.narrow.leading",
+        "dv",
+        "per-segment max with T = 2M, r = d_v/d: N²·d_v ≤ h·d_v·(2M)²/(4(d + d_v)²) ⇒ h·M ≥ N²(d + d_v)²/M",
+        (*_BASE, dv >= 1, N**2 * dv <= h * dv * _sq(2 * M) / (4 * _sq(d + dv))),
+        h * M >= N**2 * _sq(d + dv) / M,
+        "docs/constants.md#step-dv-4",
+    ),
+    _claim(
+        "dv.wide.leading",
+        "dv",
+        "d_v ≥ d_k: per-segment max (2M)²/(16d) (b3.amgm4); N²·d_v ≤ h·M²/(4d) ⇒ h·M ≥ 4N²·d·d_v/M",
+        (*_BASE, dv >= 1, N**2 * dv <= h * M**2 / (4 * d)),
+        h * M >= 4 * N**2 * d * dv / M,
+        "docs/constants.md#step-dv-4",
+    ),
+]
+
+
+# consistency and gap -------------------------------------------------------------------------------------
+
+# Cost formulas that are not the standard attention CDAG (approximate or algebraic algorithms): the derived
+# bounds do not speak about them. Names are matched exactly; every other formula must satisfy every bound.
+NOT_STANDARD_CDAG: frozenset[str] = frozenset()
+
+
+def _is_standard(name: str) -> bool:
+    return name not in NOT_STANDARD_CDAG and not name.startswith(("approx", "poly"))
+
+
+# The consistency claims are split so that z3 decides each quickly (one claim with the whole B3 rational
+# function, or with both cache sizes at once, runs out of budget). The chain, per bound B with leading constant c_B:
+#   relax.large:  B ≤ c_B·N²d²/M − M  on regime(B) ∧ M ≥ 8d²
+#   relax.small:  B ≤ N²/2 − M        on regime(B) ∧ M ≤ 8d²
+#   X.large:      c_B·N²d²/M − M ≤ cost_X  on regime(B) ∧ valid(X) ∧ M ≥ 8d²
+#   small.X:      N²/2 − M ≤ cost_X        on valid(X) ∧ M ≤ 8d²   (shared by B1, B2, B3)
+# so B ≤ cost_X on regime(B) ∧ valid(X): docs/constants.md#consistency.
+LEADING = {"constants.b1": 1, "constants.b2": 2, "constants.b3": 4}
+
+
+def relax_claims() -> list[Implication]:
+    from bounds.constants import attention_lower_bounds
+
+    out: list[Implication] = []
+    for b in attention_lower_bounds():
+        short = b.id.removeprefix("constants.")
+        cb = LEADING[b.id]
+        out.append(
+            _claim(
+                f"{short}.relax.large",
+                short.upper(),
+                f"{short.upper()} ≤ {cb}·N²d²/M − M where M ≥ 8d² (first link of {short.upper()} ≤ every exact cost)",
+                (*_BASE, *b.regime, M >= 8 * d**2),
+                b.expr <= cb * N**2 * d**2 / M - M,
+                "docs/constants.md#consistency",
+            )
+        )
+        out.append(
+            _claim(
+                f"{short}.relax.small",
+                short.upper(),
+                f"{short.upper()} ≤ N²/2 − M where M ≤ 8d² (first link of {short.upper()} ≤ every exact cost)",
+                (*_BASE, *b.regime, M <= 8 * d**2),
+                b.expr <= N**2 / 2 - M,
+                "docs/constants.md#consistency",
+            )
+        )
+    return out
+
+
+def consistency_claims() -> list[Implication]:
+    """Second links: every exact cost ≥ the relaxed bounds (see the chain above), with d_v = d."""
+    from bounds.constants import attention_lower_bounds
+    from bounds.costs import FORMULAS
+
+    out: list[Implication] = []
+    for name in sorted(FORMULAS):
+        if not _is_standard(name):
+            continue
+        fm = FORMULAS[name].with_dv_equal_d()
+        out.append(
+            _claim(
+                f"consistency.small.le.{name}",
+                "consistency",
+                f"N²/2 − M ≤ exact cost of {name} where M ≤ 8d² (d_v = d)",
+                (*_BASE, *fm.valid, M <= 8 * d**2),
+                N**2 / 2 - M <= fm.io,
+                "docs/constants.md#consistency",
+                kind="consistency",
+            )
+        )
+        for b in attention_lower_bounds():
+            short = b.id.removeprefix("constants.")
+            cb = LEADING[b.id]
+            out.append(
+                _claim(
+                    f"consistency.{short}.le.{name}.large",
+                    "consistency",
+                    f"{cb}·N²d²/M − M ≤ exact cost of {name} on the regime of {short.upper()} where M ≥ 8d² (d_v = d)",
+                    (*_BASE, *b.regime, *fm.valid, M >= 8 * d**2),
+                    cb * N**2 * d**2 / M - M <= fm.io,
+                    "docs/constants.md#consistency",
+                    kind="consistency",
+                )
+            )
+    return out
+
+
+# Gap factor between the optimal flash2 count and B3 (docs/constants.md#gap): each factor → 1 in the limit
+# d → ∞, M/d² → ∞, M/(Nd) → 0.
+GAP_C2 = 2
+GAP_REGIME: tuple[Rel, ...] = (d >= 2, M >= 4 * d**2, 4 * M <= N * d, N >= 4 * d)
+# flash2's count without ceilings: 2Nd + N + 2Nd·(N/a + 1) with a ≥ (M − 3d − 4)/(2d + 4).
+FLASH2_UPPER: Expr = 4 * N * d + N + 4 * N**2 * d * (d + 2) / (M - 3 * d - 4)
+
+
+def gap_factor() -> Expr:
+    """(1 + 2/d)·(1 + 16d⁴/M²)·M/(M − 3d − 4)·(1 + GAP_C2·M/(Nd))."""
+    return (1 + 2 / d) * (1 + 16 * d**4 / M**2) * (M / (M - 3 * d - 4)) * (1 + GAP_C2 * M / (N * d))
+
+
+def robust_gap_factor() -> Expr:
+    """(1 + 2/d)·M/(M − 3d − 4)·(1 + GAP_C2·M/(Nd)): flash2 ≤ 2·B2·this."""
+    return (1 + 2 / d) * (M / (M - 3 * d - 4)) * (1 + GAP_C2 * M / (N * d))
+
+
+def gap_claims() -> list[Implication]:
+    from bounds.constants import B2, B3
+    from bounds.costs import FORMULAS
+
+    if "flash2" not in FORMULAS:
+        return []
+    fm = FORMULAS["flash2"].with_dv_equal_d()
+    doc = "docs/constants.md#gap"
+    return [
+        _claim(
+            "gap.flash2.upper",
+            "gap",
+            "flash2's exact count ≤ 4Nd + N + 4N²d(d+2)/(M − 3d − 4) on the gap regime (ceilings removed soundly)",
+            (*_BASE, *GAP_REGIME, *fm.valid),
+            fm.io <= FLASH2_UPPER,
+            doc,
+            kind="inequality",
+        ),
+        _claim(
+            "gap.flash2.le.B3",
+            "gap",
+            f"4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ B3·(1 + 2/d)(1 + 16d⁴/M²)·M/(M − 3d − 4)·(1 + {GAP_C2}M/(Nd)) "
+            "for d ≥ 2, 4d² ≤ M ≤ Nd/4, N ≥ 4d (with gap.flash2.upper: flash2 ≤ B3 × that factor)",
+            (*_BASE, *GAP_REGIME),
+            FLASH2_UPPER <= B3.expr * gap_factor(),
+            doc,
+            kind="inequality",
+        ),
+        _claim(
+            "gap.flash2.le.2B2",
+            "gap",
+            f"4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ 2·B2·(1 + 2/d)·M/(M − 3d − 4)·(1 + {GAP_C2}M/(Nd)) on the same "
+            "regime: the robust gap is at most 2(1 + o(1))",
+            (*_BASE, *GAP_REGIME),
+            FLASH2_UPPER <= 2 * B2.expr * robust_gap_factor(),
+            doc,
+            kind="inequality",
+        ),
+    ]
+
+
+def all_claims() -> list[Implication]:
+    return [*STEP_CLAIMS, *relax_claims(), *consistency_claims(), *gap_claims()]
+
+
+# checking --------------------------------------------------------------------------------------------------
+
+
+def check(claim: Implication, *, backend: str = "z3", rlimit: int | None = None) -> Outcome:
+    """Prove one claim with :func:`solver.engine.prove` (side conditions proved first, never assumed)."""
+    return prove(claim.hyps, claim.goal, backend=backend, rlimit=rlimit, assume_defined=claim.assume_defined)
+
+
+def by_id(claim_id: str) -> Implication:
+    for cl in CLAIMS:
+        if cl.id == claim_id:
+            return cl
+    raise KeyError(claim_id)
+
+
+CLAIMS: list[Implication] = all_claims()
