@@ -56,34 +56,38 @@ def gate_key(row: dict[str, Any]) -> str:
     return f"{row['algorithm']}|N={row['N']}|d={row['d']}|dv={row['dv']}|M={row['M']}|eps={f(row['eps'])}|B={f(row['B'])}"
 
 
-def collect(grid: Any = None, *, verify: bool = True, workers: int = 0) -> dict[str, Any]:
-    """This run's figures. ``grid`` defaults to the embedded default grid, run count-only."""
+def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None, progress: bool = False) -> dict[str, Any]:
+    """This run's figures. ``grid`` defaults to the embedded default grid, run count-only; the z3
+    verification runs claim by claim on the same executor (``workers``: as in :func:`reports.sweep.run_sweep`)."""
     import dataclasses
 
     from attnio import __version__
     from reports import sources
     from reports.grid import default_grid
+    from reports.report import merge_verdicts, verification_tasks
     from reports.store import Store
     from reports.sweep import run_sweep
 
     g = grid or default_grid()
     g = dataclasses.replace(g, configs=tuple(sorted({dataclasses.replace(c, count_only=True) for c in g.configs})))
+    out: dict[str, Any] = {"schema": SCHEMA, "attnio": __version__, "unavailable": []}
+    tasks = verification_tasks() if verify else []
+    if not isinstance(tasks, list):
+        out["unavailable"].append(tasks.module)
+        tasks = []
     store = Store(":memory:")
-    run_sweep(g, store, workers=workers, progress=False)
+    s = run_sweep(g, store, workers=workers, progress=progress, side=tasks)
     io: dict[str, Any] = {}
     for r in store.rows():
         io[gate_key(r)] = {"reads": r["reads"], "writes": r["writes"]} if r["status"] == "ok" else {"error": r["error"]}
-    out: dict[str, Any] = {"schema": SCHEMA, "attnio": __version__, "io": io, "formulas": _formulas(), "unavailable": []}
+    out.update(io=io, formulas=_formulas())
     for name, fn in (("bounds", _bounds), ("constants", _constants)):
         try:
             out[name] = fn()
         except sources.SourceUnavailable as e:
             out["unavailable"].append(e.module)
-    if verify:
-        try:
-            out["verdicts"] = {v["id"]: {"verdict": v["verdict"], "constant": v["constant"]} for v in sources.verdicts()}
-        except sources.SourceUnavailable as e:
-            out["unavailable"].append(e.module)
+    if tasks:
+        out["verdicts"] = {v["id"]: {"verdict": v["verdict"], "constant": v["constant"], "kind": v.get("kind", "")} for v in merge_verdicts(s.side)}
     return out
 
 
@@ -119,8 +123,15 @@ def _constants() -> dict[str, Any]:
 
     out = {}
     for r in sources.constants_table():
-        key = str(r.get("id") or r.get("name") or r.get("bound") or json.dumps(r, sort_keys=True))
-        out[key] = r
+        if all(k in r for k in ("N", "d", "M", "best_proved_constant", "best_schedule_constant")):
+            out[f"N={r['N']}|d={r['d']}|M={r['M']}"] = {
+                "lower_constant": str(r["best_proved_constant"]),  # the best proved lower bound: must not fall
+                "upper_constant": str(r["best_schedule_constant"]),  # the cheapest schedule: must not rise
+                "best_proved_bound": r.get("best_proved_bound"),
+                "best_schedule": r.get("best_schedule"),
+            }
+        else:
+            out[str(r.get("id") or r.get("name") or json.dumps(r, sort_keys=True))] = r
     return out
 
 
@@ -183,7 +194,8 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> GateResult:
                     P.append(f"verdict {k}: proved -> {c.get('verdict')} (proof lost)")
                 elif bverd != c.get("verdict"):
                     Nt.append(f"verdict {k}: {bverd} -> {c.get('verdict')}")
-                _constant(P, Nt, f"verdict {k}", _kind_of(k, current), bv[k].get("constant"), c.get("constant"))
+                kind = "upper" if bv[k].get("kind") == "tightest" else _kind_of(k, current)  # least c with f ≤ c·g
+                _constant(P, Nt, f"verdict {k}", kind, bv[k].get("constant"), c.get("constant"))
             _new(Nt, "verdicts", bv, cv)
 
     bc, cc = baseline.get("constants"), current.get("constants")
@@ -195,13 +207,15 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> GateResult:
                 if k not in cc:
                     P.append(f"constants {k}: removed")
                     continue
-                kind = bc[k].get("kind")
                 for f_ in sorted(set(bc[k]) | set(cc[k])):
                     a, b = bc[k].get(f_), cc[k].get(f_)
                     if a == b:
                         continue
-                    if _as_fraction(a) is not None and _as_fraction(b) is not None and kind in ("lower", "upper"):
+                    kind = "lower" if f_.startswith("lower") else "upper" if f_.startswith("upper") else bc[k].get("kind")
+                    if kind in ("lower", "upper"):
                         _constant(P, Nt, f"constants {k}.{f_}", kind, a, b)
+                    elif f_ in ("best_proved_bound", "best_schedule"):
+                        Nt.append(f"constants {k}: {f_} {a} -> {b}")
                     else:
                         P.append(f"constants {k}: {f_} changed: {_short(a)} -> {_short(b)}")
             _new(Nt, "constants", bc, cc)

@@ -82,7 +82,8 @@ def is_approximate(name: str) -> bool:
     from algorithms import registry
 
     spec = registry.REGISTRY.get(name)
-    return bool(getattr(spec, "approximate", False)) or name in APPROXIMATE_NAMES
+    # algorithms.run treats an algorithm as approximate when its tiling class prepares bounded inputs
+    return hasattr(getattr(spec, "tiling_cls", None), "prepare_inputs") or name in APPROXIMATE_NAMES
 
 
 def default_grid_dict() -> dict[str, Any]:
@@ -102,7 +103,7 @@ def default_grid_dict() -> dict[str, Any]:
         if flash1 in names:
             blocks.append({"algorithms": [flash1], "N": [1024], "d": [64], "M": [2**k for k in range(9, 19)]})
     if approx:
-        blocks.append({"algorithms": approx, "N": [64, 256, 1024, 4096], "d": [16], "M": [1024, 8192], "eps": [0.1], "B": [0.5, 1.0, 2.0]})
+        blocks.append({"algorithms": approx, "N": [64, 1024, 4096, 16384, 65536], "d": [16], "M": [1024, 8192], "eps": [0.1], "B": [0.25, 0.5]})
     return {"numeric_max_N": NUMERIC_MAX_N, "blocks": blocks}
 
 

@@ -81,6 +81,35 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _exact_candidates() -> list[str]:
+    """Exact algorithms with a cost formula that respect M (audit-mode ones exceed it; auto is their argmin)."""
+    from algorithms import registry
+    from bounds import costs
+    from reports.grid import is_approximate
+
+    out = []
+    for name in registry.names():
+        spec = registry.REGISTRY[name]
+        if spec.audit or name == "auto" or is_approximate(name) or not spec.cost or spec.cost not in costs.FORMULAS:
+            continue
+        out.append(name)
+    return out
+
+
+def _best_exact(N: int, d: int, M: int, cands: list[str]) -> tuple[int, str] | None:
+    """(io, name) of the exact algorithm with the least I/O at (N, d, M) by the cost formulas."""
+    from algorithms import registry
+    from bounds import costs
+
+    vals = []
+    for name in cands:
+        try:
+            vals.append((costs.cost(registry.REGISTRY[name].cost, N=N, d=d, M=M).io_words, name))
+        except (ValueError, ZeroDivisionError):
+            continue
+    return min(vals) if vals else None
+
+
 def _bounds_or(sec: Section) -> list[Any] | None:
     try:
         return sources.all_bounds()
@@ -127,22 +156,12 @@ def section_regime_map(ctx: Context) -> Section:
     from bounds import costs
 
     s = Section(f"Regime map: the (d, M) plane at N = {MAP_N}")
-    cands = []
-    for name in registry.names():
-        spec = registry.REGISTRY[name]
-        if spec.audit or name == "auto" or not spec.cost or spec.cost not in costs.FORMULAS:
-            continue
-        cands.append(name)
+    cands = _exact_candidates()
     best: dict[tuple[int, int], str] = {}
     for d in MAP_DS:
         for M in MAP_MS:
-            vals = []
-            for name in cands:
-                try:
-                    vals.append((costs.cost(registry.REGISTRY[name].cost, N=MAP_N, d=d, M=M).io_words, name))
-                except (ValueError, ZeroDivisionError):
-                    continue
-            best[(d, M)] = min(vals)[1] if vals else "none fits"
+            b = _best_exact(MAP_N, d, M, cands)
+            best[(d, M)] = b[1] if b else "none fits"
     bounds = _bounds_or(s)
     tight = None
     if bounds is not None:
@@ -176,10 +195,11 @@ def section_bounds_by_regime(ctx: Context) -> Section:
     bounds = _bounds_or(s)
     if bounds is None:
         return s
-    verd = _verdict_index(ctx, s)
+    verd = _claims_by_bound(ctx, s, [b.id for b in bounds])
     by_regime: dict[str, list[Any]] = defaultdict(list)
     for b in bounds:
         by_regime[" ∧ ".join(str(r) for r in b.regime) or "all parameters"].append(b)
+    s.p("z3 verdict: the verdicts of the claims about each bound (consistency with every exact cost, derivation steps, tightness), e.g. “3/3 proved”; a claim is matched to the bound whose id it contains. Proved constant: the bound's leading constant where a proof gives it.")
     for regime in sorted(by_regime):
         bs = sorted(by_regime[regime], key=lambda b: b.id)
         s.p(f"**Regime: {regime}**")
@@ -191,8 +211,8 @@ def section_bounds_by_regime(ctx: Context) -> Section:
                     b.kind + ("" if b.explicit else " (asymptotic)"),
                     f"`{to_text(b.expr)}`",
                     b.provenance,
-                    (verd.get(b.id) or {}).get("verdict", "not verified") if verd is not None else "verification not run",
-                    (verd.get(b.id) or {}).get("constant") or (None if b.constant is None else str(b.constant)),
+                    _verdict_text(verd, b.id),
+                    None if b.constant is None else str(b.constant),
                 ]
                 for b in bs
             ],
@@ -273,29 +293,27 @@ def section_crossover(ctx: Context) -> Section:
     rows = []
     try:
         for N, d, M, eps in CROSSOVER_POINTS:
-            rows.append([N, d, M, eps, _fmt_any(sources.crossover_B(N, d, M, eps))])
+            c = sources.crossover_B(N, d, M, eps)
+            if isinstance(c, dict):
+                rows.append([N, d, M, eps, c.get("flash2_io"), _b(c.get("B_below")), c.get("poly_io_below"), c.get("schedule_below"),
+                             _b(c.get("B")), c.get("poly_io"), c.get("g"), "yes" if c.get("B") is None and c.get("poly_wins_at_B_lo") else ("no" if c.get("B") is None else "")])
+            else:
+                rows.append([N, d, M, eps, None, None, None, None, _b(c), None, None, ""])
     except sources.SourceUnavailable as e:
         s.unavailable(e.module, e.why)
     if rows:
-        s.p("B* is the entry bound below which the approximate algorithm provably moves fewer words than any exact one (bounds.approx).")
-        s.table(["N", "d", "M", "ε", "crossover B*"], rows)
+        s.p("B* is the bound on |entries| of Q and K at which the approximate algorithm (poly, its cheapest schedule, by its exact formulas) stops moving fewer words than flash2 at the same (N, d, M) and error ε; just below B* poly moves fewer (bounds.approx.crossover_B).")
+        s.table(["N", "d", "M", "ε", "flash2 io", "B just below B*", "poly io there", "poly schedule", "B*", "poly io at B*", "degree g at B*", "no B* in range: poly always wins"], rows)
     approx = [r for r in ctx.ok if r.get("eps") is not None]
     if approx:
-        exact_best: dict[tuple[int, int, int], int] = {}
-        for r in ctx.ok:
-            if r.get("eps") is None and not (_spec(r["algorithm"]) and _spec(r["algorithm"]).audit):
-                k = (r["N"], r["d"], r["M"])
-                exact_best[k] = min(exact_best.get(k, r["io"]), r["io"])
-        s.p("Measured: approximate runs against the best exact algorithm measured at the same (N, d, M).")
-        s.table(
-            ["algorithm", "N", "d", "M", "ε", "B", "io", "best exact io", "approx ÷ exact", "max abs error"],
-            [
-                [r["algorithm"], r["N"], r["d"], r["M"], r["eps"], r["B"], r["io"], exact_best.get((r["N"], r["d"], r["M"])),
-                 (r["io"] / exact_best[(r["N"], r["d"], r["M"])]) if (r["N"], r["d"], r["M"]) in exact_best else None,
-                 None if r.get("max_abs_error") is None else f"{r['max_abs_error']:.1e}"]
-                for r in sorted(approx, key=lambda r: r["key"])
-            ],
-        )
+        cands = _exact_candidates()
+        s.p("Measured: approximate runs on the machine against the exact algorithm with the least I/O at the same (N, d, M) (by the exact cost formulas, which equal the measured counts). Max abs error: real-arithmetic runs only (bounded random inputs), against the float64 reference.")
+        table = []
+        for r in sorted(approx, key=lambda r: (r["algorithm"], r["d"], r["M"], r["eps"], r["B"], r["N"])):
+            b = _best_exact(r["N"], r["d"], r["M"], cands)
+            table.append([r["algorithm"], r["N"], r["d"], r["M"], r["eps"], r["B"], r["io"], None if b is None else f"{b[0]} ({b[1]})",
+                          None if b is None else r["io"] / b[0], None if r.get("max_abs_error") is None else f"{r['max_abs_error']:.1e}"])
+        s.table(["algorithm", "N", "d", "M", "ε", "B", "io", "best exact io", "approx ÷ exact", "max abs error"], table)
     elif not rows:
         s.p("No approximate algorithm in this sweep.")
     return s
@@ -346,6 +364,25 @@ def section_constants(ctx: Context) -> Section:
         rows = sources.constants_table()
     except sources.SourceUnavailable as e:
         return s.unavailable(e.module, e.why)
+    if not rows:
+        return s.p("The constants table is empty.")
+    if all(k in rows[0] for k in ("best_schedule", "best_proved_bound", "ratio")):
+        s.p("At each point, the cheapest exact schedule (by its cost formula, d_v = d) against the best proved lower bound; constants in units of N²d²/M (bounds.constants).")
+        s.table(
+            ["N", "d", "M", "regime", "best schedule", "its constant", "best proved lower bound", "its constant", "schedule ÷ bound", "÷ B3 (under review)"],
+            [[r["N"], r["d"], r["M"], r.get("regime"), r["best_schedule"], r.get("best_schedule_constant"), r["best_proved_bound"],
+              r.get("best_proved_constant"), r["ratio"], r.get("ratio_if_b3")] for r in sorted(rows, key=lambda r: (r["N"], r["d"], r["M"]))],
+        )
+        if rows[0].get("statuses"):
+            s.p("Status of the constants: " + str(rows[0]["statuses"]) + ".")
+        try:
+            asym = sources.asymptotic_constants()
+        except sources.SourceUnavailable:
+            asym = {}
+        if asym:
+            s.p("Leading constants in the limit d → ∞, M/d² → ∞, M/(Nd) → 0 (units of N²d²/M):")
+            s.table(["", "constant"], [[k, v] for k, v in sorted(asym.items())])
+        return s
     return _dict_table(s, rows)
 
 
@@ -392,13 +429,32 @@ def _kind(bound_id: str) -> str | None:
     return _KINDS.get(bound_id)
 
 
-def _verdict_index(ctx: Context, s: Section) -> dict[str, dict[str, Any]] | None:
+def _claims_by_bound(ctx: Context, s: Section, bound_ids: list[str]) -> dict[str, list[dict[str, Any]]] | None:
+    """Verdicts grouped by the bound each claim is about; None when verification was not run."""
     if ctx.verdicts is None:
         return None
     if isinstance(ctx.verdicts, sources.SourceUnavailable):
         s.p(f"z3 verdicts: section unavailable: {ctx.verdicts.module} {ctx.verdicts.why}")
         return {}
-    return {v["id"]: v for v in ctx.verdicts}
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for v in ctx.verdicts:
+        b = sources.bound_of_claim(v["id"], bound_ids)
+        if b is not None:
+            out[b].append(v)
+    return out
+
+
+def _verdict_text(verd: dict[str, list[dict[str, Any]]] | None, bound_id: str) -> str:
+    if verd is None:
+        return "verification not run"
+    vs = verd.get(bound_id, [])
+    if not vs:
+        return "no claim"
+    counts: dict[str, int] = defaultdict(int)
+    for v in vs:
+        counts[v["verdict"]] += 1
+    proved = counts.pop("proved", 0)
+    return f"{proved}/{len(vs)} proved" + "".join(f", {n} {k}" for k, n in sorted(counts.items()))
 
 
 def _dict_table(s: Section, rows: list[dict[str, Any]]) -> Section:
@@ -417,6 +473,10 @@ def _slope(xs: list[int], ys: list[int]) -> float:
     mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
     den = sum((x - mx) ** 2 for x in lx)
     return sum((x - mx) * (y - my) for x, y in zip(lx, ly, strict=True)) / den if den else float("nan")
+
+
+def _b(x: Any) -> str | None:
+    return None if x is None else f"{x:.4g}"
 
 
 def _fmt_any(x: Any) -> str:
@@ -522,30 +582,48 @@ def write(sections: list[Section], out: str | Path) -> list[Path]:
     return written
 
 
+def verification_tasks() -> list[tuple[Callable[..., Any], tuple[Any, ...]]] | sources.SourceUnavailable:
+    """One side task per claim (``sources.verify_ids([id])``), to run on the sweep's executor in parallel."""
+    try:
+        return [(sources.verify_ids, ([cid],)) for cid in sorted(sources.claim_ids())]
+    except sources.SourceUnavailable as e:
+        return e
+
+
+def merge_verdicts(results: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    return sorted((v for r in results for v in r), key=lambda v: v["id"])
+
+
 def make_report(
     rows: list[dict[str, Any]],
     out: str | Path = "reports",
     *,
     verify: bool = True,
+    verdicts: Any = None,
     note: str = "",
     meta: dict[str, Any] | None = None,
 ) -> list[Path]:
-    """Verify (unless ``verify=False``), build every section and write the files. Timings go to
+    """Build every section and write the files. ``verdicts``: the verifier's answer if already computed
+    (a list, or a SourceUnavailable); otherwise it is computed here unless ``verify=False``. Timings go to
     ``out/_work/report-meta.json``, outside the deterministic files."""
     from reports.gate import write_atomic
 
     t0 = time.perf_counter()
-    verdicts: Any = None
-    if verify:
+    if verdicts is None and verify:
         try:
             verdicts = sources.verdicts()
         except sources.SourceUnavailable as e:
             verdicts = e
     t_verify = time.perf_counter() - t0
+    if isinstance(verdicts, list):
+        m_seconds = {v["id"]: v.get("seconds") for v in verdicts}
+        verdicts = [{k: x for k, x in v.items() if k != "seconds"} for v in verdicts]
+    else:
+        m_seconds = {}
     ctx = Context(sorted(rows, key=lambda r: r["key"]), verdicts, note)
     sections = build(ctx)
     written = write(sections, out)
     m = dict(meta or {})
-    m.update(verify_seconds=round(t_verify, 3), render_seconds=round(time.perf_counter() - t0 - t_verify, 3), unix_time=time.time())
+    m.update(verify_seconds=round(t_verify, 3), render_seconds=round(time.perf_counter() - t0 - t_verify, 3), unix_time=time.time(), claim_seconds=m_seconds)
     write_atomic(Path(out) / "_work" / "report-meta.json", json.dumps(m, indent=1, sort_keys=True) + "\n")
     return written

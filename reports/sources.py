@@ -83,21 +83,46 @@ def bound_value(bound: Any, env: dict[str, Any]) -> float | None:
 
 
 def verdicts() -> list[dict[str, Any]]:
-    """The z3 verdicts of every catalog claim as plain dicts: ``{"id", "verdict", "constant", "regime",
+    """The z3 verdicts of every catalog claim as plain dicts: ``{"id", "verdict", "constant", "claim",
     "solver"}`` (no timings: they are not deterministic and never enter the report body or the gate)."""
+    return verify_ids(None)
+
+
+def claim_ids() -> list[str]:
+    """The ids of every claim the verifier knows, so that they can be verified in parallel."""
+    return [c.id for c in _attr("solver.claims", "all_claims")()]
+
+
+def verify_ids(ids: list[str] | None) -> list[dict[str, Any]]:
+    """Verdicts (plain dicts, sorted by id) of the given claims (all when None). Runs in a worker too."""
     fn = _attr("solver.verify", "verify_all", "verify_catalog", "run_all")
+    vs = fn() if ids is None else fn(ids)
     out = []
-    for v in fn():
+    for v in vs:
         out.append(
             {
                 "id": str(_first(v, "id", "claim_id", "bound_id", "name")),
                 "verdict": str(_first(v, "verdict", "status", "result")),
                 "constant": _fraction_text(_first(v, "constant", "proved_constant", default=None)),
-                "claim": str(_first(v, "claim", "statement", "text", default="")),
+                "claim": str(_first(v, "description", "claim", "statement", "text", default="")),
+                "kind": str(_first(v, "kind", default="")),
                 "solver": str(_first(v, "solver", default="z3")),
+                "seconds": float(_first(v, "seconds", default=0.0) or 0.0),  # for meta files only
             }
         )
     return sorted(out, key=lambda r: r["id"])
+
+
+def bound_of_claim(claim_id: str, bound_ids: list[str]) -> str | None:
+    """The bound a claim speaks about: the longest bound id that appears in the claim id as whole dotted
+    parts (``consistency.sy.lemma3.4.explicit.flash1`` -> ``sy.lemma3.4.explicit``).
+
+    >>> bound_of_claim("consistency.sy.lemma3.4.explicit.flash1", ["sy.lemma3.4", "sy.lemma3.4.explicit"])
+    'sy.lemma3.4.explicit'
+    """
+    c = f".{claim_id}."
+    hits = [b for b in bound_ids if f".{b}." in c]
+    return max(hits, key=len) if hits else None
 
 
 # constants, approximate attention, pebbling --------------------------------------------------------------
@@ -107,6 +132,11 @@ def constants_table() -> list[dict[str, Any]]:
     """Rows of the tight-constants table (issue 8) as plain dicts with sortable, printable values."""
     fn = _attr("bounds.constants", "constants_table", "table", "all_constants")
     return [_plain(r) for r in fn()]
+
+
+def asymptotic_constants() -> dict[str, str]:
+    mod = _import("bounds.constants")
+    return {str(k): str(v) for k, v in getattr(mod, "ASYMPTOTIC", {}).items()}
 
 
 def crossover_B(N: int, d: int, M: int, eps: float) -> Any:

@@ -35,7 +35,8 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from reports.grid import Config, Grid, import_modules, is_approximate
@@ -52,6 +53,7 @@ class SweepSummary:
     errors: int  # rows (of the whole grid) whose run raised a documented error (bad or unsupported config)
     skipped: int  # dropped at expansion: M below the algorithm's minimum
     seconds: float
+    side: list[Any] = field(default_factory=list)  # results of the side tasks, in the order given
 
 
 def run_config(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +96,15 @@ def _formula_io(c: Config) -> int | None:
     from bounds import costs
 
     spec = registry.get(c.algorithm)
+    if c.algorithm == "poly" and c.eps is not None:  # its formulas need the rank r: bounds.approx
+        try:
+            from bounds.approx import poly_io
+        except ImportError:
+            return None
+        try:
+            return int(poly_io(N=c.N, d=c.d, M=c.M, eps=c.eps, B=c.B)[0])
+        except (ValueError, ZeroDivisionError):
+            return None
     if not spec.cost or spec.cost not in costs.FORMULAS:
         return None
     try:
@@ -184,8 +195,12 @@ def run_sweep(
     scheduler: str | None = None,
     batch_size: int | None = None,
     progress: bool = True,
+    side: list[tuple[Callable[..., Any], tuple[Any, ...]]] | None = None,
 ) -> SweepSummary:
-    """Run every configuration of ``grid`` not yet in ``store``; append rows batch by batch."""
+    """Run every configuration of ``grid`` not yet in ``store``; append rows batch by batch.
+
+    ``side``: other tasks ``(fn, args)`` to run on the same executor, submitted first (the report's z3
+    verification, claim by claim); their results come back in ``SweepSummary.side``, in the order given."""
     t0 = time.perf_counter()
     done = store.keys()
     todo = [c for c in grid.configs if c.key() not in done]
@@ -196,13 +211,20 @@ def run_sweep(
     if batch_size is None:
         batch_size = max(1, min(32, math.ceil(len(todo) / (4 * n_workers)))) if todo else 1
     batches = [todo[i::max(1, math.ceil(len(todo) / batch_size))] for i in range(max(1, math.ceil(len(todo) / batch_size)))] if todo else []
-    bar = _bar(len(grid.configs), done_before, progress)
+    side = side or []
+    bar = _bar(len(grid.configs) + len(side), done_before, progress)
     ran = 0
+    side_out: list[Any] = [None] * len(side)
     try:
-        if batches:
+        if batches or side:
             with executor(workers, scheduler, grid.imports) as ex:
+                side_futs = {ex.submit(fn, *args): i for i, (fn, args) in enumerate(side)}
                 futs = [ex.submit(_run_batch, [c.as_dict() for c in b], grid.imports) for b in batches]
-                for f in as_completed(futs):
+                for f in as_completed(list(side_futs) + futs):
+                    if f in side_futs:
+                        side_out[side_futs[f]] = f.result()
+                        bar.update(1)
+                        continue
                     rows = f.result()
                     store.append(rows)
                     ran += len(rows)
@@ -211,10 +233,10 @@ def run_sweep(
         bar.close()
     keys = {c.key() for c in grid.configs}
     errors = sum(1 for r in store.rows() if r["key"] in keys and r.get("status") != "ok")
-    return SweepSummary(len(grid.configs), done_before, ran, errors, len(grid.skipped), time.perf_counter() - t0)
+    return SweepSummary(len(grid.configs), done_before, ran, errors, len(grid.skipped), time.perf_counter() - t0, side_out)
 
 
 def _bar(total: int, initial: int, enabled: bool) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, unit="row", desc="sweep", disable=not enabled, file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total, initial=initial, unit="task", desc="sweep", disable=not enabled, file=sys.stderr, dynamic_ncols=True)

@@ -27,14 +27,15 @@ def fake_verdicts(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     """The verifier's answer, under the test's control (the real solver is another helper's, and slow)."""
     vs = [{"id": "claim.a", "verdict": "proved", "constant": "4", "claim": "", "solver": "z3"},
           {"id": "claim.b", "verdict": "proved", "constant": None, "claim": "", "solver": "z3"}]
-    monkeypatch.setattr(sources, "verdicts", lambda: copy.deepcopy(vs))
+    monkeypatch.setattr(sources, "claim_ids", lambda: [v["id"] for v in vs])
+    monkeypatch.setattr(sources, "verify_ids", lambda ids: [copy.deepcopy(v) for v in vs if v["id"] in ids])
     return vs
 
 
 def _gate(baseline: Path, grid: Path, *extra: str) -> int:
     p = argparse.ArgumentParser()
     gate_cmd.add_arguments(p)
-    return gate_cmd.main(p.parse_args(["--baseline", str(baseline), "--grid", str(grid), *extra]))
+    return gate_cmd.main(p.parse_args(["--baseline", str(baseline), "--grid", str(grid), "--workers", "0", "--no-progress", *extra]))
 
 
 def test_missing_baseline_is_a_clear_error_exit_2(tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture) -> None:

@@ -9,12 +9,16 @@ from __future__ import annotations
 import argparse
 import sys
 
+from attnio.commands._common import int_option
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", default="reports/baseline.json", help="baseline file (default reports/baseline.json)")
     p.add_argument("--update", action="store_true", help="rewrite the baseline from this run (on purpose; commit it)")
     p.add_argument("--grid", default=None, help="grid file (default: the embedded default grid, count-only)")
     p.add_argument("--no-verify", action="store_true", help="skip the z3 verification (verdicts are then not gated)")
+    p.add_argument("--workers", type=int_option, default=None, help="local worker processes (default: CPU count; 0 = in this process)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--current", default=None, metavar="JSON", help="write this run's figures to JSON as well")
 
 
@@ -30,7 +34,7 @@ def main(args: argparse.Namespace) -> int:
         except gate.BaselineError as e:
             print(f"attnio gate: error: {e}", file=sys.stderr)
             return 2
-    current = gate.collect(grid, verify=not args.no_verify)
+    current = gate.collect(grid, verify=not args.no_verify, workers=args.workers, progress=not args.no_progress)
     if args.current:
         gate.write_atomic(args.current, gate.dumps(current))
     if args.update:

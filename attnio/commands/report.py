@@ -23,13 +23,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from attnio.validate import check_int
     from reports.grid import default_grid, load_grid
-    from reports.report import make_report
+    from reports.report import make_report, merge_verdicts, verification_tasks
     from reports.store import Store
     from reports.sweep import run_sweep
 
     if args.workers is not None:
         check_int("workers", args.workers, min=0)
     t0 = time.perf_counter()
+    verdicts = None
+    tasks = [] if args.no_verify else verification_tasks()
+    if not isinstance(tasks, list):
+        verdicts, tasks = tasks, []  # the verifier is not built: the report says so
     if args.store and not args.grid:
         from attnio.errors import InvalidParameter
         from pathlib import Path
@@ -38,18 +42,25 @@ def main(args: argparse.Namespace) -> int:
             raise InvalidParameter("store", args.store, "an existing sweep store (run `attnio sweep --store PATH` first)")
         with Store(args.store) as st:
             rows = st.rows()
+            if tasks:  # nothing to sweep: the verification alone on the executor
+                from reports.grid import Grid
+
+                s = run_sweep(Grid(()), st, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress, side=tasks)
+                verdicts = merge_verdicts(s.side)
         note = f"Rows from the sweep store {args.store}."
     else:
         grid = load_grid(args.grid) if args.grid else default_grid()
         with Store(args.store or ":memory:") as st:
-            run_sweep(grid, st, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress)
+            s = run_sweep(grid, st, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress, side=tasks)
+            if tasks:
+                verdicts = merge_verdicts(s.side)
             keys = {c.key() for c in grid.configs}
             rows = [r for r in st.rows() if r["key"] in keys]
         note = ("Grid: the embedded default grid." if not args.grid else f"Grid: {args.grid}.") + (
             f" {len(grid.skipped)} configurations below an algorithm's minimum M were not run." if grid.skipped else ""
         )
     t_sweep = time.perf_counter() - t0
-    written = make_report(rows, args.out, verify=not args.no_verify, note=note, meta={"sweep_seconds": round(t_sweep, 3), "rows": len(rows)})
+    written = make_report(rows, args.out, verify=False, verdicts=verdicts, note=note, meta={"sweep_seconds": round(t_sweep, 3), "rows": len(rows)})
     print(f"wrote {len(written)} files into {args.out}/ ({len(rows)} rows; {time.perf_counter() - t0:.1f} s)")
     for p in written:
         if p.suffix in (".md", ".html"):
