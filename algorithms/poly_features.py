@@ -120,7 +120,7 @@ def budget(eps: object, B: object, d: int, scale: float, beta: object = None) ->
         beta_v, src = scale * d * B * B, "B"
     else:
         beta_v, src = check_real("beta", beta, gt=0), "beta"
-    g, delta, h, beta_v = degree_for(eps, B, d, beta_v)
+    g, delta, h, beta_v = degree_for(eps, B, d, beta_v, name="B" if src == "B" else "beta")
     return Budget(eps, B, beta_v, src, eps / (4 * B + eps), g, delta, h)
 
 

@@ -160,7 +160,9 @@ def taylor_delta(g: int, beta: float) -> tuple[float, float]:
 
 
 
-def degree_for(eps: float, B: float, d: int, beta: float | None = None) -> tuple[int, float, float, float]:
+def degree_for(
+    eps: float, B: float, d: int, beta: float | None = None, *, name: str | None = None
+) -> tuple[int, float, float, float]:
     """``(g, δ_g, h, β)``: the least degree with 2δ_g/(1−δ_g)·B ≤ ε/2 (docs/approx.md §2), for validated
     0 < ε < 1, B > 0 and scale 1/√d; β = √d·B² unless given. InvalidParameter if g would exceed G_MAX.
 
@@ -173,10 +175,12 @@ def degree_for(eps: float, B: float, d: int, beta: float | None = None) -> tuple
         delta, h = taylor_delta(g, beta_v)
         if delta <= target:
             return g, delta, h, beta_v
+    name = name or ("B" if beta is None else "beta")
     raise InvalidParameter(
-        "B" if beta is None else "beta",
-        B if beta is None else beta,
-        f"a logit bound β with degree g ≤ {G_MAX} reaching ε={eps:g} (β={beta_v:g} needs more)",
+        name,
+        B if name == "B" else beta_v,
+        f"{'B with β = √d·B²' if name == 'B' else 'a logit bound β'} small enough for a degree g ≤ {G_MAX} "
+        f"to reach ε={eps:g} (β={beta_v:g} needs more)",
     )
 
 

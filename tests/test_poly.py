@@ -203,8 +203,11 @@ def test_io_grows_linearly_in_N_while_flash2_grows_quadratically(schedule: str, 
 
 
 @pytest.mark.parametrize("N,d,M,eps", [(2**14, 16, 4096, 1e-3), (2**16, 16, 4096, 1e-3), (2**16, 8, 1024, 1e-6)])
-def test_crossover_B_separates_wins_from_losses_in_measured_counts(N: int, d: int, M: int, eps: float) -> None:
+def test_crossover_B_separates_wins_from_losses_in_measured_counts(
+    N: int, d: int, M: int, eps: float, record_property: pytest.RecordProperty
+) -> None:
     c = crossover_B(N, d, M, eps)
+    record_property("crossover_B", c)  # in the junit XML; the print below shows with `pytest -s`
     print(f"\ncrossover N={N} d={d} M={M} eps={eps}: B*={c['B']:.6g} (g {c['g_below']}→{c['g']}, r {c['r_below']}→{c['r']}), "
           f"poly io {c['poly_io_below']}→{c['poly_io']} vs flash2 {c['flash2_io']}")
     assert c["B"] is not None and c["B_below"] < c["B"] <= c["B_below"] * (1 + 1e-6) + 1e-12
