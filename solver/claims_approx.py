@@ -11,7 +11,9 @@ which is not a polynomial in (d, g), so every claim is proved for *every* r ≥ 
   feature-chunked beats flash2 when r ≤ N/4 and loses when r ≥ 2N (exact formulas, ceilings included); in
   leading terms the boundary is exactly r = N (derived along r/N), and the chunked/tiled switch is exactly
   at M = d² (an iff), as for exact attention; with M < d², the tiled schedule's leading terms
-  beat flash2's when r ≤ N/4 (leading terms only: the exact small-cache formula is beyond the solver's budget).
+  beat flash2's when r ≤ N/4, and square tiling's (the best exact small-cache algorithm) when r ≤ 3N/2, and
+  lose to square tiling's when r ≥ 2N (leading terms only: the exact small-cache formula is beyond the
+  solver's budget).
 """
 
 from __future__ import annotations
@@ -196,6 +198,24 @@ def _claims() -> list[Claim]:
             "Small cache (M < d²), leading terms only: with r ≤ N/4, tiled's 4Nrd/√M + 2Nr is below flash2's 4N²d²/M.",
             (M < d**2, 4 * r <= N),
             4 * N * r * d / sqrt(M) + 2 * N * r < 4 * N**2 * d**2 / M,
+            provenance=P,
+        ),
+        Implication(
+            "approx.beats.leading.tiled.square_tiling",
+            "inequality",
+            "Small cache (M < d²), leading terms only: with r ≤ 3N/2, tiled's 4Nrd/√M + 2Nr is below square tiling's "
+            "8N²d/√M + N² (Saha–Ye's small-cache algorithm, leading terms as in crossover.leading.square_tiling.flash2).",
+            (M < d**2, 2 * r <= 3 * N),
+            4 * N * r * d / sqrt(M) + 2 * N * r < 8 * N**2 * d / sqrt(M) + N**2,
+            provenance=P,
+        ),
+        Implication(
+            "approx.loses.leading.tiled.square_tiling",
+            "inequality",
+            "Small cache (M < d²), leading terms only: with r ≥ 2N, square tiling's 8N²d/√M + N² is at most tiled's "
+            "4Nrd/√M + 2Nr: in leading order the boundary lies between r = 3N/2 and r = 2N for every d, M.",
+            (M < d**2, 2 * N <= r),
+            8 * N**2 * d / sqrt(M) + N**2 <= 4 * N * r * d / sqrt(M) + 2 * N * r,
             provenance=P,
         ),
     ]
