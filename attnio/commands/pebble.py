@@ -1,0 +1,67 @@
+"""``attnio pebble --N --d --M``: the exact optimal red-blue pebbling of a tiny attention (or matmul) graph.
+
+Prints OPT or its bounds, what was proved, the schedule's length and the solve time (docs/pebbling.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from attnio.commands._common import float_option, int_option, print_json
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--N", type=int_option, required=True, help="sequence length (matmul: rows m of A, default)")
+    p.add_argument("--d", type=int_option, required=True, help="head dimension (matmul: inner dimension k, default)")
+    p.add_argument("--M", type=int_option, required=True, help="red pebbles (fast-memory values)")
+    p.add_argument("--graph", choices=["attention", "matmul"], default="attention")
+    p.add_argument("--m", type=int_option, default=None, help="matmul: rows of A (default N)")
+    p.add_argument("--k", type=int_option, default=None, help="matmul: inner dimension (default d)")
+    p.add_argument("--n", type=int_option, default=None, help="matmul: columns of B (default N, i.e. Q·Kᵀ)")
+    p.add_argument("--tree", choices=["balanced", "chain"], default="balanced", help="summation-tree shape")
+    p.add_argument("--no-recompute", action="store_true", help="one-shot game: each vertex computed at most once")
+    p.add_argument("--engine", choices=["astar", "z3", "cpsat"], default="astar",
+                   help="astar (exact, default); z3/cpsat: time-indexed encoding, optimal within --horizon only")
+    p.add_argument("--horizon", type=int_option, default=None, help="z3/cpsat: number of parallel steps T")
+    p.add_argument("--time-limit", type=float_option, default=60.0, help="seconds before reporting bounds")
+    p.add_argument("--max-states", type=int_option, default=5_000_000, help="astar: expanded states before bounds")
+    p.add_argument("--schedule", action="store_true", help="print the schedule's moves")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def main(args: argparse.Namespace) -> int:
+    from attnio.errors import InvalidParameter
+    from solver.pebble.graphs import attention, matmul
+    from solver.pebble.solve import solve
+
+    if args.graph == "attention":
+        g = attention(args.N, args.d, tree=args.tree)
+    else:
+        g = matmul(args.m or args.N, args.k or args.d, args.n or args.N, tree=args.tree)
+    recompute = not args.no_recompute
+    if args.engine == "astar":
+        r = solve(g, args.M, recompute=recompute, time_limit_s=args.time_limit, max_states=args.max_states)
+    else:
+        from solver.pebble.sat import solve_sat
+
+        if args.horizon is None:
+            raise InvalidParameter("horizon", None, "an integer T >= 1 (required with --engine z3/cpsat)")
+        r = solve_sat(g, args.M, horizon=args.horizon, engine=args.engine, recompute=recompute, time_limit_s=args.time_limit)
+    out = r.as_dict()
+    out["min_M"] = g.min_M
+    out["trivial_bound"] = g.trivial_io
+    if args.schedule and r.schedule is not None:
+        out["schedule"] = [[op, g.labels[v]] for op, v in r.schedule]
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"{g.name}  M={args.M}  {g.n} vertices  {'recomputation allowed' if recompute else 'one-shot (no recomputation)'}")
+    print(f"  {r.proved}")
+    if r.schedule is not None:
+        print(f"  schedule: {len(r.schedule)} moves, {r.reads} reads + {r.writes} writes (replayed under Hong–Kung rules)")
+    print(f"  trivial bound (inputs + outputs) {g.trivial_io}; least feasible M {g.min_M}")
+    print(f"  {r.seconds:.3f} s, {r.states} states expanded ({r.engine})")
+    if args.schedule and r.schedule is not None:
+        for op, lab in out["schedule"]:
+            print(f"    {op:<8} {lab}")
+    return 0

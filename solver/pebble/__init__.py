@@ -1,0 +1,1 @@
+"""Exact red-blue pebbling of tiny computation graphs (see docs/pebbling.md)."""

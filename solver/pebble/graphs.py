@@ -1,0 +1,214 @@
+"""Computation graphs for the red-blue pebble game (Hong & Kung 1981; Saha & Ye 2402.07443 §2.3–§2.4).
+
+A :class:`Graph` is a DAG given as plain data: vertex labels in a topological order and, for each vertex, the
+tuple of its parents. Inputs are exactly the vertices without parents and outputs exactly the vertices
+without children (Saha–Ye's convention: inputs = entries of Q, K, V; outputs = entries of O).
+
+The attention graph of Saha–Ye §2.4 (their Figure 1), for Q, K, V ∈ R^{N×d}::
+
+    P[i,j,l]  = Q[i,l]·K[j,l]                 N²d products (layer L1)
+    S[i,j]    = Σ_l P[i,j,l]                  N² disjoint summation trees of d leaves (d−1 adders each)
+    A[i,j]    = exp(S[i,j])                   N² vertices
+    D[i]      = Σ_j A[i,j]                    N summation trees of N leaves (the row sums)
+    PV[i,k,c] = A[i,k]·V[k,c]                 N²d products (layer L2)
+    AV[i,c]   = Σ_k PV[i,k,c]                 Nd summation trees of N leaves
+    O[i,c]    = AV[i,c] / D[i]                Nd divisions (the outputs)
+
+A summation tree of one leaf is the leaf itself (no adder); ``tree="balanced"`` pairs leaves level by level,
+``tree="chain"`` adds them left to right. With ``normalise="reciprocal"`` the graph has Saha–Ye's separate
+vertices D⁻¹[i] = 1/D[i] and O[i,c] = D⁻¹[i]·AV[i,c]; the default ``"divide"`` uses one division per output.
+
+Vertex count (derived here), divide form, with t(L) = L−1 adders per tree of L leaves::
+
+    |V| = 3Nd + N²d + N²(d−1) + N² + N(N−1) + N²d + Nd(N−1) + Nd
+
+>>> g = attention(2, 1)
+>>> (g.n, len(g.inputs), len(g.outputs))
+(24, 6, 2)
+>>> attention(2, 2).n == 3*4 + 8 + 4*1 + 4 + 2*1 + 8 + 4*1 + 4
+True
+>>> matmul(2, 2, 2).n  # 8 inputs, 8 products, 4 adders
+20
+>>> chain(4).parents
+((), (0,), (1,), (2,))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attnio.validate import check_choice, check_int
+
+TREES = ("balanced", "chain")
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A DAG: ``labels[v]`` names vertex v, ``parents[v]`` lists its parents (all < v: topological order)."""
+
+    name: str
+    labels: tuple[str, ...]
+    parents: tuple[tuple[int, ...], ...]
+    params: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        assert len(self.labels) == len(self.parents)
+        assert len(set(self.labels)) == len(self.labels), "labels must be unique"
+        for v, ps in enumerate(self.parents):
+            assert all(0 <= p < v for p in ps), f"vertex {self.labels[v]}: parents must precede it"
+            assert len(set(ps)) == len(ps), f"vertex {self.labels[v]}: repeated parent"
+
+    @property
+    def n(self) -> int:
+        return len(self.labels)
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return tuple(v for v in range(self.n) if not self.parents[v])
+
+    @property
+    def outputs(self) -> tuple[int, ...]:
+        has_child = {p for ps in self.parents for p in ps}
+        return tuple(v for v in range(self.n) if v not in has_child)
+
+    @property
+    def children(self) -> tuple[tuple[int, ...], ...]:
+        ch: list[list[int]] = [[] for _ in range(self.n)]
+        for v, ps in enumerate(self.parents):
+            for p in ps:
+                ch[p].append(v)
+        return tuple(tuple(c) for c in ch)
+
+    @property
+    def max_indegree(self) -> int:
+        return max((len(p) for p in self.parents), default=0)
+
+    @property
+    def min_M(self) -> int:
+        """The least number of red pebbles with which the graph can be pebbled at all under Hong–Kung rules:
+        computing v needs v and all its parents red at once, so max in-degree + 1 (at least 1)."""
+        return max(1, self.max_indegree + 1)
+
+    @property
+    def trivial_io(self) -> int:
+        """Every input read once and every output written once: a lower bound on any complete calculation
+        (all inputs here have a child, so each must be read; outputs start unpebbled, so each is written)."""
+        return len(self.inputs) + len(self.outputs)
+
+
+class _Builder:
+    def __init__(self, name: str, params: dict) -> None:
+        self.name, self.params = name, params
+        self.labels: list[str] = []
+        self.parents: list[tuple[int, ...]] = []
+
+    def add(self, label: str, parents: tuple[int, ...] = ()) -> int:
+        self.labels.append(label)
+        self.parents.append(tuple(parents))
+        return len(self.labels) - 1
+
+    def sum_tree(self, label: str, leaves: list[int], tree: str) -> int:
+        """Root of a summation tree over ``leaves``; internal adders are labelled ``label~k``, the root ``label``."""
+        assert leaves
+        if len(leaves) == 1:
+            return leaves[0]
+        count = [0]
+
+        def adder(a: int, b: int, root: bool) -> int:
+            count[0] += 1
+            return self.add(label if root else f"{label}~{count[0]}", (a, b))
+
+        if tree == "chain":
+            acc = leaves[0]
+            for k, x in enumerate(leaves[1:]):
+                acc = adder(acc, x, k == len(leaves) - 2)
+            return acc
+        level = list(leaves)
+        while len(level) > 1:
+            nxt = []
+            for k in range(0, len(level) - 1, 2):
+                nxt.append(adder(level[k], level[k + 1], len(level) == 2))
+            if len(level) % 2:
+                nxt.append(level[-1])
+            level = nxt
+        return level[0]
+
+    def build(self) -> Graph:
+        return Graph(self.name, tuple(self.labels), tuple(self.parents), self.params)
+
+
+def attention(N: int, d: int, *, tree: str = "balanced", normalise: str = "divide") -> Graph:
+    """The attention graph of Saha–Ye §2.4 (see the module docstring)."""
+    N = check_int("N", N, min=1)
+    d = check_int("d", d, min=1)
+    check_choice("tree", tree, TREES)
+    check_choice("normalise", normalise, ("divide", "reciprocal"))
+    b = _Builder(f"attention(N={N}, d={d}, tree={tree})", {"N": N, "d": d, "tree": tree, "normalise": normalise})
+    Q = {(i, l): b.add(f"Q[{i},{l}]") for i in range(N) for l in range(d)}
+    K = {(j, l): b.add(f"K[{j},{l}]") for j in range(N) for l in range(d)}
+    V = {(k, c): b.add(f"V[{k},{c}]") for k in range(N) for c in range(d)}
+    S = {}
+    for i in range(N):
+        for j in range(N):
+            prods = [b.add(f"QK[{i},{j},{l}]", (Q[i, l], K[j, l])) for l in range(d)]
+            S[i, j] = b.sum_tree(f"S[{i},{j}]", prods, tree)
+    A = {(i, j): b.add(f"A[{i},{j}]", (S[i, j],)) for i in range(N) for j in range(N)}
+    D = {i: b.sum_tree(f"D[{i}]", [A[i, j] for j in range(N)], tree) for i in range(N)}
+    if normalise == "reciprocal":
+        D = {i: b.add(f"Dinv[{i}]", (D[i],)) for i in range(N)}
+    for i in range(N):
+        for c in range(d):
+            prods = [b.add(f"AV[{i},{k},{c}]", (A[i, k], V[k, c])) for k in range(N)]
+            root = b.sum_tree(f"AVsum[{i},{c}]", prods, tree)
+            b.add(f"O[{i},{c}]", (root, D[i]))
+    return b.build()
+
+
+def matmul(m: int, k: int, n: int, *, tree: str = "balanced") -> Graph:
+    """C = A·B by the standard algorithm, A m×k, B k×n: mkn products and mn summation trees of k leaves."""
+    m = check_int("m", m, min=1)
+    k = check_int("k", k, min=1)
+    n = check_int("n", n, min=1)
+    check_choice("tree", tree, TREES)
+    b = _Builder(f"matmul({m}x{k}·{k}x{n}, tree={tree})", {"m": m, "k": k, "n": n, "tree": tree})
+    A = {(i, l): b.add(f"A[{i},{l}]") for i in range(m) for l in range(k)}
+    B = {(l, j): b.add(f"B[{l},{j}]") for l in range(k) for j in range(n)}
+    for i in range(m):
+        for j in range(n):
+            prods = [b.add(f"P[{i},{j},{l}]", (A[i, l], B[l, j])) for l in range(k)]
+            b.sum_tree(f"C[{i},{j}]", prods, tree)  # with k = 1 the product itself is the output
+    return b.build()
+
+
+def chain(n: int) -> Graph:
+    """v0 → v1 → … → v_{n−1}: one input, one output. OPT = 2 for every M ≥ 2 (read v0, write v_{n−1})."""
+    n = check_int("n", n, min=2)
+    b = _Builder(f"chain({n})", {"n": n})
+    prev = b.add("v0")
+    for t in range(1, n):
+        prev = b.add(f"v{t}", (prev,))
+    return b.build()
+
+
+def reduction_tree(leaves: int, *, tree: str = "balanced") -> Graph:
+    """A summation tree over ``leaves`` input leaves (the leaves are inputs, the root the one output)."""
+    leaves = check_int("leaves", leaves, min=2)
+    check_choice("tree", tree, TREES)
+    b = _Builder(f"tree({leaves}, {tree})", {"leaves": leaves, "tree": tree})
+    xs = [b.add(f"x{t}") for t in range(leaves)]
+    b.sum_tree("root", xs, tree)
+    return b.build()
+
+
+def from_edges(name: str, labels: list[str], edges: list[tuple[str, str]]) -> Graph:
+    """A graph from labelled edges (labels given in a topological order). For tests and small examples.
+
+    >>> g = from_edges("diamond", ["a", "b", "c", "e"], [("a", "b"), ("a", "c"), ("b", "e"), ("c", "e")])
+    >>> (g.inputs, g.outputs, g.min_M)
+    ((0,), (3,), 3)
+    """
+    idx = {lab: t for t, lab in enumerate(labels)}
+    ps: list[list[int]] = [[] for _ in labels]
+    for a, c in edges:
+        ps[idx[c]].append(idx[a])
+    return Graph(name, tuple(labels), tuple(tuple(sorted(p)) for p in ps), {})
