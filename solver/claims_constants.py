@@ -230,11 +230,12 @@ STEP_CLAIMS: list[Implication] = [
     _claim(
         "b3.rearrange",
         "B3",
-        "N²d ≤ S/(16d) + 4d³h, S ≤ 4M²h + (5M + f)Nd, f ≤ M, Q ≥ M(h − 1) ⇒ Q ≥ M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M",
+        "R = M: N²d ≤ S/(16d) + 4d³h, S ≤ h(2M)² + (5M + f)Nd + (f − M)ΣU/2, f ≤ M, Q ≥ M(h − 1) "
+        "⇒ Q ≥ M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M",
         (
             *_BASE,
             N**2 * d <= S / (16 * d) + 4 * d**3 * h,
-            S <= 4 * M**2 * h + (5 * M + f) * N * d,
+            S <= h * _sq(2 * M) + (5 * M + f) * N * d + (f - M) * SU / 2,
             f <= M,
             Q >= M * (h - 1),
         ),
@@ -389,7 +390,7 @@ def consistency_claims() -> list[Implication]:
 
 # Gap factor between the optimal flash2 count and B3 (docs/constants.md#gap): each factor → 1 in the limit
 # d → ∞, M/d² → ∞, M/(Nd) → 0.
-GAP_C2 = 2
+GAP_C2 = Fraction(7, 4)  # tightest on the grid 1/4: 3/2 is refuted (tests/test_constants.py)
 GAP_REGIME: tuple[Rel, ...] = (d >= 2, M >= 4 * d**2, 4 * M <= N * d, N >= 4 * d)
 # flash2's count without ceilings: 2Nd + N + 2Nd·(N/a + 1) with a ≥ (M − 3d − 4)/(2d + 4).
 FLASH2_UPPER: Expr = 4 * N * d + N + 4 * N**2 * d * (d + 2) / (M - 3 * d - 4)
@@ -426,7 +427,7 @@ def gap_claims() -> list[Implication]:
         _claim(
             "gap.flash2.le.B3",
             "gap",
-            f"4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ B3·(1 + 2/d)(1 + 16d⁴/M²)·M/(M − 3d − 4)·(1 + {GAP_C2}M/(Nd)) "
+            f"4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ B3·(1 + 2/d)(1 + 16d⁴/M²)·M/(M − 3d − 4)·(1 + ({GAP_C2})·M/(Nd)) "
             "for d ≥ 2, 4d² ≤ M ≤ Nd/4, N ≥ 4d (with gap.flash2.upper: flash2 ≤ B3 × that factor)",
             (*_BASE, *GAP_REGIME),
             FLASH2_UPPER <= B3.expr * gap_factor(),
@@ -436,7 +437,7 @@ def gap_claims() -> list[Implication]:
         _claim(
             "gap.flash2.le.2B2",
             "gap",
-            f"4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ 2·B2·(1 + 2/d)·M/(M − 3d − 4)·(1 + {GAP_C2}M/(Nd)) on the same "
+            f"4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ 2·B2·(1 + 2/d)·M/(M − 3d − 4)·(1 + ({GAP_C2})·M/(Nd)) on the same "
             "regime: the robust gap is at most 2(1 + o(1))",
             (*_BASE, *GAP_REGIME),
             FLASH2_UPPER <= 2 * B2.expr * robust_gap_factor(),
