@@ -45,8 +45,16 @@ from algorithms.cuda import launch as L  # noqa: E402
 from algorithms.flash2 import Flash2Tiling  # noqa: E402
 from algorithms.reference import attention  # noqa: E402
 
-DATASHEET = {"hbm_bytes_per_s": 4.8e12, "bf16_dense_flops": 989e12, "fp32_flops": 67e12}  # H200 SXM, leads only
-TOL = {"float32": 4e-5, "float16": 4e-3, "bfloat16": 3e-2}  # relative Frobenius error vs float64 on rounded inputs
+DATASHEET = {
+    "hbm_bytes_per_s": 4.8e12,
+    "bf16_dense_flops": 989e12,
+    "fp32_flops": 67e12,
+}  # H200 SXM, leads only
+TOL = {
+    "float32": 4e-5,
+    "float16": 4e-3,
+    "bfloat16": 3e-2,
+}  # relative Frobenius error vs float64 on rounded inputs
 DTYPES = ("float32", "float16", "bfloat16")
 
 # (algorithm, N, d, dv, M, tiling) for the count check: ragged and even shapes, small and device-max M.
@@ -66,6 +74,8 @@ COUNT_CASES: list[tuple[str, int, int, int, int, tuple[int, int] | None]] = [
 ]
 ACCURACY_SHAPES = [(1000, 64, 64), (513, 128, 96)]
 TIMING_SHAPES = [(4096, 64), (8192, 64), (8192, 128)]
+COPY_ELEMENTS = 1 << 28  # 1 GiB of float32 for the copy-bandwidth ceiling
+MATMUL_SIZE = 8192  # fp16 tensor-core ceiling: 8192³; fp32: 4096³
 NCU_CASES = [  # (algorithm, N, d, M, dtype): K,V fit in L2 for flash2; square tiling's S (N²·4 bytes) does not
     ("flash2", 4096, 64, 16384, "float32"),
     ("flash2", 8192, 128, 32768, "float16"),
@@ -149,17 +159,20 @@ def env() -> dict[str, Any]:
     try:
         import torch
 
-        info["torch"] = torch.__version__
+        info["torch"] = torch.__version__ + ("" if torch.cuda.is_available() else " (no CUDA)")
     except Exception:
         info["torch"] = None
     # measured ceilings
-    n = 1 << 28  # 1 GiB of float32
+    n = COPY_ELEMENTS
     a = cupy.ones(n, dtype=cupy.float32)
     b = cupy.empty_like(a)
-    ms = _ms(lambda: cupy.copyto(b, a), n_repeat=20)
+    ms = _ms(lambda a=a, b=b: cupy.copyto(b, a), n_repeat=20)
     info["copy_bytes_per_s"] = 2 * 4 * n / (ms * 1e-3)
     del a, b
-    for dt, key, size in ((cupy.float16, "fp16_tensor_flops", 8192), (cupy.float32, "fp32_matmul_flops", 4096)):
+    for dt, key, size in (
+        (cupy.float16, "fp16_tensor_flops", MATMUL_SIZE),
+        (cupy.float32, "fp32_matmul_flops", MATMUL_SIZE // 2),
+    ):
         x = cupy.random.default_rng(0).standard_normal((size, size), dtype=cupy.float32).astype(dt)
         ms = _ms(lambda x=x: x @ x, n_repeat=10)
         info[key] = 2 * size**3 / (ms * 1e-3)
@@ -185,22 +198,37 @@ def counts() -> dict[str, Any]:
     for alg, N, d, dv, M, til in COUNT_CASES:
         M = min(M, L.max_M_words(limit))
         tiling = Flash2Tiling(*til) if til else None
-        for dtype in ("float32", "float16") if (alg, N) in (("flash2", 1000), ("square_tiling", 1000)) else ("float32",):
+        for dtype in (
+            ("float32", "float16")
+            if (alg, N) in (("flash2", 1000), ("square_tiling", 1000))
+            else ("float32",)
+        ):
             Q, K, V = _inputs(N, d, dv, seed=N + M, dtype=dtype)
             r = kernels.forward(alg, Q, K, V, M=M, dtype=dtype, tiling=tiling, count_io=True, poison=True)
             model = count(alg, N=N, d=d, M=M, dv=dv, tiling=r.plan.tiling).io
             formula = cost(alg, N=N, d=d, M=M, dv=dv) if tiling is None else None
             row = {
-                "algorithm": alg, "N": N, "d": d, "dv": dv, "M": M, "dtype": dtype, "blocks": str(r.plan.tiling),
-                "kernel_reads": r.io.reads_words, "kernel_writes": r.io.writes_words,
-                "model_reads": model.reads_words, "model_writes": model.writes_words,
+                "algorithm": alg,
+                "N": N,
+                "d": d,
+                "dv": dv,
+                "M": M,
+                "dtype": dtype,
+                "blocks": str(r.plan.tiling),
+                "kernel_reads": r.io.reads_words,
+                "kernel_writes": r.io.writes_words,
+                "model_reads": model.reads_words,
+                "model_writes": model.writes_words,
                 "formula_io": None if formula is None else formula.io_words,
                 "equal": r.io == model and (formula is None or formula == model),
             }
             ok &= row["equal"]
             rows.append(row)
-            print(f"{alg:14s} N={N:5d} d={d:3d} dv={dv:3d} M={M:6d} {dtype:8s} {row['blocks']:28s} "
-                  f"kernel={r.io.io_words:>12,} model={model.io_words:>12,} {'OK' if row['equal'] else 'MISMATCH'}", flush=True)
+            print(
+                f"{alg:14s} N={N:5d} d={d:3d} dv={dv:3d} M={M:6d} {dtype:8s} {row['blocks']:28s} "
+                f"kernel={r.io.io_words:>12,} model={model.io_words:>12,} {'OK' if row['equal'] else 'MISMATCH'}",
+                flush=True,
+            )
     return {"status": "pass" if ok else "fail", "rows": rows}
 
 
@@ -229,11 +257,27 @@ def accuracy() -> dict[str, Any]:
                 same = bool(cupy.array_equal(timed.O, counted.O))
                 good = finite and rel < TOL[dtype] and lse_err < 1e-3 and same
                 ok &= good
-                rows.append({"algorithm": alg, "N": N, "d": d, "dv": dv, "M": M, "dtype": dtype, "rel_error": rel,
-                             "max_abs_error": float(np.max(np.abs(out - ref))), "lse_max_abs_error": lse_err,
-                             "tolerance": TOL[dtype], "timed_equals_instrumented": same, "pass": good})
-                print(f"{alg:14s} N={N:5d} d={d:3d} dv={dv:3d} {dtype:8s} rel={rel:.2e} (tol {TOL[dtype]:.0e}) "
-                      f"L err={lse_err:.1e} same_bits={same} {'OK' if good else 'FAIL'}", flush=True)
+                rows.append(
+                    {
+                        "algorithm": alg,
+                        "N": N,
+                        "d": d,
+                        "dv": dv,
+                        "M": M,
+                        "dtype": dtype,
+                        "rel_error": rel,
+                        "max_abs_error": float(np.max(np.abs(out - ref))),
+                        "lse_max_abs_error": lse_err,
+                        "tolerance": TOL[dtype],
+                        "timed_equals_instrumented": same,
+                        "pass": good,
+                    }
+                )
+                print(
+                    f"{alg:14s} N={N:5d} d={d:3d} dv={dv:3d} {dtype:8s} rel={rel:.2e} (tol {TOL[dtype]:.0e}) "
+                    f"L err={lse_err:.1e} same_bits={same} {'OK' if good else 'FAIL'}",
+                    flush=True,
+                )
     return {"status": "pass" if ok else "fail", "rows": rows}
 
 
@@ -246,6 +290,10 @@ def timing(check: Check, ceilings: dict[str, Any]) -> dict[str, Any]:
     try:
         import torch
         import torch.nn.functional as F
+
+        if not torch.cuda.is_available():
+            print(f"torch {torch.__version__} sees no CUDA device: no SDPA baseline")
+            torch = None
     except Exception:
         torch = None
     limit = kernels.shared_limit_bytes()
@@ -261,42 +309,91 @@ def timing(check: Check, ceilings: dict[str, Any]) -> dict[str, Any]:
                 continue
             Q, K, V = _inputs(N, d, d, seed=N + d, dtype=dtype)
             base: dict[str, float | None] = {"cupy_standard_ms": None, "torch_sdpa_ms": None}
-            if dtype != "bfloat16":  # CuPy has no bfloat16
-                base["cupy_standard_ms"] = _ms(lambda: kernels.standard_attention(Q, K, V))
-            if torch is not None:
-                tdt = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
-                tq, tk, tv = (torch.as_tensor(kernels.to_float32(x, dtype), device="cuda").to(tdt).view(1, 1, N, d) for x in (Q, K, V))
-                base["torch_sdpa_ms"] = _ms(lambda: F.scaled_dot_product_attention(tq, tk, tv))
-            b_r = 64
-            bal_bc = max(1, (16384 - b_r * (2 * d + 3)) // (d + b_r))
+            try:
+                if dtype != "bfloat16":  # CuPy has no bfloat16
+                    base["cupy_standard_ms"] = _ms(lambda Q=Q, K=K, V=V: kernels.standard_attention(Q, K, V))
+            except Exception as e:
+                print(f"CuPy standard attention failed: {type(e).__name__}: {e}")
+            try:
+                if torch is not None:
+                    tdt = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[
+                        dtype
+                    ]
+                    tq, tk, tv = (
+                        torch.as_tensor(kernels.to_float32(x, dtype), device="cuda").to(tdt).view(1, 1, N, d)
+                        for x in (Q, K, V)
+                    )
+                    base["torch_sdpa_ms"] = _ms(
+                        lambda tq=tq, tk=tk, tv=tv: F.scaled_dot_product_attention(tq, tk, tv)
+                    )
+            except Exception as e:
+                print(f"torch SDPA failed: {type(e).__name__}: {e}")
+            b_r = min(64, N)
+            bal_bc = min(N, max(1, (16384 - b_r * (2 * d + 3)) // (d + b_r)))
             variants = [
                 ("flash2 io-optimal M=16384", "flash2", 16384, None),
                 (f"flash2 io-optimal M={Mmax}", "flash2", Mmax, None),
-                (f"flash2 B_r=64 B_c={bal_bc} M=16384", "flash2", 16384, Flash2Tiling(b_r, bal_bc)),
+                (f"flash2 B_r={b_r} B_c={bal_bc} M=16384", "flash2", 16384, Flash2Tiling(b_r, bal_bc)),
                 ("square_tiling M=16384", "square_tiling", 16384, None),
             ]
             for label, alg, M, til in variants:
-                if alg == "flash2" and til is not None and Flash2Tiling.fast_words(til.B_r, til.B_c, d, d) > M:
+                if (
+                    alg == "flash2"
+                    and til is not None
+                    and Flash2Tiling.fast_words(til.B_r, til.B_c, d, d) > M
+                ):
                     continue
-                fn = lambda alg=alg, M=M, til=til: kernels.forward(alg, Q, K, V, M=M, dtype=dtype, tiling=til)  # noqa: E731
-                plan = fn().plan
-                ms = _ms(fn, n_repeat=5, n_warmup=1)
+
+                def fn(alg=alg, M=M, til=til, Q=Q, K=K, V=V, dtype=dtype):
+                    return kernels.forward(alg, Q, K, V, M=M, dtype=dtype, tiling=til)
+
+                try:
+                    plan = fn().plan
+                    ms = _ms(fn, n_repeat=5, n_warmup=1)
+                except Exception as e:
+                    rows.append(
+                        {
+                            "N": N,
+                            "d": d,
+                            "dtype": dtype,
+                            "kernel": label,
+                            "skipped": f"{type(e).__name__}: {e}",
+                        }
+                    )
+                    print(f"{label} failed: {type(e).__name__}: {e}")
+                    continue
                 by = plan.bytes().io_words
-                row = {"N": N, "d": d, "dtype": dtype, "kernel": label, "blocks": str(plan.tiling), "ms": ms,
-                       "model_bytes": by, "model_GBps": by / (ms * 1e-3) / 1e9,
-                       "fraction_of_copy_bw": by / (ms * 1e-3) / copy_bw,
-                       "TFLOPs": plan.flops() / (ms * 1e-3) / 1e12,
-                       "fraction_of_tensor_peak": plan.flops() / (ms * 1e-3) / tensor,
-                       "fraction_of_fp32_peak": plan.flops() / (ms * 1e-3) / fp32, **base}
+                row = {
+                    "N": N,
+                    "d": d,
+                    "dtype": dtype,
+                    "kernel": label,
+                    "blocks": str(plan.tiling),
+                    "ms": ms,
+                    "model_bytes": by,
+                    "model_GBps": by / (ms * 1e-3) / 1e9,
+                    "fraction_of_copy_bw": by / (ms * 1e-3) / copy_bw,
+                    "TFLOPs": plan.flops() / (ms * 1e-3) / 1e12,
+                    "fraction_of_tensor_peak": plan.flops() / (ms * 1e-3) / tensor,
+                    "fraction_of_fp32_peak": plan.flops() / (ms * 1e-3) / fp32,
+                    **base,
+                }
                 for k in ("cupy_standard_ms", "torch_sdpa_ms"):
                     row[k.replace("_ms", "_ratio")] = None if base[k] is None else ms / base[k]
                 rows.append(row)
-                print(f"N={N:5d} d={d:3d} {dtype:8s} {label:34s} {ms:9.3f} ms  vs cupy x{row['cupy_standard_ratio'] or float('nan'):7.2f}"
-                      f"  vs sdpa x{row['torch_sdpa_ratio'] or float('nan'):7.2f}  bw {row['fraction_of_copy_bw']:.3f}"
-                      f"  tensor {row['fraction_of_tensor_peak']:.4f}", flush=True)
+                print(
+                    f"N={N:5d} d={d:3d} {dtype:8s} {label:34s} {ms:9.3f} ms  vs cupy x{row['cupy_standard_ratio'] or float('nan'):7.2f}"
+                    f"  vs sdpa x{row['torch_sdpa_ratio'] or float('nan'):7.2f}  bw {row['fraction_of_copy_bw']:.3f}"
+                    f"  tensor {row['fraction_of_tensor_peak']:.4f}",
+                    flush=True,
+                )
             del Q, K, V
             cupy.get_default_memory_pool().free_all_blocks()
-    return {"status": "measured", "rows": rows, "note": "ratios are kernel time / baseline time (> 1: the kernel is slower)"}
+    return {
+        "status": "measured",
+        "rows": rows,
+        "note": "ratios are kernel time / baseline time (> 1: the kernel is slower)",
+    }
 
 
 # 5. ncu -------------------------------------------------------------------------------------------------
@@ -335,16 +432,38 @@ def ncu_child(cases_json: str) -> int:
 def ncu(check: Check) -> dict[str, Any]:
     exe = ncu_binary()
     if exe is None:
-        return {"status": "not available", "reason": "ncu not found on PATH or under /opt/nvidia/nsight-compute"}
+        return {
+            "status": "not available",
+            "reason": "ncu not found on PATH or under /opt/nvidia/nsight-compute",
+        }
     if check.left_s() < 45:
         return {"status": "skipped", "reason": "time budget"}
     Mmax = L.max_M_words(kernels.shared_limit_bytes())
     cases = [(a, N, d, min(M, Mmax), dt) for a, N, d, M, dt in NCU_CASES]
-    cmd = [exe, "--metrics", NCU_METRICS, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
-           "--cache-control", "all", "-k", "regex:flash2_fwd|square_tiling_phase",
-           sys.executable, str(Path(__file__).resolve()), "--ncu-child", json.dumps(cases)]
+    cmd = [
+        exe,
+        "--metrics",
+        NCU_METRICS,
+        "--csv",
+        "--page",
+        "raw",
+        "--print-units",
+        "base",
+        "--clock-control",
+        "none",
+        "--cache-control",
+        "all",
+        "-k",
+        "regex:flash2_fwd|square_tiling_phase",
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--ncu-child",
+        json.dumps(cases),
+    ]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=max(30, min(240, check.left_s() - 15)))
+        p = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=max(30, min(240, check.left_s() - 15))
+        )
         text = p.stdout + "\n" + p.stderr
     except subprocess.TimeoutExpired as e:
         text = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -352,7 +471,9 @@ def ncu(check: Check) -> dict[str, Any]:
         return {"status": "timeout", "command": " ".join(cmd)}
     _atomic_write(check.out / "ncu.log", text)
     if "ERR_NVGPUCTRPERM" in text:
-        print("counters not permitted (ERR_NVGPUCTRPERM): the host restricts GPU performance counters; carrying on")
+        print(
+            "counters not permitted (ERR_NVGPUCTRPERM): the host restricts GPU performance counters; carrying on"
+        )
         return {"status": "counters not permitted", "detail": "ERR_NVGPUCTRPERM"}
     if "LibraryNotLoaded" in text or "Failed to initialize the profiler" in text:
         print("counters not available: ncu could not initialise the profiler (seen on gVisor); carrying on")
@@ -360,7 +481,7 @@ def ncu(check: Check) -> dict[str, Any]:
     rows = _parse_ncu_csv(text)
     if not rows:
         return {"status": "no data", "returncode": p.returncode, "tail": text[-1500:]}
-    _atomic_write(check.out / "ncu.csv", text[text.find('"ID"'):])
+    _atomic_write(check.out / "ncu.csv", text[text.find('"ID"') :])
     out, k = [], 0
     for alg, N, d, M, dtype in cases:
         n_launch = 1 if alg == "flash2" else 2
@@ -372,21 +493,37 @@ def ncu(check: Check) -> dict[str, Any]:
         model = plan.bytes()
         item = L.DTYPE_BYTES[dtype]
         compulsory = 4 * N * d * item  # Q, K, V read once and O written once (dv = d)
-        compulsory += 4 * N if alg == "flash2" else 2 * 4 * (N * N + N)  # L written; or S and L written and read once
-        s = lambda key: sum(float(r.get(key) or 0) for r in mine)  # noqa: E731
-        row = {"algorithm": alg, "N": N, "d": d, "M": M, "dtype": dtype, "blocks": str(plan.tiling),
-               "dram_read_bytes": s("dram__bytes_read.sum"), "dram_write_bytes": s("dram__bytes_write.sum"),
-               "l2_bytes": s("lts__t_bytes.sum"),
-               "l1_global_load_bytes": s("l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"),
-               "l1_global_store_bytes": s("l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"),
-               "model_read_bytes": model.reads_words, "model_write_bytes": model.writes_words,
-               "compulsory_bytes_approx": compulsory}
+        compulsory += (
+            4 * N if alg == "flash2" else 2 * 4 * (N * N + N)
+        )  # L written; or S and L written and read once
+        s = lambda key, mine=mine: sum(float(r.get(key) or 0) for r in mine)  # noqa: E731
+        row = {
+            "algorithm": alg,
+            "N": N,
+            "d": d,
+            "M": M,
+            "dtype": dtype,
+            "blocks": str(plan.tiling),
+            "dram_read_bytes": s("dram__bytes_read.sum"),
+            "dram_write_bytes": s("dram__bytes_write.sum"),
+            "l2_bytes": s("lts__t_bytes.sum"),
+            "l1_global_load_bytes": s("l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"),
+            "l1_global_store_bytes": s("l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"),
+            "model_read_bytes": model.reads_words,
+            "model_write_bytes": model.writes_words,
+            "compulsory_bytes_approx": compulsory,
+        }
         row["dram_over_model"] = (row["dram_read_bytes"] + row["dram_write_bytes"]) / max(1, model.io_words)
-        row["l1_requests_over_model"] = (row["l1_global_load_bytes"] + row["l1_global_store_bytes"]) / max(1, model.io_words)
+        row["l1_requests_over_model"] = (row["l1_global_load_bytes"] + row["l1_global_store_bytes"]) / max(
+            1, model.io_words
+        )
         out.append(row)
-        print(f"{alg:14s} N={N} d={d} M={M} {dtype}: DRAM {row['dram_read_bytes']:.3e} R + {row['dram_write_bytes']:.3e} W bytes; "
-              f"model {model.reads_words:.3e} R + {model.writes_words:.3e} W; DRAM/model {row['dram_over_model']:.3f}; "
-              f"L1 requests/model {row['l1_requests_over_model']:.3f}", flush=True)
+        print(
+            f"{alg:14s} N={N} d={d} M={M} {dtype}: DRAM {row['dram_read_bytes']:.3e} R + {row['dram_write_bytes']:.3e} W bytes; "
+            f"model {model.reads_words:.3e} R + {model.writes_words:.3e} W; DRAM/model {row['dram_over_model']:.3f}; "
+            f"L1 requests/model {row['l1_requests_over_model']:.3f}",
+            flush=True,
+        )
     return {"status": "measured", "rows": out, "explanation": GAP_EXPLANATION}
 
 
@@ -425,32 +562,48 @@ def summary(results: dict[str, Any]) -> str:
     lines = ["# attnio GPU check (issue 7)", ""]
     e = S.get("env", {})
     if e.get("status") == "ok":
-        lines.append(f"Device {e['device']} (cc {e['compute_capability']}, {e['sms']} SMs, L2 {e['l2_bytes'] / 2**20:.0f} MiB, "
-                     f"shared/block {e['shared_optin_bytes']} B → M ≤ {e['max_M_words']} words); CUDA runtime {e['cuda_runtime']}, "
-                     f"CuPy {e['cupy']}, torch {e['torch']}.")
-        lines.append(f"Measured ceilings: copy {e['copy_bytes_per_s'] / 1e12:.2f} TB/s; fp16 tensor matmul "
-                     f"{e['fp16_tensor_flops'] / 1e12:.0f} TFLOP/s; fp32 matmul {e['fp32_matmul_flops'] / 1e12:.1f} TFLOP/s.")
+        lines.append(
+            f"Device {e['device']} (cc {e['compute_capability']}, {e['sms']} SMs, L2 {e['l2_bytes'] / 2**20:.0f} MiB, "
+            f"shared/block {e['shared_optin_bytes']} B → M ≤ {e['max_M_words']} words); CUDA runtime {e['cuda_runtime']}, "
+            f"CuPy {e['cupy']}, torch {e['torch']}."
+        )
+        lines.append(
+            f"Measured ceilings: copy {e['copy_bytes_per_s'] / 1e12:.2f} TB/s; fp16 tensor matmul "
+            f"{e['fp16_tensor_flops'] / 1e12:.0f} TFLOP/s; fp32 matmul {e['fp32_matmul_flops'] / 1e12:.1f} TFLOP/s."
+        )
     for name in ("counts", "accuracy"):
         sec = S.get(name, {})
         n = len(sec.get("rows", []))
         bad = [r for r in sec.get("rows", []) if not r.get("equal", r.get("pass"))]
-        lines.append(f"- **{name}**: {sec.get('status')} ({n - len(bad)}/{n} cases){' — ' + sec.get('error', '') if 'error' in sec else ''}")
+        lines.append(
+            f"- **{name}**: {sec.get('status')} ({n - len(bad)}/{n} cases){' — ' + sec.get('error', '') if 'error' in sec else ''}"
+        )
     t = S.get("timing", {})
     lines.append(f"- **timing**: {t.get('status')}{' — ' + t.get('error', '') if 'error' in t else ''}")
     if t.get("rows"):
-        lines += ["", "| N | d | dtype | kernel | ms | ×CuPy std | ×SDPA | frac. copy BW | frac. tensor |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| N | d | dtype | kernel | ms | ×CuPy std | ×SDPA | frac. copy BW | frac. tensor |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for r in t["rows"]:
             if "skipped" in r:
                 continue
             f = lambda v, p=2: "—" if v is None else f"{v:.{p}f}"  # noqa: E731
-            lines.append(f"| {r['N']} | {r['d']} | {r['dtype']} | {r['kernel']} | {r['ms']:.3f} | {f(r['cupy_standard_ratio'])} | "
-                         f"{f(r['torch_sdpa_ratio'])} | {r['fraction_of_copy_bw']:.3f} | {r['fraction_of_tensor_peak']:.4f} |")
+            lines.append(
+                f"| {r['N']} | {r['d']} | {r['dtype']} | {r['kernel']} | {r['ms']:.3f} | {f(r['cupy_standard_ratio'])} | "
+                f"{f(r['torch_sdpa_ratio'])} | {r['fraction_of_copy_bw']:.3f} | {r['fraction_of_tensor_peak']:.4f} |"
+            )
     n = S.get("ncu", {})
     lines.append("")
-    lines.append(f"- **ncu**: {n.get('status')}{' — ' + str(n.get('reason') or n.get('detail') or '') if n.get('status') != 'measured' else ''}")
+    lines.append(
+        f"- **ncu**: {n.get('status')}{' — ' + str(n.get('reason') or n.get('detail') or '') if n.get('status') != 'measured' else ''}"
+    )
     for r in n.get("rows", []):
-        lines.append(f"  - {r['algorithm']} N={r['N']} d={r['d']} M={r['M']} {r['dtype']}: DRAM/model bytes {r['dram_over_model']:.3f}, "
-                     f"L1 requests/model {r['l1_requests_over_model']:.3f}")
+        lines.append(
+            f"  - {r['algorithm']} N={r['N']} d={r['d']} M={r['M']} {r['dtype']}: DRAM/model bytes {r['dram_over_model']:.3f}, "
+            f"L1 requests/model {r['l1_requests_over_model']:.3f}"
+        )
     if n.get("explanation"):
         lines += ["", n["explanation"]]
     return "\n".join(lines) + "\n"
@@ -459,7 +612,9 @@ def summary(results: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "gpu_check_out"))
-    ap.add_argument("--budget-s", type=float, default=420.0, help="stop starting new work after this many seconds")
+    ap.add_argument(
+        "--budget-s", type=float, default=420.0, help="stop starting new work after this many seconds"
+    )
     ap.add_argument("--ncu", choices=["auto", "off"], default="auto")
     ap.add_argument("--ncu-child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -482,7 +637,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.ncu == "auto":
         check.section("ncu", lambda: ncu(check))
     S = check.results["sections"]
-    check.results["status"] = "pass" if all(S.get(k, {}).get("status") == "pass" for k in ("counts", "accuracy")) else "fail"
+    check.results["status"] = (
+        "pass" if all(S.get(k, {}).get("status") == "pass" for k in ("counts", "accuracy")) else "fail"
+    )
     check.results["wall_s"] = round(_t0() - check.start, 1)
     check.save()
     text = summary(check.results)

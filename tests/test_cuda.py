@@ -35,7 +35,9 @@ TOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 dtype-rounded inputs. float32: accumulation rounding only; float16/bfloat16 add one rounding of O
 (2⁻¹¹ and 2⁻⁸ relative) plus accumulation."""
 
-needs_gxx = pytest.mark.skipif(emulate.compiler() is None, reason="no C++20 compiler (g++): CPU emulator tests skipped")
+needs_gxx = pytest.mark.skipif(
+    emulate.compiler() is None, reason="no C++20 compiler (g++): CPU emulator tests skipped"
+)
 
 
 def _inputs(N: int, d: int, dv: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -56,7 +58,9 @@ def _logsumexp_rows(Q: np.ndarray, K: np.ndarray, scale: float) -> np.ndarray:
 # launch plans (CPU) -----------------------------------------------------------------------------------
 
 shapes = st.tuples(st.integers(1, 300), st.integers(1, 64), st.integers(1, 64)).flatmap(
-    lambda t: st.tuples(st.just(t[0]), st.just(t[1]), st.just(t[2]), st.integers(Flash2Tiling.min_M(t[0], t[1], t[2]), 6000))
+    lambda t: st.tuples(
+        st.just(t[0]), st.just(t[1]), st.just(t[2]), st.integers(Flash2Tiling.min_M(t[0], t[1], t[2]), 6000)
+    )
 )
 
 
@@ -137,7 +141,9 @@ def test_bytes_use_the_dtype_for_inputs_and_float32_for_scratch():
     assert p16.bytes().io_words == 2 * io_words + 4 * 100  # L stays float32
     sq = L.square_tiling_plan(100, 16, 400, dtype="bfloat16")
     ws = sq.words()
-    assert sq.bytes().io_words == 2 * sum(ws[k].io_words for k in "QKVO") + 4 * (ws["S"].io_words + ws["L"].io_words)
+    assert sq.bytes().io_words == 2 * sum(ws[k].io_words for k in "QKVO") + 4 * (
+        ws["S"].io_words + ws["L"].io_words
+    )
 
 
 def test_shared_memory_check_against_device_limit():
@@ -224,8 +230,57 @@ def test_global_accesses_go_through_the_counting_macros():
                     continue
                 used = [g for g in glob if re.search(rf"\b{g}\b", code)]
                 if used:
-                    assert "ATTNIO_LOAD" in code or "ATTNIO_STORE" in code, f"{name}:{kernel}: uncounted access: {line.strip()}"
+                    assert "ATTNIO_LOAD" in code or "ATTNIO_STORE" in code, (
+                        f"{name}:{kernel}: uncounted access: {line.strip()}"
+                    )
     assert found == set(kernels.KERNELS)
+
+
+C_TYPES = {"int": np.int32, "float": np.float32}
+STORAGE = {"float32": np.float32, "float16": np.float16, "bfloat16": np.uint16}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_wrapper_arguments_match_the_kernel_signatures(dtype):
+    """Each argument the CuPy wrappers pass has the C parameter's exact type: scalars as np.int32/np.float32
+    (a Python float would go as a double), pointers as arrays of the pointee's dtype (T = the storage dtype)."""
+    sigs = {}
+    for name in ("flash2.cu", "square_tiling.cu"):
+        text = (emulate.HERE / name).read_text()
+        for m in re.finditer(r"ATTNIO_GLOBAL void (\w+)\(([^)]*)\)\s*\{", text):
+            sigs[m.group(1)] = [
+                p.replace("__restrict__", "").replace("const", "").split() for p in m.group(2).split(",")
+            ]
+    N, d, dv = 10, 4, 3
+    store = STORAGE[dtype]
+    Q, K, V, O = (
+        np.zeros((N, d), store),
+        np.zeros((N, d), store),
+        np.zeros((N, dv), store),
+        np.zeros((N, dv), store),
+    )
+    Lse, S, ctr = np.zeros(N, np.float32), np.zeros((N, N), np.float32), np.zeros(2, np.uint64)
+    fp = L.flash2_plan(N, d, 200, dv=dv, dtype=dtype)
+    sp = L.square_tiling_plan(N, d, 64, dv=dv, dtype=dtype)
+    calls = {
+        "flash2_fwd": kernels.flash2_args(fp, Q, K, V, O, Lse, 0.5, ctr),
+        "square_tiling_phase1": kernels.square_phase1_args(sp, Q, K, S, Lse, 0.5, ctr),
+        "square_tiling_phase2": kernels.square_phase2_args(sp, S, Lse, V, O, ctr),
+    }
+    assert set(calls) == set(sigs) == set(kernels.KERNELS)
+    for kernel, args in calls.items():
+        params = sigs[kernel]
+        assert len(args) == len(params), kernel
+        for arg, (ctype, *_name) in zip(args, params, strict=True):
+            if ctype.endswith("*"):
+                want = {"T*": store, "float*": np.float32}[ctype]
+                assert isinstance(arg, np.ndarray) and arg.dtype == want, (kernel, ctype, _name)
+            elif ctype == "unsigned":  # unsigned long long* io_counter
+                assert isinstance(arg, np.ndarray) and arg.dtype == np.uint64, (kernel, _name)
+            else:
+                assert type(arg) is C_TYPES[ctype], (kernel, ctype, _name, type(arg))
+    assert calls["flash2_fwd"][8:10] == (fp.tiling.B_r, fp.tiling.B_c)
+    assert calls["square_tiling_phase1"][6] == sp.tiling.B == calls["square_tiling_phase2"][6]
 
 
 def test_bfloat16_rounding_is_nearest_even():
@@ -288,7 +343,9 @@ FLASH2_CASES = [
 
 @needs_gxx
 @pytest.mark.parametrize("N,d,dv,M,tiling,dtype,threads", FLASH2_CASES)
-def test_emulated_flash2_counts_equal_the_model_and_output_matches_reference(N, d, dv, M, tiling, dtype, threads):
+def test_emulated_flash2_counts_equal_the_model_and_output_matches_reference(
+    N, d, dv, M, tiling, dtype, threads
+):
     p = L.flash2_plan(N, d, M, dv=dv, dtype=dtype, tiling=tiling, threads=threads)
     Q, K, V = _inputs(N, d, dv, seed=N * 1000 + M)
     scale = 1 / math.sqrt(d)
@@ -317,12 +374,16 @@ SQUARE_CASES = [
 
 @needs_gxx
 @pytest.mark.parametrize("N,d,dv,M,dtype,threads", SQUARE_CASES)
-def test_emulated_square_tiling_counts_equal_the_model_and_output_matches_reference(N, d, dv, M, dtype, threads):
+def test_emulated_square_tiling_counts_equal_the_model_and_output_matches_reference(
+    N, d, dv, M, dtype, threads
+):
     p = L.square_tiling_plan(N, d, M, dv=dv, dtype=dtype, threads=threads)
     Q, K, V = _inputs(N, d, dv, seed=N * 7 + M)
     scale = 1 / math.sqrt(d)
     r = emulate.run(p, Q, K, V, scale, variant="asan")
-    assert r.io == count("square_tiling", N=N, d=d, M=M, dv=dv).io == cost("square_tiling", N=N, d=d, M=M, dv=dv)
+    assert (
+        r.io == count("square_tiling", N=N, d=d, M=M, dv=dv).io == cost("square_tiling", N=N, d=d, M=M, dv=dv)
+    )
     q, k, v = (_rounded(x, dtype) for x in (Q, K, V))
     ref = attention(q, k, v, scale=scale)
     out = emulate.widen(r.O, dtype).astype(np.float64)
@@ -343,7 +404,9 @@ def test_emulated_flash2_count_equals_model_on_random_shapes(N, d, extra_M, thre
 
 @needs_gxx
 @settings(max_examples=15, deadline=None)
-@given(st.integers(1, 40), st.integers(1, 20), st.integers(16, 600), st.sampled_from([32, 64]))  # B >= 2; B = 1 is a fixed case
+@given(
+    st.integers(1, 40), st.integers(1, 20), st.integers(16, 600), st.sampled_from([32, 64])
+)  # B >= 2; B = 1 is a fixed case
 def test_emulated_square_tiling_count_equals_model_on_random_shapes(N, d, M, threads):
     p = L.square_tiling_plan(N, d, M, threads=threads)
     r = emulate.run(p, *_inputs(N, d, d, seed=M), 1 / math.sqrt(d), variant="asan")
@@ -398,7 +461,6 @@ def test_gpu_kernel_counts_equal_model_and_output_matches(algorithm, dtype):
     assert cupy.array_equal(timed.O, r.O)
 
 
-
 # the GPU check script's pure parts (it cannot run here; these keep its report code honest) ---------------
 
 
@@ -430,18 +492,45 @@ def test_gpu_check_parses_ncu_csv_and_skips_the_units_row():
 
 def test_gpu_check_summary_renders_every_section():
     g = _gpu_check_module()
-    res = {"sections": {
-        "env": {"status": "ok", "device": "NVIDIA H200", "compute_capability": "90", "sms": 132, "l2_bytes": 60 * 2**20,
-                "shared_optin_bytes": 232448, "max_M_words": 58112, "cuda_runtime": 13000, "cupy": "14.2.0", "torch": None,
-                "copy_bytes_per_s": 4.3e12, "fp16_tensor_flops": 7.9e14, "fp32_matmul_flops": 5e13},
-        "counts": {"status": "fail", "rows": [{"equal": True}, {"equal": False}]},
-        "accuracy": {"status": "error", "error": "RuntimeError: x"},
-        "timing": {"status": "measured", "rows": [
-            {"N": 4096, "d": 64, "dtype": "float16", "kernel": "flash2", "ms": 1.5, "cupy_standard_ratio": 2.0,
-             "torch_sdpa_ratio": None, "fraction_of_copy_bw": 0.1, "fraction_of_tensor_peak": 0.001},
-            {"N": 8192, "d": 64, "dtype": "float16", "skipped": "time budget"}]},
-        "ncu": {"status": "counters not permitted", "detail": "ERR_NVGPUCTRPERM"},
-    }}
+    res = {
+        "sections": {
+            "env": {
+                "status": "ok",
+                "device": "NVIDIA H200",
+                "compute_capability": "90",
+                "sms": 132,
+                "l2_bytes": 60 * 2**20,
+                "shared_optin_bytes": 232448,
+                "max_M_words": 58112,
+                "cuda_runtime": 13000,
+                "cupy": "14.2.0",
+                "torch": None,
+                "copy_bytes_per_s": 4.3e12,
+                "fp16_tensor_flops": 7.9e14,
+                "fp32_matmul_flops": 5e13,
+            },
+            "counts": {"status": "fail", "rows": [{"equal": True}, {"equal": False}]},
+            "accuracy": {"status": "error", "error": "RuntimeError: x"},
+            "timing": {
+                "status": "measured",
+                "rows": [
+                    {
+                        "N": 4096,
+                        "d": 64,
+                        "dtype": "float16",
+                        "kernel": "flash2",
+                        "ms": 1.5,
+                        "cupy_standard_ratio": 2.0,
+                        "torch_sdpa_ratio": None,
+                        "fraction_of_copy_bw": 0.1,
+                        "fraction_of_tensor_peak": 0.001,
+                    },
+                    {"N": 8192, "d": 64, "dtype": "float16", "skipped": "time budget"},
+                ],
+            },
+            "ncu": {"status": "counters not permitted", "detail": "ERR_NVGPUCTRPERM"},
+        }
+    }
     text = g.summary(res)
     assert "**counts**: fail (1/2 cases)" in text
     assert "RuntimeError: x" in text

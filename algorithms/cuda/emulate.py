@@ -33,7 +33,13 @@ from attnio.errors import Unsupported
 HERE = Path(__file__).resolve().parent
 SOURCES = ("attnio_common.cu", "flash2.cu", "square_tiling.cu", "emulate.cpp")
 FLAGS = {
-    "asan": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-DATTNIO_COUNT_IO"],
+    "asan": [
+        "-O1",
+        "-g",
+        "-fsanitize=address,undefined",
+        "-fno-sanitize-recover=undefined",
+        "-DATTNIO_COUNT_IO",
+    ],
     "tsan": ["-O1", "-g", "-fsanitize=thread", "-DATTNIO_COUNT_IO"],
     "plain": ["-O2"],
 }
@@ -66,7 +72,16 @@ def build(variant: str) -> Path:
         if not exe.exists():
             exe.parent.mkdir(parents=True, exist_ok=True)
             tmp = exe.with_name(f".{exe.name}.{os.getpid()}")
-            todo.append((cmd + ["-o", str(tmp)], tmp, exe, subprocess.Popen(cmd + ["-o", str(tmp)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+            todo.append(
+                (
+                    cmd + ["-o", str(tmp)],
+                    tmp,
+                    exe,
+                    subprocess.Popen(
+                        cmd + ["-o", str(tmp)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+                    ),
+                )
+            )
     for cmd, tmp, exe, proc in todo:
         _, err = proc.communicate()
         if proc.returncode != 0:
@@ -105,7 +120,9 @@ def widen(bits: np.ndarray, dtype: str) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
-def run(plan: KernelPlan, Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float, *, variant: str = "asan") -> EmulatedRun:
+def run(
+    plan: KernelPlan, Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: float, *, variant: str = "asan"
+) -> EmulatedRun:
     """Run ``plan``'s kernels on the CPU over float32 data ``Q, K, V`` (converted to ``plan.dtype``)."""
     exe = build(variant)
     N, d, dv = plan.N, plan.d, plan.dv
@@ -121,7 +138,21 @@ def run(plan: KernelPlan, Q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: fl
             for x in (Q, K, V):
                 storage(x, plan.dtype).tofile(f)
         words = max(ln.shared_words for ln in plan.launches)  # the plan's budget, allocated exactly
-        args = [str(exe), kernel, DTYPE_CODE[plan.dtype], str(N), str(d), str(dv), str(b1), str(b2), repr(float(scale)), str(threads), str(words), str(fin), str(fout)]
+        args = [
+            str(exe),
+            kernel,
+            DTYPE_CODE[plan.dtype],
+            str(N),
+            str(d),
+            str(dv),
+            str(b1),
+            str(b2),
+            repr(float(scale)),
+            str(threads),
+            str(words),
+            str(fin),
+            str(fout),
+        ]
         env = dict(os.environ, TSAN_OPTIONS="halt_on_error=1 exitcode=66", ASAN_OPTIONS="detect_leaks=0")
         r = subprocess.run(args, capture_output=True, text=True, env=env)
         if r.returncode != 0:

@@ -111,7 +111,9 @@ def dtype_of(x: Any, dtype: str | None) -> str:
     if dtype is None:
         if name in ("float32", "float16"):
             return name
-        raise InvalidParameter("Q.dtype", name, "float32 or float16 (pass dtype='bfloat16' with uint16 bit patterns)")
+        raise InvalidParameter(
+            "Q.dtype", name, "float32 or float16 (pass dtype='bfloat16' with uint16 bit patterns)"
+        )
     want = {"float32": "float32", "float16": "float16", "bfloat16": "uint16"}
     if dtype not in want:
         raise InvalidParameter("dtype", dtype, "one of float32, float16, bfloat16")
@@ -167,6 +169,27 @@ def _launch(p: L.KernelPlan, i: int, args: tuple, count_io: bool) -> None:
     fn(ln.grid, ln.block, args, shared_mem=ln.shared_bytes)
 
 
+def flash2_args(
+    p: L.KernelPlan, Q: Any, K: Any, V: Any, O: Any, Lse: Any, scale: np.float32, ctr: Any
+) -> tuple:
+    """flash2_fwd(Q, K, V, O, L, N, d, dv, B_r, B_c, scale, io_counter): scalars as the exact C types."""
+    t = p.tiling
+    ints = (p.N, p.d, p.dv, t.B_r, t.B_c)  # type: ignore[union-attr]
+    return (Q, K, V, O, Lse, *(np.int32(x) for x in ints), np.float32(scale), ctr)
+
+
+def square_phase1_args(
+    p: L.KernelPlan, Q: Any, K: Any, S: Any, Lse: Any, scale: np.float32, ctr: Any
+) -> tuple:
+    """square_tiling_phase1(Q, K, S, L, N, d, B, scale, io_counter)."""
+    return (Q, K, S, Lse, np.int32(p.N), np.int32(p.d), np.int32(p.tiling.B), np.float32(scale), ctr)  # type: ignore[union-attr]
+
+
+def square_phase2_args(p: L.KernelPlan, S: Any, Lse: Any, V: Any, O: Any, ctr: Any) -> tuple:
+    """square_tiling_phase2(S, L, V, O, N, dv, B, io_counter)."""
+    return (S, Lse, V, O, np.int32(p.N), np.int32(p.dv), np.int32(p.tiling.B), ctr)  # type: ignore[union-attr]
+
+
 def _empty_out(N: int, dv: int, dtype: str, poison: bool) -> Any:
     import cupy
 
@@ -201,9 +224,7 @@ def flash2_forward(
     O = _empty_out(N, dv, dt, poison)
     Lse = cupy.full((N,), np.nan, dtype=cupy.float32) if poison else cupy.empty((N,), dtype=cupy.float32)
     ctr = cupy.zeros(2, dtype=cupy.uint64)
-    t = p.tiling
-    args = (Q, K, V, O, Lse, np.int32(N), np.int32(d), np.int32(dv), np.int32(t.B_r), np.int32(t.B_c), s, ctr)
-    _launch(p, 0, args, count_io)
+    _launch(p, 0, flash2_args(p, Q, K, V, O, Lse, s, ctr), count_io)
     io = None
     if count_io:
         r, w = (int(v) for v in ctr.get())
@@ -241,9 +262,8 @@ def square_tiling_forward(
         Lse.fill(np.nan)
     O = _empty_out(N, dv, dt, poison)
     ctr = cupy.zeros(2, dtype=cupy.uint64)
-    B = np.int32(p.tiling.B)  # type: ignore[union-attr]
-    _launch(p, 0, (Q, K, S, Lse, np.int32(N), np.int32(d), B, s, ctr), count_io)
-    _launch(p, 1, (S, Lse, V, O, np.int32(N), np.int32(dv), B, ctr), count_io)
+    _launch(p, 0, square_phase1_args(p, Q, K, S, Lse, s, ctr), count_io)
+    _launch(p, 1, square_phase2_args(p, S, Lse, V, O, ctr), count_io)
     io = None
     if count_io:
         r, w = (int(v) for v in ctr.get())

@@ -84,7 +84,9 @@ class KernelPlan:
     dtype: str
     tiling: Flash2Tiling | SquareTiling
     launches: tuple[Launch, ...]
-    scratch: dict[str, tuple[int, ...]] = field(default_factory=dict)  # float32 global arrays besides Q, K, V, O
+    scratch: dict[str, tuple[int, ...]] = field(
+        default_factory=dict
+    )  # float32 global arrays besides Q, K, V, O
 
     @property
     def shared_bytes(self) -> int:
@@ -130,7 +132,9 @@ class KernelPlan:
         return 2 * self.N * self.N * (self.d + self.dv)
 
 
-def _check_common(N: int, d: int, M: int, dv: int | None, dtype: str, threads: int) -> tuple[int, int, int, int, str, int]:
+def _check_common(
+    N: int, d: int, M: int, dv: int | None, dtype: str, threads: int
+) -> tuple[int, int, int, int, str, int]:
     N = check_int("N", N, min=1, max=INT32_MAX)
     d = check_int("d", d, min=1, max=INT32_MAX)
     dv = d if dv is None else check_int("dv", dv, min=1, max=INT32_MAX)
@@ -165,7 +169,9 @@ def flash2_plan(
         tiling = Flash2Tiling.default(N, d, M, dv)
     words = Flash2Tiling.fast_words(tiling.B_r, tiling.B_c, d, dv)
     if words > M:
-        raise InvalidParameter("tiling", tiling, f"Flash2Tiling.fast_words(B_r, B_c, d={d}, dv={dv}) = {words} <= M={M}")
+        raise InvalidParameter(
+            "tiling", tiling, f"Flash2Tiling.fast_words(B_r, B_c, d={d}, dv={dv}) = {words} <= M={M}"
+        )
     if tiling.B_r > N or tiling.B_c > N:
         raise InvalidParameter("tiling", tiling, f"B_r <= N and B_c <= N (N={N})")
     Tr = -(-N // tiling.B_r)
@@ -204,7 +210,9 @@ def square_tiling_plan(
         Launch("square_tiling_phase1", (T, 1, 1), (threads, 1, 1), words),
         Launch("square_tiling_phase2", (T, 1, 1), (threads, 1, 1), words),
     )
-    return KernelPlan("square_tiling", N, d, dv, M, dtype, SquareTiling(B), launches, {"S": (N, N), "L": (N,)})
+    return KernelPlan(
+        "square_tiling", N, d, dv, M, dtype, SquareTiling(B), launches, {"S": (N, N), "L": (N,)}
+    )
 
 
 def plan(algorithm: str, N: int, d: int, M: int, **kw: object) -> KernelPlan:
