@@ -1,0 +1,414 @@
+"""The bounds catalog: every closed-form I/O bound of the seed papers, encoded once, with regime and provenance.
+
+Sources (theorem numbers are those of the versions read; see /work/shared/research notes):
+
+- Dao, Fu, Ermon, Rudra, Ré, *FlashAttention*, arXiv 2205.14135: Thm 2, Prop 3, Thm 5 ("FA");
+- Saha & Ye, *The I/O Complexity of Attention, or How Optimal is FlashAttention?*, arXiv 2402.07443 v1
+  (ICML 2024): Thm 3.1, Lemmas 3.3/3.4, Thm 3.5, Lemma 3.6, Thm 3.7, Thm 4.8, Thm 4.14, Lemmas 4.15–4.16,
+  Thm 4.17 ("SY");
+- Hong & Kung 1981 (via SY Lemma 3.6); Smith, Lowery, Langou, van de Geijn, arXiv 1702.02017;
+- Li, Liang, Shi, Song, Zhou, arXiv 2410.09397 (backward pass).
+
+Entries marked ``explicit`` are true inequalities with explicit constants (the solver checks them against
+every exact cost); the others are asymptotic only (Θ/Ω/O: the solver checks only their shape identities).
+``exact.<name>`` entries are generated from :data:`bounds.costs.FORMULAS`, so a new formula appears here by
+itself. :func:`all_bounds` also gathers ``BOUNDS`` from the optional modules ``bounds.constants`` and
+``bounds.approx`` when they exist.
+
+>>> ids = [b.id for b in all_bounds()]
+>>> "sy.lemma3.4.explicit" in ids and "trivial.4Nd" in ids and "exact.flash2" in ids
+True
+>>> len(ids) == len(set(ids))
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+from fractions import Fraction
+
+from bounds.expr import Expr, log2, minimum, sqrt
+from bounds.symbols import M, N, d, sym
+from bounds.types import Bound
+
+# Matrix-multiplication dimensions (A is m×k, B is k×n), and the opaque I/O complexities of rectangular matrix
+# multiplication used by SY Lemmas 4.15–4.17 (not closed forms: functions of M only known asymptotically).
+m_ = sym("m", doc="rows of A in C = A·B")
+k_ = sym("k", doc="inner dimension of C = A·B")
+n_ = sym("n", doc="columns of B in C = A·B")
+QmmNdN = sym("QmmNdN", integer=False, lo=0, doc="I/O complexity of multiplying N×d by d×N with cache M")
+QmmNNd = sym("QmmNNd", integer=False, lo=0, doc="I/O complexity of multiplying N×N by N×d with cache M")
+
+OPTIONAL_MODULES = ("bounds.constants", "bounds.approx")
+
+SY = "Saha & Ye, arXiv 2402.07443 v1 (ICML 2024)"
+FA = "Dao et al., FlashAttention, arXiv 2205.14135"
+LI = "Li, Liang, Shi, Song, Zhou, arXiv 2410.09397"
+SMITH = "Smith, Lowery, Langou, van de Geijn, arXiv 1702.02017"
+
+STD = "standard matrix multiplication (QKᵀ and PV by Σ-products; recomputation allowed)"
+ANY_Q = "any algorithm computing every entry of QKᵀ, entries in F_q with q > N (fast matrix multiplication allowed)"
+BIN = "any algorithm computing every entry of QKᵀ, binary entries (fast matrix multiplication allowed)"
+EXACT_ANY = "any exact attention algorithm (inputs start and outputs end in slow memory)"
+
+# The standard "scalar" (d ≤ M ≤ Nd) regime of FlashAttention Thm 2.
+FA_REGIME = (d <= M, M <= N * d)
+LARGE = (d**2 <= M, M <= N * d)
+SMALL = (M <= d**2,)
+
+# Bounds that are explicit but are not I/O counts of attention (excluded from I/O consistency claims).
+NOT_IO = frozenset({"sy.lemma3.3.explicit"})
+
+
+def _b(**kw) -> Bound:
+    kw.setdefault("explicit", False)
+    kw.setdefault("constant", None)
+    return Bound(**kw)
+
+
+def seed_bounds() -> list[Bound]:
+    """The literature entries (hand-written, one per theorem) and the derived trivial bound."""
+    sy_small = N**2 * d / sqrt(M)
+    sy_large = N**2 * d**2 / M
+    return [
+        # ------------------------------------------------------------------ trivial
+        _b(
+            id="trivial.4Nd",
+            statement="Every exact attention algorithm moves at least 4Nd words: it reads each of the 3Nd input "
+            "words at least once and writes each of the Nd output words at least once (N ≥ 2).",
+            kind="lower",
+            model=EXACT_ANY,
+            regime=(2 <= N,),
+            expr=4 * N * d,
+            explicit=True,
+            constant=Fraction(4),
+            provenance="derived here",
+            status="derived here",
+            doc="docs/bounds/trivial.md",
+        ),
+        # ------------------------------------------------------------------ FlashAttention
+        _b(
+            id="fa.thm2.standard",
+            statement="Standard attention (S = QKᵀ and P written to slow memory) makes Θ(Nd + N²) HBM accesses.",
+            kind="upper",
+            model="algorithm standard (Dao et al. Algorithm 0)",
+            regime=FA_REGIME,
+            expr=N * d + N**2,
+            provenance=f"{FA}, Theorem 2",
+            status="paper",
+            notes="Θ: also a lower bound for that one algorithm. Asymptotic only.",
+        ),
+        _b(
+            id="fa.thm2.flash",
+            statement="FlashAttention (Algorithm 1) makes Θ(N²d²/M) HBM accesses for d ≤ M ≤ Nd.",
+            kind="upper",
+            model="algorithm flash1 (Dao et al. Algorithm 1)",
+            regime=FA_REGIME,
+            expr=sy_large,
+            provenance=f"{FA}, Theorem 2",
+            status="paper",
+            notes="Θ for that algorithm; its exact count is exact.flash1 (leading constant 12).",
+        ),
+        _b(
+            id="fa.prop3",
+            statement="No exact attention algorithm makes o(N²d²/M) HBM accesses for all M in [d, Nd].",
+            kind="lower",
+            model=EXACT_ANY,
+            regime=FA_REGIME,
+            expr=sy_large,
+            provenance=f"{FA}, Proposition 3",
+            status="paper",
+            notes="Argued only at M = Θ(Nd), where N²d²/M = Nd and the trivial bound applies; it says nothing "
+            "for M ≪ Nd (Saha–Ye answer that).",
+        ),
+        _b(
+            id="fa.thm5.standard-backward",
+            statement="The standard attention backward pass makes Θ(Nd + N²) HBM accesses.",
+            kind="upper",
+            model="algorithm standard backward pass",
+            regime=FA_REGIME,
+            expr=N * d + N**2,
+            provenance=f"{FA}, Theorem 5",
+            status="paper",
+        ),
+        _b(
+            id="fa.thm5.flash-backward",
+            statement="The FlashAttention backward pass makes Θ(N²d²/M) HBM accesses for d ≤ M ≤ Nd.",
+            kind="upper",
+            model="algorithm FlashAttention backward pass",
+            regime=FA_REGIME,
+            expr=sy_large,
+            provenance=f"{FA}, Theorem 5",
+            status="paper",
+        ),
+        # ------------------------------------------------------------------ Saha–Ye §3 (standard MM)
+        _b(
+            id="sy.thm3.1.lower",
+            statement="With standard matrix multiplication attention needs Ω(min(N²d/√M, N²d²/M)) I/Os.",
+            kind="lower",
+            model=STD,
+            regime=(M <= N * d,),
+            expr=minimum(sy_small, sy_large),
+            provenance=f"{SY}, Theorem 3.1",
+            status="paper",
+            notes="The paper states no range of M; it cannot hold for M ≫ Nd (below the trivial 4Nd), so the "
+            "regime M ≤ Nd is ours. min = N²d/√M iff M ≤ d² (claim sy.min-branch.*).",
+        ),
+        _b(
+            id="sy.thm3.1.upper",
+            statement="Attention can be computed with O(min(N²d/√M, N²d²/M)) I/Os (square tiling below d², "
+            "FlashAttention above).",
+            kind="upper",
+            model=STD,
+            regime=(M <= N * d,),
+            expr=minimum(sy_small, sy_large),
+            provenance=f"{SY}, Theorem 3.1",
+            status="paper",
+        ),
+        _b(
+            id="sy.lemma3.3.explicit",
+            statement="One part of a 2M-partition of the attention CDAG meets at most 4M²/d² + 4M of the N² "
+            "summation trees of QKᵀ (so O(M²/d) level-1 vertices for M ≥ d²).",
+            kind="upper",
+            model="count of QKᵀ summation trees met by one part of a 2M-partition (not an I/O count)",
+            regime=(d**2 <= M,),
+            expr=4 * M**2 / d**2 + 4 * M,
+            explicit=True,
+            constant=Fraction(4),
+            provenance=f"{SY}, Lemma 3.3 (constant from its proof)",
+            status="paper, constant derived here",
+            doc="docs/bounds/saha-ye-lemma3.4-explicit.md",
+            symbols=("d", "M"),
+        ),
+        _b(
+            id="sy.lemma3.4",
+            statement="For M = Ω(d²), P(M) = Ω(N²d²/M²) and attention with standard MM needs Ω(N²d²/M) I/Os.",
+            kind="lower",
+            model=STD,
+            regime=(d**2 <= M,),
+            expr=sy_large,
+            provenance=f"{SY}, Lemma 3.4",
+            status="paper",
+        ),
+        _b(
+            id="sy.lemma3.4.explicit",
+            statement="For M ≥ d², every standard-MM attention calculation makes at least N²d²/(8M) − M I/Os.",
+            kind="lower",
+            model=STD,
+            regime=(d**2 <= M,),
+            expr=N**2 * d**2 / (8 * M) - M,
+            explicit=True,
+            constant=Fraction(1, 8),
+            slack=-M,
+            provenance=f"{SY}, Lemmas 3.3/3.4 with Hong–Kung Lemma 2.8 (constants from the proof)",
+            status="paper, constant derived here",
+            doc="docs/bounds/saha-ye-lemma3.4-explicit.md",
+        ),
+        _b(
+            id="sy.thm3.5",
+            statement="SquareTilingAttention (Algorithm 1, B = ⌊√(M/4)⌋) computes attention with O(N²d/√M) I/Os, "
+            "O(N²d) time and O(Nd + N²) space.",
+            kind="upper",
+            model="algorithm square_tiling (Saha–Ye Algorithm 1)",
+            regime=SMALL + (4 <= M,),
+            expr=sy_small,
+            provenance=f"{SY}, Theorem 3.5",
+            status="paper",
+            notes="Its exact count is exact.square_tiling (≈ 8N²d/√M + N² + Nd + 2N when B divides N and d).",
+        ),
+        _b(
+            id="sy.lemma3.6.hong-kung",
+            statement="Multiplying an m×k by a k×n matrix with the standard algorithm needs Ω(mkn/√M) I/Os.",
+            kind="lower",
+            model="standard matrix multiplication C = A·B (m×k by k×n)",
+            regime=(),
+            expr=m_ * k_ * n_ / sqrt(M),
+            provenance=f"{SY}, Lemma 3.6 (Hong & Kung 1981, Corollary 6.2)",
+            status="paper",
+            symbols=("m", "k", "n", "M"),
+            notes="Asymptotic only. An explicit form needs a precondition on k: see smith.mm.",
+        ),
+        _b(
+            id="smith.mm",
+            statement="C := AB with the standard algorithm needs 2mnk/√M I/Os in leading order (2n³/√M for n×n); "
+            "needs a long inner dimension k ≥ 2√M − 1 (derived precondition).",
+            kind="lower",
+            model="standard matrix multiplication C := A·B (m×k by k×n), computations turned into FMAs",
+            regime=(4 * M <= (k_ + 1) ** 2,),
+            expr=2 * m_ * n_ * k_ / sqrt(M),
+            explicit=False,
+            constant=Fraction(2),
+            provenance=f"{SMITH}, main theorem (leading term from the abstract; exact statement not read)",
+            status="under review",
+            doc="docs/bounds/smith-mm-precondition.md",
+            symbols=("m", "k", "n", "M"),
+            notes="Leading constant 2 is the paper's; lower-order terms are not encoded (COSMA reports the form "
+            "2mnk/√M − 2M, unverified here). Read as a reads-only bound it is contradicted by row streaming "
+            "whenever (k + 1)² < 4M (claim smith.precondition.crossover), which is the large-cache attention "
+            "shape: so it is never applied to attention here.",
+        ),
+        _b(
+            id="sy.thm3.7",
+            statement="If M = o(d²), attention with standard matrix multiplication needs Ω(N²d/√M) I/Os.",
+            kind="lower",
+            model=STD,
+            regime=SMALL,
+            expr=sy_small,
+            provenance=f"{SY}, Theorem 3.7 (reduction from Lemma 3.6)",
+            status="paper",
+        ),
+        # ------------------------------------------------------------------ Saha–Ye §4 (any algorithm)
+        _b(
+            id="sy.thm4.8",
+            statement="With Q, K over F_q, q > N, any algorithm (fast MM allowed) needs Ω(min(N²d²/M, N²)) I/Os.",
+            kind="lower",
+            model=ANY_Q,
+            regime=(),
+            expr=minimum(sy_large, N**2),
+            provenance=f"{SY}, Theorem 4.8",
+            status="paper",
+        ),
+        _b(
+            id="sy.thm4.8.explicit",
+            statement="With Q, K over F_q, q > N, any algorithm needs at least min(N²d²/(8M), N²/8) − M I/Os.",
+            kind="lower",
+            model=ANY_Q,
+            regime=(),
+            expr=minimum(N**2 * d**2 / (8 * M), N**2 / 8) - M,
+            explicit=True,
+            constant=Fraction(1, 8),
+            slack=-M,
+            provenance=f"{SY}, Theorem 4.8 with Lemmas 4.1, 4.6 and Theorem 4.4 (constants from the proof)",
+            status="paper, constant derived here",
+            doc="docs/bounds/saha-ye-thm4.8-explicit.md",
+        ),
+        _b(
+            id="sy.thm4.14",
+            statement="With binary Q, K, any algorithm needs Ω(min(N²d²/(M log² N), N²)) I/Os.",
+            kind="lower",
+            model=BIN,
+            regime=(2 <= N,),
+            expr=minimum(N**2 * d**2 / (M * log2(N) ** 2), N**2),
+            provenance=f"{SY}, Theorem 4.14",
+            status="paper",
+            notes="Tight up to log² N against FlashAttention. Implicitly needs d ≳ log N (Lemma 4.9).",
+        ),
+        _b(
+            id="sy.lemma4.15",
+            statement="For all M, Q_Att(M) = O(Q_MM(N,d,N)(M) + Q_MM(N,N,d)(M)): attention is no harder than two "
+            "rectangular matrix multiplications.",
+            kind="upper",
+            model="any algorithm (fast MM allowed)",
+            regime=(),
+            expr=QmmNdN + QmmNNd,
+            provenance=f"{SY}, Lemma 4.15",
+            status="paper",
+            symbols=("QmmNdN", "QmmNNd"),
+        ),
+        _b(
+            id="sy.lemma4.16",
+            statement="If M ≤ d², Q_Att(M) = Ω(Q_MM(N,d,N)(M)).",
+            kind="lower",
+            model="any algorithm (fast MM allowed)",
+            regime=SMALL,
+            expr=QmmNdN,
+            provenance=f"{SY}, Lemma 4.16",
+            status="paper",
+            symbols=("QmmNdN", "d", "M"),
+        ),
+        _b(
+            id="sy.thm4.17",
+            statement="If M ≤ d², Ω(Q_MM(N,d,N)) ≤ Q_Att ≤ O(Q_MM(N,d,N) + Q_MM(N,N,d)): small-cache attention is "
+            "equivalent to rectangular matrix multiplication.",
+            kind="lower",
+            model="any algorithm (fast MM allowed)",
+            regime=SMALL,
+            expr=QmmNdN,
+            provenance=f"{SY}, Theorem 4.17",
+            status="paper",
+            symbols=("QmmNdN", "QmmNNd", "d", "M"),
+            notes="Upper side as in sy.lemma4.15.",
+        ),
+        # ------------------------------------------------------------------ Li et al. (backward)
+        _b(
+            id="li.backward.lower",
+            statement="The attention backward pass needs Ω(min((N²d² + Nd³)/M, (N²d + Nd²)/√M)) I/Os.",
+            kind="lower",
+            model="attention backward pass, standard matrix multiplication",
+            regime=(),
+            expr=minimum((N**2 * d**2 + N * d**3) / M, (N**2 * d + N * d**2) / sqrt(M)),
+            provenance=f"{LI}, main theorem (abstract level)",
+            status="paper",
+            notes="Crossover at M = Θ(d²); no explicit constants were available.",
+        ),
+        _b(
+            id="li.backward.upper",
+            statement="The attention backward pass can be done with O(min((N²d² + Nd³)/M, (N²d + Nd²)/√M)) I/Os.",
+            kind="upper",
+            model="attention backward pass, standard matrix multiplication",
+            regime=(),
+            expr=minimum((N**2 * d**2 + N * d**3) / M, (N**2 * d + N * d**2) / sqrt(M)),
+            provenance=f"{LI}, main theorem (abstract level)",
+            status="paper",
+        ),
+    ]
+
+
+def exact_bounds() -> list[Bound]:
+    """One ``exact.<name>`` entry per cost formula (with dv = d), generated from FORMULAS."""
+    from bounds.costs import FORMULAS
+
+    out = []
+    for name, f in sorted(FORMULAS.items()):
+        g = f.with_dv_equal_d()
+        out.append(
+            Bound(
+                id=f"exact.{name}",
+                statement=f"Exact words moved by {name} (reads + writes; leading term {f.leading}).",
+                kind="exact",
+                model=f"algorithm {name}",
+                regime=g.valid,
+                expr=g.io,
+                explicit=True,
+                constant=None,
+                provenance="derived here",
+                status="derived here",
+                doc=f.derivation,
+                notes="Equal to the two-level machine's measured count (tests/test_counts.py).",
+            )
+        )
+    return out
+
+
+def all_bounds() -> list[Bound]:
+    """The whole catalog: seed entries, exact cost entries, then ``BOUNDS`` of the optional modules."""
+    out = seed_bounds() + exact_bounds()
+    for name in OPTIONAL_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            continue
+        extra = getattr(mod, "BOUNDS", None)
+        if extra is None and hasattr(mod, "bounds"):
+            extra = mod.bounds()
+        out.extend(extra or [])
+    ids = [b.id for b in out]
+    assert len(ids) == len(set(ids)), "duplicate bound id"
+    return out
+
+
+def explicit_io_lower_bounds() -> list[Bound]:
+    """Explicit lower bounds on attention I/O in (N, d, M): what every exact cost must respect."""
+    return [
+        b
+        for b in all_bounds()
+        if b.kind == "lower" and b.explicit and b.id not in NOT_IO and set(_names(b.expr)) <= {"N", "d", "M"}
+    ]
+
+
+def _names(e: Expr) -> set[str]:
+    from bounds.expr import free_symbols
+
+    return {s.name for s in free_symbols(e)}

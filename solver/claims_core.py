@@ -1,0 +1,395 @@
+"""The seed claims: Saha–Ye and FlashAttention identities, regime coverage, every exact cost against every
+explicit lower bound, tightest constants and derived crossovers.
+
+Claims about cost formulas are generated from :data:`bounds.costs.FORMULAS` (with dv = d), so a new formula gets
+its ``wd.*``, ``trivial.*`` and ``consistency.*`` claims by itself; the ``tight.*`` and ``crossover.*`` claims
+are written for named algorithms and appear only when those formulas exist.
+
+Id scheme: ``<topic>.<what>[.<algorithm>]``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from bounds.catalog import NOT_IO, explicit_io_lower_bounds, seed_bounds
+from bounds.expr import Expr, Rel, eq, maximum, minimum, sqrt
+from bounds.symbols import M, N, d, sym
+from solver.claims import Claim, Coverage, Crossover, Implication, Tightest
+from solver.logic import All, Iff
+
+F = Fraction
+SY_SMALL = N**2 * d / sqrt(M)
+SY_LARGE = N**2 * d**2 / M
+FA_REGIME = (d <= M, M <= N * d)
+
+# Leading shape and regime of each named algorithm's tightest-constant claim: cost ≤ c·shape + 4·N·d there.
+# The additive 4Nd (the trivial bound's size) is fixed so that c is well defined.
+LEADING: dict[str, tuple[Expr, tuple[Rel, ...], str]] = {
+    "flash1": (SY_LARGE, FA_REGIME, "d ≤ M ≤ Nd (FlashAttention Thm 2)"),
+    "flash1-fit": (SY_LARGE, FA_REGIME, "d ≤ M ≤ Nd (FlashAttention Thm 2)"),
+    "flash2": (SY_LARGE, FA_REGIME, "d ≤ M ≤ Nd (FlashAttention Thm 2)"),
+    "kv_stationary": (SY_LARGE, FA_REGIME, "d ≤ M ≤ Nd"),
+    "split_v": (SY_LARGE, FA_REGIME, "d ≤ M ≤ Nd"),
+    "flash2-square": (SY_SMALL, (d**2 <= M, M <= N * d), "d² ≤ M ≤ Nd (square blocks: N²d/√M shape)"),
+    "square_tiling": (SY_SMALL, (M <= d**2,), "M ≤ d² (Saha–Ye small cache)"),
+    "standard": (N**2, (3 * d**2 <= M,), "M ≥ 3d² (tiles as wide as d: FlashAttention Thm 2's Θ(Nd + N²))"),
+}
+ADDITIVE = 4 * N * d
+
+
+def _formulas() -> dict:
+    from bounds.costs import FORMULAS
+
+    return {name: f.with_dv_equal_d() for name, f in sorted(FORMULAS.items())}
+
+
+# ------------------------------------------------------------------------------------------------ identities
+def saha_ye_claims() -> list[Claim]:
+    h = sym("h", doc="number of parts of a 2M-partition (Hong–Kung Lemma 2.8)")
+    Bs = sym("Bstar", integer=False, lo=0, doc="B*: QKᵀ entries computed in the best epoch (Saha–Ye Thm 4.4)")
+    T = sym("T", doc="number of epochs of at most M I/Os (Saha–Ye Lemma 4.1)")
+    P = "Saha & Ye, arXiv 2402.07443"
+    return [
+        Implication(
+            "sy.meet",
+            "identity",
+            "Saha–Ye's two formulas meet at M = d²: N²d/√M = N²d²/M = N² there.",
+            (eq(M, d**2),),
+            All((eq(SY_SMALL, SY_LARGE), eq(SY_LARGE, N**2))),
+            provenance=f"{P}, Thm 3.1",
+        ),
+        Implication(
+            "sy.min-branch.small",
+            "branch",
+            "For M ≤ d², min(N²d/√M, N²d²/M) = N²d/√M (the small-cache branch).",
+            (M <= d**2,),
+            eq(minimum(SY_SMALL, SY_LARGE), SY_SMALL),
+            provenance=f"{P}, Thm 3.1",
+        ),
+        Implication(
+            "sy.min-branch.large",
+            "branch",
+            "For M ≥ d², min(N²d/√M, N²d²/M) = N²d²/M (the large-cache branch).",
+            (d**2 <= M,),
+            eq(minimum(SY_SMALL, SY_LARGE), SY_LARGE),
+            provenance=f"{P}, Thm 3.1",
+        ),
+        Implication(
+            "sy.n2-free-small-cache",
+            "iff",
+            "N² ≤ N²d/√M exactly when M ≤ d²: writing all of QKᵀ (N² words) is free with a small cache.",
+            (),
+            Iff(N**2 <= SY_SMALL, M <= d**2),
+            provenance=f"{P}, §3.2 (Thm 3.7 proof)",
+        ),
+        Implication(
+            "sy.thm4.8-branch",
+            "iff",
+            "min(N²d²/M, N²) = N²d²/M exactly when M ≥ d² (Thm 4.8 matches FlashAttention there).",
+            (),
+            Iff(eq(minimum(SY_LARGE, N**2), SY_LARGE), d**2 <= M),
+            provenance=f"{P}, Thm 4.8",
+        ),
+        Implication(
+            "sy.fa-over-st.leading",
+            "iff",
+            "N²d²/M ÷ N²d/√M = d/√M, which exceeds 1 exactly when M < d².",
+            (),
+            All((eq(SY_LARGE / SY_SMALL, d / sqrt(M)), Iff(1 < d / sqrt(M), M < d**2))),
+            provenance=f"{P}, §3 regime map",
+        ),
+        Implication(
+            "fa.prop3.at-Nd",
+            "identity",
+            "At M = Nd, N²d²/M = Nd: FlashAttention Prop 3 only restates the trivial Ω(Nd) there.",
+            (eq(M, N * d),),
+            eq(SY_LARGE, N * d),
+            provenance="Dao et al. 2205.14135, Prop 3",
+        ),
+        # derivation steps of the explicit constants (docs/bounds/saha-ye-*.md)
+        Implication(
+            "sy.lemma3.4.step-parts",
+            "derivation",
+            "For M ≥ d²: 4M²/d² + 4M ≤ 8M²/d² (trees met by one part of a 2M-partition).",
+            (d**2 <= M,),
+            4 * M**2 / d**2 + 4 * M <= 8 * M**2 / d**2,
+            provenance="docs/bounds/saha-ye-lemma3.4-explicit.md",
+        ),
+        Implication(
+            "sy.lemma3.4.step-io",
+            "derivation",
+            "h ≥ N²/(4M²/d² + 4M) parts and M ≥ d² give Q ≥ M(h − 1) ≥ N²d²/(8M) − M.",
+            (d**2 <= M, N**2 / (4 * M**2 / d**2 + 4 * M) <= h),
+            N**2 * d**2 / (8 * M) - M <= M * (h - 1),
+            provenance="docs/bounds/saha-ye-lemma3.4-explicit.md",
+        ),
+        Implication(
+            "sy.thm4.8.step-bstar",
+            "derivation",
+            "min(d·√(B*/2), B*/4) ≤ 2M implies B* ≤ max(8M²/d², 8M) (Thm 4.4 + Lemma 4.6, log q cancelled).",
+            (minimum(d * sqrt(Bs / 2), Bs / 4) <= 2 * M,),
+            Bs <= maximum(8 * M**2 / d**2, 8 * M),
+            provenance="docs/bounds/saha-ye-thm4.8-explicit.md",
+        ),
+        Implication(
+            "sy.thm4.8.step-io",
+            "derivation",
+            "T ≥ N²/B* epochs with 0 < B* ≤ max(8M²/d², 8M) give Q ≥ (T − 1)M ≥ min(N²d²/(8M), N²/8) − M.",
+            (0 < Bs, Bs <= maximum(8 * M**2 / d**2, 8 * M), N**2 / Bs <= T),
+            minimum(N**2 * d**2 / (8 * M), N**2 / 8) - M <= (T - 1) * M,
+            provenance="docs/bounds/saha-ye-thm4.8-explicit.md",
+        ),
+    ]
+
+
+def coverage_claims() -> list[Claim]:
+    return [
+        Coverage(
+            "coverage.saha-ye",
+            "Saha–Ye's regimes small (M < d²), large (d² ≤ M ≤ Nd) and beyond (M > Nd) partition all (N, d, M) "
+            "with d ≤ N (for d > N the small and beyond regimes overlap).",
+            (d <= N,),
+            (("small", (M < d**2,)), ("large", (d**2 <= M, M <= N * d)), ("beyond", (N * d < M,))),
+            provenance="Saha & Ye §3, docs/model.md",
+        ),
+        Coverage(
+            "coverage.flash-thm2",
+            "FlashAttention Thm 2's range d ≤ M ≤ Nd and its complements M < d, M > Nd partition all (N, d, M).",
+            (),
+            (("below", (M < d,)), ("fa", FA_REGIME), ("above", (N * d < M,))),
+            provenance="Dao et al. Thm 2, docs/model.md",
+        ),
+        Coverage(
+            "coverage.li-backward",
+            "Li et al.'s backward-pass branches (M ≤ d²: (N²d + Nd²)/√M; M > d²: (N²d² + Nd³)/M) partition M ≥ 1.",
+            (),
+            (("small", (M <= d**2,)), ("large", (d**2 < M,))),
+            provenance="Li et al. 2410.09397",
+        ),
+        Implication(
+            "li.backward.branch",
+            "iff",
+            "Li et al.'s two backward formulas: (N²d + Nd²)/√M ≤ (N²d² + Nd³)/M exactly when M ≤ d².",
+            (),
+            Iff((N**2 * d + N * d**2) / sqrt(M) <= (N**2 * d**2 + N * d**3) / M, M <= d**2),
+            provenance="Li et al. 2410.09397",
+        ),
+    ]
+
+
+def smith_claims() -> list[Claim]:
+    # Row streaming for C = A·B with m = n = N, k = d (hold M/(d+1) rows of A, stream B's columns, write C):
+    # reads Nd + N²d(d+1)/M, writes N². Leading-order reads vs the reads-only 2mnk/√M.
+    reads_lead = N**2 * d * (d + 1) / M
+    return [
+        Crossover(
+            "smith.precondition.crossover",
+            "The reads-only 2N²k/√M stays below row streaming's leading-order reads N²k(k+1)/M exactly while "
+            "4M/(k+1)² < 1, and row streaming reads no more from 4M/(k+1)² ≥ 1 on (derived along that axis): the "
+            "precondition k ≥ 2√M − 1 for reading Smith et al.'s bound as reads-only (m = n = N, k = d).",
+            (),
+            a=2 * N**2 * d / sqrt(M),
+            b=reads_lead,
+            axis=4 * M / (d + 1) ** 2,
+            lo=F(1, 16),
+            hi=F(16),
+            precision=F(1, 64),
+            a_name="2mnk/√M",
+            b_name="row-streaming reads",
+            axis_name="4M/(k+1)²",
+            provenance="docs/bounds/smith-mm-precondition.md",
+        ),
+        Implication(
+            "smith.total-io-consistent",
+            "inequality",
+            "Counting the N² writes of C too, row streaming never beats 2mnk/√M in leading order: "
+            "N²k(k+1)/M + N² ≥ 2N²k/√M for all k, M (since (√M − k)² + k ≥ 0).",
+            (),
+            reads_lead + N**2 >= 2 * N**2 * d / sqrt(M),
+            provenance="docs/bounds/smith-mm-precondition.md",
+        ),
+        Implication(
+            "smith.cosma-form-fails",
+            "iff",
+            "COSMA's 2mnk/√M + mn exceeds row streaming's leading order N²k(k+1)/M + N² exactly when "
+            "k + 1 < 2√M, so it must not be used for short inner dimensions.",
+            (),
+            Iff(reads_lead + N**2 < 2 * N**2 * d / sqrt(M) + N**2, (d + 1) ** 2 < 4 * M),
+            provenance="docs/bounds/smith-mm-precondition.md",
+        ),
+    ]
+
+
+def leading_crossover_claims() -> list[Claim]:
+    return [
+        Crossover(
+            "crossover.sy.leading",
+            "N²d/√M < N²d²/M (square tiling's shape beats FlashAttention's) exactly below M = d²: derived along "
+            "M/d².",
+            (),
+            a=SY_SMALL,
+            b=SY_LARGE,
+            axis=M / d**2,
+            lo=F(1, 64),
+            hi=F(16),
+            precision=F(1, 256),
+            a_name="N²d/√M",
+            b_name="N²d²/M",
+            axis_name="M/d²",
+            provenance="Saha & Ye Thm 3.1",
+        ),
+        Crossover(
+            "crossover.leading.square_tiling.flash2",
+            "Leading terms with constants: square tiling 8N²d/√M + N² against flash2's 4N²d²/M. The boundary on "
+            "M/d² is derived (it is 36 − 16√5 ≈ 0.2229, not 1).",
+            (),
+            a=8 * SY_SMALL + N**2,
+            b=4 * SY_LARGE,
+            axis=M / d**2,
+            lo=F(1, 64),
+            hi=F(4),
+            precision=F(1, 256),
+            a_name="8N²d/√M + N²",
+            b_name="4N²d²/M",
+            axis_name="M/d²",
+            provenance="Saha & Ye §4.2 (square tiling count); docs/costs.md (flash2)",
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------------------------- cost formulas
+def formula_claims() -> list[Claim]:
+    out: list[Claim] = []
+    fs = _formulas()
+    # the seed catalog's explicit lower bounds (optional modules check their own, e.g. claims_constants)
+    seed_ids = {b.id for b in seed_bounds()}
+    lbs = [b for b in explicit_io_lower_bounds() if b.id in seed_ids and b.id != "trivial.4Nd"]
+    for name, f in fs.items():
+        out.append(
+            Implication(
+                f"wd.{name}",
+                "well-defined",
+                f"{name}'s cost formula is defined wherever it claims to be valid ({'; '.join(map(str, f.valid))}): "
+                "every denominator > 0 (every floor used as a block count ≥ 1).",
+                f.valid,
+                f.io >= 0,
+                provenance=f.derivation,
+            )
+        )
+        out.append(
+            Implication(
+                f"trivial.{name}",
+                "consistency",
+                f"{name} never moves fewer than 4Nd words, for any N, d, M where it runs (trivial bound).",
+                f.valid,
+                f.io >= 4 * N * d,
+                provenance="docs/bounds/trivial.md",
+                assume_defined=True,
+            )
+        )
+        for b in lbs:
+            out.append(
+                Implication(
+                    f"consistency.{b.id}.{name}",
+                    "consistency",
+                    f"{name}'s exact cost ≥ {b.id} ({b.expr}) wherever both apply.",
+                    tuple(b.regime) + f.valid,
+                    f.io >= b.expr,
+                    provenance=b.provenance,
+                    assume_defined=True,
+                )
+            )
+    # explicit lower ≤ explicit upper bounds of the catalog (other modules may add explicit upper bounds)
+    uppers = [
+        b
+        for b in seed_bounds()
+        if b.kind == "upper" and b.explicit and b.id not in NOT_IO and _io_symbols(b.expr)
+    ]
+    for lb in lbs:
+        for ub in uppers:
+            out.append(
+                Implication(
+                    f"consistency.{lb.id}.{ub.id}",
+                    "consistency",
+                    f"{lb.id} ≤ {ub.id} wherever both apply.",
+                    tuple(lb.regime) + tuple(ub.regime),
+                    lb.expr <= ub.expr,
+                    provenance=f"{lb.provenance}; {ub.provenance}",
+                    assume_defined=True,
+                )
+            )
+    # tightest constants, by name
+    for name, (shape, regime, where) in LEADING.items():
+        if name not in fs:
+            continue
+        f = fs[name]
+        out.append(
+            Tightest(
+                f"tight.{name}",
+                f"Least c with cost({name}) ≤ c·{shape} + 4Nd for all N, d, M with {where} where {name} runs "
+                "(ceilings included: small sizes set c).",
+                regime + f.valid,
+                f=f.io,
+                g=shape,
+                extra=ADDITIVE,
+                precision=F(1, 8),
+                hi=F(256),
+                provenance=f.derivation,
+                assume_defined=True,
+            )
+        )
+    for name, (shape, _, _) in LEADING.items():
+        if name not in fs or shape is not SY_LARGE:
+            continue
+        f = fs[name]
+        out.append(
+            Tightest(
+                f"tight.{name}.large-d",
+                f"Least c with cost({name}) ≤ c·N²d²/M + 4Nd for d ≥ 64 and 4d² ≤ M ≤ Nd (realistic heads, large "
+                "cache): close to the leading constant.",
+                (64 <= d, 4 * d**2 <= M, M <= N * d) + f.valid,
+                f=f.io,
+                g=SY_LARGE,
+                extra=ADDITIVE,
+                precision=F(1, 64),
+                hi=F(64),
+                provenance=f.derivation,
+                assume_defined=True,
+            )
+        )
+    # square tiling against FlashAttention, exact costs
+    for fa in ("flash2", "flash1"):
+        if "square_tiling" in fs and fa in fs:
+            st, fb = fs["square_tiling"], fs[fa]
+            out.append(
+                Crossover(
+                    f"crossover.square_tiling.{fa}",
+                    f"Where square tiling's exact cost is strictly below {fa}'s, along M/d² (N ≥ 64d, so that "
+                    "lower-order terms do not decide): derived by bisection, both sides proved.",
+                    (64 * d <= N,) + st.valid + fb.valid,
+                    a=st.io,
+                    b=fb.io,
+                    axis=M / d**2,
+                    lo=F(1, 256),
+                    hi=F(16),
+                    precision=F(1, 64),
+                    a_name="square_tiling",
+                    b_name=fa,
+                    axis_name="M/d²",
+                    provenance=f"{st.derivation}; {fb.derivation}",
+                    assume_defined=True,
+                )
+            )
+    return out
+
+
+def _io_symbols(e: Expr) -> bool:
+    from bounds.expr import free_symbols
+
+    return {s.name for s in free_symbols(e)} <= {"N", "d", "M"}
+
+
+def claims() -> list[Claim]:
+    return saha_ye_claims() + coverage_claims() + smith_claims() + leading_crossover_claims() + formula_claims()
+

@@ -1,0 +1,288 @@
+"""The one translator from :mod:`bounds.expr` (and :mod:`solver.logic`) to z3 or cvc5 terms.
+
+Encoding (every auxiliary constraint is a *true fact about the true value*, so a proof over the encoding is a
+proof about the formula; the encoding may only over-approximate, never exclude a real behaviour):
+
+- symbols: reals ``≥ lo`` (``mode="real"``, the default), or integers for integer symbols (``mode="int"``,
+  used only to re-check a counterexample found over the reals);
+- ``√x``: a fresh ``s ≥ 0`` with ``s² = x``; ``x ≥ 0`` is recorded as a side condition;
+- ``⌊x⌋``, ``⌈x⌉``: a fresh ``c`` bracketing x (``x − 1 < c ≤ x``, resp. ``x ≤ c < x + 1``), plus
+  ``x ≥ 1 ⇒ c ≥ 1`` (and ``x > 0 ⇒ ⌈x⌉ ≥ 1``); when x = p/q with integer-valued p, q the bracket is tightened to
+  ``(p − q + 1)/q ≤ ⌊p/q⌋`` and ``⌈p/q⌉ ≤ (p + q − 1)/q`` (true for integers, q ≥ 1); ``⌊√x⌋`` is encoded without
+  a square root: ``c ≥ 0, c² ≤ x < (c + 1)²``. In ``mode="int"`` c is an integer, which makes the encoding exact.
+  The same sub-expression always maps to the same fresh variable, so nested floors are bracketed inner first;
+- ``min``/``max``: ``If``;
+- ``log₂ x``: a fresh L with sound brackets: ``x ≥ 2^k ⇒ L ≥ k``, ``x ≤ 2^k ⇒ L ≤ k``, the chord lower bound on
+  each ``[2^k, 2^(k+1)]`` and tangent upper bounds at every ``2^k`` (log₂ is concave; 1/ln 2 < 14427/10000),
+  for k = 0..LOG_RANGE;
+- ``a/b``: real division; ``b > 0`` is recorded as a side condition (z3 and cvc5 treat x/0 as an unspecified
+  value, so a model must never rest on it).
+
+Side conditions (positive denominators, non-negative square-root arguments) are returned separately: the
+caller assumes them and proves them as their own obligation, so nothing rests on an unproved assumption.
+
+>>> from bounds.symbols import N, M
+>>> from bounds.expr import ceil, sqrt
+>>> t = Translator("z3")
+>>> str(t.expr(ceil(N / sqrt(M))))
+'ceil_1'
+>>> len(t.side_conditions)   # the denominator √M > 0 and the argument M ≥ 0
+2
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from bounds.expr import (
+    Add,
+    Ceil,
+    Const,
+    Div,
+    Expr,
+    Floor,
+    Log2,
+    Max,
+    Min,
+    Mul,
+    Pow,
+    Rel,
+    Sqrt,
+    Sym,
+)
+from solver import logic
+
+LOG_RANGE = 48
+INV_LN2_UPPER = Fraction(14427, 10000)  # 1/ln 2 = 1.442695... < 1.4427
+
+
+def backend_module(name: str) -> Any:
+    if name == "z3":
+        import z3
+
+        return z3
+    if name == "cvc5":
+        import cvc5.pythonic as cvc5p
+
+        return cvc5p
+    raise ValueError(f"unknown solver backend {name!r}")
+
+
+def is_integer_valued(e: Expr) -> bool:
+    """True when e is an integer at every point of its symbols' domains (sums/products/powers of integer
+    symbols and integer constants, floors, ceilings, and min/max of such)."""
+    if isinstance(e, Sym):
+        return e.integer
+    if isinstance(e, Const):
+        return e.value.denominator == 1
+    if isinstance(e, Add | Mul):
+        parts = e.terms if isinstance(e, Add) else e.factors
+        return all(is_integer_valued(p) for p in parts)
+    if isinstance(e, Pow):
+        return is_integer_valued(e.base)
+    if isinstance(e, Floor | Ceil):
+        return True
+    if isinstance(e, Min | Max):
+        return all(is_integer_valued(a) for a in e.args)
+    return False
+
+
+def as_ratio(e: Expr) -> tuple[Expr, Expr] | None:
+    """``(p, q)`` with e = p/q, p and q integer-valued and q ≥ 1, or None."""
+    if isinstance(e, Div) and is_integer_valued(e.num) and is_integer_valued(e.den):
+        return e.num, e.den
+    if isinstance(e, Mul) and isinstance(e.factors[0], Const):
+        c = e.factors[0].value
+        rest = Mul(e.factors[1:]) if len(e.factors) > 2 else e.factors[1]
+        if c.denominator != 1 and is_integer_valued(rest):
+            return Const(Fraction(c.numerator)) * rest, Const(Fraction(c.denominator))
+    if is_integer_valued(e):
+        return e, Const(Fraction(1))
+    return None
+
+
+class Translator:
+    """Translate expressions and formulas into one backend's terms, collecting auxiliary facts."""
+
+    def __init__(self, backend: str = "z3", mode: str = "real") -> None:
+        assert mode in ("real", "int"), mode
+        self.backend = backend
+        self.mode = mode
+        self.B = backend_module(backend)
+        self.vars: dict[str, Any] = {}  # symbol name -> backend variable (Real or Int)
+        self.real_of: dict[str, Any] = {}  # symbol name -> real-valued term
+        self.facts: list[Any] = []  # true facts: symbol domains and auxiliary definitions
+        self.side_conditions: list[tuple[str, Any]] = []  # (description, term): assumed, proved separately
+        self._cache: dict[Expr, Any] = {}
+        self._fresh = 0
+
+    # helpers --------------------------------------------------------------------------------------
+    def _q(self, v: Fraction) -> Any:
+        return self.B.RealVal(v.numerator) / self.B.RealVal(v.denominator) if v.denominator != 1 else self.B.RealVal(
+            v.numerator
+        )
+
+    def _new(self, prefix: str, integer: bool = False) -> Any:
+        name = f"{prefix}_{self._fresh}"
+        self._fresh += 1
+        if integer:
+            v = self.B.Int(name)
+            self.vars[name] = v
+            return self.B.ToReal(v)
+        v = self.B.Real(name)
+        self.vars[name] = v
+        return v
+
+    def symbol(self, s: Sym) -> Any:
+        if s.name not in self.real_of:
+            if self.mode == "int" and s.integer:
+                v = self.B.Int(s.name)
+                r = self.B.ToReal(v)
+            else:
+                v = self.B.Real(s.name)
+                r = v
+            self.vars[s.name] = v
+            self.real_of[s.name] = r
+            self.facts.append(r >= self._q(s.lo))
+        return self.real_of[s.name]
+
+    def _side(self, what: str, term: Any) -> None:
+        if not any(str(t) == str(term) for _, t in self.side_conditions):
+            self.side_conditions.append((what, term))
+
+    # expressions ---------------------------------------------------------------------------------
+    def expr(self, e: Expr) -> Any:
+        if e in self._cache:
+            return self._cache[e]
+        out = self._expr(e)
+        self._cache[e] = out
+        return out
+
+    def _expr(self, e: Expr) -> Any:
+        B = self.B
+        if isinstance(e, Const):
+            return self._q(e.value)
+        if isinstance(e, Sym):
+            return self.symbol(e)
+        if isinstance(e, Add):
+            out = self.expr(e.terms[0])
+            for t in e.terms[1:]:
+                out = out + self.expr(t)
+            return out
+        if isinstance(e, Mul):
+            out = self.expr(e.factors[0])
+            for f in e.factors[1:]:
+                out = out * self.expr(f)
+            return out
+        if isinstance(e, Pow):
+            b = self.expr(e.base)
+            if e.exp == 0:
+                return self._q(Fraction(1))
+            if e.exp < 0:
+                self._side(f"{e.base} > 0", b > 0)
+                out = b
+                for _ in range(-e.exp - 1):
+                    out = out * b
+                return 1 / out
+            out = b
+            for _ in range(e.exp - 1):
+                out = out * b
+            return out
+        if isinstance(e, Div):
+            num, den = self.expr(e.num), self.expr(e.den)
+            self._side(f"{e.den} > 0", den > 0)
+            return num / den
+        if isinstance(e, Sqrt):
+            x = self.expr(e.arg)
+            self._side(f"{e.arg} ≥ 0", x >= 0)
+            s = self._new("sqrt")
+            self.facts += [s >= 0, s * s == x]
+            return s
+        if isinstance(e, Floor):
+            return self._floor(e)
+        if isinstance(e, Ceil):
+            return self._ceil(e)
+        if isinstance(e, Min | Max):
+            out = self.expr(e.args[0])
+            for a in e.args[1:]:
+                t = self.expr(a)
+                out = B.If(out <= t, out, t) if isinstance(e, Min) else B.If(out >= t, out, t)
+            return out
+        if isinstance(e, Log2):
+            return self._log2(e)
+        raise TypeError(f"cannot translate {type(e).__name__}")
+
+    def _floor(self, e: Floor) -> Any:
+        B = self.B
+        integer = self.mode == "int"
+        if is_integer_valued(e.arg):
+            return self.expr(e.arg)
+        if isinstance(e.arg, Sqrt):  # ⌊√x⌋ without a square root: c ≥ 0, c² ≤ x < (c+1)²
+            x = self.expr(e.arg.arg)
+            self._side(f"{e.arg.arg} ≥ 0", x >= 0)
+            c = self._new("floorsqrt", integer)
+            self.facts += [c >= 0, c * c <= x, (c + 1) * (c + 1) > x]
+            r = as_ratio(e.arg.arg)
+            if r is not None:  # x = p/q with integers: q(c+1)² ≥ p + 1
+                p, q = self.expr(r[0]), self.expr(r[1])
+                self.facts.append(q * (c + 1) * (c + 1) >= p + 1)
+            return c
+        x = self.expr(e.arg)
+        c = self._new("floor", integer)
+        self.facts += [c <= x, c > x - 1, B.Implies(x >= 1, c >= 1), B.Implies(x >= 0, c >= 0)]
+        r = as_ratio(e.arg)
+        if r is not None:
+            p, q = self.expr(r[0]), self.expr(r[1])
+            self.facts.append(B.Implies(q >= 1, c * q >= p - q + 1))
+        return c
+
+    def _ceil(self, e: Ceil) -> Any:
+        B = self.B
+        integer = self.mode == "int"
+        if is_integer_valued(e.arg):
+            return self.expr(e.arg)
+        x = self.expr(e.arg)
+        c = self._new("ceil", integer)
+        self.facts += [c >= x, c < x + 1, B.Implies(x > 0, c >= 1)]
+        r = as_ratio(e.arg)
+        if r is not None:
+            p, q = self.expr(r[0]), self.expr(r[1])
+            self.facts.append(B.Implies(q >= 1, c * q <= p + q - 1))
+        return c
+
+    def _log2(self, e: Log2) -> Any:
+        B = self.B
+        x = self.expr(e.arg)
+        self._side(f"{e.arg} > 0", x > 0)
+        L = self._new("log2")
+        u = self._q(INV_LN2_UPPER)
+        for k in range(LOG_RANGE + 1):
+            p = self._q(Fraction(2**k))
+            kk = self._q(Fraction(k))
+            self.facts += [
+                B.Implies(x >= p, L >= kk),
+                B.Implies(x <= p, L <= kk),
+                L <= kk + (x - p) * u / p,  # tangent at 2^k (concavity), with a rational 1/ln2 from above
+                B.Implies(B.And(x >= p, x <= 2 * p), L >= kk + (x - p) / p),  # chord on [2^k, 2^(k+1)]
+            ]
+        return L
+
+    # formulas ------------------------------------------------------------------------------------
+    def rel(self, r: Rel) -> Any:
+        a, b = self.expr(r.lhs), self.expr(r.rhs)
+        return {"<=": lambda: a <= b, "<": lambda: a < b, "==": lambda: a == b}[r.op]()
+
+    def formula(self, f: logic.Formula) -> Any:
+        B = self.B
+        if isinstance(f, Rel):
+            return self.rel(f)
+        if isinstance(f, logic.All):
+            return B.And(*[self.formula(p) for p in f.parts]) if f.parts else B.BoolVal(True)
+        if isinstance(f, logic.Any):
+            return B.Or(*[self.formula(p) for p in f.parts]) if f.parts else B.BoolVal(False)
+        if isinstance(f, logic.Neg):
+            return B.Not(self.formula(f.part))
+        if isinstance(f, logic.Iff):
+            return self.formula(f.lhs) == self.formula(f.rhs)
+        raise TypeError(type(f).__name__)

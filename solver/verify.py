@@ -1,0 +1,300 @@
+"""Verify claims: turn each :mod:`solver.claims` record into solver obligations and a plain-data :class:`Verdict`.
+
+``verify_all(claim_ids=None, solver="z3")`` is the API the CLI and the report use. ``solver`` is ``"z3"``,
+``"cvc5"`` or ``"both"`` (z3 decides; every obligation z3 proved is re-proved by cvc5; cvc5 refuting what z3
+proved is an error, verdict status ``"error"``; cvc5 unable to decide is reported in ``crosscheck`` and
+counted as a failure too, since unknown is never a pass).
+
+A verdict's ``status`` is ``proved``, ``refuted``, ``unknown`` or ``error``. ``ok`` is True only for ``proved``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+
+from bounds.expr import to_text
+from solver import logic
+from solver.claims import Broken, Claim, Coverage, Crossover, Implication, Tightest, all_claims
+from solver.engine import Outcome, prove
+from solver.logic import All, Neg
+
+SOLVERS = ("z3", "cvc5", "both")
+
+
+@dataclass
+class Verdict:
+    id: str
+    kind: str
+    description: str
+    status: str  # proved | refuted | unknown | error
+    seconds: float
+    constant: str | None = None
+    counterexample: dict[str, str] | None = None
+    spurious: bool = False
+    reason: str = ""
+    solver: str = "z3"
+    crosscheck: str | None = None  # cvc5's status on the proved obligations (solver="both")
+    assumed: list[str] = field(default_factory=list)
+    details: list[dict] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "proved"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _cex(c: dict[str, Fraction] | None) -> dict[str, str] | None:
+    return None if c is None else {k: str(v) for k, v in sorted(c.items())}
+
+
+class _Runner:
+    """Runs obligations with one backend, remembering the proved ones for the cvc5 re-check."""
+
+    def __init__(self, backend: str) -> None:
+        self.backend = backend
+        self.proved: list[tuple[tuple, logic.Formula, bool]] = []
+
+    def prove(self, hyps: Sequence[logic.Formula], goal: logic.Formula, assume_defined: bool) -> Outcome:
+        o = prove(tuple(hyps), goal, backend=self.backend, assume_defined=assume_defined)
+        if o.status == "proved":
+            self.proved.append((tuple(hyps), goal, assume_defined))
+        return o
+
+
+# ------------------------------------------------------------------------------------------------ per kind
+def _implication(c: Implication, r: _Runner) -> Verdict:
+    o = r.prove(c.hyps, c.goal, c.assume_defined)
+    return Verdict(
+        c.id,
+        c.kind,
+        c.description,
+        o.status,
+        o.seconds,
+        counterexample=_cex(o.counterexample),
+        spurious=o.spurious,
+        reason=o.reason,
+        assumed=o.assumed,
+        details=[{"goal": logic.to_text(c.goal), "hyps": [logic.to_text(h) for h in c.hyps], "mode": o.mode}],
+    )
+
+
+def _coverage(c: Coverage, r: _Runner) -> Verdict:
+    obligations: list[tuple[str, logic.Formula]] = [
+        ("no gap", logic.Any(tuple(All(rs) for _, rs in c.regimes)))
+    ]
+    for i, (na, ra) in enumerate(c.regimes):
+        for nb, rb in c.regimes[i + 1 :]:
+            obligations.append((f"no overlap {na}/{nb}", Neg(All(tuple(ra) + tuple(rb)))))
+    details, status, cex, spurious, reason, secs = [], "proved", None, False, "", 0.0
+    for what, goal in obligations:
+        o = r.prove(c.domain, goal, False)
+        secs += o.seconds
+        details.append({"obligation": what, "status": o.status, "counterexample": _cex(o.counterexample)})
+        if o.status != "proved" and status == "proved":
+            status, cex, spurious, reason = o.status, o.counterexample, o.spurious, f"{what}: {o.reason}".strip(": ")
+    return Verdict(c.id, c.kind, c.description, status, secs, None, _cex(cex), spurious, reason, details=details)
+
+
+def _grid_search(pred, lo_k: int, hi_k: int) -> tuple[int, int, dict]:
+    """Bisection on integers: pred(lo_k) is False (refuted), pred(hi_k) True (proved); returns adjacent
+    (lo_k, hi_k). ``pred`` returns True/False, or raises _Undecided."""
+    steps = {}
+    while hi_k - lo_k > 1:
+        mid = (lo_k + hi_k) // 2
+        ok = pred(mid)
+        steps[mid] = ok
+        if ok:
+            hi_k = mid
+        else:
+            lo_k = mid
+    return lo_k, hi_k, steps
+
+
+class _Undecided(Exception):
+    def __init__(self, what: str, outcome: Outcome) -> None:
+        super().__init__(what)
+        self.what = what
+        self.outcome = outcome
+
+
+def _decide(o: Outcome, what: str) -> bool:
+    if o.status == "proved":
+        return True
+    if o.status == "refuted" and not o.spurious:
+        return False
+    raise _Undecided(what, o)
+
+
+def _tightest(c: Tightest, r: _Runner) -> Verdict:
+    t0 = time.perf_counter()
+    delta = c.precision
+    last_cex: dict[int, Outcome] = {}
+
+    def pred(k: int) -> bool:
+        val = k * delta
+        o = r.prove(c.hyps, c.claim_at(val), c.assume_defined)
+        if o.status == "refuted":
+            last_cex[k] = o
+        return _decide(o, f"c = {val}")
+
+    lo_k, hi_k = math.floor(c.lo / delta), math.ceil(c.hi / delta)
+    try:
+        if pred(lo_k):
+            return Verdict(c.id, c.kind, c.description, "unknown", time.perf_counter() - t0,
+                           reason=f"already proved at the search floor c = {lo_k * delta}; lower `lo`")
+        hi_ok = pred(hi_k)
+        while not hi_ok and hi_k * delta < 2**20:
+            lo_k, hi_k = hi_k, hi_k * 4
+            hi_ok = pred(hi_k)
+        if not hi_ok:
+            return Verdict(c.id, c.kind, c.description, "refuted", time.perf_counter() - t0,
+                           reason="no constant up to 2^20 holds", counterexample=_cex(last_cex[hi_k].counterexample))
+        lo_k, hi_k, steps = _grid_search(pred, lo_k, hi_k)
+    except _Undecided as u:
+        return Verdict(c.id, c.kind, c.description, "unknown", time.perf_counter() - t0,
+                       counterexample=_cex(u.outcome.counterexample), spurious=u.outcome.spurious,
+                       reason=f"bisection undecided at {u.what}: {u.outcome.reason}")
+    cval, below = hi_k * delta, lo_k * delta
+    o_below = last_cex[lo_k]
+    cex = o_below.counterexample
+    return Verdict(
+        c.id,
+        c.kind,
+        c.description,
+        "proved",
+        time.perf_counter() - t0,
+        constant=str(cval),
+        counterexample=_cex(cex),
+        reason=f"c = {cval} proved; c − {delta} = {below} refuted (expected) at the counterexample shown",
+        assumed=o_below.assumed,
+        details=[
+            {"claim": to_text(c.claim_at(cval).lhs) + " ≤ " + to_text(c.claim_at(cval).rhs), "precision": str(delta)},
+            {"refuted_at": str(below), "counterexample": _cex(cex)},
+        ],
+    )
+
+
+def _crossover(c: Crossover, r: _Runner) -> Verdict:
+    t0 = time.perf_counter()
+    delta = c.precision
+    lo_k, hi_k = math.floor(c.lo / delta), math.ceil(c.hi / delta)
+    outcomes: dict[tuple[str, int], Outcome] = {}
+    a_wins = c.a < c.b
+
+    def a_side(k: int) -> bool:  # axis ≤ k·δ ⇒ a < b   (monotone: true for small k)
+        o = r.prove(c.hyps + (c.axis <= k * delta,), a_wins, c.assume_defined)
+        outcomes[("a", k)] = o
+        return _decide(o, f"{c.axis_name or c.axis} ≤ {k * delta}")
+
+    def b_side(k: int) -> bool:  # axis ≥ k·δ ⇒ a ≥ b   (monotone: true for large k)
+        o = r.prove(c.hyps + (k * delta <= c.axis,), c.b <= c.a, c.assume_defined)
+        outcomes[("b", k)] = o
+        return _decide(o, f"{c.axis_name or c.axis} ≥ {k * delta}")
+
+    try:
+        if not a_side(lo_k):
+            return Verdict(c.id, c.kind, c.description, "unknown", time.perf_counter() - t0,
+                           counterexample=_cex(outcomes[("a", lo_k)].counterexample),
+                           reason=f"{c.a_name} is not cheaper everywhere below the search floor {c.lo}")
+        if a_side(hi_k):
+            return Verdict(c.id, c.kind, c.description, "unknown", time.perf_counter() - t0,
+                           reason=f"{c.a_name} is cheaper up to the search ceiling {c.hi}: no crossover found")
+        # largest k with a_side(k): bisection on "not a_side"
+        alo, ahi, _ = _grid_search(lambda k: not a_side(k), lo_k, hi_k)
+        if not b_side(hi_k):
+            return Verdict(c.id, c.kind, c.description, "unknown", time.perf_counter() - t0,
+                           counterexample=_cex(outcomes[("b", hi_k)].counterexample),
+                           reason=f"{c.b_name} is not always no costlier above the search ceiling {c.hi}")
+        blo, bhi, _ = _grid_search(b_side, lo_k, hi_k)
+    except _Undecided as u:
+        return Verdict(c.id, c.kind, c.description, "unknown", time.perf_counter() - t0,
+                       counterexample=_cex(u.outcome.counterexample), spurious=u.outcome.spurious,
+                       reason=f"bisection undecided at {u.what}: {u.outcome.reason}")
+    rho_lo, rho_hi = alo * delta, bhi * delta
+    ax = c.axis_name or to_text(c.axis)
+    sharp = rho_hi - rho_lo <= delta
+    cex_a = outcomes[("a", ahi)].counterexample
+    cex_b = outcomes[("b", blo)].counterexample
+    constant = f"{c.a_name} < {c.b_name} for {ax} ≤ {rho_lo}; {c.b_name} ≤ {c.a_name} for {ax} ≥ {rho_hi}"
+    reason = (
+        f"sharp to {delta}" if sharp else f"for {rho_lo} < {ax} < {rho_hi} either can win (rounding/lower-order terms)"
+    )
+    return Verdict(
+        c.id,
+        c.kind,
+        c.description,
+        "proved",
+        time.perf_counter() - t0,
+        constant=constant,
+        counterexample=_cex(cex_a),
+        reason=reason,
+        assumed=outcomes[("a", alo)].assumed,
+        details=[
+            {"side": f"{ax} ≤ {rho_lo} ⇒ {c.a_name} < {c.b_name}", "status": "proved"},
+            {"side": f"{ax} ≤ {ahi * delta} ⇒ {c.a_name} < {c.b_name}", "status": "refuted (expected)",
+             "counterexample": _cex(cex_a)},
+            {"side": f"{ax} ≥ {rho_hi} ⇒ {c.b_name} ≤ {c.a_name}", "status": "proved"},
+            {"side": f"{ax} ≥ {blo * delta} ⇒ {c.b_name} ≤ {c.a_name}", "status": "refuted (expected)",
+             "counterexample": _cex(cex_b)},
+        ],
+    )
+
+
+def _broken(c: Broken, r: _Runner) -> Verdict:
+    return Verdict(c.id, c.kind, c.description, "error", 0.0, reason=c.error)
+
+
+_DISPATCH = {Broken: _broken, Implication: _implication, Coverage: _coverage, Tightest: _tightest, Crossover: _crossover}
+
+
+def verify_claim(c: Claim, solver: str = "z3") -> Verdict:
+    """Verify one claim. With ``solver="both"`` z3 decides and cvc5 re-proves every obligation z3 proved."""
+    if solver not in SOLVERS:
+        from attnio.errors import InvalidParameter
+
+        raise InvalidParameter("solver", solver, "one of " + ", ".join(SOLVERS))
+    primary = "cvc5" if solver == "cvc5" else "z3"
+    runner = _Runner(primary)
+    v = _DISPATCH[type(c)](c, runner)
+    v.solver = primary
+    if solver == "both" and v.status == "proved":
+        t0 = time.perf_counter()
+        statuses = []
+        for hyps, goal, assume in runner.proved:
+            o = prove(hyps, goal, backend="cvc5", assume_defined=assume)
+            statuses.append(o.status)
+            if o.status == "refuted" and not o.spurious:
+                v.status = "error"
+                v.reason = f"cvc5 refutes an obligation z3 proved: {logic.to_text(goal)} at {_cex(o.counterexample)}"
+                break
+        v.seconds += time.perf_counter() - t0
+        if v.status == "proved":
+            v.crosscheck = "proved" if all(s == "proved" for s in statuses) else "unknown"
+            if v.crosscheck != "proved":
+                v.status = "unknown"
+                v.reason = (v.reason + "; " if v.reason else "") + "cvc5 could not re-prove every obligation"
+        else:
+            v.crosscheck = v.crosscheck or "disagrees"
+        v.solver = "z3+cvc5"
+    return v
+
+
+def verify_all(claim_ids: Iterable[str] | None = None, solver: str = "z3") -> list[Verdict]:
+    """Verdicts for the given claim ids (all claims when None), in catalog order."""
+    claims = all_claims()
+    if claim_ids is not None:
+        wanted = list(claim_ids)
+        known = {c.id for c in claims}
+        for w in wanted:
+            if w not in known:
+                from attnio.errors import InvalidParameter
+
+                raise InvalidParameter("claim", w, "an id listed by `attnio verify --list`")
+        claims = [c for c in claims if c.id in set(wanted)]
+    return [verify_claim(c, solver) for c in claims]
