@@ -60,6 +60,7 @@ class Context:
     rows: list[dict[str, Any]]  # every row of the sweep, sorted by key
     verdicts: list[dict[str, Any]] | sources.SourceUnavailable | None  # None: verification not run
     title_note: str = ""
+    pebbling: list[dict[str, Any]] | sources.SourceUnavailable | None = None  # None: not computed
     info: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -350,12 +351,32 @@ def section_flash1(ctx: Context) -> Section:
 
 def section_pebbling(ctx: Context) -> Section:
     s = Section("Optimal pebbling: the sandwich")
-    try:
-        rows = sources.sandwich_rows()
-    except sources.SourceUnavailable as e:
-        return s.unavailable(e.module, e.why)
-    s.p("Exact optimal red-blue pebbling of tiny attention graphs, between the lower bound and the best schedule (solver.pebble).")
-    return _dict_table(s, rows)
+    if isinstance(ctx.pebbling, sources.SourceUnavailable):
+        return s.unavailable(ctx.pebbling.module, ctx.pebbling.why)
+    if ctx.pebbling is None:
+        return s.p("Not computed in this report (`attnio report` computes it; `attnio pebble` runs one instance).")
+    s.p(
+        "Exact optimum OPT of the red-blue pebble game (recomputation allowed) on tiny graphs, between every explicit "
+        f"lower bound of the catalog and the exact cost of every algorithm (solver.pebble). The search stops after "
+        f"{sources.PEBBLE_MAX_STATES:,} states (a deterministic limit): status “bounds” then gives OPT ∈ [lower, upper]."
+    )
+    rows = []
+    for r in ctx.pebbling:
+        inst = r["instance"]
+        lbs, cs = r.get("lower_bounds") or {}, r.get("costs") or {}
+        lb = max(lbs.items(), key=lambda kv: (kv[1], kv[0])) if lbs else None
+        c = min(cs.items(), key=lambda kv: (kv[1], kv[0])) if cs else None
+        rows.append([
+            inst.get("graph"), ", ".join(f"{k}={v}" for k, v in inst.items() if k not in ("graph", "tree")), r.get("vertices"), r.get("status"),
+            r.get("opt") if r.get("opt") is not None else f"[{r.get('opt_lower')}, {r.get('opt_upper')}]",
+            None if lb is None else f"{lb[1]:.4g} ({lb[0]})", None if c is None else f"{c[1]} ({c[0]})",
+            len(r.get("violations") or []), r.get("states"),
+        ])
+    s.table(["graph", "instance", "vertices", "status", "OPT", "best explicit lower bound", "cheapest algorithm", "violations", "states searched"], rows)
+    for r in ctx.pebbling:
+        for v in r.get("violations") or []:
+            s.p(f"Finding: {v}")
+    return s
 
 
 def section_constants(ctx: Context) -> Section:
@@ -590,6 +611,14 @@ def verification_tasks() -> list[tuple[Callable[..., Any], tuple[Any, ...]]] | s
         return e
 
 
+def pebbling_tasks() -> list[tuple[Callable[..., Any], tuple[Any, ...]]] | sources.SourceUnavailable:
+    """One side task per pebbling instance (``sources.pebble_row``)."""
+    try:
+        return [(sources.pebble_row, t) for t in sources.pebble_tasks()]
+    except sources.SourceUnavailable as e:
+        return e
+
+
 def merge_verdicts(results: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return sorted((v for r in results for v in r), key=lambda v: v["id"])
 
@@ -600,6 +629,7 @@ def make_report(
     *,
     verify: bool = True,
     verdicts: Any = None,
+    pebbling: Any = None,
     note: str = "",
     meta: dict[str, Any] | None = None,
 ) -> list[Path]:
@@ -620,7 +650,7 @@ def make_report(
         verdicts = [{k: x for k, x in v.items() if k != "seconds"} for v in verdicts]
     else:
         m_seconds = {}
-    ctx = Context(sorted(rows, key=lambda r: r["key"]), verdicts, note)
+    ctx = Context(sorted(rows, key=lambda r: r["key"]), verdicts, note, pebbling)
     sections = build(ctx)
     written = write(sections, out)
     m = dict(meta or {})

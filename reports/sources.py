@@ -143,17 +143,47 @@ def crossover_B(N: int, d: int, M: int, eps: float) -> Any:
     return _attr("bounds.approx", "crossover_B", "crossover")(N, d, M, eps)
 
 
-def sandwich_rows() -> list[dict[str, Any]]:
-    mod = None
-    for name in ("solver.pebble", "solver.pebble.sandwich", "solver.pebble.table"):
-        try:
-            mod = _import(name)
-        except SourceUnavailable:
+PEBBLE_MAX_STATES = 100_000  # a deterministic stop (a time limit would make the table depend on the machine)
+PEBBLE_INSTANCES = (("attention", (2, 1)), ("matmul", (2, 2, 2)))
+
+
+def pebble_tasks() -> list[tuple[str, tuple[int, ...], int]]:
+    """The sandwich instances, one (graph, sizes, M) per task: M from the least feasible to the trivial end."""
+    graphs = _import("solver.pebble.graphs")
+    _attr("solver.pebble.sandwich", "sandwich_rows")
+    out = []
+    for kind, sizes in PEBBLE_INSTANCES:
+        g = getattr(graphs, kind)(*sizes)
+        hi = 4 * sizes[0] * sizes[1] + sizes[0] ** 2 * sizes[1] if kind == "attention" else g.n
+        out += [(kind, sizes, M) for M in range(g.min_M, hi + 1)]
+    return out
+
+
+def pebble_row(kind: str, sizes: tuple[int, ...], M: int) -> dict[str, Any]:
+    """One sandwich row (plain data; the solver's timing dropped). Runs in a worker."""
+    fn = _attr("solver.pebble.sandwich", "sandwich_rows")
+    kw = {"attention_sizes": (sizes,), "matmul_sizes": ()} if kind == "attention" else {"attention_sizes": (), "matmul_sizes": (sizes,)}
+    (row,) = fn(**kw, M_values=[M], time_limit_s=3600.0, max_states=PEBBLE_MAX_STATES)
+    row = dict(row)
+    row.pop("seconds", None)
+    return row
+
+
+def trim_pebble_rows(rows: list[dict[str, Any]], trivial: dict[str, int] | None = None) -> list[dict[str, Any]]:
+    """Per instance, keep M up to the first row where OPT reaches the trivial bound (as sandwich_rows does)."""
+    graphs = _import("solver.pebble.graphs")
+    out, done = [], set()
+    for r in rows:
+        inst = r["instance"]
+        key = tuple(sorted((k, v) for k, v in inst.items() if k != "M"))
+        if key in done:
             continue
-        fn = getattr(mod, "sandwich_rows", None) or getattr(mod, "sandwich_table", None)
-        if fn is not None:
-            return [_plain(r) for r in fn()]
-    raise SourceUnavailable("solver.pebble", "not built" if mod is None else "has no sandwich_rows")
+        out.append(r)
+        sizes = (inst["N"], inst["d"]) if inst.get("graph") == "attention" else (inst.get("m"), inst.get("k"), inst.get("n"))
+        g = getattr(graphs, inst.get("graph", "attention"))(*sizes)
+        if r["opt_upper"] <= g.trivial_io:
+            done.add(key)
+    return out
 
 
 # helpers -------------------------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ def test_cli_report_twice_with_different_worker_counts_is_byte_identical(tmp_pat
     p = argparse.ArgumentParser()
     report_cmd.add_arguments(p)
     for out, workers in (("a", "0"), ("b", "2")):
-        assert report_cmd.main(p.parse_args(["--grid", str(grid), "--out", str(tmp_path / out), "--workers", workers, "--no-progress", "--no-verify"])) == 0
+        assert report_cmd.main(p.parse_args(["--grid", str(grid), "--out", str(tmp_path / out), "--workers", workers, "--no-progress", "--no-verify", "--no-pebbling"])) == 0
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
 
 
@@ -87,9 +87,8 @@ def test_a_missing_source_says_section_unavailable(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(sources, "all_bounds", missing("bounds.catalog"))
     monkeypatch.setattr(sources, "verdicts", missing("solver.verify"))
     monkeypatch.setattr(sources, "constants_table", missing("bounds.constants"))
-    monkeypatch.setattr(sources, "sandwich_rows", missing("solver.pebble"))
     monkeypatch.setattr(sources, "crossover_B", missing("bounds.approx"))
-    report.make_report(_rows(), tmp_path)
+    report.make_report(_rows(), tmp_path, pebbling=sources.SourceUnavailable("solver.pebble"))
     md = (tmp_path / "REPORT.md").read_text()
     for module in ("bounds.catalog", "solver.verify", "bounds.constants", "solver.pebble", "bounds.approx"):
         assert f"section unavailable: {module} not built" in md, module

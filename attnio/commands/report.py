@@ -17,23 +17,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int_option, default=None, help="local worker processes (default: CPU count; 0 = in this process)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="run the sweep on a Dask cluster")
     p.add_argument("--no-verify", action="store_true", help="skip the z3 verification")
+    p.add_argument("--no-pebbling", action="store_true", help="skip the optimal-pebbling sandwich table")
     p.add_argument("--no-progress", action="store_true")
 
 
 def main(args: argparse.Namespace) -> int:
     from attnio.validate import check_int
     from reports.grid import default_grid, load_grid
-    from reports.report import make_report, merge_verdicts, verification_tasks
+    from reports import sources
+    from reports.report import make_report, merge_verdicts, pebbling_tasks, verification_tasks
     from reports.store import Store
     from reports.sweep import run_sweep
 
     if args.workers is not None:
         check_int("workers", args.workers, min=0)
     t0 = time.perf_counter()
-    verdicts = None
-    tasks = [] if args.no_verify else verification_tasks()
-    if not isinstance(tasks, list):
-        verdicts, tasks = tasks, []  # the verifier is not built: the report says so
+    verdicts = pebbling = None
+    vtasks = [] if args.no_verify else verification_tasks()
+    if not isinstance(vtasks, list):
+        verdicts, vtasks = vtasks, []  # the verifier is not built: the report says so
+    ptasks = [] if args.no_pebbling else pebbling_tasks()
+    if not isinstance(ptasks, list):
+        pebbling, ptasks = ptasks, []
+    tasks = vtasks + ptasks
+
+    def split(side: list) -> None:
+        nonlocal verdicts, pebbling
+        if vtasks:
+            verdicts = merge_verdicts(side[: len(vtasks)])
+        if ptasks:
+            pebbling = sources.trim_pebble_rows(side[len(vtasks):])
     if args.store and not args.grid:
         from attnio.errors import InvalidParameter
         from pathlib import Path
@@ -45,22 +58,19 @@ def main(args: argparse.Namespace) -> int:
             if tasks:  # nothing to sweep: the verification alone on the executor
                 from reports.grid import Grid
 
-                s = run_sweep(Grid(()), st, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress, side=tasks)
-                verdicts = merge_verdicts(s.side)
+                split(run_sweep(Grid(()), st, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress, side=tasks).side)
         note = f"Rows from the sweep store {args.store}."
     else:
         grid = load_grid(args.grid) if args.grid else default_grid()
         with Store(args.store or ":memory:") as st:
-            s = run_sweep(grid, st, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress, side=tasks)
-            if tasks:
-                verdicts = merge_verdicts(s.side)
+            split(run_sweep(grid, st, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress, side=tasks).side)
             keys = {c.key() for c in grid.configs}
             rows = [r for r in st.rows() if r["key"] in keys]
         note = ("Grid: the embedded default grid." if not args.grid else f"Grid: {args.grid}.") + (
             f" {len(grid.skipped)} configurations below an algorithm's minimum M were not run." if grid.skipped else ""
         )
     t_sweep = time.perf_counter() - t0
-    written = make_report(rows, args.out, verify=False, verdicts=verdicts, note=note, meta={"sweep_seconds": round(t_sweep, 3), "rows": len(rows)})
+    written = make_report(rows, args.out, verify=False, verdicts=verdicts, pebbling=pebbling, note=note, meta={"sweep_seconds": round(t_sweep, 3), "rows": len(rows)})
     print(f"wrote {len(written)} files into {args.out}/ ({len(rows)} rows; {time.perf_counter() - t0:.1f} s)")
     for p in written:
         if p.suffix in (".md", ".html"):
