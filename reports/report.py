@@ -170,13 +170,13 @@ def section_regime_map(ctx: Context) -> Section:
         for d in MAP_DS:
             for M in MAP_MS:
                 env = {"N": MAP_N, "d": d, "M": M, "dv": d}
-                vals = [(sources.bound_value(b, env), b.id) for b in bounds if b.kind == "lower" and sources.applicable(b, "", env, False)]
+                vals = [(sources.bound_value(b, env), b.id) for b in bounds if b.kind == "lower" and b.status != "under review" and sources.applicable(b, "", env, False)]
                 vals = [(v, i) for v, i in vals if v is not None]
                 tight[(d, M)] = max(vals, key=lambda t: (t[0], [-ord(ch) for ch in t[1]]))[1] if vals else "none applies"
     s.p(
         f"Each cell is one (d, M) at N = {MAP_N}. Left: the algorithm with the least exact I/O by its cost formula "
         f"(candidates: {', '.join(cands) or 'none'}; audit-mode algorithms excluded because they exceed M). "
-        "Right: the catalog's lower bound with the largest value there (the tight one). Dashed: M = d²; below "
+        "Right: the catalog's explicit lower bound with the largest value there (the tightest; bounds under review excluded). Dashed: M = d²; below "
         "the line (M < d²) is the small-cache regime."
     )
     s.fig("regime_map", __import__("reports.plots", fromlist=["x"]).regime_map(MAP_N, MAP_DS, MAP_MS, best, tight), f"Regime map at N = {MAP_N}")
@@ -205,13 +205,14 @@ def section_bounds_by_regime(ctx: Context) -> Section:
         bs = sorted(by_regime[regime], key=lambda b: b.id)
         s.p(f"**Regime: {regime}**")
         s.table(
-            ["bound", "kind", "formula", "theorem", "z3 verdict", "proved constant"],
+            ["bound", "kind", "formula", "theorem", "status", "z3 verdict", "proved constant"],
             [
                 [
                     b.id,
                     b.kind + ("" if b.explicit else " (asymptotic)"),
                     f"`{to_text(b.expr)}`",
                     b.provenance,
+                    b.status,
                     _verdict_text(verd, b.id),
                     None if b.constant is None else str(b.constant),
                 ]
@@ -266,7 +267,7 @@ def section_loglog(ctx: Context) -> Section:
     from reports import plots
 
     s = Section("Measured I/O against N")
-    s.p("Log-log, one panel per algorithm: markers are measured words, solid lines the exact cost formula, dotted lines the tightest applicable lower bound of the catalog. The slope is the least-squares fit of log io against log N over the four largest N of each series (2 for Θ(N²) I/O).")
+    s.p("Log-log, one panel per algorithm: markers are measured words, solid lines the exact cost formula, dotted lines the tightest applicable explicit lower bound of the catalog (bounds under review excluded). The slope is the least-squares fit of log io against log N over the four largest N of each series (2 for Θ(N²) I/O).")
     by: dict[tuple[str, int, int, int], list[dict[str, Any]]] = defaultdict(list)
     for r in ctx.ok:
         if r.get("eps") is None:
@@ -279,7 +280,7 @@ def section_loglog(ctx: Context) -> Section:
             if len(rs) < 2:
                 continue
             _, d, dv, M = key
-            lows = [max([v for bid, v in (r.get("bounds") or {}).items() if _kind(bid) == "lower"], default=None) for r in rs]
+            lows = [max([v for bid, v in (r.get("bounds") or {}).items() if _kind(bid) == "lower" and _status(bid) != "under review"], default=None) for r in rs]
             series.append({"label": f"d={d} M={M}" + (f" dv={dv}" if dv != d else ""), "N": [r["N"] for r in rs], "io": [r["io"] for r in rs], "formula": [r.get("formula_io") for r in rs], "lower": lows})
             top = rs[-4:]  # the four largest N: the asymptotic slope, not the lower-order terms
             slope_rows.append([a, d, M, f"{top[0]['N']}–{top[-1]['N']}", f"{_slope([r['N'] for r in top], [r['io'] for r in top]):.3f}"])
@@ -438,16 +439,21 @@ SECTIONS: list[Callable[[Context], Section]] = [
 # helpers -------------------------------------------------------------------------------------------------
 
 
-_KINDS: dict[str, str] = {}
+_KINDS: dict[str, tuple[str, str]] = {}
 
 
 def _kind(bound_id: str) -> str | None:
     if not _KINDS:
         try:
-            _KINDS.update({b.id: b.kind for b in sources.all_bounds()})
+            _KINDS.update({b.id: (b.kind, b.status) for b in sources.all_bounds()})
         except sources.SourceUnavailable:
             return None
-    return _KINDS.get(bound_id)
+    return _KINDS.get(bound_id, (None, None))[0]
+
+
+def _status(bound_id: str) -> str | None:
+    _kind(bound_id)
+    return _KINDS.get(bound_id, (None, None))[1]
 
 
 def _claims_by_bound(ctx: Context, s: Section, bound_ids: list[str]) -> dict[str, list[dict[str, Any]]] | None:
