@@ -312,10 +312,11 @@ def _is_standard(name: str) -> bool:
 
 # The consistency claims are split so that z3 decides each quickly (one claim with the whole B3 rational
 # function, or with both cache sizes at once, runs out of budget). The chain, per bound B with leading constant c_B:
-#   relax.large:  B ≤ c_B·N²d²/M − M  on regime(B) ∧ M ≥ 8d²
-#   relax.small:  B ≤ N²/2 − M        on regime(B) ∧ M ≤ 8d²
-#   X.large:      c_B·N²d²/M − M ≤ cost_X  on regime(B) ∧ valid(X) ∧ M ≥ 8d²
-#   small.X:      N²/2 − M ≤ cost_X        on valid(X) ∧ M ≤ 8d²   (shared by B1, B2, B3)
+#   relax.large:  B ≤ c_B·N²d²/M  on regime(B) ∧ M ≥ 8d²
+#   relax.small:  B ≤ N²/2        on regime(B) ∧ M ≤ 8d²
+#   X.large:      c_B·N²d²/M ≤ cost_X  on regime(B) ∧ valid(X) ∧ M ≥ 8d²
+#   small.X:      N²/2 ≤ cost_X        on valid(X) ∧ M ≤ 8d²   (shared by B1, B2, B3)
+# (dropping the −M slack in the middle makes every link a second or less for z3; with it, several took 15 s)
 # so B ≤ cost_X on regime(B) ∧ valid(X): docs/constants.md#consistency.
 LEADING = {"constants.b1": 1, "constants.b2": 2, "constants.b3": 4}
 
@@ -331,9 +332,9 @@ def relax_claims() -> list[Implication]:
             _claim(
                 f"{short}.relax.large",
                 short.upper(),
-                f"{short.upper()} ≤ {cb}·N²d²/M − M where M ≥ 8d² (first link of {short.upper()} ≤ every exact cost)",
+                f"{short.upper()} ≤ {cb}·N²d²/M where M ≥ 8d² (first link of {short.upper()} ≤ every exact cost)",
                 (*_BASE, *b.regime, M >= 8 * d**2),
-                b.expr <= cb * N**2 * d**2 / M - M,
+                b.expr <= cb * N**2 * d**2 / M,
                 "docs/constants.md#consistency",
             )
         )
@@ -341,9 +342,9 @@ def relax_claims() -> list[Implication]:
             _claim(
                 f"{short}.relax.small",
                 short.upper(),
-                f"{short.upper()} ≤ N²/2 − M where M ≤ 8d² (first link of {short.upper()} ≤ every exact cost)",
+                f"{short.upper()} ≤ N²/2 where M ≤ 8d² (first link of {short.upper()} ≤ every exact cost)",
                 (*_BASE, *b.regime, M <= 8 * d**2),
-                b.expr <= N**2 / 2 - M,
+                b.expr <= N**2 / 2,
                 "docs/constants.md#consistency",
             )
         )
@@ -364,9 +365,9 @@ def consistency_claims() -> list[Implication]:
             _claim(
                 f"consistency.small.le.{name}",
                 "consistency",
-                f"N²/2 − M ≤ exact cost of {name} where M ≤ 8d² (d_v = d)",
+                f"N²/2 ≤ exact cost of {name} where M ≤ 8d² (d_v = d)",
                 (*_BASE, *fm.valid, M <= 8 * d**2),
-                N**2 / 2 - M <= fm.io,
+                N**2 / 2 <= fm.io,
                 "docs/constants.md#consistency",
                 kind="consistency",
             )
@@ -378,9 +379,9 @@ def consistency_claims() -> list[Implication]:
                 _claim(
                     f"consistency.{short}.le.{name}.large",
                     "consistency",
-                    f"{cb}·N²d²/M − M ≤ exact cost of {name} on the regime of {short.upper()} where M ≥ 8d² (d_v = d)",
+                    f"{cb}·N²d²/M ≤ exact cost of {name} on the regime of {short.upper()} where M ≥ 8d² (d_v = d)",
                     (*_BASE, *b.regime, *fm.valid, M >= 8 * d**2),
-                    cb * N**2 * d**2 / M - M <= fm.io,
+                    cb * N**2 * d**2 / M <= fm.io,
                     "docs/constants.md#consistency",
                     kind="consistency",
                 )
