@@ -172,7 +172,12 @@ def executor(workers: int | None, scheduler: str | None, imports: tuple[str, ...
             from attnio.errors import Unsupported
 
             raise Unsupported("--scheduler needs Dask distributed: pip install -e '.[dist]'") from None
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as e:
+            from attnio.errors import InvalidParameter
+
+            raise InvalidParameter("scheduler", scheduler, f"the address of a running Dask scheduler ({type(e).__name__}: {e})") from None
         try:
             yield client.get_executor()
         finally:
