@@ -89,7 +89,9 @@ def windows(meas: Measurement) -> list[Window]:
     if meas.trace is None:
         raise InvalidParameter("trace", None, "a Measurement recorded with trace=True")
     if meas.count_only or any(e.weight != 1 for e in meas.trace):
-        raise InvalidParameter("trace", "count-only (compressed tiles)", "a numeric-mode trace (count_only=False)")
+        raise InvalidParameter(
+            "trace", "count-only (compressed tiles)", "a numeric-mode trace (count_only=False)"
+        )
     M = meas.M
     io: list[int] = []
     work: list[dict[str, int]] = []
@@ -152,9 +154,21 @@ def check(meas: Measurement, *, d: int, dv: int | None = None) -> SegmentReport:
     b3max = b3_segment_max(M, d)
     pv = [w.work.get("pv", 0) for w in ws]
     qk = [w.work.get("qk", 0) for w in ws]
-    b2 = None if dv != d else max((Fraction(p) / b2_limit(M, w.io_words, d) for p, w in zip(pv, ws, strict=True)), default=Fraction(0))
-    b1 = max((Fraction(q, d) / b1_limit(M, w.io_words, d) for q, w in zip(qk, ws, strict=True)), default=Fraction(0))
-    scal = max((Fraction(4 * q, (M + w.io_words) ** 2) for q, w in zip(qk, ws, strict=True)), default=Fraction(0))
+    b2 = (
+        None
+        if dv != d
+        else max(
+            (Fraction(p) / b2_limit(M, w.io_words, d) for p, w in zip(pv, ws, strict=True)),
+            default=Fraction(0),
+        )
+    )
+    b1 = max(
+        (Fraction(q, d) / b1_limit(M, w.io_words, d) for q, w in zip(qk, ws, strict=True)),
+        default=Fraction(0),
+    )
+    scal = max(
+        (Fraction(4 * q, (M + w.io_words) ** 2) for q, w in zip(qk, ws, strict=True)), default=Fraction(0)
+    )
     steady = [
         i for i, w in enumerate(ws) if i >= 1 and w.io_words == M and not w.writes and not ws[i - 1].writes
     ]

@@ -218,7 +218,7 @@ PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
 
 
 def proof_status(bound_id: str, verdicts: Mapping[str, str] | None = None) -> str:
-    """"k of n steps machine-checked[, all proved]" for a bound; ``verdicts`` maps claim id → status."""
+    """A line "k of n steps machine-checkable, …; p/k proved" for a bound; ``verdicts``: claim id → status."""
     steps = PROOF_STEPS.get(bound_id)
     if not steps:
         return "no step list"

@@ -77,7 +77,13 @@ _BASE = (d >= 1, N >= 1, M >= 1)
 
 
 def _claim(
-    id: str, bound: str, statement: str, hyps: Iterable[Formula], concl: Formula, doc: str, kind: str = "derivation"
+    id: str,
+    bound: str,
+    statement: str,
+    hyps: Iterable[Formula],
+    concl: Formula,
+    doc: str,
+    kind: str = "derivation",
 ) -> Implication:
     """An :class:`~solver.claims.Implication` with id ``constants.<id>``; ``provenance`` names the docs step."""
     return Implication(f"constants.{id}", kind, f"[{bound}] {statement}", tuple(hyps), concl, provenance=doc)

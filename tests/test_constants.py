@@ -33,7 +33,6 @@ from solver.claims import Implication
 ROOT = Path(__file__).resolve().parent.parent
 
 
-
 # --------------------------------------------------------------------------------------------- the records
 
 
@@ -46,7 +45,11 @@ def test_bound_records_have_regimes_status_and_docs() -> None:
     assert str(B2.regime[0]) == "4·d^2 ≤ M"
     assert {str(r) for r in B3.regime} == {"4·M ≤ N·d", "4·d ≤ N"}
     assert "robust" in B1.model and "robust" in B2.model and "UNDER REVIEW" in B3.notes
-    assert [b.id for b in constants.attention_lower_bounds()] == ["constants.b1", "constants.b2", "constants.b3"]
+    assert [b.id for b in constants.attention_lower_bounds()] == [
+        "constants.b1",
+        "constants.b2",
+        "constants.b3",
+    ]
 
 
 def test_the_catalog_gathers_these_bounds_without_duplicate_ids() -> None:
@@ -76,7 +79,9 @@ def test_step_claim_proved_by_z3(claim: Implication) -> None:
 
 def _mutate(claim_id: str, goal=None, hyps=None) -> Implication:
     c = cc.by_id(claim_id)
-    return replace(c, id=c.id + ".mutant", goal=c.goal if goal is None else goal, hyps=c.hyps if hyps is None else hyps)
+    return replace(
+        c, id=c.id + ".mutant", goal=c.goal if goal is None else goal, hyps=c.hyps if hyps is None else hyps
+    )
 
 
 seg_x, seg_B, seg_T = cc.x, cc.B, cc.T
@@ -87,19 +92,19 @@ MUTANTS = {
         "constants.b1.segment_max", hyps=(d >= 1, N >= 1, M >= 1, M >= d**2, cc.x <= 2 * M)
     ),
     # B2 maximisation with 1/9 instead of 1/8
-    "b2.maximise/9": _mutate(
-        "constants.b2.maximise", goal=cc.u * cc.v / d <= (cc.T * cc.T) / (9 * d)
-    ),
+    "b2.maximise/9": _mutate("constants.b2.maximise", goal=cc.u * cc.v / d <= (cc.T * cc.T) / (9 * d)),
     # four-face AM–GM with 300 instead of 256
     "b3.amgm4/300": _mutate("constants.b3.amgm4", goal=cc.u * cc.k * cc.v * cc.beta <= cc.T**4 / 300),
     # type-2 excess without the 4d³ term
     "b3.type2-no-4d3": _mutate(
-        "constants.b3.type2", goal=(cc.T - cc.x) * (cc.T - cc.x) / (16 * d) + d * cc.x <= cc.T * cc.T / (16 * d)
+        "constants.b3.type2",
+        goal=(cc.T - cc.x) * (cc.T - cc.x) / (16 * d) + d * cc.x <= cc.T * cc.T / (16 * d),
     ),
     # B3 rearrangement with constant 4.1
     "b3.rearrange@4.1": _mutate(
         "constants.b3.rearrange",
-        goal=cc.Q >= M * (Fraction(41, 10) * N**2 * d**2 - Fraction(3, 2) * N * M * d) / (M**2 + 16 * d**4) - M,
+        goal=cc.Q
+        >= M * (Fraction(41, 10) * N**2 * d**2 - Fraction(3, 2) * N * M * d) / (M**2 + 16 * d**4) - M,
     ),
     # gap without the (1 + 2/d) factor (flash2's 4 extra words per query row)
     "gap-no-2/d": _mutate(
@@ -111,7 +116,11 @@ MUTANTS = {
     "gap@c2=3/2": _mutate(
         "constants.gap.flash2.le.B3",
         goal=cc.FLASH2_UPPER
-        <= B3.expr * (1 + 2 / d) * (1 + 16 * d**4 / M**2) * (M / (M - 3 * d - 4)) * (1 + Fraction(3, 2) * M / (N * d)),
+        <= B3.expr
+        * (1 + 2 / d)
+        * (1 + 16 * d**4 / M**2)
+        * (M / (M - 3 * d - 4))
+        * (1 + Fraction(3, 2) * M / (N * d)),
     ),
     # the small-cache link with 3N²/4 instead of N²/2: flash2 moves only ≈ (1 + 2/d)·N²/2 at M = 8d²
     # (restricted to d ≥ 16, which only weakens the mutant: z3 then finds the counterexample at once)
@@ -132,7 +141,9 @@ def test_wrong_step_is_refuted_with_a_counterexample(name: str) -> None:
 def test_every_proof_step_list_matches_the_claims_and_the_docs() -> None:
     ids = {c.id for c in cc.CLAIMS}
     for bound_id, steps in PROOF_STEPS.items():
-        page = (ROOT / {"constants.b1": B1.doc, "constants.b2": B2.doc, "constants.b3": B3.doc}[bound_id]).read_text()
+        page = (
+            ROOT / {"constants.b1": B1.doc, "constants.b2": B2.doc, "constants.b3": B3.doc}[bound_id]
+        ).read_text()
         assert [n for n, _ in steps] == list(range(1, len(steps) + 1))
         for n, how in steps:
             m = re.search(rf"^{n}\. .*$", page, flags=re.M)
@@ -206,7 +217,11 @@ def test_gap_factor_brackets_flash2_over_b3_on_a_grid(dd: int, m_over_d2: int, s
 
 def test_gap_shrinks_toward_one_in_the_limit() -> None:
     ratios = []
-    for dd, mm, n in ((64, 16 * 64**2, 1 << 16), (256, 256 * 256**2, 1 << 24), (1024, 4096 * 1024**2, 1 << 34)):
+    for dd, mm, n in (
+        (64, 16 * 64**2, 1 << 16),
+        (256, 256 * 256**2, 1 << 24),
+        (1024, 4096 * 1024**2, 1 << 34),
+    ):
         env = {"N": n, "d": dd, "M": mm, "dv": dd}
         ratios.append(float(evaluate(FORMULAS["flash2"].with_dv_equal_d().io, env) / evaluate(B3.expr, env)))
     assert ratios[0] > ratios[1] > ratios[2] > 1 and ratios[2] < 1.01, ratios
@@ -288,11 +303,19 @@ def test_per_window_counts_within_the_segment_limits_for_every_algorithm(name: s
 
 
 @settings(max_examples=40)
-@given(st.integers(16, 160), st.sampled_from([2, 4, 8]), st.integers(1, 40), st.integers(1, 40), st.integers(0, 200))
+@given(
+    st.integers(16, 160),
+    st.sampled_from([2, 4, 8]),
+    st.integers(1, 40),
+    st.integers(1, 40),
+    st.integers(0, 200),
+)
 def test_per_window_limits_on_random_flash2_tilings(n: int, dd: int, br: int, bc: int, extra: int) -> None:
     mm = Flash2Tiling.fast_words(br, bc, dd, dd) + extra
     t = Flash2Tiling(br, bc)
-    rep = segments.check(run("flash2", N=n, d=dd, M=mm, seed=0, trace=True, check=False, tiling=t).measurement, d=dd)
+    rep = segments.check(
+        run("flash2", N=n, d=dd, M=mm, seed=0, trace=True, check=False, tiling=t).measurement, d=dd
+    )
     assert rep.b2_ratio is not None and rep.b2_ratio <= 1, rep.summary()
     assert rep.b1_ratio <= 1 and rep.qk_scalar_ratio <= 1, rep.summary()
     assert rep.b3_ratio <= 1, rep.summary()
@@ -315,7 +338,14 @@ def test_window_rules_split_straddling_events_and_attribute_work_forward() -> No
     from algorithms.machine import Event, Measurement
     from attnio.counts import IOCount
 
-    trace = (Event("R", "Q", 7), Event("C", "pv", 5), Event("R", "K", 3), Event("C", "pv", 2), Event("W", "O", 10), Event("C", "pv", 1))
+    trace = (
+        Event("R", "Q", 7),
+        Event("C", "pv", 5),
+        Event("R", "K", 3),
+        Event("C", "pv", 2),
+        Event("W", "O", 10),
+        Event("C", "pv", 1),
+    )
     meas = Measurement("toy", 4, IOCount(10, 10), 4, {}, False, False, trace)
     ws = segments.windows(meas)
     assert [w.io_words for w in ws] == [4, 4, 4, 4, 4]
