@@ -143,7 +143,13 @@ def attention(N: int, d: int, *, tree: str = "balanced", normalise: str = "divid
     d = check_int("d", d, min=1)
     check_choice("tree", tree, TREES)
     check_choice("normalise", normalise, ("divide", "reciprocal"))
-    b = _Builder(f"attention(N={N}, d={d}, tree={tree})", {"N": N, "d": d, "tree": tree, "normalise": normalise})
+    kinds = {"Q": ("i", "l"), "K": ("j", "l"), "V": ("j", "c"), "QK": ("i", "j", "l"), "S": ("i", "j"), "A": ("i", "j"),
+             "D": ("i",), "Dinv": ("i",), "AV": ("i", "j", "c"), "AVsum": ("i", "c"), "O": ("i", "c")}
+    b = _Builder(
+        f"attention(N={N}, d={d}, tree={tree})",
+        {"N": N, "d": d, "tree": tree, "normalise": normalise, "index_kinds": kinds,
+         "kind_sizes": {"i": N, "j": N, "l": d, "c": d}},
+    )
     Q = {(i, l): b.add(f"Q[{i},{l}]") for i in range(N) for l in range(d)}
     K = {(j, l): b.add(f"K[{j},{l}]") for j in range(N) for l in range(d)}
     V = {(k, c): b.add(f"V[{k},{c}]") for k in range(N) for c in range(d)}
@@ -170,7 +176,11 @@ def matmul(m: int, k: int, n: int, *, tree: str = "balanced") -> Graph:
     k = check_int("k", k, min=1)
     n = check_int("n", n, min=1)
     check_choice("tree", tree, TREES)
-    b = _Builder(f"matmul({m}x{k}·{k}x{n}, tree={tree})", {"m": m, "k": k, "n": n, "tree": tree})
+    b = _Builder(
+        f"matmul({m}x{k}·{k}x{n}, tree={tree})",
+        {"m": m, "k": k, "n": n, "tree": tree, "index_kinds": {"A": ("i", "l"), "B": ("l", "j"), "P": ("i", "j", "l"), "C": ("i", "j")},
+         "kind_sizes": {"i": m, "j": n, "l": k}},
+    )
     A = {(i, l): b.add(f"A[{i},{l}]") for i in range(m) for l in range(k)}
     B = {(l, j): b.add(f"B[{l},{j}]") for l in range(k) for j in range(n)}
     for i in range(m):

@@ -45,6 +45,7 @@ from attnio.errors import InvalidParameter
 from attnio.validate import check_int
 from solver.pebble.game import replay
 from solver.pebble.graphs import Graph
+from solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
 
 STATUSES = ("optimal", "optimal within horizon", "bounds", "infeasible")
 
@@ -293,12 +294,14 @@ def solve(
     recompute: bool = True,
     max_states: int = 5_000_000,
     time_limit_s: float | None = 60.0,
-    upper_hint: int | None = None,
+    symmetry: bool = True,
 ) -> PebbleResult:
     """Least reads + writes to pebble ``g`` with at most ``M`` red pebbles (A*; see the module docstring).
 
     ``recompute=False`` is the one-shot game (each vertex computed at most once). The search stops after
     ``max_states`` expanded states or ``time_limit_s`` seconds and then reports bounds, never "optimal".
+    With ``symmetry`` configurations are merged under the graph's verified automorphisms
+    (:mod:`solver.pebble.symmetry`).
     """
     M = check_int("M", M, min=1)
     t0 = time.perf_counter()
@@ -306,8 +309,13 @@ def solve(
     if M < g.min_M:
         return PebbleResult(status="infeasible", lower=None, upper=None, seconds=0.0, extra={"min_M": g.min_M}, **base)
     ub, ub_moves = best_greedy(g, M)
-    if upper_hint is not None:
-        ub = min(ub, upper_hint)  # only used for pruning; the reported upper comes from a replayed schedule
+    ub_source = "the greedy schedule"
+    if recompute:
+        # every one-shot calculation is a calculation: the one-shot optimum (a much smaller search) bounds OPT
+        budget = None if time_limit_s is None else time_limit_s / 4
+        one = solve(g, M, recompute=False, max_states=max_states // 4, time_limit_s=budget, symmetry=symmetry)
+        if one.upper is not None and one.upper < ub:
+            ub, ub_moves, ub_source = one.upper, list(one.schedule), f"the one-shot search ({one.status})"
     cg = _Compiled(g)
     IN, OUT, par = cg.IN, cg.OUT, cg.par
     one_shot = not recompute
@@ -362,7 +370,7 @@ def solve(
         return h
 
     popcount = int.bit_count
-    key0 = canon(0, IN, 0)  # inputs start blue
+    key0 = canon(0, IN, 0)  # inputs start blue (this configuration is invariant under every automorphism)
     h0 = heuristic(key0)
     assert h0 >= 0
     best_g = {key0: 0}
@@ -375,16 +383,29 @@ def solve(
     stopped = None
     children = [sum(1 << c for c in cs) for cs in g.children]
 
-    def push(nkey: tuple[int, int, int], gn: int, key: tuple[int, int, int], move: tuple) -> None:
+    perms = automorphisms(g) if symmetry else [tuple(range(g.n))]
+    tables = [mask_tables(p) for p in perms[1:]]
+
+    def sym_canon(raw: tuple[int, int, int]) -> tuple[tuple[int, int, int], int]:
+        best, which = raw, 0
+        R, B, C = raw
+        for t, tb in enumerate(tables, 1):
+            img = (apply_mask(tb, R), apply_mask(tb, B), apply_mask(tb, C))
+            if img < best:
+                best, which = img, t
+        return best, which
+
+    def push(raw: tuple[int, int, int], gn: int, key: tuple[int, int, int], move: tuple) -> None:
         nonlocal generated
         generated += 1
+        nkey, sigma = sym_canon(raw) if tables else (raw, 0)
         if gn >= best_g.get(nkey, 1 << 60):
             return
         hn = heuristic(nkey)
         if hn < 0 or gn + hn > ub:
             return
         best_g[nkey] = gn
-        came[nkey] = (key, move)
+        came[nkey] = (key, move, sigma)
         heapq.heappush(heap, (gn + hn, -gn, next(tie), nkey))
 
     while heap:
@@ -430,12 +451,21 @@ def solve(
     seconds = time.perf_counter() - t0
     if goal is not None:
         key, cost = goal
-        macro = []
+        chain_ = []
         while came[key] is not None:
-            prev, move = came[key]
-            macro.append(move)
+            prev, move, sigma = came[key]
+            chain_.append((move, sigma))
             key = prev
-        macro.reverse()
+        chain_.reverse()
+        # map the canonical path back to one real path: real move i = τ_{i-1}(m_i), τ_i = τ_{i-1} ∘ σ_i⁻¹
+        tau = tuple(range(g.n))
+        macro = []
+        for (op, v), sigma in chain_:
+            macro.append((op, tau[v]))
+            inv = [0] * g.n
+            for x, y in enumerate(perms[sigma]):
+                inv[y] = x
+            tau = tuple(tau[inv[x]] for x in range(g.n))
         moves = _expand(canon, macro)
         rp = replay(g, M, moves, recompute=recompute)
         assert rp.io == cost, (rp, cost)
@@ -444,18 +474,19 @@ def solve(
             reads=rp.reads, writes=rp.writes, **base,
         )
     rp = replay(g, M, ub_moves, recompute=False)
+    assert rp.io == ub
     if stopped is None:
-        # every schedule cheaper than the greedy one was excluded: the greedy schedule is optimal
+        # the search excluded every calculation cheaper than this schedule: it is optimal
         return PebbleResult(
             status="optimal", lower=rp.io, upper=rp.io, seconds=seconds, states=expanded, extra={'generated': generated},
             schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
-            note="no schedule cheaper than the greedy one exists (search exhausted below it)", **base,
+            note=f"no schedule cheaper than {ub_source} exists (search exhausted below it)", **base,
         )
     lower = max(heap[0][0] if heap else rp.io, g.trivial_io)
     return PebbleResult(
         status="bounds", lower=min(lower, rp.io), upper=rp.io, seconds=seconds, states=expanded, extra={'generated': generated},
         schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
-        note=f"stopped by the {stopped} limit; upper bound from the greedy schedule", **base,
+        note=f"stopped by the {stopped} limit; upper bound from {ub_source}", **base,
     )
 
 
