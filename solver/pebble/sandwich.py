@@ -24,6 +24,7 @@ not failed).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from attnio.errors import InvalidParameter
 from solver.pebble.graphs import attention, matmul
 from solver.pebble.solve import PebbleResult, solve

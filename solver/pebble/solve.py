@@ -320,7 +320,8 @@ def solve(
     IN, OUT, par = cg.IN, cg.OUT, cg.par
     one_shot = not recompute
 
-    # state: (R, B, C); B excludes inputs (always blue), C = computed (one-shot) or 0
+    # state: (R, B, C) as bitmasks; C = computed vertices (one-shot) or 0; all three masked to the vertices
+    # that can still matter (reduction 3)
     live_of: dict[int, int] = {}
 
     def live_for(missing: int) -> int:
