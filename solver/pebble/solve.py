@@ -154,27 +154,26 @@ class _Compiled:
         return m
 
     def forced(self, R: int, B: int, C: int | None, missing: int) -> int:
-        """Number of inputs that must still be read, or -1 if (one-shot) a needed vertex is lost."""
-        IN, parlist = self.IN, self.parlist
-        seen = missing
-        stack = _bits(missing)
+        """Number of inputs that must still be read, or -1 if (one-shot) a needed vertex is lost.
+
+        Backward breadth-first walk from the unfinished outputs through vertices that are neither red nor
+        blue (they can only be computed); the inputs it meets (not red) are forced."""
+        IN, par = self.IN, self.par
+        seen = frontier = missing & ~R
         forced = 0
-        while stack:
-            v = stack.pop()
-            for p in parlist[v]:
-                bit = 1 << p
-                if seen & bit or R & bit:
-                    continue
-                seen |= bit
-                if IN & bit:
-                    forced += 1
-                elif B & bit:
-                    continue
-                else:
-                    if C is not None and C & bit:
-                        return -1  # computed once already, now neither red nor blue: lost
-                    stack.append(p)
-        return forced
+        while frontier:
+            acc = 0
+            while frontier:
+                low = frontier & -frontier
+                acc |= par[low.bit_length() - 1]
+                frontier ^= low
+            new = acc & ~seen & ~R
+            seen |= new
+            forced |= new & IN
+            frontier = new & ~IN & ~B
+            if C is not None and frontier & C:
+                return -1  # computed once already, now neither red nor blue: lost
+        return forced.bit_count()
 
 
 def _bits(m: int) -> list[int]:
@@ -388,10 +387,14 @@ def solve(
     tables = [mask_tables(p) for p in perms[1:]]
 
     def sym_canon(raw: tuple[int, int, int]) -> tuple[tuple[int, int, int], int]:
+        """Least image of the configuration under the automorphisms, and which one gave it."""
         best, which = raw, 0
         R, B, C = raw
         for t, tb in enumerate(tables, 1):
-            img = (apply_mask(tb, R), apply_mask(tb, B), apply_mask(tb, C))
+            r = apply_mask(tb, R)
+            if r > best[0]:
+                continue  # lexicographic order: decided by R alone
+            img = (r, apply_mask(tb, B), apply_mask(tb, C))
             if img < best:
                 best, which = img, t
         return best, which
