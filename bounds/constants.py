@@ -87,7 +87,7 @@ B3 = Bound(
     status="under review",
     doc="docs/bounds/b3.md",
     notes="UNDER REVIEW: algebra machine-checked (constants.b3.*), slot accounting and Loomis–Whitney "
-    "application argued in prose only (docs/bounds/b3.md steps 1–4, 8–12). Leading term 4N²d²/M: tight with "
+    "application argued in prose only (docs/bounds/b3.md steps 1–4, 8, 9, 12). Leading term 4N²d²/M: tight with "
     "flash2 up to (1 + 2/d)(1 + 16d⁴/M²)(1 + O(d/M) + O(M/(Nd))) (claim constants.gap.flash2.le.B3).",
 )
 

@@ -77,6 +77,13 @@ def test_step_claim_proved_by_z3(claim: Implication) -> None:
     assert out.status == "proved", (claim.id, out)
 
 
+@pytest.mark.parametrize("claim", cc.STEP_CLAIMS, ids=lambda c: c.id)
+def test_step_claim_second_opinion_cvc5(claim: Implication) -> None:
+    pytest.importorskip("cvc5")
+    out = cc.check(claim, backend="cvc5")
+    assert out.status == "proved", (claim.id, out)
+
+
 def _mutate(claim_id: str, goal=None, hyps=None) -> Implication:
     c = cc.by_id(claim_id)
     return replace(
