@@ -335,9 +335,9 @@ def section_flash1(ctx: Context) -> Section:
     for r in f1:
         groups[(r["algorithm"], r["N"], r["d"])].append(r)
     series, rows = [], []
-    groups = {k: v for k, v in groups.items() if len({r["M"] for r in v}) >= 3}  # the M sweeps only
+    groups = {k: v for k, v in groups.items() if len({r["M"] for r in v}) >= 5}  # the M sweeps only
     if not groups:
-        return s.p("No flash1 configuration swept over three or more M in this sweep.")
+        return s.p("No flash1 configuration swept over five or more M in this sweep.")
     for (a, N, d), rs in sorted(groups.items()):
         rs = sorted(rs, key=lambda r: r["M"])
         if len(rs) >= 2:
