@@ -13,9 +13,12 @@ A claim is plain data that :mod:`solver.verify` turns into solver obligations. F
   verdict is *proved* when c is proved **and** c − precision is refuted with a valid integer counterexample
   (the expected refutation is part of the claim, so it never counts as a failure by itself);
 - :class:`Crossover`: where ``a < b``, derived by the solver along an ``axis`` expression (e.g. M/d²):
-  the largest grid value ρ_lo with ``axis ≤ ρ_lo ⇒ a < b`` and the smallest ρ_hi with ``axis ≥ ρ_hi ⇒ a ≥ b``
-  are found by bisection, each proved, and each one step further refuted with a counterexample. Nothing about
-  the boundary is typed in; ``ρ_hi − ρ_lo`` says how sharp it is.
+  the largest grid value ρ_lo with ``axis ≤ ρ_lo ⇒ a < b`` *proved* and the smallest ρ_hi with
+  ``axis ≥ ρ_hi ⇒ a ≥ b`` *proved* are found by bisection (a step that is not proved counts as false, so both
+  are conservative); one step beyond each, a valid integer counterexample is looked for (solver model, else an
+  exact search over small integer points) and reported. Nothing about the boundary is typed in; the verdict
+  says whether each side is sharp to the precision and how wide the band ``(ρ_lo, ρ_hi)`` is, inside which
+  either algorithm can win (ceilings and lower-order terms decide).
 
 Interface for other modules: a module ``solver/claims_<topic>.py`` exposes ``CLAIMS: list[Claim]`` (ids unique,
 prefixed by the topic). :func:`all_claims` gathers ``solver.claims_core`` (the seed theorems), then
@@ -80,6 +83,7 @@ class Tightest:
     hi: Fraction = Fraction(64)
     provenance: str = ""
     assume_defined: bool = False
+    wall_ms: int | None = None  # per-obligation wall-clock cap (None: solver.engine.WALL_MS)
     kind: str = "tightest"
 
     def claim_at(self, c: Fraction) -> Rel:
@@ -104,6 +108,7 @@ class Crossover:
     axis_name: str = ""
     provenance: str = ""
     assume_defined: bool = False
+    wall_ms: int | None = None  # per-obligation wall-clock cap (None: solver.engine.WALL_MS)
     kind: str = "crossover"
 
 

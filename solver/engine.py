@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from bounds.expr import Rel
 from solver import logic
 from solver.translator import Translator
 
@@ -200,10 +201,28 @@ def prove(
     wall_ms: int = WALL_MS,
     assume_defined: bool = False,
     int_retry: bool = True,
+    relax: bool = True,
 ) -> Outcome:
-    """Prove ``∧hyps ⇒ goal`` for all values of the symbols (each ≥ its ``lo``). See the module docstring."""
+    """Prove ``∧hyps ⇒ goal`` for all values of the symbols (each ≥ its ``lo``). See the module docstring.
+
+    With ``relax`` (default), a goal ``lhs ≤ rhs`` containing floors or ceilings is first tried in the
+    floor-free form ``relax(lhs, upper) ≤ relax(rhs, lower)`` (:mod:`solver.relax`), whose own side conditions
+    are proved; only a proof is taken from it, anything else falls back to the exact encoding."""
     t0 = time.perf_counter()
     hyps = tuple(hyps)
+    if relax and isinstance(goal, Rel) and goal.op in ("<=", "<"):
+        from solver.relax import is_exact, relax as _relax
+
+        if not (is_exact(goal.lhs) and is_exact(goal.rhs)):
+            lhs = goal.lhs if is_exact(goal.lhs) else _relax(goal.lhs, "upper")
+            rhs = goal.rhs if is_exact(goal.rhs) else _relax(goal.rhs, "lower")
+            if is_exact(lhs) and is_exact(rhs):
+                o = prove(hyps, Rel(goal.op, lhs, rhs), backend=backend, rlimit=rlimit, wall_ms=wall_ms // 4,
+                          assume_defined=False, int_retry=False, relax=False)
+                if o.status == "proved":
+                    o.mode = "relaxed"
+                    o.seconds = time.perf_counter() - t0
+                    return o
     if not assume_defined:
         st, model, reason, _ = _check(hyps, goal, backend, "real", rlimit, wall_ms, False, only_side=True)
         if st != "unsat":

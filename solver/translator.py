@@ -234,7 +234,7 @@ class Translator:
         r = as_ratio(e.arg)
         if r is not None:
             p, q = self.expr(r[0]), self.expr(r[1])
-            self.facts.append(B.Implies(q >= 1, c * q >= p - q + 1))
+            self.facts += [B.Implies(q >= 1, c * q >= p - q + 1), B.Implies(q > 0, c * q <= p)]
         return c
 
     def _ceil(self, e: Ceil) -> Any:
@@ -248,7 +248,7 @@ class Translator:
         r = as_ratio(e.arg)
         if r is not None:
             p, q = self.expr(r[0]), self.expr(r[1])
-            self.facts.append(B.Implies(q >= 1, c * q <= p + q - 1))
+            self.facts += [B.Implies(q >= 1, c * q <= p + q - 1), B.Implies(q > 0, c * q >= p)]
         return c
 
     def _log2(self, e: Log2) -> Any:

@@ -1,0 +1,53 @@
+"""``attnio verify``: prove every claim of the catalog (z3; cvc5 as second opinion) and print the verdicts.
+
+Exit status 0 when every selected claim is proved, 1 when any is refuted, unknown or an error. Expected
+refutations (the c − δ side of a tightest constant, the step beyond a derived crossover) are part of a claim
+that is proved as a whole, and are shown as its counterexample.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from attnio.commands._common import print_json
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable verdicts")
+    p.add_argument("--solver", choices=("z3", "cvc5", "both"), default="z3",
+                   help="z3 (default); cvc5; or both: z3 decides and cvc5 re-proves every proved obligation")
+    p.add_argument("--claim", action="append", metavar="ID", help="verify only this claim (repeatable)")
+    p.add_argument("--list", action="store_true", help="list the claim ids and exit")
+
+
+def main(args: argparse.Namespace) -> int:
+    from solver.claims import all_claims
+    from solver.verify import verify_all
+
+    if args.list:
+        for c in all_claims():
+            print(f"{c.id}  [{c.kind}] {c.description}")
+        return 0
+    t0 = time.perf_counter()
+    verdicts = verify_all(args.claim, solver=args.solver)
+    total = time.perf_counter() - t0
+    failed = [v for v in verdicts if not v.ok]
+    if args.json:
+        print_json({"total_seconds": total, "failed": len(failed), "verdicts": [v.to_json() for v in verdicts]})
+        return 1 if failed else 0
+    for v in verdicts:
+        line = f"{v.status:8s} {v.seconds:6.2f}s  {v.id}"
+        if v.constant:
+            line += f"  constant: {v.constant}"
+        if v.crosscheck:
+            line += f"  cvc5: {v.crosscheck}"
+        print(line)
+        if v.counterexample:
+            tag = " (spurious: fails nowhere at integer points)" if v.spurious else ""
+            expected = " (expected)" if v.status == "proved" else ""
+            print(f"          counterexample{expected}{tag}: {v.counterexample}")
+        if v.reason and (v.status != "proved" or v.kind in ("tightest", "crossover")):
+            print(f"          {v.reason}")
+    print(f"{len(verdicts)} claims, {len(verdicts) - len(failed)} proved, {len(failed)} not proved, {total:.1f}s")
+    return 1 if failed else 0

@@ -1,0 +1,142 @@
+"""Monotone relaxation: floor/ceiling-free lower and upper envelopes of an expression.
+
+``relax(e, "lower")`` returns an expression L without floors or ceilings with ``L ≤ e`` wherever e is defined
+and its symbols are in their domains; ``relax(e, "upper")`` an U with ``e ≤ U``. It is used to prove
+``lb ≤ cost`` as the floor-free ``lb ≤ relax(cost, "lower")`` (a continuous problem the solvers decide in
+milliseconds); if the relaxed claim is not proved, the engine falls back to the exact encoding.
+
+Why it is sound (each rule is a monotonicity fact; ``exact`` means floor/ceiling-free):
+
+- ``⌈x⌉``: x ≤ ⌈x⌉ ≤ x + 1, and ``⌈p/q⌉ ≤ (p + q − 1)/q`` for integer p, q ≥ 1;
+  ``⌊x⌋``: x − 1 ≤ ⌊x⌋ ≤ x (``(p − q + 1)/q ≤ ⌊p/q⌋``); ⌊√x⌋ ≤ √x;
+- sums: termwise; a negative constant factor swaps lower and upper;
+- products: only when at most one factor is not exact and the product of the exact ones is syntactically
+  non-negative (symbols have lo ≥ 0); then L(f)·rest ≤ f·rest because rest ≥ 0, whatever the sign of L(f);
+- ``p/q``: with p exact and syntactically non-negative, ``p/U(q) ≤ p/q ≤ p/L(q)`` (when the envelope of q is
+  positive; the engine proves every denominator of the relaxed claim positive, as for any claim);
+  with q exact and syntactically positive, ``L(p)/q ≤ p/q``;
+- min, max: componentwise; √ of an exact argument, and otherwise not relaxed.
+
+Anything else is returned unchanged (so the result may still contain floors; it is then no easier).
+tests/test_solver.py checks ``relax(e, lower) ≤ e ≤ relax(e, upper)`` on every cost formula at random integer
+points.
+
+>>> from bounds.symbols import N, d, M
+>>> from bounds.expr import ceil, floor
+>>> str(relax(N * d * ceil(N / floor((M - d) / (2 * d + 4))), "lower"))
+'N·d·N/((M − d)/(2·d + 4))'
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from bounds.expr import (
+    Add,
+    Ceil,
+    Const,
+    Div,
+    Expr,
+    Floor,
+    Log2,
+    Max,
+    Min,
+    Mul,
+    Pow,
+    Sqrt,
+    Sym,
+    add,
+    children,
+    div,
+    mul,
+)
+from solver.translator import as_ratio
+
+_FLIP = {"lower": "upper", "upper": "lower"}
+
+
+def is_exact(e: Expr) -> bool:
+    if isinstance(e, Floor | Ceil):
+        return False
+    return all(is_exact(c) for c in children(e))
+
+
+def nonneg(e: Expr) -> bool:
+    """Syntactically ≥ 0 on the symbols' domains."""
+    if isinstance(e, Const):
+        return e.value >= 0
+    if isinstance(e, Sym):
+        return e.lo >= 0
+    if isinstance(e, Add | Mul):
+        return all(nonneg(c) for c in children(e))
+    if isinstance(e, Pow):
+        return e.exp % 2 == 0 or nonneg(e.base)
+    if isinstance(e, Sqrt | Floor | Ceil):
+        return nonneg(e.arg) if isinstance(e, Floor | Ceil) else True
+    if isinstance(e, Div):
+        return nonneg(e.num) and nonneg(e.den)
+    if isinstance(e, Min | Max):
+        return all(nonneg(a) for a in e.args)
+    return False
+
+
+def positive(e: Expr) -> bool:
+    if isinstance(e, Const):
+        return e.value > 0
+    if isinstance(e, Sym):
+        return e.lo > 0
+    if isinstance(e, Add):
+        return all(nonneg(t) for t in e.terms) and any(positive(t) for t in e.terms)
+    if isinstance(e, Mul):
+        return all(positive(f) for f in e.factors)
+    if isinstance(e, Pow):
+        return positive(e.base)
+    return False
+
+
+def relax(e: Expr, side: str) -> Expr:
+    assert side in _FLIP, side
+    if is_exact(e):
+        return e
+    if isinstance(e, Add):
+        return add(*(relax(t, side) for t in e.terms))
+    if isinstance(e, Mul):
+        c = e.factors[0].value if isinstance(e.factors[0], Const) else Fraction(1)
+        rest = e.factors[1:] if isinstance(e.factors[0], Const) else e.factors
+        s = side if c >= 0 else _FLIP[side]
+        inexact = [f for f in rest if not is_exact(f)]
+        exact = [f for f in rest if is_exact(f)]
+        if len(inexact) == 1 and all(nonneg(f) for f in exact):
+            return mul(c, relax(inexact[0], s), *exact)
+        return e
+    if isinstance(e, Div):
+        if is_exact(e.num) and nonneg(e.num):
+            return div(e.num, relax(e.den, _FLIP[side]))
+        if is_exact(e.den) and positive(e.den):
+            return div(relax(e.num, side), e.den)
+        return e
+    if isinstance(e, Ceil):
+        if side == "lower":
+            return relax(e.arg, "lower")
+        r = as_ratio(e.arg)
+        if r is not None and is_exact(r[0]) and is_exact(r[1]) and positive(r[1]):
+            return div(r[0] + r[1] - 1, r[1])
+        return add(relax(e.arg, "upper"), 1)
+    if isinstance(e, Floor):
+        if isinstance(e.arg, Sqrt) and is_exact(e.arg.arg) and side == "upper":
+            return e.arg
+        if side == "upper":
+            return relax(e.arg, "upper")
+        r = as_ratio(e.arg)
+        if r is not None and is_exact(r[0]) and is_exact(r[1]) and positive(r[1]):
+            return div(r[0] - r[1] + 1, r[1])
+        if isinstance(e.arg, Sqrt):
+            return e  # a lower envelope of ⌊√x⌋ would need √x − 1; keep it exact
+        return add(relax(e.arg, "lower"), -1)
+    if isinstance(e, Min):
+        return Min(tuple(relax(a, side) for a in e.args))
+    if isinstance(e, Max):
+        return Max(tuple(relax(a, side) for a in e.args))
+    if isinstance(e, Pow | Sqrt | Log2):
+        return e
+    return e
