@@ -271,7 +271,12 @@ def _classify_side(hyps, goal, st, model, reason, backend, rlimit, wall_ms) -> O
             try:
                 if not all(logic.holds(h, env) for h in hyps):
                     continue
-                logic.holds(goal, env)
+                if not logic.holds(goal, env):
+                    return Outcome(
+                        "refuted",
+                        {k: Fraction(v) for k, v in env.items()},
+                        reason="a denominator is not positive here, and the goal fails",
+                    )
             except (ZeroDivisionError, ValueError):
                 return Outcome(
                     "refuted",

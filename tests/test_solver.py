@@ -1,0 +1,166 @@
+"""The translator, the engine's verdicts, the relaxation, the claim kinds, and the cvc5 second opinion."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bounds.costs import FORMULAS
+from bounds.expr import ceil, eq, evaluate, floor, log2, maximum, minimum, sqrt
+from bounds.symbols import M, N, d
+from solver import logic
+from solver.claims import Tightest, all_claims, by_id
+from solver.engine import integer_counterexample, prove
+from solver.relax import relax
+from solver.verify import verify_all, verify_claim
+
+
+# translator: true facts are proved, false ones refuted at a valid integer point ------------------------------
+@pytest.mark.parametrize(
+    "goal",
+    [
+        floor(N / 2) <= N / 2,
+        3 * ceil(N / 3) >= N,
+        floor(sqrt(M / 4)) ** 2 <= M / 4,
+        4 * (floor(sqrt(M / 4)) + 1) ** 2 >= M + 1,
+        minimum(N, d) <= maximum(N, d),
+        eq(sqrt(M) * sqrt(M), M),
+        ceil(N / floor((M - d) / (2 * d + 4))) >= 1,
+    ],
+    ids=str,
+)
+def test_translator_proves_true_facts(goal):
+    hyps = (3 * d + 4 <= M,)
+    assert prove(hyps, goal).status == "proved"
+
+
+@pytest.mark.parametrize(
+    "hyps, goal",
+    [
+        ((), floor(N / 2) >= N / 2),
+        ((), 3 * ceil(N / 3) <= N),
+        ((16 <= M,), eq(floor(sqrt(M / 4)) ** 2, M / 4)),
+        ((), eq(minimum(N, d), N)),
+    ],
+    ids=str,
+)
+def test_translator_refutes_false_facts_with_valid_integer_counterexample(hyps, goal):
+    o = prove(hyps, goal)
+    assert o.status == "refuted" and not o.spurious
+    env = {k: int(v) for k, v in o.counterexample.items()}
+    assert all(logic.holds(h, env) for h in hyps) and not logic.holds(goal, env)
+
+
+def test_log2_bracketing_is_sound_and_usable():
+    assert prove((64 <= N,), 6 <= log2(N)).status == "proved"
+    assert prove((), log2(N) <= N).status == "proved"
+    o = prove((64 <= N,), log2(N) <= 5)
+    assert o.status == "refuted" and o.counterexample["N"] >= 64
+
+
+def test_denominator_that_can_vanish_is_reported_not_assumed():
+    o = prove((), N / (M - 5) >= 0)
+    assert o.status == "refuted"
+    assert o.counterexample["M"] <= 5  # where M − 5 ≤ 0: the claim's expression is not defined/positive
+    assert "denominator" in o.reason
+
+
+def test_real_only_counterexample_is_rechecked_over_integers():
+    # 2 ≤ 2N ≤ 3 leaves only N = 1 among integers; over the reals N = 3/2 violates N ≤ 1.
+    hyps = (2 <= 2 * N, 2 * N <= 3)
+    assert prove(hyps, N <= 1).status == "proved"
+    o = prove(hyps, N <= 1, int_retry=False)
+    assert o.status == "unknown" and o.spurious  # labelled spurious, never a pass
+    assert integer_counterexample(hyps, N <= 1, o.counterexample) is None
+
+
+# relaxation: lower ≤ exact ≤ upper on every cost formula ------------------------------------------------------
+_POINTS = st.tuples(st.integers(1, 4096), st.integers(1, 160), st.integers(4, 200_000))
+
+
+@settings(max_examples=200)
+@given(_POINTS, st.sampled_from(sorted(FORMULAS)))
+def test_relaxation_brackets_every_cost_formula(point, name):
+    n, dd, m = point
+    f = FORMULAS[name].with_dv_equal_d()
+    env = {"N": n, "d": dd, "M": m}
+    if not all(r.holds(env) for r in f.valid):
+        return
+    exact = evaluate(f.io, env)
+    for side, ok in (("lower", lambda v: v <= exact), ("upper", lambda v: v >= exact)):
+        try:
+            v = evaluate(relax(f.io, side), env)
+        except ZeroDivisionError:
+            continue
+        assert ok(v), (name, side, env, v, exact)
+
+
+# claim kinds ---------------------------------------------------------------------------------------------------
+def test_tightest_constant_is_proved_and_the_step_below_refuted_at_a_real_point():
+    v = verify_claim(by_id("tight.flash2.large-d"))
+    assert v.status == "proved"
+    c = Fraction(v.constant)
+    claim = by_id("tight.flash2.large-d")
+    assert isinstance(claim, Tightest)
+    env = {k: int(Fraction(x)) for k, x in v.counterexample.items()}
+    assert all(logic.holds(h, env) for h in claim.hyps)
+    # the counterexample violates c − δ but (being a point of the regime) respects c
+    assert not logic.holds(claim.claim_at(c - claim.precision), env)
+    assert logic.holds(claim.claim_at(c), env)
+    assert Fraction(4) < c < Fraction(5)  # leading constant of flash2 is 4; rounding adds a little
+
+
+def test_crossover_boundary_is_derived_not_typed():
+    v = verify_claim(by_id("crossover.leading.square_tiling.flash2"))
+    assert v.status == "proved"
+    # 36 − 16√5 ≈ 0.22291: the derived grid values must straddle it
+    assert "57/256" in v.constant and "29/128" in v.constant
+    assert Fraction(57, 256) < Fraction(36) - 16 * Fraction(22360679775, 10**10) < Fraction(29, 128)
+
+
+def test_coverage_finds_the_overlap_when_its_domain_condition_is_dropped():
+    from solver.claims import Coverage
+
+    c = by_id("coverage.saha-ye")
+    assert verify_claim(c).status == "proved"
+    broken = Coverage("x", "no d ≤ N", (), c.regimes)
+    v = verify_claim(broken)
+    assert v.status == "refuted"
+    env = {k: int(Fraction(x)) for k, x in v.counterexample.items()}
+    assert env["d"] > env["N"]
+
+
+def test_verify_all_selects_and_reports_plain_data():
+    vs = verify_all(["sy.meet", "sy.min-branch.large"])
+    assert [v.id for v in vs] == ["sy.meet", "sy.min-branch.large"]
+    assert all(v.ok and isinstance(v.to_json(), dict) for v in vs)
+
+
+def test_claim_ids_unique_and_every_formula_has_its_generated_claims():
+    ids = {c.id for c in all_claims()}
+    for name in FORMULAS:
+        assert {f"wd.{name}", f"trivial.{name}"} <= ids
+
+
+# second opinion -------------------------------------------------------------------------------------------------
+CVC5_SUBSET = [
+    "sy.meet",
+    "sy.min-branch.small",
+    "sy.min-branch.large",
+    "sy.n2-free-small-cache",
+    "sy.lemma3.4.step-io",
+    "sy.thm4.8.step-bstar",
+    "coverage.saha-ye",
+    "trivial.flash2",
+    "consistency.sy.lemma3.4.explicit.flash2",
+]
+
+
+@pytest.mark.parametrize("claim_id", CVC5_SUBSET)
+def test_cvc5_agrees_with_z3(claim_id):
+    pytest.importorskip("cvc5")
+    v = verify_claim(by_id(claim_id), solver="both")
+    assert v.status == "proved" and v.crosscheck == "proved", (v.reason, v.crosscheck)
