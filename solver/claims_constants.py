@@ -8,18 +8,18 @@ A claim is plain data: hypotheses and a conclusion, written with :mod:`bounds.ex
 roots), and every side condition (positive denominators, non-negative square-root arguments) is itself proved
 from the hypotheses. ``unknown`` is never a pass.
 
-Three families, gathered by :func:`all_claims`:
+Four families, gathered by :func:`all_claims` (ids ``constants.*``):
 
 - :data:`STEP_CLAIMS`: the algebraic steps of the proofs (AM–GM and Loomis–Whitney maximisations, endpoint
-  analysis, the slot-accounting square expansion, the final rearrangements). Each names the numbered step of
-  its docs page that it checks. The combinatorial steps (segments, type-1/type-2 pairs, Loomis–Whitney itself,
-  slot amortisation) are argued in prose there, not here.
-- :func:`consistency_claims`: every bound of :data:`bounds.constants.BOUNDS` that is explicit and about
-  attention ≤ the exact cost of every algorithm in :data:`bounds.costs.FORMULAS`, over the intersection of the
-  bound's regime and the formula's validity (with d_v = d). Generated when called, so formulas added later are
-  covered.
-- :func:`gap_claims`: the optimal flash2 count is at most B3 times an explicit factor that tends to 1
-  (and B2 times 2 times the same factor), over a stated regime.
+  analysis, the slot-accounting square expansion, the final rearrangements, the d_k ≠ d_v maximisation). Each
+  names the numbered step of its docs page that it checks (``provenance``). The combinatorial steps (segments,
+  type-1/type-2 pairs, Loomis–Whitney itself, slot amortisation) are argued in prose there, not here.
+- :func:`relax_claims` and :func:`consistency_claims`: each explicit attention bound of
+  :mod:`bounds.constants` (B1, B2, B3) ≤ the exact cost of every algorithm in :data:`bounds.costs.FORMULAS`
+  (d_v = d), as a two-link chain per cache size (comment above :data:`LEADING`). Generated from FORMULAS, so
+  formulas added later are covered; approximate algorithms are excluded (:data:`NOT_STANDARD_CDAG`).
+- :func:`gap_claims`: flash2's count ≤ B3 × an explicit factor that tends to 1, and ≤ 2·B2 × a similar
+  factor, on :data:`GAP_REGIME` (docs/constants.md#gap).
 
 Interface (solver/claims.py): this module exposes ``CLAIMS`` (ids prefixed ``constants.``), gathered by
 :func:`solver.claims.all_claims`.
