@@ -373,6 +373,15 @@ def solve(
     key0 = canon(0, IN, 0)  # inputs start blue (this configuration is invariant under every automorphism)
     h0 = heuristic(key0)
     assert h0 >= 0
+    if ub <= h0:
+        # a schedule in hand meets the lower bound h(start) (every input read, every output written): optimal
+        rp = replay(g, M, ub_moves, recompute=False)
+        assert rp.io == ub == h0
+        return PebbleResult(
+            status="optimal", lower=ub, upper=ub, seconds=time.perf_counter() - t0, states=0,
+            schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
+            note=f"{ub_source} meets the lower bound h(start) = {h0} (inputs + outputs): no search needed", **base,
+        )
     best_g = {key0: 0}
     came: dict[tuple[int, int, int], tuple] = {key0: None}
     tie = itertools.count()
@@ -487,6 +496,12 @@ def solve(
             note=f"no schedule cheaper than {ub_source} exists (search exhausted below it)", **base,
         )
     lower = max(heap[0][0] if heap else rp.io, g.trivial_io)
+    if lower >= rp.io:  # the proved lower bound meets the schedule in hand
+        return PebbleResult(
+            status="optimal", lower=rp.io, upper=rp.io, seconds=seconds, states=expanded,
+            schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
+            note=f"stopped by the {stopped} limit, but the least f on the open list meets {ub_source}", **base,
+        )
     return PebbleResult(
         status="bounds", lower=min(lower, rp.io), upper=rp.io, seconds=seconds, states=expanded, extra={'generated': generated},
         schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
