@@ -35,7 +35,6 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Union
 
 from bounds.expr import Expr, Rel
 from solver.logic import Formula
@@ -122,7 +121,7 @@ class Broken:
     kind: str = "import"
 
 
-Claim = Union[Implication, Coverage, Tightest, Crossover, Broken]
+Claim = Implication | Coverage | Tightest | Crossover | Broken
 
 
 def all_claims() -> list[Claim]:

@@ -211,7 +211,8 @@ def prove(
     t0 = time.perf_counter()
     hyps = tuple(hyps)
     if relax and isinstance(goal, Rel) and goal.op in ("<=", "<"):
-        from solver.relax import is_exact, relax as _relax
+        from solver.relax import is_exact
+        from solver.relax import relax as _relax
 
         if not (is_exact(goal.lhs) and is_exact(goal.rhs)):
             lhs = goal.lhs if is_exact(goal.lhs) else _relax(goal.lhs, "upper")

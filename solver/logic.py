@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Union
 
 from bounds.expr import Number, Rel, free_symbols
 
@@ -41,7 +40,7 @@ class Iff:
     rhs: Formula
 
 
-Formula = Union[Rel, All, Any, Neg, Iff]
+Formula = Rel | All | Any | Neg | Iff
 
 
 def holds(f: Formula, env: Mapping[str, Number]) -> bool:
