@@ -24,7 +24,7 @@ points.
 >>> from bounds.symbols import N, d, M
 >>> from bounds.expr import ceil, floor
 >>> str(relax(N * d * ceil(N / floor((M - d) / (2 * d + 4))), "lower"))
-'N·d·N/((M − d)/(2·d + 4))'
+'N/((M − d)/(2·d + 4))·N·d'
 """
 
 from __future__ import annotations
