@@ -186,10 +186,14 @@ def _tightest(c: Tightest, r: _Runner) -> Verdict:
     )
 
 
-def _witness_search(c: Crossover, extra: logic.Formula, goal: logic.Formula) -> dict[str, Fraction] | None:
+def _witness_search(
+    c: Crossover, extra: logic.Formula, goal: logic.Formula, window: tuple[Fraction, Fraction]
+) -> dict[str, Fraction] | None:
     """Exact search for an integer point satisfying the claim's hypotheses and ``extra`` where ``goal`` fails,
-    over small (N, d, M): d ≤ 48, N ∈ {d, 64d, 129d, 1000d}, every M up to 6d² + 64 (stride for large d).
-    Only for claims over N, d, M. Every hit is an exact evaluation, hence a valid counterexample."""
+    over small (N, d, M) whose axis value lies in ``window`` (one grid step): d ≤ 48, N ∈ {d, 64d, 129d, 1000d},
+    M ≤ 6d² + 64. Only for claims over N, d, M. Every hit is an exact evaluation, hence a valid counterexample."""
+    from bounds.expr import evaluate
+
     from solver.engine import integer_counterexample
 
     names = {s.name for s in logic.symbols_of(All(c.hyps + (extra, goal)))}
@@ -198,10 +202,15 @@ def _witness_search(c: Crossover, extra: logic.Formula, goal: logic.Formula) -> 
     hyps = c.hyps + (extra,)
     for dd in list(range(1, 17)) + list(range(17, 49, 4)):
         top = 6 * dd * dd + 64
-        step = max(1, top // 600)
         for NN in (dd, 64 * dd, 129 * dd, 1000 * dd):
-            for MM in range(1, top + 1, step):
+            for MM in range(1, top + 1):
                 env = {"N": Fraction(NN), "d": Fraction(dd), "M": Fraction(MM)}
+                try:
+                    ax = evaluate(c.axis, env)
+                except (ZeroDivisionError, ValueError):
+                    continue
+                if not (window[0] <= ax <= window[1]):
+                    continue
                 hit = integer_counterexample(hyps, goal, env)
                 if hit is not None:
                     return hit
@@ -247,14 +256,14 @@ def _crossover(c: Crossover, r: _Runner) -> Verdict:
     keep = {(c.axis <= alo * delta), (bhi * delta <= c.axis)}
     r.proved = [p for p in r.proved if p[0] and p[0][-1] in keep]  # the cross-check re-proves both sides
 
-    def witness(o: Outcome, extra: logic.Formula, goal: logic.Formula) -> tuple[dict | None, str]:
+    def witness(o: Outcome, extra: logic.Formula, goal: logic.Formula, window) -> tuple[dict | None, str]:
         if o.status == "refuted" and not o.spurious:
             return _cex(o.counterexample), "solver"
-        w = _witness_search(c, extra, goal)
+        w = _witness_search(c, extra, goal, window)
         return (_cex(w), "exact search") if w is not None else (None, "none found")
 
-    cex_a, how_a = witness(outcomes[("a", ahi)], c.axis <= ahi * delta, a_wins)
-    cex_b, how_b = witness(outcomes[("b", blo)], blo * delta <= c.axis, b_wins)
+    cex_a, how_a = witness(outcomes[("a", ahi)], c.axis <= ahi * delta, a_wins, (alo * delta, ahi * delta))
+    cex_b, how_b = witness(outcomes[("b", blo)], blo * delta <= c.axis, b_wins, (blo * delta, bhi * delta))
     sharp_a, sharp_b = cex_a is not None, cex_b is not None
     constant = f"{c.a_name} < {c.b_name} for {ax} ≤ {rho_lo}; {c.b_name} ≤ {c.a_name} for {ax} ≥ {rho_hi}"
     band = "no band" if rho_hi - rho_lo <= delta else f"band {rho_lo} < {ax} < {rho_hi}: either can win"
