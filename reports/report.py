@@ -418,6 +418,7 @@ def section_verification(ctx: Context) -> Section:
     for v in ctx.verdicts:
         counts[v["verdict"]] += 1
     s.p("z3 verdicts of every claim (proved = the negation is unsat for every parameter of the regime; unknown or timeout is never a pass): " + ", ".join(f"{k}: {n}" for k, n in sorted(counts.items())) + ".")
+    s.p("Reproducibility: z3 runs each obligation under a resource limit (deterministic) and a wall-clock safety cap (solver/engine.py); a verdict reached is sound, but an obligation that hits the wall-clock cap comes back unknown, so on a slow or loaded machine an unknown here can differ from another run. Everything else in this report is a pure function of the code.")
     s.table(["claim", "verdict", "constant", "solver"], [[v["id"], v["verdict"], v["constant"], v["solver"]] for v in ctx.verdicts])
     return s
 
