@@ -28,7 +28,6 @@ from typing import Any
 import pytest
 
 
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("attnio", "attnio: bring your own algorithm")
     g.addoption("--attnio-store", default=None, metavar="PATH", help="append the rows of attnio_check to this sweep store")

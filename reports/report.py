@@ -153,8 +153,6 @@ def section_summary(ctx: Context) -> Section:
 
 def section_regime_map(ctx: Context) -> Section:
     """The (d, M) plane at N = MAP_N: best algorithm by exact cost formula, tightest lower bound."""
-    from algorithms import registry
-    from bounds import costs
 
     s = Section(f"Regime map: the (d, M) plane at N = {MAP_N}")
     cands = _exact_candidates()

@@ -32,10 +32,9 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 

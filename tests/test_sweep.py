@@ -103,7 +103,7 @@ def test_two_sweeps_writing_one_store_at_once_stay_consistent(tmp_path: Path) ->
     args = _cli("sweep", "--grid", str(grid), "--store", str(store), "--workers", "0", "--batch", "1", "--no-progress")
     procs = [subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (o, e) in zip(procs, outs, strict=True):
+    for p, (_o, e) in zip(procs, outs, strict=True):
         assert p.returncode == 0, e
     _check_store(store, _reference(FAST_GRID))
 

@@ -23,8 +23,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from attnio.validate import check_int
-    from reports.grid import default_grid, load_grid
     from reports import sources
+    from reports.grid import default_grid, load_grid
     from reports.report import make_report, merge_verdicts, pebbling_tasks, verification_tasks
     from reports.store import Store
     from reports.sweep import run_sweep
@@ -48,8 +48,9 @@ def main(args: argparse.Namespace) -> int:
         if ptasks:
             pebbling = sources.trim_pebble_rows(side[len(vtasks):])
     if args.store and not args.grid:
-        from attnio.errors import InvalidParameter
         from pathlib import Path
+
+        from attnio.errors import InvalidParameter
 
         if not Path(args.store).is_file():
             raise InvalidParameter("store", args.store, "an existing sweep store (run `attnio sweep --store PATH` first)")
