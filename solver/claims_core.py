@@ -13,7 +13,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from bounds.catalog import NOT_IO, explicit_io_lower_bounds, seed_bounds
-from bounds.expr import Expr, Rel, eq, maximum, minimum, sqrt
+from bounds.expr import Expr, Rel, eq, log2, maximum, minimum, sqrt
 from bounds.symbols import M, N, d, sym
 from solver.claims import Claim, Coverage, Crossover, Implication, Tightest
 from solver.logic import All, Iff
@@ -98,6 +98,23 @@ def saha_ye_claims() -> list[Claim]:
             (),
             All((eq(SY_LARGE / SY_SMALL, d / sqrt(M)), Iff(1 < d / sqrt(M), M < d**2))),
             provenance=f"{P}, §3 regime map",
+        ),
+        Implication(
+            "sy.thm4.14.below-fa",
+            "inequality",
+            "For N ≥ 2 the binary bound's first branch N²d²/(M log² N) is at most FlashAttention's N²d²/M "
+            "(log₂ N ≥ 1): the log² N gap of Thm 4.14 only ever weakens the bound.",
+            (2 <= N,),
+            N**2 * d**2 / (M * log2(N) ** 2) <= SY_LARGE,
+            provenance=f"{P}, Thm 4.14",
+        ),
+        Implication(
+            "sy.thm4.14-branch",
+            "branch",
+            "For N ≥ 2 and M ≥ d², min(N²d²/(M log² N), N²) = N²d²/(M log² N): the large-cache branch.",
+            (2 <= N, d**2 <= M),
+            eq(minimum(N**2 * d**2 / (M * log2(N) ** 2), N**2), N**2 * d**2 / (M * log2(N) ** 2)),
+            provenance=f"{P}, Thm 4.14",
         ),
         Implication(
             "fa.prop3.at-Nd",

@@ -193,7 +193,6 @@ def _witness_search(
     over small (N, d, M) whose axis value lies in ``window`` (one grid step): d ≤ 48, N ∈ {d, 64d, 129d, 1000d},
     M ≤ 6d² + 64. Only for claims over N, d, M. Every hit is an exact evaluation, hence a valid counterexample."""
     from bounds.expr import evaluate
-
     from solver.engine import integer_counterexample
 
     names = {s.name for s in logic.symbols_of(All(c.hyps + (extra, goal)))}

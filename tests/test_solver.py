@@ -164,3 +164,15 @@ def test_cvc5_agrees_with_z3(claim_id):
     pytest.importorskip("cvc5")
     v = verify_claim(by_id(claim_id), solver="both")
     assert v.status == "proved" and v.crosscheck == "proved", (v.reason, v.crosscheck)
+
+
+def test_cli_verify_exit_codes():
+    import subprocess
+    import sys
+
+    ok = subprocess.run([sys.executable, "-m", "attnio.cli", "verify", "--claim", "sy.meet"], capture_output=True,
+                        text=True)
+    assert ok.returncode == 0 and "proved" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "attnio.cli", "verify", "--claim", "no.such.claim"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "no.such.claim" in bad.stderr
