@@ -222,6 +222,12 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> GateResult:
     return res
 
 
+def lost_proofs(baseline: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """Claim ids proved in the baseline and present but not proved in this run."""
+    bv, cv = baseline.get("verdicts") or {}, current.get("verdicts") or {}
+    return sorted(k for k, b in bv.items() if b.get("verdict") == "proved" and k in cv and cv[k].get("verdict") != "proved")
+
+
 def _kind_of(claim_id: str, current: dict[str, Any]) -> str | None:
     b = (current.get("bounds") or {}).get(claim_id)
     return b.get("kind") if b else None
