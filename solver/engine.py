@@ -74,11 +74,19 @@ def _value(v: Any) -> Fraction:
         return Fraction(v.approx(30).as_fraction())
     except Exception:
         pass
+    text = str(v)
     try:
-        return Fraction(str(v))
-    except Exception:
-        s = str(v).rstrip("?")
-        return Fraction(s)
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        pass
+    import re
+
+    # cvc5 algebraic numbers print as "(_ real_algebraic_number <poly, (lo, hi)>)": take the interval's midpoint
+    # (only used to pick nearby integer points, which are then evaluated exactly).
+    m = re.search(r"\((-?[\d/]+), (-?[\d/]+)\)>", text)
+    if m:
+        return (Fraction(m.group(1)) + Fraction(m.group(2))) / 2
+    return Fraction(text.rstrip("?"))
 
 
 def _solver(backend: str, B: Any, rlimit: int | None, wall_ms: int, mode: str, tactic: str = "default") -> Any:
