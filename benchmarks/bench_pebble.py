@@ -27,12 +27,12 @@ def instances(quick: bool):
     out += [(matmul(2, 2, 2), M) for M in range(3, 8)]
     out += [(attention(2, 1), M) for M in range(3, 9)]
     if not quick:
-        out += [(matmul(2, 2, 3), M) for M in (3, 4, 6, 8)]
-        out += [(matmul(2, 3, 2), M) for M in (4, 6, 8, 10)]
-        out += [(matmul(3, 2, 3), M) for M in (4, 6, 8, 10, 12)]
-        out += [(attention(2, 1, tree="chain"), M) for M in (3, 4, 6, 8)]
-        out += [(attention(2, 2), M) for M in (6, 10, 14, 18)]
-        out += [(attention(3, 1), M) for M in (6, 10, 14)]
+        out += [(matmul(2, 2, 3), M) for M in (4, 6, 8)]
+        out += [(matmul(2, 3, 2), M) for M in (6, 8, 10)]
+        out += [(matmul(3, 2, 3), M) for M in (8, 10, 12, 14)]
+        out += [(attention(2, 1, tree="chain"), M) for M in (4, 6, 8)]
+        out += [(attention(2, 2), M) for M in (10, 14, 18, 22)]
+        out += [(attention(3, 1), M) for M in (8, 12, 16)]
     return out
 
 
