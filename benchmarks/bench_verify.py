@@ -36,6 +36,10 @@ def main() -> int:
     print(f"claims: {len(verdicts)}  solver: {a.solver}  cores: {os.cpu_count()}")
     print(f"total: {total:.1f} s  (target ≤ 60 s: ratio {total / 60:.2f})")
     print("verdicts: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
+    if a.solver == "both":
+        cc = collections.Counter(v.crosscheck for v in verdicts)
+        print("cvc5 re-check: " + ", ".join(f"{k} {n}" for k, n in sorted(cc.items(), key=str)))
+        print("  not re-proved by cvc5 within its cap: " + ", ".join(v.id for v in verdicts if v.crosscheck != "proved"))
     print("seconds by id prefix: " + ", ".join(f"{k} {s:.1f}" for k, s in sorted(by_module.items(), key=lambda x: -x[1])))
     print(f"slowest {a.top}:")
     for v in sorted(verdicts, key=lambda v: -v.seconds)[: a.top]:
