@@ -193,6 +193,16 @@ def test_a_stopped_search_reports_bounds_that_hold_and_never_optimal():
     assert "not proved optimal" in stopped.proved
 
 
+def test_a_schedule_meeting_the_trivial_bound_is_reported_optimal_without_search():
+    """Attention N=3, d=1 (51 vertices), M = 16: the greedy schedule reads each input once and writes each
+    output once (12 = 4Nd), which no calculation can beat, so OPT is proved without search."""
+    g = attention(3, 1)
+    r = solve(g, 16, time_limit_s=20)
+    assert r.status == "optimal" and r.opt == g.trivial_io == 12
+    assert r.states == 0 and "meets the lower bound" in r.note
+    assert replay(g, 16, r.schedule).io == 12
+
+
 def test_optimum_does_not_increase_with_M_and_stays_below_greedy():
     g = matmul(1, 3, 2)
     opts = [solve(g, M).opt for M in range(g.min_M, g.min_M + 4)]
