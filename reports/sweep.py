@@ -243,4 +243,4 @@ def run_sweep(
 def _bar(total: int, initial: int, enabled: bool) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, unit="task", desc="sweep", disable=not enabled, file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total, initial=initial, unit="task", desc="sweep", disable=None if enabled else True, file=sys.stderr, dynamic_ncols=True)
