@@ -198,7 +198,7 @@ def section_bounds_by_regime(ctx: Context) -> Section:
     by_regime: dict[str, list[Any]] = defaultdict(list)
     for b in bounds:
         by_regime[" ∧ ".join(str(r) for r in b.regime) or "all parameters"].append(b)
-    s.p("z3 verdict: the verdicts of the claims about each bound (consistency with every exact cost, derivation steps, tightness), e.g. “3/3 proved”; a claim is matched to the bound whose id it contains. Proved constant: the bound's leading constant where a proof gives it.")
+    s.p("z3 verdict: the verdicts of the claims about each bound (consistency with every exact cost, derivation steps, tightness), e.g. “3/3 proved”; a claim counts for every bound it declares itself about (consistency claims count for the lower bound and for the exact cost), else for the bound whose id it contains. Proved constant: the bound's leading constant where a proof gives it.")
     for regime in sorted(by_regime):
         bs = sorted(by_regime[regime], key=lambda b: b.id)
         s.p(f"**Regime: {regime}**")
@@ -463,10 +463,13 @@ def _claims_by_bound(ctx: Context, s: Section, bound_ids: list[str]) -> dict[str
         s.p(f"z3 verdicts: section unavailable: {ctx.verdicts.module} {ctx.verdicts.why}")
         return {}
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    known = set(bound_ids)
     for v in ctx.verdicts:
-        b = sources.bound_of_claim(v["id"], bound_ids)
-        if b is not None:
-            out[b].append(v)
+        # the claim's own links (Claim.about) where it declares them; else the bound named in its id
+        linked = [b for b in v.get("about") or () if b in known] or [sources.bound_of_claim(v["id"], bound_ids)]
+        for b in linked:
+            if b is not None:
+                out[b].append(v)
     return out
 
 

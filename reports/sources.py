@@ -107,6 +107,7 @@ def verify_ids(ids: list[str] | None) -> list[dict[str, Any]]:
                 "claim": str(_first(v, "description", "claim", "statement", "text", default="")),
                 "kind": str(_first(v, "kind", default="")),
                 "solver": str(_first(v, "solver", default="z3")),
+                "about": sorted(_first(v, "about", default=()) or ()),  # bounds the claim is about
                 "seconds": float(_first(v, "seconds", default=0.0) or 0.0),  # for meta files only
             }
         )

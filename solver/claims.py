@@ -52,6 +52,7 @@ class Implication:
     goal: Formula
     provenance: str = ""
     assume_defined: bool = False  # True: denominators > 0 assumed (proved by the formula's wd.* claim)
+    about: tuple[str, ...] = ()  # ids of the catalog bounds this claim is about (reports link verdicts by these)
 
     def __post_init__(self) -> None:
         assert self.kind in IMPLICATION_KINDS, self.kind
@@ -65,6 +66,7 @@ class Coverage:
     regimes: tuple[tuple[str, tuple[Formula, ...]], ...]
     provenance: str = ""
     kind: str = "coverage"
+    about: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class Tightest:
     assume_defined: bool = False
     wall_ms: int | None = None  # per-obligation wall-clock cap (None: solver.engine.WALL_MS)
     kind: str = "tightest"
+    about: tuple[str, ...] = ()
 
     def claim_at(self, c: Fraction) -> Rel:
         return self.f <= c * self.g + self.extra
@@ -109,6 +112,7 @@ class Crossover:
     assume_defined: bool = False
     wall_ms: int | None = None  # per-obligation wall-clock cap (None: solver.engine.WALL_MS)
     kind: str = "crossover"
+    about: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,7 @@ class Broken:
     description: str
     error: str
     kind: str = "import"
+    about: tuple[str, ...] = ()
 
 
 Claim = Implication | Coverage | Tightest | Crossover | Broken

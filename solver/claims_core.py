@@ -308,6 +308,7 @@ def formula_claims() -> list[Claim]:
                 f.valid,
                 f.io >= 0,
                 provenance=f.derivation,
+                about=(f"exact.{name}",),
             )
         )
         out.append(
@@ -319,6 +320,7 @@ def formula_claims() -> list[Claim]:
                 f.io >= 4 * N * d,
                 provenance="docs/bounds/trivial.md",
                 assume_defined=True,
+                about=("trivial.4Nd", f"exact.{name}"),
             )
         )
         for b in lbs:
@@ -331,6 +333,7 @@ def formula_claims() -> list[Claim]:
                     f.io >= b.expr,
                     provenance=b.provenance,
                     assume_defined=True,
+                    about=(b.id, f"exact.{name}"),
                 )
             )
     # explicit lower ≤ explicit upper bounds of the catalog (other modules may add explicit upper bounds)
@@ -350,6 +353,7 @@ def formula_claims() -> list[Claim]:
                     lb.expr <= ub.expr,
                     provenance=f"{lb.provenance}; {ub.provenance}",
                     assume_defined=True,
+                    about=(lb.id, ub.id),
                 )
             )
     # tightest constants, by name
@@ -370,6 +374,7 @@ def formula_claims() -> list[Claim]:
                 hi=F(256),
                 provenance=f.derivation,
                 assume_defined=True,
+                about=(f"exact.{name}",),
             )
         )
     for name in LARGE_D_VARIANTS:  # the published loop and the io-optimal one, for realistic heads
@@ -389,6 +394,7 @@ def formula_claims() -> list[Claim]:
                 hi=F(64),
                 provenance=f.derivation,
                 assume_defined=True,
+                about=(f"exact.{name}",),
             )
         )
     # square tiling against FlashAttention, exact costs

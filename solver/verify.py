@@ -41,6 +41,7 @@ class Verdict:
     crosscheck: str | None = None  # cvc5's status on the proved obligations (solver="both")
     assumed: list[str] = field(default_factory=list)
     details: list[dict] = field(default_factory=list)
+    about: list[str] = field(default_factory=list)  # the catalog bounds the claim is about (Claim.about)
 
     @property
     def ok(self) -> bool:
@@ -310,6 +311,7 @@ def verify_claim(c: Claim, solver: str = "z3") -> Verdict:
     runner = _Runner(primary)
     v = _DISPATCH[type(c)](c, runner)
     v.solver = primary
+    v.about = list(c.about)
     if solver == "both" and v.status == "proved":
         t0 = time.perf_counter()
         statuses = []
