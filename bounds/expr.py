@@ -212,9 +212,26 @@ def add(*xs: ExprLike) -> Expr:
             c += x.value
         else:
             terms.append(x)
+    terms = _collect_like_terms(terms)
     if c != 0 or not terms:
         terms.append(Const(c))
     return terms[0] if len(terms) == 1 else Add(tuple(terms))
+
+
+def _split_coefficient(t: Expr) -> tuple[Fraction, Expr]:
+    if isinstance(t, Mul) and isinstance(t.factors[0], Const):
+        rest = t.factors[1:]
+        return t.factors[0].value, rest[0] if len(rest) == 1 else Mul(rest)
+    return Fraction(1), t
+
+
+def _collect_like_terms(terms: list[Expr]) -> list[Expr]:
+    """N·d + N·d -> 2·N·d (structurally identical terms only, in order of first appearance)."""
+    coef: dict[Expr, Fraction] = {}
+    for t in terms:
+        c, key = _split_coefficient(t)
+        coef[key] = coef.get(key, Fraction(0)) + c
+    return [mul(c, key) for key, c in coef.items() if c != 0]
 
 
 def mul(*xs: ExprLike) -> Expr:
@@ -260,11 +277,13 @@ def ceil(x: ExprLike) -> Expr:
 
 
 def minimum(*xs: ExprLike) -> Expr:
-    return Min(tuple(map(as_expr, xs))) if len(xs) > 1 else as_expr(xs[0])
+    args = tuple(dict.fromkeys(map(as_expr, xs)))  # min(d, d) = d
+    return Min(args) if len(args) > 1 else args[0]
 
 
 def maximum(*xs: ExprLike) -> Expr:
-    return Max(tuple(map(as_expr, xs))) if len(xs) > 1 else as_expr(xs[0])
+    args = tuple(dict.fromkeys(map(as_expr, xs)))  # max(d, d) = d
+    return Max(args) if len(args) > 1 else args[0]
 
 
 def log2(x: ExprLike) -> Expr:
@@ -407,9 +426,9 @@ def substitute(e: Expr, mapping: Mapping[Sym, ExprLike]) -> Expr:
     if isinstance(e, Log2):
         return Log2(substitute(e.arg, mapping))
     if isinstance(e, Min):
-        return Min(tuple(substitute(a, mapping) for a in e.args))
+        return minimum(*(substitute(a, mapping) for a in e.args))
     if isinstance(e, Max):
-        return Max(tuple(substitute(a, mapping) for a in e.args))
+        return maximum(*(substitute(a, mapping) for a in e.args))
     raise TypeError(type(e).__name__)
 
 

@@ -105,3 +105,14 @@ def test_symbol_factory_returns_one_symbol_per_name() -> None:
 def test_subtracted_sums_keep_their_parentheses() -> None:
     assert to_text(M - (N + d)) == "M − (N + d)"
     assert to_text(M - 2 * (N + d)) == "M − 2·(N + d)"
+
+
+def test_like_terms_and_repeated_extrema_are_collected() -> None:
+    from bounds.expr import substitute
+    from bounds.symbols import dv
+
+    e = substitute(N * d + N * dv + maximum(d, dv) - minimum(d, dv), {dv: d})
+    assert e == 2 * N * d  # N·d + N·d = 2·N·d; max(d, d) − min(d, d) = 0
+    assert to_text(N * d + 3 * N * d - M) == "4·N·d − M"
+    env = {"N": 7, "d": 3, "M": 5}
+    assert evaluate(N * d - N * d + M, env) == 5
