@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from attnio.commands._common import int_option
+from attnio.commands._common import int_option, print_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,6 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int_option, default=None, help="local worker processes (default: CPU count; 0 = in this process)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--current", default=None, metavar="JSON", help="write this run's figures to JSON as well")
+    p.add_argument("--json", action="store_true", help="print the outcome as one JSON object (same exit codes)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -53,10 +54,13 @@ def main(args: argparse.Namespace) -> int:
         # can come back unknown. Verify those claims once more, one at a time, before calling the proof lost.
         from reports import sources
 
-        print(f"note: re-verifying {len(lost)} claim(s) proved in the baseline but not in this run: {', '.join(lost[:5])}")
+        print(f"note: re-verifying {len(lost)} claim(s) proved in the baseline but not in this run: {', '.join(lost[:5])}", file=sys.stderr if args.json else sys.stdout)
         for v in sources.verify_ids(lost):
             current["verdicts"][v["id"]] = {"verdict": v["verdict"], "constant": v["constant"], "kind": v.get("kind", "")}
         res = gate.compare(baseline, current)
+    if args.json:
+        print_json({"ok": res.ok, "configurations": len(current["io"]), "problems": res.problems, "notes": res.notes})
+        return 0 if res.ok else 1
     for n in res.notes:
         print(f"note: {n}")
     if res.ok:

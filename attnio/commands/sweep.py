@@ -14,9 +14,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="run on a Dask distributed cluster, e.g. tcp://host:8786")
     p.add_argument("--batch", type=int_option, default=None, help="configurations per task (default: balanced over workers, at most 32)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
 def main(args: argparse.Namespace) -> int:
+    from attnio.commands._common import print_json
+
     from attnio.errors import InvalidParameter
     from attnio.validate import check_int
     from reports.grid import default_grid, load_grid
@@ -32,6 +35,10 @@ def main(args: argparse.Namespace) -> int:
     grid = load_grid(args.grid) if args.grid else default_grid()
     with Store(args.store) as store:
         s = run_sweep(grid, store, workers=args.workers, scheduler=args.scheduler, batch_size=args.batch, progress=not args.no_progress)
+    if args.json:
+        print_json({"store": args.store, "configurations": s.total, "already_done": s.done_before, "ran": s.ran,
+                    "errors": s.errors, "skipped_below_min_M": s.skipped, "seconds": s.seconds})
+        return 0
     print(
         f"{s.total} configurations: {s.done_before} already in {args.store}, {s.ran} run now, "
         f"{s.errors} recorded as errors; {s.skipped} dropped (M below the algorithm's minimum); {s.seconds:.1f} s"

@@ -1,0 +1,47 @@
+"""``--json`` on the commands a CI job reads: one JSON object on stdout, the same exit codes as the text form."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attnio.cli import main
+
+GRID = {"numeric_max_N": 0, "blocks": [{"algorithms": ["flash2"], "N": [16, 64], "d": [4], "M": [128]}]}
+
+
+@pytest.fixture
+def grid_file(tmp_path: Path) -> Path:
+    p = tmp_path / "grid.json"
+    p.write_text(json.dumps(GRID))
+    return p
+
+
+def test_sweep_json_summary_counts_runs_and_resumes(tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture) -> None:
+    store = str(tmp_path / "s.sqlite")
+    argv = ["sweep", "--grid", str(grid_file), "--store", store, "--workers", "0", "--no-progress", "--json"]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert (first["configurations"], first["ran"], first["already_done"], first["errors"]) == (2, 2, 0, 0)
+    assert main(argv) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert (second["ran"], second["already_done"]) == (0, 2)
+
+
+def test_gate_json_reports_a_planted_regression_with_exit_1(tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture) -> None:
+    base = tmp_path / "baseline.json"
+    common = ["--baseline", str(base), "--grid", str(grid_file), "--workers", "0", "--no-progress", "--no-verify"]
+    assert main(["gate", *common, "--update"]) == 0
+    capsys.readouterr()
+    assert main(["gate", *common, "--json"]) == 0
+    ok = json.loads(capsys.readouterr().out)
+    assert ok["ok"] is True and ok["problems"] == [] and ok["configurations"] == 2
+    data = json.loads(base.read_text())
+    key = sorted(data["io"])[0]
+    data["io"][key]["reads"] -= 1  # the baseline says one word fewer: this run's count "grew" by one
+    base.write_text(json.dumps(data))
+    assert main(["gate", *common, "--json"]) == 1
+    bad = json.loads(capsys.readouterr().out)
+    assert bad["ok"] is False and len(bad["problems"]) == 1 and "+1 words" in bad["problems"][0]
