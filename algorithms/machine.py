@@ -214,8 +214,11 @@ class Machine:
         """Read ``arr[rows, cols]`` into fast memory: one read per word."""
         idx, shape = _region(arr, rows, cols)
         words = math.prod(shape)
-        what = what or arr.name
-        self._place(words, what)
+        new = self.resident_words + words  # _place, inlined: this is the hot path of every schedule
+        if new > self.M or new > self.peak_fast_words:
+            self._place(words, what or arr.name)
+        else:
+            self.resident_words = new
         w = self._weight
         self.reads_words += words * w
         arr.reads_words += words * w
@@ -228,7 +231,7 @@ class Machine:
                     f"{self.algorithm}: reads {arr.name}{_fmt(idx)} before every word of it was written"
                 )
             data = arr._data[idx].copy()
-        return FastBlock(what, shape, words, data)
+        return FastBlock(what or arr.name, shape, words, data)
 
     def alloc(self, shape: tuple[int, ...], *, what: str, fill: float | None = 0.0) -> FastBlock:
         """Create a block in fast memory (no I/O): an accumulator, a tile of scores, a statistics vector."""
