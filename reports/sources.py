@@ -28,13 +28,11 @@ def _import(module: str) -> Any:
         raise
 
 
-def _attr(module: str, *names: str) -> Any:
-    mod = _import(module)
-    for n in names:
-        fn = getattr(mod, n, None)
-        if fn is not None:
-            return fn
-    raise SourceUnavailable(module, "has none of " + ", ".join(names))
+def _attr(module: str, name: str) -> Any:
+    fn = getattr(_import(module), name, None)
+    if fn is None:
+        raise SourceUnavailable(module, f"has no {name}")
+    return fn
 
 
 # bounds catalog ---------------------------------------------------------------------------------------
@@ -95,20 +93,20 @@ def claim_ids() -> list[str]:
 
 def verify_ids(ids: list[str] | None) -> list[dict[str, Any]]:
     """Verdicts (plain dicts, sorted by id) of the given claims (all when None). Runs in a worker too."""
-    fn = _attr("solver.verify", "verify_all", "verify_catalog", "run_all")
+    fn = _attr("solver.verify", "verify_all")
     vs = fn() if ids is None else fn(ids)
     out = []
     for v in vs:
         out.append(
             {
-                "id": str(_first(v, "id", "claim_id", "bound_id", "name")),
-                "verdict": str(_first(v, "verdict", "status", "result")),
-                "constant": _fraction_text(_first(v, "constant", "proved_constant", default=None)),
-                "claim": str(_first(v, "description", "claim", "statement", "text", default="")),
-                "kind": str(_first(v, "kind", default="")),
-                "solver": str(_first(v, "solver", default="z3")),
-                "about": sorted(_first(v, "about", default=()) or ()),  # bounds the claim is about
-                "seconds": float(_first(v, "seconds", default=0.0) or 0.0),  # for meta files only
+                "id": v.id,
+                "verdict": v.status,
+                "constant": _fraction_text(v.constant),
+                "claim": v.description,
+                "kind": v.kind,
+                "solver": v.solver,
+                "about": sorted(v.about),  # the bounds the claim is about
+                "seconds": float(v.seconds),  # for meta files only
             }
         )
     return sorted(out, key=lambda r: r["id"])
@@ -131,7 +129,7 @@ def bound_of_claim(claim_id: str, bound_ids: list[str]) -> str | None:
 
 def constants_table() -> list[dict[str, Any]]:
     """Rows of the tight-constants table (issue 8) as plain dicts with sortable, printable values."""
-    fn = _attr("bounds.constants", "constants_table", "table", "all_constants")
+    fn = _attr("bounds.constants", "constants_table")
     return [_plain(r) for r in fn()]
 
 
@@ -141,7 +139,7 @@ def asymptotic_constants() -> dict[str, str]:
 
 
 def crossover_B(N: int, d: int, M: int, eps: float) -> Any:
-    return _attr("bounds.approx", "crossover_B", "crossover")(N, d, M, eps)
+    return _attr("bounds.approx", "crossover_B")(N, d, M, eps)
 
 
 PEBBLE_MAX_STATES = 100_000  # a deterministic stop (a time limit would make the table depend on the machine)
@@ -188,15 +186,6 @@ def trim_pebble_rows(rows: list[dict[str, Any]], trivial: dict[str, int] | None 
 
 
 # helpers -------------------------------------------------------------------------------------------------
-
-
-def _first(obj: Any, *names: str, default: Any = "?") -> Any:
-    for n in names:
-        if isinstance(obj, dict) and n in obj:
-            return obj[n]
-        if hasattr(obj, n):
-            return getattr(obj, n)
-    return default
 
 
 def _fraction_text(x: Any) -> str | None:
