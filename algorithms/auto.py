@@ -1,10 +1,10 @@
 """``auto``: the exact algorithm with the least I/O at (N, d, M[, d_v]), chosen by evaluating the exact cost
-formulas of ``bounds.costs`` (which tests/test_counts.py checks against the machine), then run as itself.
+formulas of ``attnio.bounds.costs`` (which tests/test_counts.py checks against the machine), then run as itself.
 
 Candidates are the exact algorithms whose working set fits M (``flash1`` as published overflows M, so it is
 not one). Ties go to the earlier name in :data:`CANDIDATES`. The tiling records the choice:
 
->>> from algorithms.run import run
+>>> from attnio.algorithms.run import run
 >>> r = run("auto", N=64, d=8, M=200, count_only=True)
 >>> r.tiling.algorithm, r.measurement.io_words == choose(64, 8, 200)[1].io_words
 ('flash2', True)
@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from algorithms import registry
-from algorithms.machine import Machine, SlowArray
+from attnio.algorithms import registry
+from attnio.algorithms.machine import Machine, SlowArray
+
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter
 
@@ -27,7 +28,7 @@ CANDIDATES = ("flash2", "split_v", "flash2-square", "kv_stationary", "flash1-fit
 
 def choose(N: int, d: int, M: int, dv: int | None = None) -> tuple[str, IOCount]:
     """The candidate with the least reads + writes (by its exact formula), and that count."""
-    from bounds.costs import cost
+    from attnio.bounds.costs import cost
 
     best: tuple[str, IOCount] | None = None
     mins = []

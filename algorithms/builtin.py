@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from algorithms import auto, flash1, flash2, kv_stationary, poly, split_v, square_tiling, standard
-from algorithms.registry import AlgorithmSpec, register
+from attnio.algorithms import auto, flash1, flash2, kv_stationary, poly, split_v, square_tiling, standard
+from attnio.algorithms.registry import AlgorithmSpec, register
 
 register(
     AlgorithmSpec(

@@ -35,7 +35,7 @@ block). Without the initialisation and with d_v = d this is Saha–Ye's 2Nd + T_
 Worked count, N=4, d=2, M=16 (flash1): B_c = ⌈16/8⌉ = 2, B_r = min(2, 2) = 2, T_c = 2.
 reads = 16 + 2·4·6 = 64, writes = 3·4·4 = 48, peak = 4·4 + 4 + 12 = 32 > M.
 
->>> from algorithms.run import run
+>>> from attnio.algorithms.run import run
 >>> r = run("flash1", N=4, d=2, M=16, seed=0)
 >>> r.tiling
 Flash1Tiling(B_r=2, B_c=2)
@@ -56,7 +56,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from algorithms.machine import Machine, SlowArray
+from attnio.algorithms.machine import Machine, SlowArray
+
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
 

@@ -27,7 +27,7 @@ writes = N·d + N (O and L). Leading term 4N²d²/M in the large-cache regime (F
 Worked count, N=4, d=2, M=14: a = ⌊12/8⌋ = 1, T_r = 4, B_r = 1, B_c = ⌊(14 − 7)/3⌋ = 2.
 reads = 8 + 2·8·4 = 72, writes = 8 + 4 = 12.
 
->>> from algorithms.run import run
+>>> from attnio.algorithms.run import run
 >>> r = run("flash2", N=4, d=2, M=14, seed=0)
 >>> r.tiling
 Flash2Tiling(B_r=1, B_c=2)
@@ -40,7 +40,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from algorithms.machine import Machine, SlowArray
+from attnio.algorithms.machine import Machine, SlowArray
+
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
 
@@ -94,7 +95,7 @@ class Flash2SquareTiling(Flash2Tiling):
     Worked count, N=8, d=2, M=40: p = 9, b = ⌊(⌊√241⌋ − 9)/2⌋ = 3, T_r = 3: reads = 16 + 3·32 = 112,
     writes = 16 + 8 = 24 (the default rule: a = 4, T_r = 2, reads 80).
 
-    >>> from algorithms.run import run
+    >>> from attnio.algorithms.run import run
     >>> r = run("flash2-square", N=8, d=2, M=40, seed=0)
     >>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words)
     (Flash2SquareTiling(B_r=3, B_c=3), 112, 24)

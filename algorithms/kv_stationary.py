@@ -30,7 +30,7 @@ writes = T_c·N(d_v + 1). Leading term 6N²d²/M (b ≈ M/2d, three N·d streams
 Worked count, N=4, d=2, M=19: b = ⌊10/5⌋ = 2, T_c = 2, r = ⌊(19 − 8)/11⌋ = 1.
 reads = 16 + 2·8 + 1·12 = 44, writes = 2·12 = 24.
 
->>> from algorithms.run import run
+>>> from attnio.algorithms.run import run
 >>> r = run("kv_stationary", N=4, d=2, M=19, seed=0)
 >>> r.tiling
 KVStationaryTiling(b=2, r=1)
@@ -42,7 +42,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from algorithms.machine import FastBlock, Machine, SlowArray
+from attnio.algorithms.machine import FastBlock, Machine, SlowArray
+
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
 

@@ -1,13 +1,13 @@
 """Approximate attention by the polynomial method (Alman–Song), with near-linear I/O. **Derived here**
 (docs/approx.md): the seed paper (Papp, Sobczyk & Zouzias, arXiv 2605.23751) is known only by its abstract.
 
-The computation: with φ the feature map of :mod:`algorithms.poly_features` (rank r = C(d+g, g)),
+The computation: with φ the feature map of :mod:`attnio.algorithms.poly_features` (rank r = C(d+g, g)),
 U₁ = φ(Q), U₂ = φ(K) (N×r), S = U₂ᵀV (r×d), s = U₂ᵀ1 (r), and O = diag(U₁s)⁻¹·U₁S. The N×N matrix is never
 formed. Guarantee (docs/approx.md, Theorem 1): for |Q|, |K|, |V| entries ≤ B (so |logits| ≤ β = scale·d·B²),
 or for logits bounded by a given β (checked by Cauchy–Schwarz) and |V| ≤ B, every entry of O is within ε of
 exact attention, ε/2 from the polynomial and ε/2 left to float64 rounding (checked before a numeric run).
 
-Three schedules on the two-level machine; exact counts in :mod:`bounds.approx`:
+Three schedules on the two-level machine; exact counts in :mod:`attnio.bounds.approx`:
 
 ``stream`` (M ≥ r(d+2) + 2d)::
 
@@ -49,7 +49,7 @@ index tables (each entry is a function of the loop index α, computable in O(1) 
 Worked count (stream), N=8, d=2, g=2 (r = 6), M = 6·4 + 4 = 28: b = ⌊(28 − 18)/(6 + 4)⌋ = 1.
 reads = 3·8·2 = 48, writes = 16.
 
->>> from algorithms.run import run
+>>> from attnio.algorithms.run import run
 >>> t = PolyTiling.build("stream", N=8, d=2, M=28, eps=0.1, B=0.5)
 >>> (t.g, t.r, t.blocks)
 (2, 6, {'b': 1})
@@ -65,11 +65,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from attnio.algorithms.machine import Machine, SlowArray
+from attnio.algorithms.poly_features import Budget, budget, features, rank
+from attnio.bounds import approx as formulas
 
-from algorithms.machine import Machine, SlowArray
-from algorithms.poly_features import Budget, budget, features, rank
 from attnio.errors import InvalidParameter, Unsupported
-from bounds import approx as formulas
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class PolyTiling:
 
     @classmethod
     def default(cls, N: int, d: int, M: int, dv: int | None = None, *, params: dict[str, Any] | None = None) -> PolyTiling:
-        """Choose g from ε and the bound, then the schedule with the least exact I/O (``bounds.approx``)."""
+        """Choose g from ε and the bound, then the schedule with the least exact I/O (``attnio.bounds.approx``)."""
         params = dict(params or {})
         if "eps" not in params:
             raise InvalidParameter("eps", None, "0 < eps < 1: poly is approximate and needs an error target")

@@ -1,7 +1,7 @@
 """The polynomial method's arithmetic (derived here, docs/approx.md §1–§3): the polynomial P, its degree g
 chosen from ε, the feature map φ of exact rank r = C(d+g, g), and the error budget.
 
-Nothing here touches the machine; :mod:`algorithms.poly` runs the schedules.
+Nothing here touches the machine; :mod:`attnio.algorithms.poly` runs the schedules.
 
 **Polynomial.** Logits x = scale·⟨q, k⟩ lie in [−β, β]. For a shift h ∈ [0, β] let
 ``P(x) = T_g(x + h) = Σ_{t≤g} (x + h)^t / t!`` (the degree-g Taylor polynomial of e^y at y = 0, evaluated at
@@ -34,10 +34,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from attnio.bounds.approx import degree_for
 
 from attnio.errors import InvalidParameter, Unsupported
 from attnio.validate import check_real
-from bounds.approx import degree_for
 
 UNIT_ROUNDOFF = 2.0**-53
 NUMERIC_RANK_MAX = 3_000_000  # feature tables above this many features are refused in numeric mode

@@ -8,8 +8,7 @@ Saha–Ye's definition is ``scale=1``. The scale changes no count.
 from __future__ import annotations
 
 import numpy as np
-
-from algorithms.backend import to_numpy
+from attnio.algorithms.backend import to_numpy
 
 
 def attention(Q: object, K: object, V: object, scale: float | None = None) -> np.ndarray:

@@ -1,5 +1,8 @@
 """The one table of algorithms: name -> :class:`AlgorithmSpec`. No plugin machinery beyond this dict.
 
+This module imports no schedule: the package (``attnio.algorithms``) fills the table with the built-in
+algorithms when it is first imported (:mod:`attnio.algorithms.builtin`).
+
 A user's own algorithm is added with :func:`register` (see docs/byo-algorithm.md).
 """
 
@@ -18,7 +21,7 @@ class AlgorithmSpec:
 
     ``schedule(machine, Q, K, V, tiling, scale) -> O`` runs it; ``tiling_cls.default(N, d, M, dv)`` gives its
     block sizes and ``tiling_cls.min_M(N, d, dv)`` the least M it runs with. ``cost`` names its exact cost
-    formula in ``bounds.costs`` (None for a user's algorithm without one). ``audit`` runs it in audit mode
+    formula in ``attnio.bounds.costs`` (None for a user's algorithm without one). ``audit`` runs it in audit mode
     (as published it can exceed M). ``supports_dv``: runs with d_v ≠ d.
     """
 
@@ -42,16 +45,10 @@ def register(spec: AlgorithmSpec) -> AlgorithmSpec:
 
 
 def get(name: str) -> AlgorithmSpec:
-    _load_builtin()
     if name not in REGISTRY:
         raise InvalidParameter("algorithm", name, "one of " + ", ".join(sorted(REGISTRY)))
     return REGISTRY[name]
 
 
 def names() -> list[str]:
-    _load_builtin()
     return sorted(REGISTRY)
-
-
-def _load_builtin() -> None:
-    import algorithms.builtin  # noqa: F401  (registers the built-in algorithms)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from attnio.algorithms import registry
+from attnio.algorithms.backend import get_backend, namespace, to_numpy
+from attnio.algorithms.machine import Machine, Measurement
+from attnio.algorithms.reference import attention, default_scale
 
-from algorithms import registry
-from algorithms.backend import get_backend, namespace, to_numpy
-from algorithms.machine import Machine, Measurement
-from algorithms.reference import attention, default_scale
 from attnio.errors import InvalidParameter, Unsupported
 from attnio.validate import check_choice, check_int
 

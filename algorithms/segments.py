@@ -27,7 +27,7 @@ Limits per window, with B = M + R_t (R_t = the window's I/O words, M for all but
   I/O elsewhere), so the ratio is reported over all windows and over steady windows: full windows, not the
   first, containing no write and following a window with no write (no output block ends or starts there).
 
->>> from algorithms.run import run
+>>> from attnio.algorithms.run import run
 >>> rep = check(run("flash2", N=64, d=4, M=120, seed=0, trace=True, check=False).measurement, d=4)
 >>> rep.b2_ratio <= 1, rep.windows[0].io_words == 120
 (True, True)
@@ -38,7 +38,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from algorithms.machine import Measurement
+from attnio.algorithms.machine import Measurement
+
 from attnio.errors import InvalidParameter
 
 IO_KINDS = ("R", "W", "I")
@@ -200,8 +201,8 @@ def survey(
 
         python -c "from algorithms.segments import survey; [print(r) for r in survey()]"
     """
-    from algorithms import registry
-    from algorithms.run import run
+    from attnio.algorithms import registry
+    from attnio.algorithms.run import run
 
     rows = []
     for name in names or registry.names():

@@ -31,7 +31,7 @@ Exact count (derived here, docs/costs.md#split_v): reads = N·d + T_r·(G·N·d 
 Worked count, N=4, d=2, d_v=4, M=18: g = 2, G = 2, a = ⌊16/8⌋ = 2, T_r = 2, B_c = ⌊(18 − 14)/4⌋ = 1.
 reads = 8 + 2·(2·8 + 16) = 72, writes = 16 + 4 = 20 (flash2 at the same point reads 104).
 
->>> from algorithms.run import run
+>>> from attnio.algorithms.run import run
 >>> r = run("split_v", N=4, d=2, dv=4, M=18, seed=0)
 >>> r.tiling
 SplitVTiling(a=2, B_c=1, g=2)
@@ -43,7 +43,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from algorithms.machine import FastBlock, Machine, SlowArray
+from attnio.algorithms.machine import FastBlock, Machine, SlowArray
+
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
 

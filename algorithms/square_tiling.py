@@ -34,7 +34,7 @@ d = 128, M = 4096 it is 17,958,912 (notes §4.3).
 Worked count, N=4, d=2, M=16: B = 2, T = 2, T_v = 1.
 reads = 2·2·4·2 + 4 + 16 + 2·4·2 = 68, writes = 16 + 4 + 8 = 28.
 
->>> from algorithms.run import run
+>>> from attnio.algorithms.run import run
 >>> r = run("square_tiling", N=4, d=2, M=16, seed=0)
 >>> r.tiling
 SquareTiling(B=2)
@@ -47,7 +47,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from algorithms.machine import Machine, SlowArray
+from attnio.algorithms.machine import Machine, SlowArray
+
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
 

@@ -36,7 +36,7 @@ Thm 2) only once b ≥ d, d_v, i.e. M ≥ 3d²; below that the tiled products co
 Worked count, N=4, d=2, M=12: b = ⌊√4⌋ = 2, T = 2, T_v = 1.
 reads = 2·2·4·2 + 2·16 + 16 + 2·4·2 = 96, writes = 2·16 + 8 = 40.
 
->>> from algorithms.run import run
+>>> from attnio.algorithms.run import run
 >>> r = run("standard", N=4, d=2, M=12, seed=0)
 >>> r.tiling
 StandardTiling(b=2)
@@ -49,7 +49,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from algorithms.machine import Machine, SlowArray
+from attnio.algorithms.machine import Machine, SlowArray
+
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
 

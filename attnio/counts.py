@@ -1,4 +1,4 @@
-"""The one count type shared by the formulas (``bounds.costs``) and the machine (``algorithms.machine``),
+"""The one count type shared by the formulas (``attnio.bounds.costs``) and the machine (``attnio.algorithms.machine``),
 so that the core test reads ``formula == measured``.
 """
 

@@ -1,6 +1,6 @@
 """Bring your own algorithm: a pytest plugin (registered as ``attnio`` in ``[project.entry-points.pytest11]``).
 
-A user registers an algorithm (``algorithms.registry.register(AlgorithmSpec(...))``), then in a test::
+A user registers an algorithm (``attnio.algorithms.registry.register(AlgorithmSpec(...))``), then in a test::
 
     def test_my_algorithm(attnio_check):
         result = attnio_check("my_algo", claimed_upper=4 * N**2 * d**2 / M + 3 * N * d)
@@ -11,8 +11,8 @@ A user registers an algorithm (``algorithms.registry.register(AlgorithmSpec(...)
 1. correctness: real-arithmetic runs against the float64 reference (max abs error ≤ ``tol``);
 2. exact-count stability: the same counts on a second run with other inputs (data-obliviousness), the same
    counts in count-only mode, peak fast memory ≤ M (unless the spec is audit-mode), and, when the spec names a
-   cost formula of ``bounds.costs.FORMULAS``, formula = measured at every configuration;
-3. bound checks: measured I/O ≥ every applicable explicit lower bound of the catalog (when ``bounds.catalog``
+   cost formula of ``attnio.bounds.costs.FORMULAS``, formula = measured at every configuration;
+3. bound checks: measured I/O ≥ every applicable explicit lower bound of the catalog (when ``attnio.bounds.catalog``
    is built), and ≤ the ``claimed_upper`` expression when one is given;
 4. sweep and report rows: every configuration becomes a sweep row (``result.rows``); ``--attnio-store PATH``
    appends them to a sweep store at the end of the session, ``--attnio-report DIR`` writes a report of them.
@@ -49,7 +49,7 @@ class ByoResult:
 
 def default_configs(spec: Any) -> list[tuple[int, int, int]]:
     """Small (N, d, M) for real arithmetic: N with remainders, M from the least that fits to roomy."""
-    from reports.grid import _min_M
+    from attnio.reports.grid import _min_M
 
     out = []
     for N in (1, 5, 16, 33):
@@ -69,13 +69,13 @@ def check_algorithm(
     tol: float = 1e-9,
 ) -> ByoResult:
     """Run the checks above and return what they found (``attnio_check`` asserts ``result.ok``)."""
-    from algorithms import registry
-    from algorithms.run import run
-    from bounds import costs
-    from bounds.expr import evaluate
-    from reports import sources
-    from reports.grid import Config
-    from reports.sweep import run_config
+    from attnio.algorithms import registry
+    from attnio.algorithms.run import run
+    from attnio.bounds import costs
+    from attnio.bounds.expr import evaluate
+    from attnio.reports import sources
+    from attnio.reports.grid import Config
+    from attnio.reports.sweep import run_config
 
     spec = registry.get(name)
     res = ByoResult(name, [])
@@ -159,12 +159,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     store_path = session.config.getoption("attnio_store")
     report_dir = session.config.getoption("attnio_report")
     if store_path:
-        from reports.store import Store
+        from attnio.reports.store import Store
 
         with Store(store_path) as st:
             st.append(rows)
     if report_dir:
-        from reports.report import make_report
+        from attnio.reports.report import make_report
 
         uniq = {r["key"]: r for r in rows}
         make_report(list(uniq.values()), report_dir, verify=False, note="Rows from attnio_check (bring your own algorithm).")

@@ -31,8 +31,8 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from algorithms.flash2 import Flash2Tiling  # noqa: E402
-from algorithms.run import count, run  # noqa: E402
+from attnio.algorithms.flash2 import Flash2Tiling  # noqa: E402
+from attnio.algorithms.run import count, run  # noqa: E402
 
 
 def best_of(repeat: int, f: Callable[[], object]) -> float:

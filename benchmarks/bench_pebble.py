@@ -18,8 +18,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from solver.pebble.graphs import attention, matmul, reduction_tree  # noqa: E402
-from solver.pebble.solve import solve  # noqa: E402
+from attnio.solver.pebble.graphs import attention, matmul, reduction_tree  # noqa: E402
+from attnio.solver.pebble.solve import solve  # noqa: E402
 
 
 def instances(quick: bool):
@@ -39,7 +39,7 @@ def instances(quick: bool):
 def engines_table(limit: float) -> list[dict]:
     """A*, z3 and CP-SAT on the same instances; the SAT horizon T = the A* schedule's number of moves
     (a horizon that contains an optimal schedule, so all three answer the same question within T)."""
-    from solver.pebble.sat import solve_sat
+    from attnio.solver.pebble.sat import solve_sat
 
     rows = []
     for g, M in [(reduction_tree(4), 3), (matmul(1, 2, 2), 3), (matmul(2, 2, 2), 5), (matmul(2, 2, 2), 6), (attention(2, 1), 7)]:

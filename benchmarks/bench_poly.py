@@ -17,9 +17,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from algorithms.poly import PolyTiling
-from algorithms.run import run
-from bounds.approx import approx_cost, crossover_B
+from attnio.algorithms.poly import PolyTiling
+from attnio.algorithms.run import run
+from attnio.bounds.approx import approx_cost, crossover_B
 
 
 def count_only_part() -> None:

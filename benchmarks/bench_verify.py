@@ -22,8 +22,8 @@ def main() -> int:
     p.add_argument("--top", type=int, default=10)
     p.add_argument("--prefix", default="", help="only claims whose id starts with this")
     a = p.parse_args()
-    from solver.claims import all_claims
-    from solver.verify import verify_claim
+    from attnio.solver.claims import all_claims
+    from attnio.solver.verify import verify_claim
 
     claims = [c for c in all_claims() if c.id.startswith(a.prefix)]
     t0 = time.perf_counter()

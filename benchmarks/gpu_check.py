@@ -40,10 +40,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from algorithms.cuda import kernels  # noqa: E402
-from algorithms.cuda import launch as L  # noqa: E402
-from algorithms.flash2 import Flash2Tiling  # noqa: E402
-from algorithms.reference import attention  # noqa: E402
+from attnio.algorithms.cuda import kernels  # noqa: E402
+from attnio.algorithms.cuda import launch as L  # noqa: E402
+from attnio.algorithms.flash2 import Flash2Tiling  # noqa: E402
+from attnio.algorithms.reference import attention  # noqa: E402
 
 DATASHEET = {
     "hbm_bytes_per_s": 4.8e12,
@@ -190,8 +190,8 @@ def env() -> dict[str, Any]:
 
 
 def counts() -> dict[str, Any]:
-    from algorithms.run import count
-    from bounds.costs import cost
+    from attnio.algorithms.run import count
+    from attnio.bounds.costs import cost
 
     limit = kernels.shared_limit_bytes()
     rows, ok = [], True
@@ -622,7 +622,7 @@ def main(argv: list[str] | None = None) -> int:
         return ncu_child(a.ncu_child)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    from algorithms.backend import gpu_available
+    from attnio.algorithms.backend import gpu_available
 
     check = Check(out, a.budget_s)
     if not gpu_available():

@@ -28,12 +28,13 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from attnio.bounds.costs import CostFormula, cost
+from attnio.bounds.expr import Rel, ceil, evaluate_int, floor, maximum, minimum, sqrt
+from attnio.bounds.symbols import M, N, d, sym
+from attnio.bounds.types import Bound
+
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter
-from bounds.costs import CostFormula
-from bounds.expr import Rel, ceil, evaluate_int, floor, maximum, minimum, sqrt
-from bounds.symbols import M, N, d, sym
-from bounds.types import Bound
 
 r = sym("r", doc="rank of the feature map of an approximate algorithm (C(d+g, g) for the polynomial method)")
 
@@ -203,8 +204,6 @@ def crossover_B(N: int, d: int, M: int, eps: float, *, B_lo: float = 1e-4, B_hi:
     >>> c["g_below"] < c["g"] and c["poly_io_below"] < c["flash2_io"] <= c["poly_io"]
     True
     """
-    from bounds.costs import cost
-
     flash = cost("flash2", N=N, d=d, M=M).io_words
 
     def io(B: float) -> tuple[int, str, int, int] | None:
@@ -338,5 +337,3 @@ BOUNDS: tuple[Bound, ...] = (
         symbols=("N", "d", "M", "r"),
     ),
 )
-
-CATALOG = BOUNDS  # the name bounds/catalog.py does not look for; kept for readers of this module

@@ -12,8 +12,8 @@ Sources (theorem numbers are those of the versions read; see /work/shared/resear
 Entries marked ``explicit`` are true inequalities with explicit constants (the solver checks them against
 every exact cost); the others are asymptotic only (Θ/Ω/O: the solver checks only their shape identities).
 ``exact.<name>`` entries are generated from :data:`bounds.costs.FORMULAS`, so a new formula appears here by
-itself. :func:`all_bounds` also gathers ``BOUNDS`` from the optional modules ``bounds.constants`` and
-``bounds.approx`` when they exist.
+itself. :func:`all_bounds` also gathers ``BOUNDS`` of :mod:`attnio.bounds.constants` (explicit constants) and
+:mod:`attnio.bounds.approx` (approximate attention).
 
 >>> ids = [b.id for b in all_bounds()]
 >>> "sy.lemma3.4.explicit" in ids and "trivial.4Nd" in ids and "exact.flash2" in ids
@@ -24,12 +24,13 @@ True
 
 from __future__ import annotations
 
-import importlib
 from fractions import Fraction
 
-from bounds.expr import Expr, log2, minimum, sqrt
-from bounds.symbols import M, N, d, sym
-from bounds.types import Bound
+from attnio.bounds import approx, constants
+from attnio.bounds.costs import FORMULAS
+from attnio.bounds.expr import Expr, free_symbols, log2, minimum, sqrt
+from attnio.bounds.symbols import M, N, d, sym
+from attnio.bounds.types import Bound
 
 # Matrix-multiplication dimensions (A is m×k, B is k×n), and the opaque I/O complexities of rectangular matrix
 # multiplication used by SY Lemmas 4.15–4.17 (not closed forms: functions of M only known asymptotically).
@@ -38,8 +39,6 @@ k_ = sym("k", doc="inner dimension of C = A·B")
 n_ = sym("n", doc="columns of B in C = A·B")
 QmmNdN = sym("QmmNdN", integer=False, lo=0, doc="I/O complexity of multiplying N×d by d×N with cache M")
 QmmNNd = sym("QmmNNd", integer=False, lo=0, doc="I/O complexity of multiplying N×N by N×d with cache M")
-
-OPTIONAL_MODULES = ("bounds.constants", "bounds.approx")
 
 SY = "Saha & Ye, arXiv 2402.07443 v1 (ICML 2024)"
 FA = "Dao et al., FlashAttention, arXiv 2205.14135"
@@ -356,8 +355,6 @@ def seed_bounds() -> list[Bound]:
 
 def exact_bounds() -> list[Bound]:
     """One ``exact.<name>`` entry per cost formula (with dv = d), generated from FORMULAS."""
-    from bounds.costs import FORMULAS
-
     out = []
     for name, f in sorted(FORMULAS.items()):
         g = f.with_dv_equal_d()
@@ -381,19 +378,8 @@ def exact_bounds() -> list[Bound]:
 
 
 def all_bounds() -> list[Bound]:
-    """The whole catalog: seed entries, exact cost entries, then ``BOUNDS`` of the optional modules."""
-    out = seed_bounds() + exact_bounds()
-    for name in OPTIONAL_MODULES:
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name != name:
-                raise
-            continue
-        extra = getattr(mod, "BOUNDS", None)
-        if extra is None and hasattr(mod, "bounds"):
-            extra = mod.bounds()
-        out.extend(extra or [])
+    """The whole catalog: seed entries, exact cost entries, explicit constants, approximate attention."""
+    out = seed_bounds() + exact_bounds() + list(constants.BOUNDS) + list(approx.BOUNDS)
     ids = [b.id for b in out]
     assert len(ids) == len(set(ids)), "duplicate bound id"
     return out
@@ -409,6 +395,4 @@ def explicit_io_lower_bounds() -> list[Bound]:
 
 
 def _names(e: Expr) -> set[str]:
-    from bounds.expr import free_symbols
-
     return {s.name for s in free_symbols(e)}

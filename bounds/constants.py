@@ -2,7 +2,7 @@
 
 Source: ``/work/shared/research/lower-bound-constants.md`` (§3–§4.5, §1.5), re-derived step by step in
 ``docs/bounds/b1.md``, ``b2.md``, ``b3.md`` and ``docs/constants.md``. Every algebraic step is a z3 claim in
-:mod:`solver.claims_constants`; the combinatorial steps are argued in prose there (each step says which).
+:mod:`attnio.solver.claims_constants`; the combinatorial steps are argued in prose there (each step says which).
 
 - **B1** Q ≥ N²d²/M − M for M ≥ 2d² (QKᵀ faces only; recomputation allowed): "derived here".
 - **B2** Q ≥ 2N²d²/M − M for M ≥ 4d² (adds the V face; recomputation allowed): "derived here".
@@ -14,7 +14,7 @@ Source: ``/work/shared/research/lower-bound-constants.md`` (§3–§4.5, §1.5),
 
 Nothing here imports ``algorithms`` or ``solver``. The catalog (``bounds/catalog.py``) gathers :data:`BOUNDS`.
 
->>> from bounds.expr import evaluate
+>>> from attnio.bounds.expr import evaluate
 >>> int(evaluate(B2.expr, {"N": 4096, "d": 64, "M": 65536}))
 2031616
 >>> [b.status for b in (B1, B2, B3)]
@@ -27,9 +27,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from bounds.expr import evaluate, sqrt
-from bounds.symbols import M, N, d, dv, sym
-from bounds.types import Bound
+from attnio.bounds.costs import FORMULAS
+from attnio.bounds.expr import evaluate, sqrt
+from attnio.bounds.symbols import M, N, d, dv, sym
+from attnio.bounds.types import Bound
 
 NOTE = "lower-bound-constants note (shared/research/lower-bound-constants.md)"
 CDAG = (
@@ -282,8 +283,6 @@ def constants_table(
     >>> row.best_proved_bound, round(row.ratio, 2) <= 2.1
     ('constants.b2', True)
     """
-    from bounds.costs import FORMULAS
-
     rows = []
     for n, dd, mm in points:
         env = {"N": n, "d": dd, "M": mm, "dv": dd}

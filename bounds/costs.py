@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnio.bounds.expr import Expr, Rel, ceil, evaluate_int, floor, maximum, minimum, sqrt, substitute
+from attnio.bounds.symbols import M, N, d, dv
+
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter
-from bounds.expr import Expr, Rel, ceil, evaluate_int, floor, maximum, minimum, sqrt, substitute
-from bounds.symbols import M, N, d, dv
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ dataclasses, so a formula is data, never a string (``sympify("N")`` is a SymPy b
 
 Symbols come only from :func:`bounds.symbols.sym`. Build expressions with Python operators::
 
-    >>> from bounds.symbols import N, d, M
+    >>> from attnio.bounds.symbols import N, d, M
     >>> e = N**2 * d**2 / M
     >>> str(e)
     'N^2·d^2/M'

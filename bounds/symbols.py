@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from bounds.expr import Sym
+from attnio.bounds.expr import Sym
 
 _TABLE: dict[str, Sym] = {}
 _DOCS: dict[str, str] = {}

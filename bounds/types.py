@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from bounds.expr import Expr, Rel
+from attnio.bounds.expr import Expr, Rel
 
 KINDS = ("lower", "upper", "exact")
 STATUSES = ("paper", "paper, constant derived here", "derived here", "under review")

@@ -22,8 +22,6 @@ I/O counts and new entries are reported as notes: ``attnio gate --update`` recor
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -61,12 +59,13 @@ def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None
     verification runs claim by claim on the same executor (``workers``: as in :func:`reports.sweep.run_sweep`)."""
     import dataclasses
 
+    from attnio.reports import sources
+    from attnio.reports.grid import default_grid
+    from attnio.reports.sources import merge_verdicts, verification_tasks
+    from attnio.reports.store import Store
+    from attnio.reports.sweep import run_sweep
+
     from attnio import __version__
-    from reports import sources
-    from reports.grid import default_grid
-    from reports.report import merge_verdicts, verification_tasks
-    from reports.store import Store
-    from reports.sweep import run_sweep
 
     g = grid or default_grid()
     g = dataclasses.replace(g, configs=tuple(sorted({dataclasses.replace(c, count_only=True) for c in g.configs})))
@@ -92,8 +91,8 @@ def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None
 
 
 def _formulas() -> dict[str, Any]:
-    from bounds import costs
-    from bounds.expr import to_json
+    from attnio.bounds import costs
+    from attnio.bounds.expr import to_json
 
     return {
         name: {"reads": to_json(f.reads), "writes": to_json(f.writes), "valid": [to_json(r) for r in f.valid]}
@@ -102,8 +101,8 @@ def _formulas() -> dict[str, Any]:
 
 
 def _bounds() -> dict[str, Any]:
-    from bounds.expr import to_json
-    from reports import sources
+    from attnio.bounds.expr import to_json
+    from attnio.reports import sources
 
     return {
         b.id: {
@@ -119,7 +118,7 @@ def _bounds() -> dict[str, Any]:
 
 
 def _constants() -> dict[str, Any]:
-    from reports import sources
+    from attnio.reports import sources
 
     out = {}
     for r in sources.constants_table():
@@ -303,19 +302,3 @@ def dumps(figures: dict[str, Any]) -> str:
         else:
             parts.append(f" {c(k)}: {c(v)}")
     return "{\n" + ",\n".join(parts) + "\n}\n"
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -79,7 +79,7 @@ class Grid:
 
 
 def is_approximate(name: str) -> bool:
-    from algorithms import registry
+    from attnio.algorithms import registry
 
     spec = registry.REGISTRY.get(name)
     # algorithms.run treats an algorithm as approximate when its tiling class prepares bounded inputs
@@ -90,7 +90,7 @@ def default_grid_dict() -> dict[str, Any]:
     """The embedded default sweep: every registered algorithm over N = 2⁶ … 2¹² at six (d, M) points on both
     sides of M = d², real arithmetic up to N = 128; FlashAttention-1 (audit mode) across M for its working
     set; approximate algorithms over a few (ε, B) where they are registered."""
-    from algorithms import registry
+    from attnio.algorithms import registry
 
     names = registry.names()
     exact = [n for n in names if not is_approximate(n)]
@@ -136,7 +136,7 @@ _TOP_KEYS = {"numeric_max_N", "imports", "blocks"}
 
 
 def grid_from_dict(data: Any) -> Grid:
-    from algorithms import registry
+    from attnio.algorithms import registry
 
     if not isinstance(data, dict):
         raise InvalidParameter("grid", type(data).__name__, "an object with a 'blocks' list")
@@ -207,7 +207,7 @@ def _list(b: dict[str, Any], k: str, where: str, required: bool = False) -> list
 
 
 def _min_M(algorithm: str, N: int, d: int, dv: int) -> int:
-    from algorithms import registry
+    from attnio.algorithms import registry
 
     spec = registry.get(algorithm)
     if spec.audit:

@@ -1,7 +1,7 @@
 """Deterministic figures (matplotlib, Agg): same data, same SVG bytes.
 
 Determinism: ``svg.hashsalt`` fixed, ``metadata={"Date": None}``, fixed sizes and colours, sorted data. Each
-function takes plain data and returns SVG text; :mod:`reports.report` writes and embeds it.
+function takes plain data and returns SVG text; :mod:`attnio.reports.report` writes and embeds it.
 """
 
 from __future__ import annotations

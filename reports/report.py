@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reports import sources
+from attnio.reports import sources
+from attnio.reports.store import write_atomic
 
 MAP_N = 4096
 MAP_DS = [8, 16, 32, 64, 128, 256]
@@ -84,9 +85,9 @@ def _fmt(x: Any) -> str:
 
 def _exact_candidates() -> list[str]:
     """Exact algorithms with a cost formula that respect M (audit-mode ones exceed it; auto is their argmin)."""
-    from algorithms import registry
-    from bounds import costs
-    from reports.grid import is_approximate
+    from attnio.algorithms import registry
+    from attnio.bounds import costs
+    from attnio.reports.grid import is_approximate
 
     out = []
     for name in registry.names():
@@ -99,8 +100,8 @@ def _exact_candidates() -> list[str]:
 
 def _best_exact(N: int, d: int, M: int, cands: list[str]) -> tuple[int, str] | None:
     """(io, name) of the exact algorithm with the least I/O at (N, d, M) by the cost formulas."""
-    from algorithms import registry
-    from bounds import costs
+    from attnio.algorithms import registry
+    from attnio.bounds import costs
 
     vals = []
     for name in cands:
@@ -120,7 +121,7 @@ def _bounds_or(sec: Section) -> list[Any] | None:
 
 
 def _spec(name: str) -> Any:
-    from algorithms import registry
+    from attnio.algorithms import registry
 
     return registry.REGISTRY.get(name)
 
@@ -177,7 +178,7 @@ def section_regime_map(ctx: Context) -> Section:
         "Right: the catalog's explicit lower bound with the largest value there (the tightest; bounds under review excluded). Dashed: M = d²; below "
         "the line (M < d²) is the small-cache regime."
     )
-    s.fig("regime_map", __import__("reports.plots", fromlist=["x"]).regime_map(MAP_N, MAP_DS, MAP_MS, best, tight), f"Regime map at N = {MAP_N}")
+    s.fig("regime_map", __import__("attnio.reports.plots", fromlist=["x"]).regime_map(MAP_N, MAP_DS, MAP_MS, best, tight), f"Regime map at N = {MAP_N}")
     Ms = [M for M in MAP_MS if math.log2(M) % 2 == 0]
     s.table(
         ["d \\ M"] + [f"2^{int(math.log2(M))}" + (" (=d²)" if False else "") for M in Ms],
@@ -188,7 +189,7 @@ def section_regime_map(ctx: Context) -> Section:
 
 
 def section_bounds_by_regime(ctx: Context) -> Section:
-    from bounds.expr import to_text
+    from attnio.bounds.expr import to_text
 
     s = Section("Bounds per regime, and measured I/O against them")
     bounds = _bounds_or(s)
@@ -262,7 +263,7 @@ def section_formula_check(ctx: Context) -> Section:
 
 
 def section_loglog(ctx: Context) -> Section:
-    from reports import plots
+    from attnio.reports import plots
 
     s = Section("Measured I/O against N")
     s.p("Log-log, one panel per algorithm: markers are measured words, solid lines the exact cost formula, dotted lines the tightest applicable explicit lower bound of the catalog (bounds under review excluded). The slope is the least-squares fit of log io against log N over the four largest N of each series (2 for Θ(N²) I/O).")
@@ -320,13 +321,13 @@ def section_crossover(ctx: Context) -> Section:
 
 
 def section_flash1(ctx: Context) -> Section:
-    from reports import plots
+    from attnio.reports import plots
 
     s = Section("FlashAttention-1 as published: working set against M")
     f1 = [r for r in ctx.ok if r["algorithm"] in ("flash1", "flash1-fit")]
     if not f1:
         if _spec("flash1") is None:
-            return s.unavailable("algorithms.flash1")
+            return s.unavailable("attnio.algorithms.flash1")
         return s.p("No flash1 configuration in this sweep.")
     s.p("FlashAttention (Dao et al. 2022) Algorithm 1 sets B_c = ⌈M/4d⌉, B_r = min(⌈M/4d⌉, d). Run in audit mode, the machine records the peak fast-memory words the schedule needs; above the line peak = M it does not fit in M.")
     groups: dict[tuple[str, int, int], list[dict[str, Any]]] = defaultdict(list)
@@ -588,8 +589,6 @@ def build(ctx: Context) -> list[Section]:
 
 def write(sections: list[Section], out: str | Path) -> list[Path]:
     """Write REPORT.md, report.html and figures/*.svg atomically; remove figures this run did not produce."""
-    from reports.gate import write_atomic
-
     out = Path(out)
     figdir = out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
@@ -611,24 +610,12 @@ def write(sections: list[Section], out: str | Path) -> list[Path]:
     return written
 
 
-def verification_tasks() -> list[tuple[Callable[..., Any], tuple[Any, ...]]] | sources.SourceUnavailable:
-    """One side task per claim (``sources.verify_ids([id])``), to run on the sweep's executor in parallel."""
-    try:
-        return [(sources.verify_ids, ([cid],)) for cid in sorted(sources.claim_ids())]
-    except sources.SourceUnavailable as e:
-        return e
-
-
 def pebbling_tasks() -> list[tuple[Callable[..., Any], tuple[Any, ...]]] | sources.SourceUnavailable:
     """One side task per pebbling instance (``sources.pebble_row``)."""
     try:
         return [(sources.pebble_row, t) for t in sources.pebble_tasks()]
     except sources.SourceUnavailable as e:
         return e
-
-
-def merge_verdicts(results: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    return sorted((v for r in results for v in r), key=lambda v: v["id"])
 
 
 def make_report(
@@ -644,8 +631,6 @@ def make_report(
     """Build every section and write the files. ``verdicts``: the verifier's answer if already computed
     (a list, or a SourceUnavailable); otherwise it is computed here unless ``verify=False``. Timings go to
     ``out/_work/report-meta.json``, outside the deterministic files."""
-    from reports.gate import write_atomic
-
     t0 = time.perf_counter()
     if verdicts is None and verify:
         try:

@@ -8,6 +8,7 @@ built" instead of an empty section. Nothing else in ``reports`` imports these so
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -40,7 +41,7 @@ def _attr(module: str, name: str) -> Any:
 
 def all_bounds() -> list[Any]:
     """Every :class:`bounds.types.Bound` of the catalog, sorted by id."""
-    return sorted(_attr("bounds.catalog", "all_bounds")(), key=lambda b: b.id)
+    return sorted(_attr("attnio.bounds.catalog", "all_bounds")(), key=lambda b: b.id)
 
 
 def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: bool) -> bool:
@@ -48,7 +49,7 @@ def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: boo
 
     Lower and upper bounds apply to every exact algorithm (approximate ones only where the bound's model says
     "approx"); ``exact`` bounds apply only to the algorithm their model names (``"algorithm flash2"``)."""
-    from bounds.expr import free_symbols
+    from attnio.bounds.expr import free_symbols
 
     if not bound.explicit:
         return False
@@ -68,7 +69,7 @@ def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: boo
 
 
 def bound_value(bound: Any, env: dict[str, Any]) -> float | None:
-    from bounds.expr import evaluate
+    from attnio.bounds.expr import evaluate
 
     try:
         v = evaluate(bound.expr, env)
@@ -88,12 +89,12 @@ def verdicts() -> list[dict[str, Any]]:
 
 def claim_ids() -> list[str]:
     """The ids of every claim the verifier knows, so that they can be verified in parallel."""
-    return [c.id for c in _attr("solver.claims", "all_claims")()]
+    return [c.id for c in _attr("attnio.solver.claims", "all_claims")()]
 
 
 def verify_ids(ids: list[str] | None) -> list[dict[str, Any]]:
     """Verdicts (plain dicts, sorted by id) of the given claims (all when None). Runs in a worker too."""
-    fn = _attr("solver.verify", "verify_all")
+    fn = _attr("attnio.solver.verify", "verify_all")
     vs = fn() if ids is None else fn(ids)
     out = []
     for v in vs:
@@ -129,17 +130,17 @@ def bound_of_claim(claim_id: str, bound_ids: list[str]) -> str | None:
 
 def constants_table() -> list[dict[str, Any]]:
     """Rows of the tight-constants table (issue 8) as plain dicts with sortable, printable values."""
-    fn = _attr("bounds.constants", "constants_table")
+    fn = _attr("attnio.bounds.constants", "constants_table")
     return [_plain(r) for r in fn()]
 
 
 def asymptotic_constants() -> dict[str, str]:
-    mod = _import("bounds.constants")
+    mod = _import("attnio.bounds.constants")
     return {str(k): str(v) for k, v in getattr(mod, "ASYMPTOTIC", {}).items()}
 
 
 def crossover_B(N: int, d: int, M: int, eps: float) -> Any:
-    return _attr("bounds.approx", "crossover_B")(N, d, M, eps)
+    return _attr("attnio.bounds.approx", "crossover_B")(N, d, M, eps)
 
 
 PEBBLE_MAX_STATES = 100_000  # a deterministic stop (a time limit would make the table depend on the machine)
@@ -148,8 +149,8 @@ PEBBLE_INSTANCES = (("attention", (2, 1)), ("matmul", (2, 2, 2)))
 
 def pebble_tasks() -> list[tuple[str, tuple[int, ...], int]]:
     """The sandwich instances, one (graph, sizes, M) per task: M from the least feasible to the trivial end."""
-    graphs = _import("solver.pebble.graphs")
-    _attr("solver.pebble.sandwich", "sandwich_rows")
+    graphs = _import("attnio.solver.pebble.graphs")
+    _attr("attnio.solver.pebble.sandwich", "sandwich_rows")
     out = []
     for kind, sizes in PEBBLE_INSTANCES:
         g = getattr(graphs, kind)(*sizes)
@@ -160,7 +161,7 @@ def pebble_tasks() -> list[tuple[str, tuple[int, ...], int]]:
 
 def pebble_row(kind: str, sizes: tuple[int, ...], M: int) -> dict[str, Any]:
     """One sandwich row (plain data; the solver's timing dropped). Runs in a worker."""
-    fn = _attr("solver.pebble.sandwich", "sandwich_rows")
+    fn = _attr("attnio.solver.pebble.sandwich", "sandwich_rows")
     kw = {"attention_sizes": (sizes,), "matmul_sizes": ()} if kind == "attention" else {"attention_sizes": (), "matmul_sizes": (sizes,)}
     (row,) = fn(**kw, M_values=[M], time_limit_s=3600.0, max_states=PEBBLE_MAX_STATES)
     row = dict(row)
@@ -170,7 +171,7 @@ def pebble_row(kind: str, sizes: tuple[int, ...], M: int) -> dict[str, Any]:
 
 def trim_pebble_rows(rows: list[dict[str, Any]], trivial: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """Per instance, keep M up to the first row where OPT reaches the trivial bound (as sandwich_rows does)."""
-    graphs = _import("solver.pebble.graphs")
+    graphs = _import("attnio.solver.pebble.graphs")
     out, done = [], set()
     for r in rows:
         inst = r["instance"]
@@ -220,7 +221,7 @@ def _cell(v: Any) -> Any:
     if isinstance(v, int | str | bool) or v is None:
         return v
     try:
-        from bounds.expr import Expr, Rel, to_text
+        from attnio.bounds.expr import Expr, Rel, to_text
 
         if isinstance(v, Expr):
             return to_text(v)
@@ -231,3 +232,15 @@ def _cell(v: Any) -> Any:
     if isinstance(v, list | tuple):
         return ", ".join(str(_cell(x)) for x in v)
     return str(v)
+
+
+def verification_tasks() -> list[tuple[Callable[..., Any], tuple[Any, ...]]] | SourceUnavailable:
+    """One side task per claim (``verify_ids([id])``), to run on the sweep's executor in parallel."""
+    try:
+        return [(verify_ids, ([cid],)) for cid in sorted(claim_ids())]
+    except SourceUnavailable as e:
+        return e
+
+
+def merge_verdicts(results: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    return sorted((v for r in results for v in r), key=lambda v: v["id"])

@@ -18,7 +18,9 @@ The row itself is stored as canonical JSON (sorted keys) next to the key.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -91,3 +93,19 @@ class Store:
                     raise
                 time.sleep(0.05 * (i + 1))
         raise AssertionError("unreachable")
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

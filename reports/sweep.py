@@ -12,8 +12,8 @@ Tasks are batches of plain dicts; each returns plain row dicts (:func:`run_confi
 finished batch to the store in one transaction, so a sweep killed at any point and re-run loses no row and
 duplicates none (the store's key is UNIQUE and finished keys are skipped before anything is submitted).
 
->>> from reports.grid import grid_from_dict
->>> from reports.store import Store
+>>> from attnio.reports.grid import grid_from_dict
+>>> from attnio.reports.store import Store
 >>> g = grid_from_dict({"blocks": [{"algorithms": ["flash2"], "N": [4, 1024], "d": [2], "M": [14]}]})
 >>> s = Store(":memory:")
 >>> run_sweep(g, s, workers=0, progress=False).ran
@@ -38,8 +38,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from reports.grid import Config, Grid, import_modules, is_approximate
-from reports.store import Store
+from attnio.reports.grid import Config, Grid, import_modules, is_approximate
+from attnio.reports.store import Store
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
@@ -59,7 +59,8 @@ def run_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """Run one configuration and return its row (plain data). Documented errors (InvalidParameter,
     Unsupported, CapacityExceeded, ...) become rows with ``status="error"``; anything else is a bug and
     propagates."""
-    from algorithms.run import run
+    from attnio.algorithms.run import run
+
     from attnio import __version__
     from attnio.errors import AttnioError
 
@@ -91,13 +92,13 @@ def run_config(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def _formula_io(c: Config) -> int | None:
-    from algorithms import registry
-    from bounds import costs
+    from attnio.algorithms import registry
+    from attnio.bounds import costs
 
     spec = registry.get(c.algorithm)
     if c.algorithm == "poly" and c.eps is not None:  # its formulas need the rank r: bounds.approx
         try:
-            from bounds.approx import poly_io
+            from attnio.bounds.approx import poly_io
         except ImportError:
             return None
         try:
@@ -114,7 +115,7 @@ def _formula_io(c: Config) -> int | None:
 
 def _bounds(c: Config, io_words: int) -> tuple[dict[str, float], dict[str, float]]:
     """Value of each applicable catalog bound at this configuration, and measured ÷ bound."""
-    from reports import sources
+    from attnio.reports import sources
 
     try:
         bounds = sources.all_bounds()

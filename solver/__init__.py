@@ -3,7 +3,7 @@ re-checked by cvc5.
 
 Python API (plain data in, plain data out)::
 
-    from solver.verify import verify_all, verify_claim, Verdict
+    from attnio.solver.verify import verify_all, verify_claim, Verdict
     verdicts = verify_all(claim_ids=None, solver="z3")      # "z3" | "cvc5" | "both"
     for v in verdicts:
         v.id, v.kind, v.status, v.seconds       # status: proved | refuted | unknown | error
@@ -12,15 +12,15 @@ Python API (plain data in, plain data out)::
         v.spurious, v.reason, v.description, v.crosscheck, v.assumed, v.details
         v.ok, v.to_json()
 
-    from bounds.catalog import all_bounds        # -> list[bounds.types.Bound]
-    from solver.claims import all_claims, by_id  # -> list[Claim]
+    from attnio.bounds.catalog import all_bounds        # -> list[bounds.types.Bound]
+    from attnio.solver.claims import all_claims, by_id  # -> list[Claim]
 
-Modules: :mod:`solver.translator` (bounds.expr → z3/cvc5 terms: √ by an auxiliary s ≥ 0 with s² = x,
+Modules: :mod:`attnio.solver.translator` (bounds.expr → z3/cvc5 terms: √ by an auxiliary s ≥ 0 with s² = x,
 floors/ceilings by sound brackets, min/max by If, log₂ by sound brackets, denominators > 0 as side
-conditions), :mod:`solver.engine` (one obligation: proved / refuted with an integer counterexample re-evaluated
-exactly / unknown; spurious real counterexamples re-checked over the integers), :mod:`solver.relax`
-(floor-free envelopes used to prove lower-bound claims fast), :mod:`solver.claims` (claim types, the
+conditions), :mod:`attnio.solver.engine` (one obligation: proved / refuted with an integer counterexample re-evaluated
+exactly / unknown; spurious real counterexamples re-checked over the integers), :mod:`attnio.solver.relax`
+(floor-free envelopes used to prove lower-bound claims fast), :mod:`attnio.solver.claims` (claim types, the
 aggregator and the interface for ``solver/claims_<topic>.py`` modules exposing ``CLAIMS``),
-:mod:`solver.claims_core` (the seed claims), :mod:`solver.verify` (claims → verdicts; cvc5 second opinion).
+:mod:`attnio.solver.claims_core` (the seed claims), :mod:`attnio.solver.verify` (claims → verdicts; cvc5 second opinion).
 CLI: ``attnio verify [--json] [--solver z3|cvc5|both] [--claim ID] [--list]``; ``attnio bounds [--json]``.
 """

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from bounds import approx as A
-from bounds.costs import FORMULAS
-from bounds.expr import eq, floor, sqrt
-from bounds.symbols import M, N, d
-from solver.claims import Claim, Coverage, Crossover, Implication
-from solver.logic import All, Any, Iff
+from attnio.bounds import approx as A
+from attnio.bounds.costs import FORMULAS
+from attnio.bounds.expr import eq, floor, sqrt
+from attnio.bounds.symbols import M, N, d
+from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication
+from attnio.solver.logic import All, Any, Iff
 
 F = Fraction
 r = A.r

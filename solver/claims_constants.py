@@ -1,9 +1,9 @@
 """z3 checks of every algebraic step of the derived lower bounds B1, B2, B3 (docs/bounds/b1.md, b2.md, b3.md),
 of their consistency with every exact cost formula, and of the B3 ↔ flash2 gap.
 
-A claim is plain data: hypotheses and a conclusion, written with :mod:`bounds.expr` relations (and
-:mod:`solver.logic` connectives) over symbols from :func:`bounds.symbols.sym`; the translator
-(:mod:`solver.translator`) turns them into z3 terms. A claim is *proved* when z3 answers ``unsat`` for
+A claim is plain data: hypotheses and a conclusion, written with :mod:`attnio.bounds.expr` relations (and
+:mod:`attnio.solver.logic` connectives) over symbols from :func:`bounds.symbols.sym`; the translator
+(:mod:`attnio.solver.translator`) turns them into z3 terms. A claim is *proved* when z3 answers ``unsat`` for
 ``hypotheses ∧ facts ∧ ¬conclusion`` (the translator's facts are true facts about floors, ceilings and square
 roots), and every side condition (positive denominators, non-negative square-root arguments) is itself proved
 from the hypotheses. ``unknown`` is never a pass.
@@ -15,7 +15,7 @@ Four families, gathered by :func:`all_claims` (ids ``constants.*``):
   names the numbered step of its docs page that it checks (``provenance``). The combinatorial steps (segments,
   type-1/type-2 pairs, Loomis–Whitney itself, slot amortisation) are argued in prose there, not here.
 - :func:`relax_claims` and :func:`consistency_claims`: each explicit attention bound of
-  :mod:`bounds.constants` (B1, B2, B3) ≤ the exact cost of every algorithm in :data:`bounds.costs.FORMULAS`
+  :mod:`attnio.bounds.constants` (B1, B2, B3) ≤ the exact cost of every algorithm in :data:`bounds.costs.FORMULAS`
   (d_v = d), as a two-link chain per cache size (comment above :data:`LEADING`). Generated from FORMULAS, so
   formulas added later are covered; approximate algorithms are excluded (:data:`NOT_STANDARD_CDAG`).
 - :func:`gap_claims`: flash2's count ≤ B3 × an explicit factor that tends to 1, and ≤ 2·B2 × a similar
@@ -34,11 +34,11 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from bounds.expr import Expr, Rel, maximum
-from bounds.symbols import M, N, d, dv, sym
-from solver.claims import Implication
-from solver.engine import Outcome, prove
-from solver.logic import Formula
+from attnio.bounds.expr import Expr, Rel, maximum
+from attnio.bounds.symbols import M, N, d, dv, sym
+from attnio.solver.claim_types import Implication
+from attnio.solver.engine import Outcome, prove
+from attnio.solver.logic import Formula
 
 
 # auxiliary symbols of the proofs (real, non-negative); names prefixed so they clash with nothing else -------
@@ -328,7 +328,7 @@ LEADING = {"constants.b1": 1, "constants.b2": 2, "constants.b3": 4}
 
 
 def relax_claims() -> list[Implication]:
-    from bounds.constants import attention_lower_bounds
+    from attnio.bounds.constants import attention_lower_bounds
 
     out: list[Implication] = []
     for b in attention_lower_bounds():
@@ -359,8 +359,8 @@ def relax_claims() -> list[Implication]:
 
 def consistency_claims() -> list[Implication]:
     """Second links: every exact cost ≥ the relaxed bounds (see the chain above), with d_v = d."""
-    from bounds.constants import attention_lower_bounds
-    from bounds.costs import FORMULAS
+    from attnio.bounds.constants import attention_lower_bounds
+    from attnio.bounds.costs import FORMULAS
 
     out: list[Implication] = []
     for name in sorted(FORMULAS):
@@ -414,8 +414,8 @@ def robust_gap_factor() -> Expr:
 
 
 def gap_claims() -> list[Implication]:
-    from bounds.constants import B2, B3
-    from bounds.costs import FORMULAS
+    from attnio.bounds.constants import B2, B3
+    from attnio.bounds.costs import FORMULAS
 
     if "flash2" not in FORMULAS:
         return []

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from bounds.catalog import NOT_IO, explicit_io_lower_bounds, seed_bounds
-from bounds.expr import Expr, Rel, eq, log2, maximum, minimum, sqrt
-from bounds.symbols import M, N, d, sym
-from solver.claims import Claim, Coverage, Crossover, Implication, Tightest
-from solver.logic import All, Iff
+from attnio.bounds.catalog import NOT_IO, explicit_io_lower_bounds, seed_bounds
+from attnio.bounds.expr import Expr, Rel, eq, log2, maximum, minimum, sqrt
+from attnio.bounds.symbols import M, N, d, sym
+from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication, Tightest
+from attnio.solver.logic import All, Iff
 
 F = Fraction
 SY_SMALL = N**2 * d / sqrt(M)
@@ -39,7 +39,7 @@ LARGE_D_VARIANTS = ("flash1", "flash2")
 
 
 def _formulas() -> dict:
-    from bounds.costs import FORMULAS
+    from attnio.bounds.costs import FORMULAS
 
     return {name: f.with_dv_equal_d() for name, f in sorted(FORMULAS.items())}
 
@@ -424,7 +424,7 @@ def formula_claims() -> list[Claim]:
 
 
 def _io_symbols(e: Expr) -> bool:
-    from bounds.expr import free_symbols
+    from attnio.bounds.expr import free_symbols
 
     return {s.name for s in free_symbols(e)} <= {"N", "d", "M"}
 

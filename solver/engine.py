@@ -4,7 +4,7 @@
 asks the solver:
 
 - ``unsat``: **proved** (over the reals, hence over the integers: the encoding only over-approximates);
-- ``sat``: the model is re-evaluated *exactly* (``bounds.expr.evaluate``) at the integer points around it
+- ``sat``: the model is re-evaluated *exactly* (``attnio.bounds.expr.evaluate``) at the integer points around it
   (floor/ceil of every integer symbol). If one satisfies the hypotheses and violates the goal, the verdict is
   **refuted** with that integer counterexample. If none does, the claim is re-asked with integer symbols and
   integer floors/ceilings (exact encoding, same budget): ``unsat`` there is a proof over the integers,
@@ -19,7 +19,7 @@ Side conditions (positive denominators, non-negative square-root arguments) are 
 (``hyps ⇒ side conditions``); with ``assume_defined=True`` they are instead assumed and listed in
 ``Outcome.assumed`` (used for claims about cost formulas, whose definedness is its own claim ``wd.<name>``).
 
->>> from bounds.symbols import N, d, M
+>>> from attnio.bounds.symbols import N, d, M
 >>> prove((M <= d**2,), N**2 * d / M >= N**2 / d).status
 'proved'
 >>> o = prove((M <= d**2,), N**2 * d**2 / M <= N**2)
@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from bounds.expr import Rel
-from solver import logic
-from solver.translator import Translator
+from attnio.bounds.expr import Rel
+from attnio.solver import logic
+from attnio.solver.translator import Translator
 
 # Budgets. Each z3 obligation runs a fixed portfolio of deterministic strategies, each under a resource limit
 # (rlimit, counted by z3 itself, so it does not depend on machine speed) and a wall-clock cap (a safety net: on
@@ -214,13 +214,13 @@ def prove(
     """Prove ``∧hyps ⇒ goal`` for all values of the symbols (each ≥ its ``lo``). See the module docstring.
 
     With ``relax`` (default), a goal ``lhs ≤ rhs`` containing floors or ceilings is first tried in the
-    floor-free form ``relax(lhs, upper) ≤ relax(rhs, lower)`` (:mod:`solver.relax`), whose own side conditions
+    floor-free form ``relax(lhs, upper) ≤ relax(rhs, lower)`` (:mod:`attnio.solver.relax`), whose own side conditions
     are proved; only a proof is taken from it, anything else falls back to the exact encoding."""
     t0 = time.perf_counter()
     hyps = tuple(hyps)
     if relax and isinstance(goal, Rel) and goal.op in ("<=", "<"):
-        from solver.relax import is_exact
-        from solver.relax import relax as _relax
+        from attnio.solver.relax import is_exact
+        from attnio.solver.relax import relax as _relax
 
         if not (is_exact(goal.lhs) and is_exact(goal.rhs)):
             lhs = goal.lhs if is_exact(goal.lhs) else _relax(goal.lhs, "upper")

@@ -3,7 +3,7 @@
 Claims need more than one relation (a regime family covers the space: an ``Any`` of regimes; a crossover is an
 ``Iff``). These nodes are plain frozen data, like the expressions, and are evaluated exactly by :func:`holds`.
 
->>> from bounds.symbols import M, d
+>>> from attnio.bounds.symbols import M, d
 >>> f = Iff(M <= d**2, Neg(d**2 < M))
 >>> holds(f, {"M": 5, "d": 2})
 True
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bounds.expr import Number, Rel, free_symbols
+from attnio.bounds.expr import Number, Rel, free_symbols
 
 
 @dataclass(frozen=True)

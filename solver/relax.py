@@ -21,8 +21,8 @@ Anything else is returned unchanged (so the result may still contain floors; it 
 tests/test_solver.py checks ``relax(e, lower) ≤ e ≤ relax(e, upper)`` on every cost formula at random integer
 points.
 
->>> from bounds.symbols import N, d, M
->>> from bounds.expr import ceil, floor
+>>> from attnio.bounds.symbols import N, d, M
+>>> from attnio.bounds.expr import ceil, floor
 >>> str(relax(N * d * ceil(N / floor((M - d) / (2 * d + 4))), "lower"))
 'N/((M − d)/(2·d + 4))·N·d'
 """
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from bounds.expr import (
+from attnio.bounds.expr import (
     Add,
     Ceil,
     Const,
@@ -50,7 +50,7 @@ from bounds.expr import (
     div,
     mul,
 )
-from solver.translator import as_ratio
+from attnio.solver.translator import as_ratio
 
 _FLIP = {"lower": "upper", "upper": "lower"}
 

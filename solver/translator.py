@@ -1,4 +1,4 @@
-"""The one translator from :mod:`bounds.expr` (and :mod:`solver.logic`) to z3 or cvc5 terms.
+"""The one translator from :mod:`attnio.bounds.expr` (and :mod:`attnio.solver.logic`) to z3 or cvc5 terms.
 
 Encoding (every auxiliary constraint is a *true fact about the true value*, so a proof over the encoding is a
 proof about the formula; the encoding may only over-approximate, never exclude a real behaviour):
@@ -21,8 +21,8 @@ proof about the formula; the encoding may only over-approximate, never exclude a
 Side conditions (positive denominators, non-negative square-root arguments) are returned separately: the
 caller assumes them and proves them as their own obligation, so nothing rests on an unproved assumption.
 
->>> from bounds.symbols import N, M
->>> from bounds.expr import ceil, sqrt
+>>> from attnio.bounds.symbols import N, M
+>>> from attnio.bounds.expr import ceil, sqrt
 >>> t = Translator("z3")
 >>> str(t.expr(ceil(N / sqrt(M))))
 'ceil_1'
@@ -35,7 +35,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from bounds.expr import (
+from attnio.bounds.expr import (
     Add,
     Ceil,
     Const,
@@ -51,7 +51,7 @@ from bounds.expr import (
     Sqrt,
     Sym,
 )
-from solver import logic
+from attnio.solver import logic
 
 LOG_RANGE = 48
 INV_LN2_UPPER = Fraction(14427, 10000)  # 1/ln 2 = 1.442695... < 1.4427

@@ -1,4 +1,4 @@
-"""Verify claims: turn each :mod:`solver.claims` record into solver obligations and a plain-data :class:`Verdict`.
+"""Verify claims: turn each :mod:`attnio.solver.claims` record into solver obligations and a plain-data :class:`Verdict`.
 
 ``verify_all(claim_ids=None, solver="z3")`` is the API the CLI and the report use. ``solver`` is ``"z3"``,
 ``"cvc5"`` or ``"both"`` (z3 decides; every obligation z3 proved, for a tightest constant the found c and for a
@@ -17,11 +17,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
-from bounds.expr import to_text
-from solver import logic
-from solver.claims import Broken, Claim, Coverage, Crossover, Implication, Tightest, all_claims
-from solver.engine import Outcome, prove
-from solver.logic import All, Neg
+from attnio.bounds.expr import to_text
+from attnio.solver import logic
+from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication, Tightest
+from attnio.solver.claims import all_claims
+from attnio.solver.engine import Outcome, prove
+from attnio.solver.logic import All, Neg
 
 SOLVERS = ("z3", "cvc5", "both")
 
@@ -193,8 +194,8 @@ def _witness_search(
     """Exact search for an integer point satisfying the claim's hypotheses and ``extra`` where ``goal`` fails,
     over small (N, d, M) whose axis value lies in ``window`` (one grid step): d ≤ 48, N ∈ {d, 64d, 129d, 1000d},
     M ≤ 6d² + 64. Only for claims over N, d, M. Every hit is an exact evaluation, hence a valid counterexample."""
-    from bounds.expr import evaluate
-    from solver.engine import integer_counterexample
+    from attnio.bounds.expr import evaluate
+    from attnio.solver.engine import integer_counterexample
 
     names = {s.name for s in logic.symbols_of(All(c.hyps + (extra, goal)))}
     if not names <= {"N", "d", "M"}:
@@ -294,11 +295,7 @@ def _crossover(c: Crossover, r: _Runner) -> Verdict:
     )
 
 
-def _broken(c: Broken, r: _Runner) -> Verdict:
-    return Verdict(c.id, c.kind, c.description, "error", 0.0, reason=c.error)
-
-
-_DISPATCH = {Broken: _broken, Implication: _implication, Coverage: _coverage, Tightest: _tightest, Crossover: _crossover}
+_DISPATCH = {Implication: _implication, Coverage: _coverage, Tightest: _tightest, Crossover: _crossover}
 
 
 def verify_claim(c: Claim, solver: str = "z3") -> Verdict:

@@ -31,7 +31,7 @@ def _has_torch() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    from algorithms.backend import gpu_available
+    from attnio.algorithms.backend import gpu_available
 
     skips = {
         "gpu": (gpu_available(), "no CUDA device (or CuPy not installed): GPU test skipped"),

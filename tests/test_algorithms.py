@@ -2,7 +2,7 @@
 audit-mode working set, the `auto` choice, and bad input.
 
 Error measure throughout: ``max|O − O_ref| / max|O_ref|`` (max-abs error relative to the largest reference
-entry), against ``algorithms.reference.attention`` in float64, which must be ≤ 1e-10.
+entry), against ``attnio.algorithms.reference.attention`` in float64, which must be ≤ 1e-10.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import json
 
 import numpy as np
 import pytest
+from attnio.algorithms import flash1, registry
+from attnio.algorithms.auto import CANDIDATES
+from attnio.algorithms.reference import attention
+from attnio.algorithms.run import count, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms import flash1, registry
-from algorithms.auto import CANDIDATES
-from algorithms.reference import attention
-from algorithms.run import count, run
 from attnio.errors import InvalidParameter
 
 EXACT = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "kv_stationary", "split_v", "auto"]

@@ -65,8 +65,8 @@ def test_doc_example_sweep_with_a_grid_file_that_imports_the_algorithm(user_dir:
 
 WRONG = '''
 import my_algo  # noqa: F401
-from bounds.costs import FORMULAS, CostFormula
-from bounds.symbols import M, N, d
+from attnio.bounds.costs import FORMULAS, CostFormula
+from attnio.bounds.symbols import M, N, d
 
 
 def test_claim_too_small(attnio_check):
@@ -90,9 +90,10 @@ def test_checker_fails_a_wrong_claim_and_a_wrong_formula_with_readable_lines(use
 
 
 def test_checker_in_process_reports_its_checks(monkeypatch: pytest.MonkeyPatch, user_dir: Path) -> None:
-    from algorithms import registry
+    from attnio.algorithms import registry
+    from attnio.bounds import costs
+
     from attnio.pytest_plugin import check_algorithm
-    from bounds import costs
 
     monkeypatch.syspath_prepend(str(user_dir))
     monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))  # the user's registration stays here

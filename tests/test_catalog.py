@@ -8,10 +8,10 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
-from bounds.catalog import all_bounds, explicit_io_lower_bounds
-from bounds.costs import FORMULAS
-from bounds.expr import evaluate
-from bounds.types import KINDS, STATUSES
+from attnio.bounds.catalog import all_bounds, explicit_io_lower_bounds
+from attnio.bounds.costs import FORMULAS
+from attnio.bounds.expr import evaluate
+from attnio.bounds.types import KINDS, STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]
 BY_ID = {b.id: b for b in all_bounds()}

@@ -15,20 +15,19 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from attnio.algorithms import registry, segments
+from attnio.algorithms.flash2 import Flash2Tiling
+from attnio.algorithms.machine import Machine
+from attnio.algorithms.run import run
+from attnio.bounds import constants
+from attnio.bounds.constants import B1, B2, B3, COSMA, PROOF_STEPS, constants_table
+from attnio.bounds.costs import FORMULAS
+from attnio.bounds.expr import evaluate
+from attnio.bounds.symbols import M, N, d
+from attnio.solver import claims_constants as cc
+from attnio.solver.claims import Implication
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
-from algorithms import registry, segments
-from algorithms.flash2 import Flash2Tiling
-from algorithms.machine import Machine
-from algorithms.run import run
-from bounds import constants
-from bounds.constants import B1, B2, B3, COSMA, PROOF_STEPS, constants_table
-from bounds.costs import FORMULAS
-from bounds.expr import evaluate
-from bounds.symbols import M, N, d
-from solver import claims_constants as cc
-from solver.claims import Implication
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,7 +52,7 @@ def test_bound_records_have_regimes_status_and_docs() -> None:
 
 
 def test_the_catalog_gathers_these_bounds_without_duplicate_ids() -> None:
-    from bounds.catalog import all_bounds
+    from attnio.bounds.catalog import all_bounds
 
     ids = [b.id for b in all_bounds()]
     assert len(ids) == len(set(ids))
@@ -342,7 +341,8 @@ def test_optimal_flash2_sits_near_b3_equality_in_steady_state() -> None:
 
 
 def test_window_rules_split_straddling_events_and_attribute_work_forward() -> None:
-    from algorithms.machine import Event, Measurement
+    from attnio.algorithms.machine import Event, Measurement
+
     from attnio.counts import IOCount
 
     trace = (

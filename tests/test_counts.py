@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from attnio.algorithms import registry
+from attnio.algorithms.run import count, run
+from attnio.bounds.costs import FORMULAS, cost
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
-from algorithms import registry
-from algorithms.run import count, run
-from bounds.costs import FORMULAS, cost
 
 # Every algorithm with a formula. flash1 (as published) runs in audit mode: its peak is checked in
 # tests/test_algorithms.py instead of against M.

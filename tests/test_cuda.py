@@ -17,18 +17,18 @@ import subprocess
 
 import numpy as np
 import pytest
+from attnio.algorithms.cuda import emulate, kernels
+from attnio.algorithms.cuda import launch as L
+from attnio.algorithms.flash2 import Flash2Tiling
+from attnio.algorithms.reference import attention
+from attnio.algorithms.run import count
+from attnio.algorithms.square_tiling import SquareTiling
+from attnio.bounds.costs import cost
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms.cuda import emulate, kernels
-from algorithms.cuda import launch as L
-from algorithms.flash2 import Flash2Tiling
-from algorithms.reference import attention
-from algorithms.run import count
-from algorithms.square_tiling import SquareTiling
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter, Unsupported
-from bounds.costs import cost
 
 TOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 """Relative error ‖O − ref‖/‖ref‖ allowed, by input dtype, where ref is the float64 reference on the
@@ -541,7 +541,7 @@ def test_gpu_check_summary_renders_every_section():
 def test_gpu_check_without_a_gpu_says_so_and_exits_2(tmp_path, monkeypatch):
     g = _gpu_check_module()
     monkeypatch.setenv("ATTNIO_FORCE_CPU", "1")
-    from algorithms.backend import gpu_available
+    from attnio.algorithms.backend import gpu_available
 
     gpu_available.cache_clear()
     try:

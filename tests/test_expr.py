@@ -6,10 +6,7 @@ import math
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from bounds.expr import (
+from attnio.bounds.expr import (
     Const,
     Rel,
     ceil,
@@ -25,7 +22,9 @@ from bounds.expr import (
     to_json,
     to_text,
 )
-from bounds.symbols import M, N, d, sym
+from attnio.bounds.symbols import M, N, d, sym
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 @given(st.integers(0, 10**12), st.integers(1, 10**6))
@@ -108,8 +107,8 @@ def test_subtracted_sums_keep_their_parentheses() -> None:
 
 
 def test_like_terms_and_repeated_extrema_are_collected() -> None:
-    from bounds.expr import substitute
-    from bounds.symbols import dv
+    from attnio.bounds.expr import substitute
+    from attnio.bounds.symbols import dv
 
     e = substitute(N * d + N * dv + maximum(d, dv) - minimum(d, dv), {dv: d})
     assert e == 2 * N * d  # N·d + N·d = 2·N·d; max(d, d) − min(d, d) = 0

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from attnio.reports import gate, sources
 
 from attnio.commands import gate as gate_cmd
-from reports import gate, sources
 
 GRID = {"numeric_max_N": 0, "blocks": [{"algorithms": ["flash2"], "N": [16, 1024], "d": [4, 16], "M": [128, 4096]}]}
 
@@ -122,8 +122,8 @@ def test_an_improved_count_is_a_note_not_a_failure(tmp_path: Path, grid_file: Pa
 
 
 def _figures() -> dict:
-    from bounds.expr import to_json
-    from bounds.symbols import M, N, d
+    from attnio.bounds.expr import to_json
+    from attnio.bounds.symbols import M, N, d
 
     return {
         "schema": 1,
@@ -137,8 +137,8 @@ def _figures() -> dict:
 
 
 def test_compare_flags_a_changed_bound_expression_structurally() -> None:
-    from bounds.expr import to_json
-    from bounds.symbols import M, N, d
+    from attnio.bounds.expr import to_json
+    from attnio.bounds.symbols import M, N, d
 
     base, cur = _figures(), _figures()
     cur["bounds"]["lb"]["expr"] = to_json(N * N * d / M)

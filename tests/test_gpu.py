@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from algorithms import registry
-from algorithms.reference import attention
-from algorithms.run import count, run
+from attnio.algorithms import registry
+from attnio.algorithms.reference import attention
+from attnio.algorithms.run import count, run
 
 EXACT = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "kv_stationary", "split_v", "auto"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from attnio.algorithms.machine import Machine
 
-from algorithms.machine import Machine
 from attnio.errors import CapacityExceeded, SlowMemoryViolation
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-
-from bounds.costs import FORMULAS
-from bounds.expr import eq, minimum, sqrt
-from bounds.symbols import M, N, d
-from solver import logic
-from solver.claims import Implication
-from solver.verify import verify_claim
+from attnio.bounds.costs import FORMULAS
+from attnio.bounds.expr import eq, minimum, sqrt
+from attnio.bounds.symbols import M, N, d
+from attnio.solver import logic
+from attnio.solver.claims import Implication
+from attnio.solver.verify import verify_claim
 
 F2 = FORMULAS["flash2"].with_dv_equal_d()
 LARGE_D = (64 <= d, 4 * d**2 <= M, M <= N * d) + F2.valid

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from attnio.algorithms import registry
+from attnio.algorithms.run import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from algorithms import registry
-from algorithms.run import run
 
 EXACT = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "kv_stationary", "split_v", "auto"]
 

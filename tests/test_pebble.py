@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from attnio.solver.pebble.brute import brute_force
+from attnio.solver.pebble.game import IllegalMove, replay
+from attnio.solver.pebble.graphs import Graph, attention, chain, from_edges, matmul, reduction_tree
+from attnio.solver.pebble.sandwich import attention_row, sandwich_rows
+from attnio.solver.pebble.solve import best_greedy, solve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnio.cli import main as cli_main
 from attnio.errors import InvalidParameter
-from solver.pebble.brute import brute_force
-from solver.pebble.game import IllegalMove, replay
-from solver.pebble.graphs import Graph, attention, chain, from_edges, matmul, reduction_tree
-from solver.pebble.sandwich import attention_row, sandwich_rows
-from solver.pebble.solve import best_greedy, solve
 
 # ---------------------------------------------------------------------------------------------- graphs
 
@@ -213,7 +213,7 @@ def test_optimum_does_not_increase_with_M_and_stays_below_greedy():
 
 
 def test_sat_engines_are_optimal_only_within_their_horizon():
-    from solver.pebble.sat import solve_sat
+    from attnio.solver.pebble.sat import solve_sat
 
     g = reduction_tree(4)
     z = solve_sat(g, 3, horizon=12, engine="z3")
@@ -271,7 +271,7 @@ def test_sandwich_larger_attention_instances_bounds_only():
 
 @pytest.mark.parametrize("g", [attention(2, 1), attention(2, 3), attention(3, 1, tree="chain"), matmul(2, 2, 2), matmul(2, 3, 2)], ids=lambda g: g.name)
 def test_every_kept_permutation_is_an_automorphism(g):
-    from solver.pebble.symmetry import automorphisms
+    from attnio.solver.pebble.symmetry import automorphisms
 
     perms = automorphisms(g)
     assert len(perms) == len(set(perms)) and perms[0] == tuple(range(g.n))

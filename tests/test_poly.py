@@ -14,18 +14,18 @@ import sys
 
 import numpy as np
 import pytest
+from attnio.algorithms.poly import PolyTiling
+from attnio.algorithms.poly_features import budget, features, poly_coefficients, rank
+from attnio.algorithms.reference import attention
+from attnio.algorithms.run import count, run
+from attnio.bounds import approx
+from attnio.bounds.approx import approx_cost, crossover_B, taylor_delta
+from attnio.bounds.costs import cost
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from algorithms.poly import PolyTiling
-from algorithms.poly_features import budget, features, poly_coefficients, rank
-from algorithms.reference import attention
-from algorithms.run import count, run
 from attnio.errors import InvalidParameter, Unsupported
-from bounds import approx
-from bounds.approx import approx_cost, crossover_B, taylor_delta
-from bounds.costs import cost
 
 SCHEDULES = ("stream", "chunked", "tiled")
 

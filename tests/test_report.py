@@ -9,12 +9,12 @@ import re
 from pathlib import Path
 
 import pytest
+from attnio.reports import report, sources
+from attnio.reports.grid import grid_from_dict
+from attnio.reports.store import Store
+from attnio.reports.sweep import run_sweep
 
 from attnio.commands import report as report_cmd
-from reports import report, sources
-from reports.grid import grid_from_dict
-from reports.store import Store
-from reports.sweep import run_sweep
 
 GRID = {
     "numeric_max_N": 32,
@@ -84,13 +84,13 @@ def test_a_missing_source_says_section_unavailable(tmp_path: Path, monkeypatch: 
 
         return f
 
-    monkeypatch.setattr(sources, "all_bounds", missing("bounds.catalog"))
-    monkeypatch.setattr(sources, "verdicts", missing("solver.verify"))
-    monkeypatch.setattr(sources, "constants_table", missing("bounds.constants"))
-    monkeypatch.setattr(sources, "crossover_B", missing("bounds.approx"))
-    report.make_report(_rows(), tmp_path, pebbling=sources.SourceUnavailable("solver.pebble"))
+    monkeypatch.setattr(sources, "all_bounds", missing("attnio.bounds.catalog"))
+    monkeypatch.setattr(sources, "verdicts", missing("attnio.solver.verify"))
+    monkeypatch.setattr(sources, "constants_table", missing("attnio.bounds.constants"))
+    monkeypatch.setattr(sources, "crossover_B", missing("attnio.bounds.approx"))
+    report.make_report(_rows(), tmp_path, pebbling=sources.SourceUnavailable("attnio.solver.pebble"))
     md = (tmp_path / "REPORT.md").read_text()
-    for module in ("bounds.catalog", "solver.verify", "bounds.constants", "solver.pebble", "bounds.approx"):
+    for module in ("attnio.bounds.catalog", "attnio.solver.verify", "attnio.bounds.constants", "attnio.solver.pebble", "attnio.bounds.approx"):
         assert f"section unavailable: {module} not built" in md, module
 
 

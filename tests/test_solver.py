@@ -5,17 +5,16 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from attnio.bounds.costs import FORMULAS
+from attnio.bounds.expr import ceil, eq, evaluate, floor, log2, maximum, minimum, sqrt
+from attnio.bounds.symbols import M, N, d
+from attnio.solver import logic
+from attnio.solver.claims import Tightest, all_claims, by_id
+from attnio.solver.engine import integer_counterexample, prove
+from attnio.solver.relax import relax
+from attnio.solver.verify import verify_all, verify_claim
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from bounds.costs import FORMULAS
-from bounds.expr import ceil, eq, evaluate, floor, log2, maximum, minimum, sqrt
-from bounds.symbols import M, N, d
-from solver import logic
-from solver.claims import Tightest, all_claims, by_id
-from solver.engine import integer_counterexample, prove
-from solver.relax import relax
-from solver.verify import verify_all, verify_claim
 
 
 # translator: true facts are proved, false ones refuted at a valid integer point ------------------------------
@@ -122,7 +121,7 @@ def test_crossover_boundary_is_derived_not_typed():
 
 
 def test_coverage_finds_the_overlap_when_its_domain_condition_is_dropped():
-    from solver.claims import Coverage
+    from attnio.solver.claims import Coverage
 
     c = by_id("coverage.saha-ye")
     assert verify_claim(c).status == "proved"

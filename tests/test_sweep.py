@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
+from attnio.reports.grid import grid_from_dict, load_grid
+from attnio.reports.store import Store
+from attnio.reports.sweep import run_config, run_sweep
 
 from attnio.errors import InvalidParameter
-from reports.grid import grid_from_dict, load_grid
-from reports.store import Store
-from reports.sweep import run_config, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,8 +8,8 @@ import sys
 
 import numpy as np
 import pytest
+from attnio.algorithms.run import run
 
-from algorithms.run import run
 from attnio.cli import main
 from attnio.errors import InvalidParameter, Unsupported
 from attnio.validate import check_choice, check_int, check_real
@@ -97,7 +97,7 @@ def test_cli_subprocess_bad_input_prints_no_traceback() -> None:
 
 
 def test_unsupported_dv_is_not_implemented_not_invalid() -> None:
-    from algorithms.registry import REGISTRY, AlgorithmSpec, register
+    from attnio.algorithms.registry import REGISTRY, AlgorithmSpec, register
 
     spec = REGISTRY["flash2"]
     register(AlgorithmSpec("toy-no-dv", spec.schedule, spec.tiling_cls, "test only", "-", None))

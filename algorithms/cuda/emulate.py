@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from attnio.algorithms.cuda.launch import KernelPlan
 
-from algorithms.cuda.launch import KernelPlan
 from attnio.counts import IOCount
 from attnio.errors import Unsupported
 

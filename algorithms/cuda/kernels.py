@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from attnio.algorithms.cuda import launch as L
+from attnio.algorithms.flash2 import Flash2Tiling
 
-from algorithms.cuda import launch as L
-from algorithms.flash2 import Flash2Tiling
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter, Unsupported
 

@@ -32,8 +32,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from algorithms.flash2 import Flash2Tiling
-from algorithms.square_tiling import SquareTiling
+from attnio.algorithms.flash2 import Flash2Tiling
+from attnio.algorithms.square_tiling import SquareTiling
+
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter, Unsupported
 from attnio.validate import check_choice, check_int

@@ -12,9 +12,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from algorithms import registry
-    from bounds import costs
-    from bounds.expr import to_json, to_text
+    from attnio.algorithms import registry
+    from attnio.bounds import costs
+    from attnio.bounds.expr import to_json, to_text
 
     rows = []
     for name in registry.names():

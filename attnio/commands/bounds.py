@@ -12,8 +12,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def rows() -> list[dict]:
-    from bounds.catalog import all_bounds
-    from bounds.expr import to_json, to_text
+    from attnio.bounds.catalog import all_bounds
+    from attnio.bounds.expr import to_json, to_text
 
     out = []
     for b in all_bounds():

@@ -24,8 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from reports import gate
-    from reports.grid import load_grid
+    from attnio.reports import gate
+    from attnio.reports.grid import load_grid
+    from attnio.reports.store import write_atomic
 
     grid = load_grid(args.grid) if args.grid else None
     baseline = None
@@ -37,9 +38,9 @@ def main(args: argparse.Namespace) -> int:
             return 2
     current = gate.collect(grid, verify=not args.no_verify, workers=args.workers, progress=not args.no_progress)
     if args.current:
-        gate.write_atomic(args.current, gate.dumps(current))
+        write_atomic(args.current, gate.dumps(current))
     if args.update:
-        gate.write_atomic(args.baseline, gate.dumps(current))
+        write_atomic(args.baseline, gate.dumps(current))
         print(f"wrote {args.baseline}: {len(current['io'])} configurations, {len(current.get('bounds') or {})} bounds, "
               f"{len(current.get('verdicts') or {})} verdicts, {len(current.get('constants') or {})} constants"
               + (f"; unavailable: {', '.join(current['unavailable'])}" if current["unavailable"] else ""))
@@ -52,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
     if lost and not args.no_verify:
         # z3 has a wall-clock safety cap besides its deterministic resource limit: on a loaded machine a proof
         # can come back unknown. Verify those claims once more, one at a time, before calling the proof lost.
-        from reports import sources
+        from attnio.reports import sources
 
         print(f"note: re-verifying {len(lost)} claim(s) proved in the baseline but not in this run: {', '.join(lost[:5])}", file=sys.stderr if args.json else sys.stdout)
         for v in sources.verify_ids(lost):

@@ -31,8 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from attnio.errors import InvalidParameter
-    from solver.pebble.graphs import attention, matmul
-    from solver.pebble.solve import solve
+    from attnio.solver.pebble.graphs import attention, matmul
+    from attnio.solver.pebble.solve import solve
 
     if args.graph == "attention":
         g = attention(args.N, args.d, tree=args.tree)
@@ -42,7 +42,7 @@ def main(args: argparse.Namespace) -> int:
     if args.engine == "astar":
         r = solve(g, args.M, recompute=recompute, time_limit_s=args.time_limit, max_states=args.max_states)
     else:
-        from solver.pebble.sat import solve_sat
+        from attnio.solver.pebble.sat import solve_sat
 
         if args.horizon is None:
             raise InvalidParameter("horizon", None, "an integer T >= 1 (required with --engine z3/cpsat)")

@@ -22,12 +22,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from attnio.reports import sources
+    from attnio.reports.grid import default_grid, load_grid
+    from attnio.reports.report import make_report, pebbling_tasks
+    from attnio.reports.sources import merge_verdicts, verification_tasks
+    from attnio.reports.store import Store
+    from attnio.reports.sweep import run_sweep
     from attnio.validate import check_int
-    from reports import sources
-    from reports.grid import default_grid, load_grid
-    from reports.report import make_report, merge_verdicts, pebbling_tasks, verification_tasks
-    from reports.store import Store
-    from reports.sweep import run_sweep
 
     if args.workers is not None:
         check_int("workers", args.workers, min=0)
@@ -57,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
         with Store(args.store) as st:
             rows = st.rows()
             if tasks:  # nothing to sweep: the verification alone on the executor
-                from reports.grid import Grid
+                from attnio.reports.grid import Grid
 
                 split(run_sweep(Grid(()), st, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress, side=tasks).side)
         note = f"Rows from the sweep store {args.store}."

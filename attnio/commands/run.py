@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from algorithms.run import run
+    from attnio.algorithms.run import run
 
     extra = {}
     if args.eps is not None or args.B is not None:

@@ -19,12 +19,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from attnio.commands._common import print_json
-
     from attnio.errors import InvalidParameter
+    from attnio.reports.grid import default_grid, load_grid
+    from attnio.reports.store import Store
+    from attnio.reports.sweep import run_sweep
     from attnio.validate import check_int
-    from reports.grid import default_grid, load_grid
-    from reports.store import Store
-    from reports.sweep import run_sweep
 
     if args.workers is not None:
         check_int("workers", args.workers, min=0)

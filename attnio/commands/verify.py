@@ -22,8 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from solver.claims import all_claims
-    from solver.verify import verify_all
+    from attnio.solver.claims import all_claims
+    from attnio.solver.verify import verify_all
 
     if args.list:
         for c in all_claims():

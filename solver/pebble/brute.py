@@ -1,11 +1,11 @@
 """Brute force: 0-1 breadth-first search over *every* configuration of the red-blue pebble game.
 
-No reduction of :mod:`solver.pebble.solve` is used here: a state is the full (red set, blue set[, computed
+No reduction of :mod:`attnio.solver.pebble.solve` is used here: a state is the full (red set, blue set[, computed
 set]) and every rule R1–R4 is tried in every state, including deleting blue pebbles (inputs' too) and writing
 or reading values that are never used again. It is exponential (4^n configurations, 8^n one-shot) and meant
 for graphs of at most ~8 vertices, as an independent check of the exact solver.
 
->>> from solver.pebble.graphs import reduction_tree
+>>> from attnio.solver.pebble.graphs import reduction_tree
 >>> brute_force(reduction_tree(4), 3)
 7
 >>> brute_force(reduction_tree(4), 2) is None  # infeasible: an adder needs 3 red pebbles
@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections import deque
 
+from attnio.solver.pebble.graphs import Graph
+
 from attnio.errors import InvalidParameter
-from solver.pebble.graphs import Graph
 
 MAX_VERTICES = 10
 

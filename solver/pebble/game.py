@@ -9,12 +9,12 @@ do not change the cost). At most ``M`` red pebbles at any moment. Cost = number 
 :func:`replay` is deliberately independent of the solvers: every schedule a solver returns is replayed here,
 so an upper bound is never taken on the solver's word.
 
->>> from solver.pebble.graphs import chain
+>>> from attnio.solver.pebble.graphs import chain
 >>> replay(chain(3), 2, [("read", 0), ("compute", 1), ("delete", 0), ("compute", 2), ("write", 2)])
 Replay(reads=1, writes=1, computes=2, max_red=2)
 >>> replay(chain(3), 1, [("read", 0), ("compute", 1)])
 Traceback (most recent call last):
-solver.pebble.game.IllegalMove: move 1 ('compute', 1): 2 red pebbles > M=1
+attnio.solver.pebble.game.IllegalMove: move 1 ('compute', 1): 2 red pebbles > M=1
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from solver.pebble.graphs import Graph
+from attnio.solver.pebble.graphs import Graph
 
 OPS = ("read", "write", "compute", "delete", "delete_blue")
 

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from attnio.solver.pebble.graphs import attention, matmul
+from attnio.solver.pebble.solve import PebbleResult, solve
+
 from attnio.errors import InvalidParameter
-from solver.pebble.graphs import attention, matmul
-from solver.pebble.solve import PebbleResult, solve
 
 ATTENTION_SYMBOLS = frozenset({"N", "d", "M"})
 MATMUL_SYMBOLS = frozenset({"m", "k", "n", "M"})
@@ -55,10 +56,10 @@ class Row:
 
 def _lower_entries(symbols: frozenset[str]):
     try:
-        from bounds.catalog import all_bounds
+        from attnio.bounds.catalog import all_bounds
     except ModuleNotFoundError:  # the catalog is optional: fall back to the trivial bound below
         return None
-    from bounds.expr import free_symbols
+    from attnio.bounds.expr import free_symbols
 
     out = []
     for b in all_bounds():
@@ -72,7 +73,7 @@ def _lower_entries(symbols: frozenset[str]):
 
 
 def _eval_bounds(entries, env: dict) -> tuple[dict[str, float], dict[str, float]]:
-    from bounds.expr import evaluate
+    from attnio.bounds.expr import evaluate
 
     explicit: dict[str, float] = {}
     shape: dict[str, float] = {}
@@ -85,7 +86,7 @@ def _eval_bounds(entries, env: dict) -> tuple[dict[str, float], dict[str, float]
 
 
 def _costs(N: int, d: int, M: int) -> dict[str, int]:
-    from bounds import costs
+    from attnio.bounds import costs
 
     out = {}
     for name, f in costs.FORMULAS.items():

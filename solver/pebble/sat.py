@@ -1,6 +1,6 @@
 """Time-indexed SAT/CP encoding of the red-blue pebble game with horizon T, for z3 and OR-Tools CP-SAT.
 
-Kept for the measured comparison in docs/pebbling.md (the A* search of :mod:`solver.pebble.solve` is the
+Kept for the measured comparison in docs/pebbling.md (the A* search of :mod:`attnio.solver.pebble.solve` is the
 default engine because it was faster on every instance measured, and proves optimality without a horizon).
 
 Variables, for steps t = 0..T: ``r[t][v]``, ``b[t][v]`` (red, blue at time t); for t < T the moves of step t:
@@ -18,7 +18,7 @@ computes (every one of them stays red at t+1, so at most |r[t+1]| ≤ M red pebb
 solution is a legal calculation of the same cost, and :func:`solve_sat` replays it to make sure. What is
 proved is the least cost over calculations of at most T steps: "optimal within horizon T", never more.
 
->>> from solver.pebble.graphs import reduction_tree
+>>> from attnio.solver.pebble.graphs import reduction_tree
 >>> r = solve_sat(reduction_tree(4), 3, horizon=12, engine="z3")
 >>> (r.status, r.upper, r.horizon)
 ('optimal within horizon', 7, 12)
@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import time
 
+from attnio.solver.pebble.game import replay
+from attnio.solver.pebble.graphs import Graph
+from attnio.solver.pebble.solve import PebbleResult
+
 from attnio.errors import Unsupported
 from attnio.validate import check_choice, check_int
-from solver.pebble.game import replay
-from solver.pebble.graphs import Graph
-from solver.pebble.solve import PebbleResult
 
 ENGINES = ("z3", "cpsat")
 

@@ -24,7 +24,7 @@ can only be computed and so x must be made red, which only R1 does. h is consist
 The same backward walk detects dead ends of the one-shot game (a needed vertex already computed, now
 neither red nor blue).
 
->>> from solver.pebble.graphs import chain, reduction_tree
+>>> from attnio.solver.pebble.graphs import chain, reduction_tree
 >>> solve(chain(5), 2).opt
 2
 >>> r = solve(reduction_tree(4), 3)
@@ -41,11 +41,12 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
+from attnio.solver.pebble.game import replay
+from attnio.solver.pebble.graphs import Graph
+from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
+
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
-from solver.pebble.game import replay
-from solver.pebble.graphs import Graph
-from solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
 
 STATUSES = ("optimal", "optimal within horizon", "bounds", "infeasible")
 
@@ -300,7 +301,7 @@ def solve(
     ``recompute=False`` is the one-shot game (each vertex computed at most once). The search stops after
     ``max_states`` expanded states or ``time_limit_s`` seconds and then reports bounds, never "optimal".
     With ``symmetry`` configurations are merged under the graph's verified automorphisms
-    (:mod:`solver.pebble.symmetry`).
+    (:mod:`attnio.solver.pebble.symmetry`).
     """
     M = check_int("M", M, min=1)
     t0 = time.perf_counter()

@@ -11,7 +11,7 @@ of a matrix product. Every candidate is *verified* to be an automorphism; those 
 shape (e.g. swapping the first and last leaf of a balanced tree of 3) are dropped. The kept permutations are
 closed under composition (the candidate group intersected with Aut(G)).
 
->>> from solver.pebble.graphs import attention, matmul
+>>> from attnio.solver.pebble.graphs import attention, matmul
 >>> len(automorphisms(attention(2, 1))), len(automorphisms(matmul(2, 2, 2)))
 (4, 8)
 >>> len(automorphisms(attention(2, 3)))  # i: 2, j: 2, l: only the first adder's two leaves swap, c: 3! = 6
@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from solver.pebble.graphs import Graph
+from attnio.solver.pebble.graphs import Graph
 
 _LABEL = re.compile(r"^([A-Za-z]+)\[([0-9,]+)\](~\d+)?$")
 MAX_CANDIDATES = 5000

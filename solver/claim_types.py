@@ -1,0 +1,92 @@
+"""The claim types: plain data that :mod:`attnio.solver.verify` turns into solver obligations.
+
+Kept apart from the aggregator (:mod:`attnio.solver.claims`) so that the claim modules import their types
+from here and the aggregator imports the claim modules, with no cycle. See :mod:`attnio.solver.claims` for
+what each shape means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from attnio.bounds.expr import Expr, Rel
+from attnio.solver.logic import Formula
+
+IMPLICATION_KINDS = ("inequality", "consistency", "identity", "branch", "iff", "derivation", "well-defined")
+
+
+@dataclass(frozen=True)
+class Implication:
+    id: str
+    kind: str
+    description: str
+    hyps: tuple[Formula, ...]
+    goal: Formula
+    provenance: str = ""
+    assume_defined: bool = False  # True: denominators > 0 assumed (proved by the formula's wd.* claim)
+    about: tuple[str, ...] = ()  # ids of the catalog bounds this claim is about (reports link verdicts by these)
+
+    def __post_init__(self) -> None:
+        assert self.kind in IMPLICATION_KINDS, self.kind
+
+
+@dataclass(frozen=True)
+class Coverage:
+    id: str
+    description: str
+    domain: tuple[Formula, ...]
+    regimes: tuple[tuple[str, tuple[Formula, ...]], ...]
+    provenance: str = ""
+    kind: str = "coverage"
+    about: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Tightest:
+    """Least c (a multiple of ``precision`` in [lo, hi]) with ``f ≤ c·g + extra`` on ``hyps``."""
+
+    id: str
+    description: str
+    hyps: tuple[Formula, ...]
+    f: Expr
+    g: Expr
+    extra: Expr
+    precision: Fraction
+    lo: Fraction = Fraction(0)
+    hi: Fraction = Fraction(64)
+    provenance: str = ""
+    assume_defined: bool = False
+    wall_ms: int | None = None  # per-obligation wall-clock cap (None: solver.engine.WALL_MS)
+    kind: str = "tightest"
+    about: tuple[str, ...] = ()
+
+    def claim_at(self, c: Fraction) -> Rel:
+        return self.f <= c * self.g + self.extra
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """Where ``a < b`` (a strictly cheaper), located along ``axis`` between ``lo`` and ``hi``."""
+
+    id: str
+    description: str
+    hyps: tuple[Formula, ...]
+    a: Expr
+    b: Expr
+    axis: Expr
+    lo: Fraction
+    hi: Fraction
+    precision: Fraction
+    a_name: str = "A"
+    b_name: str = "B"
+    axis_name: str = ""
+    provenance: str = ""
+    assume_defined: bool = False
+    wall_ms: int | None = None  # per-obligation wall-clock cap (None: solver.engine.WALL_MS)
+    kind: str = "crossover"
+    about: tuple[str, ...] = ()
+
+
+Claim = Implication | Coverage | Tightest | Crossover
+

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Check the layer contracts of pyproject.toml ([tool.importlinter]) on the package as it installs.
+# The design card's folders (bounds/, algorithms/, ...) are mapped into the one import package `attnio` by the
+# build backend, so import-linter (which reads a package's files from its folder) is run on the built wheel,
+# unpacked into a temporary folder, from outside the repository (lint-imports puts its working folder on sys.path).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+python -m pip wheel -q --no-deps --no-build-isolation -w "$tmp/wheel" "$root" >/dev/null
+python -m zipfile -e "$tmp"/wheel/*.whl "$tmp/site"
+cd "$tmp/site"
+PYTHONPATH="$tmp/site" lint-imports "$root/pyproject.toml"
