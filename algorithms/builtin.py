@@ -113,5 +113,6 @@ register(
         summary="APPROXIMATE (error ≤ ε): polynomial method (Alman–Song), rank r = C(d+g, g); stream / chunked / tiled, auto",
         regime="near-linear in N while r < N: 4Nd (M ≥ r(d+2)+2d), ≈ 4Nrd²/M + 2Nd, ≈ 4Nrd/√M + 2Nr (M < d²); derived here, docs/approx.md",
         cost=None,  # exact formulas in bounds.approx (they need r), checked by tests/test_poly.py
+        approximate=True,
     )
 )

@@ -78,11 +78,12 @@ def run(
 
     Bad input raises :class:`~attnio.errors.InvalidParameter`. ``count_only`` needs only the shapes.
     ``eps``, ``B``, ``beta``: error target and input bounds of approximate algorithms (docs/approx.md); their
-    tiling class has ``prepare_inputs`` (bounded random inputs, or a check of given ones).
+    spec has ``approximate=True`` and their tiling class ``prepare_inputs`` (bounded random inputs, or a check of
+    given ones).
     """
     spec = registry.get(algorithm)
     params = {k: v for k, v in (("eps", eps), ("B", B), ("beta", beta)) if v is not None}
-    approx = hasattr(spec.tiling_cls, "prepare_inputs")
+    approx = spec.approximate
     if params and not approx:
         k = next(iter(params))
         raise InvalidParameter(k, params[k], f"not given: {algorithm} is exact (eps/B/beta are for approximate algorithms)")
@@ -105,10 +106,8 @@ def run(
             Q, K, V = (xp.asarray(rng.standard_normal(shape)) for shape in ((N, d), (N, d), (N, dv)))
     if dv != d and not spec.supports_dv:
         raise Unsupported(f"{algorithm} needs d_v = d (got d={d}, dv={dv})")
-    if tiling is None and approx:
-        tiling = spec.tiling_cls.default(N, d, M, params=params)
     if tiling is None:
-        tiling = spec.tiling_cls.default(N, d, M, dv) if spec.supports_dv else spec.tiling_cls.default(N, d, M)
+        tiling = spec.tiling_cls.default(N, d, M, dv, params=params) if approx else spec.tiling_cls.default(N, d, M, dv)
     if approx and not count_only:
         Q, K, V = tiling.prepare_inputs(Q, K, V, seed, N, d, xp)
     m = Machine(M, algorithm=algorithm, xp=xp, count_only=count_only, audit=spec.audit if audit is None else audit, trace=trace)

@@ -1,14 +1,91 @@
 """attnio: how many words attention must move between fast and slow memory, and how many real algorithms move.
 
-The project's packages sit at the top level of the repository, as the design card lays them out:
+The public API (everything else is internal and may change):
 
-- ``bounds``: closed-form upper and lower bounds and exact cost formulas, symbolic, with regime and provenance;
-- ``solver``: z3 (and cvc5) checks of those bounds for every parameter value of a regime;
-- ``algorithms``: the two-level memory machine and the attention schedules that run on it;
-- ``reports``: sweeps, regime reports and the CI gate.
+- :func:`run`: run an attention algorithm on the two-level memory machine (real arithmetic or count-only);
+- :func:`count`: the words an algorithm moves at (N, d, M), measured on the machine (an :class:`IOCount`);
+- :func:`cost`: the same count by the algorithm's exact cost formula, so ``count(...) == cost(...)``;
+- :func:`catalog`, :func:`bound`: the bounds catalog (every lower/upper bound of the papers and the exact
+  costs), and one bound by id;
+- :func:`claims`, :func:`verify`: the claims the solver checks about those bounds, and their z3 verdicts;
+- :func:`register`, :class:`AlgorithmSpec`: bring your own algorithm (docs/byo-algorithm.md);
+- :class:`IOCount`, the count type; the error types :class:`AttnioError`, :class:`InvalidParameter`,
+  :class:`Unsupported`, :class:`CapacityExceeded`, :class:`SlowMemoryViolation`.
 
-``attnio`` itself holds only what every package shares: the error types, the validators, the count type and
-the command line.
+>>> import attnio
+>>> attnio.count("square_tiling", N=4096, d=256, M=4096) == attnio.cost("square_tiling", N=4096, d=256, M=4096)
+True
+
+The names are loaded on first use (module ``__getattr__``), so ``import attnio`` and the small base modules
+(``attnio.errors``, ``attnio.counts``, ``attnio.validate``) import neither the solver nor the machine.
+
+The project's layers sit at the top level of the repository and install as subpackages: ``bounds/`` is
+``attnio.bounds`` (closed-form bounds and exact cost formulas), ``solver/`` is ``attnio.solver`` (z3 checks),
+``algorithms/`` is ``attnio.algorithms`` (the machine and the schedules), ``reports/`` is ``attnio.reports``
+(sweeps, the report, the CI gate).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "AlgorithmSpec",
+    "AttnioError",
+    "CapacityExceeded",
+    "IOCount",
+    "InvalidParameter",
+    "SlowMemoryViolation",
+    "Unsupported",
+    "bound",
+    "catalog",
+    "claims",
+    "cost",
+    "count",
+    "register",
+    "run",
+    "verify",
+]
+
+# name -> the module that defines it (imported on first access of the name)
+_WHERE: dict[str, str] = {
+    "AlgorithmSpec": "attnio.algorithms.registry",
+    "register": "attnio.algorithms.registry",
+    "run": "attnio.algorithms.run",
+    "count": "attnio.api",
+    "cost": "attnio.api",
+    "catalog": "attnio.api",
+    "bound": "attnio.api",
+    "claims": "attnio.api",
+    "verify": "attnio.api",
+    "IOCount": "attnio.counts",
+    "AttnioError": "attnio.errors",
+    "InvalidParameter": "attnio.errors",
+    "Unsupported": "attnio.errors",
+    "CapacityExceeded": "attnio.errors",
+    "SlowMemoryViolation": "attnio.errors",
+}
+assert sorted(_WHERE) == sorted(__all__)
+
+if TYPE_CHECKING:  # for type checkers and editors; at run time the names load lazily
+    from attnio.algorithms.registry import AlgorithmSpec, register
+    from attnio.algorithms.run import run
+    from attnio.api import bound, catalog, claims, cost, count, verify
+    from attnio.counts import IOCount
+    from attnio.errors import AttnioError, CapacityExceeded, InvalidParameter, SlowMemoryViolation, Unsupported
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attnio' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later accesses skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

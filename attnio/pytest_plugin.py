@@ -12,8 +12,8 @@ A user registers an algorithm (``attnio.algorithms.registry.register(AlgorithmSp
 2. exact-count stability: the same counts on a second run with other inputs (data-obliviousness), the same
    counts in count-only mode, peak fast memory ≤ M (unless the spec is audit-mode), and, when the spec names a
    cost formula of ``attnio.bounds.costs.FORMULAS``, formula = measured at every configuration;
-3. bound checks: measured I/O ≥ every applicable explicit lower bound of the catalog (when ``attnio.bounds.catalog``
-   is built), and ≤ the ``claimed_upper`` expression when one is given;
+3. bound checks: measured I/O ≥ every applicable explicit lower bound of the catalog (``attnio.bounds.catalog``),
+   and ≤ the ``claimed_upper`` expression when one is given;
 4. sweep and report rows: every configuration becomes a sweep row (``result.rows``); ``--attnio-store PATH``
    appends them to a sweep store at the end of the session, ``--attnio-report DIR`` writes a report of them.
 
@@ -80,11 +80,7 @@ def check_algorithm(
     spec = registry.get(name)
     res = ByoResult(name, [])
     cfgs = list(configs or default_configs(spec))
-    try:
-        bounds = sources.all_bounds()
-    except sources.SourceUnavailable as e:
-        bounds = None
-        res.notes.append(f"lower-bound checks skipped: {e.module} {e.why}")
+    bounds = sources.all_bounds()
     formula = costs.FORMULAS.get(spec.cost) if spec.cost else None
     if spec.cost and formula is None:
         res.problems.append(f"spec.cost={spec.cost!r} names no formula in bounds.costs.FORMULAS")
@@ -123,7 +119,7 @@ def check_algorithm(
             v = evaluate(claimed_upper, env)
             if io > v:
                 res.problems.append(f"{where}: measured {io} words > claimed upper bound {claimed_upper} = {float(v):.6g}")
-        for bnd in bounds or []:
+        for bnd in bounds:
             if bnd.kind == "lower" and sources.applicable(bnd, name, env, False):
                 v = sources.bound_value(bnd, env)
                 if v is not None:

@@ -1,6 +1,6 @@
 """The bounds catalog: every closed-form I/O bound of the seed papers, encoded once, with regime and provenance.
 
-Sources (theorem numbers are those of the versions read; see /work/shared/research notes):
+Sources (theorem numbers are those of the versions read):
 
 - Dao, Fu, Ermon, Rudra, Ré, *FlashAttention*, arXiv 2205.14135: Thm 2, Prop 3, Thm 5 ("FA");
 - Saha & Ye, *The I/O Complexity of Attention, or How Optimal is FlashAttention?*, arXiv 2402.07443 v1
@@ -15,6 +15,11 @@ every exact cost); the others are asymptotic only (Θ/Ω/O: the solver checks on
 itself. :func:`all_bounds` also gathers ``BOUNDS`` of :mod:`attnio.bounds.constants` (explicit constants) and
 :mod:`attnio.bounds.approx` (approximate attention).
 
+The regimes are defined here, once (:data:`SMALL`, :data:`LARGE`, :data:`FA_REGIME`, :data:`BEYOND` and the
+partition :data:`CACHE_REGIMES` a reader thinks in); the solver's claims and the report import them.
+Links are data: each bound lists the algorithms that attain it (``attained_by``), and each claim lists the
+bounds it is about (``about``, in :mod:`attnio.solver.claim_types`).
+
 >>> ids = [b.id for b in all_bounds()]
 >>> "sy.lemma3.4.explicit" in ids and "trivial.4Nd" in ids and "exact.flash2" in ids
 True
@@ -28,9 +33,10 @@ from fractions import Fraction
 
 from attnio.bounds import approx, constants
 from attnio.bounds.costs import FORMULAS
-from attnio.bounds.expr import Expr, free_symbols, log2, minimum, sqrt
+from attnio.bounds.expr import Expr, Rel, free_symbols, log2, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
 from attnio.bounds.types import Bound
+from attnio.errors import InvalidParameter
 
 # Matrix-multiplication dimensions (A is m×k, B is k×n), and the opaque I/O complexities of rectangular matrix
 # multiplication used by SY Lemmas 4.15–4.17 (not closed forms: functions of M only known asymptotically).
@@ -50,10 +56,25 @@ ANY_Q = "any algorithm computing every entry of QKᵀ, entries in F_q with q > N
 BIN = "any algorithm computing every entry of QKᵀ, binary entries (fast matrix multiplication allowed)"
 EXACT_ANY = "any exact attention algorithm (inputs start and outputs end in slow memory)"
 
+# The two shapes of Saha–Ye Thm 3.1: small cache N²d/√M, large cache N²d²/M (they meet at M = d²).
+SY_SMALL = N**2 * d / sqrt(M)
+SY_LARGE = N**2 * d**2 / M
+
 # The standard "scalar" (d ≤ M ≤ Nd) regime of FlashAttention Thm 2.
 FA_REGIME = (d <= M, M <= N * d)
-LARGE = (d**2 <= M, M <= N * d)
+# Saha–Ye's small cache (closed at M = d², where both shapes are equal) and large cache.
 SMALL = (M <= d**2,)
+LARGE = (d**2 <= M, M <= N * d)
+# Fast memory larger than one input matrix: the trivial 4Nd decides.
+BEYOND = (N * d < M,)
+
+# The cache regimes a reader thinks in, as a partition of all (N, d, M) with d ≤ N (claim
+# coverage.sy-regimes proves it): (name, how it reads, relations).
+CACHE_REGIMES: tuple[tuple[str, str, tuple[Rel, ...]], ...] = (
+    ("small cache", "M < d²", (M < d**2,)),
+    ("large cache", "d² ≤ M ≤ Nd", LARGE),
+    ("beyond", "M > Nd", BEYOND),
+)
 
 # Bounds that are explicit but are not I/O counts of attention (excluded from I/O consistency claims).
 NOT_IO = frozenset({"sy.lemma3.3.explicit"})
@@ -67,8 +88,8 @@ def _b(**kw) -> Bound:
 
 def seed_bounds() -> list[Bound]:
     """The literature entries (hand-written, one per theorem) and the derived trivial bound."""
-    sy_small = N**2 * d / sqrt(M)
-    sy_large = N**2 * d**2 / M
+    sy_small = SY_SMALL
+    sy_large = SY_LARGE
     return [
         # ------------------------------------------------------------------ trivial
         _b(
@@ -96,6 +117,7 @@ def seed_bounds() -> list[Bound]:
             provenance=f"{FA}, Theorem 2",
             status="paper",
             notes="Θ: also a lower bound for that one algorithm. Asymptotic only.",
+            attained_by=("standard",),
         ),
         _b(
             id="fa.thm2.flash",
@@ -107,6 +129,7 @@ def seed_bounds() -> list[Bound]:
             provenance=f"{FA}, Theorem 2",
             status="paper",
             notes="Θ for that algorithm; its exact count is exact.flash1 (leading constant 12).",
+            attained_by=("flash1", "flash1-fit", "flash2"),
         ),
         _b(
             id="fa.prop3",
@@ -119,6 +142,7 @@ def seed_bounds() -> list[Bound]:
             status="paper",
             notes="Argued only at M = Θ(Nd), where N²d²/M = Nd and the trivial bound applies; it says nothing "
             "for M ≪ Nd (Saha–Ye answer that).",
+            attained_by=("flash2", "kv_stationary", "split_v"),
         ),
         _b(
             id="fa.thm5.standard-backward",
@@ -152,6 +176,7 @@ def seed_bounds() -> list[Bound]:
             status="paper",
             notes="The paper states no range of M; it cannot hold for M ≫ Nd (below the trivial 4Nd), so the "
             "regime M ≤ Nd is ours. min = N²d/√M iff M ≤ d² (claim sy.min-branch.*).",
+            attained_by=("square_tiling", "flash2"),
         ),
         _b(
             id="sy.thm3.1.upper",
@@ -163,6 +188,7 @@ def seed_bounds() -> list[Bound]:
             expr=minimum(sy_small, sy_large),
             provenance=f"{SY}, Theorem 3.1",
             status="paper",
+            attained_by=("square_tiling", "flash2"),
         ),
         _b(
             id="sy.lemma3.3.explicit",
@@ -188,6 +214,7 @@ def seed_bounds() -> list[Bound]:
             expr=sy_large,
             provenance=f"{SY}, Lemma 3.4",
             status="paper",
+            attained_by=("flash2",),
         ),
         _b(
             id="sy.lemma3.4.explicit",
@@ -202,6 +229,7 @@ def seed_bounds() -> list[Bound]:
             provenance=f"{SY}, Lemmas 3.3/3.4 with Hong–Kung Lemma 2.8 (constants from the proof)",
             status="paper, constant derived here",
             doc="docs/bounds/saha-ye-lemma3.4-explicit.md",
+            attained_by=("flash2",),
         ),
         _b(
             id="sy.thm3.5",
@@ -214,6 +242,7 @@ def seed_bounds() -> list[Bound]:
             provenance=f"{SY}, Theorem 3.5",
             status="paper",
             notes="Its exact count is exact.square_tiling (≈ 8N²d/√M + N² + Nd + 2N when B divides N and d).",
+            attained_by=("square_tiling",),
         ),
         _b(
             id="sy.lemma3.6.hong-kung",
@@ -255,6 +284,7 @@ def seed_bounds() -> list[Bound]:
             expr=sy_small,
             provenance=f"{SY}, Theorem 3.7 (reduction from Lemma 3.6)",
             status="paper",
+            attained_by=("square_tiling",),
         ),
         # ------------------------------------------------------------------ Saha–Ye §4 (any algorithm)
         _b(
@@ -266,6 +296,8 @@ def seed_bounds() -> list[Bound]:
             expr=minimum(sy_large, N**2),
             provenance=f"{SY}, Theorem 4.8",
             status="paper",
+            attained_by=("flash2",),
+            notes="Met by flash2 for M ≥ d² (FlashAttention is optimal there even against fast matrix multiplication); for M < d² the N² branch is not attained by any schedule here.",
         ),
         _b(
             id="sy.thm4.8.explicit",
@@ -280,6 +312,7 @@ def seed_bounds() -> list[Bound]:
             provenance=f"{SY}, Theorem 4.8 with Lemmas 4.1, 4.6 and Theorem 4.4 (constants from the proof)",
             status="paper, constant derived here",
             doc="docs/bounds/saha-ye-thm4.8-explicit.md",
+            attained_by=("flash2",),
         ),
         _b(
             id="sy.thm4.14",
@@ -372,6 +405,7 @@ def exact_bounds() -> list[Bound]:
                 status="derived here",
                 doc=f.derivation,
                 notes="Equal to the two-level machine's measured count (tests/test_counts.py).",
+                attained_by=(name,),
             )
         )
     return out
@@ -383,6 +417,18 @@ def all_bounds() -> list[Bound]:
     ids = [b.id for b in out]
     assert len(ids) == len(set(ids)), "duplicate bound id"
     return out
+
+
+def by_id(bound_id: str) -> Bound:
+    """The catalog bound with this id; an unknown id raises InvalidParameter.
+
+    >>> by_id("sy.thm3.5").attained_by
+    ('square_tiling',)
+    """
+    for b in all_bounds():
+        if b.id == bound_id:
+            return b
+    raise InvalidParameter("bound", bound_id, "an id listed by `attnio bounds`")
 
 
 def explicit_io_lower_bounds() -> list[Bound]:

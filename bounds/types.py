@@ -31,6 +31,10 @@ class Bound:
     - ``slack``: additive slack, where the proof gives it (e.g. ``−M``).
     - ``provenance``: paper and theorem number, or ``"derived here"``; ``doc``: the docs page of a derivation.
     - ``status``: one of :data:`STATUSES`.
+    - ``attained_by``: names of the registered algorithms that attain the bound: for an upper bound, the
+      schedules that realise it; for a lower bound, the schedules whose exact cost meets it up to a constant
+      factor on its regime (or on the part its ``notes`` name); for ``exact.<name>``, that algorithm. The claims
+      about a bound name it in their ``about`` (solver side), so the links go both ways as data.
     """
 
     id: str
@@ -47,6 +51,7 @@ class Bound:
     doc: str | None = None
     notes: str = ""
     symbols: tuple[str, ...] = field(default=("N", "d", "M"))
+    attained_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind

@@ -40,10 +40,6 @@ from attnio.validate import check_int, check_real
 
 NUMERIC_MAX_N = 128  # real arithmetic up to here in the default grid; count-only above
 
-# Approximate algorithms take (eps, B). The ones whose registry spec says so, or these names.
-APPROXIMATE_NAMES = ("poly",)
-
-
 @dataclass(frozen=True, order=True)
 class Config:
     """One run: ``count_only`` runs skip the arithmetic (the counts are the same; there is no error figure)."""
@@ -81,9 +77,7 @@ class Grid:
 def is_approximate(name: str) -> bool:
     from attnio.algorithms import registry
 
-    spec = registry.REGISTRY.get(name)
-    # algorithms.run treats an algorithm as approximate when its tiling class prepares bounded inputs
-    return hasattr(getattr(spec, "tiling_cls", None), "prepare_inputs") or name in APPROXIMATE_NAMES
+    return registry.get(name).approximate
 
 
 def default_grid_dict() -> dict[str, Any]:
@@ -212,10 +206,4 @@ def _min_M(algorithm: str, N: int, d: int, dv: int) -> int:
     spec = registry.get(algorithm)
     if spec.audit:
         return 1  # audit mode runs whatever M; the overflow is the measurement
-    fn = getattr(spec.tiling_cls, "min_M", None)
-    if fn is None:
-        return 1
-    try:
-        return int(fn(N, d, dv) if spec.supports_dv else fn(N, d))
-    except TypeError:
-        return int(fn(N, d))
+    return int(spec.tiling_cls.min_M(N, d, dv))  # the tiling protocol (algorithms.registry.Tiling)

@@ -84,9 +84,19 @@ def _claim(
     concl: Formula,
     doc: str,
     kind: str = "derivation",
+    about: tuple[str, ...] | None = None,
 ) -> Implication:
-    """An :class:`~solver.claims.Implication` with id ``constants.<id>``; ``provenance`` names the docs step."""
-    return Implication(f"constants.{id}", kind, f"[{bound}] {statement}", tuple(hyps), concl, provenance=doc)
+    """An :class:`~solver.claims.Implication` with id ``constants.<id>``; ``provenance`` names the docs step.
+
+    ``about``: the catalog bounds the claim is about; by default the bound its label names (``B1`` ->
+    ``constants.b1``, see :data:`LABELS`)."""
+    if about is None:
+        about = (LABELS[bound],) if bound in LABELS else ()
+    return Implication(f"constants.{id}", kind, f"[{bound}] {statement}", tuple(hyps), concl, provenance=doc, about=about)
+
+
+# The label of each derived bound in claim statements -> its catalog id.
+LABELS = {"B1": "constants.b1", "B2": "constants.b2", "B3": "constants.b3"}
 
 
 def _sq(e: Expr) -> Expr:
@@ -264,6 +274,7 @@ STEP_CLAIMS: list[Implication] = [
         (r > 0, r <= 1, beta <= r * u),
         u * beta * _sq(1 + r) <= r * _sq(u + beta),
         "docs/constants.md#step-dv-2",
+        about=("constants.dv.narrow",),
     ),
     _claim(
         "dv.narrow.combine",
@@ -277,6 +288,7 @@ STEP_CLAIMS: list[Implication] = [
         ),
         16 * X1 * X2 * (1 + r) ** 4 <= _sq(r) * T**4,
         "docs/constants.md#step-dv-3",
+        about=("constants.dv.narrow",),
     ),
     _claim(
         "dv.narrow.pq",
@@ -285,6 +297,7 @@ STEP_CLAIMS: list[Implication] = [
         (p + q <= T,),
         4 * p * q <= _sq(T),
         "docs/constants.md#step-dv-3",
+        about=("constants.dv.narrow",),
     ),
     _claim(
         "dv.narrow.leading",
@@ -293,6 +306,7 @@ STEP_CLAIMS: list[Implication] = [
         (*_BASE, dv >= 1, N**2 * dv <= h * dv * _sq(2 * M) / (4 * _sq(d + dv))),
         h * M >= N**2 * _sq(d + dv) / M,
         "docs/constants.md#step-dv-4",
+        about=("constants.dv.narrow",),
     ),
     _claim(
         "dv.wide.leading",
@@ -301,6 +315,7 @@ STEP_CLAIMS: list[Implication] = [
         (*_BASE, dv >= 1, N**2 * dv <= h * M**2 / (4 * d)),
         h * M >= 4 * N**2 * d * dv / M,
         "docs/constants.md#step-dv-4",
+        about=("constants.dv.wide",),
     ),
 ]
 
@@ -342,6 +357,7 @@ def relax_claims() -> list[Implication]:
                 (*_BASE, *b.regime, M >= 8 * d**2),
                 b.expr <= cb * N**2 * d**2 / M,
                 "docs/constants.md#consistency",
+                about=(b.id,),
             )
         )
         out.append(
@@ -352,6 +368,7 @@ def relax_claims() -> list[Implication]:
                 (*_BASE, *b.regime, M <= 8 * d**2),
                 b.expr <= N**2 / 2,
                 "docs/constants.md#consistency",
+                about=(b.id,),
             )
         )
     return out
@@ -376,6 +393,7 @@ def consistency_claims() -> list[Implication]:
                 N**2 / 2 <= fm.io,
                 "docs/constants.md#consistency",
                 kind="consistency",
+                about=(f"exact.{name}",),
             )
         )
         for b in attention_lower_bounds():
@@ -390,6 +408,7 @@ def consistency_claims() -> list[Implication]:
                     cb * N**2 * d**2 / M <= fm.io,
                     "docs/constants.md#consistency",
                     kind="consistency",
+                    about=(b.id, f"exact.{name}"),
                 )
             )
     return out

@@ -2,40 +2,70 @@
 explicit lower bound, tightest constants and derived crossovers.
 
 Claims about cost formulas are generated from :data:`bounds.costs.FORMULAS` (with dv = d), so a new formula gets
-its ``wd.*``, ``trivial.*`` and ``consistency.*`` claims by itself; the ``tight.*`` and ``crossover.*`` claims
-are written for named algorithms and appear only when those formulas exist.
+its ``wd.*``, ``trivial.*`` and ``consistency.*`` claims by itself. Each ``tight.*`` claim is built from the
+catalog bound it tightens (:data:`TIGHTENS`: the bound's shape and regime), and names that bound and the exact
+cost in its ``about``; ``crossover.*`` claims are written for named algorithms. Regimes and the Saha–Ye shapes
+come from the catalog (:mod:`attnio.bounds.catalog`), where they are defined once.
 
 Id scheme: ``<topic>.<what>[.<algorithm>]``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
-from attnio.bounds.catalog import NOT_IO, explicit_io_lower_bounds, seed_bounds
+from attnio.bounds.catalog import (
+    CACHE_REGIMES,
+    FA_REGIME,
+    NOT_IO,
+    SMALL,
+    SY_LARGE,
+    SY_SMALL,
+    by_id,
+    explicit_io_lower_bounds,
+    seed_bounds,
+)
 from attnio.bounds.expr import Expr, Rel, eq, log2, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
 from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication, Tightest
 from attnio.solver.logic import All, Iff
 
 F = Fraction
-SY_SMALL = N**2 * d / sqrt(M)
-SY_LARGE = N**2 * d**2 / M
-FA_REGIME = (d <= M, M <= N * d)
 
-# Leading shape and regime of each named algorithm's tightest-constant claim: cost ≤ c·shape + 4·N·d there.
-# The additive 4Nd (the trivial bound's size) is fixed so that c is well defined.
-LEADING: dict[str, tuple[Expr, tuple[Rel, ...], str]] = {
-    "flash1": (SY_LARGE, FA_REGIME, "d ≤ M ≤ Nd (FlashAttention Thm 2)"),
-    "flash1-fit": (SY_LARGE, FA_REGIME, "d ≤ M ≤ Nd (FlashAttention Thm 2)"),
-    "flash2": (SY_LARGE, FA_REGIME, "d ≤ M ≤ Nd (FlashAttention Thm 2)"),
-    "kv_stationary": (SY_LARGE, FA_REGIME, "d ≤ M ≤ Nd"),
-    "split_v": (SY_LARGE, FA_REGIME, "d ≤ M ≤ Nd"),
-    "square_tiling": (SY_SMALL, (M <= d**2,), "M ≤ d² (Saha–Ye small cache)"),
-    "standard": (N**2, (3 * d**2 <= M,), "M ≥ 3d² (tiles as wide as d: FlashAttention Thm 2's Θ(Nd + N²))"),
+
+# The catalog bound each algorithm's tightest-constant claim tightens: cost ≤ c·shape + 4·N·d on the bound's
+# regime (and any extra hypotheses), where ``shape`` is the bound's expression unless given (the leading term of
+# a Θ(·) with a lower-order part, which the additive 4Nd absorbs). The additive 4Nd (the trivial bound's size)
+# is fixed so that c is well defined.
+@dataclass(frozen=True)
+class Tightens:
+    bound: str  # catalog id
+    shape: Expr | None = None  # None: the bound's expression
+    extra: tuple[Rel, ...] = ()  # hypotheses added to the bound's regime
+    where: str = ""  # how the regime reads
+
+
+TIGHTENS: dict[str, Tightens] = {
+    "flash1": Tightens("fa.thm2.flash", where="d ≤ M ≤ Nd (FlashAttention Thm 2)"),
+    "flash1-fit": Tightens("fa.thm2.flash", where="d ≤ M ≤ Nd (FlashAttention Thm 2)"),
+    "flash2": Tightens("fa.thm2.flash", where="d ≤ M ≤ Nd (FlashAttention Thm 2)"),
+    "kv_stationary": Tightens("fa.prop3", where="d ≤ M ≤ Nd (FlashAttention Prop 3)"),
+    "split_v": Tightens("fa.prop3", where="d ≤ M ≤ Nd (FlashAttention Prop 3)"),
+    "square_tiling": Tightens("sy.thm3.5", where="4 ≤ M ≤ d² (Saha–Ye Thm 3.5, small cache)"),
+    "standard": Tightens(
+        "fa.thm2.standard",
+        shape=N**2,
+        extra=(3 * d**2 <= M,),
+        where="3d² ≤ M ≤ Nd (tiles as wide as d: FlashAttention Thm 2's Θ(Nd + N²))",
+    ),
+}
+# The published loop and the io-optimal one, for realistic heads: the same bound on d ≥ 64, M ≥ 4d².
+LARGE_D: dict[str, Tightens] = {
+    name: Tightens("fa.thm2.flash", extra=(64 <= d, 4 * d**2 <= M), where="d ≥ 64 and 4d² ≤ M ≤ Nd (realistic heads)")
+    for name in ("flash1", "flash2")
 }
 ADDITIVE = 4 * N * d
-LARGE_D_VARIANTS = ("flash1", "flash2")
 
 
 def _formulas() -> dict:
@@ -63,7 +93,7 @@ def saha_ye_claims() -> list[Claim]:
             "sy.min-branch.small",
             "branch",
             "For M ≤ d², min(N²d/√M, N²d²/M) = N²d/√M (the small-cache branch).",
-            (M <= d**2,),
+            SMALL,
             eq(minimum(SY_SMALL, SY_LARGE), SY_SMALL),
             provenance=f"{P}, Thm 3.1",
         ),
@@ -107,6 +137,7 @@ def saha_ye_claims() -> list[Claim]:
             (2 <= N,),
             N**2 * d**2 / (M * log2(N) ** 2) <= SY_LARGE,
             provenance=f"{P}, Thm 4.14",
+            about=("sy.thm4.14",),
         ),
         Implication(
             "sy.thm4.14-branch",
@@ -115,6 +146,7 @@ def saha_ye_claims() -> list[Claim]:
             (2 <= N, d**2 <= M),
             eq(minimum(N**2 * d**2 / (M * log2(N) ** 2), N**2), N**2 * d**2 / (M * log2(N) ** 2)),
             provenance=f"{P}, Thm 4.14",
+            about=("sy.thm4.14",),
         ),
         Implication(
             "fa.prop3.at-Nd",
@@ -123,6 +155,7 @@ def saha_ye_claims() -> list[Claim]:
             (eq(M, N * d),),
             eq(SY_LARGE, N * d),
             provenance="Dao et al. 2205.14135, Prop 3",
+            about=("fa.prop3",),
         ),
         # derivation steps of the explicit constants (docs/bounds/saha-ye-*.md)
         Implication(
@@ -132,6 +165,7 @@ def saha_ye_claims() -> list[Claim]:
             (d**2 <= M,),
             4 * M**2 / d**2 + 4 * M <= 8 * M**2 / d**2,
             provenance="docs/bounds/saha-ye-lemma3.4-explicit.md",
+            about=("sy.lemma3.4", "sy.lemma3.4.explicit"),
         ),
         Implication(
             "sy.lemma3.4.step-io",
@@ -140,6 +174,7 @@ def saha_ye_claims() -> list[Claim]:
             (d**2 <= M, N**2 / (4 * M**2 / d**2 + 4 * M) <= h),
             N**2 * d**2 / (8 * M) - M <= M * (h - 1),
             provenance="docs/bounds/saha-ye-lemma3.4-explicit.md",
+            about=("sy.lemma3.4", "sy.lemma3.4.explicit"),
         ),
         Implication(
             "sy.thm4.8.step-bstar",
@@ -148,6 +183,7 @@ def saha_ye_claims() -> list[Claim]:
             (minimum(d * sqrt(Bs / 2), Bs / 4) <= 2 * M,),
             Bs <= maximum(8 * M**2 / d**2, 8 * M),
             provenance="docs/bounds/saha-ye-thm4.8-explicit.md",
+            about=("sy.thm4.8", "sy.thm4.8.explicit"),
         ),
         Implication(
             "sy.thm4.8.step-io",
@@ -156,6 +192,7 @@ def saha_ye_claims() -> list[Claim]:
             (0 < Bs, Bs <= maximum(8 * M**2 / d**2, 8 * M), N**2 / Bs <= T),
             minimum(N**2 * d**2 / (8 * M), N**2 / 8) - M <= (T - 1) * M,
             provenance="docs/bounds/saha-ye-thm4.8-explicit.md",
+            about=("sy.thm4.8", "sy.thm4.8.explicit"),
         ),
     ]
 
@@ -167,7 +204,7 @@ def coverage_claims() -> list[Claim]:
             "Saha–Ye's regimes small (M < d²), large (d² ≤ M ≤ Nd) and beyond (M > Nd) partition all (N, d, M) "
             "with d ≤ N (for d > N the small and beyond regimes overlap).",
             (d <= N,),
-            (("small", (M < d**2,)), ("large", (d**2 <= M, M <= N * d)), ("beyond", (N * d < M,))),
+            tuple((name.split()[0], rels) for name, _, rels in CACHE_REGIMES),
             provenance="Saha & Ye §3, docs/model.md",
         ),
         Coverage(
@@ -356,47 +393,11 @@ def formula_claims() -> list[Claim]:
                     about=(lb.id, ub.id),
                 )
             )
-    # tightest constants, by name
-    for name, (shape, regime, where) in LEADING.items():
-        if name not in fs:
-            continue
-        f = fs[name]
-        out.append(
-            Tightest(
-                f"tight.{name}",
-                f"Least c with cost({name}) ≤ c·{shape} + 4Nd for all N, d, M with {where} where {name} runs "
-                "(ceilings included: small sizes set c).",
-                regime + f.valid,
-                f=f.io,
-                g=shape,
-                extra=ADDITIVE,
-                precision=F(1, 8),
-                hi=F(256),
-                provenance=f.derivation,
-                assume_defined=True,
-                about=(f"exact.{name}",),
-            )
-        )
-    for name in LARGE_D_VARIANTS:  # the published loop and the io-optimal one, for realistic heads
-        if name not in fs:
-            continue
-        f = fs[name]
-        out.append(
-            Tightest(
-                f"tight.{name}.large-d",
-                f"Least c with cost({name}) ≤ c·N²d²/M + 4Nd for d ≥ 64 and 4d² ≤ M ≤ Nd (realistic heads, large "
-                "cache): close to the leading constant.",
-                (64 <= d, 4 * d**2 <= M, M <= N * d) + f.valid,
-                f=f.io,
-                g=SY_LARGE,
-                extra=ADDITIVE,
-                precision=F(1, 64),
-                hi=F(64),
-                provenance=f.derivation,
-                assume_defined=True,
-                about=(f"exact.{name}",),
-            )
-        )
+    # tightest constants: each built from the catalog bound it tightens
+    for suffix, table, precision, hi in (("", TIGHTENS, F(1, 8), F(256)), (".large-d", LARGE_D, F(1, 64), F(64))):
+        for name, t in table.items():
+            if name in fs:
+                out.append(tight_claim(name, fs[name], t, suffix=suffix, precision=precision, hi=hi))
     # square tiling against FlashAttention, exact costs
     if "square_tiling" in fs and "flash2" in fs:
         st, fb = fs["square_tiling"], fs["flash2"]
@@ -421,6 +422,27 @@ def formula_claims() -> list[Claim]:
             )
         )
     return out
+
+
+def tight_claim(name: str, f, t: Tightens, *, suffix: str, precision: Fraction, hi: Fraction) -> Tightest:
+    """``tight.<name><suffix>``: the least c with cost(name) ≤ c·shape + 4Nd on the regime of the catalog bound
+    ``t.bound`` (plus ``t.extra``) where ``name`` runs; about that bound and ``exact.<name>``."""
+    b = by_id(t.bound)
+    shape = b.expr if t.shape is None else t.shape
+    return Tightest(
+        f"tight.{name}{suffix}",
+        f"Least c with cost({name}) ≤ c·{shape} + 4Nd for all N, d, M with {t.where} where {name} runs "
+        f"(tightens {b.id}; ceilings included: small sizes set c).",
+        tuple(b.regime) + t.extra + f.valid,
+        f=f.io,
+        g=shape,
+        extra=ADDITIVE,
+        precision=precision,
+        hi=hi,
+        provenance=f"{b.provenance}; {f.derivation}",
+        assume_defined=True,
+        about=(b.id, f"exact.{name}"),
+    )
 
 
 def _io_symbols(e: Expr) -> bool:

@@ -1,0 +1,85 @@
+"""The functions of attnio's public API that are more than a re-export (see :mod:`attnio` for the whole list).
+
+Each imports the layer it needs when called, so that ``import attnio`` (and so ``import attnio.errors``) stays
+cheap: the bounds catalog, the solver (z3) and the machine are loaded on first use only.
+
+>>> count("flash2", N=256, d=16, M=1024) == cost("flash2", N=256, d=16, M=1024)   # measured == formula
+True
+>>> bound("sy.thm3.5").kind
+'upper'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from attnio.counts import IOCount
+from attnio.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from attnio.bounds.types import Bound
+    from attnio.solver.claim_types import Claim
+    from attnio.solver.verify import Verdict
+
+
+def count(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None) -> IOCount:
+    """Words ``algorithm`` moves at (N, d, M[, d_v]), measured on the two-level machine without arithmetic.
+
+    Any N (count-only mode runs one representative block per block shape). The same type as :func:`cost`, so
+    ``count(...) == cost(...)`` reads "measured equals formula". Bad input raises
+    :class:`~attnio.errors.InvalidParameter`.
+    """
+    from attnio.algorithms.run import run
+
+    return run(algorithm, N=N, d=d, M=M, dv=dv, count_only=True).measurement.io
+
+
+def cost(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None) -> IOCount:
+    """Words ``algorithm`` moves at (N, d, M[, d_v]) by its exact cost formula (``attnio bounds`` lists them
+    as ``exact.<algorithm>``)."""
+    from attnio.bounds.costs import cost as _cost
+
+    return _cost(algorithm, N=N, d=d, M=M, dv=dv)
+
+
+def catalog() -> list[Bound]:
+    """Every bound of the catalog (lower and upper bounds of the papers, derived explicit bounds, exact costs),
+    sorted by id. Each :class:`~attnio.bounds.types.Bound` carries its statement, regime, expression,
+    provenance, the algorithms that attain it (``attained_by``) and the claims about it (see :func:`claims`)."""
+    from attnio.bounds.catalog import all_bounds
+
+    return sorted(all_bounds(), key=lambda b: b.id)
+
+
+def bound(bound_id: str) -> Bound:
+    """The catalog bound with this id (e.g. ``"sy.thm3.5"``); an unknown id raises InvalidParameter."""
+    from attnio.bounds.catalog import by_id
+
+    return by_id(bound_id)
+
+
+def claims(about: str | None = None) -> list[Claim]:
+    """Every claim the solver checks (plain data), or only those about the bound with id ``about``."""
+    from attnio.solver.claims import all_claims
+
+    out = all_claims()
+    if about is not None:
+        bound(about)  # an unknown bound id is an error, not an empty list
+        out = [c for c in out if about in c.about]
+    return out
+
+
+def verify(claim_ids: Iterable[str] | str | None = None, *, solver: str = "z3") -> list[Verdict]:
+    """Prove claims with z3 (``solver="cvc5"``, or ``"both"`` for a cvc5 re-check) and return their verdicts.
+
+    ``claim_ids``: one id, several, or None for every claim (minutes). A verdict's ``status`` is ``proved``
+    only when the negation is unsat for every parameter of the claim's regime; unknown is never a pass.
+    """
+    from attnio.solver.verify import SOLVERS, verify_all
+
+    if solver not in SOLVERS:
+        raise InvalidParameter("solver", solver, "one of " + ", ".join(SOLVERS))
+    ids = [claim_ids] if isinstance(claim_ids, str) else claim_ids
+    return verify_all(ids, solver=solver)
+
