@@ -75,7 +75,13 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time the names load l
     from attnio.algorithms.run import run
     from attnio.api import bound, catalog, claims, cost, count, verify
     from attnio.counts import IOCount
-    from attnio.errors import AttnioError, CapacityExceeded, InvalidParameter, SlowMemoryViolation, Unsupported
+    from attnio.errors import (
+        AttnioError,
+        CapacityExceeded,
+        InvalidParameter,
+        SlowMemoryViolation,
+        Unsupported,
+    )
 
 
 def __getattr__(name: str) -> Any:

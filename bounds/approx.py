@@ -260,6 +260,7 @@ BOUNDS: tuple[Bound, ...] = (
         status="derived here",
         doc=f"{DOC}#stream",
         symbols=("N", "d", "M", "r"),
+        attained_by=("poly",),
     ),
     Bound(
         id="approx.poly.chunked.exact",
@@ -275,6 +276,7 @@ BOUNDS: tuple[Bound, ...] = (
         doc=f"{DOC}#chunked",
         notes="leading term ≈ 4Nrd²/M + 2Nd",
         symbols=("N", "d", "M", "r"),
+        attained_by=("poly",),
     ),
     Bound(
         id="approx.poly.tiled.exact",
@@ -290,6 +292,7 @@ BOUNDS: tuple[Bound, ...] = (
         doc=f"{DOC}#tiled",
         notes="leading term ≈ 4Nrd/√M + 2Nr when M < d²",
         symbols=("N", "d", "M", "r"),
+        attained_by=("poly",),
     ),
     Bound(
         id="approx.lower.trivial",

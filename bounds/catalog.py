@@ -36,6 +36,7 @@ from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import Expr, Rel, free_symbols, log2, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
 from attnio.bounds.types import Bound
+
 from attnio.errors import InvalidParameter
 
 # Matrix-multiplication dimensions (A is m×k, B is k×n), and the opaque I/O complexities of rectangular matrix

@@ -59,7 +59,6 @@ def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None
     verification runs claim by claim on the same executor (``workers``: as in :func:`reports.sweep.run_sweep`)."""
     import dataclasses
 
-    from attnio.reports import sources
     from attnio.reports.grid import default_grid
     from attnio.reports.sources import merge_verdicts, verification_tasks
     from attnio.reports.store import Store
@@ -69,22 +68,15 @@ def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None
 
     g = grid or default_grid()
     g = dataclasses.replace(g, configs=tuple(sorted({dataclasses.replace(c, count_only=True) for c in g.configs})))
-    out: dict[str, Any] = {"schema": SCHEMA, "attnio": __version__, "unavailable": []}
+    out: dict[str, Any] = {"schema": SCHEMA, "attnio": __version__}
     tasks = verification_tasks() if verify else []
-    if not isinstance(tasks, list):
-        out["unavailable"].append(tasks.module)
-        tasks = []
     store = Store(":memory:")
     s = run_sweep(g, store, workers=workers, progress=progress, side=tasks)
     io: dict[str, Any] = {}
     for r in store.rows():
         io[gate_key(r)] = {"reads": r["reads"], "writes": r["writes"]} if r["status"] == "ok" else {"error": r["error"]}
     out.update(io=io, formulas=_formulas())
-    for name, fn in (("bounds", _bounds), ("constants", _constants)):
-        try:
-            out[name] = fn()
-        except sources.SourceUnavailable as e:
-            out["unavailable"].append(e.module)
+    out.update(bounds=_bounds(), constants=_constants())
     if tasks:
         out["verdicts"] = {v["id"]: {"verdict": v["verdict"], "constant": v["constant"], "kind": v.get("kind", "")} for v in merge_verdicts(s.side)}
     return out
@@ -164,7 +156,7 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> GateResult:
                 Nt.append(f"{sect}: {len(cb)} entries, none in the baseline")
             continue
         if cb is None:
-            P.append(f"{sect}: section unavailable in this run ({', '.join(current.get('unavailable', [])) or 'not produced'})")
+            P.append(f"{sect}: section not produced in this run")
             continue
         for k in sorted(bb):
             if k not in cb:

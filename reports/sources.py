@@ -1,47 +1,28 @@
-"""Lazy access to the modules a report draws on, each behind one small function.
+"""The data a report draws on from the lower layers (bounds catalog, verifier, constants, approximate attention,
+pebbling), each behind one small function that turns it into plain, sortable, printable data.
 
-Each function imports its source when called. If that module is not there (yet), it raises
-:class:`SourceUnavailable` naming the module, and the report prints "section unavailable: <module> not
-built" instead of an empty section. Nothing else in ``reports`` imports these sources directly.
+Imports are static: a missing module is an import error, never a silently shorter report.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
+from dataclasses import asdict, is_dataclass
 from fractions import Fraction
 from typing import Any
 
-
-class SourceUnavailable(Exception):
-    def __init__(self, module: str, why: str = "not built") -> None:
-        self.module = module
-        self.why = why
-        super().__init__(f"{module} {why}")
-
-
-def _import(module: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        if e.name and (module == e.name or module.startswith(e.name + ".")):
-            raise SourceUnavailable(module) from None
-        raise
-
-
-def _attr(module: str, name: str) -> Any:
-    fn = getattr(_import(module), name, None)
-    if fn is None:
-        raise SourceUnavailable(module, f"has no {name}")
-    return fn
-
+from attnio.bounds import approx, catalog, constants
+from attnio.bounds.expr import Expr, Rel, evaluate, free_symbols, to_text
+from attnio.bounds.types import Bound
+from attnio.solver import claims, verify
+from attnio.solver.pebble import graphs, sandwich
 
 # bounds catalog ---------------------------------------------------------------------------------------
 
 
-def all_bounds() -> list[Any]:
-    """Every :class:`bounds.types.Bound` of the catalog, sorted by id."""
-    return sorted(_attr("attnio.bounds.catalog", "all_bounds")(), key=lambda b: b.id)
+def all_bounds() -> list[Bound]:
+    """Every :class:`~attnio.bounds.types.Bound` of the catalog, sorted by id."""
+    return sorted(catalog.all_bounds(), key=lambda b: b.id)
 
 
 def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: bool) -> bool:
@@ -49,8 +30,6 @@ def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: boo
 
     Lower and upper bounds apply to every exact algorithm (approximate ones only where the bound's model says
     "approx"); ``exact`` bounds apply only to the algorithm their model names (``"algorithm flash2"``)."""
-    from attnio.bounds.expr import free_symbols
-
     if not bound.explicit:
         return False
     if bound.kind == "exact" and bound.model != f"algorithm {algorithm}":
@@ -69,8 +48,6 @@ def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: boo
 
 
 def bound_value(bound: Any, env: dict[str, Any]) -> float | None:
-    from attnio.bounds.expr import evaluate
-
     try:
         v = evaluate(bound.expr, env)
     except (ZeroDivisionError, ValueError, OverflowError):
@@ -89,13 +66,12 @@ def verdicts() -> list[dict[str, Any]]:
 
 def claim_ids() -> list[str]:
     """The ids of every claim the verifier knows, so that they can be verified in parallel."""
-    return [c.id for c in _attr("attnio.solver.claims", "all_claims")()]
+    return [c.id for c in claims.all_claims()]
 
 
 def verify_ids(ids: list[str] | None) -> list[dict[str, Any]]:
     """Verdicts (plain dicts, sorted by id) of the given claims (all when None). Runs in a worker too."""
-    fn = _attr("attnio.solver.verify", "verify_all")
-    vs = fn() if ids is None else fn(ids)
+    vs = verify.verify_all(ids)
     out = []
     for v in vs:
         out.append(
@@ -113,34 +89,20 @@ def verify_ids(ids: list[str] | None) -> list[dict[str, Any]]:
     return sorted(out, key=lambda r: r["id"])
 
 
-def bound_of_claim(claim_id: str, bound_ids: list[str]) -> str | None:
-    """The bound a claim speaks about: the longest bound id that appears in the claim id as whole dotted
-    parts (``consistency.sy.lemma3.4.explicit.flash1`` -> ``sy.lemma3.4.explicit``).
-
-    >>> bound_of_claim("consistency.sy.lemma3.4.explicit.flash1", ["sy.lemma3.4", "sy.lemma3.4.explicit"])
-    'sy.lemma3.4.explicit'
-    """
-    c = f".{claim_id}."
-    hits = [b for b in bound_ids if f".{b}." in c]
-    return max(hits, key=len) if hits else None
-
-
 # constants, approximate attention, pebbling --------------------------------------------------------------
 
 
 def constants_table() -> list[dict[str, Any]]:
-    """Rows of the tight-constants table (issue 8) as plain dicts with sortable, printable values."""
-    fn = _attr("attnio.bounds.constants", "constants_table")
-    return [_plain(r) for r in fn()]
+    """Rows of the tight-constants table as plain dicts with sortable, printable values."""
+    return [_plain(r) for r in constants.constants_table()]
 
 
 def asymptotic_constants() -> dict[str, str]:
-    mod = _import("attnio.bounds.constants")
-    return {str(k): str(v) for k, v in getattr(mod, "ASYMPTOTIC", {}).items()}
+    return {str(k): str(v) for k, v in constants.ASYMPTOTIC.items()}
 
 
 def crossover_B(N: int, d: int, M: int, eps: float) -> Any:
-    return _attr("attnio.bounds.approx", "crossover_B")(N, d, M, eps)
+    return approx.crossover_B(N, d, M, eps)
 
 
 PEBBLE_MAX_STATES = 100_000  # a deterministic stop (a time limit would make the table depend on the machine)
@@ -149,8 +111,6 @@ PEBBLE_INSTANCES = (("attention", (2, 1)), ("matmul", (2, 2, 2)))
 
 def pebble_tasks() -> list[tuple[str, tuple[int, ...], int]]:
     """The sandwich instances, one (graph, sizes, M) per task: M from the least feasible to the trivial end."""
-    graphs = _import("attnio.solver.pebble.graphs")
-    _attr("attnio.solver.pebble.sandwich", "sandwich_rows")
     out = []
     for kind, sizes in PEBBLE_INSTANCES:
         g = getattr(graphs, kind)(*sizes)
@@ -161,9 +121,8 @@ def pebble_tasks() -> list[tuple[str, tuple[int, ...], int]]:
 
 def pebble_row(kind: str, sizes: tuple[int, ...], M: int) -> dict[str, Any]:
     """One sandwich row (plain data; the solver's timing dropped). Runs in a worker."""
-    fn = _attr("attnio.solver.pebble.sandwich", "sandwich_rows")
     kw = {"attention_sizes": (sizes,), "matmul_sizes": ()} if kind == "attention" else {"attention_sizes": (), "matmul_sizes": (sizes,)}
-    (row,) = fn(**kw, M_values=[M], time_limit_s=3600.0, max_states=PEBBLE_MAX_STATES)
+    (row,) = sandwich.sandwich_rows(**kw, M_values=[M], time_limit_s=3600.0, max_states=PEBBLE_MAX_STATES)
     row = dict(row)
     row.pop("seconds", None)
     return row
@@ -171,7 +130,6 @@ def pebble_row(kind: str, sizes: tuple[int, ...], M: int) -> dict[str, Any]:
 
 def trim_pebble_rows(rows: list[dict[str, Any]], trivial: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """Per instance, keep M up to the first row where OPT reaches the trivial bound (as sandwich_rows does)."""
-    graphs = _import("attnio.solver.pebble.graphs")
     out, done = [], set()
     for r in rows:
         inst = r["instance"]
@@ -204,9 +162,7 @@ def _plain(r: Any) -> dict[str, Any]:
         d = dict(r)
     elif hasattr(r, "_asdict"):
         d = r._asdict()
-    elif hasattr(r, "__dataclass_fields__"):
-        from dataclasses import asdict
-
+    elif is_dataclass(r):
         d = asdict(r)
     else:
         d = dict(vars(r))
@@ -220,26 +176,25 @@ def _cell(v: Any) -> Any:
         return float(f"{v:.6g}")
     if isinstance(v, int | str | bool) or v is None:
         return v
-    try:
-        from attnio.bounds.expr import Expr, Rel, to_text
-
-        if isinstance(v, Expr):
-            return to_text(v)
-        if isinstance(v, Rel):
-            return str(v)
-    except ImportError:
-        pass
+    if isinstance(v, Expr):
+        return to_text(v)
+    if isinstance(v, Rel):
+        return str(v)
     if isinstance(v, list | tuple):
         return ", ".join(str(_cell(x)) for x in v)
+    if isinstance(v, dict):  # e.g. the status of each constant: "constants.b1: derived here (…); …"
+        return "; ".join(f"{k}: {_cell(x)}" for k, x in v.items())
     return str(v)
 
 
-def verification_tasks() -> list[tuple[Callable[..., Any], tuple[Any, ...]]] | SourceUnavailable:
+def verification_tasks() -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
     """One side task per claim (``verify_ids([id])``), to run on the sweep's executor in parallel."""
-    try:
-        return [(verify_ids, ([cid],)) for cid in sorted(claim_ids())]
-    except SourceUnavailable as e:
-        return e
+    return [(verify_ids, ([cid],)) for cid in sorted(claim_ids())]
+
+
+def pebbling_tasks() -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:
+    """One side task per pebbling instance (:func:`pebble_row`)."""
+    return [(pebble_row, t) for t in pebble_tasks()]
 
 
 def merge_verdicts(results: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -24,8 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from attnio.reports import sources
     from attnio.reports.grid import default_grid, load_grid
-    from attnio.reports.report import make_report, pebbling_tasks
-    from attnio.reports.sources import merge_verdicts, verification_tasks
+    from attnio.reports.report import make_report
+    from attnio.reports.sources import merge_verdicts, pebbling_tasks, verification_tasks
     from attnio.reports.store import Store
     from attnio.reports.sweep import run_sweep
     from attnio.validate import check_int
@@ -35,11 +35,7 @@ def main(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     verdicts = pebbling = None
     vtasks = [] if args.no_verify else verification_tasks()
-    if not isinstance(vtasks, list):
-        verdicts, vtasks = vtasks, []  # the verifier is not built: the report says so
     ptasks = [] if args.no_pebbling else pebbling_tasks()
-    if not isinstance(ptasks, list):
-        pebbling, ptasks = ptasks, []
     tasks = vtasks + ptasks
 
     def split(side: list) -> None:

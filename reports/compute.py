@@ -1,0 +1,316 @@
+"""Computing: what the report says, as plain data (no text layout, no files).
+
+:class:`Context` is the input every section function gets (the sweep's rows, the verdicts, the pebbling rows).
+The functions here derive figures from it and from the lower layers: the best exact algorithm at a point, the
+cache regime of a configuration, the bounds that speak about each regime, the verdicts of the claims about each
+bound (from the claims' own ``about`` links), and the per-regime summary that opens the report.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from attnio.algorithms import registry
+from attnio.bounds import costs
+from attnio.bounds.catalog import CACHE_REGIMES, NOT_IO
+from attnio.bounds.expr import Rel, free_symbols
+from attnio.bounds.types import Bound
+from attnio.reports import sources
+
+APPROXIMATE = "approximate"
+OTHER = "other"
+# The regimes a reader thinks in: the cache partition of the catalog, then approximate attention, then the
+# bounds that are not about forward attention in (N, d, M) (backward pass, matrix multiplication, components).
+REGIME_NAMES: tuple[str, ...] = (*(name for name, _, _ in CACHE_REGIMES), APPROXIMATE, OTHER)
+REGIME_TITLES: dict[str, str] = {
+    **{name: f"{name}, {reads}" for name, reads, _ in CACHE_REGIMES},
+    APPROXIMATE: "approximate attention (error ≤ ε)",
+    OTHER: "other: backward pass, matrix multiplication and component bounds",
+}
+
+
+@dataclass
+class Context:
+    """What every section is computed from."""
+
+    rows: list[dict[str, Any]]  # every row of the sweep, sorted by key
+    verdicts: list[dict[str, Any]] | None  # None: verification not run
+    title_note: str = ""
+    pebbling: list[dict[str, Any]] | None = None  # None: not computed
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r.get("status") == "ok"]
+
+
+# algorithms -----------------------------------------------------------------------------------------------
+
+
+def exact_candidates() -> list[str]:
+    """Exact algorithms with a cost formula that respect M (audit-mode ones exceed it; auto is their argmin)."""
+    out = []
+    for name in registry.names():
+        spec = registry.get(name)
+        if spec.audit or name == "auto" or spec.approximate or not spec.cost or spec.cost not in costs.FORMULAS:
+            continue
+        out.append(name)
+    return out
+
+
+def best_exact(N: int, d: int, M: int, cands: list[str]) -> tuple[int, str] | None:
+    """(io, name) of the exact algorithm with the least I/O at (N, d, M) by the cost formulas."""
+    vals = []
+    for name in cands:
+        try:
+            vals.append((costs.cost(registry.get(name).cost, N=N, d=d, M=M).io_words, name))
+        except (ValueError, ZeroDivisionError):
+            continue
+    return min(vals) if vals else None
+
+
+def slope(xs: list[int], ys: list[int]) -> float:
+    """Least-squares slope of log y against log x."""
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(y) if y > 0 else 0.0 for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    den = sum((x - mx) ** 2 for x in lx)
+    return sum((x - mx) * (y - my) for x, y in zip(lx, ly, strict=True)) / den if den else float("nan")
+
+
+# regimes --------------------------------------------------------------------------------------------------
+
+
+def cache_regime(N: int, d: int, M: int) -> str:
+    """The cache regime (``small cache``, ``large cache``, ``beyond``) of one configuration with d ≤ N; for
+    d > N the first that holds."""
+    env = {"N": N, "d": d, "M": M}
+    for name, _, rels in CACHE_REGIMES:
+        if all(r.holds(env) for r in rels):
+            return name
+    raise AssertionError(f"no cache regime holds at {env}")  # the partition is proved (coverage.saha-ye)
+
+
+def row_regime(r: dict[str, Any]) -> str:
+    """The reader's regime of a sweep row: approximate for approximate algorithms, else its cache regime."""
+    return APPROXIMATE if r.get("eps") is not None else cache_regime(r["N"], r["d"], r["M"])
+
+
+# Probe points for "does a bound's regime meet a cache regime": d ≤ N, M from 1 to far beyond Nd, just either
+# side of M = d² and M = Nd but not on them (a closed regime such as M ≤ d² touches the large cache only at
+# M = d², where both shapes are equal: it is a small-cache bound).
+_PROBE_N = [2**k for k in range(1, 21, 3)]
+_PROBE_D = [1, 2, 4, 16, 64, 256]
+
+
+def _probe_points() -> list[dict[str, int]]:
+    out = []
+    for N in _PROBE_N:
+        for d in _PROBE_D:
+            if d > N:
+                continue
+            Ms = {2**k for k in range(0, 44, 2)} | {d * d - 1, d * d + 1, N * d - 1, N * d + 1, 4 * d * d, 8 * d * d}
+            for M in sorted(m for m in Ms if m >= 1 and m not in (d * d, N * d)):
+                for dv in sorted({max(1, d // 2), d, 2 * d}):
+                    out.append({"N": N, "d": d, "M": M, "dv": dv})
+    return out
+
+
+_PROBES = _probe_points()
+
+
+def _meets(bound_regime: tuple[Rel, ...], rels: tuple[Rel, ...]) -> bool:
+    for env in _PROBES:
+        try:
+            if all(r.holds(env) for r in rels) and all(r.holds(env) for r in bound_regime):
+                return True
+        except (ZeroDivisionError, ValueError, KeyError):
+            continue
+    return False
+
+
+def _approximate(name: str) -> bool:
+    spec = registry.REGISTRY.get(name)
+    return bool(spec and spec.approximate)
+
+
+def bound_regimes(b: Bound) -> list[str]:
+    """The reader's regimes a bound speaks about: approximate for approximate attention (its model, or an
+    approximate algorithm that attains it), ``other`` for bounds
+    not about forward attention I/O in (N, d, M); else every cache regime its own regime meets (on probe points
+    with d ≤ N, both sides of M = d² and M = Nd)."""
+    if "approx" in b.model.lower() or any(_approximate(a) for a in b.attained_by):
+        return [APPROXIMATE]
+    syms = {s.name for s in free_symbols(b.expr)}
+    for r in b.regime:
+        syms |= {s.name for s in free_symbols(r)}
+    if b.id in NOT_IO or "backward" in b.model or not syms <= {"N", "d", "M", "dv"}:
+        return [OTHER]
+    return [name for name, _, rels in CACHE_REGIMES if _meets(tuple(b.regime), rels)] or [OTHER]
+
+
+def bounds_by_regime(bounds: list[Bound]) -> dict[str, list[Bound]]:
+    """Each reader regime -> the bounds that speak about it (a bound appears under every regime it meets)."""
+    out: dict[str, list[Bound]] = {name: [] for name in REGIME_NAMES}
+    for b in sorted(bounds, key=lambda b: b.id):
+        for name in bound_regimes(b):
+            out[name].append(b)
+    return out
+
+
+# verdicts -------------------------------------------------------------------------------------------------
+
+
+def claims_by_bound(verdicts: list[dict[str, Any]], bound_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Verdicts grouped by the bounds each claim declares itself about (``Claim.about``)."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    known = set(bound_ids)
+    for v in verdicts:
+        for b in v.get("about") or ():
+            if b in known:
+                out[b].append(v)
+    return out
+
+
+def verdict_counts(vs: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for v in vs:
+        counts[v["verdict"]] += 1
+    return dict(counts)
+
+
+def verdict_text(verd: dict[str, list[dict[str, Any]]] | None, bound_id: str) -> str:
+    """``"3/3 proved"`` (and any other verdicts) for the claims about one bound."""
+    if verd is None:
+        return "verification not run"
+    vs = verd.get(bound_id, [])
+    if not vs:
+        return "no claim"
+    counts = verdict_counts(vs)
+    proved = counts.pop("proved", 0)
+    return f"{proved}/{len(vs)} proved" + "".join(f", {n} {k}" for k, n in sorted(counts.items()))
+
+
+# the summary ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PointBest:
+    """At one configuration: the schedule that moved the fewest words, and the best proved lower bound there."""
+
+    key: str  # N, d, M (and ε, B for approximate runs)
+    N: int
+    d: int
+    M: int
+    schedule: str
+    io: int
+    bound: str
+    bound_value: float
+
+    @property
+    def ratio(self) -> float:
+        return self.io / self.bound_value
+
+
+@dataclass(frozen=True)
+class RegimeSummary:
+    regime: str
+    configs: int  # sweep configurations in the regime (distinct points)
+    wins: dict[str, int]  # schedule -> points where it moved the fewest words
+    points: list[PointBest]  # points with a proved lower bound > 0
+    claims: dict[str, int]  # verdict -> claims about the regime's bounds
+    verified: bool
+
+    @property
+    def best_schedule(self) -> str | None:
+        return max(sorted(self.wins), key=lambda k: self.wins[k]) if self.wins else None
+
+    @property
+    def largest(self) -> PointBest | None:
+        """The point with the largest N (then d, M): the asymptotic end of the regime in this sweep."""
+        return max(self.points, key=lambda p: (p.N, p.d, p.M, p.key)) if self.points else None
+
+    @property
+    def median_ratio(self) -> float | None:
+        return statistics.median(p.ratio for p in self.points) if self.points else None
+
+
+def _audit(name: str) -> bool:
+    """Runs in audit mode (exceeds M as published). A row's algorithm may be unknown to this process (a user's
+    algorithm in a sweep store): not audit then."""
+    spec = registry.REGISTRY.get(name)
+    return bool(spec and spec.audit)
+
+
+def proved_lower_bounds(bounds: list[Bound]) -> list[Bound]:
+    """Explicit lower bounds a measured count can be divided by: not under review, about attention I/O."""
+    return [b for b in bounds if b.kind == "lower" and b.explicit and b.status != "under review" and b.id not in NOT_IO]
+
+
+def point_bests(ctx: Context, bounds: list[Bound]) -> dict[str, list[PointBest]]:
+    """Per reader regime, one :class:`PointBest` per configuration of the sweep (d_v = d) where some proved
+    lower bound is positive. The schedule is the least measured io among the algorithms run there (exact
+    algorithms in audit mode excluded: they exceed M)."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for r in ctx.ok:
+        if r["dv"] != r["d"] or _audit(r["algorithm"]):
+            continue
+        groups[(r["N"], r["d"], r["M"], r.get("eps"), r.get("B"))].append(r)
+    lows = proved_lower_bounds(bounds)
+    out: dict[str, list[PointBest]] = defaultdict(list)
+    for (N, d, M, eps, B), rs in sorted(groups.items(), key=lambda kv: tuple(-1 if x is None else x for x in kv[0])):
+        best = min(rs, key=lambda r: (r["io"], r["algorithm"]))
+        approx = eps is not None
+        env: dict[str, Any] = {"N": N, "d": d, "M": M, "dv": d}
+        if approx:
+            from fractions import Fraction
+
+            env.update(eps=Fraction(eps).limit_denominator(10**9), B=Fraction(B).limit_denominator(10**9))
+        vals = []
+        for b in lows:
+            if sources.applicable(b, best["algorithm"], env, approx):
+                v = sources.bound_value(b, env)
+                if v is not None and v > 0:
+                    vals.append((v, b.id))
+        if not vals:
+            continue
+        v, bid = max(vals, key=lambda t: (t[0], t[1]))
+        key = f"N={N} d={d} M={M}" + (f" ε={eps} B={B}" if approx else "")
+        out[row_regime(best)].append(PointBest(key, N, d, M, best["algorithm"], best["io"], bid, v))
+    return out
+
+
+def regime_summaries(ctx: Context, bounds: list[Bound]) -> list[RegimeSummary]:
+    """One :class:`RegimeSummary` per reader regime (the ``other`` group has no measured points and is left out)."""
+    pts = point_bests(ctx, bounds)
+    by_regime = bounds_by_regime(bounds)
+    verd = None if ctx.verdicts is None else claims_by_bound(ctx.verdicts, [b.id for b in bounds])
+    configs: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
+    wins: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for r in ctx.ok:
+        if r["dv"] == r["d"] and not _audit(r["algorithm"]):
+            groups[(r["N"], r["d"], r["M"], r.get("eps"), r.get("B"))].append(r)
+    for k, rs in groups.items():
+        best = min(rs, key=lambda r: (r["io"], r["algorithm"]))
+        reg = row_regime(best)
+        configs[reg].add(k)
+        wins[reg][best["algorithm"]] += 1
+    out = []
+    for name in REGIME_NAMES:
+        if name == OTHER:
+            continue
+        claims: dict[str, int] = defaultdict(int)
+        if verd is not None:
+            seen: set[str] = set()
+            for b in by_regime[name]:
+                for v in verd.get(b.id, []):
+                    if v["id"] not in seen:
+                        seen.add(v["id"])
+                        claims[v["verdict"]] += 1
+        out.append(RegimeSummary(name, len(configs[name]), dict(wins[name]), pts.get(name, []), dict(claims), verd is not None))
+    return out
