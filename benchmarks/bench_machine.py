@@ -1,4 +1,4 @@
-"""Machine benchmarks (issue 2 §7). Prints ratios measured in one run; asserts nothing.
+"""Machine benchmarks. Prints ratios measured in one run; asserts nothing.
 
     .venv/bin/python benchmarks/bench_machine.py [--repeat 3]
 

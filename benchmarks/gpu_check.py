@@ -1,4 +1,4 @@
-"""The GPU check of issue 7, in one run (called by benchmarks/gpu_check.sh; docs/gpu.md explains it).
+"""The GPU check, in one run (called by benchmarks/gpu_check.sh; docs/gpu.md explains it).
 
 Sections, each recorded in results.json whether it passes, fails or cannot run:
 
@@ -92,7 +92,7 @@ class Check:
         self.out = out
         self.start = _t0()
         self.budget_s = budget_s
-        self.results: dict[str, Any] = {"issue": 7, "sections": {}}
+        self.results: dict[str, Any] = {"check": "gpu", "sections": {}}
 
     def left_s(self) -> float:
         return self.budget_s - (_t0() - self.start)
@@ -559,7 +559,7 @@ def _parse_ncu_csv(text: str) -> list[dict[str, str]]:
 
 def summary(results: dict[str, Any]) -> str:
     S = results["sections"]
-    lines = ["# attnio GPU check (issue 7)", ""]
+    lines = ["# attnio GPU check", ""]
     e = S.get("env", {})
     if e.get("status") == "ok":
         lines.append(

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# attnio issue 7: the one prepared GPU check (≤ 8 minutes on an H200). Run from anywhere:
+# attnio: the one prepared GPU check (≤ 8 minutes on an H200). Run from anywhere:
 #     bash benchmarks/gpu_check.sh
 # It finds a Python that imports CuPy (installing the wheel that matches the driver's CUDA major version if
 # none does: from ./.whl/ when present, else from the package index), then runs benchmarks/gpu_check.py:

@@ -1,7 +1,6 @@
 """Explicit-constant lower bounds for attention in the large cache (derived here), and the constants table.
 
-Source: ``/work/shared/research/lower-bound-constants.md`` (§3–§4.5, §1.5), re-derived step by step in
-``docs/bounds/b1.md``, ``b2.md``, ``b3.md`` and ``docs/constants.md``. Every algebraic step is a z3 claim in
+Derived here, step by step, in ``docs/bounds/b1.md``, ``b2.md``, ``b3.md`` and ``docs/constants.md``. Every algebraic step is a z3 claim in
 :mod:`attnio.solver.claims_constants`; the combinatorial steps are argued in prose there (each step says which).
 
 - **B1** Q ≥ N²d²/M − M for M ≥ 2d² (QKᵀ faces only; recomputation allowed): "derived here".
@@ -32,7 +31,7 @@ from attnio.bounds.expr import evaluate, sqrt
 from attnio.bounds.symbols import M, N, d, dv, sym
 from attnio.bounds.types import Bound
 
-NOTE = "lower-bound-constants note (shared/research/lower-bound-constants.md)"
+NOTE = "docs/constants.md"  # the derivations of this module; each bound's own page is docs/bounds/b*.md
 CDAG = (
     "standard attention CDAG: each Q_iℓ·K_jℓ product its own vertex, summed by any tree into S_ij; a per-pair "
     "vertex A_ij depending on S_ij; each A_ij·V_jℓ' its own vertex, summed per output slot by any tree "
@@ -50,7 +49,7 @@ B1 = Bound(
     explicit=True,
     constant=Fraction(1),
     slack=-M,
-    provenance=f"derived here: Saha–Ye Lemma 3.3 counting sharpened by AM–GM and a shared 2M budget ({NOTE} §4.2)",
+    provenance=f"derived here: Saha–Ye Lemma 3.3 counting sharpened by AM–GM and a shared 2M budget (docs/bounds/b1.md)",
     status="derived here",
     doc="docs/bounds/b1.md",
     notes="robust (recomputation allowed). Tight for QKᵀ alone (hold M/d rows of Q, stream K).",
@@ -67,7 +66,7 @@ B2 = Bound(
     explicit=True,
     constant=Fraction(2),
     slack=-M,
-    provenance=f"derived here ({NOTE} §4.3)",
+    provenance=f"derived here (docs/bounds/b2.md)",
     status="derived here",
     doc="docs/bounds/b2.md",
     notes="robust (recomputation allowed). Stops at 2 because O accumulators cost no I/O to create.",
@@ -84,7 +83,7 @@ B3 = Bound(
     explicit=True,
     constant=Fraction(4),
     slack=-M,
-    provenance=f"derived here ({NOTE} §4.4)",
+    provenance=f"derived here (docs/bounds/b3.md)",
     status="under review",
     doc="docs/bounds/b3.md",
     notes="UNDER REVIEW: algebra machine-checked (constants.b3.*), slot accounting and Loomis–Whitney "
@@ -102,7 +101,7 @@ DV_NARROW = Bound(
     expr=N**2 * (d + dv) ** 2 / M,
     explicit=False,
     constant=Fraction(1),
-    provenance=f"derived here ({NOTE} §4.5)",
+    provenance=f"derived here ({NOTE})",
     status="under review",
     doc="docs/constants.md#dv",
     notes="Asymptotic (leading term) only; rests on B3's slot accounting. The per-segment maximisation with "
@@ -120,7 +119,7 @@ DV_WIDE = Bound(
     expr=4 * N**2 * d * dv / M,
     explicit=False,
     constant=Fraction(4),
-    provenance=f"derived here ({NOTE} §4.5)",
+    provenance=f"derived here ({NOTE})",
     status="under review",
     doc="docs/constants.md#dv",
     notes="Asymptotic (leading term) only; rests on B3's slot accounting (per-segment maximum (2M)²/(16d_k) by "

@@ -7,7 +7,7 @@ Figures (all exact, all deterministic, so the gate is strict):
 - ``formulas``: each exact cost formula, as :func:`bounds.expr.to_json` structures (never printed strings);
 - ``bounds``: each catalog bound: kind, expression and regime as ``to_json`` structures, its constant;
 - ``verdicts``: the z3 verdict of each claim, and the constant it proved;
-- ``constants``: the tight-constants table (issue 8).
+- ``constants``: the tight-constants table.
 
 :func:`compare` fails when an I/O count grows, a configuration or bound disappears, a proof is lost, a constant
 worsens (a lower-bound constant falls, an upper-bound constant rises) or a bound or formula changes. Falling

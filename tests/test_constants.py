@@ -1,4 +1,4 @@
-"""Tight constants (issue 8): the derived bounds B1, B2, B3, their machine-checked steps, their consistency with
+"""Tight constants: the derived bounds B1, B2, B3, their machine-checked steps, their consistency with
 every exact cost, the B3 ↔ flash2 gap, the COSMA counterexample, the per-segment check of the counting lemmas,
 and the constants table.
 
@@ -60,7 +60,7 @@ def test_the_catalog_gathers_these_bounds_without_duplicate_ids() -> None:
 
 
 def test_note_worked_numbers_for_b1_b2_b3() -> None:
-    # The research note's §5 table (computed there by plain arithmetic, independently of this code).
+    # Worked numbers computed by plain arithmetic, independently of this code.
     env = {"N": 65536, "d": 64, "M": 65536}
     assert int(evaluate(B1.expr, env)) == 268_369_920
     assert int(evaluate(B2.expr, env)) == 536_805_376

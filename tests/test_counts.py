@@ -98,7 +98,7 @@ def test_more_M_never_increases_measured_io(name: str, data: st.DataObject) -> N
 
 
 def test_square_tiling_matches_the_saha_ye_worked_number() -> None:
-    """Notes §4.3, row 2: N=1024, d=128, M=4096 → 17,958,912 words (computed there by hand)."""
+    """N=1024, d=128, M=4096 → 17,958,912 words (computed by hand, independently of the formula)."""
     assert count("square_tiling", N=1024, d=128, M=4096).io_words == 17_958_912
     # Row 3 (the crossover M = d²): 9,504,768.
     assert count("square_tiling", N=1024, d=64, M=4096).io_words == 9_504_768
@@ -113,7 +113,7 @@ def test_square_tiling_matches_saha_ye_closed_form_when_B_divides_N_and_d() -> N
 
 
 def test_flash1_matches_saha_ye_worked_numbers_plus_the_initialisation() -> None:
-    """Notes §4.3 give 2Nd + T_c(3Nd + 4N) without the N·d + 2N initialising writes, which the machine counts."""
+    """The hand count 2Nd + T_c(3Nd + 4N) leaves out the N·d + 2N initialising writes, which the machine counts."""
     for N, d, M, published in [(1024, 64, 16384, 3_342_336), (1024, 128, 4096, 51_118_080), (4096, 128, 65536, 51_904_512)]:
         assert count("flash1", N=N, d=d, M=M).io_words == published + N * d + 2 * N
 

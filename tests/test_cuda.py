@@ -125,7 +125,7 @@ def test_square_plan_words_equal_the_machine_count_per_array(N, d, M):
 
 @pytest.mark.parametrize("N,d,M", [(1024, 128, 4096), (1024, 64, 4096), (4096, 256, 16384)])
 def test_square_plan_matches_saha_ye_closed_form_when_B_divides(N, d, M):
-    """4N²d/B + N² + Nd + 2N (Saha–Ye notes §4.2), an independent formula, when B | N and B | d."""
+    """4N²d/B + N² + Nd + 2N (Saha–Ye Thm 3.5's count), an independent formula, when B | N and B | d."""
     p = L.square_tiling_plan(N, d, M)
     B = p.tiling.B
     assert N % B == 0 and d % B == 0

