@@ -87,12 +87,12 @@ def test_every_section_has_content(tmp_path: Path, no_verifier: None) -> None:
 
 def test_formula_check_table_reports_equality_per_algorithm(no_verifier: None) -> None:
     rows = _rows()
-    s = report.section_formula_check(report.Context(rows, None))
+    s = sections.section_formula_check(report.Context(rows, None))
     table = next(b for b in s.blocks if b[0] == "table")
     flash2 = next(r for r in table[2] if r[0] == "flash2")
     assert flash2[3] == f"{len(rows)}/{len(rows)}"
     rows[0]["io"] += 1  # a planted mismatch must show
-    s = report.section_formula_check(report.Context(rows, None))
+    s = sections.section_formula_check(report.Context(rows, None))
     flash2 = next(r for r in next(b for b in s.blocks if b[0] == "table")[2] if r[0] == "flash2")
     assert flash2[3] == f"{len(rows) - 1}/{len(rows)}"
 
