@@ -40,6 +40,11 @@ class Section:
         self.blocks.append(("fig", name, svg, caption))
         return self
 
+    def unavailable(self, what: str, why: str = "not available") -> Section:
+        """A bold line saying the section could not be produced and why (e.g. an optional dependency missing)."""
+        self.blocks.append(("p", f"**section unavailable: {what} {why}**"))
+        return self
+
 
 def fmt(x: Any) -> str:
     """The one format of a table cell."""
