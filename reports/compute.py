@@ -206,7 +206,7 @@ class PointBest:
     N: int
     d: int
     M: int
-    schedule: str
+    schedule: str  # the schedules that moved the fewest words there, joined by " = " when tied
     io: int
     bound: str
     bound_value: float
@@ -220,7 +220,7 @@ class PointBest:
 class RegimeSummary:
     regime: str
     configs: int  # sweep configurations in the regime (distinct points)
-    wins: dict[str, int]  # schedule -> points where it moved the fewest words
+    wins: dict[str, int]  # schedule -> points where it moved the fewest words (ties count for each)
     points: list[PointBest]  # points with a proved lower bound > 0
     claims: dict[str, int]  # verdict -> claims about the regime's bounds
     verified: bool
@@ -246,6 +246,14 @@ def _audit(name: str) -> bool:
     return bool(spec and spec.audit)
 
 
+def _fewest(rs: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+    """The row with the fewest words among runs of one configuration, and every algorithm that ties with it.
+    ``auto`` is left out: it runs the cheapest other algorithm, so it always ties with the winner."""
+    rs = [r for r in rs if r["algorithm"] != "auto"] or rs
+    best = min(rs, key=lambda r: (r["io"], r["algorithm"]))
+    return best, sorted(r["algorithm"] for r in rs if r["io"] == best["io"])
+
+
 def proved_lower_bounds(bounds: list[Bound]) -> list[Bound]:
     """Explicit lower bounds a measured count can be divided by: not under review, about attention I/O."""
     return [b for b in bounds if b.kind == "lower" and b.explicit and b.status != "under review" and b.id not in NOT_IO]
@@ -254,7 +262,7 @@ def proved_lower_bounds(bounds: list[Bound]) -> list[Bound]:
 def point_bests(ctx: Context, bounds: list[Bound]) -> dict[str, list[PointBest]]:
     """Per reader regime, one :class:`PointBest` per configuration of the sweep (d_v = d) where some proved
     lower bound is positive. The schedule is the least measured io among the algorithms run there (exact
-    algorithms in audit mode excluded: they exceed M)."""
+    algorithms in audit mode excluded: they exceed M; ties all named)."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for r in ctx.ok:
         if r["dv"] != r["d"] or _audit(r["algorithm"]):
@@ -263,7 +271,7 @@ def point_bests(ctx: Context, bounds: list[Bound]) -> dict[str, list[PointBest]]
     lows = proved_lower_bounds(bounds)
     out: dict[str, list[PointBest]] = defaultdict(list)
     for (N, d, M, eps, B), rs in sorted(groups.items(), key=lambda kv: tuple(-1 if x is None else x for x in kv[0])):
-        best = min(rs, key=lambda r: (r["io"], r["algorithm"]))
+        best, winners = _fewest(rs)
         approx = eps is not None
         env: dict[str, Any] = {"N": N, "d": d, "M": M, "dv": d}
         if approx:
@@ -280,7 +288,7 @@ def point_bests(ctx: Context, bounds: list[Bound]) -> dict[str, list[PointBest]]
             continue
         v, bid = max(vals, key=lambda t: (t[0], t[1]))
         key = f"N={N} d={d} M={M}" + (f" ε={eps} B={B}" if approx else "")
-        out[row_regime(best)].append(PointBest(key, N, d, M, best["algorithm"], best["io"], bid, v))
+        out[row_regime(best)].append(PointBest(key, N, d, M, " = ".join(winners), best["io"], bid, v))
     return out
 
 
@@ -296,10 +304,11 @@ def regime_summaries(ctx: Context, bounds: list[Bound]) -> list[RegimeSummary]:
         if r["dv"] == r["d"] and not _audit(r["algorithm"]):
             groups[(r["N"], r["d"], r["M"], r.get("eps"), r.get("B"))].append(r)
     for k, rs in groups.items():
-        best = min(rs, key=lambda r: (r["io"], r["algorithm"]))
+        best, winners = _fewest(rs)
         reg = row_regime(best)
         configs[reg].add(k)
-        wins[reg][best["algorithm"]] += 1
+        for a in winners:
+            wins[reg][a] += 1
     out = []
     for name in REGIME_NAMES:
         if name == OTHER:

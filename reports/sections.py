@@ -31,7 +31,7 @@ def section_summary(ctx: Context) -> Section:
     sums = compute.regime_summaries(ctx, bounds)
     s.p(
         "Per regime of the sweep: the schedules that moved the fewest words, with the share of configurations each "
-        "won (d_v = d; audit-mode schedules excluded), the best proved lower bound (the largest explicit lower bound not under "
+        "won (ties count for each; d_v = d; audit-mode schedules and auto, which runs the cheapest of the others, excluded), the best proved lower bound (the largest explicit lower bound not under "
         "review) at the configuration with the largest N, measured ÷ bound there and its median over the regime, "
         "and the z3 verdicts of the claims about the regime's bounds."
     )
@@ -47,7 +47,7 @@ def section_summary(ctx: Context) -> Section:
             r.configs,
             ", ".join(f"{a} {n}/{r.configs}" for a, n in sorted(r.wins.items(), key=lambda kv: (-kv[1], kv[0]))) or None,
             None if p is None else f"{p.bound} at {p.key}",
-            None if p is None else f"{p.ratio:.3g} ({p.schedule})",
+            None if p is None else f"{p.ratio:.3g} ({p.schedule})",  # the schedule(s) that measured p.io
             None if r.median_ratio is None else f"{r.median_ratio:.3g} over {len(r.points)}",
             claims,
         ])
