@@ -243,7 +243,7 @@ _add_bwd(
         valid=(M >= 4 * d + 3 * dv + 4,),
         blocks={"b": _bb2, "T_c": _Tbb2},
         derivation="docs/costs.md#flash2-bwd",
-        leading="4N²d·T_c/N with 2b² + (7d + 2)b ≈ M (dv = d): ≈ 28N²d²/M for M ≪ 25d², → 4N²d/√(M/2) for M ≫ 25d²",
+        leading="4N²d·⌈N/b⌉/N with 2b² + (7d + 2)b ≈ M (dv = d): ≈ 28N²d²/M for M ≪ 49d², → 4√2·N²d/√M for M ≫ 49d²",
     )
 )
 

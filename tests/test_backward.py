@@ -259,3 +259,22 @@ def test_bad_input_is_rejected_with_the_parameter_named() -> None:
         run_backward("flash2-bwd", Q, Q, Q, np.ones((3, 5)), M=100)
     with pytest.raises(Unsupported):
         train_step("poly", N=8, d=2, M=1000, count_only=True)
+
+
+def test_cli_training_step_json_holds_forward_backward_and_total(capsys: pytest.CaptureFixture) -> None:
+    from attnio.cli import main
+
+    assert main(["run", "flash2", "--backward", "--N", "4096", "--d", "64", "--M", "65536", "--count-only", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"forward", "backward", "total"}
+    assert (out["forward"]["algorithm"], out["backward"]["algorithm"]) == ("flash2", "flash2-bwd")
+    for part in ("forward", "backward", "total"):
+        assert {"reads", "writes", "io", "peak_fast_words"} <= set(out[part])
+    assert out["backward"]["io"] == backward_cost("flash2-bwd", N=4096, d=64, M=65536).io_words
+    assert out["total"]["io"] == out["forward"]["io"] + out["backward"]["io"]
+    assert main(["run", "standard", "--backward", "--N", "20", "--d", "4", "--M", "48"]) == 0
+    text = capsys.readouterr().out
+    assert "standard-bwd" in text and "total (training step)" in text and "dQ rel. error" in text
+    assert main(["run", "flash1-bwd", "--N", "20", "--d", "4", "--M", "48", "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert alone["algorithm"] == "flash1-bwd" and alone["overflowed"] is True
