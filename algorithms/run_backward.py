@@ -146,7 +146,7 @@ def run_backward(
             refs = attention_backward(q, k, v, do, scale=sc)
             base = abs(sc) * _amax(do) * _amax(v)
             mus = (base * _amax(k), base * _amax(q), _amax(do))
-            errs = {n: _rel(to_numpy(x), r, mu) for n, x, r, mu in zip(("dQ", "dK", "dV"), data, refs, mus)}
+            errs = {n: _rel(to_numpy(x), r, mu) for n, x, r, mu in zip(("dQ", "dK", "dV"), data, refs, mus, strict=True)}
     return BackwardResult(algorithm, N, d, dv, M, tiling, meas, data, errs, time.perf_counter() - t0, backend)
 
 

@@ -85,9 +85,18 @@ def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None
             out[name] = fn()
         except sources.SourceUnavailable as e:
             out["unavailable"].append(e.module)
+    for name, entries in _backward_entries().items():  # backward pass: same sections, keys of its own
+        if name in out:
+            out[name].update(entries)
     if tasks:
         out["verdicts"] = {v["id"]: {"verdict": v["verdict"], "constant": v["constant"], "kind": v.get("kind", "")} for v in merge_verdicts(s.side)}
     return out
+
+
+def _backward_entries() -> dict[str, Any]:
+    from attnio.reports.section_backward import gate_entries
+
+    return gate_entries()
 
 
 def _formulas() -> dict[str, Any]:

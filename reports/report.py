@@ -432,6 +432,7 @@ SECTIONS: list[Callable[[Context], Section]] = [
     section_flash1,
     section_pebbling,
     section_constants,
+    lambda ctx: __import__("attnio.reports.section_backward", fromlist=["fill"]).fill(Section("Backward pass and training step"), ctx.verdicts if isinstance(ctx.verdicts, list) else None),
     section_verification,
 ]
 

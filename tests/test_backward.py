@@ -38,7 +38,7 @@ def grad_errors(outs, Q, K, V, dO, scale=None) -> list[float]:
     refs = attention_backward(Q, K, V, dO, scale=scale)
     base = abs(sc) * np.max(np.abs(dO)) * np.max(np.abs(V))
     mus = (base * np.max(np.abs(K)), base * np.max(np.abs(Q)), float(np.max(np.abs(dO))))
-    return [rel_err(np.asarray(x), r, mu) for x, r, mu in zip(outs, refs, mus)]
+    return [rel_err(np.asarray(x), r, mu) for x, r, mu in zip(outs, refs, mus, strict=True)]
 
 
 def test_every_backward_schedule_with_a_formula_is_checked_here_and_the_forward_table_is_untouched() -> None:

@@ -35,7 +35,7 @@ def errors(outs, refs, Q, K, V, dO, scale) -> list[float]:
     mus = (base * np.max(np.abs(K)), base * np.max(np.abs(Q)), float(np.max(np.abs(dO))))
     return [
         float(np.max(np.abs(np.asarray(x) - r)) / max(float(np.max(np.abs(r))), 1e-3 * mu, 1e-300))
-        for x, r, mu in zip(outs, refs, mus)
+        for x, r, mu in zip(outs, refs, mus, strict=True)
     ]
 
 

@@ -66,7 +66,6 @@ def _main_backward(args: argparse.Namespace) -> int:
     """``attnio run <forward> --backward`` (a training step) and ``attnio run <name>-bwd`` (a backward alone)."""
     from attnio.algorithms.registry_backward import BACKWARD
     from attnio.algorithms.run_backward import run_backward, train_step
-
     from attnio.errors import InvalidParameter
 
     if args.eps is not None or args.B is not None:
