@@ -86,7 +86,7 @@ def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None
         except sources.SourceUnavailable as e:
             out["unavailable"].append(e.module)
     for name, entries in _backward_entries().items():  # backward pass: same sections, keys of its own
-        if name in out:
+        if name in out and (name != "io" or grid is None):  # its I/O rows belong to the default grid
             out[name].update(entries)
     if tasks:
         out["verdicts"] = {v["id"]: {"verdict": v["verdict"], "constant": v["constant"], "kind": v.get("kind", "")} for v in merge_verdicts(s.side)}
