@@ -278,3 +278,15 @@ def test_cli_training_step_json_holds_forward_backward_and_total(capsys: pytest.
     assert main(["run", "flash1-bwd", "--N", "20", "--d", "4", "--M", "48", "--json"]) == 0
     alone = json.loads(capsys.readouterr().out)
     assert alone["algorithm"] == "flash1-bwd" and alone["overflowed"] is True
+
+
+def test_cli_algorithms_backward_lists_the_backward_table_and_leaves_the_forward_listing_alone(capsys: pytest.CaptureFixture) -> None:
+    from attnio.algorithms import registry
+    from attnio.cli import main
+
+    assert main(["algorithms", "--backward", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == registry_backward.names()
+    assert all(r["reads"] for r in rows if r["name"] != "auto-bwd")
+    assert main(["algorithms", "--json"]) == 0
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)] == registry.names()
