@@ -39,23 +39,35 @@ def compulsory_io_words(N: int, d: int, dv: int | None = None) -> int:
 # Backward pass --------------------------------------------------------------------------------------------
 
 
-def attention_forward_saved(Q: object, K: object, V: object, scale: float | None = None) -> dict[str, np.ndarray]:
+def attention_forward_saved(
+    Q: object, K: object, V: object, scale: float | None = None, need: tuple[str, ...] | None = None
+) -> dict[str, np.ndarray]:
     """What a forward pass leaves in slow memory for its backward, in float64 on the host: the output ``O``,
     the logsumexp ``L`` (FlashAttention-2, Saha–Ye), the row max ``m`` and the row sum ``ell`` of exp(S − m)
-    (FlashAttention-1), the logits ``S`` and the probabilities ``P`` (standard attention).
+    (FlashAttention-1), the logits ``S`` and the probabilities ``P`` (standard attention). ``need``: the names
+    wanted besides O (default all); the N×N ones are kept only when asked for.
 
     >>> import numpy as np
     >>> s = attention_forward_saved(np.zeros((2, 1)), np.zeros((2, 1)), np.array([[1.0], [3.0]]))
     >>> s["O"].tolist(), s["ell"].tolist(), s["m"].tolist(), s["P"].tolist()
     ([[2.0], [2.0]], [2.0, 2.0], [0.0, 0.0], [[0.5, 0.5], [0.5, 0.5]])
     """
+    need = ("L", "m", "ell", "S", "P") if need is None else need
     q, k, v = (np.asarray(to_numpy(x), dtype=np.float64) for x in (Q, K, V))
-    s = (q @ k.T) * (1.0 / np.sqrt(q.shape[1]) if scale is None else scale)
-    m = s.max(axis=1)
-    e = np.exp(s - m[:, None])
-    ell = e.sum(axis=1)
-    p = e / ell[:, None]
-    return {"O": p @ v, "L": m + np.log(ell), "m": m, "ell": ell, "S": s, "P": p}
+    p = q @ k.T
+    p *= 1.0 / np.sqrt(q.shape[1]) if scale is None else scale
+    out: dict[str, np.ndarray] = {}
+    if "S" in need:
+        out["S"] = p.copy()
+    m = p.max(axis=1)
+    p -= m[:, None]
+    np.exp(p, out=p)
+    ell = p.sum(axis=1)
+    p /= ell[:, None]
+    out.update(O=p @ v, L=m + np.log(ell), m=m, ell=ell)
+    if "P" in need:
+        out["P"] = p
+    return out
 
 
 def attention_backward(
@@ -74,7 +86,7 @@ def attention_backward(
     """
     q, k, v, do = (np.asarray(to_numpy(x), dtype=np.float64) for x in (Q, K, V, dO))
     sc = 1.0 / np.sqrt(q.shape[1]) if scale is None else float(scale)
-    saved = attention_forward_saved(q, k, v, sc)
+    saved = attention_forward_saved(q, k, v, sc, need=("P",))
     p, o = saved["P"], saved["O"]
     dv = p.T @ do
     dp = do @ v.T

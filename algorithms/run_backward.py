@@ -132,7 +132,7 @@ def run_backward(
         shapes.update({s: (N,) if STAT_SHAPES[s] == "N" else (N, N) for s in names})
         ins = {k: m.input(k, v) for k, v in shapes.items()}
     else:
-        saved = attention_forward_saved(Q, K, V, sc)
+        saved = attention_forward_saved(Q, K, V, sc, need=names)
         arrays = {"Q": Q, "K": K, "V": V, "O": saved["O"] if O is None else O, "dO": dO}
         arrays.update({s: saved[s] for s in names})
         ins = {k: m.input(k, xp.asarray(v)) for k, v in arrays.items()}
