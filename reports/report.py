@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attnio.reports import section_backward as section_backward_module
 from attnio.reports import sources
 from attnio.reports.store import write_atomic
 
@@ -422,6 +423,11 @@ def section_verification(ctx: Context) -> Section:
     return s
 
 
+def section_backward(ctx: Context) -> Section:
+    """The backward pass and the training step: built by reports/section_backward.py."""
+    return section_backward_module.fill(Section("Backward pass and training step"), ctx.verdicts if isinstance(ctx.verdicts, list) else None)
+
+
 SECTIONS: list[Callable[[Context], Section]] = [
     section_summary,
     section_regime_map,
@@ -432,7 +438,7 @@ SECTIONS: list[Callable[[Context], Section]] = [
     section_flash1,
     section_pebbling,
     section_constants,
-    lambda ctx: __import__("attnio.reports.section_backward", fromlist=["fill"]).fill(Section("Backward pass and training step"), ctx.verdicts if isinstance(ctx.verdicts, list) else None),
+    section_backward,
     section_verification,
 ]
 

@@ -290,3 +290,21 @@ def test_cli_algorithms_backward_lists_the_backward_table_and_leaves_the_forward
     assert all(r["reads"] for r in rows if r["name"] != "auto-bwd")
     assert main(["algorithms", "--json"]) == 0
     assert [r["name"] for r in json.loads(capsys.readouterr().out)] == registry.names()
+
+
+def test_report_section_lists_the_backward_constants_and_the_training_step() -> None:
+    from attnio.reports.report import Section
+    from attnio.reports.section_backward import fill, gate_entries
+
+    verdicts = [{"id": "backward.tight.flash2-bwd", "verdict": "proved", "constant": "96"}]
+    s = fill(Section("Backward pass and training step"), verdicts)
+    tables = [b for b in s.blocks if b[0] == "table"]
+    text = " ".join(b[1] for b in s.blocks if b[0] == "p")
+    consts = next(t for t in tables if "flash2-bwd ÷ bound" in t[1])
+    assert len(consts[2]) == 6 and all(r[3] == "flash2-bwd" for r in consts[2])
+    assert any(t[2] == [["backward.tight.flash2-bwd", "proved", "96"]] for t in tables)
+    measured = next(t for t in tables if "= formula" in t[1])
+    assert all(r[5] == "yes" for r in measured[2])  # every measured count equals its formula
+    assert "ratio 1.158" in text
+    g = gate_entries()
+    assert set(g) == {"io", "formulas", "bounds", "constants"} and all(k.startswith("bwd:") for k in g["formulas"])
