@@ -127,7 +127,7 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
                 "backward exact cost, tightest constants (c in cost ≤ c·shape + 12Nd), the crossover, the training step.")
             s.table(["claim", "verdict", "constant"], sorted(vt))
     else:
-        s.p("Backward claims: verification not run here (`attnio verify --claim backward.` lists them).")
+        s.p("Backward claims: verification not run here (`attnio verify --list` lists them, ids `backward.*`).")
 
     # log-log slopes ---------------------------------------------------------------------------------------
     srows = []
