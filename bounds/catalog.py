@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from attnio.bounds import approx, constants
-from attnio.bounds.costs import FORMULAS
+from attnio.bounds import approx, backward, constants
+from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS
 from attnio.bounds.expr import Expr, Rel, free_symbols, log2, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
 from attnio.bounds.types import Bound
@@ -154,6 +154,7 @@ def seed_bounds() -> list[Bound]:
             expr=N * d + N**2,
             provenance=f"{FA}, Theorem 5",
             status="paper",
+            computation="backward",
         ),
         _b(
             id="fa.thm5.flash-backward",
@@ -164,6 +165,7 @@ def seed_bounds() -> list[Bound]:
             expr=sy_large,
             provenance=f"{FA}, Theorem 5",
             status="paper",
+            computation="backward",
         ),
         # ------------------------------------------------------------------ Saha–Ye §3 (standard MM)
         _b(
@@ -372,6 +374,7 @@ def seed_bounds() -> list[Bound]:
             expr=minimum((N**2 * d**2 + N * d**3) / M, (N**2 * d + N * d**2) / sqrt(M)),
             provenance=f"{LI}, main theorem (abstract level)",
             status="paper",
+            computation="backward",
             notes="Crossover at M = Θ(d²); no explicit constants were available.",
         ),
         _b(
@@ -383,14 +386,16 @@ def seed_bounds() -> list[Bound]:
             expr=minimum((N**2 * d**2 + N * d**3) / M, (N**2 * d + N * d**2) / sqrt(M)),
             provenance=f"{LI}, main theorem (abstract level)",
             status="paper",
+            computation="backward",
         ),
     ]
 
 
 def exact_bounds() -> list[Bound]:
-    """One ``exact.<name>`` entry per cost formula (with dv = d), generated from FORMULAS."""
+    """One ``exact.<name>`` entry per cost formula (with dv = d), generated from FORMULAS and BACKWARD_FORMULAS."""
     out = []
-    for name, f in sorted(FORMULAS.items()):
+    tables = [(FORMULAS, "forward"), (BACKWARD_FORMULAS, "backward")]
+    for name, f, computation in ((n, f, c) for table, c in tables for n, f in sorted(table.items())):
         g = f.with_dv_equal_d()
         out.append(
             Bound(
@@ -405,16 +410,18 @@ def exact_bounds() -> list[Bound]:
                 provenance="derived here",
                 status="derived here",
                 doc=f.derivation,
-                notes="Equal to the two-level machine's measured count (tests/test_counts.py).",
+                notes="Equal to the two-level machine's measured count (tests/test_counts.py, tests/test_backward.py).",
                 attained_by=(name,),
+                computation=computation,
             )
         )
     return out
 
 
 def all_bounds() -> list[Bound]:
-    """The whole catalog: seed entries, exact cost entries, explicit constants, approximate attention."""
-    out = seed_bounds() + exact_bounds() + list(constants.BOUNDS) + list(approx.BOUNDS)
+    """The whole catalog: seed entries, exact cost entries, explicit constants, approximate attention, the
+    backward pass."""
+    out = seed_bounds() + exact_bounds() + list(constants.BOUNDS) + list(approx.BOUNDS) + list(backward.BOUNDS)
     ids = [b.id for b in out]
     assert len(ids) == len(set(ids)), "duplicate bound id"
     return out
@@ -433,11 +440,11 @@ def by_id(bound_id: str) -> Bound:
 
 
 def explicit_io_lower_bounds() -> list[Bound]:
-    """Explicit lower bounds on attention I/O in (N, d, M): what every exact cost must respect."""
+    """Explicit lower bounds on the forward pass's I/O in (N, d, M): what every exact forward cost must respect."""
     return [
         b
         for b in all_bounds()
-        if b.kind == "lower" and b.explicit and b.id not in NOT_IO and set(_names(b.expr)) <= {"N", "d", "M"}
+        if b.kind == "lower" and b.explicit and b.computation == "forward" and b.id not in NOT_IO and set(_names(b.expr)) <= {"N", "d", "M"}
     ]
 
 

@@ -13,6 +13,7 @@ from attnio.bounds.expr import Expr, Rel
 
 KINDS = ("lower", "upper", "exact")
 STATUSES = ("paper", "paper, constant derived here", "derived here", "under review")
+COMPUTATIONS = ("forward", "backward")  # which pass of attention a bound speaks about
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class Bound:
     - ``slack``: additive slack, where the proof gives it (e.g. ``−M``).
     - ``provenance``: paper and theorem number, or ``"derived here"``; ``doc``: the docs page of a derivation.
     - ``status``: one of :data:`STATUSES`.
+    - ``computation``: ``"forward"`` (O from Q, K, V) or ``"backward"`` (dQ, dK, dV from Q, K, V, O, dO and the
+      forward's statistics); a bound is compared only with algorithms of the same computation.
     - ``attained_by``: names of the registered algorithms that attain the bound: for an upper bound, the
       schedules that realise it; for a lower bound, the schedules whose exact cost meets it up to a constant
       factor on its regime (or on the part its ``notes`` name); for ``exact.<name>``, that algorithm. The claims
@@ -52,8 +55,10 @@ class Bound:
     notes: str = ""
     symbols: tuple[str, ...] = field(default=("N", "d", "M"))
     attained_by: tuple[str, ...] = ()
+    computation: str = "forward"
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
+        assert self.computation in COMPUTATIONS, self.computation
         assert self.status in STATUSES, self.status
         assert self.status == "paper" or self.doc, f"{self.id}: a derived bound must point to its derivation"

@@ -59,6 +59,7 @@ def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None
     verification runs claim by claim on the same executor (``workers``: as in :func:`reports.sweep.run_sweep`)."""
     import dataclasses
 
+    from attnio.reports import section_backward
     from attnio.reports.grid import default_grid
     from attnio.reports.sources import merge_verdicts, verification_tasks
     from attnio.reports.store import Store
@@ -77,6 +78,9 @@ def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None
         io[gate_key(r)] = {"reads": r["reads"], "writes": r["writes"]} if r["status"] == "ok" else {"error": r["error"]}
     out.update(io=io, formulas=_formulas())
     out.update(bounds=_bounds(), constants=_constants())
+    for name, entries in section_backward.gate_entries().items():  # backward pass: same sections, keys of its own
+        if name in out and (name != "io" or grid is None):  # its I/O rows belong to the default grid
+            out[name].update(entries)
     if tasks:
         out["verdicts"] = {v["id"]: {"verdict": v["verdict"], "constant": v["constant"], "kind": v.get("kind", "")} for v in merge_verdicts(s.side)}
     return out

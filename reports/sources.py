@@ -30,7 +30,7 @@ def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: boo
 
     Lower and upper bounds apply to every exact algorithm (approximate ones only where the bound's model says
     "approx"); ``exact`` bounds apply only to the algorithm their model names (``"algorithm flash2"``)."""
-    if not bound.explicit:
+    if not bound.explicit or bound.computation != "forward":  # the sweep runs forward passes
         return False
     if bound.kind == "exact" and bound.model != f"algorithm {algorithm}":
         return False

@@ -9,6 +9,7 @@ from attnio.commands._common import print_json
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
+    p.add_argument("--backward", action="store_true", help="list the backward-pass schedules instead")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -16,10 +17,17 @@ def main(args: argparse.Namespace) -> int:
     from attnio.bounds import costs
     from attnio.bounds.expr import to_json, to_text
 
+    if args.backward:
+        from attnio.algorithms import registry_backward as registry  # same fields: name, summary, regime, audit, cost
+
+        formulas = costs.BACKWARD_FORMULAS
+        table = registry.BACKWARD
+    else:
+        formulas, table = costs.FORMULAS, registry.REGISTRY
     rows = []
     for name in registry.names():
-        spec = registry.REGISTRY[name]
-        f = costs.FORMULAS.get(spec.cost) if spec.cost else None
+        spec = table[name]
+        f = formulas.get(spec.cost) if spec.cost else None
         rows.append(
             {
                 "name": name,

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from attnio.bounds.catalog import all_bounds
+from attnio.bounds.expr import free_symbols
 from attnio.solver.pebble.graphs import attention, matmul
 from attnio.solver.pebble.solve import PebbleResult, solve
 
@@ -55,15 +57,9 @@ class Row:
 
 
 def _lower_entries(symbols: frozenset[str]):
-    try:
-        from attnio.bounds.catalog import all_bounds
-    except ModuleNotFoundError:  # the catalog is optional: fall back to the trivial bound below
-        return None
-    from attnio.bounds.expr import free_symbols
-
     out = []
     for b in all_bounds():
-        if b.kind != "lower":
+        if b.kind != "lower" or b.computation != "forward":  # the pebbled graphs are forward passes
             continue
         names = {s.name for s in free_symbols(b.expr)} | {s.name for r in b.regime for s in free_symbols(r)}
         if not names <= symbols or "approximate" in b.model:
@@ -125,11 +121,7 @@ def attention_row(N: int, d: int, M: int, *, tree: str = "balanced", time_limit_
     r = solve(g, M, recompute=True, time_limit_s=time_limit_s, max_states=max_states)
     inst = {"graph": "attention", "N": N, "d": d, "M": M, "tree": tree}
     env = {"N": N, "d": d, "M": M}
-    entries = _lower_entries(ATTENTION_SYMBOLS)
-    if entries is None:
-        explicit, shape = {"trivial.4Nd": 4 * N * d}, {}
-    else:
-        explicit, shape = _eval_bounds(entries, env)
+    explicit, shape = _eval_bounds(_lower_entries(ATTENTION_SYMBOLS), env)
     return _row(inst, r, explicit, shape, _costs(N, d, M))
 
 
@@ -137,7 +129,7 @@ def matmul_row(m: int, k: int, n: int, M: int, *, tree: str = "balanced", time_l
     g = matmul(m, k, n, tree=tree)
     r = solve(g, M, recompute=True, time_limit_s=time_limit_s, max_states=max_states)
     inst = {"graph": "matmul", "m": m, "k": k, "n": n, "M": M, "tree": tree}
-    entries = _lower_entries(MATMUL_SYMBOLS) or []
+    entries = _lower_entries(MATMUL_SYMBOLS)
     explicit, shape = _eval_bounds(entries, {"m": m, "k": k, "n": n, "M": M})
     explicit = {"trivial.io": m * k + k * n + m * n, **explicit}
     return _row(inst, r, explicit, shape, {})

@@ -1,0 +1,230 @@
+"""Explicit-constant lower bounds for the attention backward pass (derived here), and the backward constants
+table.
+
+The backward pass (FlashAttention, arXiv 2205.14135, Appendix B.2) computes dP = dO·Vᵀ, dS = P ∘ (dP − D),
+dV = PᵀdO, dQ = scale·dS·K, dK = scale·dSᵀ·Q; FlashAttention's backward schedules recompute S = scale·QKᵀ on
+chip. The bounds below use the segment technique of B1 (docs/bounds/b1.md), re-derived for the backward in
+docs/bounds/backward.md. Every algebraic step is a z3 claim in :mod:`attnio.solver.claims_backward` (B1's own
+claims where the algebra is B1's); the combinatorial steps are argued in prose there.
+
+- **BWD-dP** Q ≥ min(N²d²/M, N²/2) − M for every M, d_v = d: every backward that forms each
+  dP_ij = Σ_ℓ dO_iℓ·V_jℓ by a sum tree of its d products (B1's argument with (dO, V) in place of (Q, K), kept
+  with both endpoints). Applies to every schedule here. (= N²d²/M − M for M ≥ 2d².)
+- **BWD-SdP** Q ≥ min(4N²d²/M, N²/2) − M for every M, d_v = d (= 4N²d²/M − M for M ≥ 8d²): every backward
+  that recomputes S (each dS_ij depends,
+  through a per-pair vertex P_ij, on the S-tree of (Q_i, K_j), and on the dP-tree of (dO_i, V_j)). Applies to
+  flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd; not to standard-bwd and square_tiling-bwd, which
+  read the forward's P or S (for those only BWD-dP and the trivial bound speak).
+- **BWD-trivial** Q ≥ 7Nd (N ≥ 2, d_v = d): read Q, K, V, dO once, write dQ, dK, dV once.
+
+These are kept apart from :func:`attnio.bounds.catalog.all_bounds`, whose lower bounds speak about the forward
+pass (reports and checks apply them to every forward algorithm); :data:`BOUNDS` lists them.
+
+>>> from attnio.bounds.expr import evaluate
+>>> int(evaluate(BWD_SDP.expr, {"N": 4096, "d": 64, "M": 65536}))
+4128768
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+from attnio.bounds.costs import BACKWARD_FORMULAS
+from attnio.bounds.expr import evaluate, minimum
+from attnio.bounds.symbols import M, N, d
+from attnio.bounds.types import Bound
+
+BWD_CDAG = (
+    "standard backward CDAG (d_v = d): each dO_iℓ·V_jℓ product its own vertex, summed by any tree into dP_ij; "
+    "dS_ij depends on dP_ij (the rest of the graph may be anything; recomputation allowed; no fast matrix "
+    "multiplication)"
+)
+BWD_RECOMPUTE_CDAG = (
+    "backward CDAG with S recomputed (d_v = d): the S-tree of (Q_i, K_j) and the dP-tree of (dO_i, V_j) as sum "
+    "trees of their d products; a per-pair vertex P_ij depending on S_ij; dS_ij depending on P_ij and dP_ij "
+    "(recomputation allowed; no fast matrix multiplication)"
+)
+
+BWD_DP = Bound(
+    id="backward.bwd-dp",
+    statement="Every backward pass that forms dP = dO·Vᵀ by dot-product trees moves at least "
+    "min(N²d²/M, N²/2) − M words (d_v = d; recomputation allowed); N²d²/M − M when M ≥ 2d².",
+    kind="lower",
+    model=BWD_CDAG,
+    regime=(),
+    expr=minimum(N**2 * d**2 / M, N**2 / 2) - M,
+    explicit=True,
+    constant=Fraction(1),
+    slack=-M,
+    provenance="derived here: B1 (docs/bounds/b1.md) applied to the dP-trees of the backward",
+    status="derived here",
+    doc="docs/bounds/backward.md",
+    computation="backward",
+    notes="Applies to every backward schedule here (standard-bwd and square_tiling-bwd too: they form dP).",
+)
+
+BWD_SDP = Bound(
+    id="backward.bwd-sdp",
+    statement="Every backward pass that recomputes S = QKᵀ moves at least min(4N²d²/M, N²/2) − M words "
+    "(S-trees and dP-trees per pair, four input faces Q, dO, K, V; d_v = d; recomputation allowed); "
+    "4N²d²/M − M when M ≥ 8d².",
+    kind="lower",
+    model=BWD_RECOMPUTE_CDAG,
+    regime=(),
+    expr=minimum(4 * N**2 * d**2 / M, N**2 / 2) - M,
+    explicit=True,
+    constant=Fraction(4),
+    slack=-M,
+    provenance="derived here: the B1 segment argument with both trees of a pair (docs/bounds/backward.md)",
+    status="derived here",
+    doc="docs/bounds/backward.md",
+    computation="backward",
+    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). "
+    "flash2-bwd's leading constant is 16: the gap is 4 in leading order.",
+)
+
+BWD_TRIVIAL = Bound(
+    id="backward.trivial",
+    statement="Every exact backward pass moves at least 7Nd words (d_v = d, N ≥ 2): each word of Q, K, V and dO "
+    "is read and each word of dQ, dK, dV written at least once.",
+    kind="lower",
+    model="any exact attention backward pass (inputs start and outputs end in slow memory)",
+    regime=(2 <= N,),
+    expr=7 * N * d,
+    explicit=True,
+    constant=Fraction(7),
+    provenance="derived here",
+    status="derived here",
+    doc="docs/bounds/backward.md",
+    computation="backward",
+)
+
+BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL]
+
+# Which backward schedules each bound's model covers (standard-bwd and square_tiling-bwd read P or S).
+RECOMPUTES_S = frozenset({"flash1-bwd", "flash1-fit-bwd", "flash2-bwd", "flash2-square-bwd"})
+COVERS: dict[str, frozenset[str]] = {
+    BWD_DP.id: frozenset(BACKWARD_FORMULAS),
+    BWD_SDP.id: RECOMPUTES_S,
+    BWD_TRIVIAL.id: frozenset(BACKWARD_FORMULAS),
+}
+# Backward schedules whose working set exceeds M (run in audit mode): not candidates for "best schedule".
+OVERFLOWS = frozenset({"flash1-bwd"})
+
+# Proof steps (claim ids in solver/claims_backward.py; BWD-dP reuses B1's algebra, claims constants.b1.*).
+PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
+    BWD_DP.id: [
+        (1, "prose"),
+        (2, "prose"),
+        (3, "prose"),
+        (4, "constants.b1.amgm"),
+        (5, "constants.b1.endpoint"),
+        (6, "backward.dp.segment_max"),
+        (7, "backward.dp.rearrange"),
+        (8, "backward.dp.leading"),
+    ],
+    BWD_SDP.id: [
+        (1, "prose"),
+        (2, "prose"),
+        (3, "prose"),
+        (4, "backward.sdp.amgm"),
+        (5, "backward.sdp.endpoint"),
+        (6, "backward.sdp.segment_max"),
+        (7, "backward.sdp.rearrange"),
+        (8, "backward.sdp.best_R"),
+        (9, "backward.sdp.leading"),
+    ],
+}
+
+
+def best_lower_bound(N_: int, d_: int, M_: int, schedule: str | None = None) -> tuple[str, Fraction]:
+    """The largest backward lower bound at (N, d, M) (d_v = d) whose regime holds and, if ``schedule`` is
+    given, whose model covers it."""
+    env = {"N": N_, "d": d_, "M": M_, "dv": d_}
+    vals = {
+        b.id: evaluate(b.expr, env)
+        for b in BOUNDS
+        if all(r.holds(env) for r in b.regime) and (schedule is None or schedule in COVERS[b.id])
+    }
+    if not vals:
+        return "none", Fraction(0)
+    best = max(vals, key=lambda i: vals[i])
+    return best, vals[best]
+
+
+@dataclass(frozen=True)
+class BackwardRow:
+    N: int
+    d: int
+    M: int
+    best_schedule: str
+    best_schedule_words: int
+    best_schedule_constant: float  # words / (N²d²/M)
+    flash2_bwd_words: int
+    flash2_bwd_constant: float
+    best_bound: str
+    best_bound_words: float
+    best_bound_constant: float
+    ratio_flash2_bwd: float  # flash2-bwd ÷ best backward lower bound (covering flash2-bwd)
+    ratio_best: float  # best schedule ÷ best backward lower bound covering it
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(vars(self))
+
+
+def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = None) -> list[BackwardRow]:
+    """One row per point (default: the forward's constants-table points, d_v = d): the cheapest backward
+    schedule that fits M and flash2-bwd against the best backward lower bound that covers them.
+
+    >>> row = backward_constants_table(((65536, 128, 1048576),))[0]
+    >>> row.best_schedule, row.best_bound, 3.9 < row.ratio_flash2_bwd < 4.6
+    ('flash2-bwd', 'backward.bwd-sdp', True)
+    """
+    from attnio.bounds.constants import TABLE_POINTS
+
+    rows = []
+    for n, dd, mm in points or TABLE_POINTS:
+        env = {"N": n, "d": dd, "M": mm, "dv": dd}
+        unit = Fraction(n * n * dd * dd, mm)
+        costs = {}
+        for name, fm in BACKWARD_FORMULAS.items():
+            fd = fm.with_dv_equal_d()
+            if name in OVERFLOWS or not all(r.holds(env) for r in fd.valid):
+                continue
+            costs[name] = int(evaluate(fd.io, env))
+        best = min(costs, key=lambda a: (costs[a], a))
+        lb_id, lb = best_lower_bound(n, dd, mm, "flash2-bwd")
+        blb_id, blb = best_lower_bound(n, dd, mm, best)
+        f2 = costs["flash2-bwd"]
+        rows.append(
+            BackwardRow(
+                N=n,
+                d=dd,
+                M=mm,
+                best_schedule=best,
+                best_schedule_words=costs[best],
+                best_schedule_constant=float(costs[best] / unit),
+                flash2_bwd_words=f2,
+                flash2_bwd_constant=float(f2 / unit),
+                best_bound=lb_id,
+                best_bound_words=float(lb),
+                best_bound_constant=float(lb / unit),
+                ratio_flash2_bwd=float(f2 / lb),
+                ratio_best=float(costs[best] / blb),
+            )
+        )
+    return rows
+
+
+def proof_status(bound_id: str, verdicts: Mapping[str, str] | None = None) -> str:
+    """"k of n steps machine-checkable, …; p/k proved" for a backward bound."""
+    steps = PROOF_STEPS.get(bound_id)
+    if not steps:
+        return "no step list"
+    checked = [c for _, c in steps if c != "prose"]
+    s = f"{len(checked)} of {len(steps)} steps machine-checkable, {len(steps) - len(checked)} prose"
+    if verdicts is not None:
+        s += f"; {sum(verdicts.get(c) == 'proved' for c in checked)}/{len(checked)} proved"
+    return s
