@@ -91,7 +91,6 @@ def test_checker_fails_a_wrong_claim_and_a_wrong_formula_with_readable_lines(use
 
 def test_checker_in_process_reports_its_checks(monkeypatch: pytest.MonkeyPatch, user_dir: Path) -> None:
     from attnio.algorithms import registry
-    from attnio.errors import InvalidParameter
     from attnio.bounds import costs
 
     from attnio.pytest_plugin import check_algorithm
