@@ -8,7 +8,7 @@ from attnio.commands._common import print_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="machine-readable output (expressions as structural JSON)")
+    p.add_argument("--json", action="store_true", help='print one JSON object {"bounds": [...]} (expressions as structural JSON)')
 
 
 def rows() -> list[dict]:
@@ -42,7 +42,7 @@ def rows() -> list[dict]:
 def main(args: argparse.Namespace) -> int:
     rs = rows()
     if args.json:
-        print_json(rs)
+        print_json({"bounds": rs})
         return 0
     for r in rs:
         form = "explicit" if r["explicit"] else "asymptotic only"
