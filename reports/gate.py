@@ -275,10 +275,9 @@ def load_baseline(path: str | Path = BASELINE) -> dict[str, Any]:
     """Read and validate the whole baseline (:data:`attnio.reports.baseline_schema.BASELINE_SCHEMA`, with the
     ``jsonschema`` package) before anything else runs. Any problem is a :class:`BaselineError` naming the file
     and, for a malformed entry, its JSON path."""
+    from attnio.reports.baseline_schema import BASELINE_SCHEMA, MAX_DEPTH, too_deep
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
-
-    from attnio.reports.baseline_schema import BASELINE_SCHEMA, MAX_DEPTH, too_deep
 
     p = Path(path)
     fix = "restore it from git or rewrite it with `attnio gate --update`"

@@ -113,6 +113,7 @@ def test_registering_a_different_algorithm_under_a_taken_name_is_an_invalid_para
     import dataclasses
 
     from attnio.algorithms import registry
+
     from attnio.errors import InvalidParameter
 
     spec = registry.get("flash2")
