@@ -137,7 +137,10 @@ def load_grid(path: str | Path) -> Grid:
         raise InvalidParameter("grid", str(path), f"well-formed {p.suffix[1:].upper()} ({' '.join(str(e).split())})") from None
     except RecursionError:
         raise InvalidParameter("grid", str(path), "a grid object (this file is nested too deeply to be one)") from None
-    return grid_from_dict(data)
+    try:
+        return grid_from_dict(data)
+    except InvalidParameter as e:  # name the file too
+        raise InvalidParameter(f"{path}: {e.name}", e.value, e.valid) from None
 
 
 _BLOCK_KEYS = {"algorithms", "N", "d", "M", "dv", "seed", "eps", "B"}
