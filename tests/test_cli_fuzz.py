@@ -159,24 +159,46 @@ def check_contract(argv: list[str], rc: int, out: str, err: str) -> None:
 # argument vectors ------------------------------------------------------------------------------------------
 
 
+def mostly(valid, edge=st.sampled_from(EDGE), p_edge: float = 0.12):
+    """``valid`` values, and an edge or garbage value with probability ``p_edge``."""
+    return st.integers(0, 999).flatmap(lambda u: edge if u < 1000 * p_edge else valid)
+
+
+def chance(draw, p: float) -> bool:
+    """True with probability about ``p`` (an integer draw: Hypothesis's floats favour 0.0 and 1.0)."""
+    return draw(st.integers(0, 999)) < 1000 * p
+
+
 def _opt(draw, name: str, values, p_drop: float = 0.3) -> list[str]:
-    if draw(st.floats(0, 1)) < p_drop:
+    if chance(draw, p_drop):
         return []
     return [name, draw(values)]
 
 
 @st.composite
 def run_argv(draw) -> list[str]:
-    count_only = draw(st.floats(0, 1)) < 0.75
+    count_only = chance(draw, 0.75)
     # arithmetic only at small sizes, or at sizes a numeric run must refuse before allocating anything
-    size = st.one_of(SMALL, st.sampled_from(EDGE)) if count_only else st.one_of(
-        st.integers(-1, 24).map(str), st.sampled_from([v for v in EDGE if v not in ("2", "3", "1_000", "0x10", "1e3")]))
-    alg = draw(st.one_of(st.sampled_from(ALGORITHMS), st.sampled_from(["nope", "", "FLASH2"])))
+    if count_only:  # any size: counts need no arithmetic
+        size = mostly(st.one_of(st.integers(1, 64), st.integers(1, 10**6), st.sampled_from([2**20, 10**30, 10**400])).map(str))
+    else:
+        size = mostly(st.integers(1, 24).map(str), st.sampled_from(
+            [v for v in EDGE if v not in ("2", "3", "1_000", "0x10", "1e3")] + ["100000", "16777216", "8193"]))
+    alg = draw(mostly(st.sampled_from(ALGORITHMS), st.sampled_from(["nope", "", "FLASH2"]), 0.05))
     a = ["run", alg]
-    a += _opt(draw, "--N", size, 0.05) + _opt(draw, "--d", size, 0.05) + _opt(draw, "--M", st.one_of(SMALL, st.integers(50, 5000).map(str), st.sampled_from(EDGE)), 0.05)
-    a += _opt(draw, "--dv", size, 0.7) + _opt(draw, "--seed", st.one_of(SMALL, st.sampled_from(EDGE)), 0.6)
+    N, d = _opt(draw, "--N", size, 0), _opt(draw, "--d", size, 0)  # missing ones: other_argv
+    a += N + d
+    try:
+        dd = int(d[1])
+    except (IndexError, ValueError):
+        dd = 8
+    # M: often enough for every algorithm at this d (square tiling wants 4(d+1)²-ish), sometimes anything
+    lo = 8 * abs(dd) + 64
+    fits = st.integers(lo, lo + 8 * (abs(dd) + 2) ** 2) if abs(dd) < 10**6 else st.just(10**40)
+    a += _opt(draw, "--M", mostly(st.one_of(fits, fits, st.integers(1, 40), st.integers(10**5, 10**40)).map(str)), 0)
+    a += _opt(draw, "--dv", size, 0.7) + _opt(draw, "--seed", mostly(st.integers(0, 2**64).map(str)), 0.6)
     a += _opt(draw, "--backend", st.sampled_from(["numpy", "numpy", "cupy", "tpu"]), 0.7)
-    if alg == "poly" or draw(st.floats(0, 1)) < 0.1:
+    if alg == "poly" or chance(draw, 0.1):
         a += _opt(draw, "--eps", st.sampled_from(FLOATS), 0.2) + _opt(draw, "--B", st.sampled_from(FLOATS), 0.2)
     if count_only:
         a.append("--count-only")
@@ -185,17 +207,18 @@ def run_argv(draw) -> list[str]:
 
 @st.composite
 def pebble_argv(draw) -> list[str]:
-    size = st.one_of(TINY, st.sampled_from(["1", "2", "3", "12", "46", "47", "10000000000", "x", "-5", "0"]))
-    a = ["pebble"] + _opt(draw, "--N", size, 0.05) + _opt(draw, "--d", size, 0.05)
-    a += _opt(draw, "--M", st.one_of(st.integers(-1, 30).map(str), st.sampled_from(EDGE)), 0.05)
-    a += _opt(draw, "--graph", st.sampled_from(["attention", "matmul", "tree"]), 0.6)
+    size = mostly(st.integers(1, 3).map(str), st.sampled_from(["12", "46", "47", "10000000000", "x", "-5", "0"]), 0.2)
+    a = ["pebble"] + _opt(draw, "--N", size, 0) + _opt(draw, "--d", size, 0)
+    a += _opt(draw, "--M", mostly(st.integers(1, 40).map(str)), 0)
+    a += _opt(draw, "--graph", mostly(st.sampled_from(["attention", "matmul"]), st.just("tree")), 0.6)
     for k in ("--m", "--k", "--n"):
         a += _opt(draw, k, size, 0.85)
-    a += _opt(draw, "--tree", st.sampled_from(["balanced", "chain", "oak"]), 0.7)
-    a += _opt(draw, "--engine", st.sampled_from(["astar", "astar", "z3", "cpsat", "sat"]), 0.6)
-    a += _opt(draw, "--horizon", st.one_of(st.integers(-1, 12).map(str), st.sampled_from(["100000", "x"])), 0.5)
-    a += ["--time-limit", draw(st.sampled_from(["0.05", "0.1", "0.02", "0", "-1", "nan", "inf", "x"]))]  # never 60 s
-    a += _opt(draw, "--max-states", st.sampled_from(["1", "100", "0", "-3", "x"]), 0.7)
+    a += _opt(draw, "--tree", mostly(st.sampled_from(["balanced", "chain"]), st.just("oak")), 0.7)
+    a += _opt(draw, "--engine", mostly(st.sampled_from(["astar", "astar", "z3"]), st.sampled_from(["cpsat", "sat"])), 0.6)
+    a += _opt(draw, "--horizon", mostly(st.integers(1, 12).map(str), st.sampled_from(["100000", "x", "0", "-1"])), 0.4)
+    # never the default 60 s: at most 0.1 s, or a value that must be refused
+    a += ["--time-limit", draw(mostly(st.sampled_from(["0.05", "0.1", "0.02"]), st.sampled_from(["0", "-1", "nan", "inf", "x"]), 0.2))]
+    a += _opt(draw, "--max-states", mostly(st.sampled_from(["1", "100", "100000"]), st.sampled_from(["0", "-3", "x"])), 0.7)
     for flag in ("--no-recompute", "--schedule"):
         if draw(st.booleans()):
             a.append(flag)
@@ -205,14 +228,14 @@ def pebble_argv(draw) -> list[str]:
 @st.composite
 def sweep_argv(draw, files) -> list[str]:
     grids = files["grid"]
-    grid = draw(st.sampled_from([str(grids["not-json.json"].parent / "grid-good.json")] * 4 + [str(p) for p in grids.values()] + ["missing.json"]))
+    grid = draw(st.sampled_from([str(grids["not-json.json"].parent / "grid-good.json")] * 20 + [str(p) for p in grids.values()] + ["missing.json"]))
     stores = [str(p) for p in files["store"].values()]
-    store = draw(st.sampled_from(["new"] * 6 + stores))
+    store = draw(st.sampled_from(["new"] * 20 + stores))
     if store == "new":
         store = str(files["store"]["garbage"].parent / f"fuzz-{next(_store_ids)}.sqlite")
     a = ["sweep", "--grid", grid, "--store", store, "--no-progress"]
-    a += _opt(draw, "--workers", st.sampled_from(["0", "0", "0", "-1", "x", "1e3"]), 0.0)
-    a += _opt(draw, "--batch", st.sampled_from(["1", "2", "0", "-4", "x"]), 0.5)
+    a += _opt(draw, "--workers", mostly(st.just("0"), st.sampled_from(["-1", "x", "1e3"]), 0.2), 0.0)
+    a += _opt(draw, "--batch", mostly(st.sampled_from(["1", "2", "64"]), st.sampled_from(["0", "-4", "x"]), 0.2), 0.5)
     a += _opt(draw, "--scheduler", st.sampled_from(["nope", "host:8786", ""]), 0.85)
     return a
 
@@ -243,7 +266,7 @@ def argv_strategy(files):
     @st.composite
     def with_extras(draw) -> list[str]:
         a = draw(base)
-        if a and draw(st.floats(0, 1)) < 0.1:
+        if a and chance(draw, 0.05):
             a = a + draw(st.sampled_from(JUNK))
         if a and a[0] in ("run", "pebble", "sweep", "gate", "algorithms", "bounds") and draw(st.booleans()):
             a = a + ["--json"]
