@@ -159,7 +159,10 @@ def check_contract(argv: list[str], rc: int, out: str, err: str) -> None:
 # argument vectors ------------------------------------------------------------------------------------------
 
 
-def mostly(valid, edge=st.sampled_from(EDGE), p_edge: float = 0.12):
+EDGES = st.sampled_from(EDGE)
+
+
+def mostly(valid, edge=EDGES, p_edge: float = 0.12):
     """``valid`` values, and an edge or garbage value with probability ``p_edge``."""
     return PERCENT.flatmap(lambda u: edge if u < 100 * p_edge else valid)
 
