@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from attnio.counts import IOCount
-from attnio.errors import CapacityExceeded, SlowMemoryViolation
+from attnio.errors import CapacityExceeded, InvalidParameter, SlowMemoryViolation
 
 Index = slice | None
 
@@ -185,7 +185,8 @@ class Machine:
     def slow(self, name: str, shape: tuple[int, ...], *, role: str = "scratch", init: float | None = None) -> SlowArray:
         """Create a slow array. With ``init`` every word is written once (counted); without, it holds
         nothing yet and reading a word before it is stored is an error."""
-        assert role in ("scratch", "output"), role
+        if role not in ("scratch", "output"):
+            raise SlowMemoryViolation(f"{self.algorithm}: slow array {name!r} has role {role!r}; valid roles are 'scratch' and 'output'")
         shape = tuple(int(s) for s in shape)
         data = written = None
         if self.numeric:
@@ -204,7 +205,8 @@ class Machine:
         return arr
 
     def _add(self, arr: SlowArray) -> SlowArray:
-        assert arr.name not in self._arrays, f"slow array {arr.name!r} created twice"
+        if arr.name in self._arrays:
+            raise SlowMemoryViolation(f"{self.algorithm}: slow array {arr.name!r} created twice")
         self._arrays[arr.name] = arr
         return arr
 
@@ -245,7 +247,8 @@ class Machine:
 
     def store(self, block: FastBlock, arr: SlowArray, rows: Index = None, cols: Index = None) -> None:
         """Write a fast block to ``arr[rows, cols]``: one write per word. The block stays resident."""
-        assert block.live, f"store of a freed block {block.what}"
+        if not block.live:
+            raise SlowMemoryViolation(f"{self.algorithm}: stores block {block.what}, which was freed")
         if arr.role == "input":
             raise SlowMemoryViolation(f"{self.algorithm}: stores into input array {arr.name}")
         idx, shape = _region(arr, rows, cols)
@@ -266,7 +269,8 @@ class Machine:
     def free(self, *blocks: FastBlock) -> None:
         """Drop blocks from fast memory (no I/O)."""
         for b in blocks:
-            assert b.live, f"{self.algorithm}: block {b.what} freed twice"
+            if not b.live:
+                raise SlowMemoryViolation(f"{self.algorithm}: block {b.what} freed twice")
             b.live = False
             self.resident_words -= b.words
 
@@ -288,7 +292,8 @@ class Machine:
         In count-only mode one representative per tile shape is yielded, and every count made inside the loop
         body is multiplied by the number of tiles that shape stands for.
         """
-        assert size >= 1 and extent >= 0, (extent, size)
+        if size < 1 or extent < 0:
+            raise InvalidParameter("tiles(extent, size)", (extent, size), "extent >= 0 and size >= 1")
         full, rem = divmod(extent, size)
         if self.numeric:
             for t in range(full + (rem > 0)):
@@ -311,7 +316,10 @@ class Machine:
 
     def output_data(self, arr: SlowArray) -> Any:
         """The contents of a finished output array (numeric mode), for checking against a reference."""
-        assert arr.role == "output" and self.numeric
+        if not isinstance(arr, SlowArray) or arr.role != "output" or not self.numeric:
+            raise SlowMemoryViolation(
+                f"{self.algorithm}: the schedule's result {arr!r} is not an output slow array of a numeric run"
+            )
         return arr._data
 
     def finish(self) -> Measurement:
@@ -354,12 +362,17 @@ def _region(arr: SlowArray, rows: Index, cols: Index) -> tuple[tuple[slice, ...]
 
 
 def _bounds(arr: SlowArray, s: Index, n: int) -> tuple[int, int]:
+    """``s`` as ``(start, stop)`` with ``0 <= start < stop <= n``: never clipped, never empty (a clipped
+    index would count words that do not exist; an empty block moves nothing and hides a schedule's bug)."""
     if s is None:
         return 0, n
     start = 0 if s.start is None else s.start
-    stop = n if s.stop is None else min(s.stop, n)
-    if s.step not in (None, 1) or start < 0 or stop < start:
-        raise SlowMemoryViolation(f"unsupported index {s} into {arr.name}")
+    stop = n if s.stop is None else s.stop
+    if s.step not in (None, 1) or start < 0 or stop > n or stop <= start:
+        raise SlowMemoryViolation(
+            f"index {s.start}:{s.stop}" + ("" if s.step is None else f":{s.step}")
+            + f" into {arr.name} (extent {n}): valid is a non-empty start:stop with 0 <= start < stop <= {n}, step 1"
+        )
     return start, stop
 
 

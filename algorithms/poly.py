@@ -67,6 +67,7 @@ from typing import Any
 import numpy as np
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.poly_features import Budget, budget, features, rank
+from attnio.algorithms.reference import default_scale
 from attnio.bounds import approx as formulas
 
 from attnio.errors import InvalidParameter, Unsupported
@@ -103,13 +104,13 @@ class PolyTiling:
         params = dict(params or {})
         if "eps" not in params:
             raise InvalidParameter("eps", None, "0 < eps < 1: poly is approximate and needs an error target")
-        b = budget(params["eps"], params.get("B"), d, 1.0 / math.sqrt(d), params.get("beta"))
+        b = budget(params["eps"], params.get("B"), d, default_scale(d, None), params.get("beta"))
         return cls._with_budget(params.get("schedule", "auto"), N, d, M, b)
 
     @classmethod
     def build(cls, schedule: str, *, N: int, d: int, M: int, eps: float, B: float, beta: float | None = None) -> PolyTiling:
         """A tiling for a named schedule (``stream``, ``chunked``, ``tiled`` or ``auto``)."""
-        return cls._with_budget(schedule, N, d, M, budget(eps, B, d, 1.0 / math.sqrt(d), beta))
+        return cls._with_budget(schedule, N, d, M, budget(eps, B, d, default_scale(d, None), beta))
 
     @classmethod
     def for_degree(cls, schedule: str, *, N: int, d: int, M: int, g: int, h: float = 0.0) -> PolyTiling:
@@ -227,7 +228,7 @@ def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: PolyTiling
     N, d = Q.shape
     if V.shape[1] != d:
         raise Unsupported("poly needs d_v = d")
-    if not math.isclose(scale, 1.0 / math.sqrt(d), rel_tol=1e-12):
+    if not math.isclose(scale, default_scale(d, None), rel_tol=1e-12):
         raise Unsupported("poly chose its polynomial for scale 1/√d; other scales are not supported")
     phi = None
     if m.numeric:

@@ -117,7 +117,10 @@ def budget(eps: object, B: object, d: int, scale: float, beta: object = None) ->
         raise InvalidParameter("B", None, "B > 0: the bound on |entries| of V (and of Q, K unless beta is given)")
     B = check_real("B", B, gt=0)
     if beta is None:
-        beta_v, src = scale * d * B * B, "B"
+        try:
+            beta_v, src = scale * d * B * B, "B"
+        except OverflowError:  # d beyond float range: no degree reaches ε (degree_for says so)
+            beta_v, src = math.inf, "B"
     else:
         beta_v, src = check_real("beta", beta, gt=0), "beta"
     g, delta, h, beta_v = degree_for(eps, B, d, beta_v, name="B" if src == "B" else "beta")

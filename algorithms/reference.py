@@ -7,6 +7,8 @@ Saha–Ye's definition is ``scale=1``. The scale changes no count.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from attnio.algorithms.backend import to_numpy
 
@@ -27,7 +29,20 @@ def attention(Q: object, K: object, V: object, scale: float | None = None) -> np
 
 
 def default_scale(d: int, scale: float | None) -> float:
-    return 1.0 / float(np.sqrt(d)) if scale is None else float(scale)
+    """1/√d, or ``scale`` when given; defined for every integer d ≥ 1, Python ints beyond float range included
+    (count-only runs take any size).
+
+    >>> default_scale(4, None)
+    0.5
+    >>> abs(default_scale(10**400, None) / 1e-200 - 1) < 1e-12
+    True
+    """
+    if scale is not None:
+        return float(scale)
+    try:
+        return 1.0 / math.sqrt(d)
+    except OverflowError:  # d beyond float range (count-only runs of any size): 1/√d = exp(−½·ln d)
+        return math.exp(-0.5 * math.log(d))
 
 
 def compulsory_io_words(N: int, d: int, dv: int | None = None) -> int:

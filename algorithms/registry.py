@@ -59,7 +59,11 @@ REGISTRY: dict[str, AlgorithmSpec] = {}
 
 def register(spec: AlgorithmSpec) -> AlgorithmSpec:
     """Add ``spec`` to the table under ``spec.name`` (registering the same spec twice is allowed); returns it."""
-    assert spec.name not in REGISTRY or REGISTRY[spec.name] == spec, f"algorithm {spec.name} registered twice"
+    if spec.name in REGISTRY and REGISTRY[spec.name] != spec:
+        raise InvalidParameter(
+            "algorithm", spec.name, "a name not registered yet (registering the same spec again is allowed; "
+            "a different spec under a taken name is not): taken are " + ", ".join(sorted(REGISTRY))
+        )
     REGISTRY[spec.name] = spec
     return spec
 

@@ -13,7 +13,7 @@ from attnio.algorithms.machine import Machine, Measurement
 from attnio.algorithms.reference import attention, default_scale
 
 from attnio.errors import InvalidParameter, Unsupported
-from attnio.validate import check_choice, check_int
+from attnio.validate import check_choice, check_int, check_run_sizes, check_seed
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,7 @@ def run(
         raise InvalidParameter(k, params[k], f"not given: {algorithm} is exact (eps/B/beta are for approximate algorithms)")
     check_choice("backend", backend, ["numpy", "cupy"])
     M = check_int("M", M, min=1)
+    seed = check_seed(seed)
     t0 = time.perf_counter()
     if Q is not None or K is not None or V is not None:
         Q, K, V = _check_arrays(Q, K, V)
@@ -100,6 +101,9 @@ def run(
         N = check_int("N", N, min=1)
         d = check_int("d", d, min=1)
         dv = d if dv is None else check_int("dv", dv, min=1)
+        if dv != d and not spec.supports_dv:  # before anything is drawn
+            raise Unsupported(f"{algorithm} needs d_v = d (got d={d}, dv={dv})")
+        check_run_sizes(N, d, dv, count_only=count_only)
         xp = get_backend(backend)
         if not count_only and not approx:  # approximate algorithms draw bounded inputs (prepare_inputs below)
             rng = np.random.default_rng(seed)
@@ -115,11 +119,15 @@ def run(
         Qs, Ks, Vs = m.input("Q", (N, d)), m.input("K", (N, d)), m.input("V", (N, dv))
     else:
         Qs, Ks, Vs = m.input("Q", Q), m.input("K", K), m.input("V", V)
-    O = spec.schedule(m, Qs, Ks, Vs, tiling, default_scale(d, scale))
+    # overflow in float64 arithmetic is reported once, as an error naming its cause (_check_finite), not as
+    # NumPy warnings
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        O = spec.schedule(m, Qs, Ks, Vs, tiling, default_scale(d, scale))
     meas = m.finish()
     out = err = None
     if not count_only:
         out = m.output_data(O)
+        _check_finite(out, Q, K, default_scale(d, scale))
         if check:
             ref = attention(Q, K, V, scale=default_scale(d, scale))
             err = float(np.max(np.abs(to_numpy(out) - ref))) if ref.size else 0.0
@@ -129,6 +137,27 @@ def run(
 def count(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None, **kw: Any) -> Measurement:
     """Count-only run: the exact counts without arithmetic, for any N."""
     return run(algorithm, N=N, d=d, M=M, dv=dv, count_only=True, **kw).measurement
+
+
+def _check_finite(out: Any, Q: Any, K: Any, scale: float) -> None:
+    """Finite inputs can still give a NaN/Inf output: logits scale·q_i·k_j beyond float64's range (about
+    1.8e308) overflow, and the softmax of two infinite logits is NaN. Raise naming that cause."""
+    xp = namespace(out)
+    finite = xp.isfinite(out)
+    if bool(xp.all(finite)):
+        return
+    bad = int(out.size - int(finite.sum()))
+    with np.errstate(over="ignore"):
+        nq = float(np.max(np.linalg.norm(to_numpy(Q), axis=1)))
+        nk = float(np.max(np.linalg.norm(to_numpy(K), axis=1)))
+        bound = abs(scale) * nq * nk  # Cauchy–Schwarz: |scale·q_i·k_j| <= this
+    raise InvalidParameter(
+        "Q, K",
+        f"<inputs with max |q_i|·|k_j|·scale = {bound:.3g}: {bad} output entries are NaN/Inf>",
+        "inputs whose logits scale·q_i·k_j stay within float64's range (|logit| < 1.8e308; the logits overflowed)"
+        if not np.isfinite(bound) or bound > 1e300
+        else "inputs for which the schedule's float64 arithmetic stays finite",
+    )
 
 
 def _check_arrays(Q: Any, K: Any, V: Any) -> tuple[Any, Any, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from types import ModuleType
+from typing import NoReturn
 
 from attnio import __version__
 from attnio.commands import algorithms, bounds, gate, pebble, report, run, sweep, verify
@@ -24,8 +25,25 @@ COMMANDS: dict[str, tuple[ModuleType, str]] = {
 }
 
 
+class UsageError(Exception):
+    """A command line argparse refused: :func:`main` prints it as one line on stderr and returns 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr with a hint (not the usage block), and is returned
+    as exit code 2 by :func:`main` instead of exiting the interpreter."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: error: {one_line(message)} (see `{self.prog} --help`)")
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line (an error message that spans lines would break the one-line contract)."""
+    return " ".join(str(text).split())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="attnio", description="I/O bounds of attention, proved and measured.")
+    p = _Parser(prog="attnio", description="I/O bounds of attention, proved and measured.")
     p.add_argument("--version", action="version", version=f"attnio {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name, (mod, help_) in COMMANDS.items():
@@ -36,18 +54,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line ``argv``. Exit codes: 0 done; 1 a documented failure (a regression, an unproved
+    claim, the machine refusing a schedule); 2 bad input, on stderr as exactly one line."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as e:
+        print(e, file=sys.stderr)
+        return 2
     if not getattr(args, "_main", None):
-        parser.print_help()
+        commands = ", ".join(COMMANDS)
+        print(f"attnio: error: no command given; commands are {commands} (see `attnio --help`)", file=sys.stderr)
         return 2
     try:
         return int(args._main(args) or 0)
     except (InvalidParameter, Unsupported) as e:
-        print(f"attnio {args.command}: error: {e}", file=sys.stderr)
+        print(f"attnio {args.command}: error: {one_line(e)}", file=sys.stderr)
         return 2
     except AttnioError as e:
-        print(f"attnio {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"attnio {args.command}: {type(e).__name__}: {one_line(e)}", file=sys.stderr)
         return 1
 
 

@@ -96,3 +96,48 @@ def _range_text(name: str, lo: int | None, hi: int | None, *, integer: bool) -> 
     if hi is not None:
         return f"{kind}{name} <= {hi}"
     return f"{kind}{name}"
+
+
+# Sizes a numeric run (real arithmetic in this process's memory) can hold. The inputs and output are N×d and
+# N×d_v float64 arrays (Q, K, V, O, and the machine's copies); the float64 reference attention holds the N×N
+# score matrix. Count-only runs hold no array and take any size.
+NUMERIC_MAX_ND = 2**24  # words of one N×d (or N×d_v) array: 128 MiB of float64
+NUMERIC_MAX_N = 2**14  # the reference's N×N scores: 2 GiB of float64 (benchmarks/bench_poly.py checks N = 2^14)
+SEED_MAX = 2**64 - 1
+
+
+def check_run_sizes(N: int, d: int, dv: int, *, count_only: bool) -> None:
+    """Refuse, before anything is allocated, a numeric run whose arrays cannot be held in memory.
+
+    >>> check_run_sizes(10**30, 10**30, 10**30, count_only=True)
+    >>> check_run_sizes(4096, 64, 64, count_only=False)
+    >>> check_run_sizes(2**20, 64, 64, count_only=False)
+    Traceback (most recent call last):
+    attnio.errors.InvalidParameter: N·d=67108864 is invalid: valid range is N·max(d, dv) <= 16777216 for a numeric run (its float64 arrays are held in memory); use --count-only above N·d = 16777216
+    """
+    if count_only:
+        return
+    nd = N * max(d, dv)
+    if nd > NUMERIC_MAX_ND:
+        name, value = ("N·d", N * d) if d >= dv else ("N·dv", N * dv)
+        raise InvalidParameter(
+            name, value,
+            f"N·max(d, dv) <= {NUMERIC_MAX_ND} for a numeric run (its float64 arrays are held in memory); "
+            f"use --count-only above N·d = {NUMERIC_MAX_ND}",
+        )
+    if N > NUMERIC_MAX_N:
+        raise InvalidParameter(
+            "N", N,
+            f"N <= {NUMERIC_MAX_N} for a numeric run (the float64 reference holds the N×N scores); "
+            f"use --count-only above N = {NUMERIC_MAX_N}",
+        )
+
+
+def check_seed(seed: object) -> int | None:
+    """A seed of NumPy's generator: None or an integer 0 <= seed <= 2**64 - 1.
+
+    >>> check_seed(-1)
+    Traceback (most recent call last):
+    attnio.errors.InvalidParameter: seed=-1 is invalid: valid range is integer 0 <= seed <= 18446744073709551615
+    """
+    return None if seed is None else check_int("seed", seed, min=0, max=SEED_MAX)

@@ -170,9 +170,12 @@ def degree_for(
     >>> degree_for(1e-3, 0.25, 4)[0]   # β = 2·0.25² = 0.125; g = 2 gives δ ≤ 0.13³/3! ≈ 3.7e-4 ≤ 1e-3/1.001
     2
     """
-    beta_v = math.sqrt(d) * B * B if beta is None else float(beta)
+    try:
+        beta_v = math.sqrt(d) * B * B if beta is None else float(beta)
+    except OverflowError:  # d beyond float range
+        beta_v = math.inf
     target = eps / (4 * B + eps)  # 2δ/(1−δ)·B ≤ ε/2  ⟺  δ ≤ ε/(4B + ε)
-    for g in range(G_MAX + 1):
+    for g in range(G_MAX + 1 if math.isfinite(beta_v) else 0):
         delta, h = taylor_delta(g, beta_v)
         if delta <= target:
             return g, delta, h, beta_v

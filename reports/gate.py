@@ -268,21 +268,35 @@ def _short(x: Any, n: int = 160) -> str:
 
 
 def load_baseline(path: str | Path = BASELINE) -> dict[str, Any]:
+    """Read and validate the whole baseline (:data:`attnio.reports.baseline_schema.BASELINE_SCHEMA`, with the
+    ``jsonschema`` package) before anything else runs. Any problem is a :class:`BaselineError` naming the file
+    and, for a malformed entry, its JSON path."""
+    from attnio.reports.baseline_schema import BASELINE_SCHEMA, MAX_DEPTH, too_deep
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
     p = Path(path)
+    fix = "restore it from git or rewrite it with `attnio gate --update`"
     if not p.is_file():
         raise BaselineError(f"no baseline at {p}: create it on purpose with `attnio gate --update` and commit it")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise BaselineError(f"{p} cannot be read ({e.strerror or e})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BaselineError(f"{p} is not valid JSON ({e}); restore it from git or rewrite it with `attnio gate --update`") from None
+        raise BaselineError(f"{p} is not valid JSON ({e}); {fix}") from None
+    except RecursionError:
+        raise BaselineError(f"{p} is nested too deeply to be an attnio baseline; {fix}") from None
+    deep = too_deep(data)
+    if deep is not None:
+        raise BaselineError(f"{p}: {deep} is nested deeper than {MAX_DEPTH} levels, not an attnio baseline entry; {fix}")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("io"), dict):
-        raise BaselineError(f"{p} is not an attnio baseline (schema {SCHEMA} with an 'io' table); restore it from git or rewrite it with `attnio gate --update`")
-    for sect in SECTIONS:
-        if sect in data and not isinstance(data[sect], dict):
-            raise BaselineError(f"{p}: section '{sect}' is not a table; restore it from git or rewrite it with `attnio gate --update`")
-    for k, v in data["io"].items():
-        if not isinstance(v, dict) or not all(isinstance(v.get(w, 0), int) for w in ("reads", "writes")):
-            raise BaselineError(f"{p}: io entry {k!r} is malformed: {v!r}")
+        raise BaselineError(f"{p} is not an attnio baseline (schema {SCHEMA} with an 'io' table); {fix}")
+    err = best_match(Draft202012Validator(BASELINE_SCHEMA).iter_errors(data))
+    if err is not None:
+        msg = " ".join(err.message.split())
+        msg = msg if len(msg) <= 200 else msg[:199] + "…"
+        raise BaselineError(f"{p}: entry {err.json_path} is malformed: {msg}; {fix}")
     return data
 
 

@@ -110,7 +110,14 @@ def load_grid(path: str | Path) -> Grid:
     p = Path(path)
     if not p.is_file():
         raise InvalidParameter("grid", str(path), "an existing .json or .toml grid file")
-    text = p.read_text(encoding="utf-8")
+    if p.suffix not in (".json", ".toml"):
+        raise InvalidParameter("grid", str(path), "a file ending in .json or .toml")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidParameter("grid", str(path), f"a UTF-8 text file ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise InvalidParameter("grid", str(path), f"a readable file ({e.strerror or e})") from None
     try:
         if p.suffix == ".toml":
             import tomllib
@@ -121,8 +128,13 @@ def load_grid(path: str | Path) -> Grid:
         else:
             raise InvalidParameter("grid", str(path), "a file ending in .json or .toml")
     except (ValueError, TypeError) as e:  # JSONDecodeError and TOMLDecodeError are ValueErrors
-        raise InvalidParameter("grid", str(path), f"well-formed {p.suffix[1:].upper()} ({e})") from None
-    return grid_from_dict(data)
+        raise InvalidParameter("grid", str(path), f"well-formed {p.suffix[1:].upper()} ({' '.join(str(e).split())})") from None
+    except RecursionError:
+        raise InvalidParameter("grid", str(path), "a grid object (this file is nested too deeply to be one)") from None
+    try:
+        return grid_from_dict(data)
+    except InvalidParameter as e:  # name the file too
+        raise InvalidParameter(f"{path}: {e.name}", e.value, e.valid) from None
 
 
 _BLOCK_KEYS = {"algorithms", "N", "d", "M", "dv", "seed", "eps", "B"}
@@ -187,6 +199,8 @@ def import_modules(names: list[str] | tuple[str, ...]) -> None:
             importlib.import_module(name)
         except ImportError as e:
             raise InvalidParameter("imports", name, f"an importable module ({e})") from None
+        except Exception as e:  # the module itself fails while importing: name it, on one line
+            raise InvalidParameter("imports", name, f"a module that imports cleanly ({type(e).__name__}: {' '.join(str(e).split())})") from None
 
 
 def _list(b: dict[str, Any], k: str, where: str, required: bool = False) -> list[Any]:

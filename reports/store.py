@@ -26,6 +26,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from attnio.errors import InvalidParameter
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT NOT NULL UNIQUE,
@@ -34,16 +36,74 @@ CREATE TABLE IF NOT EXISTS results (
 """
 
 
+_HEADER = b"SQLite format 3\x00"
+
+
+class InvalidStore(InvalidParameter):
+    """The path given as a store is not an attnio results store (or cannot be opened as one). The file is
+    left as it was: nothing is written to it before it has passed :meth:`Store._check`."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.name, self.value = "store", path
+        self.valid = "an attnio results store (an SQLite file with one results(key, row) table) or a new path"
+        ValueError.__init__(self, f"{path} is not a valid attnio store ({reason}); it was left unchanged")
+
+
 class Store:
     def __init__(self, path: str | Path, timeout_s: float = 60.0) -> None:
         self.path = str(path)
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None)
-        self._retry(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
-        self._db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._retry(lambda: self._db.execute(SCHEMA))
+            self._check_path()
+        try:
+            self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None)
+        except sqlite3.Error as e:
+            raise InvalidStore(self.path, f"{type(e).__name__}: {e}") from None
+        try:
+            self._db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+            if self.path != ":memory:":
+                self._check()  # reads only: a file that is not a store is never written
+            self._retry(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._retry(lambda: self._db.execute(SCHEMA))
+        except sqlite3.DatabaseError as e:
+            self._db.close()
+            raise InvalidStore(self.path, f"{type(e).__name__}: {e}") from None
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _check_path(self) -> None:
+        p = Path(self.path)
+        if p.exists() and not p.is_file():
+            raise InvalidStore(self.path, "not a regular file")
+        if p.is_file():
+            try:
+                with open(p, "rb") as f:
+                    head = f.read(len(_HEADER))
+            except OSError as e:
+                raise InvalidStore(self.path, f"unreadable: {e.strerror or e}") from None
+            if head and head != _HEADER[: len(head)] or 0 < len(head) < len(_HEADER):
+                raise InvalidStore(self.path, "not an SQLite database file")
+        else:
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise InvalidStore(self.path, f"its folder cannot be created: {e.strerror or e}") from None
+
+    def _check(self) -> None:
+        """An existing file must be an intact SQLite database that is empty or holds exactly attnio's table."""
+        tables = self._retry(lambda: self._db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall())
+        if not tables:
+            return  # a new (or empty) database: the table is created next
+        names = sorted(n for n, _ in tables)
+        if names != ["results"]:
+            raise InvalidStore(self.path, "its tables are " + ", ".join(names) + ", not attnio's one results table")
+        cols = [r[1] for r in self._db.execute("PRAGMA table_info(results)")]
+        if cols != ["key", "row"]:
+            raise InvalidStore(self.path, f"its results table has columns {cols}, not [key, row]")
+        problems = [r[0] for r in self._retry(lambda: self._db.execute("PRAGMA quick_check(1)").fetchall())]
+        if problems != ["ok"]:
+            raise InvalidStore(self.path, "the database is damaged: " + " ".join(problems[0].split())[:200])
 
     def close(self) -> None:
         self._db.close()

@@ -145,7 +145,33 @@ def _run_batch(cfgs: list[dict[str, Any]], imports: tuple[str, ...] = ()) -> lis
 def _init_worker(imports: tuple[str, ...]) -> None:
     for v in _THREAD_VARS:  # before numpy is imported in this (spawned) worker: one thread per worker
         os.environ[v] = "1"
+    _exit_with_parent()
     import_modules(imports)
+
+
+PARENT_POLL_S = 0.2
+
+
+def _exit_with_parent() -> None:
+    """Exit this pool worker as soon as the sweep driver that spawned it dies (``kill -9`` included).
+
+    A worker blocks on the pool's call queue, whose pipe it holds both ends of, so it would never see the
+    driver go. A daemon thread polls :func:`os.getppid`: when the driver dies the worker is re-parented and
+    the thread ends the process at once (``os._exit``: nothing of the driver's is left to flush). Every row
+    already committed stays in the store; a batch in flight is simply redone by the next run. With the
+    workers gone, multiprocessing's resource tracker (kept alive only by their copies of its pipe) exits
+    too."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_POLL_S)
+            if os.getppid() != parent:
+                os._exit(70)
+
+    threading.Thread(target=watch, name="attnio-parent-watch", daemon=True).start()
 
 
 class _Serial(Executor):

@@ -17,6 +17,15 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
+# "nightly": the long run (ATTNIO_HYPOTHESIS_PROFILE=nightly), e.g. 1,000 command lines in tests/test_cli_fuzz.py.
+settings.register_profile(
+    "nightly",
+    max_examples=1000,
+    derandomize=False,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.register_profile("dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("ATTNIO_HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 

@@ -285,11 +285,11 @@ def test_cli_algorithms_backward_lists_the_backward_table_and_leaves_the_forward
     from attnio.cli import main
 
     assert main(["algorithms", "--backward", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["algorithms"]
     assert [r["name"] for r in rows] == registry_backward.names()
     assert all(r["reads"] for r in rows if r["name"] != "auto-bwd")
     assert main(["algorithms", "--json"]) == 0
-    assert [r["name"] for r in json.loads(capsys.readouterr().out)] == registry.names()
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)["algorithms"]] == registry.names()
 
 
 def test_report_section_lists_the_backward_constants_and_the_training_step() -> None:

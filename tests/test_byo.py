@@ -107,3 +107,17 @@ def test_checker_in_process_reports_its_checks(monkeypatch: pytest.MonkeyPatch, 
         sys.modules.pop("my_algo", None)
     assert res.ok, res.problems
     assert len(res.rows) == 3 and res.checks >= 3 * 2 + 3
+
+
+def test_registering_a_different_algorithm_under_a_taken_name_is_an_invalid_parameter() -> None:
+    import dataclasses
+
+    from attnio.algorithms import registry
+
+    from attnio.errors import InvalidParameter
+
+    spec = registry.get("flash2")
+    assert registry.register(spec) is spec  # the same spec again is allowed (re-import of a module)
+    with pytest.raises(InvalidParameter, match="not registered yet"):
+        registry.register(dataclasses.replace(spec, summary="another flash2"))
+    assert registry.get("flash2") is spec

@@ -83,7 +83,9 @@ def test_explicit_lower_bounds_are_below_every_exact_cost_on_a_grid():
 def test_cli_bounds_json_lists_the_catalog():
     out = subprocess.run([sys.executable, "-m", "attnio.cli", "bounds", "--json"], capture_output=True, text=True,
                          cwd=ROOT, check=True)
-    rows = json.loads(out.stdout)
+    obj = json.loads(out.stdout)
+    assert isinstance(obj, dict) and list(obj) == ["bounds"]  # one object, as README says of every --json
+    rows = obj["bounds"]
     assert {r["id"] for r in rows} == set(BY_ID)
     assert all(isinstance(r["expr_json"], list) for r in rows)
     assert Fraction(next(r for r in rows if r["id"] == "sy.lemma3.4.explicit")["constant"]) == Fraction(1, 8)

@@ -51,15 +51,35 @@ def test_missing_baseline_is_a_clear_error_exit_2(tmp_path: Path, grid_file: Pat
         (b'{"schema": 1, "io": {', "not valid JSON"),
         (b'{"schema": 99, "io": {}}', "not an attnio baseline"),
         (b"[1, 2, 3]", "not an attnio baseline"),
-        (b'{"schema": 1, "io": {"k": {"reads": "many"}}}', "malformed"),
-        (b'{"schema": 1, "io": {}, "bounds": [1]}', "section 'bounds'"),
+        (b'{"schema": 1, "io": {"k": {"reads": "many"}}}', "entry $.io.k is malformed"),
+        (b'{"schema": 1, "io": {"k": {"reads": "many", "writes": 2}}}', "entry $.io.k.reads is malformed"),
+        (b'{"schema": 1, "io": {"k": {}}}', "entry $.io.k is malformed"),
+        (b'{"schema": 1, "io": {}, "bounds": [1]}', "entry $.bounds is malformed"),
+        (b'{"schema": 1, "io": {}, "formulas": {"flash2": 3}}', "entry $.formulas.flash2 is malformed"),
+        (b'{"schema": 1, "io": {}, "formulas": {"flash2": {"reads": 3, "writes": ["sym", "N"]}}}', "entry $.formulas.flash2.reads is malformed"),
+        (b'{"schema": 1, "io": {}, "bounds": {"b": ["lower"]}}', "entry $.bounds.b is malformed"),
+        (b'{"schema": 1, "io": {}, "constants": {"N=1|d=1|M=1": "2"}}', "entry $.constants['N=1|d=1|M=1'] is malformed"),
+        (b'{"schema": 1, "io": {}, "constants": {"c": {"lower_constant": [1]}}}', "lower_constant is malformed"),
+        (b'{"schema": 1, "io": {}, "verdicts": {"c1": "proved"}}', "entry $.verdicts.c1 is malformed"),
+        (b'{"schema": 1, "io": {}, "verdicts": {"c1": {"verdict": 1}}}', "entry $.verdicts.c1.verdict is malformed"),
+        (b'{"schema": 1, "io": {}, "formulas": {"f": {"reads": ' + b"[" * 100 + b"]" * 100 + b', "writes": []}}}', "nested deeper than 64"),
+        (b'{"schema": 1, "io": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
     ],
 )
-def test_corrupted_baseline_is_a_clear_error_exit_2(tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture, content: bytes, fragment: str) -> None:
+def test_corrupted_baseline_is_a_clear_error_exit_2(tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, content: bytes, fragment: str) -> None:
+    """The whole baseline is validated (JSON Schema) before any figure is collected or verification runs."""
+    from attnio.reports import gate as gate_mod
+
+    def no_collect(*a: object, **k: object) -> None:
+        raise AssertionError("collect ran before the baseline was validated")
+
+    monkeypatch.setattr(gate_mod, "collect", no_collect)
     b = tmp_path / "baseline.json"
     b.write_bytes(content)
     assert _gate(b, grid_file) == 2
-    assert fragment in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert fragment in err and err.count("\n") == 1, err
+    assert b.read_bytes() == content
 
 
 def test_update_then_gate_passes_and_the_file_is_written_atomically(tmp_path: Path, grid_file: Path, fake_verdicts: list) -> None:

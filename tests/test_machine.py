@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from attnio.algorithms.machine import Machine
 
-from attnio.errors import CapacityExceeded, SlowMemoryViolation
+from attnio.errors import CapacityExceeded, InvalidParameter, SlowMemoryViolation
 
 
 def _machine(M: int = 100, **kw: object) -> Machine:
@@ -115,3 +115,62 @@ def test_trace_records_every_transfer_and_work() -> None:
     m.free(b)
     ev = m.finish().trace
     assert [(e.kind, e.target, e.words) for e in ev] == [("R", "X", 2), ("C", "qk", 5)]
+
+
+@pytest.mark.parametrize(
+    "rows, cols",
+    [(slice(2, 10), None), (slice(0, 5), None), (None, slice(1, 4)), (slice(3, 3), None), (slice(3, 1), None),
+     (slice(-1, 2), None), (slice(0, 4, 2), None)],
+    ids=["rows-past-end", "rows-one-past", "cols-past-end", "empty", "reversed", "negative", "strided"],
+)
+@pytest.mark.parametrize("count_only", [False, True], ids=["numeric", "count-only"])
+def test_out_of_range_or_empty_blocks_raise_instead_of_clipping(rows: slice | None, cols: slice | None, count_only: bool) -> None:
+    m = _machine(count_only=count_only)
+    X = m.input("X", (4, 3) if count_only else np.ones((4, 3)))
+    Y = m.slow("Y", (4, 3), role="output")
+    with pytest.raises(SlowMemoryViolation, match=r"into X \(extent \d\)"):
+        m.load(X, rows, cols)
+    b = m.alloc((2, 3), what="acc")
+    with pytest.raises(SlowMemoryViolation, match=r"into Y \(extent \d\)"):
+        m.store(b, Y, rows, cols)
+    # nothing was counted for the refused moves
+    assert (m.reads_words, m.writes_words) == (0, 0)
+
+
+def test_user_reachable_machine_misuse_raises_attnio_errors_not_asserts() -> None:
+    """These hold under ``python -O`` too (asserts are stripped there): each is an AttnioError."""
+    m = _machine()
+    X = m.input("X", np.ones((4, 3)))
+    Y = m.slow("Y", (4, 3), role="output")
+    with pytest.raises(SlowMemoryViolation, match="created twice"):
+        m.slow("Y", (4, 3), role="output")
+    with pytest.raises(SlowMemoryViolation, match="valid roles"):
+        m.slow("Z", (4, 3), role="input")
+    b = m.load(X, slice(0, 2))
+    m.free(b)
+    with pytest.raises(SlowMemoryViolation, match="freed twice"):
+        m.free(b)
+    with pytest.raises(SlowMemoryViolation, match="which was freed"):
+        m.store(b, Y, slice(0, 2))
+    with pytest.raises(InvalidParameter, match="size >= 1"):
+        list(m.tiles(4, 0))
+    with pytest.raises(SlowMemoryViolation, match="not an output"):
+        m.output_data(X)
+
+
+def test_machine_misuse_is_an_error_under_python_O() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np\n"
+        "from attnio.algorithms.machine import Machine\n"
+        "from attnio.errors import SlowMemoryViolation\n"
+        "m = Machine(100, algorithm='toy')\n"
+        "X = m.input('X', np.ones((4, 3)))\n"
+        "b = m.load(X, slice(0, 2))\n"
+        "m.free(b)\n"
+        "try:\n    m.free(b)\nexcept SlowMemoryViolation:\n    print('raised')\n"
+    )
+    out = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "raised", out.stderr

@@ -312,3 +312,49 @@ def test_cli_pebble_matmul_and_bad_input(capsys):
     assert json.loads(capsys.readouterr().out)["opt"] == 7
     assert cli_main(["pebble", "--N", "0", "--d", "1", "--M", "3"]) == 2
     assert "N=0 is invalid" in capsys.readouterr().err
+
+
+# Instances at and around the CLI's size limit (MAX_VERTICES = 20,000 vertices), the medium graph that used to
+# ignore the limit for minutes, and the SAT encodings at their largest horizon.
+LIMIT_CASES = [
+    ["--N", "46", "--d", "2", "--M", "13"],  # 19,872 vertices: the largest accepted attention graph with d = 2
+    ["--N", "1", "--d", "2857", "--M", "4"],  # 17,143 vertices, one row
+    ["--N", "32", "--d", "2", "--M", "13"],
+    ["--N", "4", "--d", "2", "--M", "8"],  # small graph, many automorphisms (symmetry tables)
+    ["--N", "4", "--d", "2", "--M", "8", "--no-recompute"],
+    ["--graph", "matmul", "--N", "21", "--d", "21", "--M", "5"],
+    ["--N", "2", "--d", "2", "--M", "5", "--engine", "z3", "--horizon", "1085"],  # (T + 1)·46 <= 50,000 cells
+]
+
+
+@pytest.mark.parametrize("argv", LIMIT_CASES, ids=lambda a: " ".join(a))
+def test_cli_pebble_time_limit_1_returns_within_2_s(argv, capsys):
+    """--time-limit 1 covers building the graph, the automorphisms, the greedy schedule and every search loop."""
+    import time
+
+    t0 = time.perf_counter()
+    rc = cli_main(["pebble", *argv, "--time-limit", "1", "--json"])
+    wall = time.perf_counter() - t0
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["status"] in ("bounds", "optimal", "optimal within horizon")
+    assert wall < 2.0, f"{wall:.2f} s"
+    if out["status"] == "bounds" and out["upper"] is not None:
+        assert out["lower"] <= out["upper"]
+
+
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["--N", "47", "--d", "2", "--M", "13"], "at most 20000 vertices"),
+        (["--N", "10000000000", "--d", "1000000000", "--M", "13"], "at most 20000 vertices"),
+        (["--graph", "matmul", "--N", "22", "--d", "22", "--M", "5"], "at most 20000 vertices"),
+        (["--N", "2", "--d", "2", "--M", "5", "--engine", "z3", "--horizon", "1087"], "horizon + 1)·vertices <= 50000"),
+        (["--N", "2", "--d", "1", "--M", "5", "--time-limit", "nan"], "time_limit=nan"),
+        (["--N", "2", "--d", "1", "--M", "5", "--time-limit", "0"], "time_limit=0.0"),
+        (["--N", "2", "--d", "1", "--M", "5", "--max-states", "0"], "max_states=0"),
+    ],
+)
+def test_cli_pebble_refuses_instances_beyond_its_limits_before_building(argv, fragment, capsys):
+    assert cli_main(["pebble", *argv]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and err.count("\n") == 1, err

@@ -65,6 +65,24 @@ def _count(path: Path) -> int:
         return 0
 
 
+def _session(sid: int) -> list[str]:
+    """Live (not zombie) processes of session ``sid``, as "pid cmdline" (Linux /proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()  # state, ppid, pgrp, session, ...
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except (OSError, ValueError):
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":
+            out.append(f"{d.name} {cmd[:120]}")
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
 def test_sigkill_mid_sweep_then_rerun_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     grid = tmp_path / "grid.json"
     grid.write_text(json.dumps(SLOW_GRID))
@@ -77,16 +95,23 @@ def test_sigkill_mid_sweep_then_rerun_loses_and_duplicates_nothing(tmp_path: Pat
             assert p.poll() is None, f"sweep ended before it could be killed: {p.communicate()}"
             assert time.monotonic() < deadline, "sweep made no progress"
             time.sleep(0.02)
+        assert _session(p.pid), "the sweep's pool worker was not seen"
         os.kill(p.pid, signal.SIGKILL)
         p.wait(timeout=30)
+        killed = time.monotonic()
+        # the pool workers and multiprocessing's resource tracker notice the driver's death and exit
+        while _session(p.pid) and time.monotonic() < killed + 5:
+            time.sleep(0.05)
+        left = _session(p.pid)
     finally:
         if p.poll() is None:
             os.kill(p.pid, signal.SIGKILL)
             p.wait()
         try:
-            os.killpg(p.pid, signal.SIGKILL)  # the pool worker this sweep spawned (its own session)
+            os.killpg(p.pid, signal.SIGKILL)  # clean up whatever a failing run left (its own session)
         except ProcessLookupError:
             pass
+    assert not left, f"processes left 5 s after the driver was killed: {left}"
     assert p.returncode == -signal.SIGKILL
     partial = _count(store)
     assert 3 <= partial < 12, f"the kill did not land mid-sweep ({partial} of 12 rows)"

@@ -106,3 +106,62 @@ def test_unsupported_dv_is_not_implemented_not_invalid() -> None:
             run("toy-no-dv", N=8, d=4, dv=3, M=200)
     finally:
         del REGISTRY["toy-no-dv"]
+
+
+# sizes, seeds and the mode ---------------------------------------------------------------------------------
+
+HUGE = str(10**30)
+
+
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["run", "flash2", "--N", "8", "--d", HUGE, "--M", "64"], "use --count-only above N·d = 16777216"),
+        (["run", "flash2", "--N", HUGE, "--d", "2", "--M", "64"], "use --count-only above N·d = 16777216"),
+        (["run", "flash2", "--N", "8", "--d", "2", "--dv", HUGE, "--M", "64"], "N·dv="),
+        (["run", "flash2", "--N", "16385", "--d", "1", "--M", "64"], "use --count-only above N = 16384"),
+        (["run", "poly", "--N", "8", "--d", "2", "--dv", HUGE, "--M", "64", "--eps", "0.1", "--B", "0.5"], "needs d_v = d"),
+        (["run", "flash2", "--N", "8", "--d", "2", "--M", "64", "--seed", "-1"], "seed=-1 is invalid"),
+        (["run", "flash2", "--N", "8", "--d", "2", "--M", "64", "--seed", str(2**64)], "seed=18446744073709551616"),
+        ([], "no command given"),
+        (["run"], "the following arguments are required"),
+        (["run", "flash2", "--N", "x", "--d", "2", "--M", "64"], "'x' is not an integer"),
+        (["gate", "--workers", "-1", "--baseline", "missing.json"], "workers=-1"),
+    ],
+    ids=lambda x: " ".join(x)[:60] if isinstance(x, list) else None,
+)
+def test_bad_sizes_seeds_and_usage_are_refused_before_anything_is_allocated(argv, fragment, capsys) -> None:
+    import resource
+    import time
+
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and fragment in err, err
+    assert "see `attnio" in err or "valid range" in err or "needs d_v" in err  # a hint or the valid range
+    assert time.perf_counter() - t0 < 5  # refused, not computed
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 200_000  # KiB: nothing of that size drawn
+
+
+def test_count_only_takes_any_size_including_d_beyond_float_range(capsys) -> None:
+    import json
+
+    assert main(["run", "flash2", "--N", "4", "--d", str(10**400), "--M", str(10**401), "--count-only", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["d"] == 10**400 and out["io"] == out["reads"] + out["writes"] > 4 * 10**400
+
+
+def test_overflowing_logits_are_an_error_naming_the_cause_not_silent_nan() -> None:
+    Q = np.full((4, 2), 1e155)  # finite, but q·k = 2e310 overflows float64
+    with pytest.raises(InvalidParameter, match="logits overflowed") as e:
+        run("flash2", Q, Q, np.ones((4, 2)), M=64)
+    assert "output entries are NaN/Inf" in str(e.value)
+    r = run("flash2", Q / 1e150, Q / 1e150, np.ones((4, 2)), M=64)  # large but representable logits are fine
+    assert np.isfinite(r.max_abs_error)
+
+
+def test_bare_attnio_prints_one_line_and_a_hint_on_stderr(capsys) -> None:
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "attnio --help" in err

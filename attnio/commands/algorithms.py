@@ -8,7 +8,7 @@ from attnio.commands._common import print_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print one JSON object {"algorithms": [...]}')
     p.add_argument("--backward", action="store_true", help="list the backward-pass schedules instead")
 
 
@@ -41,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
             }
         )
     if args.json:
-        print_json(rows)
+        print_json({"algorithms": rows})
         return 0
     for r in rows:
         print(f"{r['name']}: {r['summary']}")

@@ -13,7 +13,7 @@ from attnio.commands._common import print_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="machine-readable output (expressions as structural JSON)")
+    p.add_argument("--json", action="store_true", help='print one JSON object {"bounds": [...]} (expressions as structural JSON)')
     p.add_argument("--id", default=None, metavar="ID", help="one bound, with the schedules that attain it and the claims about it")
     p.add_argument("--no-verify", action="store_true", help="with --id: list the claims about the bound without proving them")
 
@@ -143,7 +143,7 @@ def main(args: argparse.Namespace) -> int:
         return main_one(args)
     rs = rows()
     if args.json:
-        print_json(rs)
+        print_json({"bounds": rs})
         return 0
     for r in rs:
         _print(r)

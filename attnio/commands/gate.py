@@ -27,14 +27,17 @@ def main(args: argparse.Namespace) -> int:
     from attnio.reports import gate
     from attnio.reports.grid import load_grid
     from attnio.reports.store import write_atomic
+    from attnio.validate import check_int
 
+    if args.workers is not None:
+        check_int("workers", args.workers, min=0)
     grid = load_grid(args.grid) if args.grid else None
     baseline = None
     if not args.update:
         try:
             baseline = gate.load_baseline(args.baseline)
         except gate.BaselineError as e:
-            print(f"attnio gate: error: {e}", file=sys.stderr)
+            print(f"attnio gate: error: {' '.join(str(e).split())}", file=sys.stderr)
             return 2
     current = gate.collect(grid, verify=not args.no_verify, workers=args.workers, progress=not args.no_progress)
     if args.current:

@@ -23,30 +23,48 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=["astar", "z3", "cpsat"], default="astar",
                    help="astar (exact, default); z3/cpsat: time-indexed encoding, optimal within --horizon only")
     p.add_argument("--horizon", type=int_option, default=None, help="z3/cpsat: number of parallel steps T")
-    p.add_argument("--time-limit", type=float_option, default=60.0, help="seconds before reporting bounds")
+    p.add_argument("--time-limit", type=float_option, default=60.0,
+                   help="seconds before reporting bounds (graph construction included)")
     p.add_argument("--max-states", type=int_option, default=5_000_000, help="astar: expanded states before bounds")
     p.add_argument("--schedule", action="store_true", help="print the schedule's moves")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def main(args: argparse.Namespace) -> int:
+    import time
+
     from attnio.errors import InvalidParameter
     from attnio.solver.pebble.graphs import attention, matmul
-    from attnio.solver.pebble.solve import solve
+    from attnio.solver.pebble.limits import Deadline, TimeLimitReached
+    from attnio.solver.pebble.solve import PebbleResult, solve
+    from attnio.validate import check_int, check_real
 
-    if args.graph == "attention":
-        g = attention(args.N, args.d, tree=args.tree)
-    else:
-        g = matmul(args.m or args.N, args.k or args.d, args.n or args.N, tree=args.tree)
+    t0 = time.perf_counter()
+    time_limit = check_real("time_limit", args.time_limit, gt=0)
+    max_states = check_int("max_states", args.max_states, min=1)
+    M = check_int("M", args.M, min=1)
+    if args.engine != "astar":
+        if args.horizon is None:
+            raise InvalidParameter("horizon", None, "an integer T >= 1 (required with --engine z3/cpsat)")
+        check_int("horizon", args.horizon, min=1)
+    deadline = Deadline(time_limit, t0)  # the limit covers building the graph too
     recompute = not args.no_recompute
+    try:
+        if args.graph == "attention":
+            g = attention(args.N, args.d, tree=args.tree, deadline=deadline)
+        else:
+            g = matmul(args.m or args.N, args.k or args.d, args.n or args.N, tree=args.tree, deadline=deadline)
+    except TimeLimitReached:
+        r = PebbleResult(graph=args.graph, n=0, M=M, recompute=recompute, status="bounds", lower=0, upper=None,
+                         engine=args.engine, seconds=time.perf_counter() - t0, note="stopped by the time limit while building the graph")
+        _print(args, r.as_dict() | {"min_M": None, "trivial_bound": None})
+        return 0
     if args.engine == "astar":
-        r = solve(g, args.M, recompute=recompute, time_limit_s=args.time_limit, max_states=args.max_states)
+        r = solve(g, M, recompute=recompute, time_limit_s=time_limit, max_states=max_states, deadline=deadline)
     else:
         from attnio.solver.pebble.sat import solve_sat
 
-        if args.horizon is None:
-            raise InvalidParameter("horizon", None, "an integer T >= 1 (required with --engine z3/cpsat)")
-        r = solve_sat(g, args.M, horizon=args.horizon, engine=args.engine, recompute=recompute, time_limit_s=args.time_limit)
+        r = solve_sat(g, M, horizon=args.horizon, engine=args.engine, recompute=recompute, time_limit_s=time_limit, deadline=deadline)
     out = r.as_dict()
     out["min_M"] = g.min_M
     out["trivial_bound"] = g.trivial_io
@@ -55,7 +73,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print_json(out)
         return 0
-    print(f"{g.name}  M={args.M}  {g.n} vertices  {'recomputation allowed' if recompute else 'one-shot (no recomputation)'}")
+    print(f"{g.name}  M={M}  {g.n} vertices  {'recomputation allowed' if recompute else 'one-shot (no recomputation)'}")
     print(f"  {r.proved}")
     if r.schedule is not None:
         print(f"  schedule: {len(r.schedule)} moves, {r.reads} reads + {r.writes} writes (replayed under Hong–Kung rules)")
@@ -65,3 +83,10 @@ def main(args: argparse.Namespace) -> int:
         for op, lab in out["schedule"]:
             print(f"    {op:<8} {lab}")
     return 0
+
+
+def _print(args: argparse.Namespace, out: dict) -> None:
+    if args.json:
+        print_json(out)
+    else:
+        print(f"{out['graph']}  M={out['M']}: {out['proved']}; {out['note']}")

@@ -37,6 +37,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from attnio.solver.pebble.limits import MAX_VERTICES, NO_DEADLINE, Deadline
+
+from attnio.errors import InvalidParameter
 from attnio.validate import check_choice, check_int
 
 TREES = ("balanced", "chain")
@@ -96,13 +99,45 @@ class Graph:
         return len(self.inputs) + len(self.outputs)
 
 
+def attention_vertices(N: int, d: int, normalise: str = "divide") -> int:
+    """|V| of :func:`attention` (the module docstring's count; either tree shape), without building it.
+
+    >>> attention_vertices(2, 2) == attention(2, 2).n and attention_vertices(3, 1, "reciprocal") == attention(3, 1, normalise="reciprocal").n
+    True
+    """
+    n = 3 * N * d + N * N * d + N * N * (d - 1) + N * N + N * (N - 1) + N * N * d + N * d * (N - 1) + N * d
+    return n + (N if normalise == "reciprocal" else 0)
+
+
+def matmul_vertices(m: int, k: int, n: int) -> int:
+    """|V| of :func:`matmul`: mk + kn inputs, mkn products, mn(k − 1) adders.
+
+    >>> matmul_vertices(2, 3, 4) == matmul(2, 3, 4).n
+    True
+    """
+    return m * k + k * n + m * k * n + m * n * (k - 1)
+
+
+def check_size(what: str, names: str, values: tuple[int, ...], vertices: int) -> None:
+    """Refuse, before building it, a graph of more than :data:`MAX_VERTICES` vertices."""
+    if vertices > MAX_VERTICES:
+        raise InvalidParameter(
+            names, values,
+            f"a graph of at most {MAX_VERTICES} vertices ({what} would have {vertices}); the exact search proves "
+            "optimality for a few dozen vertices and reports bounds beyond",
+        )
+
+
 class _Builder:
-    def __init__(self, name: str, params: dict) -> None:
+    def __init__(self, name: str, params: dict, deadline: Deadline = NO_DEADLINE) -> None:
         self.name, self.params = name, params
         self.labels: list[str] = []
         self.parents: list[tuple[int, ...]] = []
+        self.deadline = deadline
 
     def add(self, label: str, parents: tuple[int, ...] = ()) -> int:
+        if not len(self.labels) & 255:
+            self.deadline.check()
         self.labels.append(label)
         self.parents.append(tuple(parents))
         return len(self.labels) - 1
@@ -137,18 +172,21 @@ class _Builder:
         return Graph(self.name, tuple(self.labels), tuple(self.parents), self.params)
 
 
-def attention(N: int, d: int, *, tree: str = "balanced", normalise: str = "divide") -> Graph:
-    """The attention graph of Saha–Ye §2.4 (see the module docstring)."""
+def attention(N: int, d: int, *, tree: str = "balanced", normalise: str = "divide", deadline: Deadline = NO_DEADLINE) -> Graph:
+    """The attention graph of Saha–Ye §2.4 (see the module docstring). At most :data:`MAX_VERTICES` vertices,
+    checked before building; ``deadline`` is checked while building (:class:`TimeLimitReached`)."""
     N = check_int("N", N, min=1)
     d = check_int("d", d, min=1)
     check_choice("tree", tree, TREES)
     check_choice("normalise", normalise, ("divide", "reciprocal"))
+    check_size(f"attention(N={N}, d={d})", "N, d", (N, d), attention_vertices(N, d, normalise))
     kinds = {"Q": ("i", "l"), "K": ("j", "l"), "V": ("j", "c"), "QK": ("i", "j", "l"), "S": ("i", "j"), "A": ("i", "j"),
              "D": ("i",), "Dinv": ("i",), "AV": ("i", "j", "c"), "AVsum": ("i", "c"), "O": ("i", "c")}
     b = _Builder(
         f"attention(N={N}, d={d}, tree={tree})",
         {"N": N, "d": d, "tree": tree, "normalise": normalise, "index_kinds": kinds,
          "kind_sizes": {"i": N, "j": N, "l": d, "c": d}},
+        deadline,
     )
     Q = {(i, l): b.add(f"Q[{i},{l}]") for i in range(N) for l in range(d)}
     K = {(j, l): b.add(f"K[{j},{l}]") for j in range(N) for l in range(d)}
@@ -170,16 +208,19 @@ def attention(N: int, d: int, *, tree: str = "balanced", normalise: str = "divid
     return b.build()
 
 
-def matmul(m: int, k: int, n: int, *, tree: str = "balanced") -> Graph:
-    """C = A·B by the standard algorithm, A m×k, B k×n: mkn products and mn summation trees of k leaves."""
+def matmul(m: int, k: int, n: int, *, tree: str = "balanced", deadline: Deadline = NO_DEADLINE) -> Graph:
+    """C = A·B by the standard algorithm, A m×k, B k×n: mkn products and mn summation trees of k leaves.
+    At most :data:`MAX_VERTICES` vertices, checked before building; ``deadline`` is checked while building."""
     m = check_int("m", m, min=1)
     k = check_int("k", k, min=1)
     n = check_int("n", n, min=1)
     check_choice("tree", tree, TREES)
+    check_size(f"matmul({m}x{k}·{k}x{n})", "m, k, n", (m, k, n), matmul_vertices(m, k, n))
     b = _Builder(
         f"matmul({m}x{k}·{k}x{n}, tree={tree})",
         {"m": m, "k": k, "n": n, "tree": tree, "index_kinds": {"A": ("i", "l"), "B": ("l", "j"), "P": ("i", "j", "l"), "C": ("i", "j")},
          "kind_sizes": {"i": m, "j": n, "l": k}},
+        deadline,
     )
     A = {(i, l): b.add(f"A[{i},{l}]") for i in range(m) for l in range(k)}
     B = {(l, j): b.add(f"B[{l},{j}]") for l in range(k) for j in range(n)}
@@ -192,7 +233,7 @@ def matmul(m: int, k: int, n: int, *, tree: str = "balanced") -> Graph:
 
 def chain(n: int) -> Graph:
     """v0 → v1 → … → v_{n−1}: one input, one output. OPT = 2 for every M ≥ 2 (read v0, write v_{n−1})."""
-    n = check_int("n", n, min=2)
+    n = check_int("n", n, min=2, max=MAX_VERTICES)
     b = _Builder(f"chain({n})", {"n": n})
     prev = b.add("v0")
     for t in range(1, n):
@@ -202,7 +243,7 @@ def chain(n: int) -> Graph:
 
 def reduction_tree(leaves: int, *, tree: str = "balanced") -> Graph:
     """A summation tree over ``leaves`` input leaves (the leaves are inputs, the root the one output)."""
-    leaves = check_int("leaves", leaves, min=2)
+    leaves = check_int("leaves", leaves, min=2, max=(MAX_VERTICES + 1) // 2)
     check_choice("tree", tree, TREES)
     b = _Builder(f"tree({leaves}, {tree})", {"leaves": leaves, "tree": tree})
     xs = [b.add(f"x{t}") for t in range(leaves)]

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph
+from attnio.solver.pebble.limits import NO_DEADLINE, Deadline, TimeLimitReached
 from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
 
 from attnio.errors import InvalidParameter
@@ -99,6 +100,8 @@ class PebbleResult:
                 f"least cost over calculations of at most {self.horizon} steps = {self.upper}; "
                 f"over all calculations only OPT ∈ [{self.lower}, {self.upper}] is proved ({self.engine})"
             )
+        if self.status == "bounds" and self.upper is None:
+            return f"OPT ≥ {self.lower} (stopped before any schedule was found; not proved optimal) ({self.engine})"
         if self.status == "bounds":
             return f"OPT ∈ [{self.lower}, {self.upper}] (search stopped early; not proved optimal) ({self.engine})"
         return f"infeasible: M={self.M} < {self.extra.get('min_M')} (max in-degree + 1)"
@@ -130,7 +133,7 @@ class PebbleResult:
 
 
 class _Compiled:
-    def __init__(self, g: Graph) -> None:
+    def __init__(self, g: Graph, deadline: Deadline = NO_DEADLINE) -> None:
         self.g = g
         self.n = g.n
         self.par = [sum(1 << p for p in ps) for ps in g.parents]
@@ -140,6 +143,8 @@ class _Compiled:
         ch = g.children
         desc = [0] * g.n  # outputs reachable from v (v included if it is an output)
         for v in reversed(range(g.n)):
+            if not v & 255:
+                deadline.check()
             m = (1 << v) if (self.OUT >> v) & 1 else 0
             for c in ch[v]:
                 m |= desc[c]
@@ -190,10 +195,13 @@ def _bits(m: int) -> list[int]:
 # an upper bound: a greedy one-shot schedule (valid with and without recomputation)
 
 
-def greedy_schedule(g: Graph, M: int, order: list[int] | None = None) -> list[tuple[str, int]]:
+def greedy_schedule(
+    g: Graph, M: int, order: list[int] | None = None, deadline: Deadline = NO_DEADLINE
+) -> list[tuple[str, int]]:
     """Compute the non-inputs in ``order`` (default: depth-first from each output), each once; make room by
     evicting the red vertex whose next use is farthest (Belady), writing it first if it is used later and
-    not yet blue. Outputs are written at once. Raises InvalidParameter if M < max in-degree + 1."""
+    not yet blue. Outputs are written at once. Raises InvalidParameter if M < max in-degree + 1, and
+    :class:`TimeLimitReached` when ``deadline`` passes."""
     if M < g.min_M:
         raise InvalidParameter("M", M, f"M >= {g.min_M} for {g.name} (max in-degree + 1)")
     order = order if order is not None else dfs_order(g)
@@ -224,6 +232,7 @@ def greedy_schedule(g: Graph, M: int, order: list[int] | None = None) -> list[tu
             red.discard(u)
 
     for t, v in enumerate(order):
+        deadline.check()
         keep = set(g.parents[v])
         for p in g.parents[v]:
             if p not in red:
@@ -271,11 +280,14 @@ def dfs_order(g: Graph) -> list[int]:
     return order
 
 
-def best_greedy(g: Graph, M: int) -> tuple[int, list[tuple[str, int]]]:
-    """The cheaper of the greedy schedules in depth-first and in plain topological order (replayed)."""
+def best_greedy(g: Graph, M: int, deadline: Deadline = NO_DEADLINE) -> tuple[int, list[tuple[str, int]]]:
+    """The cheaper of the greedy schedules in depth-first and in plain topological order (replayed).
+    When ``deadline`` passes after the first is built, that one is returned."""
     best = None
     for order in (dfs_order(g), [v for v in range(g.n) if g.parents[v]]):
-        moves = greedy_schedule(g, M, order)
+        if best is not None and deadline.expired():
+            break
+        moves = greedy_schedule(g, M, order, deadline)
         cost = replay(g, M, moves, recompute=False).io
         if best is None or cost < best[0]:
             best = (cost, moves)
@@ -295,6 +307,7 @@ def solve(
     max_states: int = 5_000_000,
     time_limit_s: float | None = 60.0,
     symmetry: bool = True,
+    deadline: Deadline | None = None,
 ) -> PebbleResult:
     """Least reads + writes to pebble ``g`` with at most ``M`` red pebbles (A*; see the module docstring).
 
@@ -302,21 +315,37 @@ def solve(
     ``max_states`` expanded states or ``time_limit_s`` seconds and then reports bounds, never "optimal".
     With ``symmetry`` configurations are merged under the graph's verified automorphisms
     (:mod:`attnio.solver.pebble.symmetry`).
+
+    ``deadline`` (default: ``time_limit_s`` from now) is checked in every phase (greedy schedule, automorphisms,
+    compilation, each expansion and each generated state): past it the bounds in hand are reported.
     """
     M = check_int("M", M, min=1)
+    max_states = check_int("max_states", max_states, min=1)
     t0 = time.perf_counter()
+    dl = deadline if deadline is not None else Deadline(time_limit_s, t0)
     base = dict(graph=g.name, n=g.n, M=M, recompute=recompute, engine="astar")
     if M < g.min_M:
         return PebbleResult(status="infeasible", lower=None, upper=None, seconds=0.0, extra={"min_M": g.min_M}, **base)
-    ub, ub_moves = best_greedy(g, M)
+    try:
+        ub, ub_moves = best_greedy(g, M, dl)
+    except TimeLimitReached:
+        return PebbleResult(status="bounds", lower=g.trivial_io, upper=None, seconds=time.perf_counter() - t0,
+                            note="stopped by the time limit before the greedy schedule was complete; lower bound: inputs + outputs", **base)
     ub_source = "the greedy schedule"
     if recompute:
         # every one-shot calculation is a calculation: the one-shot optimum (a much smaller search) bounds OPT
         budget = None if time_limit_s is None else time_limit_s / 4
-        one = solve(g, M, recompute=False, max_states=max_states // 4, time_limit_s=budget, symmetry=symmetry)
+        sub = dl.within(budget)
+        one = solve(g, M, recompute=False, max_states=max(1, max_states // 4), time_limit_s=budget, symmetry=symmetry, deadline=sub)
         if one.upper is not None and one.upper < ub:
             ub, ub_moves, ub_source = one.upper, list(one.schedule), f"the one-shot search ({one.status})"
-    cg = _Compiled(g)
+    try:
+        cg = _Compiled(g, dl)
+    except TimeLimitReached:
+        rp = replay(g, M, ub_moves, recompute=False)
+        return PebbleResult(status="bounds", lower=min(g.trivial_io, rp.io), upper=rp.io, seconds=time.perf_counter() - t0,
+                            schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
+                            note=f"stopped by the time limit before the search began; upper bound from {ub_source}", **base)
     IN, OUT, par = cg.IN, cg.OUT, cg.par
     one_shot = not recompute
 
@@ -393,8 +422,13 @@ def solve(
     stopped = None
     children = [sum(1 << c for c in cs) for cs in g.children]
 
-    perms = automorphisms(g) if symmetry else [tuple(range(g.n))]
-    tables = [mask_tables(p) for p in perms[1:]]
+    perms = automorphisms(g, dl) if symmetry else [tuple(range(g.n))]
+    tables = []
+    for p in perms[1:]:
+        if dl.expired():  # a subset of verified automorphisms still merges only equivalent configurations
+            perms = perms[: len(tables) + 1]
+            break
+        tables.append(mask_tables(p))
 
     def sym_canon(raw: tuple[int, int, int]) -> tuple[tuple[int, int, int], int]:
         """Least image of the configuration under the automorphisms, and which one gave it."""
@@ -412,6 +446,7 @@ def solve(
     def push(raw: tuple[int, int, int], gn: int, key: tuple[int, int, int], move: tuple) -> None:
         nonlocal generated
         generated += 1
+        dl.check()  # one expansion of a large graph generates thousands of states
         nkey, sigma = sym_canon(raw) if tables else (raw, 0)
         if gn >= best_g.get(nkey, 1 << 60):
             return
@@ -422,21 +457,7 @@ def solve(
         came[nkey] = (key, move, sigma)
         heapq.heappush(heap, (gn + hn, -gn, next(tie), nkey))
 
-    while heap:
-        f, negg, _, key = heapq.heappop(heap)
-        gcost = -negg
-        if best_g.get(key, 1 << 60) < gcost:
-            continue
-        R, B, C = key
-        missing = OUT & ~B
-        if not missing:
-            goal = (key, gcost)
-            break
-        expanded += 1
-        if expanded > max_states or (time_limit_s is not None and expanded % 1024 == 0 and time.perf_counter() - t0 > time_limit_s):
-            heapq.heappush(heap, (f, negg, next(tie), key))
-            stopped = "states" if expanded > max_states else "time"
-            break
+    def _expand_state(R: int, B: int, C: int, gcost: int, key: tuple[int, int, int], missing: int) -> None:
         live = live_for(missing) if not one_shot else useful(live_for(missing), missing, C)
         if popcount(R) >= M:
             # full: evict one red vertex, writing it first (spill) or not (reduction 2)
@@ -445,7 +466,7 @@ def solve(
                 push(canon(R & ~bit, B, C), gcost, key, ("evict", u))
                 if not B & bit:
                     push(canon(R & ~bit, B | bit, C), gcost + 1, key, ("spill", u))
-            continue
+            return
         notred = live & ~R
         for v in _bits(notred):
             bit = 1 << v
@@ -461,6 +482,30 @@ def solve(
                 # read only for a child that is live and not red (reads postponed to their first use)
                 if children[v] & notred & ~C:
                     push(canon(R | bit, B, C), gcost + 1, key, ("read", v))
+
+    while heap:
+        f, negg, _, key = heapq.heappop(heap)
+        gcost = -negg
+        if best_g.get(key, 1 << 60) < gcost:
+            continue
+        R, B, C = key
+        missing = OUT & ~B
+        if not missing:
+            goal = (key, gcost)
+            break
+        expanded += 1
+        if expanded > max_states or dl.expired():
+            heapq.heappush(heap, (f, negg, next(tie), key))
+            stopped = "states" if expanded > max_states else "time"
+            break
+        try:
+            _expand_state(R, B, C, gcost, key, missing)
+        except TimeLimitReached:
+            # children pushed so far have f >= this state's f (consistent heuristic): putting it back keeps
+            # the least f on the open list a lower bound
+            heapq.heappush(heap, (f, negg, next(tie), key))
+            stopped = "time"
+            break
 
     seconds = time.perf_counter() - t0
     if goal is not None:
