@@ -92,6 +92,29 @@ B3 = Bound(
     "flash2 up to (1 + 2/d)(1 + 16d⁴/M²)(1 + O(d/M) + O(M/(Nd))) (claim constants.gap.flash2.le.B3).",
 )
 
+# Small cache (M ≤ d²): QKᵀ products with three faces (Q words, K words, pairs (i, j)), segments of R = 3M I/Os.
+BS_COEFF = Fraction(25, 18)  # ≤ 9√15/25 = 3√3·3/5^1.5 ≈ 1.3943, the exact coefficient for R = 3M (docs/bounds/bs.md)
+
+BS = Bound(
+    id="constants.bs",
+    statement="Every standard-CDAG attention calculation moves at least (25/18)(1 − M/d²)·N²d/√M − 3M words when "
+    "M ≤ d² (counts the N²d products Q_iℓ·K_jℓ with three faces: Q words, K words and pairs (i, j); "
+    "recomputation allowed).",
+    kind="lower",
+    model=CDAG + "; robust: recomputation allowed",
+    regime=(M <= d**2,),
+    expr=BS_COEFF * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+    explicit=True,
+    constant=BS_COEFF,
+    slack=-3 * M,
+    provenance="derived here: Irony–Toledo–Tiskin / Loomis–Whitney segment count on the QKᵀ products of the "
+    "standard CDAG, with a pair face charged to I/O or to the red pebbles at a segment's end",
+    status="derived here",
+    doc="docs/bounds/bs.md",
+    notes="small cache. Leading constant 25/18 ≈ 1.39 as M/d² → 0 (√2 is the best this argument gives, with "
+    "R = 4M); the factor 1 − M/d² pays for pairs whose whole dot product fits in one segment.",
+)
+
 DV_NARROW = Bound(
     id="constants.dv.narrow",
     statement="For d_v ≤ d_k, the four-face count gives a leading lower-bound term N²(d_k + d_v)²/M "
@@ -167,17 +190,42 @@ ROW_STREAM_MM = Bound(
     notes="expr is the ceiling-free leading form; the exact count uses ⌊·⌋ and ⌈·⌉ as in the statement.",
 )
 
-BOUNDS: list[Bound] = [B1, B2, B3, DV_NARROW, DV_WIDE, COSMA, ROW_STREAM_MM]
+BOUNDS: list[Bound] = [B1, B2, B3, BS, DV_NARROW, DV_WIDE, COSMA, ROW_STREAM_MM]
 
 
 def attention_lower_bounds() -> list[Bound]:
-    """The explicit attention lower bounds of this module (B1, B2, B3)."""
-    return [b for b in BOUNDS if b.kind == "lower" and b.explicit and set(b.symbols) == {"N", "d", "M"}]
+    """The explicit large-cache attention lower bounds of this module (B1, B2, B3); the small-cache one is
+    :func:`small_cache_lower_bounds`."""
+    return [
+        b
+        for b in BOUNDS
+        if b.kind == "lower" and b.explicit and set(b.symbols) == {"N", "d", "M"} and b.id != BS.id
+    ]
+
+
+def small_cache_lower_bounds() -> list[Bound]:
+    """The explicit small-cache (M ≤ d²) attention lower bound of this module (BS)."""
+    return [BS]
 
 
 # Which proof steps are machine-checked (claim ids in solver/claims_constants.py) and which are prose only.
 # Each docs page numbers the same steps; tests/test_constants.py checks the two agree.
 PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
+    "constants.bs": [
+        (1, "prose"),
+        (2, "prose"),
+        (3, "prose"),
+        (4, "prose"),
+        (5, "prose"),
+        (6, "prose"),
+        (7, "constants.bs.pairs"),
+        (8, "constants.bs.third"),
+        (9, "constants.bs.combine"),
+        (10, "constants.bs.cubic"),
+        (11, "constants.bs.segment"),
+        (12, "constants.bs.rearrange"),
+        (13, "constants.bs.best_R"),
+    ],
     "constants.b1": [
         (1, "prose"),
         (2, "prose"),
@@ -331,3 +379,51 @@ ASYMPTOTIC = {
     "B3 (under review)": Fraction(4),
     "published (Saha–Ye, explicit)": Fraction(1, 8),
 }
+
+
+# The small-cache table: square tiling (both tile rules) against BS, in units of N²d/√M --------------------------
+
+SMALL_TABLE_POINTS: tuple[tuple[int, int, int], ...] = tuple((4096, 128, m) for m in (256, 512, 1024, 2048, 4096))
+
+
+@dataclass(frozen=True)
+class SmallCacheRow:
+    N: int
+    d: int
+    M: int
+    bound_constant: float  # BS / (N²d/√M)
+    schedules: dict[str, float]  # algorithm → words / (N²d/√M)
+    ratios: dict[str, float]  # algorithm → words / BS
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(vars(self))
+
+
+def small_cache_table(
+    points: tuple[tuple[int, int, int], ...] = SMALL_TABLE_POINTS,
+    algorithms: tuple[str, ...] = ("square_tiling-io", "square_tiling"),
+) -> list[SmallCacheRow]:
+    """One row per point (M ≤ d²): each square-tiling rule's exact words over BS, and both in units of N²d/√M.
+
+    >>> r = small_cache_table(((4096, 128, 1024),))[0]
+    >>> round(r.bound_constant, 3), round(r.ratios["square_tiling-io"], 2)
+    (1.302, 3.44)
+    """
+    rows = []
+    for n, dd, mm in points:
+        env = {"N": n, "d": dd, "M": mm, "dv": dd}
+        assert all(rel.holds(env) for rel in BS.regime), (n, dd, mm)
+        unit = n * n * dd / mm**0.5
+        bs = float(evaluate(BS.expr, env))
+        words = {a: int(evaluate(FORMULAS[a].with_dv_equal_d().io, env)) for a in algorithms}
+        rows.append(
+            SmallCacheRow(
+                N=n,
+                d=dd,
+                M=mm,
+                bound_constant=bs / unit,
+                schedules={a: w / unit for a, w in words.items()},
+                ratios={a: w / bs for a, w in words.items()},
+            )
+        )
+    return rows

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from attnio.bounds.expr import Expr, Rel, maximum
+from attnio.bounds.expr import Expr, Rel, maximum, sqrt
 from attnio.bounds.symbols import M, N, d, dv, sym
 from attnio.solver.claim_types import Implication
 from attnio.solver.engine import Outcome, prove
@@ -72,6 +72,11 @@ q = _r("seg_q", "k + v")
 X1 = _r("seg_X1", "u·β")
 X2 = _r("seg_X2", "k·v")
 c = _r("seg_c", "R/M")
+aQ = _r("seg_aQ", "Q words available in a segment (red at its start or read in it)")
+aK = _r("seg_aK", "K words available in a segment")
+rr = _r("seg_reads", "reads in a segment")
+ww = _r("seg_writes", "writes in a segment")
+kap = sym("seg_kappa", integer=False, doc="κ = 1 − (M + R)/(4d²), the share of the pair face not spent on complete pairs")
 
 _BASE = (d >= 1, N >= 1, M >= 1)
 
@@ -97,6 +102,7 @@ def _sq(e: Expr) -> Expr:
 _B1 = "docs/bounds/b1.md"
 _B2 = "docs/bounds/b2.md"
 _B3 = "docs/bounds/b3.md"
+_BS = "docs/bounds/bs.md"
 
 STEP_CLAIMS: list[Implication] = [
     _claim(
@@ -256,6 +262,77 @@ STEP_CLAIMS: list[Implication] = [
         16 * c / _sq(1 + c) <= 4,
         _B3 + "#step-16",
     ),
+    # BS, the small cache (docs/bounds/bs.md) ----------------------------------------------------------------
+    _claim(
+        "bs.pairs",
+        "BS",
+        "complete pairs: d|I| ≤ a_Q, d|J| ≤ a_K, s = a_Q + a_K ≤ M + R ⇒ |I|·|J| ≤ s²/(4d²) ≤ s(M + R)/(4d²)",
+        (d >= 1, d * I_rows <= aQ, d * J_cols <= aK, aQ + aK <= M + R),
+        I_rows * J_cols <= (aQ + aK) * (M + R) / (4 * d**2),
+        _BS + "#step-7",
+    ),
+    _claim(
+        "bs.third",
+        "BS",
+        "pair face: x + |I||J| + M + w ≤ (2M + R) − κ·s with s = a_Q + a_K, κ = 1 − (M + R)/(4d²), given "
+        "s + x ≤ M + r, r + w ≤ R and |I||J| ≤ s(M + R)/(4d²)",
+        (d >= 1, M >= 1, aQ + aK + x <= M + rr, rr + ww <= R, X1 <= (aQ + aK) * (M + R) / (4 * d**2)),
+        x + X1 + M + ww <= 2 * M + R - (1 - (M + R) / (4 * d**2)) * (aQ + aK),
+        _BS + "#step-8",
+    ),
+    _claim(
+        "bs.amgm",
+        "BS",
+        "AM–GM on the two input faces: a_Q·a_K ≤ (a_Q + a_K)²/4",
+        (),
+        aQ * aK <= _sq(aQ + aK) / 4,
+        _BS + "#step-9",
+    ),
+    _claim(
+        "bs.combine",
+        "BS",
+        "Loomis–Whitney Y² ≤ a_Q·a_K·F with a_Q·a_K ≤ s²/4 and 0 ≤ F ≤ K − κs ⇒ Y² ≤ (s²/4)(K − κs)",
+        (_sq(Y) <= P4 * T, P4 <= _sq(p) / 4, T <= B - kap * p),
+        _sq(Y) <= _sq(p) / 4 * (B - kap * p),
+        _BS + "#step-9",
+    ),
+    _claim(
+        "bs.cubic",
+        "BS",
+        "cubic maximum: 0 < κ, Y² ≤ (s²/4)(K − κs) ⇒ 27κ²Y² ≤ K³ (the maximum over s is at s = 2K/(3κ))",
+        (kap > 0, _sq(Y) <= _sq(p) / 4 * (B - kap * p)),
+        27 * _sq(kap) * _sq(Y) <= B**3,
+        _BS + "#step-10",
+    ),
+    _claim(
+        "bs.segment",
+        "BS",
+        "R = 3M (K = 5M, κ = 1 − M/d²), M ≤ d²: 27κ²Y² ≤ (5M)³ ⇒ κ·Y ≤ (54/25)·M√M (as 125/27 ≤ (54/25)²)",
+        (*_BASE, M <= d**2, 27 * _sq(1 - M / d**2) * _sq(Y) <= (5 * M) ** 3),
+        (1 - M / d**2) * Y <= Fraction(54, 25) * M * sqrt(M),
+        _BS + "#step-11",
+    ),
+    _claim(
+        "bs.rearrange",
+        "BS",
+        "N²d products: κ·N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ Q ≥ (25/18)(1 − M/d²)N²d/√M − 3M",
+        (
+            *_BASE,
+            M <= d**2,
+            (1 - M / d**2) * N**2 * d <= h * Fraction(54, 25) * M * sqrt(M),
+            Q >= 3 * M * (h - 1),
+        ),
+        Q >= Fraction(25, 18) * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+        _BS + "#step-12",
+    ),
+    _claim(
+        "bs.best_R",
+        "BS",
+        "with R = cM the leading coefficient 3√3·c/(2 + c)^1.5 is ≤ √2: 27c² ≤ 2(2 + c)³ (equality at c = 4)",
+        (c > 0,),
+        27 * _sq(c) <= 2 * (2 + c) ** 3,
+        _BS + "#step-13",
+    ),
     # d_k ≠ d_v (docs/constants.md#dv) --------------------------------------------------------------------
     _claim(
         "dv.narrow.pair",
@@ -395,6 +472,87 @@ def consistency_claims() -> list[Implication]:
     return out
 
 
+def small_cache_consistency_claims() -> list[Implication]:
+    """BS ≤ the exact cost of every standard-CDAG formula (d_v = d) where M ≤ d² and the formula runs, as a chain
+    (docs/bounds/bs.md#consistency): ``bs.relax`` (BS ≤ (25/18)·N²d/√M), then one link per formula
+    ((25/18)·N²d/√M ≤ cost). For ``square_tiling-io`` the link goes through its phase-2 tiles a₂, b₂ (z3 does
+    not decide the direct form): cost ≥ N²d/b₂ + N²d/a₂, a₂·b₂ ≤ M, and N²d/b + N²d/a ≥ 2N²d/√M when ab ≤ M.
+    Links that read a formula's blocks assume its denominators positive, which its ``wd.<name>`` claim proves."""
+    from dataclasses import replace
+
+    from attnio.bounds.constants import BS, BS_COEFF
+    from attnio.bounds.costs import FORMULAS
+
+    doc = "docs/bounds/bs.md#consistency"
+    lead = BS_COEFF * N**2 * d / sqrt(M)
+    out: list[Implication] = [
+        _claim(
+            "bs.relax",
+            "BS",
+            "BS ≤ (25/18)·N²d/√M where M ≤ d² (first link of BS ≤ every exact cost)",
+            (*_BASE, *BS.regime),
+            BS.expr <= lead,
+            doc,
+        ),
+        _claim(
+            "bs.tiles_amgm",
+            "BS",
+            "a, b ≥ 1, a·b ≤ M, io ≥ N²d/b + N²d/a ⇒ io ≥ (25/18)·N²d/√M (AM–GM: N²d/a + N²d/b ≥ 2N²d/√(ab))",
+            (*_BASE, I_rows >= 1, J_cols >= 1, I_rows * J_cols <= M, Q >= N**2 * d / J_cols + N**2 * d / I_rows),
+            lead <= Q,
+            doc,
+        ),
+    ]
+    for name in sorted(FORMULAS):
+        if not _is_standard(name):
+            continue
+        fm = FORMULAS[name].with_dv_equal_d()
+        if name == "square_tiling-io":
+            a2, b2 = fm.blocks["a2"], fm.blocks["b2"]
+            out += [
+                replace(
+                    _claim(
+                        f"consistency.bs.{name}.phase2",
+                        "consistency",
+                        f"{name}: cost ≥ N²d/b₂ + N²d/a₂ (S read ⌈d/b₂⌉ times, V ⌈N/a₂⌉ times; d_v = d)",
+                        (*_BASE, *BS.regime, *fm.valid),
+                        N**2 * d / b2 + N**2 * d / a2 <= fm.io,
+                        doc,
+                        kind="consistency",
+                    ),
+                    assume_defined=True,
+                ),
+                replace(
+                    _claim(
+                        f"consistency.bs.{name}.tiles",
+                        "consistency",
+                        f"{name}: its phase-2 tile fits, a₂·b₂ ≤ M (with bs.tiles_amgm: cost ≥ (25/18)·N²d/√M)",
+                        (*_BASE, *BS.regime, *fm.valid),
+                        a2 * b2 <= M,
+                        doc,
+                        kind="consistency",
+                    ),
+                    assume_defined=True,
+                ),
+            ]
+            continue
+        out.append(
+            replace(
+                _claim(
+                    f"consistency.bs.le.{name}",
+                    "consistency",
+                    f"(25/18)·N²d/√M ≤ exact cost of {name} where M ≤ d² (d_v = d; with bs.relax: BS ≤ it)",
+                    (*_BASE, *BS.regime, *fm.valid),
+                    lead <= fm.io,
+                    doc,
+                    kind="consistency",
+                ),
+                assume_defined=True,
+            )
+        )
+    return out
+
+
 # Gap factor between the optimal flash2 count and B3 (docs/constants.md#gap): each factor → 1 in the limit
 # d → ∞, M/d² → ∞, M/(Nd) → 0.
 GAP_C2 = Fraction(7, 4)  # tightest on the grid 1/4: 3/2 is refuted (tests/test_constants.py)
@@ -455,7 +613,7 @@ def gap_claims() -> list[Implication]:
 
 
 def all_claims() -> list[Implication]:
-    return [*STEP_CLAIMS, *relax_claims(), *consistency_claims(), *gap_claims()]
+    return [*STEP_CLAIMS, *relax_claims(), *consistency_claims(), *small_cache_consistency_claims(), *gap_claims()]
 
 
 # checking --------------------------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ from attnio.algorithms.flash2 import Flash2Tiling
 from attnio.algorithms.machine import Machine
 from attnio.algorithms.run import run
 from attnio.bounds import constants
-from attnio.bounds.constants import B1, B2, B3, COSMA, PROOF_STEPS, constants_table
+from attnio.bounds.constants import B1, B2, B3, BS, COSMA, PROOF_STEPS, constants_table
 from attnio.bounds.costs import FORMULAS
-from attnio.bounds.expr import evaluate
+from attnio.bounds.expr import evaluate, sqrt
 from attnio.bounds.symbols import M, N, d
 from attnio.solver import claims_constants as cc
 from attnio.solver.claims import Implication
@@ -135,6 +135,17 @@ MUTANTS = {
         goal=3 * N**2 / 4 <= FORMULAS["flash2"].with_dv_equal_d().io,
         hyps=(*cc.by_id("constants.consistency.small.le.flash2").hyps, d >= 16),
     ),
+    # BS per-segment maximum with 53/25 instead of 54/25 ((53/25)² < 125/27)
+    "bs.segment@53/25": _mutate(
+        "constants.bs.segment", goal=(1 - M / d**2) * cc.Y <= Fraction(53, 25) * M * sqrt(M)
+    ),
+    # BS rearrangement with 7/5 > 9√15/25·(54/25 rounding): the −3M slack cannot absorb it
+    "bs.rearrange@7/5": _mutate(
+        "constants.bs.rearrange",
+        goal=cc.Q >= Fraction(7, 5) * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+    ),
+    # BS cubic maximum with 30 instead of 27 (the maximum is attained at s = 2K/(3κ))
+    "bs.cubic@30": _mutate("constants.bs.cubic", goal=30 * cc.kap * cc.kap * cc.Y * cc.Y <= cc.B**3),
 }
 
 
@@ -148,7 +159,7 @@ def test_every_proof_step_list_matches_the_claims_and_the_docs() -> None:
     ids = {c.id for c in cc.CLAIMS}
     for bound_id, steps in PROOF_STEPS.items():
         page = (
-            ROOT / {"constants.b1": B1.doc, "constants.b2": B2.doc, "constants.b3": B3.doc}[bound_id]
+            ROOT / {"constants.b1": B1.doc, "constants.b2": B2.doc, "constants.b3": B3.doc, "constants.bs": BS.doc}[bound_id]
         ).read_text()
         assert [n for n, _ in steps] == list(range(1, len(steps) + 1))
         for n, how in steps:
@@ -166,6 +177,40 @@ def test_every_proof_step_list_matches_the_claims_and_the_docs() -> None:
 
 
 CONSISTENCY = cc.consistency_claims()
+SMALL_CONSISTENCY = cc.small_cache_consistency_claims()
+
+
+def test_small_cache_consistency_covers_every_exact_formula() -> None:
+    ids = {c.id for c in SMALL_CONSISTENCY}
+    for n in FORMULAS:
+        if cc._is_standard(n):
+            assert f"constants.consistency.bs.le.{n}" in ids or f"constants.consistency.bs.{n}.phase2" in ids, n
+
+
+@pytest.mark.parametrize("claim", SMALL_CONSISTENCY, ids=lambda c: c.id)
+def test_small_cache_bound_below_every_exact_cost_proved_by_z3(claim: Implication) -> None:
+    out = cc.check(claim)
+    assert out.status == "proved", (claim.id, out)
+
+
+@settings(max_examples=200)
+@given(st.integers(1, 1 << 14), st.integers(2, 300), st.floats(0.0, 1.0))
+def test_small_cache_bound_below_every_exact_cost_on_a_grid(n: int, dd: int, f: float) -> None:
+    mm = max(1, int(f * dd * dd))
+    env = {"N": n, "d": dd, "M": mm, "dv": dd}
+    lb = evaluate(BS.expr, env)
+    for name, fm in FORMULAS.items():
+        fd = fm.with_dv_equal_d()
+        if cc._is_standard(name) and all(r.holds(env) for r in fd.valid):
+            assert lb <= evaluate(fd.io, env), (name, env)
+
+
+def test_small_cache_table_ratios() -> None:
+    rows = constants.small_cache_table()
+    io = [r.ratios["square_tiling-io"] for r in rows]
+    assert [r.M for r in rows] == [256, 512, 1024, 2048, 4096]
+    assert all(x <= 4 for x in io[:4]) and 4 < io[4] < 4.5, io  # ≤ 4 for M ≤ d²/8, not at d²/4 (docs/bounds/bs.md)
+    assert all(r.ratios["square_tiling"] > 1.7 * r.ratios["square_tiling-io"] for r in rows)
 
 
 def test_consistency_claims_cover_every_exact_formula_and_bound() -> None:
