@@ -30,7 +30,7 @@ from fractions import Fraction
 from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import evaluate, sqrt
 from attnio.bounds.symbols import M, N, d, dv, sym
-from attnio.bounds.types import Bound
+from attnio.bounds.types import CDAG_MATMUL, CDAG_QK, CDAG_QK_PV, CDAG_QK_PV_ACC, Bound
 
 NOTE = "lower-bound-constants note (shared/research/lower-bound-constants.md)"
 CDAG = (
@@ -52,6 +52,7 @@ B1 = Bound(
     slack=-M,
     provenance=f"derived here: Saha–Ye Lemma 3.3 counting sharpened by AM–GM and a shared 2M budget ({NOTE} §4.2)",
     status="derived here",
+    cdag=CDAG_QK,
     doc="docs/bounds/b1.md",
     notes="robust (recomputation allowed). Tight for QKᵀ alone (hold M/d rows of Q, stream K).",
 )
@@ -69,6 +70,7 @@ B2 = Bound(
     slack=-M,
     provenance=f"derived here ({NOTE} §4.3)",
     status="derived here",
+    cdag=CDAG_QK_PV,
     doc="docs/bounds/b2.md",
     notes="robust (recomputation allowed). Stops at 2 because O accumulators cost no I/O to create.",
 )
@@ -86,6 +88,7 @@ B3 = Bound(
     slack=-M,
     provenance=f"derived here ({NOTE} §4.4)",
     status="under review",
+    cdag=CDAG_QK_PV_ACC,
     doc="docs/bounds/b3.md",
     notes="UNDER REVIEW: algebra machine-checked (constants.b3.*), slot accounting and Loomis–Whitney "
     "application argued in prose only (docs/bounds/b3.md steps 1–4, 8, 9, 12). Leading term 4N²d²/M: tight with "
@@ -110,6 +113,7 @@ BS = Bound(
     provenance="derived here: Irony–Toledo–Tiskin / Loomis–Whitney segment count on the QKᵀ products of the "
     "standard CDAG, with a pair face charged to I/O or to the red pebbles at a segment's end",
     status="derived here",
+    cdag=CDAG_QK,
     doc="docs/bounds/bs.md",
     notes="small cache. Leading constant 25/18 ≈ 1.39 as M/d² → 0 (√2 is the best this argument gives, with "
     "R = 4M); the factor 1 − M/d² pays for pairs whose whole dot product fits in one segment.",
@@ -127,6 +131,7 @@ DV_NARROW = Bound(
     constant=Fraction(1),
     provenance=f"derived here ({NOTE} §4.5)",
     status="under review",
+    cdag=CDAG_QK_PV_ACC,
     doc="docs/constants.md#dv",
     notes="Asymptotic (leading term) only; rests on B3's slot accounting. The per-segment maximisation with "
     "v ≤ r·k, β ≤ r·u (r = d_v/d_k ≤ 1) is machine-checked: constants.dv.narrow.*",
@@ -145,6 +150,7 @@ DV_WIDE = Bound(
     constant=Fraction(4),
     provenance=f"derived here ({NOTE} §4.5)",
     status="under review",
+    cdag=CDAG_QK_PV_ACC,
     doc="docs/constants.md#dv",
     notes="Asymptotic (leading term) only; rests on B3's slot accounting (per-segment maximum (2M)²/(16d_k) by "
     "constants.b3.amgm4, rearrangement constants.dv.wide.leading).",
@@ -166,6 +172,7 @@ COSMA = Bound(
     constant=Fraction(2),
     provenance="Kwasniewski et al., COSMA, SC'19 (arXiv 1908.09606), Theorem 1; precondition on k derived here",
     status="under review",
+    cdag=CDAG_MATMUL,
     doc="docs/constants.md#cosma",
     symbols=("m", "k", "n", "M"),
     notes="The paper states it for all k. The precondition (k+1)² ≥ 4M is necessary (counterexample: "

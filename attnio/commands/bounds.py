@@ -23,6 +23,7 @@ def rows() -> list[dict]:
                 "kind": b.kind,
                 "statement": b.statement,
                 "model": b.model,
+                "cdag": b.cdag,
                 "regime": [str(r) for r in b.regime],
                 "regime_json": [to_json(r) for r in b.regime],
                 "expr": to_text(b.expr),

@@ -60,13 +60,14 @@ def _lower_entries(symbols: frozenset[str]):
     except ModuleNotFoundError:  # the catalog is optional: fall back to the trivial bound below
         return None
     from attnio.bounds.expr import free_symbols
+    from attnio.bounds.types import APPROXIMATE
 
     out = []
     for b in all_bounds():
         if b.kind != "lower":
             continue
         names = {s.name for s in free_symbols(b.expr)} | {s.name for r in b.regime for s in free_symbols(r)}
-        if not names <= symbols or "approximate" in b.model:
+        if not names <= symbols or b.cdag == APPROXIMATE:
             continue
         out.append(b)
     return out
