@@ -185,7 +185,7 @@ STEP_CLAIMS: list[Implication] = [
         "four-face AM–GM: u + k + v + β ≤ T ⇒ u·k·v·β ≤ (T/4)⁴",
         (u + k + v + beta <= T,),
         u * k * v * beta <= T**4 / 256,
-        _B3 + "#step-5",
+        _B3 + "#step-6",
     ),
     _claim(
         "b3.lw_to_T2",
@@ -193,7 +193,7 @@ STEP_CLAIMS: list[Implication] = [
         "Loomis–Whitney Y² ≤ (uk/d²)·v·β with u·k·v·β ≤ (T/4)⁴ ⇒ Y ≤ T²/(16d)",
         (d >= 1, _sq(Y) * d**2 <= P4, P4 <= T**4 / 256),
         Y <= _sq(T) / (16 * d),
-        _B3 + "#step-6",
+        _B3 + "#step-7",
     ),
     _claim(
         "b3.type2",
@@ -201,15 +201,16 @@ STEP_CLAIMS: list[Implication] = [
         "type-2 pairs: (T − x)²/(16d) + d·x ≤ T²/(16d) + 4d³ for x ∈ [0, T]",
         (d >= 1, x <= T),
         _sq(T - x) / (16 * d) + d * x <= _sq(T) / (16 * d) + 4 * d**3,
-        _B3 + "#step-7",
+        _B3 + "#step-8",
     ),
     _claim(
         "b3.fresh_regime",
         "B3",
-        "R = M, M ≤ Nd/4 ⇒ M + R ≤ Nd/2 (so fewer than half the K rows are available in a segment)",
+        "R = M, M ≤ Nd/4 ⇒ M + R ≤ Nd/2 (the referee's sketch capped completed slots this way; not needed in "
+        "the written proof, where final writes are partial I/O)",
         (*_BASE, 4 * M <= N * d),
         2 * M <= N * d / 2,
-        _B3 + "#step-10",
+        _B3 + "#step-9",
     ),
     _claim(
         "b3.fresh_cap",
@@ -217,7 +218,7 @@ STEP_CLAIMS: list[Implication] = [
         "f = 2d(M + R)/N with R = M and N ≥ 4d ⇒ f ≤ M",
         (*_BASE, N >= 4 * d),
         2 * d * (2 * M) / N <= M,
-        _B3 + "#step-11",
+        _B3 + "#step-9",
     ),
     _claim(
         "b3.square_term",
@@ -225,7 +226,7 @@ STEP_CLAIMS: list[Implication] = [
         "per segment, z = w − U ∈ [−U, M + f], 0 ≤ U ≤ R: (M+R+z)² ≤ (M+R)² + (3M+2R+f)·z + (M+R+f)·U",
         (M >= 1, U <= R, w <= M + f + U),
         _sq(M + R + (w - U)) <= _sq(M + R) + (3 * M + 2 * R + f) * (w - U) + (M + R + f) * U,
-        _B3 + "#step-13",
+        _B3 + "#step-11",
     ),
     _claim(
         "b3.sum",
@@ -237,7 +238,7 @@ STEP_CLAIMS: list[Implication] = [
             Z - SU <= N * d - SU / 2,
         ),
         S <= h * _sq(M + R) + (3 * M + 2 * R + f) * N * d + (f - M) * SU / 2,
-        _B3 + "#step-14",
+        _B3 + "#step-12",
     ),
     _claim(
         "b3.rearrange",
@@ -252,7 +253,7 @@ STEP_CLAIMS: list[Implication] = [
             Q >= M * (h - 1),
         ),
         Q >= M * (4 * N**2 * d**2 - Fraction(3, 2) * N * M * d) / (M**2 + 16 * d**4) - M,
-        _B3 + "#step-15",
+        _B3 + "#step-13",
     ),
     _claim(
         "b3.best_R",
@@ -260,7 +261,7 @@ STEP_CLAIMS: list[Implication] = [
         "with R = cM the leading constant 16c/(1+c)² ≤ 4: R = M is the best choice",
         (c > 0,),
         16 * c / _sq(1 + c) <= 4,
-        _B3 + "#step-16",
+        _B3 + "#step-14",
     ),
     # BS, the small cache (docs/bounds/bs.md) ----------------------------------------------------------------
     _claim(
