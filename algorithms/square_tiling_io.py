@@ -33,7 +33,8 @@ phase 2 pays N² per value-column tile and N·d_v per row tile, and the working 
 real-valued relaxation both phases are minimised by a ≈ b ≈ √M, and phase 2 by G ≈ d_v/√M groups. With
 q = ⌊√M⌋:
 
-- phase 1: b₁⁰ = ⌈N/⌈N/q⌉⌉ columns (as many column tiles as q-wide ones, balanced), a₁⁰ the most rows that fit
+- phase 1: b₁⁰ = ⌈N/G₁⁰⌉ columns with G₁⁰ = max(⌈N/q⌉, ⌈N/⌊(M − 2)/3⌋⌉) (as many column tiles as q-wide ones,
+  balanced; the second term only matters for M < 13), a₁⁰ the most rows that fit
   with k₁ = 1, a₁ = ⌈N/⌈N/a₁⁰⌉⌉ (same row-tile count, balanced), b₁ the most columns that fit with this a₁;
 - phase 2: G⁰ = max(round(d_v/q), ⌈d_v/⌊(M − 2)/3⌋⌉) value-column groups (the second term keeps a₂ ≥ 1 at
   tiny M), b₂⁰ = ⌈d_v/G⁰⌉, then a₂ and b₂ as in phase 1.
@@ -112,8 +113,9 @@ class SquareTilingIO:
         if M < 6:
             raise InvalidParameter("M", M, "M >= 6 for square_tiling-io (a 1×2 tile, its row statistic and one chunk)")
         q = math.isqrt(M)
-        a1, b1 = _phase_tiles(N, N, M, _cdiv(N, q))
-        g0 = max(1, (2 * dv + q) // (2 * q), _cdiv(dv, (M - 2) // 3))
+        cap = (M - 2) // 3  # b⁰ ≤ cap keeps a⁰ ≥ 1
+        a1, b1 = _phase_tiles(N, N, M, max(_cdiv(N, q), _cdiv(N, cap)))
+        g0 = max(1, (2 * dv + q) // (2 * q), _cdiv(dv, cap))
         a2, b2 = _phase_tiles(dv, N, M, g0)
         k1 = min(d, (M - a1 * b1 - a1) // (a1 + b1))
         k2 = min(N, (M - a2 * b2 - a2) // (a2 + b2))

@@ -163,8 +163,9 @@ def _phase(n: Expr, groups0: Expr) -> tuple[Expr, Expr]:
     return a, minimum(n, floor((M - 2 * a) / (a + 1)))
 
 
-_a1, _b1 = _phase(N, ceil(N / _q))
-_a2, _b2 = _phase(dv, maximum(1, floor((2 * dv + _q) / (2 * _q)), ceil(dv / floor((M - 2) / 3))))
+_cap = floor((M - 2) / 3)  # b⁰ ≤ _cap keeps a⁰ ≥ 1
+_a1, _b1 = _phase(N, maximum(ceil(N / _q), ceil(N / _cap)))
+_a2, _b2 = _phase(dv, maximum(1, floor((2 * dv + _q) / (2 * _q)), ceil(dv / _cap)))
 _Ta, _Tb, _T2, _G = ceil(N / _a1), ceil(N / _b1), ceil(N / _a2), ceil(dv / _b2)
 _add(
     CostFormula(

@@ -83,3 +83,21 @@ def test_more_M_costs_at_most_ten_percent_more_not_never_more(N: int, d: int, f:
 def test_non_monotone_example_is_real() -> None:
     """The example the docs quote: more fast memory, more words (so the exclusion above is needed)."""
     assert cost("square_tiling-io", N=58, d=113, M=6437).io_words > cost("square_tiling-io", N=58, d=113, M=4741).io_words
+
+
+@settings(max_examples=200, deadline=None)
+@given(N=st.integers(1, 5000), d=st.integers(1, 300), dv=st.integers(1, 300), M=st.integers(6, 200_000))
+def test_formula_is_defined_wherever_valid_every_block_at_least_one(N: int, d: int, dv: int, M: int) -> None:
+    """z3 leaves wd.square_tiling-io undecided (nested floors and ceilings), so the consistency claims that read
+    this formula assume its denominators positive (solver/claims_constants.py DEFINEDNESS_ASSUMED); this checks
+    it numerically: every block size is ≥ 1 and the tiling's working sets fit M."""
+    from attnio.algorithms.square_tiling_io import SquareTilingIO
+    from attnio.bounds.costs import formula
+    from attnio.bounds.expr import evaluate
+
+    env = {"N": N, "d": d, "M": M, "dv": dv}
+    blocks = {k: evaluate(v, env) for k, v in formula("square_tiling-io").blocks.items()}
+    assert all(v >= 1 for v in blocks.values()), blocks
+    t = SquareTilingIO.default(N, d, M, dv)
+    assert (t.a1, t.b1, t.a2, t.b2) == (blocks["a1"], blocks["b1"], blocks["a2"], blocks["b2"])
+    assert SquareTilingIO.fast_words(t.a1, t.b1, t.k1) <= M and SquareTilingIO.fast_words(t.a2, t.b2, t.k2) <= M
