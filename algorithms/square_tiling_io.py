@@ -41,8 +41,7 @@ q = ⌊√M⌋:
 
 It is *not* proved optimal with ceilings: tests/test_square_tiling_io.py compares it with an exhaustive search
 over all tile shapes of the family; at N = 4096, d = 128 and M = 256…4096 it is within 1 % of the best shape,
-and for M ≥ 64 in the small cache within a few per cent (tiny M, where +2 in ab + 2a + b is not negligible,
-loses more).
+for 64 ≤ M ≤ d²/4 and N ≥ 4√M within 10 %; at tiny M or N below a few √M it loses more (≈ 20 %).
 
 Worked count, N=4, d=2, M=16: q = 4; phase 1: b₁⁰ = 4, a₁⁰ = ⌊12/6⌋ = 2, a₁ = 2, b₁ = ⌊12/3⌋ = 4: T_a = 2,
 T_b = 1; phase 2: G⁰ = max(⌊8/8⌋, ⌈2/4⌉) = 1, b₂⁰ = 2, a₂⁰ = min(4, ⌊14/4⌋) = 3, T₂ = 2, a₂ = 2, b₂ = 2, G = 1.
