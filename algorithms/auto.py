@@ -8,8 +8,8 @@ not one). Ties go to the earlier name in :data:`CANDIDATES`. The tiling records 
 >>> r = run("auto", N=64, d=8, M=200, count_only=True)
 >>> r.tiling.algorithm, r.measurement.io_words == choose(64, 8, 200)[1].io_words
 ('flash2', True)
->>> choose(1024, 128, 4096)[0]        # small cache, M < d²: Saha–Ye's square tiles win
-'square_tiling'
+>>> choose(1024, 128, 4096)[0]        # small cache, M < d²: square tiles (the rule derived here) win
+'square_tiling-io'
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from attnio.algorithms.machine import Machine, SlowArray
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter
 
-CANDIDATES = ("flash2", "split_v", "flash2-square", "kv_stationary", "flash1-fit", "square_tiling", "standard")
+CANDIDATES = ("flash2", "split_v", "flash2-square", "kv_stationary", "flash1-fit", "square_tiling-io", "square_tiling", "standard")
 
 
 def choose(N: int, d: int, M: int, dv: int | None = None) -> tuple[str, IOCount]:

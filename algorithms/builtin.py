@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from attnio.algorithms import auto, flash1, flash2, kv_stationary, poly, split_v, square_tiling, standard
+from attnio.algorithms import (
+    auto,
+    flash1,
+    flash2,
+    kv_stationary,
+    poly,
+    split_v,
+    square_tiling,
+    square_tiling_io,
+    standard,
+)
 from attnio.algorithms.registry import AlgorithmSpec, register
 
 register(
@@ -69,6 +79,17 @@ register(
         summary="Saha–Ye Algorithm 1 (SquareTilingAttention), B = ⌊√(M/4)⌋, stable (logits + logsumexp)",
         regime="small cache, M < d² (Θ(N²d/√M), optimal for standard matmul by Saha–Ye Thm 3.1)",
         cost="square_tiling",
+        supports_dv=True,
+    )
+)
+register(
+    AlgorithmSpec(
+        name="square_tiling-io",
+        schedule=square_tiling_io.schedule,
+        tiling_cls=square_tiling_io.SquareTilingIO,
+        summary="Saha–Ye's two phases (S and logsumexp written, then exp(S − L)·V) with ≈√M×√M output tiles and the inner dimension streamed; tile rule derived here",
+        regime="small cache, M < d² (≈ 4N²d/√M + N², half the paper rule's 8N²d/√M)",
+        cost="square_tiling-io",
         supports_dv=True,
     )
 )

@@ -31,7 +31,7 @@ from typing import Any
 from attnio.bounds.costs import CostFormula, cost
 from attnio.bounds.expr import Rel, ceil, evaluate_int, floor, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
-from attnio.bounds.types import Bound
+from attnio.bounds.types import APPROXIMATE, Bound
 
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter
@@ -308,6 +308,7 @@ BOUNDS: tuple[Bound, ...] = (
         constant=Fraction(4),
         provenance="derived here",
         status="derived here",
+        cdag=APPROXIMATE,
         doc=f"{DOC}#lower-bounds",
         symbols=("N", "d", "M"),
     ),
@@ -323,6 +324,7 @@ BOUNDS: tuple[Bound, ...] = (
         slack=-M,
         provenance="derived here (Hong–Kung / Irony–Toledo–Tiskin segment argument; 1/3 < 1/(2√2))",
         status="derived here",
+        cdag=APPROXIMATE,
         doc=f"{DOC}#lower-bounds",
         symbols=("N", "d", "M", "r"),
     ),
@@ -338,6 +340,7 @@ BOUNDS: tuple[Bound, ...] = (
         slack=-r * d,
         provenance="derived here (co-residence counting)",
         status="derived here",
+        cdag=APPROXIMATE,
         doc=f"{DOC}#lower-bounds",
         notes="a factor ≈ 4d below the chunked schedule: the gap is open here",
         symbols=("N", "d", "M", "r"),

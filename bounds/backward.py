@@ -34,7 +34,7 @@ from fractions import Fraction
 from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import evaluate, minimum
 from attnio.bounds.symbols import M, N, d
-from attnio.bounds.types import Bound
+from attnio.bounds.types import ANY_ALGORITHM, CDAG_BACKWARD, Bound
 
 BWD_CDAG = (
     "standard backward CDAG (d_v = d): each dO_iℓ·V_jℓ product its own vertex, summed by any tree into dP_ij; "
@@ -62,6 +62,7 @@ BWD_DP = Bound(
     status="derived here",
     doc="docs/bounds/backward.md",
     computation="backward",
+    cdag=CDAG_BACKWARD,
     notes="Applies to every backward schedule here (standard-bwd and square_tiling-bwd too: they form dP).",
 )
 
@@ -81,6 +82,7 @@ BWD_SDP = Bound(
     status="derived here",
     doc="docs/bounds/backward.md",
     computation="backward",
+    cdag=CDAG_BACKWARD,
     notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). "
     "flash2-bwd's leading constant is 16: the gap is 4 in leading order.",
 )
@@ -99,6 +101,7 @@ BWD_TRIVIAL = Bound(
     status="derived here",
     doc="docs/bounds/backward.md",
     computation="backward",
+    cdag=ANY_ALGORITHM,
 )
 
 BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL]

@@ -35,7 +35,15 @@ from attnio.bounds import approx, backward, constants
 from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS
 from attnio.bounds.expr import Expr, Rel, free_symbols, log2, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
-from attnio.bounds.types import Bound
+from attnio.bounds.types import (
+    ANY_ALGORITHM,
+    ANY_BINARY,
+    ANY_FINITE_FIELD,
+    CDAG_BACKWARD,
+    CDAG_MATMUL,
+    CDAG_QK,
+    Bound,
+)
 
 from attnio.errors import InvalidParameter
 
@@ -105,6 +113,7 @@ def seed_bounds() -> list[Bound]:
             constant=Fraction(4),
             provenance="derived here",
             status="derived here",
+            cdag=ANY_ALGORITHM,
             doc="docs/bounds/trivial.md",
         ),
         # ------------------------------------------------------------------ FlashAttention
@@ -141,6 +150,7 @@ def seed_bounds() -> list[Bound]:
             expr=sy_large,
             provenance=f"{FA}, Proposition 3",
             status="paper",
+            cdag=ANY_ALGORITHM,
             notes="Argued only at M = Θ(Nd), where N²d²/M = Nd and the trivial bound applies; it says nothing "
             "for M ≪ Nd (Saha–Ye answer that).",
             attained_by=("flash2", "kv_stationary", "split_v"),
@@ -177,6 +187,7 @@ def seed_bounds() -> list[Bound]:
             expr=minimum(sy_small, sy_large),
             provenance=f"{SY}, Theorem 3.1",
             status="paper",
+            cdag=CDAG_QK,
             notes="The paper states no range of M; it cannot hold for M ≫ Nd (below the trivial 4Nd), so the "
             "regime M ≤ Nd is ours. min = N²d/√M iff M ≤ d² (claim sy.min-branch.*).",
             attained_by=("square_tiling", "flash2"),
@@ -218,6 +229,7 @@ def seed_bounds() -> list[Bound]:
             provenance=f"{SY}, Lemma 3.4",
             status="paper",
             attained_by=("flash2",),
+            cdag=CDAG_QK,
         ),
         _b(
             id="sy.lemma3.4.explicit",
@@ -231,6 +243,7 @@ def seed_bounds() -> list[Bound]:
             slack=-M,
             provenance=f"{SY}, Lemmas 3.3/3.4 with Hong–Kung Lemma 2.8 (constants from the proof)",
             status="paper, constant derived here",
+            cdag=CDAG_QK,
             doc="docs/bounds/saha-ye-lemma3.4-explicit.md",
             attained_by=("flash2",),
         ),
@@ -256,6 +269,7 @@ def seed_bounds() -> list[Bound]:
             expr=m_ * k_ * n_ / sqrt(M),
             provenance=f"{SY}, Lemma 3.6 (Hong & Kung 1981, Corollary 6.2)",
             status="paper",
+            cdag=CDAG_MATMUL,
             symbols=("m", "k", "n", "M"),
             notes="Asymptotic only. An explicit form needs a precondition on k: see smith.mm.",
         ),
@@ -271,6 +285,7 @@ def seed_bounds() -> list[Bound]:
             constant=Fraction(2),
             provenance=f"{SMITH}, main theorem (leading term from the abstract; exact statement not read)",
             status="under review",
+            cdag=CDAG_MATMUL,
             doc="docs/bounds/smith-mm-precondition.md",
             symbols=("m", "k", "n", "M"),
             notes="Leading constant 2 is the paper's; lower-order terms are not encoded (COSMA reports the form "
@@ -288,6 +303,7 @@ def seed_bounds() -> list[Bound]:
             provenance=f"{SY}, Theorem 3.7 (reduction from Lemma 3.6)",
             status="paper",
             attained_by=("square_tiling",),
+            cdag=CDAG_QK,
         ),
         # ------------------------------------------------------------------ Saha–Ye §4 (any algorithm)
         _b(
@@ -301,6 +317,7 @@ def seed_bounds() -> list[Bound]:
             status="paper",
             attained_by=("flash2",),
             notes="Met by flash2 for M ≥ d² (FlashAttention is optimal there even against fast matrix multiplication); for M < d² the N² branch is not attained by any schedule here.",
+            cdag=ANY_FINITE_FIELD,
         ),
         _b(
             id="sy.thm4.8.explicit",
@@ -314,6 +331,7 @@ def seed_bounds() -> list[Bound]:
             slack=-M,
             provenance=f"{SY}, Theorem 4.8 with Lemmas 4.1, 4.6 and Theorem 4.4 (constants from the proof)",
             status="paper, constant derived here",
+            cdag=ANY_FINITE_FIELD,
             doc="docs/bounds/saha-ye-thm4.8-explicit.md",
             attained_by=("flash2",),
         ),
@@ -326,6 +344,7 @@ def seed_bounds() -> list[Bound]:
             expr=minimum(N**2 * d**2 / (M * log2(N) ** 2), N**2),
             provenance=f"{SY}, Theorem 4.14",
             status="paper",
+            cdag=ANY_BINARY,
             notes="Tight up to log² N against FlashAttention. Implicitly needs d ≳ log N (Lemma 4.9).",
         ),
         _b(
@@ -349,6 +368,7 @@ def seed_bounds() -> list[Bound]:
             expr=QmmNdN,
             provenance=f"{SY}, Lemma 4.16",
             status="paper",
+            cdag=ANY_ALGORITHM,
             symbols=("QmmNdN", "d", "M"),
         ),
         _b(
@@ -361,6 +381,7 @@ def seed_bounds() -> list[Bound]:
             expr=QmmNdN,
             provenance=f"{SY}, Theorem 4.17",
             status="paper",
+            cdag=ANY_ALGORITHM,
             symbols=("QmmNdN", "QmmNNd", "d", "M"),
             notes="Upper side as in sy.lemma4.15.",
         ),
@@ -375,6 +396,7 @@ def seed_bounds() -> list[Bound]:
             provenance=f"{LI}, main theorem (abstract level)",
             status="paper",
             computation="backward",
+            cdag=CDAG_BACKWARD,
             notes="Crossover at M = Θ(d²); no explicit constants were available.",
         ),
         _b(

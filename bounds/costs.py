@@ -151,6 +151,34 @@ _add(
     )
 )
 
+# square_tiling-io (derived here): output tiles ≈ √M × √M, inner dimension streamed (docs/costs.md#square_tiling-io).
+_q = floor(sqrt(M))
+
+
+def _phase(n: Expr, groups0: Expr) -> tuple[Expr, Expr]:
+    """(a, b) of one phase of square_tiling-io, as algorithms/square_tiling_io.py computes them."""
+    b0 = ceil(n / groups0)
+    a0 = minimum(N, floor((M - b0) / (b0 + 2)))
+    a = ceil(N / ceil(N / a0))
+    return a, minimum(n, floor((M - 2 * a) / (a + 1)))
+
+
+_cap = floor((M - 2) / 3)  # b⁰ ≤ _cap keeps a⁰ ≥ 1
+_a1, _b1 = _phase(N, maximum(ceil(N / _q), ceil(N / _cap)))
+_a2, _b2 = _phase(dv, maximum(1, floor((2 * dv + _q) / (2 * _q)), ceil(dv / _cap)))
+_Ta, _Tb, _T2, _G = ceil(N / _a1), ceil(N / _b1), ceil(N / _a2), ceil(dv / _b2)
+_add(
+    CostFormula(
+        algorithm="square_tiling-io",
+        reads=N * d * (_Ta + _Tb) + N + _G * N**2 + _T2 * N * dv,
+        writes=N**2 + N + N * dv,
+        valid=(M >= 6,),
+        blocks={"a1": _a1, "b1": _b1, "a2": _a2, "b2": _b2, "T_a": _Ta, "T_b": _Tb, "T_2": _T2, "G": _G},
+        derivation="docs/costs.md#square_tiling-io",
+        leading="4N²d/√M + N² (a ≈ b ≈ √M in both phases; the paper rule's 8N²d/√M halved)",
+    )
+)
+
 # kv_stationary: b = ⌊(M − d − 2dv − 3)/(d + dv + 1)⌋ K/V rows held, T_c = ⌈N/b⌉ passes over Q.
 _bkv = floor((M - d - 2 * dv - 3) / (d + dv + 1))
 _Tkv = ceil(N / _bkv)

@@ -13,7 +13,7 @@ from typing import Any
 
 from attnio.bounds import approx, catalog, constants
 from attnio.bounds.expr import Expr, Rel, evaluate, free_symbols, to_text
-from attnio.bounds.types import Bound
+from attnio.bounds.types import APPROXIMATE, Bound
 from attnio.solver import claims, verify
 from attnio.solver.pebble import graphs, sandwich
 
@@ -28,13 +28,13 @@ def all_bounds() -> list[Bound]:
 def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: bool) -> bool:
     """Does ``bound`` speak about ``algorithm`` at ``env``: explicit, every symbol given, regime holds.
 
-    Lower and upper bounds apply to every exact algorithm (approximate ones only where the bound's model says
-    "approx"); ``exact`` bounds apply only to the algorithm their model names (``"algorithm flash2"``)."""
+    Lower and upper bounds apply to every exact algorithm (approximate ones only where the bound's ``cdag`` is
+    ``"approximate-algorithms"``); ``exact`` bounds apply only to the algorithm their model names (``"algorithm flash2"``)."""
     if not bound.explicit or bound.computation != "forward":  # the sweep runs forward passes
         return False
     if bound.kind == "exact" and bound.model != f"algorithm {algorithm}":
         return False
-    if approximate != ("approx" in bound.model.lower()) and bound.kind != "exact":
+    if approximate != (bound.cdag == APPROXIMATE) and bound.kind != "exact":
         return False
     syms = {s.name for s in free_symbols(bound.expr)}
     for r in bound.regime:

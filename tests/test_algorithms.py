@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from attnio.errors import InvalidParameter
 
-EXACT = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "kv_stationary", "split_v", "auto"]
+EXACT = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "square_tiling-io", "kv_stationary", "split_v", "auto"]
 
 
 def rel_err(out: np.ndarray, ref: np.ndarray) -> float:

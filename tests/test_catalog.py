@@ -89,3 +89,21 @@ def test_cli_bounds_json_lists_the_catalog():
     assert {r["id"] for r in rows} == set(BY_ID)
     assert all(isinstance(r["expr_json"], list) for r in rows)
     assert Fraction(next(r for r in rows if r["id"] == "sy.lemma3.4.explicit")["constant"]) == Fraction(1, 8)
+
+
+def test_every_bound_names_its_model_as_data():
+    """``cdag`` is one of the constants of bounds/types.py; every lower bound names one (not "n/a"), and the
+    derived bounds name the part of the standard attention CDAG their proofs use (docs/model.md)."""
+    from attnio.bounds.types import CDAG_MODELS, NOT_APPLICABLE
+
+    for b in all_bounds():
+        assert b.cdag in CDAG_MODELS, (b.id, b.cdag)
+        assert b.kind != "lower" or b.cdag != NOT_APPLICABLE, b.id
+        assert b.kind == "lower" or b.cdag == NOT_APPLICABLE, b.id
+    assert [BY_ID[i].cdag for i in ("constants.b1", "constants.b2", "constants.b3", "constants.bs")] == [
+        "standard-cdag:qk",
+        "standard-cdag:qk+pv",
+        "standard-cdag:qk+pv+acc",
+        "standard-cdag:qk",
+    ]
+    assert BY_ID["sy.thm4.8.explicit"].cdag == "any-algorithm-finite-field"

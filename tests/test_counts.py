@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 # Every algorithm with a formula. flash1 (as published) runs in audit mode: its peak is checked in
 # tests/test_algorithms.py instead of against M.
-ALGORITHMS = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "kv_stationary", "split_v"]
+ALGORITHMS = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "square_tiling-io", "kv_stationary", "split_v"]
 
 
 def test_every_registered_algorithm_with_a_cost_formula_is_checked_here() -> None:
@@ -85,8 +85,12 @@ def test_real_run_counts_equal_count_only_on_a_larger_non_divisible_case() -> No
 
 # Monotonicity in M: every formula here is a non-decreasing function of tile counts (T_r, T_c, T, T_v) that
 # are ⌈N/x⌉ or ⌈d/x⌉ with x non-decreasing in M, so no ceiling effect can make more M cost more. Hypothesis
-# tries to refute it on the measured counts.
-@pytest.mark.parametrize("name", ALGORITHMS)
+# tries to refute it on the measured counts. square_tiling-io is excluded: its rule rounds √M and d_v/√M, so a
+# larger M can pick a worse shape (up to ≈ 9 % more words; tests/test_square_tiling_io.py measures it).
+MONOTONE = [n for n in ALGORITHMS if n != "square_tiling-io"]
+
+
+@pytest.mark.parametrize("name", MONOTONE)
 @given(data=st.data())
 def test_more_M_never_increases_measured_io(name: str, data: st.DataObject) -> None:
     N, d, dv, M = data.draw(points(name, max_N=3000, max_d=200, max_M_factor=200))

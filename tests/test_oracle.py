@@ -13,7 +13,7 @@ from attnio.algorithms.run import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-EXACT = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "kv_stationary", "split_v", "auto"]
+EXACT = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "square_tiling-io", "kv_stationary", "split_v", "auto"]
 
 pytestmark = pytest.mark.oracle
 

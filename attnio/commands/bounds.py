@@ -32,6 +32,8 @@ def _row(b) -> dict:
         "kind": b.kind,
         "statement": b.statement,
         "model": b.model,
+        "cdag": b.cdag,
+        "computation": b.computation,
         "regime": [str(r) for r in b.regime],
         "regime_json": [to_json(r) for r in b.regime],
         "expr": to_text(b.expr),

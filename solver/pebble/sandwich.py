@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from attnio.bounds.catalog import all_bounds
 from attnio.bounds.expr import free_symbols
+from attnio.bounds.types import APPROXIMATE
 from attnio.solver.pebble.graphs import attention, matmul
 from attnio.solver.pebble.solve import PebbleResult, solve
 
@@ -62,7 +63,7 @@ def _lower_entries(symbols: frozenset[str]):
         if b.kind != "lower" or b.computation != "forward":  # the pebbled graphs are forward passes
             continue
         names = {s.name for s in free_symbols(b.expr)} | {s.name for r in b.regime for s in free_symbols(r)}
-        if not names <= symbols or "approximate" in b.model:
+        if not names <= symbols or b.cdag == APPROXIMATE:
             continue
         out.append(b)
     return out
