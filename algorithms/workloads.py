@@ -181,7 +181,7 @@ def _flash2_block(
     for cols in m.tiles(kv_extent, B_c):
         bc = cols.stop - cols.start
         Kj = m.load(K, _shift(cols, kv_off), what="K_j")
-        for _, Qi, _, mi, li, Sb, mnew in heads:
+        for _, Qi, _, _, _, Sb, _ in heads:
             if m.numeric:
                 S = Sb.data[:, :bc]
                 S[...] = (Qi.data @ Kj.data.T) * scale

@@ -1,0 +1,188 @@
+"""Workloads (batch, heads, GQA/MQA, N_q ≠ N_kv, causal masks, bytes, GPU presets): the machine's measured counts
+equal the exact workload formulas (bounds/costs.py WORKLOAD_FORMULAS, docs/costs.md#workloads), real runs equal
+count-only runs, outputs equal the float64 reference (K/V heads repeated over their groups, bottom-right causal
+mask), peaks fit M, and bad workloads are InvalidParameter / Unsupported naming the parameter.
+
+Error measure: max|O − O_ref| / max|O_ref| ≤ 1e-10 (O_ref from attnio.algorithms.workloads.reference).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from attnio.algorithms.run import count
+from attnio.algorithms.workloads import GROUPED, NATIVE, reference, run_workload
+from attnio.bounds.costs import cost, workload_cost
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnio.errors import InvalidParameter, Unsupported
+from attnio.workload import DTYPES, GPUS, Workload, parse_bytes
+
+SCHEDULES = [(a, "per-head") for a in NATIVE] + [(a, "grouped") for a in GROUPED]
+
+
+def min_M(name: str, schedule: str, d: int, dv: int, g: int) -> int:
+    if name == "flash2":
+        return max(d, dv) + (g if schedule == "grouped" else 1) * (d + dv + 4)
+    if name == "flash1-fit":
+        return 2 * (d + dv) + 7
+    return 4
+
+
+@st.composite
+def workloads(draw: st.DrawFn, name: str, schedule: str, max_N: int, max_d: int, max_heads: int, max_M_factor: int) -> Workload:
+    kv = draw(st.integers(1, max_heads))
+    g = draw(st.one_of(st.just(1), st.integers(1, max_heads)))
+    Nkv = draw(st.one_of(st.integers(1, 9), st.integers(1, max_N)))
+    causal = draw(st.booleans())
+    Nq = draw(st.one_of(st.just(Nkv), st.integers(1, Nkv), st.just(1)) if causal else st.one_of(st.just(Nkv), st.integers(1, max_N)))
+    d = draw(st.one_of(st.integers(1, 4), st.integers(1, max_d)))
+    dv = draw(st.one_of(st.just(d), st.integers(1, max_d)))
+    lo = min_M(name, schedule, d, dv, g)
+    M = draw(st.one_of(st.just(lo), st.integers(lo, lo + 40), st.integers(lo, lo * max_M_factor), st.integers(lo, max(lo, 3 * Nkv * (d + dv) * g))))
+    return Workload.build(
+        batch=draw(st.integers(1, 3)), heads=kv * g, kv_heads=kv, Nq=Nq, Nkv=Nkv, d=d, dv=dv, causal=causal,
+        dtype=draw(st.sampled_from(sorted(DTYPES))), M=M,
+    )
+
+
+@pytest.mark.parametrize(("name", "schedule"), SCHEDULES)
+@given(data=st.data())
+def test_count_only_workload_counts_equal_the_formula_exactly(name: str, schedule: str, data: st.DataObject) -> None:
+    w = data.draw(workloads(name, schedule, max_N=3000, max_d=160, max_heads=6, max_M_factor=300))
+    r = run_workload(name, w, schedule=schedule, count_only=True)
+    assert r.measurement.io == workload_cost(name, w, schedule), w
+    assert r.io_bytes == r.measurement.io_words * DTYPES[w.dtype]
+    if name != "flash1":  # published blocks: audit mode (tests/test_algorithms.py checks its peak)
+        assert r.measurement.peak_fast_words <= w.M and not r.measurement.overflowed
+
+
+@pytest.mark.parametrize(("name", "schedule"), SCHEDULES)
+@settings(max_examples=25)
+@given(data=st.data(), seed=st.integers(0, 2**32 - 1))
+def test_real_workload_runs_equal_count_only_and_the_float64_reference(name: str, schedule: str, data: st.DataObject, seed: int) -> None:
+    w = data.draw(workloads(name, schedule, max_N=18, max_d=6, max_heads=3, max_M_factor=20))
+    real = run_workload(name, w, schedule=schedule, seed=seed)
+    fast = run_workload(name, w, schedule=schedule, count_only=True)
+    assert real.measurement.per_array == fast.measurement.per_array, w
+    assert real.measurement.peak_fast_words == fast.measurement.peak_fast_words
+    Q, K, V = _inputs(w, seed)
+    ref = reference(Q, K, V, w.causal)
+    assert float(np.max(np.abs(real.output - ref)) / np.max(np.abs(ref))) <= 1e-10, w
+
+
+def _inputs(w: Workload, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from attnio.algorithms.workloads import random_inputs
+
+    return random_inputs(w, seed)
+
+
+@given(st.integers(1, 2000), st.integers(1, 128), st.integers(1, 128), st.integers(0, 10**6))
+def test_a_plain_one_head_workload_costs_what_the_one_head_formula_says(N: int, d: int, dv: int, extra: int) -> None:
+    """With batch = heads = 1, N_q = N_kv and no mask, every workload formula is the original cost formula."""
+    for name in NATIVE:
+        M = min_M(name, "per-head", d, dv, 1) + extra
+        w = Workload.build(N=N, d=d, dv=dv, M=M)
+        assert workload_cost(name, w) == cost(name, N=N, d=d, dv=dv, M=M), name
+
+
+@given(st.integers(1, 3000), st.integers(1, 128), st.integers(1, 8), st.integers(0, 10**6))
+def test_per_head_plain_workloads_are_heads_times_one_head(N: int, d: int, heads: int, extra: int) -> None:
+    M = 3 * d + 4 + extra
+    w = Workload.build(batch=2, heads=heads, N=N, d=d, M=M)
+    assert run_workload("flash2", w, count_only=True).measurement.io_words == 2 * heads * count("flash2", N=N, d=d, M=M).io_words
+
+
+@settings(max_examples=60)
+@given(st.integers(1, 4000), st.integers(1, 128), st.integers(1, 8), st.integers(0, 200_000))
+def test_causal_flash2_reads_at_least_half_and_at_most_half_plus_one_pass_of_kv(N: int, d: int, g: int, extra: int) -> None:
+    """Causal K/V traffic Σ_i e_i lies in [N(T_r + 1)/2, N·T_r/2 + N]: FlashAttention-2's 'about half the blocks'."""
+    for schedule in ("per-head", "grouped"):
+        w = Workload.build(heads=g, kv_heads=1, N=N, d=d, M=3 * d + 4 + g * (2 * d + 4) + extra, causal=True)
+        full = Workload.build(heads=g, kv_heads=1, N=N, d=d, M=w.M)
+        kv_c = run_workload("flash2", w, schedule=schedule, count_only=True).measurement.per_array["K"].reads_words
+        kv_f = run_workload("flash2", full, schedule=schedule, count_only=True).measurement.per_array["K"].reads_words
+        units = g if schedule == "per-head" else 1
+        T_r = kv_f // (units * N * d)
+        assert units * N * d * (T_r + 1) <= 2 * kv_c <= units * N * d * (T_r + 2)
+
+
+def test_grouped_flash2_reads_kv_once_per_group_when_decoding() -> None:
+    """Decoding (N_q = 1 … 16 against a long cache): the grouped schedule reads each K/V head once, the per-head
+    schedule once per query head: a saving of exactly g on the K/V words."""
+    for Nq in (1, 4, 16):
+        w = Workload.build(batch=2, heads=32, kv_heads=8, Nq=Nq, Nkv=4096, d=128, causal=True, dtype="bf16", gpu="h100")
+        ph = run_workload("flash2", w, schedule="per-head", count_only=True).measurement.per_array
+        gr = run_workload("flash2", w, schedule="grouped", count_only=True).measurement.per_array
+        assert ph["K"].reads_words == 4 * gr["K"].reads_words == 2 * 32 * 4096 * 128
+        assert ph["Q"].reads_words == gr["Q"].reads_words
+
+
+def test_grouped_flash2_saves_nothing_in_long_prefill_up_to_ceilings() -> None:
+    """With N_q ≫ a, a Q block holds ⌊a/g⌋ positions of g heads instead of a positions of one: the K/V passes
+    ⌈N/⌊a/g⌋⌉ ≈ g·⌈N/a⌉ (derived in docs/costs.md#workloads); only ceilings differ."""
+    w = Workload.build(heads=32, kv_heads=8, N=32768, d=128, causal=True, dtype="bf16", gpu="h100")
+    ph = workload_cost("flash2", w, "per-head").io_words
+    gr = workload_cost("flash2", w, "grouped").io_words
+    assert 0.95 < gr / ph < 1.05
+
+
+def test_workload_worked_numbers_from_the_docstring() -> None:
+    w = Workload.build(N=4, d=2, M=14, causal=True)
+    assert workload_cost("flash2", w).reads_words == 8 + 10 * 4
+    w = Workload.build(heads=4, kv_heads=1, Nq=2, Nkv=8, d=2, M=40)
+    assert workload_cost("flash2", w, "per-head").reads_words == 144
+    assert workload_cost("flash2", w, "grouped").reads_words == 80
+
+
+# ---------------------------------------------------------------------------------------------- validation
+def test_memory_presets_and_bytes() -> None:
+    assert Workload.build(N=8, d=4, gpu="a100", dtype="fp16").M == 192 * 1024 // 2
+    assert Workload.build(N=8, d=4, gpu="h100", dtype="fp32").M == 228 * 1024 // 4
+    assert Workload.build(N=8, d=4, gpu="h200", dtype="fp8").M == GPUS["h200"].smem_bytes
+    assert Workload.build(N=8, d=4, smem="192KiB", dtype="bf16").M == 98304
+    assert Workload.build(N=8, d=4, smem="192KB", dtype="fp32").M == 48000
+    assert Workload.build(N=8, d=4, smem=1000, dtype="fp32").M == 250
+    assert parse_bytes("1MiB") == 2**20
+
+
+@pytest.mark.parametrize(
+    ("kw", "param"),
+    [
+        ({"N": 8, "d": 4}, "M"),  # no memory
+        ({"N": 8, "d": 4, "M": 100, "gpu": "a100"}, "M"),  # two memories
+        ({"N": 8, "d": 4, "gpu": "v100"}, "gpu"),
+        ({"N": 8, "d": 4, "smem": "lots"}, "smem"),
+        ({"N": 8, "d": 4, "smem": 1, "dtype": "fp32"}, "smem"),  # less than one word
+        ({"N": 8, "d": 4, "M": 100, "dtype": "fp64"}, "dtype"),
+        ({"N": 8, "d": 4, "M": 100, "heads": 6, "kv_heads": 4}, "kv_heads"),
+        ({"Nq": 9, "Nkv": 8, "d": 4, "M": 100, "causal": True}, "Nq"),
+        ({"d": 4, "M": 100}, "N"),
+        ({"N": 0, "d": 4, "M": 100}, "Nq"),
+        ({"N": 8, "d": 4, "M": 100, "batch": 0}, "batch"),
+    ],
+)
+def test_bad_workloads_name_the_parameter(kw: dict, param: str) -> None:
+    with pytest.raises(InvalidParameter) as e:
+        Workload.build(**kw)
+    assert e.value.name == param
+
+
+def test_unsupported_combinations_say_so() -> None:
+    causal = Workload.build(N=8, d=4, M=200, causal=True)
+    with pytest.raises(Unsupported):
+        run_workload("kv_stationary", causal, count_only=True)
+    with pytest.raises(Unsupported):
+        run_workload("flash1", Workload.build(heads=2, kv_heads=1, N=8, d=4, M=200), schedule="grouped")
+    with pytest.raises(InvalidParameter, match="M >= "):
+        run_workload("flash2", Workload.build(heads=8, kv_heads=1, N=8, d=4, M=40), schedule="grouped")
+    with pytest.raises(InvalidParameter):
+        run_workload("flash2", causal, schedule="by-token")
+
+
+def test_given_inputs_of_the_wrong_shape_are_rejected() -> None:
+    w = Workload.build(heads=2, N=4, d=2, M=100)
+    Q = np.zeros((1, 2, 4, 2))
+    with pytest.raises(InvalidParameter, match="K.shape"):
+        run_workload("flash2", w, inputs=(Q, np.zeros((1, 2, 5, 2)), np.zeros((1, 2, 4, 2))))
