@@ -186,3 +186,57 @@ def test_given_inputs_of_the_wrong_shape_are_rejected() -> None:
     Q = np.zeros((1, 2, 4, 2))
     with pytest.raises(InvalidParameter, match="K.shape"):
         run_workload("flash2", w, inputs=(Q, np.zeros((1, 2, 5, 2)), np.zeros((1, 2, 4, 2))))
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def _json_run(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    import json
+
+    from attnio.cli import main
+
+    assert main(["run", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_cli_workload_json_has_bytes_and_the_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _json_run(capsys, "flash2", "--N", "40", "--d", "8", "--heads", "4", "--kv-heads", "2", "--causal", "--dtype", "bf16", "--smem", "2KiB")
+    w = Workload.build(heads=4, kv_heads=2, N=40, d=8, causal=True, dtype="bf16", smem="2KiB")
+    assert out["workload"]["M"] == 1024 and out["workload"]["groups"] == 2 and out["workload"]["causal"] is True
+    assert (out["reads"], out["writes"]) == astuple(workload_cost("flash2", w))
+    assert out["io_bytes"] == 2 * out["io"] and out["max_abs_error"] < 1e-12
+
+
+def astuple(c) -> tuple[int, int]:
+    return c.reads_words, c.writes_words
+
+
+def test_cli_nq_nkv_gpu_and_best_schedule(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["flash2", "--Nq", "4", "--Nkv", "5000", "--d", "128", "--heads", "32", "--kv-heads", "8", "--causal", "--dtype", "bf16", "--gpu", "h100", "--count-only"]
+    best = _json_run(capsys, *argv, "--schedule", "best")
+    per_head = _json_run(capsys, *argv)
+    assert best["schedule"] == "grouped" and per_head["schedule"] == "per-head"
+    assert best["workload"]["M"] == 228 * 1024 // 2
+    assert per_head["per_array"]["K"]["reads"] == 4 * best["per_array"]["K"]["reads"]
+
+
+def test_cli_plain_run_json_gains_io_bytes_in_fp32(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _json_run(capsys, "flash2", "--N", "30", "--d", "4", "--M", "200")
+    assert out["io_bytes"] == 4 * out["io"] and out["workload"]["dtype"] == "fp32" and out["workload"]["heads"] == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--N", "8", "--d", "4"], "exactly one of M"),
+        (["--N", "8", "--d", "4", "--M", "100", "--gpu", "a100"], "exactly one of M"),
+        (["--N", "8", "--d", "4", "--M", "100", "--heads", "3", "--kv-heads", "2"], "kv_heads=2"),
+        (["--Nq", "9", "--Nkv", "8", "--d", "4", "--M", "100", "--causal"], "Nq=9"),
+        (["--N", "8", "--d", "4", "--smem", "12 parsecs"], "smem="),
+    ],
+)
+def test_cli_bad_workloads_are_one_line_and_exit_2(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from attnio.cli import main
+
+    assert main(["run", "flash2", *argv]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from attnio.commands import _workload
 from attnio.commands._common import int_option, print_json
 
 
@@ -19,11 +20,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eps", type=float, default=None, help="approximate algorithms: max error per output entry")
     p.add_argument("--B", type=float, default=None, help="approximate algorithms: bound on |input entries|")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _workload.add_arguments(p)  # batch, heads, GQA, Nq/Nkv, causal, dtype, --smem/--gpu (docs/workloads.md)
 
 
 def main(args: argparse.Namespace) -> int:
     from attnio.algorithms.run import run
 
+    if _workload.requested(args):
+        return _workload.main(args)
     extra = {}
     if args.eps is not None or args.B is not None:
         extra = {"eps": args.eps, "B": args.B}
@@ -39,6 +43,7 @@ def main(args: argparse.Namespace) -> int:
         **extra,
     )
     out = r.as_dict()
+    out.update(_workload.plain_fields(out))
     if args.json:
         print_json(out)
         return 0
