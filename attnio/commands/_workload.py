@@ -68,7 +68,6 @@ def build(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> Any:
     """The workload run (count-only when asked), the cheaper schedule for ``--schedule best``."""
     from attnio.algorithms.workloads import GROUPED, run_workload
-
     from attnio.errors import InvalidParameter
 
     w = build(args)
