@@ -13,7 +13,7 @@ Entries marked ``explicit`` are true inequalities with explicit constants (the s
 every exact cost); the others are asymptotic only (Θ/Ω/O: the solver checks only their shape identities).
 ``exact.<name>`` entries are generated from :data:`bounds.costs.FORMULAS`, so a new formula appears here by
 itself. :func:`all_bounds` also gathers ``BOUNDS`` of :mod:`attnio.bounds.constants` (explicit constants) and
-:mod:`attnio.bounds.approx` (approximate attention).
+:mod:`attnio.bounds.approx` (approximate attention) and :mod:`attnio.bounds.workloads` (N_q ≠ N_kv, causal, grouped heads).
 
 >>> ids = [b.id for b in all_bounds()]
 >>> "sy.lemma3.4.explicit" in ids and "trivial.4Nd" in ids and "exact.flash2" in ids
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from attnio.bounds import approx, constants
+from attnio.bounds import approx, constants, workloads
 from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import Expr, free_symbols, log2, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
@@ -379,7 +379,7 @@ def exact_bounds() -> list[Bound]:
 
 def all_bounds() -> list[Bound]:
     """The whole catalog: seed entries, exact cost entries, explicit constants, approximate attention."""
-    out = seed_bounds() + exact_bounds() + list(constants.BOUNDS) + list(approx.BOUNDS)
+    out = seed_bounds() + exact_bounds() + list(constants.BOUNDS) + list(approx.BOUNDS) + list(workloads.BOUNDS)
     ids = [b.id for b in out]
     assert len(ids) == len(set(ids)), "duplicate bound id"
     return out

@@ -240,3 +240,47 @@ def test_cli_bad_workloads_are_one_line_and_exit_2(argv: list[str], needle: str,
     assert main(["run", "flash2", *argv]) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["flash1", "flash1-fit", "standard", "square_tiling"])
+@given(data=st.data())
+def test_causal_formulas_without_z3_claims_respect_the_bounds_on_examples(name: str, data: st.DataObject) -> None:
+    """solver/claims_workloads.py NO_Z3: z3 times out on these causal formulas, so Hypothesis checks what the
+    claims would say: unit count ≥ the trivial bound, and (M ≥ 2d²) ≥ P·d²/M, (M ≥ 4d², d_v = d) ≥ 2P·d²/M."""
+    from attnio.bounds.expr import evaluate
+    from attnio.bounds.workloads import PAIRS_CAUSAL, TRIVIAL
+
+    w = data.draw(workloads(name, "per-head", max_N=4000, max_d=128, max_heads=1, max_M_factor=400))
+    w = Workload.build(Nq=min(w.Nq, w.Nkv), Nkv=w.Nkv, d=w.d, dv=w.dv, M=w.M, causal=True)
+    io = workload_cost(name, w).io_words
+    env = {"Nq": w.Nq, "Nkv": w.Nkv, "d": w.d, "dv": w.dv, "g": 1, "M": w.M}
+    if w.Nkv >= 2:
+        assert io >= evaluate(TRIVIAL.expr, env)
+    P = evaluate(PAIRS_CAUSAL, env)
+    if name != "flash1" and w.M >= 2 * w.d**2:
+        assert io >= P * w.d**2 / w.M
+    if name != "flash1" and w.M >= 4 * w.d**2 and w.dv == w.d:
+        assert io >= 2 * P * w.d**2 / w.M
+
+
+def _workload_claims() -> list:
+    from attnio.solver import claims_workloads
+
+    return claims_workloads.claims()
+
+
+@pytest.mark.parametrize("claim", _workload_claims(), ids=lambda c: c.id)
+def test_every_workload_claim_is_proved_by_z3(claim) -> None:
+    from attnio.solver.verify import verify_claim
+
+    v = verify_claim(claim)
+    assert v.status == "proved", (claim.id, v.status, v.reason, v.counterexample)
+
+
+def test_workload_claims_are_in_the_aggregate_and_the_catalog_has_the_bounds() -> None:
+    from attnio.bounds.catalog import all_bounds
+    from attnio.solver.claims import all_claims
+
+    ids = {c.id for c in all_claims()}
+    assert {"workloads.causal.half.upper", "workloads.grouped.decode", "workloads.b1.rearrange"} <= ids
+    assert {"workloads.trivial", "workloads.b1.causal", "workloads.b2.rect"} <= {b.id for b in all_bounds()}
