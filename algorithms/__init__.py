@@ -4,3 +4,4 @@ Importing the package registers the built-in algorithms in :data:`attnio.algorit
 """
 
 from attnio.algorithms import builtin as _builtin  # noqa: F401  (fills the registry)
+from attnio.algorithms import builtin_backward as _builtin_backward  # noqa: F401,E402  (fills the backward table)

@@ -34,3 +34,50 @@ def compulsory_io_words(N: int, d: int, dv: int | None = None) -> int:
     """Words every exact algorithm must move: read Q, K (N·d each) and V (N·dv), write O (N·dv)."""
     dv = d if dv is None else dv
     return 2 * N * d + 2 * N * dv
+
+
+# Backward pass --------------------------------------------------------------------------------------------
+
+
+def attention_forward_saved(Q: object, K: object, V: object, scale: float | None = None) -> dict[str, np.ndarray]:
+    """What a forward pass leaves in slow memory for its backward, in float64 on the host: the output ``O``,
+    the logsumexp ``L`` (FlashAttention-2, Saha–Ye), the row max ``m`` and the row sum ``ell`` of exp(S − m)
+    (FlashAttention-1), the logits ``S`` and the probabilities ``P`` (standard attention).
+
+    >>> import numpy as np
+    >>> s = attention_forward_saved(np.zeros((2, 1)), np.zeros((2, 1)), np.array([[1.0], [3.0]]))
+    >>> s["O"].tolist(), s["ell"].tolist(), s["m"].tolist(), s["P"].tolist()
+    ([[2.0], [2.0]], [2.0, 2.0], [0.0, 0.0], [[0.5, 0.5], [0.5, 0.5]])
+    """
+    q, k, v = (np.asarray(to_numpy(x), dtype=np.float64) for x in (Q, K, V))
+    s = (q @ k.T) * (1.0 / np.sqrt(q.shape[1]) if scale is None else scale)
+    m = s.max(axis=1)
+    e = np.exp(s - m[:, None])
+    ell = e.sum(axis=1)
+    p = e / ell[:, None]
+    return {"O": p @ v, "L": m + np.log(ell), "m": m, "ell": ell, "S": s, "P": p}
+
+
+def attention_backward(
+    Q: object, K: object, V: object, dO: object, scale: float | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The analytic gradient of O = softmax(scale·QKᵀ)V, in float64: ``(dQ, dK, dV)`` for the output gradient
+    ``dO``. With P = softmax(S): dV = PᵀdO, dP = dO·Vᵀ, D = rowsum(dO ∘ O) (= rowsum(P ∘ dP)),
+    dS = P ∘ (dP − D), dQ = scale·dS·K, dK = scale·dSᵀ·Q (FlashAttention, arXiv 2205.14135, Appendix B.2).
+
+    One key, one query: softmax is constant 1, so dQ = dK = 0 and dV = dO.
+
+    >>> import numpy as np
+    >>> dQ, dK, dV = attention_backward(np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 3)), np.full((1, 3), 2.0))
+    >>> dQ.tolist(), dK.tolist(), dV.tolist()
+    ([[0.0, 0.0]], [[0.0, 0.0]], [[2.0, 2.0, 2.0]])
+    """
+    q, k, v, do = (np.asarray(to_numpy(x), dtype=np.float64) for x in (Q, K, V, dO))
+    sc = 1.0 / np.sqrt(q.shape[1]) if scale is None else float(scale)
+    saved = attention_forward_saved(q, k, v, sc)
+    p, o = saved["P"], saved["O"]
+    dv = p.T @ do
+    dp = do @ v.T
+    D = (do * o).sum(axis=1)
+    ds = p * (dp - D[:, None])
+    return sc * (ds @ k), sc * (ds.T @ q), dv

@@ -317,3 +317,137 @@ def workload_cost(algorithm: str, w: object, schedule: str = "per-head") -> IOCo
             raise InvalidParameter("M", w.M, f"{r} for {f.algorithm} at {env}")  # type: ignore[attr-defined]
     units = w.kv_heads_total if grouped else w.query_heads_total  # type: ignore[attr-defined]
     return IOCount(units * evaluate_int(f.reads, env), units * evaluate_int(f.writes, env))
+
+# ===========================================================================================================
+# Backward pass (derived here, docs/costs.md#backward). Kept apart from FORMULAS, which holds forward passes
+# only (the forward catalog, claims, constants table and `auto` iterate FORMULAS).
+# Inputs Q, K (N×d), V, O, dO (N×dv) and the forward's saved statistics start in slow memory; dQ, dK, dV end there.
+# ===========================================================================================================
+
+BACKWARD_FORMULAS: dict[str, CostFormula] = {}
+
+
+def _add_bwd(f: CostFormula) -> None:
+    assert f.algorithm not in BACKWARD_FORMULAS and f.algorithm not in FORMULAS
+    BACKWARD_FORMULAS[f.algorithm] = f
+
+
+# flash2-bwd (FA-2 Alg. 2, io-optimal rule): c = ⌊(M − 2d − dv − 2)/(2d + 2dv + 2)⌋ K/V rows, T_c = ⌈N/c⌉.
+_cb2 = floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2))
+_Tcb2 = ceil(N / _cb2)
+_R_B2 = 2 * N * dv + N * (d + dv)  # D pass (O, dO) + K, V once
+_W_B2 = N + N * d + N * (d + dv)  # D, the dQ initialisation, dK and dV once
+_add_bwd(
+    CostFormula(
+        algorithm="flash2-bwd",
+        reads=_R_B2 + _Tcb2 * (2 * N * d + N * dv + 2 * N),
+        writes=_W_B2 + _Tcb2 * N * d,
+        valid=(M >= 4 * d + 3 * dv + 4,),
+        blocks={"c": _cb2, "T_c": _Tcb2},
+        derivation="docs/costs.md#flash2-bwd",
+        leading="16N²d²/M (dv = d): per K/V block Q, dQ, dO read and dQ written",
+    )
+)
+
+# flash2-square-bwd: B_r = B_c = b = ⌊(⌊√(p² + 8M)⌋ − p)/4⌋, p = 4d + 3dv + 2.
+_pb = 4 * d + 3 * dv + 2
+_bb2 = floor((floor(sqrt(_pb**2 + 8 * M)) - 4 * d - 3 * dv - 2) / 4)
+_Tbb2 = ceil(N / _bb2)
+_add_bwd(
+    CostFormula(
+        algorithm="flash2-square-bwd",
+        reads=_R_B2 + _Tbb2 * (2 * N * d + N * dv + 2 * N),
+        writes=_W_B2 + _Tbb2 * N * d,
+        valid=(M >= 4 * d + 3 * dv + 4,),
+        blocks={"b": _bb2, "T_c": _Tbb2},
+        derivation="docs/costs.md#flash2-bwd",
+        leading="4N²d·⌈N/b⌉/N with 2b² + (7d + 2)b ≈ M (dv = d): ≈ 28N²d²/M for M ≪ 49d², → 4√2·N²d/√M for M ≫ 49d²",
+    )
+)
+
+# flash1-bwd (FA Alg. 4 as published): B_c = ⌈M/4d⌉, T_c = ⌈N/B_c⌉; dQ, dK, dV initialised in slow memory.
+_Bcb1 = ceil(M / (4 * d))
+_Tcb1 = ceil(N / _Bcb1)
+_add_bwd(
+    CostFormula(
+        algorithm="flash1-bwd",
+        reads=N * (d + dv) + _Tcb1 * (2 * N * d + 2 * N * dv + 2 * N),
+        writes=N * (2 * d + dv) + _Tcb1 * N * d + N * (d + dv),
+        valid=(M >= 1,),  # audit mode
+        blocks={"B_c": _Bcb1, "B_r": minimum(_Bcb1, d), "T_c": _Tcb1},
+        derivation="docs/costs.md#flash1-bwd",
+        leading="20N²d²/M (dv = d); working set ≈ 2M",
+    )
+)
+
+# flash1-fit-bwd: c = ⌊(M − 2(d + dv) − 3)/(2(d + dv) + 2)⌋.
+_cb1f = floor((M - 2 * (d + dv) - 3) / (2 * (d + dv) + 2))
+_Tcb1f = ceil(N / _cb1f)
+_add_bwd(
+    CostFormula(
+        algorithm="flash1-fit-bwd",
+        reads=N * (d + dv) + _Tcb1f * (2 * N * d + 2 * N * dv + 2 * N),
+        writes=N * (2 * d + dv) + _Tcb1f * N * d + N * (d + dv),
+        valid=(M >= 4 * (d + dv) + 5,),
+        blocks={"c": _cb1f, "T_c": _Tcb1f},
+        derivation="docs/costs.md#flash1-bwd",
+        leading="20N²d²/M (dv = d)",
+    )
+)
+
+# standard-bwd (FA Alg. 3): square tiles b = ⌊√(M/3)⌋; P read, dP and dS materialised.
+_bsb = floor(sqrt(M / 3))
+_Tsb, _Tdsb, _Tvsb = ceil(N / _bsb), ceil(d / _bsb), ceil(dv / _bsb)
+_add_bwd(
+    CostFormula(
+        algorithm="standard-bwd",
+        reads=_Tvsb * N**2 + 3 * _Tsb * N * dv + 4 * N**2 + 2 * _Tdsb * N**2 + 2 * _Tsb * N * d,
+        writes=N * dv + 2 * N**2 + 2 * N * d,
+        valid=(M >= 3,),
+        blocks={"b": _bsb, "T": _Tsb, "T_d": _Tdsb, "T_v": _Tvsb},
+        derivation="docs/costs.md#standard-bwd",
+        leading="8√3·N²d/√M + 6N² while M < 3d²; 9N² + 5√3·N²d/√M once b ≥ d (dv = d): Θ(Nd + N²), FA Thm 5",
+    )
+)
+
+# square_tiling-bwd (derived here): B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋, the largest with 3B² + 2B ≤ M.
+_Bstb = floor((floor(sqrt(3 * M + 1)) - 1) / 3)
+_Tst, _Tdst, _Tvst = ceil(N / _Bstb), ceil(d / _Bstb), ceil(dv / _Bstb)
+_add_bwd(
+    CostFormula(
+        algorithm="square_tiling-bwd",
+        reads=2 * N * dv
+        + 2 * N
+        + 3 * _Tst * N * dv
+        + N**2
+        + _Tvst * N**2
+        + _Tst * _Tvst * N
+        + 2 * _Tdst * N**2
+        + 2 * _Tst * N * d,
+        writes=N + N**2 + N * dv + 2 * N * d,
+        valid=(M >= 5,),
+        blocks={"B": _Bstb, "T": _Tst, "T_d": _Tdst, "T_v": _Tvst},
+        derivation="docs/costs.md#square_tiling-bwd",
+        leading="8√3·N²d/√M + 2N² (dv = d): Θ(N²d/√M) for M ≤ d²",
+    )
+)
+
+
+def backward_formula(algorithm: str) -> CostFormula:
+    if algorithm not in BACKWARD_FORMULAS:
+        raise InvalidParameter("algorithm", algorithm, "a backward schedule with a cost formula: " + ", ".join(sorted(BACKWARD_FORMULAS)))
+    return BACKWARD_FORMULAS[algorithm]
+
+
+def backward_cost(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None) -> IOCount:
+    """The exact reads and writes of the backward schedule ``algorithm`` at (N, d, M[, dv]).
+
+    >>> backward_cost("flash2-bwd", N=4, d=2, M=30)
+    IOCount(reads_words=96, writes_words=44)
+    """
+    f = backward_formula(algorithm)
+    env = {"N": N, "d": d, "M": M, "dv": d if dv is None else dv}
+    for r in f.valid:
+        if not r.holds(env):
+            raise InvalidParameter("M", M, f"{r} for {algorithm} at N={N}, d={d}")
+    return IOCount(evaluate_int(f.reads, env), evaluate_int(f.writes, env))

@@ -90,7 +90,55 @@ def run(args: argparse.Namespace) -> Any:
     return min(results, key=lambda r: (r.measurement.io_words, r.schedule))
 
 
+def train(args: argparse.Namespace) -> dict[str, Any]:
+    """``--backward`` with workload options: a training step (forward, then its backward) of one representative
+    head, its counts × batch·H (heads are independent and identical in shape, as in count-only tile loops).
+    Only plain workloads (no mask, N_q = N_kv, H_kv = H): the backward schedules are one-head schedules."""
+    from attnio.algorithms.run_backward import train_step
+    from attnio.errors import Unsupported
+
+    w = build(args)
+    if w.causal or w.Nq != w.Nkv or w.kv_heads != w.heads or (args.schedule not in (None, "per-head")):
+        raise Unsupported(
+            "--backward runs one-head backward schedules: no causal mask, N_q = N_kv, kv_heads = heads, per-head "
+            f"(got causal={w.causal}, Nq={w.Nq}, Nkv={w.Nkv}, heads={w.heads}, kv_heads={w.kv_heads})"
+        )
+    ts = train_step(args.algorithm, N=w.Nq, d=w.d, dv=w.dv, M=w.M, seed=args.seed, count_only=args.count_only).as_dict()
+    k = w.query_heads_total
+    for part in ts.values():
+        for key in ("reads", "writes", "io"):
+            part[key] *= k
+        if "per_array" in part:
+            part["per_array"] = {n: {a: v * k for a, v in c.items()} for n, c in part["per_array"].items()}
+    add_bytes(ts, w)
+    ts["workload"] = w.as_dict()
+    ts["heads_run"] = 1  # the representative head; counts are × batch·heads
+    return ts
+
+
+def add_bytes(parts: dict[str, Any], w: Any = None) -> None:
+    """``io_bytes``, ``reads_bytes``, ``writes_bytes`` in each of ``forward``, ``backward``, ``total`` (fp32 unless
+    a workload is given)."""
+    bpw = 4 if w is None else w.bytes_per_word
+    for part in parts.values():
+        if isinstance(part, dict) and "io" in part:
+            part["io_bytes"] = part["io"] * bpw
+            part["reads_bytes"] = part["reads"] * bpw
+            part["writes_bytes"] = part["writes"] * bpw
+
+
 def main(args: argparse.Namespace) -> int:
+    if getattr(args, "backward", False):
+        ts = train(args)
+        if args.json:
+            print_json(ts)
+            return 0
+        w = build(args)
+        print(f"training step of {args.algorithm}: {w.batch}×{w.heads} heads, N={w.Nq} d={w.d} dv={w.dv} {w.dtype}, M={w.M:,d} words ({w.memory})")
+        for key in ("forward", "backward", "total"):
+            part = ts[key]
+            print(f"  {key:<8} {part['io']:>20,d} words {part['io_bytes']:>22,d} bytes" + (f"  ({part['algorithm']})" if "algorithm" in part else ""))
+        return 0
     r = run(args)
     out = r.as_dict()
     if args.json:

@@ -1,0 +1,181 @@
+"""FlashAttention-2 backward pass (Dao 2023, arXiv 2307.08691, Algorithm 2), with an I/O-optimal block rule
+derived here (``flash2-bwd``) and square blocks for comparison (``flash2-square-bwd``).
+
+Inputs in slow memory: Q, K (N×d), V, O, dO (N×d_v) and the logsumexp L (N) the forward saved. Outputs dQ,
+dK (N×d), dV (N×d_v). Loop nest in the paper's names (T_r = ⌈N/B_r⌉, T_c = ⌈N/B_c⌉)::
+
+    dQ ← 0 (N×d) in slow memory                                     # line 3: N·d writes
+    D = rowsum(dO ∘ O), r rows at a time; write D (N)               # line 4: 2N·d_v reads, N writes
+    for j in 1..T_c:                       # outer loop over K/V blocks (line 5)
+        load K_j (B_c×d), V_j (B_c×d_v); dK_j ← 0, dV_j ← 0 in fast memory        # lines 6-7
+        for i in 1..T_r:                   # inner loop over Q blocks (line 8)
+            load Q_i (B_r×d), dO_i (B_r×d_v), dQ_i (B_r×d), L_i, D_i (B_r each)  # lines 9, 15
+            S_ij = scale·Q_i K_jᵀ; P_ij = exp(S_ij − L_i) (in place)               # lines 10-11
+            dV_j ← dV_j + P_ijᵀ dO_i                                               # line 12
+            dP_ij = dO_i V_jᵀ; dS_ij = P_ij ∘ (dP_ij − D_i) (in dP's place)         # lines 13-14
+            dQ_i ← dQ_i + scale·dS_ij K_j; write dQ_i                              # line 15
+            dK_j ← dK_j + scale·dS_ijᵀ Q_i                                         # line 16
+        write dK_j, dV_j                                                           # line 18
+
+Line 9 of the paper also lists O_i; no later line uses it (D was precomputed at line 4), so it is not
+loaded. The D pass holds r = min(N, ⌊M/(2d_v + 1)⌋) rows of O and dO and r values of D (any r gives the same
+count).
+
+Fast memory in an inner step: K_j, V_j, dK_j, dV_j (2B_c(d + d_v)), Q_i, dQ_i, dO_i, L_i, D_i
+(B_r(2d + d_v + 2)) and the two score tiles S/P and dP/dS (2B_r·B_c):
+``2B_c(d + d_v) + B_r(2d + d_v + 2) + 2B_r·B_c ≤ M``.
+
+Block rule ``flash2-bwd`` ("io-optimal", derived here, docs/costs.md#flash2-bwd). The count depends only on
+T_c, so B_c is made as large as fits with B_r = 1: ``c = ⌊(M − 2d − d_v − 2)/(2d + 2d_v + 2)⌋``,
+``T_c = ⌈N/min(c, N)⌉``; B_c is shrunk to ⌈N/T_c⌉ (same T_c) and the space freed goes to
+``B_r = ⌊(M − 2B_c(d + d_v))/(2d + d_v + 2 + 2B_c)⌋`` (≥ 1, at most N). No block sizes for this loop nest
+have a smaller T_c, so none moves fewer words. Needs M ≥ 4d + 3d_v + 4.
+
+Block rule ``flash2-square-bwd``: B_r = B_c = b, the largest with 2b² + p·b ≤ M, p = 4d + 3d_v + 2:
+``b = ⌊(⌊√(p² + 8M)⌋ − p)/4⌋`` (then at most N).
+
+Exact count (derived here, docs/costs.md#flash2-bwd):
+reads = 2N·d_v + N(d + d_v) + T_c·N(2d + d_v + 2), writes = N + N·d + T_c·N·d + N(d + d_v).
+Leading term (d_v = d, T_c ≈ 4Nd/M): 16N²d²/M.
+
+Worked count, N=4, d=2, M=30 (flash2-bwd): c = ⌊(30 − 8)/10⌋ = 2, T_c = 2, B_c = 2,
+B_r = ⌊(30 − 16)/(8 + 4)⌋ = 1. reads = 16 + 16 + 2·4·8 = 96, writes = 4 + 8 + 2·8 + 16 = 44;
+peak = 16 + 8 + 4 = 28.
+
+>>> from attnio.algorithms.run_backward import run_backward
+>>> r = run_backward("flash2-bwd", N=4, d=2, M=30, seed=0)
+>>> r.tiling
+Flash2BwdTiling(B_r=1, B_c=2)
+>>> m = r.measurement
+>>> (m.reads_words, m.writes_words, m.peak_fast_words)
+(96, 44, 28)
+
+flash2-square-bwd at the same point: p = 16, b = ⌊(⌊√496⌋ − 16)/4⌋ = ⌊6/4⌋ = 1, T_c = 4:
+reads = 32 + 4·32 = 160, writes = 12 + 32 + 16 = 60.
+
+>>> r = run_backward("flash2-square-bwd", N=4, d=2, M=30, seed=0)
+>>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words)
+(Flash2SquareBwdTiling(B_r=1, B_c=1), 160, 60)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from attnio.algorithms.machine import Machine, SlowArray
+
+from attnio.errors import InvalidParameter
+from attnio.validate import check_int
+
+
+@dataclass(frozen=True)
+class Flash2BwdTiling:
+    """B_r query rows per Q block, B_c key/value rows per K/V block; the io-optimal rule."""
+
+    B_r: int
+    B_c: int
+
+    def __post_init__(self) -> None:
+        check_int("B_r", self.B_r, min=1)
+        check_int("B_c", self.B_c, min=1)
+
+    @staticmethod
+    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
+        """K_j, V_j, dK_j, dV_j; Q_i, dQ_i, dO_i, L_i, D_i; the S/P and dP/dS tiles."""
+        return 2 * B_c * (d + dv) + B_r * (2 * d + dv + 2) + 2 * B_r * B_c
+
+    @staticmethod
+    def min_M(N: int, d: int, dv: int | None = None) -> int:
+        dv = d if dv is None else dv
+        return Flash2BwdTiling.fast_words(1, 1, d, dv)
+
+    @classmethod
+    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2BwdTiling:
+        dv = d if dv is None else dv
+        lo = cls.min_M(N, d, dv)
+        if M < lo:
+            raise InvalidParameter("M", M, f"M >= {lo} for flash2-bwd (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
+        c = (M - 2 * d - dv - 2) // (2 * d + 2 * dv + 2)
+        T_c = -(-N // min(c, N))
+        B_c = -(-N // T_c)
+        B_r = min(N, (M - 2 * B_c * (d + dv)) // (2 * d + dv + 2 + 2 * B_c))
+        assert B_r >= 1 and cls.fast_words(B_r, B_c, d, dv) <= M, (N, d, dv, M, B_r, B_c)
+        return cls(B_r, B_c)
+
+
+@dataclass(frozen=True)
+class Flash2SquareBwdTiling(Flash2BwdTiling):
+    """Square blocks B_r = B_c = b, the largest whose working set fits M."""
+
+    @classmethod
+    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2SquareBwdTiling:
+        dv = d if dv is None else dv
+        lo = cls.min_M(N, d, dv)
+        if M < lo:
+            raise InvalidParameter("M", M, f"M >= {lo} for flash2-square-bwd (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
+        p = 4 * d + 3 * dv + 2
+        b = min(N, (math.isqrt(p * p + 8 * M) - p) // 4)
+        assert b >= 1 and cls.fast_words(b, b, d, dv) <= M, (N, d, dv, M, b)
+        return cls(b, b)
+
+
+def rowsum_pass(m: Machine, O: SlowArray, dO: SlowArray, D: SlowArray) -> None:
+    """D = rowsum(dO ∘ O), r = min(N, ⌊M/(2d_v + 1)⌋) rows at a time: 2N·d_v reads, N writes."""
+    N, dv = O.shape
+    r = max(1, min(N, m.M // (2 * dv + 1)))
+    for rows in m.tiles(N, r):
+        Oi = m.load(O, rows, what="O_i")
+        dOi = m.load(dO, rows, what="dO_i")
+        Di = m.alloc((rows.stop - rows.start,), what="D_i", fill=None)
+        if m.numeric:
+            m.xp.einsum("ij,ij->i", dOi.data, Oi.data, out=Di.data)
+        m.store(Di, D, rows)
+        m.free(Oi, dOi, Di)
+
+
+def schedule(m: Machine, ins: dict[str, SlowArray], t: Flash2BwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:
+    xp = m.xp
+    Q, K, V, O, dO, L = (ins[k] for k in ("Q", "K", "V", "O", "dO", "L"))
+    N, d = Q.shape
+    dv = V.shape[1]
+    dQ = m.slow("dQ", (N, d), role="output", init=0.0)  # line 3
+    dK = m.slow("dK", (N, d), role="output")
+    dV = m.slow("dV", (N, dv), role="output")
+    D = m.slow("D", (N,))
+    rowsum_pass(m, O, dO, D)  # line 4
+    for cols in m.tiles(N, t.B_c):  # line 5
+        bc = cols.stop - cols.start
+        Kj = m.load(K, cols, what="K_j")  # line 6
+        Vj = m.load(V, cols, what="V_j")
+        dKj = m.alloc((bc, d), what="dK_j")  # line 7
+        dVj = m.alloc((bc, dv), what="dV_j")
+        for rows in m.tiles(N, t.B_r):  # line 8
+            br = rows.stop - rows.start
+            Qi = m.load(Q, rows, what="Q_i")  # line 9
+            dOi = m.load(dO, rows, what="dO_i")
+            dQi = m.load(dQ, rows, what="dQ_i")
+            Li = m.load(L, rows, what="L_i")
+            Di = m.load(D, rows, what="D_i")
+            P = m.alloc((br, bc), what="S_ij", fill=None)
+            dS = m.alloc((br, bc), what="dP_ij", fill=None)
+            if m.numeric:
+                xp.matmul(Qi.data, Kj.data.T, out=P.data)  # line 10
+                P.data *= scale
+                P.data -= Li.data[:, None]
+                xp.exp(P.data, out=P.data)  # line 11: P_ij
+                dVj.data += P.data.T @ dOi.data  # line 12
+                xp.matmul(dOi.data, Vj.data.T, out=dS.data)  # line 13: dP_ij
+                dS.data -= Di.data[:, None]
+                dS.data *= P.data  # line 14: dS_ij
+                dS.data *= scale  # (scale folded into dS for lines 15-16)
+                dQi.data += dS.data @ Kj.data  # line 15
+                dKj.data += dS.data.T @ Qi.data  # line 16
+            m.work("qk", br * bc * d)
+            m.work("bwd", br * bc * (2 * dv + 2 * d))
+            m.store(dQi, dQ, rows)  # line 15: write back
+            m.free(Qi, dOi, dQi, Li, Di, P, dS)
+        m.store(dKj, dK, cols)  # line 18
+        m.store(dVj, dV, cols)
+        m.free(Kj, Vj, dKj, dVj)
+    return dQ, dK, dV
