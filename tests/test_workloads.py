@@ -284,3 +284,22 @@ def test_workload_claims_are_in_the_aggregate_and_the_catalog_has_the_bounds() -
     ids = {c.id for c in all_claims()}
     assert {"workloads.causal.half.upper", "workloads.grouped.decode", "workloads.b1.rearrange"} <= ids
     assert {"workloads.trivial", "workloads.b1.causal", "workloads.b2.rect"} <= {b.id for b in all_bounds()}
+
+
+def test_cli_workload_training_step_is_heads_times_one_head_with_bytes(capsys: pytest.CaptureFixture[str]) -> None:
+    from attnio.algorithms.run_backward import train_step
+
+    out = _json_run(capsys, "flash2", "--N", "50", "--d", "8", "--heads", "3", "--batch", "2", "--dtype", "fp16", "--M", "400", "--backward", "--count-only")
+    one = train_step("flash2", N=50, d=8, M=400, count_only=True).as_dict()
+    for part in ("forward", "backward", "total"):
+        assert out[part]["io"] == 6 * one[part]["io"]
+        assert out[part]["io_bytes"] == 2 * out[part]["io"]
+    assert out["workload"]["heads"] == 3
+
+
+def test_cli_workload_training_step_refuses_causal_and_gqa(capsys: pytest.CaptureFixture[str]) -> None:
+    from attnio.cli import main
+
+    assert main(["run", "flash2", "--N", "50", "--d", "8", "--M", "400", "--backward", "--causal"]) == 2
+    assert main(["run", "flash2", "--N", "50", "--d", "8", "--M", "400", "--backward", "--heads", "2", "--kv-heads", "1"]) == 2
+    assert capsys.readouterr().err.count("one-head backward") == 2
