@@ -422,6 +422,13 @@ def section_verification(ctx: Context) -> Section:
     return s
 
 
+def section_workloads(ctx: Context) -> Section:
+    """Real models and decoding (reports/section_workloads.py builds it with this module's Section class)."""
+    from attnio.reports import section_workloads as sw
+
+    return sw.build(Section)
+
+
 SECTIONS: list[Callable[[Context], Section]] = [
     section_summary,
     section_regime_map,
@@ -432,6 +439,7 @@ SECTIONS: list[Callable[[Context], Section]] = [
     section_flash1,
     section_pebbling,
     section_constants,
+    section_workloads,
     section_verification,
 ]
 

@@ -303,3 +303,16 @@ def test_cli_workload_training_step_refuses_causal_and_gqa(capsys: pytest.Captur
     assert main(["run", "flash2", "--N", "50", "--d", "8", "--M", "400", "--backward", "--causal"]) == 2
     assert main(["run", "flash2", "--N", "50", "--d", "8", "--M", "400", "--backward", "--heads", "2", "--kv-heads", "1"]) == 2
     assert capsys.readouterr().err.count("one-head backward") == 2
+
+
+def test_report_workloads_section_builds_and_its_figures_are_consistent() -> None:
+    from attnio.reports import report
+    from attnio.reports.section_workloads import decode_rows, model_rows
+
+    s = report.section_workloads(None)
+    assert s.title == "Workloads" and len([b for b in s.blocks if b[0] == "table"]) == 2
+    assert report.section_workloads in report.SECTIONS
+    for r in model_rows():
+        assert r["ratio"] >= 1  # no schedule below a proved lower bound
+    for r in decode_rows(gpus=("h100",)):
+        assert 3.9 < r["saving"] <= 4 and 1 <= r["ratio"] < 1.01
