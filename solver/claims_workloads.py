@@ -118,22 +118,24 @@ def formula_claims() -> list[Claim]:
         )
         if alg == "flash1":
             continue  # published blocks exceed M (audit mode): not a schedule of an M-word machine
+        if alg == "flash2" and causal:
+            continue  # the chain of causal_chain_claims(): direct claims are at z3's mercy (unknown in some runs)
         P = PAIRS_CAUSAL if causal else PAIRS_RECT
         b1, b2 = (B1_CAUSAL, B2_CAUSAL) if causal else (B1_RECT, B2_RECT)
+        fd = _sub(f, {dv: d})  # d_v = d, as the consistency claims of solver/claims_constants.py
         out.append(
             Implication(
                 f"workloads.consistency.b1.{n}",
                 "consistency",
-                f"{f.algorithm}'s unit count ≥ {units_g}·P·d²/M (B1_P without its −M slack, so it adds up over "
-                "units) where M ≥ 2d².",
-                hyps + b1.regime,
-                f.io >= units_g * P * d**2 / M,
+                f"{f.algorithm}'s unit count (d_v = d) ≥ {units_g}·P·d²/M (B1_P without its −M slack, so it adds up "
+                "over units) where 2d² ≤ M ≤ 4d² (above, the b2 claim gives twice as much).",
+                _BASE + fd.valid + b1.regime + (M <= 4 * d**2,),
+                fd.io >= units_g * P * d**2 / M,
                 provenance=DOC,
                 assume_defined=True,
                 about=(b1.id,),
             )
         )
-        fd = _sub(f, {dv: d})
         out.append(
             Implication(
                 f"workloads.consistency.b2.{n}",
@@ -144,6 +146,87 @@ def formula_claims() -> list[Claim]:
                 provenance=DOC,
                 assume_defined=True,
                 about=(b2.id,),
+            )
+        )
+    return out
+
+
+def causal_chain_claims() -> list[Claim]:
+    """Causal flash2 (per-head: g = 1, grouped: g) against B1_P and B2_P, d_v = d, in two links.
+
+    Link 1 (``workloads.causal.chain.kv``, ``.passes``, ``.pairs``, abstract): for any T ≥ 1, B, a ≥ 1 with
+    B·T ≥ N_q, a·T ≥ N_q and d + g·a(2d + 4) ≤ M, the unit count g·N_q·d + 2d(B·T(T − 1)/2 + N_q + T·δ) +
+    g·N_q(d + 1) is at least 2g·P·d²/M (B2_P's leading term; B1_P's is half of it), for every M. Link 2 (``workloads.causal.chain.blocks.*``): the formula's
+    T_r = ⌈N_q/a_g⌉, B_r = ⌈N_q/T_r⌉ and a_g = ⌊⌊(M − d)/(2d + 4)⌋/g⌋ satisfy those hypotheses, and its count is
+    that expression with T = T_r, B = B_r (docs/costs.md#workloads). Together: every causal flash2 unit count ≥
+    the pair-count bounds without their −M slack."""
+    T = sym("wl_T", doc="Q blocks per head (T_r)")
+    B = sym("wl_B", doc="query positions per Q block (B_r)")
+    a = sym("wl_a", doc="query positions a Q block can hold per head (a_g)")
+    delta = Nkv - Nq
+    unit = g * Nq * d + 2 * d * (B * T * (T - 1) / 2 + Nq + T * delta) + g * Nq * (d + 1)
+    base1 = (Nq >= 1, Nq <= Nkv, d >= 1, g >= 1, M >= 1, T >= 1)
+    lower = d * Nq * (T + 1) + 2 * d * T * delta
+    out: list[Claim] = [
+        Implication(
+            "workloads.causal.chain.kv",
+            "derivation",
+            "Link 1a: B·T ≥ N_q gives unit ≥ d·N_q(T + 1) + 2d·T·δ (the diagonal half of the K/V rows).",
+            base1 + (B >= 1, B * T >= Nq),
+            unit >= lower,
+            provenance=DOC,
+            about=(B1_CAUSAL.id, B2_CAUSAL.id),
+        ),
+        Implication(
+            "workloads.causal.chain.passes",
+            "derivation",
+            "Link 1b: a·T ≥ N_q and d + g·a(2d + 4) ≤ M give T·M ≥ 2g·N_q·d (enough Q blocks for the rows held).",
+            base1 + (a >= 1, a * T >= Nq, d + g * a * (2 * d + 4) <= M),
+            T * M >= 2 * g * Nq * d,
+            provenance=DOC,
+            about=(B1_CAUSAL.id, B2_CAUSAL.id),
+        ),
+        Implication(
+            "workloads.causal.chain.pairs",
+            "derivation",
+            "Link 1c: T·M ≥ 2g·N_q·d gives d·N_q(T + 1) + 2d·T·δ ≥ 2g·P·d²/M, P = N_q(N_q + 1)/2 + N_q·δ (so ≥ B2_P "
+            "and ≥ B1_P = half of it, without their −M slack, for every M).",
+            base1 + (T * M >= 2 * g * Nq * d,),
+            lower >= 2 * g * PAIRS_CAUSAL * d**2 / M,
+            provenance=DOC,
+            about=(B1_CAUSAL.id, B2_CAUSAL.id),
+        ),
+    ]
+    for sched in ("per-head", "grouped"):
+        f = _sub(WORKLOAD_FORMULAS[("flash2", sched, True)], {dv: d})
+        Tr, Br, ag = f.blocks["T_r"], f.blocks["B_r"], f.blocks["a_g"]
+        gg = 1 if sched == "per-head" else g
+        base = (Nq >= 1, Nkv >= 1, d >= 1, M >= 1, g >= 1) + f.valid
+        facts = (
+            ("T", Tr >= 1), ("B", Br * Tr >= Nq), ("a", ag >= 1), ("aT", ag * Tr >= Nq), ("M", d + gg * ag * (2 * d + 4) <= M),
+        )
+        for what, goal in facts:
+            out.append(
+                Implication(
+                    f"workloads.causal.chain.blocks.{sched}.{what}",
+                    "derivation",
+                    f"Link 2 (flash2 {sched}, causal, d_v = d): the formula's blocks satisfy {goal}.",
+                    base,
+                    goal,
+                    provenance=COSTS,
+                    assume_defined=True,
+                )
+            )
+        unit_f = substitute(unit, {T: Tr, B: Br, g: gg})
+        out.append(
+            Implication(
+                f"workloads.causal.chain.blocks.{sched}.count",
+                "identity",
+                f"Link 2 (flash2 {sched}, causal, d_v = d): the formula's count is the link-1 expression at T = T_r, B = B_r.",
+                base,
+                eq(f.io, unit_f),
+                provenance=COSTS,
+                assume_defined=True,
             )
         )
     return out
@@ -204,4 +287,4 @@ def grouped_claims() -> list[Claim]:
 
 
 def claims() -> list[Claim]:
-    return derivation_claims() + formula_claims() + causal_half_claims() + grouped_claims()
+    return derivation_claims() + formula_claims() + causal_chain_claims() + causal_half_claims() + grouped_claims()

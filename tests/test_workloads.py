@@ -316,3 +316,13 @@ def test_report_workloads_section_builds_and_its_figures_are_consistent() -> Non
         assert r["ratio"] >= 1  # no schedule below a proved lower bound
     for r in decode_rows(gpus=("h100",)):
         assert 3.9 < r["saving"] <= 4 and 1 <= r["ratio"] < 1.01
+
+
+@pytest.mark.parametrize("name", ["kv_stationary", "split_v", "flash2-square", "auto"])
+def test_other_algorithms_run_plain_workloads_per_head(name: str) -> None:
+    """Algorithms without a workload schedule of their own: heads × one head, counts and output."""
+    w = Workload.build(batch=2, heads=4, kv_heads=2, N=23, d=5, M=400)
+    fast = run_workload(name, w, count_only=True).measurement
+    assert fast.io_words == 8 * count(name, N=23, d=5, M=400).io_words
+    real = run_workload(name, w, seed=3)
+    assert real.measurement.io == fast.io and real.max_abs_error < 1e-12
