@@ -310,12 +310,16 @@ def test_report_workloads_section_builds_and_its_figures_are_consistent() -> Non
     from attnio.reports.section_workloads import decode_rows, model_rows
 
     s = report.section_workloads(None)
-    assert s.title == "Workloads" and len([b for b in s.blocks if b[0] == "table"]) == 2
+    assert s.title == "Workloads" and len([b for b in s.blocks if b[0] == "table"]) == 4
     assert report.section_workloads in report.SECTIONS
     for r in model_rows():
         assert r["ratio"] >= 1  # no schedule below a proved lower bound
     for r in decode_rows(gpus=("h100",)):
         assert 3.9 < r["saving"] <= 4 and 1 <= r["ratio"] < 1.01
+    from attnio.reports.section_workloads import causal_half_rows
+
+    for r in causal_half_rows():  # K words: exactly (T_r + 1)/(2T_r) when B_r·T_r = N, within 1/(2T_r) otherwise
+        assert 0.5 + 1 / (2 * r["T_r"]) - 1e-12 <= r["kv_ratio"] <= 0.5 + 1 / r["T_r"]
 
 
 @pytest.mark.parametrize("name", ["kv_stationary", "split_v", "flash2-square", "auto"])
