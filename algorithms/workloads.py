@@ -558,15 +558,12 @@ def _per_head_plain(algorithm: str, w: Workload, inputs: Any, seed: int | None, 
                     scale: float | None, check: bool, t0: float) -> WorkloadResult:
     """A plain workload with another registered algorithm: each query head is one run of its own schedule on
     (Q_h, K_⌊h/g⌋, V_⌊h/g⌋); counts add up (count-only: one head's count × batch·H)."""
-    from attnio.algorithms.run import count, run
+    from attnio.algorithms.run import run
 
     H = w.query_heads_total
     if count_only:
-        one = count(algorithm, N=w.Nq, d=w.d, M=w.M, dv=w.dv)
-        meas = _times(one, H)
-        spec_t = registry.get(algorithm).tiling_cls
-        t = spec_t.default(w.Nq, w.d, w.M, w.dv) if registry.get(algorithm).supports_dv else spec_t.default(w.Nq, w.d, w.M)
-        return WorkloadResult(algorithm, "per-head", w, t, meas, None, None, time.perf_counter() - t0)
+        one = run(algorithm, N=w.Nq, d=w.d, M=w.M, dv=w.dv, count_only=True)
+        return WorkloadResult(algorithm, "per-head", w, one.tiling, _times(one.measurement, H), None, None, time.perf_counter() - t0)
     Q4, K4, V4 = _inputs(w, inputs, seed)
     g = w.groups
     outs, meas, t = [], None, None
