@@ -13,7 +13,7 @@ Entries marked ``explicit`` are true inequalities with explicit constants (the s
 every exact cost); the others are asymptotic only (Θ/Ω/O: the solver checks only their shape identities).
 ``exact.<name>`` entries are generated from :data:`bounds.costs.FORMULAS`, so a new formula appears here by
 itself. :func:`all_bounds` also gathers ``BOUNDS`` of :mod:`attnio.bounds.constants` (explicit constants) and
-:mod:`attnio.bounds.approx` (approximate attention).
+:mod:`attnio.bounds.approx` (approximate attention) and :mod:`attnio.bounds.workloads` (N_q ≠ N_kv, causal, grouped heads).
 
 The regimes are defined here, once (:data:`SMALL`, :data:`LARGE`, :data:`FA_REGIME`, :data:`BEYOND` and the
 partition :data:`CACHE_REGIMES` a reader thinks in); the solver's claims and the report import them.
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from attnio.bounds import approx, backward, constants
+from attnio.bounds import approx, backward, constants, workloads
 from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS
 from attnio.bounds.expr import Expr, Rel, free_symbols, log2, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
@@ -442,8 +442,8 @@ def exact_bounds() -> list[Bound]:
 
 def all_bounds() -> list[Bound]:
     """The whole catalog: seed entries, exact cost entries, explicit constants, approximate attention, the
-    backward pass."""
-    out = seed_bounds() + exact_bounds() + list(constants.BOUNDS) + list(approx.BOUNDS) + list(backward.BOUNDS)
+    backward pass, workloads (batch, heads, GQA, causal masks, N_q ≠ N_kv)."""
+    out = seed_bounds() + exact_bounds() + list(constants.BOUNDS) + list(approx.BOUNDS) + list(backward.BOUNDS) + list(workloads.BOUNDS)
     ids = [b.id for b in out]
     assert len(ids) == len(set(ids)), "duplicate bound id"
     return out

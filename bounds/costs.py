@@ -228,6 +228,124 @@ def cost(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None) -> IO
     return IOCount(evaluate_int(f.reads, env), evaluate_int(f.writes, env))
 
 
+# ===================================================================================================== workloads
+# Exact counts of the workload schedules (algorithms/workloads.py): N_q query rows, N_kv key/value rows, g query
+# heads per K/V head, causal masks bottom-right aligned (δ = N_kv − N_q ≥ 0). Derived here, docs/costs.md#workloads.
+# Each formula counts one *unit*: one query head for the per-head schedules (g = 1 substituted), one K/V head
+# with its g query heads for the grouped schedule; the workload's count is units × the unit count
+# (batch·H per-head units, batch·H_kv grouped units). Kept apart from FORMULAS: those are over (N, d, M, dv).
+from attnio.bounds.symbols import Nkv, Nq, g  # noqa: E402
+
+_delta = Nkv - Nq
+
+
+def _causal_sums(B: Expr, T: Expr) -> tuple[Expr, Expr]:
+    """For T row tiles of B rows (the last one Nq − (T − 1)B rows), the K/V rows [0, e_i + δ) each needs:
+    A = Σ_i (e_i + δ) and Area = Σ_i rows_i·(e_i + δ)."""
+    A = B * T * (T - 1) / 2 + Nq + T * _delta
+    area = B * (B * T * (T - 1) / 2 + (T - 1) * _delta) + (Nq - (T - 1) * B) * Nkv
+    return A, area
+
+
+def _wf(name: str, reads: Expr, writes: Expr, valid: tuple[Rel, ...], blocks: dict[str, Expr], leading: str) -> CostFormula:
+    return CostFormula(name, reads, writes, valid, blocks, "docs/costs.md#workloads", leading)
+
+
+WORKLOAD_FORMULAS: dict[tuple[str, str, bool], CostFormula] = {}
+
+# flash2: a rows per Q block (io-optimal rule), ⌊a/g⌋ positions of each of the g heads per block.
+_w2 = maximum(d, dv)
+_ag = floor(floor((M - _w2) / (d + dv + 4)) / g)
+_T2 = ceil(Nq / _ag)
+_B2 = ceil(Nq / _T2)
+_A2, _ = _causal_sums(_B2, _T2)
+_valid2 = (M >= _w2 + g * (d + dv + 4),)
+for _sched, _gsub in (("per-head", {g: 1}), ("grouped", {})):
+    for _causal in (False, True):
+        _kv = _A2 if _causal else _T2 * Nkv
+        _f = _wf(
+            f"flash2/{_sched}" + ("/causal" if _causal else ""),
+            g * Nq * d + _kv * (d + dv),
+            g * Nq * (dv + 1),
+            _valid2 + ((Nq <= Nkv,) if _causal else ()),
+            {"a_g": _ag, "T_r": _T2, "B_r": _B2},
+            "causal: about half of the K/V traffic (T_r + 1)/(2T_r)" if _causal else "T_r·N_kv(d + d_v) K/V words",
+        )
+        WORKLOAD_FORMULAS[("flash2", _sched, _causal)] = CostFormula(
+            _f.algorithm, substitute(_f.reads, _gsub), substitute(_f.writes, _gsub),
+            tuple(Rel(r.op, substitute(r.lhs, _gsub), substitute(r.rhs, _gsub)) for r in _f.valid),
+            {k: substitute(v, _gsub) for k, v in _f.blocks.items()}, _f.derivation, _f.leading,
+        )
+
+# flash1 (published B_c = ⌈M/4d⌉) and flash1-fit (c = ⌊(M − d − dv − 6)/(d + dv + 1)⌋, B_c = ⌈N_kv/T_c⌉), per head.
+_Bc1w = ceil(M / (4 * d))
+_c1w = floor((M - d - dv - 6) / (d + dv + 1))
+for _name, _Bc, _Tc, _valid in (
+    ("flash1", _Bc1w, ceil(Nkv / _Bc1w), (M >= 1,)),
+    ("flash1-fit", ceil(Nkv / ceil(Nkv / _c1w)), ceil(Nkv / _c1w), (M >= 2 * (d + dv) + 7,)),
+):
+    _J = minimum(_Tc, floor(_delta / _Bc) + 1)  # K/V blocks j with j·B_c ≤ δ: every Q row visits them
+    _R1 = _Tc * Nq - _Bc * (_Tc * (_Tc - 1) - _J * (_J - 1)) / 2 + (_Tc - _J) * _delta  # Q rows visited, Σ_j
+    for _causal, _rows in ((False, _Tc * Nq), (True, _R1)):
+        WORKLOAD_FORMULAS[(_name, "per-head", _causal)] = _wf(
+            f"{_name}/per-head" + ("/causal" if _causal else ""),
+            Nkv * (d + dv) + _rows * (d + dv + 2),
+            Nq * (dv + 2) + _rows * (dv + 2),
+            _valid + ((Nq <= Nkv,) if _causal else ()),
+            {"B_c": _Bc, "T_c": _Tc},
+            "causal: Σ_j (N_q − max(0, j·B_c − δ)) Q/O rows" if _causal else "T_c·N_q(d + 2d_v + 4) Q/O/ℓ/m words",
+        )
+
+# standard (b = ⌊√(M/3)⌋) and square tiling (B = ⌊√(M/4)⌋), per head, S of N_q × N_kv.
+for _name, _b in (("standard", floor(sqrt(M / 3))), ("square_tiling", floor(sqrt(M / 4)))):
+    _Tq, _Tk, _Tvv = ceil(Nq / _b), ceil(Nkv / _b), ceil(dv / _b)
+    _A, _area = _causal_sums(_b, _Tq)
+    _r = Nq - (_Tq - 1) * _b
+    _qreads_c = d * (_b * (_Tq * (_Tq - 1) / 2 + (_Tq - 1) * ceil(_delta / _b)) + _r * ceil(Nkv / _b))
+    for _causal in (False, True):
+        if _causal:
+            qk, kv_rows, area = _qreads_c, _A, _area
+        else:
+            qk, kv_rows, area = _Tk * Nq * d, _Tq * Nkv, Nq * Nkv
+        if _name == "standard":  # S written, read twice, P written, P read T_v times
+            reads, writes = qk + kv_rows * (d + dv) + 2 * area + _Tvv * area, 2 * area + Nq * dv
+        else:  # logits written once and read T_v times, one logsumexp per row written and read
+            reads, writes = qk + kv_rows * (d + dv) + Nq + _Tvv * area, area + Nq + Nq * dv
+        WORKLOAD_FORMULAS[(_name, "per-head", _causal)] = _wf(
+            f"{_name}/per-head" + ("/causal" if _causal else ""),
+            reads,
+            writes,
+            (M >= 4,) + ((Nq <= Nkv,) if _causal else ()),
+            {"b": _b, "T_q": _Tq, "T_v": _Tvv},
+            "causal: only the S tiles on or below the diagonal" if _causal else "S of N_q·N_kv words",
+        )
+
+
+def workload_formula(algorithm: str, schedule: str, causal: bool) -> CostFormula:
+    key = (algorithm, schedule, bool(causal))
+    if key not in WORKLOAD_FORMULAS:
+        have = sorted({f"{a} ({s})" for a, s, _ in WORKLOAD_FORMULAS})
+        raise InvalidParameter("algorithm", f"{algorithm} ({schedule})", "one with a workload formula: " + ", ".join(have))
+    return WORKLOAD_FORMULAS[key]
+
+
+def workload_cost(algorithm: str, w: object, schedule: str = "per-head") -> IOCount:
+    """Exact reads and writes (words) of ``algorithm``'s workload schedule over the whole workload ``w``
+    (an :class:`attnio.workload.Workload`): units × the unit formula.
+
+    >>> from attnio.workload import Workload
+    >>> workload_cost("flash2", Workload.build(N=4, d=2, M=14, causal=True))
+    IOCount(reads_words=48, writes_words=12)
+    """
+    f = workload_formula(algorithm, schedule, w.causal)  # type: ignore[attr-defined]
+    grouped = schedule == "grouped"
+    env = {"Nq": w.Nq, "Nkv": w.Nkv, "d": w.d, "dv": w.dv, "M": w.M, "g": w.groups if grouped else 1}  # type: ignore[attr-defined]
+    for r in f.valid:
+        if not r.holds(env):
+            raise InvalidParameter("M", w.M, f"{r} for {f.algorithm} at {env}")  # type: ignore[attr-defined]
+    units = w.kv_heads_total if grouped else w.query_heads_total  # type: ignore[attr-defined]
+    return IOCount(units * evaluate_int(f.reads, env), units * evaluate_int(f.writes, env))
+
 # ===========================================================================================================
 # Backward pass (derived here, docs/costs.md#backward). Kept apart from FORMULAS, which holds forward passes
 # only (the forward catalog, claims, constants table and `auto` iterate FORMULAS).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from attnio.commands import _workload
 from attnio.commands._common import int_option, print_json
 
 
@@ -24,12 +25,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="training step: run the forward, then its backward (flash2 → flash2-bwd, ...); JSON has forward, backward, total",
     )
+    _workload.add_arguments(p)  # batch, heads, GQA, Nq/Nkv, causal, dtype, --smem/--gpu (docs/workloads.md)
 
 
 def main(args: argparse.Namespace) -> int:
     from attnio.algorithms.registry_backward import BACKWARD
     from attnio.algorithms.run import run
 
+    if _workload.requested(args):
+        return _workload.main(args)
     if args.backward or args.algorithm in BACKWARD:
         return _main_backward(args)
 
@@ -48,6 +52,7 @@ def main(args: argparse.Namespace) -> int:
         **extra,
     )
     out = r.as_dict()
+    out.update(_workload.plain_fields(out))
     if args.json:
         print_json(out)
         return 0
@@ -78,6 +83,7 @@ def _main_backward(args: argparse.Namespace) -> int:
         parts = {"backward": run_backward(args.algorithm, seed=args.seed, **kw).as_dict()}
     else:
         parts = train_step(args.algorithm, seed=args.seed, **kw).as_dict()
+    _workload.add_bytes(parts)  # io_bytes (fp32) in forward, backward, total
     if args.json:
         print_json(parts if "forward" in parts else parts["backward"])
         return 0
