@@ -96,7 +96,8 @@ B3 = Bound(
     "accounting (useful instances by lineage on the accumulation trees, pending/held/live, runs) is written out "
     "in full in docs/bounds/b3.md steps 2–5, 9, 10; algebra machine-checked (constants.b3.*). Leading term "
     "4N²d²/M: tight with flash2 up to (1 + 2/d)(1 + 16d⁴/M²)(1 + O(d/M) + O(M/(Nd))) (claim "
-    "constants.gap.flash2.le.B3).",
+    "constants.gap.flash2.le.B3). The proof uses neither M ≤ Nd/4 nor N ≥ 4d; the regime is where the "
+    "consistency and gap claims are stated (docs/bounds/b3.md, Regime).",
 )
 
 # Small cache (M ≤ d²): QKᵀ products with three faces (Q words, K words, pairs (i, j)), segments of R = 3M I/Os.
