@@ -16,6 +16,7 @@ FORWARD_SAVES.update(
         "flash1-fit": ("ell", "m"),
         "standard": ("S", "P"),
         "square_tiling": ("S", "L"),
+        "square_tiling-io": ("S", "L"),  # the same two phases, other tiles: S and L in slow memory
     }
 )
 

@@ -308,3 +308,11 @@ def test_report_section_lists_the_backward_constants_and_the_training_step() -> 
     assert "ratio 1.158" in text
     g = gate_entries()
     assert set(g) == {"io", "formulas", "bounds", "constants"} and all(k.startswith("bwd:") for k in g["formulas"])
+
+
+def test_every_forward_auto_can_choose_records_what_it_saves_for_the_backward() -> None:
+    # auto's training step pairs the forward it chose with a backward that reads what that forward saved:
+    # a forward candidate missing from FORWARD_SAVES would leave auto-bwd with no statistics at all.
+    from attnio.algorithms.auto import CANDIDATES
+
+    assert set(CANDIDATES) <= set(registry_backward.FORWARD_SAVES), set(CANDIDATES) - set(registry_backward.FORWARD_SAVES)
