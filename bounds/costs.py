@@ -156,11 +156,15 @@ _q = floor(sqrt(M))
 
 
 def _phase(n: Expr, groups0: Expr) -> tuple[Expr, Expr]:
-    """(a, b) of one phase of square_tiling-io, as algorithms/square_tiling_io.py computes them."""
+    """(a, b) of one phase of square_tiling-io, as algorithms/square_tiling_io.py computes them.
+
+    The ``maximum(1, ·)`` are the identity wherever the formula is valid (M ≥ 6: b⁰ ≤ ⌊(M − 2)/3⌋ gives a⁰ ≥ 1,
+    and a ≤ a⁰ ≤ (M − 1)/3 gives b ≥ 1; docs/costs.md#square_tiling-io); written out, they make every
+    denominator positive by its form, so the solver proves the formula defined without unfolding the floors."""
     b0 = ceil(n / groups0)
-    a0 = minimum(N, floor((M - b0) / (b0 + 2)))
+    a0 = maximum(1, minimum(N, floor((M - b0) / (b0 + 2))))
     a = ceil(N / ceil(N / a0))
-    return a, minimum(n, floor((M - 2 * a) / (a + 1)))
+    return a, maximum(1, minimum(n, floor((M - 2 * a) / (a + 1))))
 
 
 _cap = floor((M - 2) / 3)  # b⁰ ≤ _cap keeps a⁰ ≥ 1

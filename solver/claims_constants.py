@@ -405,12 +405,6 @@ STEP_CLAIMS: list[Implication] = [
 NOT_STANDARD_CDAG: frozenset[str] = frozenset()
 
 
-# Formulas whose nested floors and ceilings z3 does not decide positive (their ``wd.<name>`` claim comes back
-# unknown): their consistency links assume the denominators positive (recorded as assumed in each verdict);
-# tests/test_square_tiling_io.py checks every block ≥ 1 numerically instead.
-DEFINEDNESS_ASSUMED: frozenset[str] = frozenset({"square_tiling-io"})
-
-
 def _is_standard(name: str) -> bool:
     return name not in NOT_STANDARD_CDAG and not name.startswith(("approx", "poly"))
 
@@ -495,12 +489,7 @@ def consistency_claims() -> list[Implication]:
                     about=(b.id, f"exact.{name}"),
                 )
             )
-    from dataclasses import replace
-
-    return [
-        replace(c, assume_defined=True) if any(c.id.endswith(f".le.{n}") or f".le.{n}." in c.id for n in DEFINEDNESS_ASSUMED) else c
-        for c in out
-    ]
+    return out
 
 
 # Schedules whose count is ≥ 4N²d²/M everywhere (FlashAttention-style loops): their BS link goes through it.

@@ -91,9 +91,9 @@ def test_non_monotone_example_is_real() -> None:
 @settings(max_examples=200, deadline=None)
 @given(N=st.integers(1, 5000), d=st.integers(1, 300), dv=st.integers(1, 300), M=st.integers(6, 200_000))
 def test_formula_is_defined_wherever_valid_every_block_at_least_one(N: int, d: int, dv: int, M: int) -> None:
-    """z3 leaves wd.square_tiling-io undecided (nested floors and ceilings), so the consistency claims that read
-    this formula assume its denominators positive (solver/claims_constants.py DEFINEDNESS_ASSUMED); this checks
-    it numerically: every block size is ≥ 1 and the tiling's working sets fit M."""
+    """The formula writes its block sizes as max(1, ·) so that z3 proves it defined (wd.square_tiling-io); the
+    max must be the identity wherever the formula is valid: the schedule's own tiling (no max) equals the
+    formula's blocks, every block is ≥ 1, and the tiling's working sets fit M."""
     from attnio.algorithms.square_tiling_io import SquareTilingIO
     from attnio.bounds.costs import formula
     from attnio.bounds.expr import evaluate
