@@ -45,3 +45,101 @@ def test_the_transpose_of_a_slow_array_is_not_a_way_around_load() -> None:
     Q = m.input("Q", np.ones((4, 2)))
     with pytest.raises(SlowMemoryViolation, match="load a block"):
         _ = Q.T
+
+
+def test_peak_is_zero_when_nothing_was_ever_in_fast_memory_and_exact_after_one_block() -> None:
+    m = Machine(100, algorithm="toy")
+    m.slow("ell", (7,), init=0.0)  # initialising writes touch no fast memory
+    assert m.finish().peak_fast_words == 0
+    m = Machine(100, algorithm="toy")
+    X = m.input("X", np.ones((5,)))
+    m.free(m.load(X, slice(0, 1)))  # one word
+    assert m.finish().peak_fast_words == 1
+
+
+# --- the cost formulas (bounds/costs.py) -------------------------------------------------------------------
+
+from attnio.algorithms import registry  # noqa: E402
+from attnio.algorithms.run import count  # noqa: E402
+from attnio.bounds.costs import FORMULAS, cost  # noqa: E402
+from attnio.bounds.expr import evaluate_int, free_symbols  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+EXACT = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "kv_stationary", "split_v"]
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@st.composite
+def _point(draw: st.DrawFn, name: str) -> tuple[int, int, int, int]:
+    N = draw(st.integers(1, 400))
+    d = draw(st.integers(1, 40))
+    dv = draw(st.one_of(st.just(d), st.integers(1, 90)))
+    lo = registry.get(name).tiling_cls.min_M(N, d, dv)
+    return N, d, dv, draw(st.one_of(st.integers(lo, lo + 50), st.integers(lo, 4 * lo + 2 * N * (d + dv))))
+
+
+@pytest.mark.parametrize("name", EXACT)
+@settings(max_examples=10)
+@given(data=st.data())
+def test_the_block_sizes_a_formula_states_are_the_ones_its_schedule_uses(name: str, data: st.DataObject) -> None:
+    """``CostFormula.blocks`` against the schedule's tiling and the pass counts seen in the per-array reads."""
+    N, d, dv, M = data.draw(_point(name))
+    b = {k: evaluate_int(v, {"N": N, "d": d, "M": M, "dv": dv}) for k, v in FORMULAS[name].blocks.items()}
+    t = registry.get(name).tiling_cls.default(N, d, M, dv)
+    p = count(name, N=N, d=d, dv=dv, M=M).per_array
+    if name in ("flash2", "flash2-square"):
+        assert p["K"].reads_words == b["T_r"] * N * d and p["V"].reads_words == b["T_r"] * N * dv
+        assert b["T_r"] == _cdiv(N, t.B_r)
+        if name == "flash2":
+            assert b["a"] >= t.B_r and _cdiv(N, min(b["a"], N)) == b["T_r"]
+        else:
+            assert min(b["b"], N) == t.B_r == t.B_c
+    elif name in ("flash1", "flash1-fit"):
+        assert p["Q"].reads_words == b["T_c"] * N * d and b["T_c"] == _cdiv(N, t.B_c)
+        if name == "flash1":
+            assert (b["B_c"], b["B_r"]) == (t.B_c, t.B_r)
+        else:
+            assert b["c"] >= t.B_c and _cdiv(N, min(b["c"], N)) == b["T_c"]
+    elif name in ("standard", "square_tiling"):
+        side = t.b if name == "standard" else t.B
+        assert b["b" if name == "standard" else "B"] == side
+        assert (b["T"], b["T_v"]) == (_cdiv(N, side), _cdiv(dv, side))
+        assert p["V"].reads_words == b["T"] * N * dv
+    elif name == "kv_stationary":
+        assert p["Q"].reads_words == b["T_c"] * N * d and b["T_c"] == _cdiv(N, t.b)
+        assert b["b"] >= t.b and _cdiv(N, min(b["b"], N)) == b["T_c"]
+    else:  # split_v
+        assert (b["g"], b["G"]) == (t.g, _cdiv(dv, t.g))
+        assert p["V"].reads_words == b["T_r"] * N * dv and p["K"].reads_words == b["T_r"] * b["G"] * N * d
+        assert b["a"] >= t.a and b["T_r"] == _cdiv(N, t.a)
+
+
+@pytest.mark.parametrize("name", EXACT)
+@settings(max_examples=10)
+@given(N=st.integers(1, 300), d=st.integers(1, 40), dv=st.integers(1, 90), delta=st.integers(-3, 3))
+def test_a_formula_is_valid_exactly_from_its_schedules_minimum_M(name: str, N: int, d: int, dv: int, delta: int) -> None:
+    from attnio.errors import InvalidParameter
+
+    M = max(1, registry.get(name).tiling_cls.min_M(N, d, dv) + delta)
+    if delta < 0 and M < registry.get(name).tiling_cls.min_M(N, d, dv):
+        with pytest.raises(InvalidParameter, match="M"):
+            cost(name, N=N, d=d, M=M, dv=dv)
+    else:
+        assert cost(name, N=N, d=d, M=M, dv=dv) == count(name, N=N, d=d, M=M, dv=dv).io
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_the_dv_equal_d_form_of_a_formula_is_the_formula_at_dv_equal_d(name: str) -> None:
+    f, g = FORMULAS[name], FORMULAS[name].with_dv_equal_d()
+    assert g.algorithm == name and (g.derivation, g.leading) == (f.derivation, f.leading)
+    assert "dv" not in {s.name for e in (g.io, *g.valid, *g.blocks.values()) for s in free_symbols(e)}
+    for N, d, M in [(37, 5, 300), (100, 13, 2000), (9, 2, 60)]:
+        env, env_dv = {"N": N, "d": d, "M": M}, {"N": N, "d": d, "M": M, "dv": d}
+        assert evaluate_int(g.reads, env) == evaluate_int(f.reads, env_dv)
+        assert evaluate_int(g.writes, env) == evaluate_int(f.writes, env_dv)
+        assert [r.holds(env) for r in g.valid] == [r.holds(env_dv) for r in f.valid]
+        assert {k: evaluate_int(v, env) for k, v in g.blocks.items()} == {k: evaluate_int(v, env_dv) for k, v in f.blocks.items()}
