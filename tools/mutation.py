@@ -33,6 +33,7 @@ import time
 import tomllib
 from pathlib import Path
 
+ANNOTATION = "inside a type annotation: never evaluated (from __future__ import annotations)"
 ROOT = Path(__file__).resolve().parent.parent
 # the folders that setuptools maps into the installed package (pyproject.toml, [tool.setuptools.package-dir])
 PACKAGE_DIRS = {"bounds": "attnio.bounds", "algorithms": "attnio.algorithms", "solver": "attnio.solver",
@@ -117,6 +118,29 @@ def forget_survivors(session: str) -> int:
     return n
 
 
+def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) of every type annotation. Every module here starts with ``from __future__ import
+    annotations``, so an annotation is a string that is never evaluated: a mutant inside one is equivalent."""
+    import ast
+
+    tree = ast.parse(source)
+    assert any(isinstance(n, ast.ImportFrom) and n.module == "__future__" and any(a.name == "annotations" for a in n.names)
+               for n in tree.body), "annotations are evaluated in this module"
+    spans = []
+    for node in ast.walk(tree):
+        anns = []
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            anns.append(node.annotation)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+            anns.append(node.returns)
+        spans += [((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)) for a in anns]
+    return spans
+
+
+def in_annotation(pos: tuple[int, int], spans) -> bool:
+    return any(lo <= tuple(pos) < hi for lo, hi in spans)
+
+
 def exec_session(config_path: str, session: str, jobs: int, limit: int | None, sample: int | None, seed: int) -> None:
     from cosmic_ray.config import load_config
     from cosmic_ray.mutating import mutate_code
@@ -178,8 +202,12 @@ def exec_session(config_path: str, session: str, jobs: int, limit: int | None, s
             if done % 25 == 0:
                 print(f"{rel}: {done}/{len(pending)} mutants in {time.monotonic() - t0:.0f} s", flush=True)
 
+        spans = annotation_spans(original)
         for item in pending:
             mut = item.mutations[0]
+            if in_annotation(mut.start_pos, spans):
+                db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=ANNOTATION))
+                continue
             op = get_operator(mut.operator_name)(**(mut.operator_args or {}))
             mutated = mutate_code(original, op, mut.occurrence)
             if mutated is None:
@@ -212,30 +240,49 @@ def load_equivalent() -> list[dict]:
     return tomllib.loads(p.read_text(encoding="utf-8")).get("equivalent", [])
 
 
+def load_rules() -> list[dict]:
+    p = ROOT / "tools" / "mutation" / "equivalent.toml"
+    if not p.exists():
+        return []
+    return tomllib.loads(p.read_text(encoding="utf-8")).get("rule", [])
+
+
 def report(sessions: list[str], show: bool) -> int:
+    import re
+
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
     equivalent = load_equivalent()
+    rules = load_rules()
+    spans_of: dict[str, list] = {}
     rows = []
     for s in sessions:
         with use_db(s, WorkDB.Mode.open) as db:
             items = db.completed_work_items
             n_all = db.num_work_items
         rel = None
-        killed = survived = equiv = skipped = 0
+        killed = survived = equiv = skipped = annotations = 0
         survivors = []
         for item, res in items:
             mut = item.mutations[0]
             rel = str(mut.module_path)
             if res.worker_outcome in (WorkerOutcome.SKIPPED, WorkerOutcome.NO_TEST):
+                if res.output == ANNOTATION:
+                    annotations += 1
                 skipped += 1
                 continue
             if res.test_outcome == TestOutcome.SURVIVED:
                 before, after = _mutated_line(res.diff or "")
+                if rel not in spans_of:
+                    spans_of[rel] = annotation_spans((ROOT / rel).read_text(encoding="utf-8"))
                 match = [e for e in equivalent if e["file"] == rel and e["operator"] == mut.operator_name
                          and e["before"] == before and e["after"] == after]
-                if match:
+                match += [r for r in rules if re.fullmatch(r["operator"], mut.operator_name)
+                          and re.search(r["before"], before) and re.search(r["after"], after)]
+                if in_annotation(mut.start_pos, spans_of[rel]):
+                    annotations += 1
+                elif match:
                     equiv += 1
                 else:
                     survived += 1
@@ -245,13 +292,13 @@ def report(sessions: list[str], show: bool) -> int:
         run = killed + survived + equiv
         pending = n_all - len(items)
         score = killed / (run - equiv) if run - equiv else float("nan")
-        rows.append((rel or s, run, killed, equiv, survived, pending, score))
+        rows.append((rel or s, run, killed, equiv, survived, pending, score, annotations))
         if show:
             for line, op, before, after in sorted(survivors):
                 print(f"  SURVIVED {rel}:{line} {op}\n      - {before}\n      + {after}")
-    print(f"{'file':34} {'mutants':>7} {'killed':>7} {'equiv.':>6} {'survived':>8} {'pending':>7} {'score':>7}")
-    for rel, run, killed, equiv, survived, pending, score in rows:
-        print(f"{rel:34} {run:7d} {killed:7d} {equiv:6d} {survived:8d} {pending:7d} {100 * score:6.1f}%")
+    print(f"{'file':30} {'run':>5} {'killed':>6} {'equiv.':>6} {'survived':>8} {'score':>7}   {'not run':>7} {'in annot.':>9}")
+    for rel, run, killed, equiv, survived, pending, score, annotations in rows:
+        print(f"{rel:30} {run:5d} {killed:6d} {equiv:6d} {survived:8d} {100 * score:6.1f}%   {pending:7d} {annotations:9d}")
     return 0
 
 
