@@ -143,3 +143,34 @@ def test_the_dv_equal_d_form_of_a_formula_is_the_formula_at_dv_equal_d(name: str
         assert evaluate_int(g.writes, env) == evaluate_int(f.writes, env_dv)
         assert [r.holds(env) for r in g.valid] == [r.holds(env_dv) for r in f.valid]
         assert {k: evaluate_int(v, env) for k, v in g.blocks.items()} == {k: evaluate_int(v, env_dv) for k, v in f.blocks.items()}
+
+
+# --- exact working sets: each schedule's stated fast-memory formula is its measured peak -----------------
+
+
+def _fast_words(name: str, t: object, N: int, d: int, dv: int) -> int:
+    cls = registry.get(name).tiling_cls
+    if name in ("flash2", "flash2-square", "flash1-fit"):
+        return cls.fast_words(t.B_r, t.B_c, d, dv)
+    if name == "standard":
+        return cls.fast_words(t.b)
+    if name == "square_tiling":
+        return cls.fast_words(t.B)
+    if name == "kv_stationary":  # with one K/V block no partial O_i, L_i is ever read back
+        return cls.fast_words(t.b, t.r, d, dv) - (t.r * (dv + 1) if t.b >= N else 0)
+    assert name == "split_v"
+    return cls.fast_words(t.a, t.B_c, t.g, d)
+
+
+@pytest.mark.parametrize("name", [n for n in EXACT if n != "flash1"])  # flash1's: tests/test_algorithms.py
+@settings(max_examples=10)
+@given(data=st.data())
+def test_peak_fast_memory_is_exactly_the_working_set_each_schedule_states(name: str, data: st.DataObject) -> None:
+    if name in ("standard", "square_tiling"):  # the tile side is reached only when N, d, dv are at least b
+        M = data.draw(st.integers(4, 600))
+        side = registry.get(name).tiling_cls.default(1, 1, M).__dict__.popitem()[1]
+        N, d, dv = (data.draw(st.integers(side, side + 30)) for _ in range(3))
+    else:
+        N, d, dv, M = data.draw(_point(name))
+    t = registry.get(name).tiling_cls.default(N, d, M, dv)
+    assert count(name, N=N, d=d, dv=dv, M=M).peak_fast_words == _fast_words(name, t, N, d, dv) <= M
