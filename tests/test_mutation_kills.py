@@ -174,3 +174,18 @@ def test_peak_fast_memory_is_exactly_the_working_set_each_schedule_states(name: 
         N, d, dv, M = data.draw(_point(name))
     t = registry.get(name).tiling_cls.default(N, d, M, dv)
     assert count(name, N=N, d=d, dv=dv, M=M).peak_fast_words == _fast_words(name, t, N, d, dv) <= M
+
+
+@pytest.mark.parametrize("count_only", [False, True])
+def test_every_count_is_an_exact_python_integer(count_only: bool) -> None:
+    m = Machine(100, algorithm="toy", count_only=count_only)
+    X = m.input("X", (5, 2) if count_only else np.ones((5, 2)))
+    Y = m.slow("Y", (5, 2), role="output", init=0.0)
+    for rows in m.tiles(5, 2):
+        b = m.load(X, rows)
+        m.store(b, Y, rows)
+        m.free(b)
+    r = m.finish()
+    counts = [r.reads_words, r.writes_words, r.peak_fast_words, *(c for a in r.per_array.values() for c in (a.reads_words, a.writes_words))]
+    assert all(type(c) is int for c in counts), counts
+    assert (r.reads_words, r.writes_words, r.peak_fast_words) == (10, 20, 4)
