@@ -189,3 +189,62 @@ def test_every_count_is_an_exact_python_integer(count_only: bool) -> None:
     counts = [r.reads_words, r.writes_words, r.peak_fast_words, *(c for a in r.per_array.values() for c in (a.reads_words, a.writes_words))]
     assert all(type(c) is int for c in counts), counts
     assert (r.reads_words, r.writes_words, r.peak_fast_words) == (10, 20, 4)
+
+
+# --- the expression language (bounds/expr.py) ---------------------------------------------------------------
+
+from fractions import Fraction  # noqa: E402
+
+from attnio.bounds import expr as ex  # noqa: E402
+from attnio.bounds.symbols import M, N, d  # noqa: E402
+
+
+def test_printing_of_fractions_powers_quotients_and_relations() -> None:
+    t = ex.to_text
+    assert (t(M / 4), t(3 * M / 4), t(-N), t(N - 1), t(Fraction(1, 2) + N)) == ("M/4", "3·M/4", "−N", "N − 1", "N + 1/2")
+    assert (t((N + d) ** 2), t((N * d) ** 2), t((N / d) ** 2)) == ("(N + d)^2", "(N·d)^2", "(N/d)^2")
+    assert (t(N / (d * M)), t(N / (d / M)), t(N / (N + d))) == ("N/(d·M)", "N/(d/M)", "N/(N + d)")
+    assert t(N**2 / (d * M) - Fraction(1, 3)) == "N^2/(d·M) − 1/3"
+    assert (t(ex.sqrt(N + d)), t(ex.floor(N / M)), t(ex.log2(N))) == ("√(N + d)", "⌊N/M⌋", "log₂(N)")
+    assert (t(ex.minimum(N, d)), t(ex.maximum(N, d, M))) == ("min(N, d)", "max(N, d, M)")
+    assert [str(r) for r in (N <= M, N < M, ex.eq(N, M), N > d, N >= d)] == ["N ≤ M", "N < M", "N = M", "d < N", "d ≤ N"]
+
+
+def test_log2_is_exact_on_powers_of_two_and_a_float_elsewhere() -> None:
+    assert ex.evaluate(ex.log2(N), {"N": 8}) == Fraction(3) and ex.evaluate(ex.log2(N), {"N": 1}) == 0
+    assert isinstance(ex.evaluate(ex.log2(N), {"N": 8}), Fraction)
+    v = ex.evaluate(ex.log2(N), {"N": 6})
+    assert isinstance(v, float) and abs(v - 2.584962500721156) < 1e-12
+    assert ex.evaluate(ex.log2(M / 2), {"M": 1}) == -1.0  # 1/2 is not an integer: the float path, still exact
+
+
+def test_ceilings_of_square_roots_and_of_irrational_values() -> None:
+    ev = ex.evaluate
+    assert (ev(ex.ceil(ex.sqrt(M)), {"M": 16}), ev(ex.ceil(ex.sqrt(M)), {"M": 17}), ev(ex.floor(ex.sqrt(M)), {"M": 17})) == (4, 5, 4)
+    assert (ev(ex.floor(ex.sqrt(M) * N), {"M": 2, "N": 3}), ev(ex.ceil(ex.sqrt(M) * N), {"M": 2, "N": 3})) == (4, 5)
+    with pytest.raises(ValueError, match="negative"):
+        ev(ex.floor(ex.sqrt(M - 5)), {"M": 2})
+    with pytest.raises(ValueError, match="cannot round"):  # √2·√2 = 2.0000000000000004: refused, not guessed
+        ev(ex.floor(ex.sqrt(M) * ex.sqrt(M)), {"M": 2})
+
+
+def test_simplification_of_zero_one_and_constant_divisors() -> None:
+    assert N - N == ex.Const(Fraction(0)) and 0 * N == ex.Const(Fraction(0))
+    assert ex.mul(1, N) is N and N**1 is N and 2 * N / 2 == N
+    assert ex.div(N, 4) == ex.Mul((ex.Const(Fraction(1, 4)), N)) and ex.const("1/8") == ex.Const(Fraction(1, 8))
+    with pytest.raises(TypeError):
+        ex.as_expr(True)
+    with pytest.raises(TypeError):
+        ex.as_expr(0.5)  # type: ignore[arg-type]
+
+
+def test_substitution_and_json_reach_every_node_kind() -> None:
+    e = ex.log2(N) + ex.maximum(N, d) + ex.minimum(d, M) + ex.ceil(N / M) + ex.floor(ex.sqrt(M)) + (N + 1) ** 2
+    s = ex.substitute(e, {N: M, d: 2})
+    assert ex.free_symbols(s) == {M}
+    assert ex.evaluate(s, {"M": 16}) == ex.evaluate(e, {"N": 16, "d": 2, "M": 16}) == 4 + 16 + 2 + 1 + 4 + 289
+    assert ex.to_json(N**2) == ["pow", ["sym", "N"], 2]
+    assert ex.to_json(N <= M) == ["<=", ["sym", "N"], ["sym", "M"]]
+    assert ex.to_json(ex.floor(N / M)) == ["floor", ["div", ["sym", "N"], ["sym", "M"]]]
+    assert ex.to_json(ex.log2(N)) == ["log2", ["sym", "N"]]
+    assert ex.free_symbols(N <= M + d) == {N, M, d}
