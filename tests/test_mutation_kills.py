@@ -137,8 +137,8 @@ def test_the_dv_equal_d_form_of_a_formula_is_the_formula_at_dv_equal_d(name: str
     f, g = FORMULAS[name], FORMULAS[name].with_dv_equal_d()
     assert g.algorithm == name and (g.derivation, g.leading) == (f.derivation, f.leading)
     assert "dv" not in {s.name for e in (g.io, *g.valid, *g.blocks.values()) for s in free_symbols(e)}
-    for N, d, M in [(37, 5, 300), (100, 13, 2000), (9, 2, 60)]:
-        env, env_dv = {"N": N, "d": d, "M": M}, {"N": N, "d": d, "M": M, "dv": d}
+    for n_, d_, m_ in [(37, 5, 300), (100, 13, 2000), (9, 2, 60)]:
+        env, env_dv = {"N": n_, "d": d_, "M": m_}, {"N": n_, "d": d_, "M": m_, "dv": d_}
         assert evaluate_int(g.reads, env) == evaluate_int(f.reads, env_dv)
         assert evaluate_int(g.writes, env) == evaluate_int(f.writes, env_dv)
         assert [r.holds(env) for r in g.valid] == [r.holds(env_dv) for r in f.valid]

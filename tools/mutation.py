@@ -106,16 +106,17 @@ def _preload() -> None:
     assert not any(m.startswith("attnio") for m in sys.modules), "the module under test was imported early"
 
 
-def forget_survivors(session: str) -> int:
-    """Make the survivors of a session pending again (after tests were added: a killed mutant stays killed)."""
+def forget_survivors(session: str) -> set[str]:
+    """Make the survivors of a session pending again (after tests were added: a killed mutant stays killed);
+    return their job ids."""
     from cosmic_ray.work_db import WorkDB, WorkResultStorage, use_db
     from cosmic_ray.work_item import TestOutcome
 
     with use_db(session, WorkDB.Mode.open) as db, db._session_maker.begin() as s:
         q = s.query(WorkResultStorage).filter(WorkResultStorage.test_outcome == TestOutcome.SURVIVED)
-        n = q.count()
+        ids = {r.job_id for r in q.all()}
         q.delete()
-    return n
+    return ids
 
 
 def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
@@ -141,7 +142,8 @@ def in_annotation(pos: tuple[int, int], spans) -> bool:
     return any(lo <= tuple(pos) < hi for lo, hi in spans)
 
 
-def exec_session(config_path: str, session: str, jobs: int, limit: int | None, sample: int | None, seed: int) -> None:
+def exec_session(config_path: str, session: str, jobs: int, limit: int | None, sample: int | None, seed: int,
+                 only: set[str] | None = None) -> None:
     from cosmic_ray.config import load_config
     from cosmic_ray.mutating import mutate_code
     from cosmic_ray.plugins import get_operator
@@ -161,6 +163,8 @@ def exec_session(config_path: str, session: str, jobs: int, limit: int | None, s
     tmp = tempfile.mkdtemp(prefix="attnio-mutation-")
     with use_db(session, WorkDB.Mode.open) as db:
         pending = sorted(db.pending_work_items, key=lambda w: (w.mutations[0].start_pos, w.mutations[0].operator_name))
+        if only is not None:
+            pending = [w for w in pending if w.job_id in only]
         if sample is not None and sample < len(pending):  # a uniform random sample, the same for a given seed
             import random
 
@@ -318,9 +322,11 @@ def main() -> int:
     r.add_argument("--survivors", action="store_true")
     a = ap.parse_args()
     if a.cmd == "exec":
+        only = None
         if a.rerun_survivors:
-            print(f"{forget_survivors(a.session)} survivors to run again", flush=True)
-        exec_session(a.config, a.session, a.jobs, a.limit, a.sample, a.seed)
+            only = forget_survivors(a.session)
+            print(f"{len(only)} survivors to run again", flush=True)
+        exec_session(a.config, a.session, a.jobs, a.limit, a.sample, a.seed, only)
         return 0
     return report(a.sessions, a.survivors)
 
