@@ -248,3 +248,33 @@ def test_substitution_and_json_reach_every_node_kind() -> None:
     assert ex.to_json(ex.floor(N / M)) == ["floor", ["div", ["sym", "N"], ["sym", "M"]]]
     assert ex.to_json(ex.log2(N)) == ["log2", ["sym", "N"]]
     assert ex.free_symbols(N <= M + d) == {N, M, d}
+
+
+# --- numerical edge cases of the online softmax ------------------------------------------------------------
+
+from attnio.algorithms.reference import attention  # noqa: E402
+from attnio.algorithms.run import run  # noqa: E402
+
+ALL_EXACT = [*EXACT, "auto"]
+
+
+def _rel_err(out: np.ndarray, ref: np.ndarray) -> float:
+    return float(np.max(np.abs(out - ref)) / np.max(np.abs(ref)))
+
+
+@pytest.mark.parametrize("name", ALL_EXACT)
+def test_rows_whose_every_logit_is_far_below_zero(name: str) -> None:
+    """Every logit in [−2000, −1000]: e^{S} underflows to 0, so a running max that starts anywhere but −∞
+    (e.g. at 0) gives ℓ = 0 and 0/0. The reference subtracts the true row max."""
+    N, d = 13, 3
+    rng = np.random.default_rng(11)
+    Q = np.hstack([rng.uniform(0.5, 1.0, (N, d - 1)), np.ones((N, 1))])
+    K = np.hstack([rng.uniform(-1.0, 0.0, (N, d - 1)), np.full((N, 1), -1.0)])
+    V = rng.standard_normal((N, d))
+    scale = 1000.0
+    S = scale * Q @ K.T
+    assert S.max() < -1000 and S.min() > -3 * 1000
+    M = max(registry.get(name).tiling_cls.min_M(N, d, d), 60)
+    r = run(name, Q, K, V, M=M, scale=scale)
+    assert np.all(np.isfinite(r.output))
+    assert _rel_err(r.output, attention(Q, K, V, scale=scale)) <= 1e-10
