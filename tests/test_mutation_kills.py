@@ -278,3 +278,56 @@ def test_rows_whose_every_logit_is_far_below_zero(name: str) -> None:
     r = run(name, Q, K, V, M=M, scale=scale)
     assert np.all(np.isfinite(r.output))
     assert _rel_err(r.output, attention(Q, K, V, scale=scale)) <= 1e-10
+
+
+# --- the translator (solver/translator.py): its facts are true of the true value, and pin it exactly --------
+
+_TRANSLATED = [
+    ex.floor(N / M), ex.ceil(N / M), ex.floor(ex.sqrt(M / 4)), ex.floor(ex.sqrt(M)), ex.ceil(ex.sqrt(M) / 2),
+    ex.floor((M - d) / (2 * d + 4)), ex.ceil(N / ex.floor((M - d) / (2 * d + 4))), ex.ceil(3 * N / 4),
+    ex.floor(Fraction(1, 3) * N), ex.minimum(N, d, M), ex.maximum(N, d, M), N**-2, (N + d) ** 3 / M, ex.log2(M),
+    ex.floor(N) + ex.ceil(d) + N**0,
+]
+_POINTS = [{"N": 1, "d": 1, "M": 16}, {"N": 7, "d": 2, "M": 64}, {"N": 100, "d": 3, "M": 1024}, {"N": 5, "d": 9, "M": 4}]
+
+
+@pytest.mark.parametrize("e", _TRANSLATED, ids=str)
+def test_the_translation_of_an_expression_is_exactly_its_value_at_integer_points(e: ex.Expr) -> None:
+    """In mode "int" (floors and ceilings as integers) the facts admit the true value and no other one; at
+    these points √ is rational or under a floor and log₂'s argument is a power of two."""
+    import z3
+    from attnio.solver.translator import Translator
+
+    for env in _POINTS:
+        if env["M"] - env["d"] < 2 * env["d"] + 4 and "2·d + 4" in str(e):
+            continue  # the inner floor is 0 there: ⌈N/0⌉ is outside the formula's domain
+        t = Translator("z3", mode="int")
+        term = t.expr(e)
+        true = Fraction(ex.evaluate(e, env))
+        s = z3.Solver()
+        s.add(*t.facts, *(t.vars[k] == v for k, v in env.items() if k in t.vars))
+        s.add(*(c for _, c in t.side_conditions))
+        assert s.check(term == z3.RealVal(true.numerator) / true.denominator) == z3.sat, (str(e), env)
+        assert s.check(term != z3.RealVal(true.numerator) / true.denominator) == z3.unsat, (str(e), env)
+
+
+def test_real_mode_floor_and_ceil_brackets_are_sound_and_tight_for_ratios() -> None:
+    """Over the reals ⌊N/M⌋ is only bracketed; with integer N, M the bracket (N − M + 1)/M ≤ c ≤ N/M holds
+    for the true floor and excludes anything a whole step away."""
+    import z3
+    from attnio.solver.translator import Translator
+
+    for n, m in [(7, 2), (8, 2), (1, 5), (100, 7)]:
+        # the exact real interval the facts allow: ⌊n/m⌋ ∈ [max((n − m + 1)/m, 0, 1 if n ≥ m), n/m] and
+        # ⌈n/m⌉ ∈ [max(n/m, 1), (n + m − 1)/m]
+        x = Fraction(n, m)
+        for e, true, lo, hi in [(ex.floor(N / M), n // m, max(Fraction(n - m + 1, m), Fraction(int(n >= m))), x),
+                                (ex.ceil(N / M), -(-n // m), max(x, Fraction(1)), Fraction(n + m - 1, m))]:
+            t = Translator("z3")
+            c = t.expr(e)
+            s = z3.Solver()
+            s.add(*t.facts, t.vars["N"] == n, t.vars["M"] == m)
+            q = lambda v: z3.RealVal(v.numerator) / v.denominator  # noqa: E731
+            assert s.check(c == true) == z3.sat and s.check(c == q(lo)) == z3.sat and s.check(c == q(hi)) == z3.sat
+            eps = Fraction(1, 1000)
+            assert s.check(c < q(lo - eps)) == z3.unsat and s.check(c > q(hi + eps)) == z3.unsat, (str(e), n, m)
