@@ -331,3 +331,17 @@ def test_real_mode_floor_and_ceil_brackets_are_sound_and_tight_for_ratios() -> N
             assert s.check(c == true) == z3.sat and s.check(c == q(lo)) == z3.sat and s.check(c == q(hi)) == z3.sat
             eps = Fraction(1, 1000)
             assert s.check(c < q(lo - eps)) == z3.unsat and s.check(c > q(hi + eps)) == z3.unsat, (str(e), n, m)
+
+
+@pytest.mark.parametrize("name", EXACT)
+@pytest.mark.parametrize("count_only", [True, False])
+def test_the_trace_counts_every_product_of_attention_exactly_once(name: str, count_only: bool) -> None:
+    """Work events: N²·d multiply-adds for QKᵀ and N²·d_v for PV, whatever the tiling (a non-divisible case);
+    split_v recomputes S once per value-column group, G = ⌈d_v/d⌉ times."""
+    N, d, dv = 23, 5, 7 if name != "split_v" else 11
+    M = registry.get(name).tiling_cls.min_M(N, d, dv) * 3 + 5
+    tr = count(name, N=N, d=d, dv=dv, M=M, trace=True).trace if count_only else run(
+        name, N=N, d=d, dv=dv, M=M, trace=True, seed=0).measurement.trace
+    work = {k: sum(e.words * e.weight for e in tr if e.kind == "C" and e.target == k) for k in ("qk", "pv")}
+    G = _cdiv(dv, min(d, dv)) if name == "split_v" else 1
+    assert work == {"qk": G * N * N * d, "pv": N * N * dv}
