@@ -345,3 +345,20 @@ def test_the_trace_counts_every_product_of_attention_exactly_once(name: str, cou
     work = {k: sum(e.words * e.weight for e in tr if e.kind == "C" and e.target == k) for k in ("qk", "pv")}
     G = _cdiv(dv, min(d, dv)) if name == "split_v" else 1
     assert work == {"qk": G * N * N * d, "pv": N * N * dv}
+
+
+@pytest.mark.parametrize("name", [*EXACT, "poly"])
+def test_tilings_and_formulas_are_frozen_records(name: str) -> None:
+    """A tiling is chosen once per run and a formula once per algorithm: neither can be changed in place."""
+    if name == "poly":
+        from attnio.algorithms.poly import PolyTiling as cls  # noqa: N813
+
+        t = cls.for_degree("tiled", N=64, d=4, M=400, g=2)
+    else:
+        t = registry.get(name).tiling_cls.default(50, 4, 400, 4)
+        f = FORMULAS[name]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            f.reads = f.writes  # type: ignore[misc]
+    field = dataclasses.fields(t)[0].name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(t, field, 1)
