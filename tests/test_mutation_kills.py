@@ -362,3 +362,10 @@ def test_tilings_and_formulas_are_frozen_records(name: str) -> None:
     field = dataclasses.fields(t)[0].name
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(t, field, 1)
+
+
+def test_min_and_max_of_nothing_are_rejected_and_of_one_thing_are_that_thing() -> None:
+    for f in (ex.minimum, ex.maximum):
+        assert f(N) is N and f(N, N) is N
+        with pytest.raises(IndexError):
+            f()
