@@ -163,7 +163,7 @@ def test_the_dv_equal_d_form_of_a_formula_is_the_formula_at_dv_equal_d(name: str
 
 
 def _fast_words(name: str, t: object, N: int, d: int, dv: int) -> int:
-    cls = registry.get(name).tiling_cls
+    cls = t  # the stated working set, read from the tiling itself (a static method)
     if name in ("flash2", "flash2-square", "flash1-fit"):
         return cls.fast_words(t.B_r, t.B_c, d, dv)
     if name == "standard":
@@ -220,6 +220,7 @@ def test_printing_of_fractions_powers_quotients_and_relations() -> None:
     assert (t(N / (d * M)), t(N / (d / M)), t(N / (N + d))) == ("N/(d·M)", "N/(d/M)", "N/(N + d)")
     assert t(N**2 / (d * M) - Fraction(1, 3)) == "N^2/(d·M) − 1/3"
     assert (t(ex.sqrt(N + d)), t(ex.floor(N / M)), t(ex.log2(N))) == ("√(N + d)", "⌊N/M⌋", "log₂(N)")
+    assert (t((N**2) ** 3), t(N / d**2), t(N**2 * d)) == ("(N^2)^3", "N/d^2", "N^2·d")
     assert (t(ex.minimum(N, d)), t(ex.maximum(N, d, M))) == ("min(N, d)", "max(N, d, M)")
     assert [str(r) for r in (N <= M, N < M, ex.eq(N, M), N > d, N >= d)] == ["N ≤ M", "N < M", "N = M", "d < N", "d ≤ N"]
 
