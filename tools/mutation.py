@@ -107,15 +107,16 @@ def _preload() -> None:
 
 
 def forget_survivors(session: str) -> set[str]:
-    """Make the survivors of a session pending again (after tests were added: a killed mutant stays killed);
-    return their job ids."""
+    """Make the survivors of a session that are not listed as equivalent pending again (after tests were
+    added: a killed mutant stays killed); return their job ids."""
     from cosmic_ray.work_db import WorkDB, WorkResultStorage, use_db
     from cosmic_ray.work_item import TestOutcome
 
-    with use_db(session, WorkDB.Mode.open) as db, db._session_maker.begin() as s:
-        q = s.query(WorkResultStorage).filter(WorkResultStorage.test_outcome == TestOutcome.SURVIVED)
-        ids = {r.job_id for r in q.all()}
-        q.delete()
+    with use_db(session, WorkDB.Mode.open) as db:
+        ids = {item.job_id for item, res in db.completed_work_items
+               if res.test_outcome == TestOutcome.SURVIVED and survivor_kind(item.mutations[0], res) == "survived"}
+        with db._session_maker.begin() as s:
+            s.query(WorkResultStorage).filter(WorkResultStorage.job_id.in_(ids)).delete()
     return ids
 
 
@@ -251,15 +252,32 @@ def load_rules() -> list[dict]:
     return tomllib.loads(p.read_text(encoding="utf-8")).get("rule", [])
 
 
-def report(sessions: list[str], show: bool) -> int:
+_SPANS: dict[str, list] = {}
+
+
+def survivor_kind(mut, res) -> str:
+    """'annotation', 'equivalent' (listed in tools/mutation/equivalent.toml) or 'survived'."""
     import re
 
+    rel = str(mut.module_path)
+    if rel not in _SPANS:
+        _SPANS[rel] = annotation_spans((ROOT / rel).read_text(encoding="utf-8"))
+    if in_annotation(mut.start_pos, _SPANS[rel]):
+        return "annotation"
+    before, after = _mutated_line(res.diff or "")
+    if any(e["file"] == rel and e["operator"] == mut.operator_name and e["before"] == before and e["after"] == after
+           for e in load_equivalent()):
+        return "equivalent"
+    if any(re.fullmatch(r["operator"], mut.operator_name) and re.search(r["before"], before) and re.search(r["after"], after)
+           for r in load_rules()):
+        return "equivalent"
+    return "survived"
+
+
+def report(sessions: list[str], show: bool) -> int:
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
-    equivalent = load_equivalent()
-    rules = load_rules()
-    spans_of: dict[str, list] = {}
     rows = []
     for s in sessions:
         with use_db(s, WorkDB.Mode.open) as db:
@@ -277,20 +295,14 @@ def report(sessions: list[str], show: bool) -> int:
                 skipped += 1
                 continue
             if res.test_outcome == TestOutcome.SURVIVED:
-                before, after = _mutated_line(res.diff or "")
-                if rel not in spans_of:
-                    spans_of[rel] = annotation_spans((ROOT / rel).read_text(encoding="utf-8"))
-                match = [e for e in equivalent if e["file"] == rel and e["operator"] == mut.operator_name
-                         and e["before"] == before and e["after"] == after]
-                match += [r for r in rules if re.fullmatch(r["operator"], mut.operator_name)
-                          and re.search(r["before"], before) and re.search(r["after"], after)]
-                if in_annotation(mut.start_pos, spans_of[rel]):
+                kind = survivor_kind(mut, res)
+                if kind == "annotation":
                     annotations += 1
-                elif match:
+                elif kind == "equivalent":
                     equiv += 1
                 else:
                     survived += 1
-                    survivors.append((mut.start_pos[0], mut.operator_name, before, after))
+                    survivors.append((mut.start_pos[0], mut.operator_name, *_mutated_line(res.diff or "")))
             else:
                 killed += 1
         run = killed + survived + equiv
