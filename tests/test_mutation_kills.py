@@ -170,10 +170,13 @@ def _fast_words(name: str, t: object, N: int, d: int, dv: int) -> int:
         return cls.fast_words(t.b)
     if name == "square_tiling":
         return cls.fast_words(t.B)
-    if name == "kv_stationary":  # with one K/V block no partial O_i, L_i is ever read back
-        return cls.fast_words(t.b, t.r, d, dv) - (t.r * (dv + 1) if t.b >= N else 0)
-    assert name == "split_v"
-    return cls.fast_words(t.a, t.B_c, t.g, d)
+    if name == "kv_stationary":  # the first K/V block reads back no partial O_i (r·dv) and L_i (r)
+        first = cls.fast_words(min(t.b, N), t.r, d, dv) - t.r * (dv + 1)
+        return max(first, cls.fast_words(min(t.b, N - t.b), t.r, d, dv)) if N > t.b else first
+    assert name == "split_v"  # its fast_words bounds the peak: m_new is allocated only once K_j is freed
+    a, bc, g = t.a, t.B_c, t.g
+    assert cls.fast_words(a, bc, g, d) == a * d + a * g + 2 * a + a * bc + max(bc * d, a + bc * g) + min(a, bc * (d - g))
+    return a * d + a * g + 2 * a + a * bc + max(bc * d, a + bc * g)
 
 
 @pytest.mark.parametrize("name", [n for n in EXACT if n != "flash1"])  # flash1's: tests/test_algorithms.py
@@ -384,3 +387,11 @@ def test_min_and_max_of_nothing_are_rejected_and_of_one_thing_are_that_thing() -
         assert f(N) is N and f(N, N) is N
         with pytest.raises(IndexError):
             f()
+
+
+def test_negative_products_and_constants_print_one_minus_sign_in_front() -> None:
+    """Regression: −3·N printed as "(-3)·N" and −3N/2 as "-3·N/2" (a hyphen, unlike every other minus)."""
+    t = ex.to_text
+    assert (t(-3 * N), t(Fraction(-3, 2) * N), t(-N * d), t(Fraction(-1, 2) * N)) == ("−3·N", "−3·N/2", "−N·d", "−N/2")
+    assert (t(ex.Const(Fraction(-3))), t(ex.Const(Fraction(-3, 4))), t(-(N + d))) == ("−3", "−3/4", "−(N + d)")
+    assert (t(-N + M), t(-2 * N + M), t((-3 * N) ** 2)) == ("−N + M", "−2·N + M", "(−3·N)^2")
