@@ -395,3 +395,15 @@ def test_negative_products_and_constants_print_one_minus_sign_in_front() -> None
     assert (t(-3 * N), t(Fraction(-3, 2) * N), t(-N * d), t(Fraction(-1, 2) * N)) == ("−3·N", "−3·N/2", "−N·d", "−N/2")
     assert (t(ex.Const(Fraction(-3))), t(ex.Const(Fraction(-3, 4))), t(-(N + d))) == ("−3", "−3/4", "−(N + d)")
     assert (t(-N + M), t(-2 * N + M), t((-3 * N) ** 2)) == ("−N + M", "−2·N + M", "(−3·N)^2")
+
+
+def test_which_expressions_the_translator_treats_as_integers_and_as_ratios() -> None:
+    from attnio.solver.translator import as_ratio, is_integer_valued
+
+    for e in (N, 3 * N + 2, N**2 * d, ex.floor(N / M), ex.ceil(ex.sqrt(M)), ex.minimum(N, ex.floor(M / 2)), ex.maximum(N, d)):
+        assert is_integer_valued(e), str(e)
+    for e in (N / M, ex.sqrt(N), Fraction(1, 2) * N, ex.log2(N), ex.minimum(N, M / 2), N + Fraction(1, 3)):
+        assert not is_integer_valued(e), str(e)
+    assert as_ratio(N / ex.floor(M / 4)) == (N, ex.floor(M / 4))
+    assert as_ratio(3 * N / 4) == (3 * N, ex.Const(Fraction(4))) and as_ratio(N * d / 2) == (N * d, ex.Const(Fraction(2)))
+    assert as_ratio(N) == (N, ex.Const(Fraction(1))) and as_ratio(ex.sqrt(N)) is None and as_ratio(N / ex.sqrt(M)) is None
