@@ -47,6 +47,20 @@ def test_the_transpose_of_a_slow_array_is_not_a_way_around_load() -> None:
         _ = Q.T
 
 
+def test_open_ended_slices_are_read_and_unsupported_indices_are_rejected() -> None:
+    m = Machine(100, algorithm="toy")
+    X = m.input("X", np.arange(8.0).reshape(4, 2))
+    np.testing.assert_array_equal(m.load(X, slice(None, 2)).data, np.arange(4.0).reshape(2, 2))
+    np.testing.assert_array_equal(m.load(X, slice(3, None), slice(1, None)).data, [[7.0]])
+    np.testing.assert_array_equal(m.load(X, slice(2, 10)).data, np.arange(4.0, 8.0).reshape(2, 2))  # clipped
+    assert m.reads_words == 4 + 1 + 4
+    for bad in (slice(-1, 2), slice(3, 1), slice(0, 4, 2)):
+        with pytest.raises(SlowMemoryViolation, match="unsupported index"):
+            m.load(X, bad)
+    with pytest.raises(SlowMemoryViolation, match="1-D"):
+        m.load(m.input("v", np.ones(3)), slice(0, 1), slice(0, 1))
+
+
 def test_blocks_are_labelled_and_a_store_must_match_the_region_shape_exactly() -> None:
     m = Machine(100, algorithm="toy")
     X = m.input("X", np.ones((4, 3)))
@@ -305,6 +319,8 @@ _TRANSLATED = [
     ex.floor((M - d) / (2 * d + 4)), ex.ceil(N / ex.floor((M - d) / (2 * d + 4))), ex.ceil(3 * N / 4),
     ex.floor(Fraction(1, 3) * N), ex.minimum(N, d, M), ex.maximum(N, d, M), N**-2, (N + d) ** 3 / M, ex.log2(M),
     ex.floor(N) + ex.ceil(d) + N**0,
+    # arguments that are no ratio p/q (only the plain brackets apply) and arguments that can be negative
+    ex.floor(ex.sqrt(N + Fraction(1, 2))), ex.floor(N / 2 + Fraction(1, 2)), ex.floor((M - 20) / 3), ex.ceil((M - 20) / 3),
 ]
 _POINTS = [{"N": 1, "d": 1, "M": 16}, {"N": 7, "d": 2, "M": 64}, {"N": 100, "d": 3, "M": 1024}, {"N": 5, "d": 9, "M": 4}]
 
@@ -357,12 +373,12 @@ def test_the_trace_counts_every_product_of_attention_exactly_once(name: str, cou
     """Work events: N²·d multiply-adds for QKᵀ and N²·d_v for PV, whatever the tiling (a non-divisible case);
     split_v recomputes S once per value-column group, G = ⌈d_v/d⌉ times."""
     N, d, dv = 23, 5, 7 if name != "split_v" else 11
-    M = registry.get(name).tiling_cls.min_M(N, d, dv) * 3 + 5
-    tr = count(name, N=N, d=d, dv=dv, M=M, trace=True).trace if count_only else run(
-        name, N=N, d=d, dv=dv, M=M, trace=True, seed=0).measurement.trace
-    work = {k: sum(e.words * e.weight for e in tr if e.kind == "C" and e.target == k) for k in ("qk", "pv")}
-    G = _cdiv(dv, min(d, dv)) if name == "split_v" else 1
-    assert work == {"qk": G * N * N * d, "pv": N * N * dv}
+    for M in (registry.get(name).tiling_cls.min_M(N, d, dv) * 3 + 5, 40 * d * d):  # small and large blocks
+        tr = count(name, N=N, d=d, dv=dv, M=M, trace=True).trace if count_only else run(
+            name, N=N, d=d, dv=dv, M=M, trace=True, seed=0).measurement.trace
+        work = {k: sum(e.words * e.weight for e in tr if e.kind == "C" and e.target == k) for k in ("qk", "pv")}
+        G = _cdiv(dv, min(d, dv)) if name == "split_v" else 1
+        assert work == {"qk": G * N * N * d, "pv": N * N * dv}, M
 
 
 @pytest.mark.parametrize("name", [*EXACT, "poly"])
@@ -395,6 +411,7 @@ def test_negative_products_and_constants_print_one_minus_sign_in_front() -> None
     assert (t(-3 * N), t(Fraction(-3, 2) * N), t(-N * d), t(Fraction(-1, 2) * N)) == ("−3·N", "−3·N/2", "−N·d", "−N/2")
     assert (t(ex.Const(Fraction(-3))), t(ex.Const(Fraction(-3, 4))), t(-(N + d))) == ("−3", "−3/4", "−(N + d)")
     assert (t(-N + M), t(-2 * N + M), t((-3 * N) ** 2)) == ("−N + M", "−2·N + M", "(−3·N)^2")
+    assert (t(-3 / M), t(Fraction(1, 2) / M)) == ("(−3)/M", "(1/2)/M")  # a signed or fractional numerator is wrapped
 
 
 def test_which_expressions_the_translator_treats_as_integers_and_as_ratios() -> None:
