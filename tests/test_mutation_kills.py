@@ -351,7 +351,7 @@ def test_real_mode_floor_and_ceil_brackets_are_sound_and_tight_for_ratios() -> N
     import z3
     from attnio.solver.translator import Translator
 
-    for n, m in [(7, 2), (8, 2), (1, 5), (100, 7)]:
+    for n, m in [(7, 2), (8, 2), (1, 5), (100, 7), (5, 1)]:
         # the exact real interval the facts allow: ⌊n/m⌋ ∈ [max((n − m + 1)/m, 0, 1 if n ≥ m), n/m] and
         # ⌈n/m⌉ ∈ [max(n/m, 1), (n + m − 1)/m]
         x = Fraction(n, m)
@@ -412,6 +412,18 @@ def test_negative_products_and_constants_print_one_minus_sign_in_front() -> None
     assert (t(ex.Const(Fraction(-3))), t(ex.Const(Fraction(-3, 4))), t(-(N + d))) == ("−3", "−3/4", "−(N + d)")
     assert (t(-N + M), t(-2 * N + M), t((-3 * N) ** 2)) == ("−N + M", "−2·N + M", "(−3·N)^2")
     assert (t(-3 / M), t(Fraction(1, 2) / M)) == ("(−3)/M", "(1/2)/M")  # a signed or fractional numerator is wrapped
+
+
+def test_log2_is_pinned_exactly_at_every_power_of_two_of_its_range() -> None:
+    import z3
+    from attnio.solver.translator import LOG_RANGE, Translator
+
+    for k in (0, 1, 10, LOG_RANGE):
+        t = Translator("z3")
+        L = t.expr(ex.log2(N))
+        s = z3.Solver()
+        s.add(*t.facts, t.vars["N"] == 2**k)
+        assert s.check(L == k) == z3.sat and s.check(L != k) == z3.unsat, k
 
 
 def test_which_expressions_the_translator_treats_as_integers_and_as_ratios() -> None:
