@@ -436,3 +436,37 @@ def test_which_expressions_the_translator_treats_as_integers_and_as_ratios() -> 
     assert as_ratio(N / ex.floor(M / 4)) == (N, ex.floor(M / 4))
     assert as_ratio(3 * N / 4) == (3 * N, ex.Const(Fraction(4))) and as_ratio(N * d / 2) == (N * d, ex.Const(Fraction(2)))
     assert as_ratio(N) == (N, ex.Const(Fraction(1))) and as_ratio(ex.sqrt(N)) is None and as_ratio(N / ex.sqrt(M)) is None
+
+
+# --- poly (algorithms/poly.py) --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("schedule", ["stream", "chunked", "tiled"])
+@pytest.mark.parametrize("d,g", [(2, 1), (3, 2), (5, 2)])
+def test_each_poly_schedule_runs_from_exactly_its_minimum_M(schedule: str, d: int, g: int) -> None:
+    from attnio.algorithms.poly import PolyTiling
+    from attnio.algorithms.poly_features import rank
+    from attnio.errors import InvalidParameter
+
+    r = rank(d, g)
+    need = {"stream": r * (d + 2) + 2 * d, "chunked": 3 * d + 3, "tiled": max(d + 1, 5)}[schedule]  # module docstring
+    with pytest.raises(InvalidParameter, match=f"M >= {need} for poly schedule {schedule}"):
+        PolyTiling.for_degree(schedule, N=40, d=d, M=need - 1, g=g)
+    t = PolyTiling.for_degree(schedule, N=40, d=d, M=need, g=g)
+    res = run("poly", N=40, d=d, M=need, tiling=t, count_only=True).measurement
+    assert res.peak_fast_words <= need and not res.overflowed
+
+
+def test_random_inputs_in_beta_mode_are_scaled_onto_the_logit_promise() -> None:
+    """β given: uniform inputs are shrunk so that scale·max‖q‖·max‖k‖ = β (up to 1e-12), not below it."""
+    import math
+
+    from attnio.algorithms.poly import PolyTiling
+
+    N, d = 16, 4
+    t = PolyTiling.build("stream", N=N, d=d, M=2000, eps=1e-3, B=1.0, beta=0.5)
+    assert t.beta_from == "beta"
+    Q, K, V = t.prepare_inputs(None, None, None, 3, N, d, np)
+    prod = np.linalg.norm(Q, axis=1).max() * np.linalg.norm(K, axis=1).max() / math.sqrt(d)
+    assert 0.5 * (1 - 1e-9) <= prod <= 0.5
+    assert np.abs(V).max() <= 1.0 and np.abs(V).max() > 0.5  # V is not rescaled
