@@ -5,6 +5,10 @@
 #   bash tools/mutation.sh machine costs   # some of them
 #   JOBS=2 bash tools/mutation.sh ...      # forked test runs at once (default 1)
 #   SAMPLE=150 bash tools/mutation.sh poly # a seeded uniform random sample of each module's mutants
+# After adding tests: run the earlier survivors again (killed mutants stay killed; the module's source must be
+# unchanged since the session was made, or its mutant numbering no longer matches):
+#   ATTNIO_HYPOTHESIS_PROFILE=mutation .venv/bin/python tools/mutation.py exec tools/mutation/M.toml \
+#       tools/mutation/_work/M.sqlite --rerun-survivors
 # Per module: cosmic-ray enumerates the mutants (init), cr-filter-operators drops the excluded operators,
 # tools/mutation.py runs the test command of the config once per mutant in a forked child, and the score per
 # file and the survivors are printed (equivalent mutants: tools/mutation/equivalent.toml).
