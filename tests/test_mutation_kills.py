@@ -470,3 +470,38 @@ def test_random_inputs_in_beta_mode_are_scaled_onto_the_logit_promise() -> None:
     prod = np.linalg.norm(Q, axis=1).max() * np.linalg.norm(K, axis=1).max() / math.sqrt(d)
     assert 0.5 * (1 - 1e-9) <= prod <= 0.5
     assert np.abs(V).max() <= 1.0 and np.abs(V).max() > 0.5  # V is not rescaled
+
+
+@pytest.mark.parametrize("schedule", ["stream", "chunked"])
+def test_poly_work_events_count_the_products_of_both_factors(schedule: str) -> None:
+    """U₂ᵀV: N·r·d multiply-adds; U₁[S | s]: N·r·(d + 1); stream also counts the N·r features of K."""
+    from attnio.algorithms.poly import PolyTiling
+
+    N, d, g = 37, 3, 2
+    t = PolyTiling.for_degree(schedule, N=N, d=d, M=400, g=g)
+    tr = run("poly", N=N, d=d, M=400, tiling=t, count_only=True, trace=True).measurement.trace
+    work = {k: sum(e.words * e.weight for e in tr if e.kind == "C" and e.target == k) for k in ("sv", "ys", "features")}
+    r = t.r
+    assert work == {"sv": N * r * d, "ys": N * r * (d + 1), "features": N * r if schedule == "stream" else 0}
+
+
+def test_the_rounding_check_refuses_exactly_when_the_bound_exceeds_half_of_eps() -> None:
+    import dataclasses as dc
+
+    from attnio.algorithms.poly import PolyTiling
+    from attnio.algorithms.poly_features import Budget
+    from attnio.errors import Unsupported
+
+    N, d = 64, 4
+    t = PolyTiling.build("tiled", N=N, d=d, M=400, eps=1e-6, B=1.0)
+    bound = Budget(t.eps, t.B, t.beta, t.beta_from, 0.0, t.g, t.delta, t.h).rounding_bound(N, t.r)
+    dc.replace(t, eps=2 * bound * 1.001).rounding_check(N, d)  # ε/2 just above the bound: runs
+    with pytest.raises(Unsupported, match="float64"):
+        dc.replace(t, eps=2 * bound * 0.999).rounding_check(N, d)  # ε/2 just below it: refused
+
+
+def test_an_unknown_algorithm_has_no_formula_and_the_error_lists_those_that_do() -> None:
+    from attnio.errors import InvalidParameter
+
+    with pytest.raises(InvalidParameter, match="one with a cost formula: .*flash2.*square_tiling"):
+        cost("no-such-algorithm", N=4, d=2, M=64)
