@@ -446,6 +446,7 @@ def test_which_expressions_the_translator_treats_as_integers_and_as_ratios() -> 
 def test_each_poly_schedule_runs_from_exactly_its_minimum_M(schedule: str, d: int, g: int) -> None:
     from attnio.algorithms.poly import PolyTiling
     from attnio.algorithms.poly_features import rank
+
     from attnio.errors import InvalidParameter
 
     r = rank(d, g)
@@ -490,6 +491,7 @@ def test_the_rounding_check_refuses_exactly_when_the_bound_exceeds_half_of_eps()
 
     from attnio.algorithms.poly import PolyTiling
     from attnio.algorithms.poly_features import Budget
+
     from attnio.errors import Unsupported
 
     N, d = 64, 4
