@@ -373,12 +373,12 @@ def test_the_trace_counts_every_product_of_attention_exactly_once(name: str, cou
     """Work events: N²·d multiply-adds for QKᵀ and N²·d_v for PV, whatever the tiling (a non-divisible case);
     split_v recomputes S once per value-column group, G = ⌈d_v/d⌉ times."""
     N, d, dv = 23, 5, 7 if name != "split_v" else 11
-    for M in (registry.get(name).tiling_cls.min_M(N, d, dv) * 3 + 5, 40 * d * d):  # small and large blocks
-        tr = count(name, N=N, d=d, dv=dv, M=M, trace=True).trace if count_only else run(
-            name, N=N, d=d, dv=dv, M=M, trace=True, seed=0).measurement.trace
+    for mm in (registry.get(name).tiling_cls.min_M(N, d, dv) * 3 + 5, 40 * d * d):  # small and large blocks
+        tr = count(name, N=N, d=d, dv=dv, M=mm, trace=True).trace if count_only else run(
+            name, N=N, d=d, dv=dv, M=mm, trace=True, seed=0).measurement.trace
         work = {k: sum(e.words * e.weight for e in tr if e.kind == "C" and e.target == k) for k in ("qk", "pv")}
         G = _cdiv(dv, min(d, dv)) if name == "split_v" else 1
-        assert work == {"qk": G * N * N * d, "pv": N * N * dv}, M
+        assert work == {"qk": G * N * N * d, "pv": N * N * dv}, mm
 
 
 @pytest.mark.parametrize("name", [*EXACT, "poly"])
