@@ -321,6 +321,7 @@ _TRANSLATED = [
     ex.floor(N) + ex.ceil(d) + N**0,
     # arguments that are no ratio p/q (only the plain brackets apply) and arguments that can be negative
     ex.floor(ex.sqrt(N + Fraction(1, 2))), ex.floor(N / 2 + Fraction(1, 2)), ex.floor((M - 20) / 3), ex.ceil((M - 20) / 3),
+    ex.sqrt(N / M), ex.sqrt(M) - N,  # square roots below 1 (√(1/16) = 1/4) and exact ones
 ]
 _POINTS = [{"N": 1, "d": 1, "M": 16}, {"N": 7, "d": 2, "M": 64}, {"N": 100, "d": 3, "M": 1024}, {"N": 5, "d": 9, "M": 4}]
 
@@ -335,9 +336,12 @@ def test_the_translation_of_an_expression_is_exactly_its_value_at_integer_points
     for env in _POINTS:
         if env["M"] - env["d"] < 2 * env["d"] + 4 and "2·d + 4" in str(e):
             continue  # the inner floor is 0 there: ⌈N/0⌉ is outside the formula's domain
+        value = ex.evaluate(e, env)
+        if not isinstance(value, Fraction):
+            continue  # an irrational √ (no exact value to pin)
         t = Translator("z3", mode="int")
         term = t.expr(e)
-        true = Fraction(ex.evaluate(e, env))
+        true = value
         s = z3.Solver()
         s.add(*t.facts, *(t.vars[k] == v for k, v in env.items() if k in t.vars))
         s.add(*(c for _, c in t.side_conditions))
@@ -414,6 +418,28 @@ def test_negative_products_and_constants_print_one_minus_sign_in_front() -> None
     assert (t(-3 / M), t(Fraction(1, 2) / M)) == ("(−3)/M", "(1/2)/M")  # a signed or fractional numerator is wrapped
 
 
+def test_real_mode_floor_of_zero_is_zero_and_log2_between_powers_of_two_is_chord_and_tangent() -> None:
+    import z3
+    from attnio.solver.translator import INV_LN2_UPPER, LOG_RANGE, Translator
+
+    t = Translator("z3")
+    c = t.expr(ex.floor((M - 16) / 4))
+    s = z3.Solver()
+    s.add(*t.facts, t.vars["M"] == 16)
+    assert s.check(c == 0) == z3.sat and s.check(c < 0) == z3.unsat  # ⌊0⌋ = 0 even over the reals
+    for n in (3, 6, 100):
+        t = Translator("z3")
+        L = t.expr(ex.log2(N))
+        s = z3.Solver()
+        s.add(*t.facts, t.vars["N"] == n)
+        k = n.bit_length() - 1
+        chord = k + Fraction(n - 2**k, 2**k)  # from below: the chord on [2^k, 2^(k+1)]
+        tangent = min(j + Fraction(n - 2**j, 2**j) * INV_LN2_UPPER for j in range(LOG_RANGE + 1))  # from above
+        q = lambda v: z3.RealVal(v.numerator) / v.denominator  # noqa: E731
+        assert s.check(L == q(chord)) == z3.sat and s.check(L < q(chord)) == z3.unsat, n
+        assert s.check(L == q(tangent)) == z3.sat and s.check(L > q(tangent)) == z3.unsat, n
+
+
 def test_log2_is_pinned_exactly_at_every_power_of_two_of_its_range() -> None:
     import z3
     from attnio.solver.translator import LOG_RANGE, Translator
@@ -442,7 +468,7 @@ def test_which_expressions_the_translator_treats_as_integers_and_as_ratios() -> 
 
 
 @pytest.mark.parametrize("schedule", ["stream", "chunked", "tiled"])
-@pytest.mark.parametrize("d,g", [(2, 1), (3, 2), (5, 2)])
+@pytest.mark.parametrize("d,g", [(2, 1), (3, 2), (5, 2), (6, 1)])
 def test_each_poly_schedule_runs_from_exactly_its_minimum_M(schedule: str, d: int, g: int) -> None:
     from attnio.algorithms.poly import PolyTiling
     from attnio.algorithms.poly_features import rank
@@ -451,6 +477,7 @@ def test_each_poly_schedule_runs_from_exactly_its_minimum_M(schedule: str, d: in
 
     r = rank(d, g)
     need = {"stream": r * (d + 2) + 2 * d, "chunked": 3 * d + 3, "tiled": max(d + 1, 5)}[schedule]  # module docstring
+    assert PolyTiling.min_M(40, d) == max(d + 1, 5)  # the least of the three: tiled's
     with pytest.raises(InvalidParameter, match=f"M >= {need} for poly schedule {schedule}"):
         PolyTiling.for_degree(schedule, N=40, d=d, M=need - 1, g=g)
     t = PolyTiling.for_degree(schedule, N=40, d=d, M=need, g=g)
