@@ -270,6 +270,16 @@ def test_simplification_of_zero_one_and_constant_divisors() -> None:
         ex.as_expr(0.5)  # type: ignore[arg-type]
 
 
+def test_every_node_kind_compares_and_hashes_by_structure() -> None:
+    """Expressions are dictionary keys (like terms are collected through them): equal structure, equal key."""
+    for make in (lambda: ex.sqrt(N), lambda: ex.floor(N / M), lambda: ex.ceil(N / M), lambda: ex.minimum(N, d),
+                 lambda: ex.maximum(N, d), lambda: ex.log2(N), lambda: N**2, lambda: N / (d + M)):
+        a, b = make(), make()
+        assert a == b and hash(a) == hash(b) and len({a: 1, b: 2}) == 1, str(a)
+        assert a + b == 2 * a  # collected as like terms
+    assert ex.minimum(N, d) != ex.minimum(d, N) and ex.floor(N / M) != ex.ceil(N / M)
+
+
 def test_substitution_and_json_reach_every_node_kind() -> None:
     e = ex.log2(N) + ex.maximum(N, d) + ex.minimum(d, M) + ex.ceil(N / M) + ex.floor(ex.sqrt(M)) + (N + 1) ** 2
     s = ex.substitute(e, {N: M, d: 2})
@@ -414,6 +424,7 @@ def test_negative_products_and_constants_print_one_minus_sign_in_front() -> None
     t = ex.to_text
     assert (t(-3 * N), t(Fraction(-3, 2) * N), t(-N * d), t(Fraction(-1, 2) * N)) == ("−3·N", "−3·N/2", "−N·d", "−N/2")
     assert (t(ex.Const(Fraction(-3))), t(ex.Const(Fraction(-3, 4))), t(-(N + d))) == ("−3", "−3/4", "−(N + d)")
+    assert (t(ex.Const(Fraction(-1))), t(ex.Const(Fraction(0))), t(ex.Const(Fraction(1)))) == ("−1", "0", "1")
     assert (t(-N + M), t(-2 * N + M), t((-3 * N) ** 2)) == ("−N + M", "−2·N + M", "(−3·N)^2")
     assert (t(-3 / M), t(Fraction(1, 2) / M)) == ("(−3)/M", "(1/2)/M")  # a signed or fractional numerator is wrapped
 
