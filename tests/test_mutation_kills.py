@@ -75,6 +75,18 @@ def test_blocks_are_labelled_and_a_store_must_match_the_region_shape_exactly() -
         m.store(small, Y, slice(0, 1), slice(0, 2))  # same rows, fewer columns
 
 
+@pytest.mark.parametrize("count_only", [False, True])
+def test_only_outputs_must_be_complete_scratch_may_stay_partly_unwritten(count_only: bool) -> None:
+    m = Machine(100, algorithm="toy", count_only=count_only)
+    X = m.input("X", (4, 2) if count_only else np.ones((4, 2)))
+    S = m.slow("S", (4, 2))  # scratch
+    Y = m.slow("Y", (4, 2), role="output")
+    b = m.load(X, slice(0, 4))
+    m.store(b, Y)
+    m.store(m.load(X, slice(0, 1)), S, slice(0, 1))  # one row of S only
+    assert m.finish().writes_words == 8 + 2
+
+
 def test_peak_is_zero_when_nothing_was_ever_in_fast_memory_and_exact_after_one_block() -> None:
     m = Machine(100, algorithm="toy")
     m.slow("ell", (7,), init=0.0)  # initialising writes touch no fast memory
@@ -427,6 +439,7 @@ def test_negative_products_and_constants_print_one_minus_sign_in_front() -> None
     assert (t(ex.Const(Fraction(-1))), t(ex.Const(Fraction(0))), t(ex.Const(Fraction(1)))) == ("−1", "0", "1")
     assert (t(-N + M), t(-2 * N + M), t((-3 * N) ** 2)) == ("−N + M", "−2·N + M", "(−3·N)^2")
     assert (t(-3 / M), t(Fraction(1, 2) / M)) == ("(−3)/M", "(1/2)/M")  # a signed or fractional numerator is wrapped
+    assert (t(N * (d / M)), t(N * (d + M)), t(N * d**2)) == ("N·d/M", "N·(d + M)", "N·d^2")  # factors of a product
 
 
 def test_real_mode_floor_of_zero_is_zero_and_log2_between_powers_of_two_is_chord_and_tangent() -> None:
