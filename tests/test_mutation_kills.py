@@ -53,7 +53,8 @@ def test_open_ended_slices_are_read_and_unsupported_indices_are_rejected() -> No
     np.testing.assert_array_equal(m.load(X, slice(None, 2)).data, np.arange(4.0).reshape(2, 2))
     np.testing.assert_array_equal(m.load(X, slice(3, None), slice(1, None)).data, [[7.0]])
     np.testing.assert_array_equal(m.load(X, slice(2, 10)).data, np.arange(4.0, 8.0).reshape(2, 2))  # clipped
-    assert m.reads_words == 4 + 1 + 4
+    assert m.reads_words == 4 + 1 + 4 + 2
+    np.testing.assert_array_equal(m.load(X, slice(0, 1, 1)).data, [[0.0, 1.0]])  # an explicit step 1 is fine
     for bad in (slice(-1, 2), slice(3, 1), slice(0, 4, 2)):
         with pytest.raises(SlowMemoryViolation, match="unsupported index"):
             m.load(X, bad)
@@ -85,6 +86,19 @@ def test_only_outputs_must_be_complete_scratch_may_stay_partly_unwritten(count_o
     m.store(b, Y)
     m.store(m.load(X, slice(0, 1)), S, slice(0, 1))  # one row of S only
     assert m.finish().writes_words == 8 + 2
+
+
+def test_an_overflow_names_the_block_that_did_not_fit() -> None:
+    from attnio.errors import CapacityExceeded
+
+    m = Machine(5, algorithm="toy")
+    X = m.input("X", np.ones((4, 2)))
+    m.load(X, slice(0, 2), what="Q_i")  # 4 words
+    with pytest.raises(CapacityExceeded, match="while placing K_j \\(2 words\\)") as e:
+        m.load(X, slice(0, 1), what="K_j")
+    assert (e.value.what, e.value.resident_words, e.value.requested_words, e.value.M) == ("K_j", 4, 2, 5)
+    with pytest.raises(CapacityExceeded, match="while placing X \\(2 words\\)"):  # unlabelled: the array's name
+        m.load(X, slice(2, 3))
 
 
 def test_peak_is_zero_when_nothing_was_ever_in_fast_memory_and_exact_after_one_block() -> None:
