@@ -460,7 +460,7 @@ def to_text(e: Expr) -> str:
         return e.name
     if isinstance(e, Const):
         v = e.value
-        return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
+        return ("−" if v < 0 else "") + (str(-v.numerator if v < 0 else v.numerator) if v.denominator == 1 else f"{abs(v.numerator)}/{v.denominator}")
     if isinstance(e, Add):
         out = ""
         for i, t in enumerate(e.terms):
@@ -476,7 +476,8 @@ def to_text(e: Expr) -> str:
     if isinstance(e, Mul):
         fs = list(e.factors)
         num = [f for f in fs if not (isinstance(f, Const) and f.value.denominator != 1 and f.value.numerator == 1)]
-        pre = ""
+        if isinstance(fs[0], Const) and fs[0].value < 0:  # −N·d, −3·N, −3·N/2: one minus sign, in front
+            return "−" + _wrap(mul(-1, e), 2)
         if isinstance(fs[0], Const) and fs[0].value.denominator != 1:
             c = fs[0].value
             rest = fs[1:]
@@ -484,9 +485,7 @@ def to_text(e: Expr) -> str:
             if c.numerator == 1:
                 return f"{body}/{c.denominator}"
             return f"{c.numerator}·{body}/{c.denominator}"
-        if isinstance(fs[0], Const) and fs[0].value == -1:
-            pre, num = "−", fs[1:]
-        return pre + "·".join(_wrap(f, 2) for f in num)
+        return "·".join(_wrap(f, 2) for f in num)
     if isinstance(e, Div):
         return f"{_wrap(e.num, 2)}/{_wrap(e.den, 3)}"
     if isinstance(e, Pow):

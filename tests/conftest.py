@@ -27,6 +27,16 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# "mutation": tools/mutation.sh runs the tests once per mutant; few examples, the same ones every run, no saved
+# examples carried from one mutant to the next.
+settings.register_profile(
+    "mutation",
+    max_examples=20,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 settings.load_profile(os.environ.get("ATTNIO_HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
