@@ -275,7 +275,10 @@ def _witness_search(
 ) -> dict[str, Fraction] | None:
     """Exact search for an integer point satisfying the claim's hypotheses and ``extra`` where ``goal`` fails,
     over small (N, d, M) whose axis value lies in ``window`` (one grid step): d ≤ 48, N ∈ {d, 64d, 129d, 1000d},
-    M ≤ 6d² + 64. Only for claims over N, d, M. Every hit is an exact evaluation, hence a valid counterexample."""
+    M ≤ 6d² + 64. Only for claims over N, d, M. Every hit is an exact evaluation, hence a valid counterexample.
+
+    The M with the axis in the window are found by bisection, assuming the axis grows with M (true of every
+    catalog axis: M/d², 4M/(d + 1)²); for another axis the search can only miss points, never report a false one."""
     from attnio.bounds.expr import evaluate
     from attnio.solver.engine import integer_counterexample
 
@@ -283,17 +286,34 @@ def _witness_search(
     if not names <= {"N", "d", "M"}:
         return None
     hyps = c.hyps + (extra,)
+
+    def axis(NN: int, dd: int, MM: int) -> Fraction | None:
+        try:
+            return evaluate(c.axis, {"N": Fraction(NN), "d": Fraction(dd), "M": Fraction(MM)})
+        except (ZeroDivisionError, ValueError):
+            return None
+
+    def first(NN: int, dd: int, top: int, ok) -> int:  # least M in [1, top] with ok(axis(M)), or top + 1
+        lo, hi = 1, top + 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            a = axis(NN, dd, mid)
+            if a is not None and ok(a):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
     for dd in list(range(1, 17)) + list(range(17, 49, 4)):
         top = 6 * dd * dd + 64
         for NN in (dd, 64 * dd, 129 * dd, 1000 * dd):
-            for MM in range(1, top + 1):
+            m_lo = first(NN, dd, top, lambda a: a >= window[0])
+            m_hi = first(NN, dd, top, lambda a: a > window[1])
+            for MM in range(m_lo, m_hi):
+                ax = axis(NN, dd, MM)
+                if ax is None or not (window[0] <= ax <= window[1]):
+                    continue
                 env = {"N": Fraction(NN), "d": Fraction(dd), "M": Fraction(MM)}
-                try:
-                    ax = evaluate(c.axis, env)
-                except (ZeroDivisionError, ValueError):
-                    continue
-                if not (window[0] <= ax <= window[1]):
-                    continue
                 hit = integer_counterexample(hyps, goal, env)
                 if hit is not None:
                     return hit
