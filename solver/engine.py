@@ -119,21 +119,30 @@ def _solver(t: Translator, rlimit: int, tactic: str) -> Any:
         s.set("timeout", int(GUARD_S * 1000))
         return s
     s = B.SolverFor("QF_NRA" if t.mode == "real" else "QF_NIRA", ctx=t.ctx)
-    for k, v in CVC5_OPTIONS[t.mode]:
+    for k, v in CVC5_OPTIONS[tactic if t.mode == "real" else "int"]:
         s.set(k, v)
     s.set("rlimit-per", rlimit)
-    s.set("tlimit-per", int(GUARD_S * 1000))
+    s.set("tlimit-per", int(_guard(t.backend) * 1000))
     return s
 
 
-# cvc5 options for nonlinear arithmetic. Reals: cylindrical algebraic coverings alone (complete over the reals);
-# with the incremental linearisation lemmas of nl-ext alongside (cvc5's default), several catalog obligations
-# ran for minutes without counting resources, while coverings alone decide them in well under a second.
-# Integers (the exact re-check): cvc5's defaults (nl-ext lemmas; coverings do not apply to integers).
+def _guard(backend: str) -> float:
+    return GUARD_S if backend == "z3" else CVC5_STAGE_S
+
+
+# cvc5 options for nonlinear arithmetic, a two-stage portfolio over the reals: cylindrical algebraic coverings
+# alone (complete over the reals; decides most catalog obligations in well under a second, where cvc5's default
+# of coverings with the incremental linearisation lemmas of nl-ext ran for minutes without counting resources),
+# then coverings with nl-ext (needed by a few, e.g. constants.b3.rearrange). Integers (the exact re-check):
+# cvc5's defaults. cvc5 does not always count resources promptly in these procedures, so each stage also has a
+# wall-clock guard (CVC5_STAGE_S): a stage that hits it passes to the next; the last one is an error. cvc5's
+# answers (the second opinion) can therefore depend on machine load; z3's verdicts cannot.
 CVC5_OPTIONS: dict[str, tuple[tuple[str, Any], ...]] = {
-    "real": (("nl-cov", True), ("nl-ext", "none")),
+    "cov": (("nl-cov", True), ("nl-ext", "none")),
+    "cov+ext": (("nl-cov", True), ("nl-ext", "light")),
     "int": (),
 }
+CVC5_STAGE_S = 12.0
 
 
 def _names(formulas: Sequence[logic.Formula]) -> list:
@@ -155,15 +164,55 @@ def _check(
         plan = [(tac, rlimit or lim) for tac, lim in Z3_PORTFOLIO]
     elif backend == "z3":
         plan = [("default", rlimit or Z3_INT_RLIMIT)]
+    elif mode == "real":
+        plan = [("cov", rlimit or CVC5_RLIMIT), ("cov+ext", rlimit or CVC5_RLIMIT)]
     else:
         plan = [("default", rlimit or CVC5_RLIMIT)]
     reasons = []
-    for tactic, lim in plan:
-        st, model, reason, t = _check1(hyps, goal, backend, mode, lim, what, tactic)
+    for i, (tactic, lim) in enumerate(plan):
+        try:
+            if backend == "cvc5":
+                st, model, reason, t = _in_child(hyps, goal, mode, lim, what, tactic)
+            else:
+                st, model, reason, t = _check1(hyps, goal, backend, mode, lim, what, tactic)
+        except SolverGuard as e:
+            if backend == "z3" or i == len(plan) - 1:
+                raise
+            st, model, reason, t = "unknown", None, str(e), None
         if st != "unknown":
             return st, model, reason, t
         reasons.append(f"{tactic}: {reason}" if len(plan) > 1 else reason)
     return "unknown", None, "; ".join(reasons), None
+
+
+def _child(q, args) -> None:  # runs in a forked child
+    try:
+        st, model, reason, _ = _check1(*args)
+        q.put((st, model, reason))
+    except SolverGuard as e:
+        q.put(("guard", None, str(e)))
+
+
+def _in_child(hyps, goal, mode: str, rlimit: int, what: str, tactic: str):
+    """One cvc5 call in a forked child process, killed after CVC5_STAGE_S seconds: cvc5 honours neither its
+    resource nor its time limit inside some nonlinear procedures, and only a process can be stopped from outside."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child, args=(q, (hyps, goal, "cvc5", mode, rlimit, what, tactic)))
+    p.start()
+    try:
+        st, model, reason = q.get(timeout=CVC5_STAGE_S)
+    except Exception:
+        st, model, reason = "guard", None, ""
+    finally:
+        if p.is_alive():
+            p.kill()
+        p.join()
+    if st == "guard":
+        raise SolverGuard(f"cvc5 {tactic} ran past the {CVC5_STAGE_S:.0f} s crash guard {reason}".strip())
+    return st, model, reason, None
 
 
 def _check1(
@@ -201,8 +250,8 @@ def _check1(
         reason = str(s.reason_unknown())
     except Exception:
         reason = "unknown"
-    if time.perf_counter() - t0 >= 0.95 * GUARD_S:
-        raise SolverGuard(f"{backend} {tactic} ran past the {GUARD_S:.0f} s crash guard ({reason})")
+    if time.perf_counter() - t0 >= 0.95 * _guard(backend):
+        raise SolverGuard(f"{backend} {tactic} ran past the {_guard(backend):.0f} s crash guard ({reason})")
     return "unknown", None, reason, t
 
 
@@ -252,8 +301,12 @@ def find_witness(
     hyps: Sequence[logic.Formula], goal: logic.Formula, *, backend: str = "z3", rlimit: int | None = None
 ) -> tuple[str, dict[str, Fraction] | None, str]:
     """Non-vacuity: an integer point where the hypotheses and the definedness conditions of ``hyps`` and ``goal``
-    hold, checked exactly. Returns ("found", point, "") | ("vacuous", None, why) | ("unknown", None, why)."""
+    hold, checked exactly. Returns ("found", point, "") | ("vacuous", None, why) | ("unknown", None, why).
+
+    The point is searched with z3 whatever ``backend`` is: it is re-evaluated exactly, so the solver that
+    found it does not matter (and cvc5 finds points of some catalog regimes only slowly)."""
     hyps = tuple(hyps)
+    backend = "z3"
     conds = conditions(hyps, goal)
     syms = _names([goal, *hyps])
     st, model, reason, _ = _check(hyps, goal, backend, "real", rlimit, "sat")

@@ -470,10 +470,6 @@ def verify_claim(c: Claim, solver: str = "z3") -> Verdict:
     return v
 
 
-# Crash guard on one cvc5 re-check (its child process is killed): reported as crosscheck "error", never as
-# unknown. cvc5's nonlinear procedures do not always count resources promptly, so this cap can bind.
-CVC5_GUARD_S = 30.0
-
 
 def _cvc5_run(ob: tuple) -> tuple[str, dict | None, str]:
     if ob[0] == "defined":
@@ -485,27 +481,10 @@ def _cvc5_run(ob: tuple) -> tuple[str, dict | None, str]:
     return st, _cex(o.counterexample), o.reason
 
 
-def _cvc5_worker(q, ob) -> None:  # runs in a forked child
-    q.put(_cvc5_run(ob))
-
-
 def _cvc5_recheck(ob: tuple) -> tuple[str, dict | None, str]:
-    """Re-prove one obligation with cvc5 (under its rlimit) in a child process, so that a cvc5 crash or hang cannot
-    take the verifier down. Returns (proved|refuted|unknown|error, counterexample, reason)."""
-    import multiprocessing as mp
-
-    ctx = mp.get_context("fork")
-    q = ctx.Queue()
-    p = ctx.Process(target=_cvc5_worker, args=(q, ob), daemon=True)
-    p.start()
-    try:
-        return q.get(timeout=CVC5_GUARD_S)
-    except Exception:
-        return "error", None, f"cvc5 crashed or ran past the {CVC5_GUARD_S:.0f} s crash guard"
-    finally:
-        if p.is_alive():
-            p.kill()
-        p.join()
+    """Re-prove one obligation with cvc5 (each cvc5 call runs in a child process with a crash guard,
+    solver/engine.py). Returns (proved|refuted|unknown|error, counterexample, reason)."""
+    return _cvc5_run(ob)
 
 
 def _select(claim_ids: Iterable[str] | None) -> list[Claim]:
