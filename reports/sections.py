@@ -340,8 +340,14 @@ def section_verification(ctx: Context) -> Section:
     counts: dict[str, int] = defaultdict(int)
     for v in ctx.verdicts:
         counts[v["verdict"]] += 1
-    s.p("z3 verdicts of every claim (proved = the negation is unsat for every parameter of the regime; unknown or timeout is never a pass): " + ", ".join(f"{k}: {n}" for k, n in sorted(counts.items())) + ".")
-    s.p("Reproducibility: z3 runs each obligation under a resource limit (deterministic) and a wall-clock safety cap (solver/engine.py); a verdict reached is sound, but an obligation that hits the wall-clock cap comes back unknown, so on a slow or loaded machine an unknown here can differ from another run. Everything else in this report is a pure function of the code.")
+    s.p("z3 verdicts of every claim (proved = the negation is unsat for every parameter of the regime, the regime holds at an integer witness point and every expression is defined on it; unknown, vacuous or error is never a pass): " + ", ".join(f"{k}: {n}" for k, n in sorted(counts.items())) + ".")
+    by_solver: dict[str, int] = defaultdict(int)
+    for v in ctx.verdicts:
+        for solver, st in (v.get("solvers") or {}).items():
+            by_solver[solver] += st == "proved"
+    if by_solver:
+        s.p("Claims proved by each solver: " + ", ".join(f"{k} {n} of {len(ctx.verdicts)}" for k, n in sorted(by_solver.items())) + " (cvc5 re-proves every obligation z3 proved with `attnio verify --solver both`; see docs/solver.md).")
+    s.p("Reproducibility: every solver call runs under a resource limit counted by the solver (solver/engine.py), with no wall-clock limit that can change a verdict, so these verdicts are the same on a fast or a loaded machine.")
     s.table(["claim", "verdict", "constant", "solver"], [[v["id"], v["verdict"], v["constant"], v["solver"]] for v in ctx.verdicts])
     return s
 

@@ -82,6 +82,7 @@ def verify_ids(ids: list[str] | None) -> list[dict[str, Any]]:
                 "claim": v.description,
                 "kind": v.kind,
                 "solver": v.solver,
+                "solvers": dict(v.solvers),  # each solver's answer (z3; cvc5 with solver="both")
                 "about": sorted(v.about),  # the bounds the claim is about
                 "seconds": float(v.seconds),  # for meta files only
             }

@@ -4,13 +4,16 @@ re-checked by cvc5.
 Python API (plain data in, plain data out)::
 
     from attnio.solver.verify import verify_all, verify_claim, Verdict
-    verdicts = verify_all(claim_ids=None, solver="z3")      # "z3" | "cvc5" | "both"
+    verdicts = verify_all(claim_ids=None, solver="z3", jobs=None)   # "z3" | "cvc5" | "both"; worker processes
     for v in verdicts:
-        v.id, v.kind, v.status, v.seconds       # status: proved | refuted | unknown | error
+        v.id, v.kind, v.status, v.seconds       # status: proved | refuted | vacuous | unknown | error
         v.constant                              # tightest c / derived crossover boundaries, as text
         v.counterexample                        # {"N": "12", ...} (integers as strings), or None
+        v.witness                               # non-vacuity: an integer point of the hypotheses, or None
+        v.defined                               # definedness conditions proved from the hypotheses
+        v.solvers                               # {"z3": "proved", "cvc5": "proved"} (cvc5 with solver="both")
         v.spurious, v.reason, v.description, v.crosscheck, v.assumed, v.details
-        v.ok, v.to_json()
+        v.ok, v.to_json()                       # ok: status == "proved" (docs/solver.md: what proved means)
 
     from attnio.bounds.catalog import all_bounds        # -> list[bounds.types.Bound]
     from attnio.solver.claims import all_claims, by_id  # -> list[Claim]

@@ -24,7 +24,9 @@ class Implication:
     hyps: tuple[Formula, ...]
     goal: Formula
     provenance: str = ""
-    assume_defined: bool = False  # True: denominators > 0 assumed (proved by the formula's wd.* claim)
+    # Kept for compatibility, no longer changes anything: definedness (denominators > 0, square-root arguments
+    # ≥ 0, logarithm arguments > 0) is always proved from ``hyps`` (solver/engine.py), never assumed.
+    assume_defined: bool = False
     about: tuple[str, ...] = ()  # ids of the catalog bounds this claim is about (reports link verdicts by these)
 
     def __post_init__(self) -> None:
@@ -56,8 +58,9 @@ class Tightest:
     lo: Fraction = Fraction(0)
     hi: Fraction = Fraction(64)
     provenance: str = ""
-    assume_defined: bool = False
-    wall_ms: int | None = None  # per-obligation wall-clock cap (None: solver.engine.WALL_MS)
+    assume_defined: bool = False  # no effect: definedness is always proved (see Implication)
+    rlimit: int | None = None  # per-obligation solver resource limit (None: solver.engine's portfolio budgets)
+    wall_ms: int | None = None  # no effect (verdicts depend on resource limits only); kept for compatibility
     kind: str = "tightest"
     about: tuple[str, ...] = ()
 
@@ -82,8 +85,9 @@ class Crossover:
     b_name: str = "B"
     axis_name: str = ""
     provenance: str = ""
-    assume_defined: bool = False
-    wall_ms: int | None = None  # per-obligation wall-clock cap (None: solver.engine.WALL_MS)
+    assume_defined: bool = False  # no effect: definedness is always proved (see Implication)
+    rlimit: int | None = None  # per-obligation solver resource limit (None: solver.engine's portfolio budgets)
+    wall_ms: int | None = None  # no effect (verdicts depend on resource limits only); kept for compatibility
     kind: str = "crossover"
     about: tuple[str, ...] = ()
 

@@ -657,7 +657,7 @@ def all_claims() -> list[Implication]:
 
 def check(claim: Implication, *, backend: str = "z3", rlimit: int | None = None) -> Outcome:
     """Prove one claim with :func:`solver.engine.prove` (side conditions proved first, never assumed)."""
-    return prove(claim.hyps, claim.goal, backend=backend, rlimit=rlimit, assume_defined=claim.assume_defined)
+    return prove(claim.hyps, claim.goal, backend=backend, rlimit=rlimit)
 
 
 def by_id(claim_id: str) -> Implication:

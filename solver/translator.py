@@ -18,8 +18,13 @@ proof about the formula; the encoding may only over-approximate, never exclude a
 - ``a/b``: real division; ``b > 0`` is recorded as a side condition (z3 and cvc5 treat x/0 as an unspecified
   value, so a model must never rest on it).
 
-Side conditions (positive denominators, non-negative square-root arguments) are returned separately: the
-caller assumes them and proves them as their own obligation, so nothing rests on an unproved assumption.
+Side conditions (positive denominators, non-negative square-root arguments, positive logarithm arguments) are
+returned separately, as solver terms (``side_conditions``) and as relations (``side_rels``, evaluated exactly
+at a witness point): the caller proves ``hyps ⇒ side conditions`` as its own obligation
+(:mod:`attnio.solver.engine`), so nothing rests on an unproved assumption.
+
+Every translator owns a fresh solver context, so that a verdict does not depend on what an earlier obligation
+left in the process (term ids and hash-consing order steer the solver's search).
 
 >>> from attnio.bounds.symbols import N, M
 >>> from attnio.bounds.expr import ceil, sqrt
@@ -110,46 +115,52 @@ class Translator:
         self.backend = backend
         self.mode = mode
         self.B = backend_module(backend)
+        self.ctx = self.B.Context()
         self.vars: dict[str, Any] = {}  # symbol name -> backend variable (Real or Int)
         self.real_of: dict[str, Any] = {}  # symbol name -> real-valued term
         self.facts: list[Any] = []  # true facts: symbol domains and auxiliary definitions
         self.side_conditions: list[tuple[str, Any]] = []  # (description, term): assumed, proved separately
+        self.side_rels: list[Rel] = []  # the same conditions as exact relations
         self._cache: dict[Expr, Any] = {}
         self._fresh = 0
 
     # helpers --------------------------------------------------------------------------------------
     def _q(self, v: Fraction) -> Any:
-        return self.B.RealVal(v.numerator) / self.B.RealVal(v.denominator) if v.denominator != 1 else self.B.RealVal(
-            v.numerator
-        )
+        R = self.B.RealVal
+        return R(v.numerator, self.ctx) / R(v.denominator, self.ctx) if v.denominator != 1 else R(v.numerator, self.ctx)
+
+    def true(self) -> Any:
+        return self.B.BoolVal(True, self.ctx)
 
     def _new(self, prefix: str, integer: bool = False) -> Any:
         name = f"{prefix}_{self._fresh}"
         self._fresh += 1
         if integer:
-            v = self.B.Int(name)
+            v = self.B.Int(name, self.ctx)
             self.vars[name] = v
             return self.B.ToReal(v)
-        v = self.B.Real(name)
+        v = self.B.Real(name, self.ctx)
         self.vars[name] = v
         return v
 
     def symbol(self, s: Sym) -> Any:
         if s.name not in self.real_of:
             if self.mode == "int" and s.integer:
-                v = self.B.Int(s.name)
+                v = self.B.Int(s.name, self.ctx)
                 r = self.B.ToReal(v)
             else:
-                v = self.B.Real(s.name)
+                v = self.B.Real(s.name, self.ctx)
                 r = v
             self.vars[s.name] = v
             self.real_of[s.name] = r
             self.facts.append(r >= self._q(s.lo))
         return self.real_of[s.name]
 
-    def _side(self, what: str, term: Any) -> None:
-        if not any(str(t) == str(term) for _, t in self.side_conditions):
+    def _side(self, rel: Rel, term: Any) -> None:
+        what = str(rel)
+        if not any(w == what for w, _ in self.side_conditions):
             self.side_conditions.append((what, term))
+            self.side_rels.append(rel)
 
     # expressions ---------------------------------------------------------------------------------
     def expr(self, e: Expr) -> Any:
@@ -180,7 +191,7 @@ class Translator:
             if e.exp == 0:
                 return self._q(Fraction(1))
             if e.exp < 0:
-                self._side(f"{e.base} > 0", b > 0)
+                self._side(e.base > 0, b > 0)
                 out = b
                 for _ in range(-e.exp - 1):
                     out = out * b
@@ -191,11 +202,11 @@ class Translator:
             return out
         if isinstance(e, Div):
             num, den = self.expr(e.num), self.expr(e.den)
-            self._side(f"{e.den} > 0", den > 0)
+            self._side(e.den > 0, den > 0)
             return num / den
         if isinstance(e, Sqrt):
             x = self.expr(e.arg)
-            self._side(f"{e.arg} ≥ 0", x >= 0)
+            self._side(e.arg >= 0, x >= 0)
             s = self._new("sqrt")
             self.facts += [s >= 0, s * s == x]
             return s
@@ -220,7 +231,7 @@ class Translator:
             return self.expr(e.arg)
         if isinstance(e.arg, Sqrt):  # ⌊√x⌋ without a square root: c ≥ 0, c² ≤ x < (c+1)²
             x = self.expr(e.arg.arg)
-            self._side(f"{e.arg.arg} ≥ 0", x >= 0)
+            self._side(e.arg.arg >= 0, x >= 0)
             c = self._new("floorsqrt", integer)
             self.facts += [c >= 0, c * c <= x, (c + 1) * (c + 1) > x]
             r = as_ratio(e.arg.arg)
@@ -254,7 +265,7 @@ class Translator:
     def _log2(self, e: Log2) -> Any:
         B = self.B
         x = self.expr(e.arg)
-        self._side(f"{e.arg} > 0", x > 0)
+        self._side(e.arg > 0, x > 0)
         L = self._new("log2")
         u = self._q(INV_LN2_UPPER)
         for k in range(LOG_RANGE + 1):
@@ -278,9 +289,9 @@ class Translator:
         if isinstance(f, Rel):
             return self.rel(f)
         if isinstance(f, logic.All):
-            return B.And(*[self.formula(p) for p in f.parts]) if f.parts else B.BoolVal(True)
+            return B.And(*[self.formula(p) for p in f.parts]) if f.parts else B.BoolVal(True, self.ctx)
         if isinstance(f, logic.Any):
-            return B.Or(*[self.formula(p) for p in f.parts]) if f.parts else B.BoolVal(False)
+            return B.Or(*[self.formula(p) for p in f.parts]) if f.parts else B.BoolVal(False, self.ctx)
         if isinstance(f, logic.Neg):
             return B.Not(self.formula(f.part))
         if isinstance(f, logic.Iff):

@@ -1,12 +1,18 @@
 """Verify claims: turn each :mod:`attnio.solver.claims` record into solver obligations and a plain-data :class:`Verdict`.
 
-``verify_all(claim_ids=None, solver="z3")`` is the API the CLI and the report use. ``solver`` is ``"z3"``,
-``"cvc5"`` or ``"both"`` (z3 decides; every obligation z3 proved, for a tightest constant the found c and for a
-crossover its two proved sides, is re-proved by cvc5 in a child process with a hard cap). cvc5 refuting what z3
-proved is an error (verdict status ``"error"``); cvc5 unable to decide within its cap is reported as
-``crosscheck="unknown"`` next to z3's proof, not as a disagreement.
+``verify_all(claim_ids=None, solver="z3", jobs=None)`` is the API the CLI and the report use. ``solver`` is
+``"z3"``, ``"cvc5"`` or ``"both"`` (z3 decides; every obligation z3 proved, the claim's definedness obligation
+included, for a tightest constant the found c and for a crossover its two proved sides, is re-proved by cvc5
+in a child process). cvc5 refuting what z3 proved is an error (verdict status ``"error"``); cvc5 unable to
+decide within its resource limit is reported as ``crosscheck="unknown"`` next to z3's proof.
 
-A verdict's ``status`` is ``proved``, ``refuted``, ``unknown`` or ``error``. ``ok`` is True only for ``proved``.
+Every claim is checked, besides its own obligations, for **non-vacuity** (its hypotheses hold at an integer
+point, shown as ``Verdict.witness``; a coverage family's every regime, and a crossover's two proved sides,
+likewise) and **definedness** (the hypotheses imply every denominator > 0, square-root argument ≥ 0 and
+logarithm argument > 0 of the claim; listed in ``Verdict.defined``). See docs/solver.md.
+
+A verdict's ``status`` is ``proved``, ``refuted``, ``vacuous``, ``unknown`` or ``error``. ``ok`` is True only
+for ``proved``.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from attnio.bounds.expr import to_text
 from attnio.solver import logic
 from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication, Tightest
 from attnio.solver.claims import all_claims
-from attnio.solver.engine import Outcome, prove
+from attnio.solver.engine import Outcome, SolverGuard, check_defined, find_witness, prove
 from attnio.solver.logic import All, Neg
 
 SOLVERS = ("z3", "cvc5", "both")
@@ -32,17 +38,20 @@ class Verdict:
     id: str
     kind: str
     description: str
-    status: str  # proved | refuted | unknown | error
+    status: str  # proved | refuted | vacuous | unknown | error
     seconds: float
     constant: str | None = None
     counterexample: dict[str, str] | None = None
     spurious: bool = False
     reason: str = ""
     solver: str = "z3"
-    crosscheck: str | None = None  # cvc5's status on the proved obligations (solver="both")
-    assumed: list[str] = field(default_factory=list)
+    crosscheck: str | None = None  # cvc5 on the proved obligations (solver="both"): proved | unknown | error | disagrees
+    assumed: list[str] = field(default_factory=list)  # conditions used without proof: empty (see `defined`)
     details: list[dict] = field(default_factory=list)
     about: list[str] = field(default_factory=list)  # the catalog bounds the claim is about (Claim.about)
+    witness: dict[str, str] | None = None  # non-vacuity: an integer point of the hypotheses, checked exactly
+    defined: list[str] = field(default_factory=list)  # definedness conditions proved from the hypotheses
+    solvers: dict[str, str] = field(default_factory=dict)  # each solver's answer: {"z3": "proved", "cvc5": ...}
 
     @property
     def ok(self) -> bool:
@@ -59,24 +68,74 @@ def _cex(c: dict[str, Fraction] | None) -> dict[str, str] | None:
 class _Runner:
     """Runs obligations with one backend, remembering the proved ones for the cvc5 re-check."""
 
-    def __init__(self, backend: str) -> None:
+    def __init__(self, backend: str, rlimit: int | None = None) -> None:
         self.backend = backend
-        self.proved: list[tuple[tuple, logic.Formula, bool]] = []
+        self.rlimit = rlimit
+        # ("main", hyps, goal, defined, relax) or ("defined", hyps, goal): proved obligations, for cvc5
+        self.proved: list[tuple] = []
 
-    def prove(
-        self, hyps: Sequence[logic.Formula], goal: logic.Formula, assume_defined: bool,
-        wall_ms: int | None = None, relax: bool = True,
-    ) -> Outcome:
-        kw = {"wall_ms": wall_ms} if wall_ms else {}
-        o = prove(tuple(hyps), goal, backend=self.backend, assume_defined=assume_defined, relax=relax, **kw)
+    def prove(self, hyps: Sequence[logic.Formula], goal: logic.Formula, *, checked: bool = False,
+              relax: bool = True) -> Outcome:
+        """One obligation. ``checked``: non-vacuity and definedness of ``hyps`` and every expression of ``goal``
+        were proved at claim level (:meth:`claim_checks`); otherwise :func:`prove` proves them here."""
+        o = prove(tuple(hyps), goal, backend=self.backend, rlimit=self.rlimit, vacuity=not checked,
+                  defined=not checked, relax=relax)
         if o.status == "proved":
-            self.proved.append((tuple(hyps), goal, assume_defined, kw))
+            # cvc5 re-proves what z3 proved: the relaxed goal when the floor-free relaxation was proved (it implies
+            # the claim's goal: solver/relax.py, checked exactly in tests/test_solver.py)
+            if o.proved_goal is not None:
+                self.proved.append(("main", tuple(hyps), o.proved_goal, True, False))
+            else:
+                self.proved.append(("main", tuple(hyps), goal, not checked, relax))
         return o
+
+    def claim_checks(self, hyps: Sequence[logic.Formula], exprs: logic.Formula) -> Outcome:
+        """Non-vacuity then definedness of ``hyps`` with every expression of ``exprs``; ``proved`` carries the
+        witness and the proved conditions, anything else is the claim's verdict."""
+        t0 = time.perf_counter()
+        try:
+            st, w, why = find_witness(tuple(hyps), exprs, backend=self.backend, rlimit=self.rlimit)
+            if st != "found":
+                return Outcome(st, reason=why, seconds=time.perf_counter() - t0)
+            o = check_defined(tuple(hyps), exprs, backend=self.backend, rlimit=self.rlimit)
+        except SolverGuard as e:
+            return Outcome("error", reason=str(e), seconds=time.perf_counter() - t0)
+        o.witness = w
+        o.seconds = time.perf_counter() - t0
+        if o.status == "proved" and o.defined:
+            self.proved.append(("defined", tuple(hyps), exprs))
+        return o
+
+
+def scope(c: Claim) -> tuple[tuple[logic.Formula, ...], logic.Formula]:
+    """The claim's hypotheses and a formula holding every expression its obligations use: what the claim-level
+    non-vacuity and definedness checks are about."""
+    if isinstance(c, Implication):
+        return tuple(c.hyps), c.goal
+    if isinstance(c, Coverage):
+        return tuple(c.domain), All(tuple(p for _, rs in c.regimes for p in rs))
+    if isinstance(c, Tightest):
+        return tuple(c.hyps), c.f <= c.g + c.extra  # the same expressions as every claim_at(c)
+    if isinstance(c, Crossover):
+        return tuple(c.hyps), All((c.a < c.b, c.axis <= c.axis))  # every expression of every side
+    raise TypeError(type(c).__name__)
+
+
+def precheck(c: Claim, backend: str = "z3") -> Outcome:
+    """Non-vacuity (an integer witness) and definedness of one claim, without its own obligations: ``proved``
+    with ``witness`` and ``defined``, or the verdict the claim would get (vacuous, refuted, unknown, error)."""
+    return _Runner(backend).claim_checks(*scope(c))
+
+
+def _early(c: Claim, o: Outcome, t0: float) -> Verdict:
+    """The verdict of a claim whose claim-level checks failed (vacuous, refuted by definedness, unknown, error)."""
+    return Verdict(c.id, c.kind, c.description, o.status, time.perf_counter() - t0, counterexample=_cex(o.counterexample),
+                   spurious=o.spurious, reason=o.reason, witness=_cex(o.witness))
 
 
 # ------------------------------------------------------------------------------------------------ per kind
 def _implication(c: Implication, r: _Runner) -> Verdict:
-    o = r.prove(c.hyps, c.goal, c.assume_defined)
+    o = r.prove(c.hyps, c.goal)
     return Verdict(
         c.id,
         c.kind,
@@ -87,25 +146,44 @@ def _implication(c: Implication, r: _Runner) -> Verdict:
         spurious=o.spurious,
         reason=o.reason,
         assumed=o.assumed,
+        witness=_cex(o.witness),
+        defined=o.defined,
         details=[{"goal": logic.to_text(c.goal), "hyps": [logic.to_text(h) for h in c.hyps], "mode": o.mode}],
     )
 
 
 def _coverage(c: Coverage, r: _Runner) -> Verdict:
+    t0 = time.perf_counter()
+    _, every = scope(c)
+    pre = r.claim_checks(c.domain, every)
+    if pre.status != "proved":
+        return _early(c, pre, t0)
+    details: list[dict] = []
+    # every regime of the family is non-empty inside the domain (a typo that empties one is caught here)
+    for name, rs in c.regimes:
+        try:
+            st, w, why = find_witness(tuple(c.domain) + tuple(rs), every, backend=r.backend, rlimit=r.rlimit)
+        except SolverGuard as e:
+            st, w, why = "error", None, str(e)
+        details.append({"obligation": f"regime {name} non-empty", "status": "proved" if st == "found" else st,
+                        "witness": _cex(w)})
+        if st != "found":
+            return Verdict(c.id, c.kind, c.description, st, time.perf_counter() - t0,
+                           reason=f"regime {name}: {why}", witness=_cex(pre.witness), details=details)
     obligations: list[tuple[str, logic.Formula]] = [
         ("no gap", logic.Any(tuple(All(rs) for _, rs in c.regimes)))
     ]
     for i, (na, ra) in enumerate(c.regimes):
         for nb, rb in c.regimes[i + 1 :]:
             obligations.append((f"no overlap {na}/{nb}", Neg(All(tuple(ra) + tuple(rb)))))
-    details, status, cex, spurious, reason, secs = [], "proved", None, False, "", 0.0
+    status, cex, spurious, reason = "proved", None, False, ""
     for what, goal in obligations:
-        o = r.prove(c.domain, goal, False)
-        secs += o.seconds
+        o = r.prove(c.domain, goal, checked=True)
         details.append({"obligation": what, "status": o.status, "counterexample": _cex(o.counterexample)})
         if o.status != "proved" and status == "proved":
             status, cex, spurious, reason = o.status, o.counterexample, o.spurious, f"{what}: {o.reason}".strip(": ")
-    return Verdict(c.id, c.kind, c.description, status, secs, None, _cex(cex), spurious, reason, details=details)
+    return Verdict(c.id, c.kind, c.description, status, time.perf_counter() - t0, None, _cex(cex), spurious, reason,
+                   details=details, witness=_cex(pre.witness), defined=pre.defined)
 
 
 def _grid_search(pred, lo_k: int, hi_k: int) -> tuple[int, int, dict]:
@@ -131,6 +209,7 @@ class _Undecided(Exception):
 
 
 def _decide(o: Outcome, what: str) -> bool:
+    """True for proved, False for a valid refutation; anything else stops the bisection (_Undecided)."""
     if o.status == "proved":
         return True
     if o.status == "refuted" and not o.spurious:
@@ -143,9 +222,13 @@ def _tightest(c: Tightest, r: _Runner) -> Verdict:
     delta = c.precision
     last_cex: dict[int, Outcome] = {}
 
+    pre = r.claim_checks(*scope(c))
+    if pre.status != "proved":
+        return _early(c, pre, t0)
+
     def pred(k: int) -> bool:
         val = k * delta
-        o = r.prove(c.hyps, c.claim_at(val), c.assume_defined, wall_ms=c.wall_ms, relax=False)
+        o = r.prove(c.hyps, c.claim_at(val), checked=True, relax=False)
         if o.status == "refuted":
             last_cex[k] = o
         return _decide(o, f"c = {val}")
@@ -154,7 +237,8 @@ def _tightest(c: Tightest, r: _Runner) -> Verdict:
     try:
         if pred(lo_k):
             return Verdict(c.id, c.kind, c.description, "unknown", time.perf_counter() - t0,
-                           reason=f"already proved at the search floor c = {lo_k * delta}; lower `lo`")
+                           reason=f"already proved at the search floor c = {lo_k * delta}; lower `lo`",
+                           witness=_cex(pre.witness))
         hi_ok = pred(hi_k)
         while not hi_ok and hi_k * delta < 2**20:
             lo_k, hi_k = hi_k, hi_k * 4
@@ -164,12 +248,14 @@ def _tightest(c: Tightest, r: _Runner) -> Verdict:
                            reason="no constant up to 2^20 holds", counterexample=_cex(last_cex[hi_k].counterexample))
         lo_k, hi_k, steps = _grid_search(pred, lo_k, hi_k)
     except _Undecided as u:
-        return Verdict(c.id, c.kind, c.description, "unknown", time.perf_counter() - t0,
-                       counterexample=_cex(u.outcome.counterexample), spurious=u.outcome.spurious,
-                       reason=f"bisection undecided at {u.what}: {u.outcome.reason}")
+        return Verdict(c.id, c.kind, c.description, "error" if u.outcome.status == "error" else "unknown",
+                       time.perf_counter() - t0, counterexample=_cex(u.outcome.counterexample),
+                       spurious=u.outcome.spurious, reason=f"bisection undecided at {u.what}: {u.outcome.reason}",
+                       witness=_cex(pre.witness))
     cval, below = hi_k * delta, lo_k * delta
     o_below = last_cex[lo_k]
-    r.proved = [p for p in r.proved if p[1] == c.claim_at(cval)]  # the cross-check re-proves the found c
+    # the cross-check re-proves the definedness obligation and the found c
+    r.proved = [p for p in r.proved if p[0] == "defined" or p[2] == c.claim_at(cval)]
     cex = o_below.counterexample
     return Verdict(
         c.id,
@@ -180,7 +266,8 @@ def _tightest(c: Tightest, r: _Runner) -> Verdict:
         constant=str(cval),
         counterexample=_cex(cex),
         reason=f"c = {cval} proved; c − {delta} = {below} refuted (expected) at the counterexample shown",
-        assumed=o_below.assumed,
+        witness=_cex(pre.witness),
+        defined=pre.defined,
         details=[
             {"claim": to_text(c.claim_at(cval).lhs) + " ≤ " + to_text(c.claim_at(cval).rhs), "precision": str(delta)},
             {"refuted_at": str(below), "counterexample": _cex(cex)},
@@ -193,7 +280,10 @@ def _witness_search(
 ) -> dict[str, Fraction] | None:
     """Exact search for an integer point satisfying the claim's hypotheses and ``extra`` where ``goal`` fails,
     over small (N, d, M) whose axis value lies in ``window`` (one grid step): d ≤ 48, N ∈ {d, 64d, 129d, 1000d},
-    M ≤ 6d² + 64. Only for claims over N, d, M. Every hit is an exact evaluation, hence a valid counterexample."""
+    M ≤ 6d² + 64. Only for claims over N, d, M. Every hit is an exact evaluation, hence a valid counterexample.
+
+    The M with the axis in the window are found by bisection, assuming the axis grows with M (true of every
+    catalog axis: M/d², 4M/(d + 1)²); for another axis the search can only miss points, never report a false one."""
     from attnio.bounds.expr import evaluate
     from attnio.solver.engine import integer_counterexample
 
@@ -201,17 +291,34 @@ def _witness_search(
     if not names <= {"N", "d", "M"}:
         return None
     hyps = c.hyps + (extra,)
+
+    def axis(NN: int, dd: int, MM: int) -> Fraction | None:
+        try:
+            return evaluate(c.axis, {"N": Fraction(NN), "d": Fraction(dd), "M": Fraction(MM)})
+        except (ZeroDivisionError, ValueError):
+            return None
+
+    def first(NN: int, dd: int, top: int, ok) -> int:  # least M in [1, top] with ok(axis(M)), or top + 1
+        lo, hi = 1, top + 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            a = axis(NN, dd, mid)
+            if a is not None and ok(a):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
     for dd in list(range(1, 17)) + list(range(17, 49, 4)):
         top = 6 * dd * dd + 64
         for NN in (dd, 64 * dd, 129 * dd, 1000 * dd):
-            for MM in range(1, top + 1):
+            m_lo = first(NN, dd, top, lambda a: a >= window[0])
+            m_hi = first(NN, dd, top, lambda a: a > window[1])
+            for MM in range(m_lo, m_hi):
+                ax = axis(NN, dd, MM)
+                if ax is None or not (window[0] <= ax <= window[1]):
+                    continue
                 env = {"N": Fraction(NN), "d": Fraction(dd), "M": Fraction(MM)}
-                try:
-                    ax = evaluate(c.axis, env)
-                except (ZeroDivisionError, ValueError):
-                    continue
-                if not (window[0] <= ax <= window[1]):
-                    continue
                 hit = integer_counterexample(hyps, goal, env)
                 if hit is not None:
                     return hit
@@ -221,21 +328,40 @@ def _witness_search(
 def _crossover(c: Crossover, r: _Runner) -> Verdict:
     t0 = time.perf_counter()
     delta = c.precision
-    lo_k, hi_k = math.floor(c.lo / delta), math.ceil(c.hi / delta)
     outcomes: dict[tuple[str, int], Outcome] = {}
     a_wins = c.a < c.b
     b_wins = c.b <= c.a
-    wall = c.wall_ms
+    pre = r.claim_checks(*scope(c))
+    if pre.status != "proved":
+        return _early(c, pre, t0)
+
+    def side(o: Outcome) -> bool:
+        if o.status == "error":
+            raise _Undecided("crash guard", o)
+        return o.status == "proved"  # a step not proved (refuted, or unknown within its rlimit) counts as false
 
     def a_side(k: int) -> bool:  # axis ≤ k·δ ⇒ a < b   (monotone: true for small k)
-        o = r.prove(c.hyps + (c.axis <= k * delta,), a_wins, c.assume_defined, wall_ms=wall)
+        o = r.prove(c.hyps + (c.axis <= k * delta,), a_wins, checked=True)
         outcomes[("a", k)] = o
-        return o.status == "proved"
+        return side(o)
 
     def b_side(k: int) -> bool:  # axis ≥ k·δ ⇒ a ≥ b   (monotone: true for large k)
-        o = r.prove(c.hyps + (k * delta <= c.axis,), b_wins, c.assume_defined, wall_ms=wall)
+        o = r.prove(c.hyps + (k * delta <= c.axis,), b_wins, checked=True)
         outcomes[("b", k)] = o
-        return o.status == "proved"
+        return side(o)
+
+    try:
+        return _crossover_search(c, r, t0, pre, outcomes, a_side, b_side)
+    except _Undecided as u:
+        return Verdict(c.id, c.kind, c.description, "error", time.perf_counter() - t0, reason=u.outcome.reason,
+                       witness=_cex(pre.witness))
+
+
+def _crossover_search(c: Crossover, r: _Runner, t0: float, pre: Outcome, outcomes, a_side, b_side) -> Verdict:
+    delta = c.precision
+    lo_k, hi_k = math.floor(c.lo / delta), math.ceil(c.hi / delta)
+    a_wins = c.a < c.b
+    b_wins = c.b <= c.a
 
     ax = c.axis_name or to_text(c.axis)
     if not a_side(lo_k):
@@ -255,7 +381,19 @@ def _crossover(c: Crossover, r: _Runner) -> Verdict:
     blo, bhi, _ = _grid_search(b_side, lo_k, hi_k)
     rho_lo, rho_hi = alo * delta, bhi * delta
     keep = {(c.axis <= alo * delta), (bhi * delta <= c.axis)}
-    r.proved = [p for p in r.proved if p[0] and p[0][-1] in keep]  # the cross-check re-proves both sides
+    # the cross-check re-proves the definedness obligation and both sides
+    r.proved = [p for p in r.proved if p[0] == "defined" or (p[1] and p[1][-1] in keep)]
+    # each proved side holds somewhere: a side proved only because its part of the regime is empty says nothing
+    side_witness = {}
+    for name, extra, goal in (("lower", c.axis <= rho_lo, a_wins), ("upper", rho_hi <= c.axis, b_wins)):
+        try:
+            st, w, why = find_witness(c.hyps + (extra,), goal, backend=r.backend, rlimit=r.rlimit)
+        except SolverGuard as e:
+            st, w, why = "error", None, str(e)
+        if st != "found":
+            return Verdict(c.id, c.kind, c.description, st, time.perf_counter() - t0,
+                           reason=f"{name} side ({logic.to_text(extra)}): {why}", witness=_cex(pre.witness))
+        side_witness[name] = _cex(w)
 
     def witness(o: Outcome, extra: logic.Formula, goal: logic.Formula, window) -> tuple[dict | None, str]:
         if o.status == "refuted" and not o.spurious:
@@ -281,14 +419,15 @@ def _crossover(c: Crossover, r: _Runner) -> Verdict:
         constant=constant,
         counterexample=cex_a,
         reason=reason,
-        assumed=outcomes[("a", alo)].assumed,
+        witness=_cex(pre.witness),
+        defined=pre.defined,
         details=[
             {"side": f"{ax} ≤ {rho_lo} ⇒ {c.a_name} < {c.b_name}", "status": "proved",
-             "mode": outcomes[("a", alo)].mode},
+             "mode": outcomes[("a", alo)].mode, "witness": side_witness["lower"]},
             {"side": f"{ax} ≤ {ahi * delta} ⇒ {c.a_name} < {c.b_name}", "status": "refuted (expected)" if sharp_a
              else outcomes[("a", ahi)].status, "counterexample": cex_a, "found_by": how_a},
             {"side": f"{ax} ≥ {rho_hi} ⇒ {c.b_name} ≤ {c.a_name}", "status": "proved",
-             "mode": outcomes[("b", bhi)].mode},
+             "mode": outcomes[("b", bhi)].mode, "witness": side_witness["upper"]},
             {"side": f"{ax} ≥ {blo * delta} ⇒ {c.b_name} ≤ {c.a_name}", "status": "refuted (expected)" if sharp_b
              else outcomes[("b", blo)].status, "counterexample": cex_b, "found_by": how_b},
         ],
@@ -299,73 +438,109 @@ _DISPATCH = {Implication: _implication, Coverage: _coverage, Tightest: _tightest
 
 
 def verify_claim(c: Claim, solver: str = "z3") -> Verdict:
-    """Verify one claim. With ``solver="both"`` z3 decides and cvc5 re-proves every obligation z3 proved."""
+    """Verify one claim. With ``solver="both"`` z3 decides and cvc5 re-proves every obligation z3 proved
+    (the definedness obligation and the claim's own obligations; the non-vacuity witness is checked exactly)."""
     if solver not in SOLVERS:
         from attnio.errors import InvalidParameter
 
         raise InvalidParameter("solver", solver, "one of " + ", ".join(SOLVERS))
     primary = "cvc5" if solver == "cvc5" else "z3"
-    runner = _Runner(primary)
+    runner = _Runner(primary, getattr(c, "rlimit", None) if primary == "z3" else None)
     v = _DISPATCH[type(c)](c, runner)
     v.solver = primary
     v.about = list(c.about)
+    v.solvers = {primary: v.status}
     if solver == "both" and v.status == "proved":
         t0 = time.perf_counter()
         statuses = []
-        for hyps, goal, assume, kw in runner.proved:
-            st, cex = _cvc5_recheck(hyps, goal, assume, kw)
+        for ob in runner.proved:
+            st, cex, why = _cvc5_recheck(ob)
             statuses.append(st)
             if st == "refuted":
                 v.status = "error"
-                v.reason = f"cvc5 refutes an obligation z3 proved: {logic.to_text(goal)} at {cex}"
+                v.reason = f"cvc5 refutes an obligation z3 proved: {logic.to_text(ob[2])} at {cex} ({why})"
                 break
         v.seconds += time.perf_counter() - t0
         if v.status == "proved":
-            v.crosscheck = "proved" if all(s == "proved" for s in statuses) else "unknown"
+            v.crosscheck = next((s for s in ("error", "unknown") if s in statuses), "proved")
         else:
             v.crosscheck = "disagrees"
+        v.solvers["cvc5"] = v.crosscheck
         v.solver = "z3+cvc5"
     return v
 
 
-CVC5_WALL_S = 15.0
+
+def _cvc5_run(ob: tuple) -> tuple[str, dict | None, str]:
+    if ob[0] == "defined":
+        o = check_defined(ob[1], ob[2], backend="cvc5")
+    else:
+        _, hyps, goal, checks, relax = ob
+        o = prove(hyps, goal, backend="cvc5", vacuity=False, defined=checks, relax=relax)
+    st = "unknown" if o.spurious else o.status
+    return st, _cex(o.counterexample), o.reason
 
 
-def _cvc5_worker(q, hyps, goal, assume, kw) -> None:  # runs in a forked child
-    o = prove(hyps, goal, backend="cvc5", assume_defined=assume, **kw)
-    q.put((o.status if not o.spurious else "unknown", _cex(o.counterexample)))
+def _cvc5_recheck(ob: tuple) -> tuple[str, dict | None, str]:
+    """Re-prove one obligation with cvc5 (each cvc5 call runs in a child process with a crash guard,
+    solver/engine.py). Returns (proved|refuted|unknown|error, counterexample, reason)."""
+    return _cvc5_run(ob)
 
 
-def _cvc5_recheck(hyps, goal, assume, kw) -> tuple[str, dict | None]:
-    """Re-prove one obligation with cvc5 in a child process with a hard wall-clock cap (cvc5's own time limit is
-    not always honoured inside its nonlinear procedures). Returns (proved|refuted|unknown, counterexample)."""
-    import multiprocessing as mp
-
-    ctx = mp.get_context("fork")
-    q = ctx.Queue()
-    p = ctx.Process(target=_cvc5_worker, args=(q, hyps, goal, assume, kw), daemon=True)
-    p.start()
-    p.join(CVC5_WALL_S)
-    if p.is_alive():
-        p.kill()
-        p.join()
-        return "unknown", None
-    try:
-        return q.get(timeout=1)
-    except Exception:
-        return "unknown", None
-
-
-def verify_all(claim_ids: Iterable[str] | None = None, solver: str = "z3") -> list[Verdict]:
-    """Verdicts for the given claim ids (all claims when None), in catalog order."""
+def _select(claim_ids: Iterable[str] | None) -> list[Claim]:
     claims = all_claims()
-    if claim_ids is not None:
-        wanted = list(claim_ids)
-        known = {c.id for c in claims}
-        for w in wanted:
-            if w not in known:
-                from attnio.errors import InvalidParameter
+    if claim_ids is None:
+        return claims
+    wanted = list(claim_ids)
+    known = {c.id for c in claims}
+    for w in wanted:
+        if w not in known:
+            from attnio.errors import InvalidParameter
 
-                raise InvalidParameter("claim", w, "an id listed by `attnio verify --list`")
-        claims = [c for c in claims if c.id in set(wanted)]
-    return [verify_claim(c, solver) for c in claims]
+            raise InvalidParameter("claim", w, "an id listed by `attnio verify --list`")
+    return [c for c in claims if c.id in set(wanted)]
+
+
+def _verify_id(claim_id: str, solver: str) -> Verdict:  # runs in a worker process: ids in, plain data out
+    from attnio.solver.claims import by_id
+
+    return verify_claim(by_id(claim_id), solver)
+
+
+def default_jobs() -> int:
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def verify_all(claim_ids: Iterable[str] | None = None, solver: str = "z3", jobs: int | None = None) -> list[Verdict]:
+    """Verdicts for the given claim ids (all claims when None), in catalog order.
+
+    ``jobs`` worker processes (default: the CPUs this process may use; 1 or 0: in this process) verify claims
+    in parallel, each claim whole in one worker. The verdicts do not depend on ``jobs`` nor on the order the
+    workers take the claims in: every solver call has its own context and a resource limit (solver/engine.py).
+    Nothing is cached between runs."""
+    if solver not in SOLVERS:
+        from attnio.errors import InvalidParameter
+
+        raise InvalidParameter("solver", solver, "one of " + ", ".join(SOLVERS))
+    claims = _select(claim_ids)
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs <= 1 or len(claims) <= 1:
+        return [verify_claim(c, solver) for c in claims]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    # slowest first (a static order, from the claim's shape), so that the last worker is not left with a long one
+    order = sorted(range(len(claims)), key=lambda i: _weight(claims[i]), reverse=True)
+    with ProcessPoolExecutor(max_workers=min(jobs, len(claims)), mp_context=mp.get_context("fork")) as ex:
+        futs = {i: ex.submit(_verify_id, claims[i].id, solver) for i in order}
+        return [futs[i].result() for i in range(len(claims))]
+
+
+def _weight(c: Claim) -> int:
+    """A rough static cost (no timing is stored anywhere): bisections first, then coverage, then implications."""
+    return {Crossover: 3, Tightest: 2, Coverage: 1}.get(type(c), 0)

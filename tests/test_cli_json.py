@@ -45,3 +45,20 @@ def test_gate_json_reports_a_planted_regression_with_exit_1(tmp_path: Path, grid
     assert main(["gate", *common, "--json"]) == 1
     bad = json.loads(capsys.readouterr().out)
     assert bad["ok"] is False and len(bad["problems"]) == 1 and "+1 words" in bad["problems"][0]
+
+
+def test_verify_json_lists_each_witness_and_a_vacuous_claim_exits_1(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    from attnio.bounds.symbols import M, N, d
+    from attnio.solver import verify
+    from attnio.solver.claims import Implication, by_id
+
+    assert main(["verify", "--json", "--claim", "sy.meet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (v,) = out["verdicts"]
+    assert v["status"] == "proved" and set(v["witness"]) == {"M", "N", "d"}
+    assert out["statuses"] == {"proved": 1} and out["proved_by"] == {"z3": 1} and out["witnesses"] == 1
+    typo = Implication("typo", "inequality", "N ≤ N² for 4d² ≤ M ≤ d", (4 * d**2 <= M, M <= d), N <= N**2)
+    monkeypatch.setattr(verify, "all_claims", lambda: [by_id("sy.meet"), typo])
+    assert main(["verify", "--json", "--jobs", "0", "--claim", "typo"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["statuses"] == {"vacuous": 1} and out["verdicts"][0]["witness"] is None

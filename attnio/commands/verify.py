@@ -1,8 +1,9 @@
 """``attnio verify``: prove every claim of the catalog (z3; cvc5 as second opinion) and print the verdicts.
 
-Exit status 0 when every selected claim is proved, 1 when any is refuted, unknown or an error. Expected
-refutations (the c − δ side of a tightest constant, the step beyond a derived crossover) are part of a claim
-that is proved as a whole, and are shown as its counterexample.
+Exit status 0 when every selected claim is proved, 1 when any is refuted, vacuous (its hypotheses hold
+nowhere), unknown or an error. Expected refutations (the c − δ side of a tightest constant, the step beyond a
+derived crossover) are part of a claim that is proved as a whole, and are shown as its counterexample. Every
+verdict carries its non-vacuity witness (an integer point of its hypotheses); see docs/solver.md.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from attnio.commands._common import print_json
+from attnio.commands._common import int_option, print_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -19,6 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="z3 (default); cvc5; or both: z3 decides and cvc5 re-proves every proved obligation")
     p.add_argument("--claim", action="append", metavar="ID", help="verify only this claim (repeatable)")
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")
+    p.add_argument("--jobs", type=int_option, default=None,
+                   help="worker processes (default: the CPUs available; 0 or 1: in this process); verdicts do not depend on it")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -30,11 +33,12 @@ def main(args: argparse.Namespace) -> int:
             print(f"{c.id}  [{c.kind}] {c.description}")
         return 0
     t0 = time.perf_counter()
-    verdicts = verify_all(args.claim, solver=args.solver)
+    verdicts = verify_all(args.claim, solver=args.solver, jobs=args.jobs)
     total = time.perf_counter() - t0
     failed = [v for v in verdicts if not v.ok]
+    s = summary(verdicts)
     if args.json:
-        print_json({"total_seconds": total, "failed": len(failed), "verdicts": [v.to_json() for v in verdicts]})
+        print_json({"total_seconds": total, "failed": len(failed), **s, "verdicts": [v.to_json() for v in verdicts]})
         return 1 if failed else 0
     for v in verdicts:
         line = f"{v.status:8s} {v.seconds:6.2f}s  {v.id}"
@@ -49,5 +53,22 @@ def main(args: argparse.Namespace) -> int:
             print(f"          counterexample{expected}{tag}: {v.counterexample}")
         if v.reason and (v.status != "proved" or v.kind in ("tightest", "crossover")):
             print(f"          {v.reason}")
-    print(f"{len(verdicts)} claims, {len(verdicts) - len(failed)} proved, {len(failed)} not proved, {total:.1f}s")
+    by = ", ".join(f"{n} {k}" for k, n in s["statuses"].items() if k != "proved")
+    solvers = "; ".join(f"{k} proved {n}" for k, n in s["proved_by"].items())
+    print(f"{len(verdicts)} claims, {len(verdicts) - len(failed)} proved, {len(failed)} not proved"
+          + (f" ({by})" if by else "") + f"; {solvers}; {total:.1f}s")
     return 1 if failed else 0
+
+
+def summary(verdicts: list) -> dict:
+    """Counts for the JSON output and the closing line: verdicts by status, claims proved by each solver."""
+    statuses: dict[str, int] = {}
+    for v in verdicts:
+        statuses[v.status] = statuses.get(v.status, 0) + 1
+    proved_by: dict[str, int] = {}
+    for v in verdicts:
+        for solver, st in v.solvers.items():
+            proved_by.setdefault(solver, 0)
+            proved_by[solver] += st == "proved"
+    return {"claims": len(verdicts), "statuses": dict(sorted(statuses.items())), "proved_by": proved_by,
+            "witnesses": sum(v.witness is not None for v in verdicts)}
