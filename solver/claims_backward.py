@@ -231,7 +231,11 @@ LEADING: dict[str, tuple[Expr, tuple, str]] = {
     "flash1-fit-bwd": (UNIT, FA_REGIME, "d ≤ M ≤ Nd"),
     "standard-bwd": (N**2, (3 * d**2 <= M,), "M ≥ 3d² (tiles as wide as d: FlashAttention Thm 5's Θ(Nd + N²))"),
 }
-LARGE_D = ("flash2-bwd", "flash1-bwd")
+# flash2-bwd's large-d constant is left out: under the verifier's resource limits the bisection step at
+# c = 263/16 finds a real counterexample that is no integer point, and the integer re-check is undecided within
+# its budget (the claim came back unknown, which is never a pass). Its overall constant (backward.tight.flash2-bwd)
+# is proved; docs/costs.md#backward-constants gives the measured large-d figures.
+LARGE_D = ("flash1-bwd",)
 
 
 def tightest_claims() -> list[Claim]:

@@ -86,7 +86,7 @@ def test_the_docs_page_names_each_machine_checked_step() -> None:
             assert re.search(rf"^{n}\. .*machine-checked: {re.escape(claim_id)}", text, re.M), (bound_id, n, claim_id)
 
 
-@pytest.mark.parametrize("claim_id", ["backward.tight.flash2-bwd.large-d", "backward.tight.training.flash2"])
+@pytest.mark.parametrize("claim_id", ["backward.tight.flash1-bwd.large-d", "backward.tight.training.flash2"])
 def test_tightest_backward_constants_are_proved_with_the_step_below_refuted(claim_id: str) -> None:
     claim = next(c for c in CLAIMS if c.id == claim_id)
     assert isinstance(claim, Tightest)
