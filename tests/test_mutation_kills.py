@@ -379,11 +379,11 @@ def test_the_translation_of_an_expression_is_exactly_its_value_at_integer_points
         t = Translator("z3", mode="int")
         term = t.expr(e)
         true = value
-        s = z3.Solver()
+        s = z3.Solver(ctx=t.ctx)  # the translator's own context (a fresh one per translator)
         s.add(*t.facts, *(t.vars[k] == v for k, v in env.items() if k in t.vars))
         s.add(*(c for _, c in t.side_conditions))
-        assert s.check(term == z3.RealVal(true.numerator) / true.denominator) == z3.sat, (str(e), env)
-        assert s.check(term != z3.RealVal(true.numerator) / true.denominator) == z3.unsat, (str(e), env)
+        assert s.check(term == z3.RealVal(true.numerator, t.ctx) / true.denominator) == z3.sat, (str(e), env)
+        assert s.check(term != z3.RealVal(true.numerator, t.ctx) / true.denominator) == z3.unsat, (str(e), env)
 
 
 def test_real_mode_floor_and_ceil_brackets_are_sound_and_tight_for_ratios() -> None:
@@ -400,9 +400,9 @@ def test_real_mode_floor_and_ceil_brackets_are_sound_and_tight_for_ratios() -> N
                                 (ex.ceil(N / M), -(-n // m), max(x, Fraction(1)), Fraction(n + m - 1, m))]:
             t = Translator("z3")
             c = t.expr(e)
-            s = z3.Solver()
+            s = z3.Solver(ctx=t.ctx)  # the translator's own context (a fresh one per translator)
             s.add(*t.facts, t.vars["N"] == n, t.vars["M"] == m)
-            q = lambda v: z3.RealVal(v.numerator) / v.denominator  # noqa: E731
+            q = lambda v: z3.RealVal(v.numerator, t.ctx) / v.denominator  # noqa: E731
             assert s.check(c == true) == z3.sat and s.check(c == q(lo)) == z3.sat and s.check(c == q(hi)) == z3.sat
             eps = Fraction(1, 1000)
             assert s.check(c < q(lo - eps)) == z3.unsat and s.check(c > q(hi + eps)) == z3.unsat, (str(e), n, m)
@@ -463,18 +463,18 @@ def test_real_mode_floor_of_zero_is_zero_and_log2_between_powers_of_two_is_chord
 
     t = Translator("z3")
     c = t.expr(ex.floor((M - 16) / 4))
-    s = z3.Solver()
+    s = z3.Solver(ctx=t.ctx)  # the translator's own context (a fresh one per translator)
     s.add(*t.facts, t.vars["M"] == 16)
     assert s.check(c == 0) == z3.sat and s.check(c < 0) == z3.unsat  # ⌊0⌋ = 0 even over the reals
     for n in (3, 6, 100):
         t = Translator("z3")
         L = t.expr(ex.log2(N))
-        s = z3.Solver()
+        s = z3.Solver(ctx=t.ctx)  # the translator's own context (a fresh one per translator)
         s.add(*t.facts, t.vars["N"] == n)
         k = n.bit_length() - 1
         chord = k + Fraction(n - 2**k, 2**k)  # from below: the chord on [2^k, 2^(k+1)]
         tangent = min(j + Fraction(n - 2**j, 2**j) * INV_LN2_UPPER for j in range(LOG_RANGE + 1))  # from above
-        q = lambda v: z3.RealVal(v.numerator) / v.denominator  # noqa: E731
+        q = lambda v: z3.RealVal(v.numerator, t.ctx) / v.denominator  # noqa: E731
         assert s.check(L == q(chord)) == z3.sat and s.check(L < q(chord)) == z3.unsat, n
         assert s.check(L == q(tangent)) == z3.sat and s.check(L > q(tangent)) == z3.unsat, n
 
@@ -486,7 +486,7 @@ def test_log2_is_pinned_exactly_at_every_power_of_two_of_its_range() -> None:
     for k in (0, 1, 10, LOG_RANGE):
         t = Translator("z3")
         L = t.expr(ex.log2(N))
-        s = z3.Solver()
+        s = z3.Solver(ctx=t.ctx)  # the translator's own context (a fresh one per translator)
         s.add(*t.facts, t.vars["N"] == 2**k)
         assert s.check(L == k) == z3.sat and s.check(L != k) == z3.unsat, k
 
