@@ -31,25 +31,27 @@ class RunResult:
     backend: str
 
     def as_dict(self) -> dict[str, Any]:
-        m = self.measurement
-        return {
-            "algorithm": self.algorithm,
-            "N": self.N,
-            "d": self.d,
-            "dv": self.dv,
-            "M": self.M,
-            "reads": m.reads_words,
-            "writes": m.writes_words,
-            "io": m.io_words,
-            "peak_fast_words": m.peak_fast_words,
-            "overflowed": m.overflowed,
-            "blocks": {k: v for k, v in vars(self.tiling).items()} if hasattr(self.tiling, "__dict__") else str(self.tiling),
-            "per_array": {k: {"reads": v.reads_words, "writes": v.writes_words} for k, v in m.per_array.items()},
-            "max_abs_error": self.max_abs_error,
-            "count_only": m.count_only,
-            "backend": self.backend,
-            "seconds": self.seconds,
-        }
+        return {**counts_dict(self), "max_abs_error": self.max_abs_error, "count_only": self.measurement.count_only,
+                "backend": self.backend, "seconds": self.seconds}
+
+
+def counts_dict(r: Any) -> dict[str, Any]:
+    """The configuration and exact counts of a run (forward or backward result) as plain data, in one order."""
+    m = r.measurement
+    return {
+        "algorithm": r.algorithm,
+        "N": r.N,
+        "d": r.d,
+        "dv": r.dv,
+        "M": r.M,
+        "reads": m.reads_words,
+        "writes": m.writes_words,
+        "io": m.io_words,
+        "peak_fast_words": m.peak_fast_words,
+        "overflowed": m.overflowed,
+        "blocks": dict(vars(r.tiling)) if hasattr(r.tiling, "__dict__") else str(r.tiling),
+        "per_array": {k: {"reads": v.reads_words, "writes": v.writes_words} for k, v in m.per_array.items()},
+    }
 
 
 def run(

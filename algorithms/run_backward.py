@@ -22,7 +22,7 @@ from attnio.algorithms import registry, registry_backward
 from attnio.algorithms.backend import get_backend, namespace, to_numpy
 from attnio.algorithms.machine import Machine, Measurement
 from attnio.algorithms.reference import attention_backward, attention_forward_saved, default_scale
-from attnio.algorithms.run import RunResult, _check_arrays, run
+from attnio.algorithms.run import RunResult, _check_arrays, counts_dict, run
 
 from attnio.errors import InvalidParameter, Unsupported
 from attnio.validate import check_choice, check_int
@@ -45,25 +45,8 @@ class BackwardResult:
     backend: str
 
     def as_dict(self) -> dict[str, Any]:
-        m = self.measurement
-        return {
-            "algorithm": self.algorithm,
-            "N": self.N,
-            "d": self.d,
-            "dv": self.dv,
-            "M": self.M,
-            "reads": m.reads_words,
-            "writes": m.writes_words,
-            "io": m.io_words,
-            "peak_fast_words": m.peak_fast_words,
-            "overflowed": m.overflowed,
-            "blocks": dict(vars(self.tiling)) if hasattr(self.tiling, "__dict__") else str(self.tiling),
-            "per_array": {k: {"reads": v.reads_words, "writes": v.writes_words} for k, v in m.per_array.items()},
-            "rel_errors": self.rel_errors,
-            "count_only": m.count_only,
-            "backend": self.backend,
-            "seconds": self.seconds,
-        }
+        return {**counts_dict(self), "rel_errors": self.rel_errors, "count_only": self.measurement.count_only,
+                "backend": self.backend, "seconds": self.seconds}
 
 
 def needed_stats(algorithm: str, tiling: Any) -> tuple[str, ...]:
