@@ -90,6 +90,8 @@ def make_report(
         m_seconds = {v["id"]: v.get("seconds") for v in verdicts}
         verdicts = [{k: x for k, x in v.items() if k != "seconds"} for v in verdicts]
     ctx = Context(sorted(rows, key=lambda r: r["key"]), verdicts, note, pebbling)
+    if verdicts is not None:
+        ctx.info["crosscheck"] = sources.crosscheck_summary()
     sections = build(ctx)
     written = write(sections, out)
     m = dict(meta or {})

@@ -346,7 +346,19 @@ def section_verification(ctx: Context) -> Section:
         for solver, st in (v.get("solvers") or {}).items():
             by_solver[solver] += st == "proved"
     if by_solver:
-        s.p("Claims proved by each solver: " + ", ".join(f"{k} {n} of {len(ctx.verdicts)}" for k, n in sorted(by_solver.items())) + " (cvc5 re-proves every obligation z3 proved with `attnio verify --solver both`; see docs/solver.md).")
+        s.p("Claims proved by each solver in this run: " + ", ".join(f"{k} {n} of {len(ctx.verdicts)}" for k, n in sorted(by_solver.items())) + ".")
+    cc = ctx.info.get("crosscheck")
+    if cc is None:
+        s.p("Second opinion: no cvc5 record (reports/crosscheck.json; write it with `attnio verify --solver both --record reports/crosscheck.json`).")
+    else:
+        line = (f"Second opinion (the committed record reports/crosscheck.json of `attnio verify --solver both`, in which "
+                f"cvc5 re-proves every obligation z3 proved; see docs/solver.md): z3 proved {cc['z3_proved']} and cvc5 "
+                f"re-proved {cc['cvc5_proved']} of the {cc['claims']} claims as they are now")
+        if cc["stale"]:
+            line += f"; {len(cc['stale'])} claims are new or changed since the record and were not re-checked ({', '.join(cc['stale'])})"
+        if cc["not_reproved"]:
+            line += f"; not re-proved by cvc5: {', '.join(cc['not_reproved'])}"
+        s.p(line + ".")
     s.p("Reproducibility: every solver call runs under a resource limit counted by the solver (solver/engine.py), with no wall-clock limit that can change a verdict, so these verdicts are the same on a fast or a loaded machine.")
     s.table(["claim", "verdict", "constant", "solver"], [[v["id"], v["verdict"], v["constant"], v["solver"]] for v in ctx.verdicts])
     return s

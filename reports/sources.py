@@ -90,6 +90,36 @@ def verify_ids(ids: list[str] | None) -> list[dict[str, Any]]:
     return sorted(out, key=lambda r: r["id"])
 
 
+CROSSCHECK = "reports/crosscheck.json"  # written by `attnio verify --solver both --record reports/crosscheck.json`
+
+
+def crosscheck_summary(path: str = CROSSCHECK) -> dict[str, Any] | None:
+    """What the committed cvc5 record says about the claims as they are now: ``{"claims", "cvc5_proved",
+    "z3_proved", "stale", "not_reproved"}``; a claim counts only while its fingerprint matches (a new or changed
+    claim is ``stale``: not re-checked). None when there is no record (or it is not the expected JSON)."""
+    import json
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        return None
+    try:
+        rec = json.loads(p.read_text(encoding="utf-8"))["claims"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    current = {c.id: verify.fingerprint(c) for c in claims.all_claims()}
+    stale = sorted(i for i, fp in current.items() if not isinstance(rec.get(i), dict) or rec[i].get("fingerprint") != fp)
+    fresh = [rec[i] for i in current if i not in set(stale)]
+    solvers = [r.get("solvers") or {} for r in fresh]
+    return {
+        "claims": len(current),
+        "z3_proved": sum(s.get("z3") == "proved" for s in solvers),
+        "cvc5_proved": sum(s.get("cvc5") == "proved" for s in solvers),
+        "stale": stale,
+        "not_reproved": sorted(i for i in current if i not in set(stale) and (rec[i].get("solvers") or {}).get("cvc5") != "proved"),
+    }
+
+
 # constants, approximate attention, pebbling --------------------------------------------------------------
 
 

@@ -57,10 +57,18 @@ def all_claims() -> list[Claim]:
 
 
 def by_id(claim_id: str) -> Claim:
-    for c in all_claims():
-        if c.id == claim_id:
-            return c
-    raise InvalidParameter("claim", claim_id, "an id listed by `attnio verify --list`")
+    """The claim with this id. The index is built once per process (claims are immutable plain data; building
+    them takes most of a second, which every worker of a parallel verify used to pay once per claim)."""
+    global _INDEX
+    if _INDEX is None:
+        _INDEX = {c.id: c for c in all_claims()}
+    try:
+        return _INDEX[claim_id]
+    except KeyError:
+        raise InvalidParameter("claim", claim_id, "an id listed by `attnio verify --list`") from None
+
+
+_INDEX: dict[str, Claim] | None = None
 
 
 _CLAIMS: list[Claim] | None = None

@@ -61,6 +61,20 @@ class Verdict:
         return asdict(self)
 
 
+def fingerprint(c: Claim) -> str:
+    """A digest of what a claim states (its id, kind, text, hypotheses, goal and parameters, as their plain-data
+    repr): a cvc5 record (``attnio verify --solver both --record``) counts a claim only while its fingerprint is
+    unchanged.
+
+    >>> from attnio.solver.claims import by_id
+    >>> len(fingerprint(by_id("sy.meet")))
+    16
+    """
+    import hashlib
+
+    return hashlib.sha256(repr(c).encode()).hexdigest()[:16]
+
+
 def _cex(c: dict[str, Fraction] | None) -> dict[str, str] | None:
     return None if c is None else {k: str(v) for k, v in sorted(c.items())}
 
@@ -533,6 +547,10 @@ def verify_all(claim_ids: Iterable[str] | None = None, solver: str = "z3", jobs:
         return [verify_claim(c, solver) for c in claims]
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
+
+    from attnio.solver.claims import by_id
+
+    by_id(claims[0].id)  # build the id index before forking: the workers inherit it
 
     # slowest first (a static order, from the claim's shape), so that the last worker is not left with a long one
     order = sorted(range(len(claims)), key=lambda i: _weight(claims[i]), reverse=True)

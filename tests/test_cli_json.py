@@ -62,3 +62,39 @@ def test_verify_json_lists_each_witness_and_a_vacuous_claim_exits_1(monkeypatch:
     assert main(["verify", "--json", "--jobs", "0", "--claim", "typo"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["statuses"] == {"vacuous": 1} and out["verdicts"][0]["witness"] is None
+
+
+def test_verify_record_needs_both_solvers_and_the_whole_catalog(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    rec = tmp_path / "crosscheck.json"
+    assert main(["verify", "--record", str(rec)]) == 2  # z3 only: no second opinion to record
+    assert main(["verify", "--solver", "both", "--claim", "sy.meet", "--record", str(rec)]) == 2
+    err = capsys.readouterr().err
+    assert "--record" in err and "--solver both" in err
+    assert not rec.exists()
+
+
+def test_record_written_atomically_and_read_back_with_fingerprints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from attnio.commands.verify import write_record
+    from attnio.reports import sources
+    from attnio.solver.claims import all_claims, by_id
+    from attnio.solver.verify import verify_claim
+
+    rec = tmp_path / "crosscheck.json"
+    ids = [c.id for c in all_claims()]
+    v = verify_claim(by_id("sy.meet"), "both")
+    assert v.solvers == {"z3": "proved", "cvc5": "proved"}
+    write_record(str(rec), [v])
+    assert list(tmp_path.iterdir()) == [rec]  # no temporary file left behind
+    s = sources.crosscheck_summary(str(rec))
+    assert s is not None and s["claims"] == len(ids)
+    assert s["cvc5_proved"] == 1 and s["z3_proved"] == 1 and "sy.meet" not in s["stale"]
+    assert len(s["stale"]) == len(ids) - 1  # every claim the record does not hold counts as not re-checked
+    # a claim whose statement changed after the record no longer counts
+    data = json.loads(rec.read_text())
+    data["claims"]["sy.meet"]["fingerprint"] = "0" * 16
+    rec.write_text(json.dumps(data))
+    s = sources.crosscheck_summary(str(rec))
+    assert s["cvc5_proved"] == 0 and "sy.meet" in s["stale"]
+    assert sources.crosscheck_summary(str(tmp_path / "absent.json")) is None
+    rec.write_text("{not json")
+    assert sources.crosscheck_summary(str(rec)) is None

@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")
     p.add_argument("--jobs", type=int_option, default=None,
                    help="worker processes (default: the CPUs available; 0 or 1: in this process); verdicts do not depend on it")
+    p.add_argument("--record", metavar="PATH", default=None,
+                   help="with --solver both on the whole catalog: write each claim's fingerprint and each solver's "
+                        "answer to PATH (JSON, atomically); `attnio report` reads reports/crosscheck.json")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -32,11 +35,18 @@ def main(args: argparse.Namespace) -> int:
         for c in all_claims():
             print(f"{c.id}  [{c.kind}] {c.description}")
         return 0
+    if args.record is not None and (args.solver != "both" or args.claim):
+        from attnio.errors import InvalidParameter
+
+        raise InvalidParameter("--record", args.record,
+                               "only with --solver both and no --claim (a record covers the whole catalog)")
     t0 = time.perf_counter()
     verdicts = verify_all(args.claim, solver=args.solver, jobs=args.jobs)
     total = time.perf_counter() - t0
     failed = [v for v in verdicts if not v.ok]
     s = summary(verdicts)
+    if args.record is not None:
+        write_record(args.record, verdicts)
     if args.json:
         print_json({"total_seconds": total, "failed": len(failed), **s, "verdicts": [v.to_json() for v in verdicts]})
         return 1 if failed else 0
@@ -72,3 +82,18 @@ def summary(verdicts: list) -> dict:
             proved_by[solver] += st == "proved"
     return {"claims": len(verdicts), "statuses": dict(sorted(statuses.items())), "proved_by": proved_by,
             "witnesses": sum(v.witness is not None for v in verdicts)}
+
+
+def write_record(path: str, verdicts: list) -> None:
+    """The cvc5 record: per claim its fingerprint (:func:`attnio.solver.verify.fingerprint`) and each solver's
+    answer, written atomically. A record is evidence of one run, never an input to a verdict: the report counts
+    a claim as re-proved by cvc5 only while its fingerprint matches the claim as it is now."""
+    import json
+
+    from attnio.reports.store import write_atomic
+    from attnio.solver.claims import by_id
+    from attnio.solver.verify import fingerprint
+
+    claims = {v.id: {"fingerprint": fingerprint(by_id(v.id)), "status": v.status, "solvers": dict(v.solvers)}
+              for v in verdicts}
+    write_atomic(path, json.dumps({"schema": 1, "solver": "z3+cvc5", "claims": claims}, indent=1, sort_keys=True) + "\n")
