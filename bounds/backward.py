@@ -33,7 +33,7 @@ pass (reports and checks apply them to every forward algorithm); :data:`BOUNDS` 
 >>> int(evaluate(BWD_SDP.expr, {"N": 4096, "d": 64, "M": 65536}))
 4128768
 >>> int(evaluate(BWD_SDP_SMALL.expr, {"N": 4096, "d": 128, "M": 4096}))
-67096576
+69892778
 """
 
 from __future__ import annotations
