@@ -47,6 +47,7 @@ from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import evaluate, minimum, sqrt
 from attnio.bounds.symbols import M, N, d
 from attnio.bounds.types import ANY_ALGORITHM, CDAG_BACKWARD, Bound
+from attnio.errors import InvalidParameter
 
 BWD_CDAG = (
     "standard backward CDAG (d_v = d): each dO_iℓ·V_jℓ product its own vertex, summed by any tree into dP_ij; "
@@ -226,10 +227,12 @@ PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
         (7, "constants.bs.pairs"),
         (8, "backward.small.faces"),
         (9, "backward.small.per_family"),
-        (10, "backward.small.merge"),
-        (11, "constants.bs.cubic"),
-        (12, "constants.bs.segment"),
-        (13, "backward.small.rearrange"),
+        (10, "backward.small.lift"),
+        (11, "backward.small.merge"),
+        (12, "backward.small.budget"),
+        (13, "constants.bs.cubic"),
+        (14, "constants.bs.segment"),
+        (15, "backward.small.rearrange"),
     ],
 }
 
@@ -308,6 +311,58 @@ def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = N
                 best_bound_constant=float(lb / unit),
                 ratio_flash2_bwd=float(f2 / lb),
                 ratio_best=float(costs[best] / blb),
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class SmallCacheRow:
+    N: int
+    d: int
+    M: int
+    dp_small_constant: float  # BWD-dP-small ÷ (N²d/√M)
+    sdp_small_constant: float  # BWD-SdP-small ÷ (N²d/√M)
+    square_tiling_bwd_constant: float  # its exact cost ÷ (N²d/√M)
+    ratio_square_tiling_bwd: float  # its exact cost ÷ BWD-dP-small (the small-cache bound that covers it)
+    flash2_bwd_constant: float
+    ratio_flash2_bwd: float  # its exact cost ÷ BWD-SdP-small
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(vars(self))
+
+
+SMALL_TABLE_POINTS = ((4096, 128, 4096), (16384, 128, 4096), (4096, 128, 8192), (16384, 128, 8192))
+
+
+def small_cache_table(points: tuple[tuple[int, int, int], ...] = SMALL_TABLE_POINTS) -> list[SmallCacheRow]:
+    """Small-cache points (M ≤ d², d_v = d): square_tiling-bwd against BWD-dP-small and flash2-bwd against
+    BWD-SdP-small, in units of N²d/√M (docs/bounds/backward-small.md#numbers).
+
+    >>> row = small_cache_table(((4096, 128, 4096),))[0]
+    >>> round(row.sdp_small_constant, 3), 15 < row.ratio_square_tiling_bwd < 16
+    (2.083, True)
+    """
+    rows = []
+    for n, dd, mm in points:
+        env = {"N": n, "d": dd, "M": mm, "dv": dd}
+        if not all(r.holds(env) for r in BWD_DP_SMALL.regime):
+            raise InvalidParameter("M", mm, f"M ≤ d² (the small cache) at N={n}, d={dd}")
+        unit = n * n * dd / mm**0.5
+        dp, sdp = float(evaluate(BWD_DP_SMALL.expr, env)), float(evaluate(BWD_SDP_SMALL.expr, env))
+        st = int(evaluate(BACKWARD_FORMULAS["square_tiling-bwd"].with_dv_equal_d().io, env))
+        f2 = int(evaluate(BACKWARD_FORMULAS["flash2-bwd"].with_dv_equal_d().io, env))
+        rows.append(
+            SmallCacheRow(
+                N=n,
+                d=dd,
+                M=mm,
+                dp_small_constant=dp / unit,
+                sdp_small_constant=sdp / unit,
+                square_tiling_bwd_constant=st / unit,
+                ratio_square_tiling_bwd=st / dp,
+                flash2_bwd_constant=f2 / unit,
+                ratio_flash2_bwd=f2 / sdp,
             )
         )
     return rows
