@@ -47,6 +47,7 @@ from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import evaluate, minimum, sqrt
 from attnio.bounds.symbols import M, N, d
 from attnio.bounds.types import ANY_ALGORITHM, CDAG_BACKWARD, Bound
+
 from attnio.errors import InvalidParameter
 
 BWD_CDAG = (

@@ -395,7 +395,8 @@ def small_cache_consistency_claims() -> list[Implication]:
         about = tuple(b.id for b in small if name in COVERS[b.id]) + (f"exact.{name}",)
         hyps = (*reg, *f.valid)
 
-        def link(suffix: str, statement: str, extra: tuple, goal: Any) -> Implication:
+        def link(suffix: str, statement: str, extra: tuple, goal: Any, name: str = name, hyps: tuple = hyps,
+                 about: tuple = about) -> Implication:
             return Implication(
                 f"backward.small.consistency.{name}{suffix}",
                 "consistency",

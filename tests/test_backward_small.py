@@ -16,12 +16,13 @@ from attnio.bounds.constants import BS, BS_COEFF
 from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
 from attnio.bounds.expr import evaluate, sqrt
 from attnio.bounds.symbols import M, N, d
-from attnio.errors import InvalidParameter
 from attnio.solver import claims_backward as cb
 from attnio.solver import claims_constants as cc
 from attnio.solver.claim_types import Implication
 from attnio.solver.engine import prove
 from attnio.solver.verify import verify_claim
+
+from attnio.errors import InvalidParameter
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL_CLAIMS = [c for c in cb.CLAIMS if isinstance(c, Implication) and c.id.startswith("backward.small.")]
@@ -42,7 +43,7 @@ def test_the_small_cache_bounds_are_in_the_backward_catalog_with_their_regime_an
 @pytest.mark.parametrize("point", [(64, 8, 9), (4096, 128, 4096), (1000, 13, 100)])
 def test_bwd_dp_small_is_bs_with_dO_and_V_in_place_of_Q_and_K(point) -> None:
     """BWD-dP-small is BS's expression (same N²d products, same faces): equal at every point, not just alike."""
-    env = dict(zip("NdM", point))
+    env = dict(zip("NdM", point, strict=True))
     assert evaluate(bb.BWD_DP_SMALL.expr, env) == evaluate(BS.expr, env)
 
 
