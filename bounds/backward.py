@@ -17,12 +17,23 @@ claims where the algebra is B1's); the combinatorial steps are argued in prose t
   read the forward's P or S (for those only BWD-dP and the trivial bound speak).
 - **BWD-trivial** Q ≥ 7Nd (N ≥ 2, d_v = d): read Q, K, V, dO once, write dQ, dK, dV once.
 
+Small cache (M ≤ d²; docs/bounds/backward-small.md), the segment count of BS (docs/bounds/bs.md) on the scalar
+products instead of whole dot products:
+
+- **BWD-dP-small** Q ≥ (25/18)(1 − M/d²)·N²d/√M − 3M: BS with (dO, V) in place of (Q, K), counting the N²d
+  products dO_iℓ·V_jℓ. Applies to every schedule here.
+- **BWD-SdP-small** Q ≥ (25/9)(1 − M/d²)·N²d/√M − 3M: the N²d products Q_iℓ·K_jℓ and the N²d products
+  dO_iℓ·V_jℓ counted together (four disjoint input faces, one shared budget). Applies to the schedules that
+  recompute S.
+
 These are kept apart from :func:`attnio.bounds.catalog.all_bounds`, whose lower bounds speak about the forward
 pass (reports and checks apply them to every forward algorithm); :data:`BOUNDS` lists them.
 
 >>> from attnio.bounds.expr import evaluate
 >>> int(evaluate(BWD_SDP.expr, {"N": 4096, "d": 64, "M": 65536}))
 4128768
+>>> int(evaluate(BWD_SDP_SMALL.expr, {"N": 4096, "d": 128, "M": 4096}))
+69892778
 """
 
 from __future__ import annotations
@@ -31,10 +42,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
+from attnio.bounds.constants import BS_COEFF
 from attnio.bounds.costs import BACKWARD_FORMULAS
-from attnio.bounds.expr import evaluate, minimum
+from attnio.bounds.expr import evaluate, minimum, sqrt
 from attnio.bounds.symbols import M, N, d
 from attnio.bounds.types import ANY_ALGORITHM, CDAG_BACKWARD, Bound
+
+from attnio.errors import InvalidParameter
 
 BWD_CDAG = (
     "standard backward CDAG (d_v = d): each dO_iℓ·V_jℓ product its own vertex, summed by any tree into dP_ij; "
@@ -104,7 +118,55 @@ BWD_TRIVIAL = Bound(
     cdag=ANY_ALGORITHM,
 )
 
-BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL]
+# Small cache (M ≤ d²): BS's segment count on the scalar products (docs/bounds/backward-small.md).
+SMALL_DOC = "docs/bounds/backward-small.md"
+BWD_SMALL_DP_COEFF = BS_COEFF  # 25/18: BS verbatim, on the dP products
+BWD_SMALL_SDP_COEFF = 2 * BS_COEFF  # 25/9: two product families of N²d each, one shared segment budget
+
+BWD_DP_SMALL = Bound(
+    id="backward.bwd-dp-small",
+    statement="Every backward pass that forms dP = dO·Vᵀ by sum trees of the products dO_iℓ·V_jℓ moves at least "
+    "(25/18)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (d_v = d; recomputation allowed).",
+    kind="lower",
+    model=BWD_CDAG,
+    regime=(M <= d**2,),
+    expr=BWD_SMALL_DP_COEFF * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+    explicit=True,
+    constant=BWD_SMALL_DP_COEFF,
+    slack=-3 * M,
+    provenance="derived here: the BS segment count (docs/bounds/bs.md) on the N²d products dO_iℓ·V_jℓ of the "
+    "dP-trees (docs/bounds/backward-small.md)",
+    status="derived here",
+    doc=SMALL_DOC,
+    computation="backward",
+    cdag=CDAG_BACKWARD,
+    notes="small cache. Applies to every backward schedule here (standard-bwd and square_tiling-bwd too: they form dP).",
+)
+
+BWD_SDP_SMALL = Bound(
+    id="backward.bwd-sdp-small",
+    statement="Every backward pass that recomputes S = QKᵀ (and forms dP = dO·Vᵀ) by sum trees of scalar products "
+    "moves at least (25/9)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (the 2N²d products Q_iℓ·K_jℓ and "
+    "dO_iℓ·V_jℓ; d_v = d; recomputation allowed).",
+    kind="lower",
+    model=BWD_RECOMPUTE_CDAG,
+    regime=(M <= d**2,),
+    expr=BWD_SMALL_SDP_COEFF * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+    explicit=True,
+    constant=BWD_SMALL_SDP_COEFF,
+    slack=-3 * M,
+    provenance="derived here: the BS segment count (docs/bounds/bs.md) on the S-tree and dP-tree products together, "
+    "four input faces sharing one segment budget (docs/bounds/backward-small.md)",
+    status="derived here",
+    doc=SMALL_DOC,
+    computation="backward",
+    cdag=CDAG_BACKWARD,
+    notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S).",
+)
+
+BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL]
+# The small-cache bounds: their consistency chain goes through (25/9)·N²d/√M (solver/claims_backward.py).
+SMALL_CACHE = frozenset({BWD_DP_SMALL.id, BWD_SDP_SMALL.id})
 
 # Which backward schedules each bound's model covers (standard-bwd and square_tiling-bwd read P or S).
 RECOMPUTES_S = frozenset({"flash1-bwd", "flash1-fit-bwd", "flash2-bwd", "flash2-square-bwd"})
@@ -112,6 +174,8 @@ COVERS: dict[str, frozenset[str]] = {
     BWD_DP.id: frozenset(BACKWARD_FORMULAS),
     BWD_SDP.id: RECOMPUTES_S,
     BWD_TRIVIAL.id: frozenset(BACKWARD_FORMULAS),
+    BWD_DP_SMALL.id: frozenset(BACKWARD_FORMULAS),
+    BWD_SDP_SMALL.id: RECOMPUTES_S,
 }
 # Backward schedules whose working set exceeds M (run in audit mode): not candidates for "best schedule".
 OVERFLOWS = frozenset({"flash1-bwd"})
@@ -138,6 +202,38 @@ PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
         (7, "backward.sdp.rearrange"),
         (8, "backward.sdp.best_R"),
         (9, "backward.sdp.leading"),
+    ],
+    # BS's steps verbatim (claims constants.bs.*), with (dO, V) in place of (Q, K).
+    BWD_DP_SMALL.id: [
+        (1, "prose"),
+        (2, "prose"),
+        (3, "prose"),
+        (4, "prose"),
+        (5, "prose"),
+        (6, "prose"),
+        (7, "constants.bs.pairs"),
+        (8, "constants.bs.third"),
+        (9, "constants.bs.combine"),
+        (10, "constants.bs.cubic"),
+        (11, "constants.bs.segment"),
+        (12, "constants.bs.rearrange"),
+    ],
+    BWD_SDP_SMALL.id: [
+        (1, "prose"),
+        (2, "prose"),
+        (3, "prose"),
+        (4, "prose"),
+        (5, "prose"),
+        (6, "prose"),
+        (7, "constants.bs.pairs"),
+        (8, "backward.small.faces"),
+        (9, "backward.small.per_family"),
+        (10, "backward.small.lift"),
+        (11, "backward.small.merge"),
+        (12, "backward.small.budget"),
+        (13, "constants.bs.cubic"),
+        (14, "constants.bs.segment"),
+        (15, "backward.small.rearrange"),
     ],
 }
 
@@ -216,6 +312,58 @@ def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = N
                 best_bound_constant=float(lb / unit),
                 ratio_flash2_bwd=float(f2 / lb),
                 ratio_best=float(costs[best] / blb),
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class SmallCacheRow:
+    N: int
+    d: int
+    M: int
+    dp_small_constant: float  # BWD-dP-small ÷ (N²d/√M)
+    sdp_small_constant: float  # BWD-SdP-small ÷ (N²d/√M)
+    square_tiling_bwd_constant: float  # its exact cost ÷ (N²d/√M)
+    ratio_square_tiling_bwd: float  # its exact cost ÷ BWD-dP-small (the small-cache bound that covers it)
+    flash2_bwd_constant: float
+    ratio_flash2_bwd: float  # its exact cost ÷ BWD-SdP-small
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(vars(self))
+
+
+SMALL_TABLE_POINTS = ((4096, 128, 4096), (16384, 128, 4096), (4096, 128, 8192), (16384, 128, 8192))
+
+
+def small_cache_table(points: tuple[tuple[int, int, int], ...] = SMALL_TABLE_POINTS) -> list[SmallCacheRow]:
+    """Small-cache points (M ≤ d², d_v = d): square_tiling-bwd against BWD-dP-small and flash2-bwd against
+    BWD-SdP-small, in units of N²d/√M (docs/bounds/backward-small.md#numbers).
+
+    >>> row = small_cache_table(((4096, 128, 4096),))[0]
+    >>> round(row.sdp_small_constant, 3), 15 < row.ratio_square_tiling_bwd < 16
+    (2.083, True)
+    """
+    rows = []
+    for n, dd, mm in points:
+        env = {"N": n, "d": dd, "M": mm, "dv": dd}
+        if not all(r.holds(env) for r in BWD_DP_SMALL.regime):
+            raise InvalidParameter("M", mm, f"M ≤ d² (the small cache) at N={n}, d={dd}")
+        unit = n * n * dd / mm**0.5
+        dp, sdp = float(evaluate(BWD_DP_SMALL.expr, env)), float(evaluate(BWD_SDP_SMALL.expr, env))
+        st = int(evaluate(BACKWARD_FORMULAS["square_tiling-bwd"].with_dv_equal_d().io, env))
+        f2 = int(evaluate(BACKWARD_FORMULAS["flash2-bwd"].with_dv_equal_d().io, env))
+        rows.append(
+            SmallCacheRow(
+                N=n,
+                d=dd,
+                M=mm,
+                dp_small_constant=dp / unit,
+                sdp_small_constant=sdp / unit,
+                square_tiling_bwd_constant=st / unit,
+                ratio_square_tiling_bwd=st / dp,
+                flash2_bwd_constant=f2 / unit,
+                ratio_flash2_bwd=f2 / sdp,
             )
         )
     return rows

@@ -216,20 +216,30 @@ _add(
 )
 
 
-def formula(algorithm: str) -> CostFormula:
-    if algorithm not in FORMULAS:
-        raise InvalidParameter("algorithm", algorithm, "one with a cost formula: " + ", ".join(sorted(FORMULAS)))
-    return FORMULAS[algorithm]
+def _lookup(table: dict[str, CostFormula], name: str, what: str) -> CostFormula:
+    """``table[name]``, or InvalidParameter naming the algorithm and listing ``what`` it must be."""
+    if name not in table:
+        raise InvalidParameter("algorithm", name, what + ": " + ", ".join(sorted(table)))
+    return table[name]
 
 
-def cost(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None) -> IOCount:
-    """The exact reads and writes of ``algorithm`` at (N, d, M[, dv]), evaluated from its formula."""
-    f = formula(algorithm)
+def _evaluate(f: CostFormula, algorithm: str, *, N: int, d: int, M: int, dv: int | None) -> IOCount:
+    """``f``'s reads and writes at (N, d, M[, dv]) (dv defaults to d); InvalidParameter on M, naming
+    ``algorithm``, where ``f`` is not valid."""
     env = {"N": N, "d": d, "M": M, "dv": d if dv is None else dv}
     for r in f.valid:
         if not r.holds(env):
             raise InvalidParameter("M", M, f"{r} for {algorithm} at N={N}, d={d}")
     return IOCount(evaluate_int(f.reads, env), evaluate_int(f.writes, env))
+
+
+def formula(algorithm: str) -> CostFormula:
+    return _lookup(FORMULAS, algorithm, "one with a cost formula")
+
+
+def cost(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None) -> IOCount:
+    """The exact reads and writes of ``algorithm`` at (N, d, M[, dv]), evaluated from its formula."""
+    return _evaluate(formula(algorithm), algorithm, N=N, d=d, M=M, dv=dv)
 
 
 # ===================================================================================================== workloads
@@ -466,9 +476,7 @@ _add_bwd(
 
 
 def backward_formula(algorithm: str) -> CostFormula:
-    if algorithm not in BACKWARD_FORMULAS:
-        raise InvalidParameter("algorithm", algorithm, "a backward schedule with a cost formula: " + ", ".join(sorted(BACKWARD_FORMULAS)))
-    return BACKWARD_FORMULAS[algorithm]
+    return _lookup(BACKWARD_FORMULAS, algorithm, "a backward schedule with a cost formula")
 
 
 def backward_cost(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None) -> IOCount:
@@ -477,9 +485,4 @@ def backward_cost(algorithm: str, *, N: int, d: int, M: int, dv: int | None = No
     >>> backward_cost("flash2-bwd", N=4, d=2, M=30)
     IOCount(reads_words=96, writes_words=44)
     """
-    f = backward_formula(algorithm)
-    env = {"N": N, "d": d, "M": M, "dv": d if dv is None else dv}
-    for r in f.valid:
-        if not r.holds(env):
-            raise InvalidParameter("M", M, f"{r} for {algorithm} at N={N}, d={d}")
-    return IOCount(evaluate_int(f.reads, env), evaluate_int(f.writes, env))
+    return _evaluate(backward_formula(algorithm), algorithm, N=N, d=d, M=M, dv=dv)

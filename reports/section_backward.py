@@ -44,7 +44,8 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
     s.p(
         "The backward pass (dQ, dK, dV from Q, K, V, O, dO and the forward's saved statistics; docs/costs.md#backward) "
         "on the same two-level machine. Schedules: " + ", ".join(f"`{n}` ({reg.get(n).summary})" for n in reg.names()) + ". "
-        "Lower bounds (docs/bounds/backward.md, derived here, standard backward CDAG): "
+        "Lower bounds (docs/bounds/backward.md and, for M ≤ d², docs/bounds/backward-small.md; derived here, standard "
+        "backward CDAG): "
         + "; ".join(f"`{b.id}`: {b.statement}" for b in bb.BOUNDS) + "."
     )
 
@@ -97,6 +98,14 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
         ["N", "d", "M", "best schedule", "its constant", "flash2-bwd constant", "best lower bound", "its constant", "flash2-bwd ÷ bound", "best ÷ bound"],
         [[r.N, r.d, r.M, r.best_schedule, f"{r.best_schedule_constant:.3f}", f"{r.flash2_bwd_constant:.3f}", r.best_bound,
           f"{r.best_bound_constant:.3f}", f"{r.ratio_flash2_bwd:.3f}", f"{r.ratio_best:.3f}"] for r in table],
+    )
+    small = bb.small_cache_table()
+    s.p("Small cache (M ≤ d²): square_tiling-bwd against BWD-dP-small (the small-cache bound covering it) and flash2-bwd "
+        "against BWD-SdP-small, units of N²d/√M (docs/bounds/backward-small.md#numbers).")
+    s.table(
+        ["N", "d", "M", "BWD-dP-small", "BWD-SdP-small", "square_tiling-bwd", "÷ BWD-dP-small", "flash2-bwd", "÷ BWD-SdP-small"],
+        [[r.N, r.d, r.M, f"{r.dp_small_constant:.3f}", f"{r.sdp_small_constant:.3f}", f"{r.square_tiling_bwd_constant:.2f}",
+          f"{r.ratio_square_tiling_bwd:.2f}", f"{r.flash2_bwd_constant:.2f}", f"{r.ratio_flash2_bwd:.2f}"] for r in small],
     )
     if verdicts:
         vt = [[v["id"], v["verdict"], v.get("constant") or ""] for v in verdicts if str(v.get("id", "")).startswith("backward.")]

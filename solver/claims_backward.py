@@ -44,6 +44,35 @@ c = _r("bwd_c", "R/M")
 
 _BASE = (d >= 1, N >= 1, M >= 1)
 
+# auxiliary real symbols of the small-cache proofs (docs/bounds/backward-small.md): S for the S-tree family, P for
+# the dP-tree family
+SMALL_DOC = "docs/bounds/backward-small.md"
+xS = _r("bwds_xS", "type-2 S-pairs in a segment")
+xP = _r("bwds_xP", "type-2 dP-pairs in a segment")
+sS = _r("bwds_sS", "Q and K words available in a segment (red at its start or read in it)")
+sP = _r("bwds_sP", "dO and V words available in a segment")
+CS = _r("bwds_CS", "complete S-pairs in a segment")
+CP = _r("bwds_CP", "complete dP-pairs in a segment")
+oS = _r("bwds_oS", "open S-pairs in a segment")
+oP = _r("bwds_oP", "open dP-pairs in a segment")
+rd = _r("bwds_reads", "reads in a segment")
+wr = _r("bwds_writes", "writes in a segment")
+Rs = _r("bwds_R", "I/Os per segment")
+YS = _r("bwds_YS", "S-tree products whose useful instance lies in a segment")
+YP = _r("bwds_YP", "dP-tree products whose useful instance lies in a segment")
+FS = _r("bwds_FS", "the pair face of the S family in a segment")
+FP = _r("bwds_FP", "the pair face of the dP family in a segment")
+fa = _r("bwds_a", "an input face: available Q (or dO) words; or s, the available input words of a family")
+fb = _r("bwds_b", "one family's second input face (available K, or V, words)")
+Yf = _r("bwds_Y", "products in a segment (one family, or both)")
+Ff = _r("bwds_F", "one family's pair face in a segment")
+Kb = _r("bwds_K", "the pair-face budget 2M + R")
+kap = _r("bwds_kappa", "κ = 1 − (M + R)/(4d²) (≥ 0 where it is used)")
+lam = _r("bwds_lambda", "λ = (M + R)/(4d²), so κ = 1 − λ")
+G = _r("bwds_G", "the shared pair face F_S + F_P of a segment")
+hs = _r("bwds_h", "number of segments")
+Qs = _r("bwds_Q", "words moved by the whole computation")
+
 
 def _sq(e: Expr) -> Expr:
     return e * e
@@ -135,6 +164,86 @@ def step_claims() -> list[Implication]:
     ]
 
 
+def small_cache_step_claims() -> list[Implication]:
+    """The algebraic steps of BWD-SdP-small (docs/bounds/backward-small.md) that are not BS's own
+    (BS's claims ``constants.bs.*`` serve for BWD-dP-small and for the steps the two share). Split into small
+    monotone links so that cvc5 re-proves each at once."""
+    about = ("backward.bwd-sdp-small",)
+    return [
+        Implication(
+            "backward.small.faces",
+            "derivation",
+            "[BWD-SdP-small] shared pair-face budget: s_S + s_P + x_S + x_P ≤ M + r, o_S + o_P ≤ M + w, r + w ≤ R, "
+            "C_S ≤ λs_S, C_P ≤ λs_P ⇒ (x_S + C_S + o_S) + (x_P + C_P + o_P) ≤ (2M + R) − (1 − λ)(s_S + s_P) "
+            "(λ = (M + R)/(4d²), κ = 1 − λ)",
+            (
+                M >= 1,
+                sS + sP + xS + xP <= M + rd,
+                oS + oP <= M + wr,
+                rd + wr <= Rs,
+                CS <= lam * sS,
+                CP <= lam * sP,
+            ),
+            (xS + CS + oS) + (xP + CP + oP) <= 2 * M + Rs - (1 - lam) * (sS + sP),
+            provenance=SMALL_DOC + "#step-8",
+            about=about,
+        ),
+        Implication(
+            "backward.small.per_family",
+            "derivation",
+            "[BWD-SdP-small] one family: Loomis–Whitney Y² ≤ a·b·F and AM–GM ⇒ 4Y² ≤ (a + b)²·F (a, b, F ≥ 0)",
+            (_sq(Yf) <= fa * fb * Ff,),
+            4 * _sq(Yf) <= _sq(fa + fb) * Ff,
+            provenance=SMALL_DOC + "#step-9",
+            about=about,
+        ),
+        Implication(
+            "backward.small.lift",
+            "derivation",
+            "[BWD-SdP-small] one family's face into the shared one: 4Y² ≤ s²F and F ≤ G ⇒ 4Y² ≤ s²G",
+            (4 * _sq(Yf) <= _sq(fa) * Ff, Ff <= G),
+            4 * _sq(Yf) <= _sq(fa) * G,
+            provenance=SMALL_DOC + "#step-10",
+            about=about,
+        ),
+        Implication(
+            "backward.small.merge",
+            "derivation",
+            "[BWD-SdP-small] two families on one face: 4Y_S² ≤ s_S²G and 4Y_P² ≤ s_P²G ⇒ 4(Y_S + Y_P)² ≤ (s_S + s_P)²G "
+            "(Y_S·Y_P ≤ s_S·s_P·G/4)",
+            (4 * _sq(YS) <= _sq(sS) * G, 4 * _sq(YP) <= _sq(sP) * G),
+            4 * _sq(YS + YP) <= _sq(sS + sP) * G,
+            provenance=SMALL_DOC + "#step-11",
+            about=about,
+        ),
+        Implication(
+            "backward.small.budget",
+            "derivation",
+            "[BWD-SdP-small] the shared face's budget: 4Y² ≤ s²G and G ≤ K − κs ⇒ Y² ≤ (s²/4)(K − κs) (BS's form, "
+            "for constants.bs.cubic)",
+            (4 * _sq(Yf) <= _sq(fa) * G, G <= Kb - kap * fa),
+            _sq(Yf) <= _sq(fa) / 4 * (Kb - kap * fa),
+            provenance=SMALL_DOC + "#step-12",
+            about=about,
+        ),
+        Implication(
+            "backward.small.rearrange",
+            "derivation",
+            "[BWD-SdP-small] 2N²d products: κ·2N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ "
+            "Q ≥ (25/9)(1 − M/d²)·N²d/√M − 3M (κ = 1 − M/d², M ≤ d²)",
+            (
+                *_BASE,
+                M <= d**2,
+                (1 - M / d**2) * 2 * N**2 * d <= hs * F(54, 25) * M * sqrt(M),
+                Qs >= 3 * M * (hs - 1),
+            ),
+            Qs >= F(25, 9) * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+            provenance=SMALL_DOC + "#step-15",
+            about=about,
+        ),
+    ]
+
+
 def _formulas() -> dict:
     from attnio.bounds.costs import BACKWARD_FORMULAS
 
@@ -142,10 +251,10 @@ def _formulas() -> dict:
 
 
 def consistency_claims() -> list[Implication]:
-    from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS
+    from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, SMALL_CACHE
 
     out: list[Implication] = []
-    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL]
+    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE]  # small cache: below
     for b in chained:
         short = b.id.removeprefix("backward.")
         out.append(
@@ -219,6 +328,102 @@ def consistency_claims() -> list[Implication]:
                 about=(BWD_TRIVIAL.id, f"exact.{name}"),
             )
         )
+    return out
+
+
+# How each schedule's small-cache link (L = (25/9)·N²d/√M ≤ cost where M ≤ d²) is proved; every backward formula needs
+# an entry (tests/test_backward_small.py). "via": 4N²d²/M ≤ cost, then backward.small.via_large; "split": the same
+# where 4d ≤ M and L ≤ cost directly where M ≤ 4d (flash1-bwd's B_c = ⌈M/4d⌉ is 1 there, and 4N²d²/M > its cost
+# at tiny M); "direct": L ≤ cost; "tiles": cost ≥ 2N²d/B, 1 ≤ B, 3B² ≤ M, then backward.small.tiles_amgm.
+SMALL_LINK: dict[str, str] = {
+    "flash1-bwd": "split",
+    "flash1-fit-bwd": "via",
+    "flash2-bwd": "via",
+    "flash2-square-bwd": "via",
+    "standard-bwd": "direct",
+    "square_tiling-bwd": "tiles",
+}
+SMALL_LEAD: Expr = 2 * F(25, 18) * N**2 * d / sqrt(M)  # (25/9)·N²d/√M, the leading term of BWD-SdP-small
+tile = _r("bwds_tile", "a square tile's side B")
+io_ = _r("bwds_io", "a schedule's words moved")
+
+
+def small_cache_consistency_claims() -> list[Implication]:
+    """Every small-cache backward bound ≤ every backward exact cost where M ≤ d² and the schedule runs, as a chain
+    through L = (25/9)·N²d/√M (docs/bounds/backward-small.md#consistency): ``backward.small.relax.<bound>``
+    (bound ≤ L), then per schedule the link(s) of :data:`SMALL_LINK` (L ≤ cost)."""
+    from attnio.bounds.backward import BOUNDS, COVERS, SMALL_CACHE
+
+    doc = SMALL_DOC + "#consistency"
+    small = [b for b in BOUNDS if b.id in SMALL_CACHE]
+    ids = tuple(b.id for b in small)
+    reg = (*_BASE, M <= d**2)
+    out: list[Implication] = [
+        Implication(
+            f"backward.small.relax.{b.id.removeprefix('backward.')}",
+            "consistency",
+            f"{b.id} ≤ (25/9)·N²d/√M where M ≤ d² (first link of {b.id} ≤ every backward exact cost)",
+            (*reg, *b.regime),
+            b.expr <= SMALL_LEAD,
+            provenance=doc,
+            about=(b.id,),
+        )
+        for b in small
+    ]
+    out += [
+        Implication(
+            "backward.small.via_large",
+            "consistency",
+            "(25/9)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; the link for the FlashAttention-style schedules)",
+            reg,
+            SMALL_LEAD <= 4 * UNIT,
+            provenance=doc,
+            about=ids,
+        ),
+        Implication(
+            "backward.small.tiles_amgm",
+            "consistency",
+            "B ≥ 1, 3B² ≤ M, io ≥ 2N²d/B ⇒ io ≥ (25/9)·N²d/√M (2N²d/B ≥ 2√3·N²d/√M; the link for square tiles)",
+            (*_BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 2 * N**2 * d / tile),
+            SMALL_LEAD <= io_,
+            provenance=doc,
+            about=ids,
+        ),
+    ]
+    for name, f in _formulas().items():
+        how = SMALL_LINK[name]
+        about = tuple(b.id for b in small if name in COVERS[b.id]) + (f"exact.{name}",)
+        hyps = (*reg, *f.valid)
+
+        def link(suffix: str, statement: str, extra: tuple, goal: Any, name: str = name, hyps: tuple = hyps,
+                 about: tuple = about) -> Implication:
+            return Implication(
+                f"backward.small.consistency.{name}{suffix}",
+                "consistency",
+                f"{statement} ({name}; d_v = d)",
+                hyps + extra,
+                goal,
+                provenance=doc,
+                assume_defined=True,
+                about=about,
+            )
+
+        if how == "via":
+            out.append(link("", "4N²d²/M ≤ exact cost where M ≤ d² (with backward.small.via_large: L ≤ it)", (), 4 * UNIT <= f.io))
+        elif how == "split":
+            out.append(link(".rows", "4N²d²/M ≤ exact cost where 4d ≤ M ≤ d² (with backward.small.via_large)", (4 * d <= M,),
+                            4 * UNIT <= f.io))
+            out.append(link(".one-row", "(25/9)·N²d/√M ≤ exact cost where M ≤ min(4d, d²)", (M <= 4 * d,), SMALL_LEAD <= f.io))
+        elif how == "direct":
+            out.append(link("", "(25/9)·N²d/√M ≤ exact cost where M ≤ d²", (), SMALL_LEAD <= f.io))
+        elif how == "tiles":
+            b = f.blocks["B"]
+            out.append(link(".phase", "2N²d/B ≤ exact cost where M ≤ d² (dQ and dK read S-tiles ⌈d/B⌉ times each)", (),
+                            2 * N**2 * d / b <= f.io))
+            out.append(link(".tile", "its tile side B ≥ 1 where M ≤ d²", (), 1 <= b))
+            out.append(link(".tiles", "its tiles fit: 3B² ≤ M (with backward.small.tiles_amgm: L ≤ cost)", (), 3 * b * b <= M))
+        else:  # pragma: no cover - SMALL_LINK's values are the four above
+            raise AssertionError(how)
     return out
 
 
@@ -334,7 +539,15 @@ def training_claims() -> list[Claim]:
 
 
 def claims() -> list[Claim]:
-    return step_claims() + consistency_claims() + tightest_claims() + crossover_claims() + training_claims()
+    return (
+        step_claims()
+        + small_cache_step_claims()
+        + consistency_claims()
+        + small_cache_consistency_claims()
+        + tightest_claims()
+        + crossover_claims()
+        + training_claims()
+    )
 
 
 CLAIMS: list[Claim] = claims()

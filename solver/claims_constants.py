@@ -76,7 +76,9 @@ aQ = _r("seg_aQ", "Q words available in a segment (red at its start or read in i
 aK = _r("seg_aK", "K words available in a segment")
 rr = _r("seg_reads", "reads in a segment")
 ww = _r("seg_writes", "writes in a segment")
-kap = sym("seg_kappa", integer=False, doc="κ = 1 − (M + R)/(4d²), the share of the pair face not spent on complete pairs")
+# κ = 1 − M/d² ∈ [0, 1) where BS uses it: the symbol's domain must reach below 1 (sym's default lo is 1, under which
+# bs.combine and bs.cubic were proved only for κ ≥ 1).
+kap = sym("seg_kappa", integer=False, lo=0, doc="κ = 1 − (M + R)/(4d²), the share of the pair face not spent on complete pairs")
 
 _BASE = (d >= 1, N >= 1, M >= 1)
 

@@ -12,7 +12,7 @@ import pytest
 from attnio.algorithms.run_backward import count_backward
 from attnio.bounds import backward as bb
 from attnio.bounds.backward import PROOF_STEPS, backward_constants_table
-from attnio.bounds.expr import Rel
+from attnio.bounds.expr import Rel, free_symbols
 from attnio.solver.claim_types import Crossover, Implication, Tightest
 from attnio.solver.claims import all_claims
 from attnio.solver.claims_backward import CLAIMS
@@ -24,10 +24,14 @@ IMPLICATIONS = [c for c in CLAIMS if isinstance(c, Implication)]
 
 # Points for the witness check: the main symbols and the proofs' auxiliary ones.
 _AUX = {"bwd_x": 0, "bwd_I": 1, "bwd_J": 1, "bwd_h": 10**12, "bwd_c": 1}
+# the small-cache proofs' auxiliary symbols (bwds_*): all 0 except these (bwds_Q is set in _env)
+_AUX_SMALL = {"bwds_h": 10**12, "bwds_tile": 1, "bwds_io": 10**15}
+_SMALL_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwds_")}
 WITNESSES = [
     {"N": 4096, "d": 8, "M": 16384, "dv": 8},  # M ≥ 8d²
     {"N": 4096, "d": 64, "M": 4096, "dv": 64},  # M ≤ 8d²
     {"N": 4096, "d": 64, "M": 65536, "dv": 64},
+    {"N": 4096, "d": 128, "M": 256, "dv": 128},  # M ≤ min(4d, d²): flash1-bwd's one-row small-cache link
 ]
 
 
@@ -35,6 +39,9 @@ def _env(w: dict) -> dict:
     env = dict(w, **_AUX)
     env["bwd_B"] = 2 * w["M"]
     env["bwd_Q"] = w["M"] * (_AUX["bwd_h"] - 1)
+    env.update({n: 0 for n in _SMALL_SYMS})
+    env.update(_AUX_SMALL)
+    env["bwds_Q"] = 3 * w["M"] * (_AUX_SMALL["bwds_h"] - 1)
     return env
 
 
@@ -79,6 +86,8 @@ def test_the_docs_page_names_each_machine_checked_step() -> None:
     text = (ROOT / "docs/bounds/backward.md").read_text()
     ids = {c.id for c in CLAIMS} | {"constants.b1.amgm", "constants.b1.endpoint"}
     for bound_id, steps in PROOF_STEPS.items():
+        if bound_id in bb.SMALL_CACHE:  # docs/bounds/backward-small.md: tests/test_backward_small.py
+            continue
         for n, claim_id in steps:
             if claim_id == "prose":
                 continue
