@@ -297,12 +297,14 @@ def test_cli_workload_training_step_is_heads_times_one_head_with_bytes(capsys: p
     assert out["workload"]["heads"] == 3
 
 
-def test_cli_workload_training_step_refuses_causal_and_gqa(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_workload_training_step_refuses_causal_and_gqa_without_a_workload_backward(capsys: pytest.CaptureFixture[str]) -> None:
+    """flash2 has a workload backward (tests/test_workloads_bwd.py); flash1's backward runs one head: plain only."""
     from attnio.cli import main
 
-    assert main(["run", "flash2", "--N", "50", "--d", "8", "--M", "400", "--backward", "--causal"]) == 2
-    assert main(["run", "flash2", "--N", "50", "--d", "8", "--M", "400", "--backward", "--heads", "2", "--kv-heads", "1"]) == 2
+    assert main(["run", "flash1", "--N", "50", "--d", "8", "--M", "400", "--backward", "--causal"]) == 2
+    assert main(["run", "flash1", "--N", "50", "--d", "8", "--M", "400", "--backward", "--heads", "2", "--kv-heads", "1"]) == 2
     assert capsys.readouterr().err.count("one-head backward") == 2
+    assert main(["run", "flash2", "--N", "50", "--d", "8", "--M", "400", "--backward", "--causal", "--count-only"]) == 0
 
 
 def test_report_workloads_section_builds_and_its_figures_are_consistent() -> None:
