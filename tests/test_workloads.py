@@ -312,7 +312,7 @@ def test_report_workloads_section_builds_and_its_figures_are_consistent() -> Non
     from attnio.reports.section_workloads import decode_rows, model_rows
 
     s = report.section_workloads.section(None)
-    assert s.title == "Workloads" and len([b for b in s.blocks if b[0] == "table"]) == 4
+    assert s.title == "Workloads" and len([b for b in s.blocks if b[0] == "table"]) == 6  # + training step, K/V traffic
     assert report.section_workloads.section in report.SECTIONS
     for r in model_rows():
         assert r["ratio"] >= 1  # no schedule below a proved lower bound

@@ -191,3 +191,22 @@ def test_cli_training_step_of_a_causal_gqa_workload(capsys: pytest.CaptureFixtur
              "--d", "3", "--M", "300"]
     assert main(small) == 0  # a real (numeric) run, per-head by default
     assert "flash2-bwd, per-head" in capsys.readouterr().out
+
+
+def test_report_training_step_rows_are_forward_plus_backward_and_above_the_bounds() -> None:
+    """The section's training-step table (reports/section_workloads.py) against separately run counts; it renders."""
+    from attnio.reports.render import Section
+    from attnio.reports.section_workloads import build, training_rows
+
+    rows = training_rows(gpus=("h100",))
+    assert [r["model"] for r in rows] == ["GPT-2 medium", "Llama-style GQA, N = 4096", "Llama-style GQA, N = 32768"]
+    for r in rows:
+        assert r["ratio"] >= 1 and r["fwd_ratio"] >= 1 and r["bwd_ratio"] >= 1  # no schedule below a bound
+        assert r["total_bytes"] == r["forward_bytes"] + r["backward_bytes"]
+        assert r["kv_step_grouped_bytes"] <= r["kv_step_per_head_bytes"]
+        assert min(r["step_per_head_bytes"], r["step_grouped_bytes"]) == r["total_bytes"]
+    w = Workload.build(heads=32, kv_heads=8, N=4096, d=128, causal=True, dtype="bf16", gpu="h100")
+    want = workload_cost("flash2", w, "grouped").io_words + workload_backward_cost("flash2-bwd", w, "grouped").io_words
+    assert rows[1]["step_grouped_bytes"] == 2 * want
+    s = build(Section)
+    assert any(b[0] == "table" and "training-step bytes" in b[1] for b in s.blocks)
