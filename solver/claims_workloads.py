@@ -7,10 +7,23 @@ Ids: ``workloads.<what>[.<formula>]``; formula names are those of ``WORKLOAD_FOR
 
 from __future__ import annotations
 
-from attnio.bounds.costs import WORKLOAD_FORMULAS, CostFormula
-from attnio.bounds.expr import Rel, eq, floor, maximum, substitute
+from attnio.bounds.costs import WORKLOAD_BACKWARD_FORMULAS, WORKLOAD_FORMULAS, CostFormula
+from attnio.bounds.expr import Rel, eq, floor, maximum, minimum, substitute
 from attnio.bounds.symbols import M, N, Nkv, Nq, d, dv, g, sym
-from attnio.bounds.workloads import B1_CAUSAL, B1_RECT, B2_CAUSAL, B2_RECT, PAIRS_CAUSAL, PAIRS_RECT, TRIVIAL
+from attnio.bounds.workloads import (
+    B1_CAUSAL,
+    B1_RECT,
+    B2_CAUSAL,
+    B2_RECT,
+    BWD_DP_CAUSAL,
+    BWD_DP_RECT,
+    BWD_SDP_CAUSAL,
+    BWD_SDP_RECT,
+    BWD_TRIVIAL,
+    PAIRS_CAUSAL,
+    PAIRS_RECT,
+    TRIVIAL,
+)
 from attnio.solver.claim_types import Claim, Implication
 
 DOC = "docs/bounds/workloads.md"
@@ -286,5 +299,90 @@ def grouped_claims() -> list[Claim]:
     return out
 
 
+def backward_claims() -> list[Claim]:
+    """The backward of workloads: BWD-dP_P / BWD-SdP_P step 7 with a pair count, and every flash2-bwd workload
+    formula well defined and ≥ the backward trivial bound (docs/bounds/workloads.md#backward)."""
+    P = sym("wl_P", integer=False, lo=0, doc="required (query, key) pairs of a workload")
+    h = sym("wl_h", integer=False, lo=0, doc="number of segments of M I/Os")
+    Q = sym("wl_Q", integer=False, lo=0, doc="words moved by the whole calculation")
+    out: list[Claim] = []
+    for name, c, bounds in (("bwd-dp", 1, (BWD_DP_RECT, BWD_DP_CAUSAL)), ("bwd-sdp", 4, (BWD_SDP_RECT, BWD_SDP_CAUSAL))):
+        for branch, cap, hyp in (("large", M**2 / (c * d**2), M >= 2 * c * d**2), ("small", 2 * M, M <= 2 * c * d**2)):
+            out.append(
+                Implication(
+                    f"workloads.{name}.rearrange.{branch}",
+                    "derivation",
+                    f"Step 7 of {name.upper()} with P pairs, {branch} cache ({hyp}: max(M²/({c}d²), 2M) = {cap}): "
+                    f"P ≤ h·{cap} and Q ≥ M(h − 1) give Q ≥ min({c}P·d²/M, P/2) − M.",
+                    (M >= 1, d >= 1, hyp, P <= h * cap, Q >= M * (h - 1)),
+                    Q >= minimum(c * P * d**2 / M, P / 2) - M,
+                    provenance=DOC,
+                    about=tuple(b.id for b in bounds),
+                )
+            )
+    # Well-definedness and the trivial bound, as a chain: (1) for any R ≥ N_q visited rows the unit count in R is
+    # ≥ the trivial bound (linear in R); (2) the formula is that count at its own R; (3) its R ≥ N_q.
+    R = sym("wl_R", integer=False, lo=0, doc="query rows one head visits over all K/V blocks")
+    kvw = Nkv * (d + dv)
+    units = {
+        "grouped": g * (2 * Nq * dv + R * (2 * d + dv + 2)) + kvw + g * (Nq + Nq * d + R * d) + kvw,
+        "per-head": g * (2 * Nq * dv + R * (2 * d + dv + 2)) + (2 * g - 1) * kvw + g * (Nq + Nq * d + R * d + kvw),
+    }
+    for sched, unit in units.items():
+        out.append(
+            Implication(
+                f"workloads.bwd.chain.trivial.{sched}",
+                "derivation",
+                f"Link 1 (flash2-bwd {sched}): with R ≥ N_q visited rows per head (block 0 visits all), the unit count "
+                f"in R is ≥ the backward trivial {BWD_TRIVIAL.expr}.",
+                _BASE + BWD_TRIVIAL.regime + (R >= Nq,),
+                unit >= BWD_TRIVIAL.expr,
+                provenance=DOC,
+                about=(BWD_TRIVIAL.id,),
+            )
+        )
+    for (alg, sched, causal), f in sorted(WORKLOAD_BACKWARD_FORMULAS.items()):
+        if causal:
+            continue  # the causal R carries min(T_c, ⌊δ/B_c⌋ + 1): see causal_bwd_claims()
+        n = _name(f)
+        hyps = _BASE + f.valid
+        Tc = f.blocks["T_c"]
+        out.append(
+            Implication(
+                f"workloads.wd.{n}",
+                "well-defined",
+                f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
+                hyps,
+                Tc >= 1,
+                provenance=COSTS,
+            )
+        )
+        out.append(
+            Implication(
+                f"workloads.bwd.chain.count.{n}",
+                "identity",
+                f"Link 2 ({f.algorithm}): the formula is the link-1 count at R = T_c·N_q.",
+                hyps,
+                eq(f.io, substitute(units[sched], {R: Tc * Nq})),
+                provenance=COSTS,
+                assume_defined=True,
+            )
+        )
+        out.append(
+            Implication(
+                f"workloads.bwd.chain.rows.{n}",
+                "derivation",
+                f"Link 3 ({f.algorithm}): R = T_c·N_q ≥ N_q (T_c ≥ 1), so with links 1 and 2 the formula is ≥ "
+                "the backward trivial bound.",
+                hyps,
+                Tc * Nq >= Nq,
+                provenance=COSTS,
+                assume_defined=True,
+                about=(BWD_TRIVIAL.id,),
+            )
+        )
+    return out
+
+
 def claims() -> list[Claim]:
-    return derivation_claims() + formula_claims() + causal_chain_claims() + causal_half_claims() + grouped_claims()
+    return derivation_claims() + formula_claims() + causal_chain_claims() + causal_half_claims() + grouped_claims() + backward_claims()
