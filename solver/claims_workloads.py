@@ -384,5 +384,118 @@ def backward_claims() -> list[Claim]:
     return out
 
 
+def causal_bwd_claims() -> list[Claim]:
+    """Causal flash2-bwd (per-head and grouped) against the backward trivial bound, with integer auxiliaries for its
+    blocks: link A (abstract, integers T, B, J): T ≥ 1, B ≥ 1, 1 ≤ J ≤ T and (T − 1)·B ≤ N_kv − 1 (the last block is
+    not empty) give R(T, B, J) = T·N_q − B(T(T − 1) − J(J − 1))/2 + (T − J)δ ≥ N_q; link B: the formula's T_c, B_c,
+    J = min(T_c, ⌊δ/B_c⌋ + 1) satisfy those facts; link C: the count is the backward chain's link-1 count at that R."""
+    T = sym("wl_T", doc="Q blocks per head (T_r)")
+    B = sym("wl_B", doc="query positions per Q block (B_r)")
+    J = sym("wl_J", doc="K/V blocks every query row visits (causal backward)")
+    R = sym("wl_R", integer=False, lo=0, doc="query rows one head visits over all K/V blocks")
+    delta = Nkv - Nq
+    Rexpr = T * Nq - B * (T * (T - 1) - J * (J - 1)) / 2 + (T - J) * delta
+    tail = (T - J) * (Nkv - B * (T + J - 1) / 2)  # Σ_{j=J}^{T−1} (N_kv − jB): T − J terms, their mean
+    Y = sym("wl_Y", integer=False, lo=0, doc="the visited rows of the K/V blocks after the first J (causal backward)")
+    blocks = (Nq >= 1, Nq <= Nkv, T >= 1, B >= 1, J >= 1, J <= T, (T - 1) * B <= Nkv - 1)
+    out: list[Claim] = [
+        Implication(
+            "workloads.bwd.causal.rows.split",
+            "identity",
+            "Link A1: the causal row sum is J·N_q (blocks every row visits) + (T − J)(N_kv − B(T + J − 1)/2) (the rest).",
+            (Nq >= 1, Nq <= Nkv, T >= 1, B >= 1, J >= 1),
+            eq(Rexpr, J * Nq + tail),
+            provenance=COSTS,
+        ),
+        Implication(
+            "workloads.bwd.causal.rows.tail.split",
+            "identity",
+            "Link A2a: the rest is (T − J)(N_kv − (T − 1)B) + B(T − J)(T − J − 1)/2 (each term against the last block's).",
+            (T >= 1, B >= 1, J >= 1),
+            eq(tail, (T - J) * (Nkv - (T - 1) * B) + B * (T - J) * (T - J - 1) / 2),
+            provenance=COSTS,
+        ),
+        Implication(
+            "workloads.bwd.causal.rows.tail.pair.lt",
+            "derivation",
+            "Link A2b, case J ≤ T − 1: (T − J)(T − J − 1) ≥ 0 (both factors ≥ 0). For integers J ≤ T the only other "
+            "case is J = T (argued: integrality).",
+            (T >= 1, J >= 1, J <= T - 1),
+            (T - J) * (T - J - 1) >= 0,
+            provenance=COSTS,
+        ),
+        Implication(
+            "workloads.bwd.causal.rows.tail.pair.eq",
+            "identity",
+            "Link A2b, case J = T: (T − J)(T − J − 1) = 0.",
+            (T >= 1, eq(J, T)),
+            eq((T - J) * (T - J - 1), 0),
+            provenance=COSTS,
+        ),
+        Implication(
+            "workloads.bwd.causal.rows.tail",
+            "derivation",
+            "Link A2c: with J ≤ T, (T − 1)·B ≤ N_kv − 1 (last block not empty) and link A2b, both parts of the rest "
+            "are ≥ 0, so the rest is.",
+            blocks + ((T - J) * (T - J - 1) >= 0,),
+            (T - J) * (Nkv - (T - 1) * B) + B * (T - J) * (T - J - 1) / 2 >= 0,
+            provenance=COSTS,
+        ),
+        Implication(
+            "workloads.bwd.causal.rows",
+            "derivation",
+            "Link A3: J ≥ 1 and a rest Y ≥ 0 give J·N_q + Y ≥ N_q: every head visits at least its N_q rows.",
+            (Nq >= 1, J >= 1, Y >= 0),
+            J * Nq + Y >= Nq,
+            provenance=COSTS,
+            about=(BWD_TRIVIAL.id,),
+        ),
+    ]
+    kvw = Nkv * (d + dv)
+    for sched in ("per-head", "grouped"):
+        f = WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", sched, True)]
+        n = _name(f)
+        Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
+        Jf = minimum(Tc, floor((Nkv - Nq) / Bc) + 1)
+        hyps = _BASE + f.valid
+        out.append(
+            Implication(
+                f"workloads.wd.{n}",
+                "well-defined",
+                f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
+                hyps,
+                Jf >= 1,
+                provenance=COSTS,
+            )
+        )
+        for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("last", (Tc - 1) * Bc <= Nkv - 1)):
+            out.append(
+                Implication(
+                    f"workloads.bwd.causal.blocks.{sched}.{what}",
+                    "derivation",
+                    f"Link B ({f.algorithm}): the formula's blocks satisfy {goal}.",
+                    hyps,
+                    goal,
+                    provenance=COSTS,
+                    assume_defined=True,
+                )
+            )
+        unit = (g * (2 * Nq * dv + R * (2 * d + dv + 2)) + kvw + g * (Nq + Nq * d + R * d) + kvw if sched == "grouped"
+                else g * (2 * Nq * dv + R * (2 * d + dv + 2)) + (2 * g - 1) * kvw + g * (Nq + Nq * d + R * d + kvw))
+        out.append(
+            Implication(
+                f"workloads.bwd.causal.count.{sched}",
+                "identity",
+                f"Link C ({f.algorithm}): the formula is the link-1 count (workloads.bwd.chain.trivial.{sched}) at "
+                "R = R(T_c, B_c, J).",
+                hyps,
+                eq(f.io, substitute(unit, {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})})),
+                provenance=COSTS,
+                assume_defined=True,
+            )
+        )
+    return out
+
+
 def claims() -> list[Claim]:
-    return derivation_claims() + formula_claims() + causal_chain_claims() + causal_half_claims() + grouped_claims() + backward_claims()
+    return derivation_claims() + formula_claims() + causal_chain_claims() + causal_half_claims() + grouped_claims() + backward_claims() + causal_bwd_claims()
