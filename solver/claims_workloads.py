@@ -341,7 +341,7 @@ def backward_claims() -> list[Claim]:
                 about=(BWD_TRIVIAL.id,),
             )
         )
-    for (alg, sched, causal), f in sorted(WORKLOAD_BACKWARD_FORMULAS.items()):
+    for (_alg, sched, causal), f in sorted(WORKLOAD_BACKWARD_FORMULAS.items()):
         if causal:
             continue  # the causal R carries min(T_c, ⌊δ/B_c⌋ + 1): see causal_bwd_claims()
         n = _name(f)
