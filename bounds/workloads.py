@@ -120,8 +120,8 @@ def best_lower_bound(w: object) -> tuple[str, Fraction]:
 
 
 # ===================================================================================================== backward
-# Backward-pass bounds for workloads (docs/bounds/workloads.md#backward). Kept out of BOUNDS (the catalog's
-# aggregate): they speak about the backward pass of a workload, compared only with workload backward schedules.
+# Backward-pass bounds for workloads (docs/bounds/workloads.md#backward). A list of their own (the catalog adds it
+# to its aggregate): computation "backward", so they are compared only with backward schedules.
 
 BWD_TRIVIAL = Bound(
     id="workloads.bwd.trivial",
