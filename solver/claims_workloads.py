@@ -582,6 +582,50 @@ def causal_forward_claims() -> list[Claim]:
                 provenance=COSTS, assume_defined=True,
             )
         )
+    # flash1-fit against B1_P, B2_P: R·B ≥ P (each visited (row, block) covers at most B of the row's keys), B ≤ c
+    kvrows = (Nq >= 1, Nq <= Nkv, T >= 1, B >= 1, J >= 1, (T - 1) * B <= Nkv - 1, T * B >= Nkv, (J - 1) * B <= delta)
+    out += [
+        Implication(
+            "workloads.causal.rows.pairs.lt", "derivation",
+            "Causal row sum, case J ≤ T − 1 (then J·B ≥ δ + 1): R(T, B, J)·B ≥ P (a visited (row, K/V block) pair "
+            "covers at most B of the row's keys). With .eq: for integers J ≤ T (argued: J ≤ T − 1 or J = T).",
+            kvrows + (J <= T - 1, J * B >= delta + 1), Rexpr * B >= PAIRS_CAUSAL, provenance=DOC,
+            about=(B1_CAUSAL.id, B2_CAUSAL.id),
+        ),
+        Implication(
+            "workloads.causal.rows.pairs.eq", "derivation",
+            "Causal row sum, case J = T: R = T·N_q and R·B ≥ N_q·N_kv ≥ P.",
+            kvrows + (eq(J, T),), Rexpr * B >= PAIRS_CAUSAL, provenance=DOC, about=(B1_CAUSAL.id, B2_CAUSAL.id),
+        ),
+    ]
+    for bnd, fac, reg in (("b1", 1, (M >= 2 * d**2, M <= 4 * d**2)), ("b2", 2, (M >= 4 * d**2,))):
+        out.append(
+            Implication(
+                f"workloads.causal.flash1-fit.{bnd}", "derivation",
+                f"flash1-fit, link 1 (d_v = d): R·B ≥ P and B(2d + 1) ≤ M give the count ≥ {fac}·P·d²/M "
+                f"({bnd.upper()}_P without its −M slack) where {' and '.join(str(x) for x in reg)}.",
+                base + reg + (R >= 0, B >= 1, R * B >= PAIRS_CAUSAL, B * (2 * d + 1) <= M),
+                substitute(unit1, {dv: d}) >= fac * PAIRS_CAUSAL * d**2 / M,
+                provenance=DOC, about=(B1_CAUSAL.id if bnd == "b1" else B2_CAUSAL.id,),
+            )
+        )
+    f = WORKLOAD_FORMULAS[("flash1-fit", "per-head", True)]
+    Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
+    Jf = minimum(Tc, floor(delta / Bc) + 1)
+    for what, hyp, goal in (
+        ("TB", (), Tc * Bc >= Nkv),
+        ("Jlow", (), (Jf - 1) * Bc <= delta),
+        ("Jhigh", (Jf <= Tc - 1,), Jf * Bc >= delta + 1),
+        ("fit", (), Bc * (d + dv + 1) <= M - d - dv - 6),
+    ):
+        out.append(
+            Implication(
+                f"workloads.causal.blocks.flash1-fit.{what}", "derivation",
+                f"Link 2 (flash1-fit, causal): the formula's blocks satisfy {goal}"
+                + (f" where {hyp[0]}" if hyp else "") + " (hypotheses of workloads.causal.rows.pairs.*, .flash1-fit.b*).",
+                base + f.valid + hyp, goal, provenance=COSTS, assume_defined=True,
+            )
+        )
     # standard, square tiling ------------------------------------------------------------------------------------------
     units = {
         "standard": Qr + A * (d + dv) + 2 * Ar + Tv * Ar + 2 * Ar + Nq * dv,
