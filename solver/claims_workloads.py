@@ -450,6 +450,50 @@ def causal_bwd_claims() -> list[Claim]:
             about=(BWD_TRIVIAL.id,),
         ),
     ]
+    # BWD-SdP_P (and BWD-dP_P, which it dominates: min(P·d²/M, P/2) ≤ min(4P·d²/M, P/2)) against the unit counts,
+    # d_v = d: R·B ≥ P and B(4d + 2) ≤ M give g·R(4d + 2) ≥ g·4P·d²/M (per unit, without the −M slack).
+    Pp = sym("wl_P", integer=False, lo=0, doc="required (query, key) pairs of a workload")
+    Cs = sym("wl_c", doc="K/V rows a block may hold (the block rule's c)")
+    kvw0 = Nkv * (d + dv)
+    bw_units = {
+        "grouped": g * (2 * Nq * dv + R * (2 * d + dv + 2)) + kvw0 + g * (Nq + Nq * d + R * d) + kvw0,
+        "per-head": g * (2 * Nq * dv + R * (2 * d + dv + 2)) + (2 * g - 1) * kvw0 + g * (Nq + Nq * d + R * d + kvw0),
+    }
+    for sched, unit in bw_units.items():
+        out.append(
+            Implication(
+                f"workloads.bwd.chain.sdp.{sched}",
+                "derivation",
+                f"Link (flash2-bwd {sched}, d_v = d): R visited rows per head with R·B ≥ P and B(4d + 2) ≤ M give the "
+                "unit count ≥ g·min(4P·d²/M, P/2) (BWD-SdP_P per query head without its −M slack; ≥ BWD-dP_P too), "
+                "with B ≤ c and c(4d + 2) ≤ M.",
+                _BASE + (R >= 0, B >= 1, Pp >= 0, R * B >= Pp, B <= Cs, Cs * (4 * d + 2) <= M),
+                substitute(unit, {dv: d}) >= g * minimum(4 * Pp * d**2 / M, Pp / 2),
+                provenance=DOC,
+                about=(BWD_SDP_RECT.id, BWD_SDP_CAUSAL.id, BWD_DP_RECT.id, BWD_DP_CAUSAL.id),
+            )
+        )
+    for causal in (False, True):
+        f = WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", "grouped", causal)]  # the blocks are the same for per-head
+        Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
+        hyps = _BASE + f.valid
+        cb = floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2))
+        facts = [("c", (), cb * (2 * d + 2 * dv + 2) <= M - 2 * d - dv - 2), ("Bc", (), Bc <= cb)]
+        if causal:
+            Jf = minimum(Tc, floor((Nkv - Nq) / Bc) + 1)
+            facts += [("TB", (), Tc * Bc >= Nkv), ("Jlow", (), (Jf - 1) * Bc <= Nkv - Nq), ("Jhigh", (Jf <= Tc - 1,), Jf * Bc >= Nkv - Nq + 1)]
+        else:
+            facts += [("pairs", (), Tc * Nq * Bc >= PAIRS_RECT)]
+        for what, hyp, goal in facts:
+            out.append(
+                Implication(
+                    f"workloads.bwd.{'causal' if causal else 'rect'}.blocks.{what}", "derivation",
+                    f"Link (flash2-bwd{', causal' if causal else ''}): the formula's blocks satisfy {goal}"
+                    + (f" where {hyp[0]}" if hyp else "") + " (with workloads.causal.rows.pairs.* for the causal "
+                    "R·B ≥ P; then workloads.bwd.chain.sdp.*).",
+                    hyps + hyp, goal, provenance=COSTS, assume_defined=True,
+                )
+            )
     kvw = Nkv * (d + dv)
     for sched in ("per-head", "grouped"):
         f = WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", sched, True)]
@@ -508,6 +552,7 @@ def causal_forward_claims() -> list[Claim]:
     T = sym("wl_T", doc="Q blocks per head (T_r)")
     B = sym("wl_B", doc="query positions per Q block (B_r)")
     J = sym("wl_J", doc="K/V blocks every query row visits (causal backward)")
+    Cs = sym("wl_c", doc="K/V rows a block may hold (the block rule's c)")
     U = sym("wl_U", lo=0, doc="⌈δ/b⌉: column tiles of the δ leading keys (causal standard, square tiling)")
     V = sym("wl_V", doc="⌈N_kv/b⌉: column tiles of the last row tile (causal standard, square tiling)")
     X = sym("wl_X", lo=0, doc="a non-negative integer")
@@ -602,9 +647,9 @@ def causal_forward_claims() -> list[Claim]:
         out.append(
             Implication(
                 f"workloads.causal.flash1-fit.{bnd}", "derivation",
-                f"flash1-fit, link 1 (d_v = d): R·B ≥ P and B(2d + 1) ≤ M give the count ≥ {fac}·P·d²/M "
+                f"flash1-fit, link 1 (d_v = d): R·B ≥ P, B ≤ c and c(2d + 1) ≤ M give the count ≥ {fac}·P·d²/M "
                 f"({bnd.upper()}_P without its −M slack) where {' and '.join(str(x) for x in reg)}.",
-                base + reg + (R >= 0, B >= 1, R * B >= PAIRS_CAUSAL, B * (2 * d + 1) <= M),
+                base + reg + (R >= 0, B >= 1, R * B >= PAIRS_CAUSAL, B <= Cs, Cs * (2 * d + 1) <= M),
                 substitute(unit1, {dv: d}) >= fac * PAIRS_CAUSAL * d**2 / M,
                 provenance=DOC, about=(B1_CAUSAL.id if bnd == "b1" else B2_CAUSAL.id,),
             )
@@ -616,7 +661,8 @@ def causal_forward_claims() -> list[Claim]:
         ("TB", (), Tc * Bc >= Nkv),
         ("Jlow", (), (Jf - 1) * Bc <= delta),
         ("Jhigh", (Jf <= Tc - 1,), Jf * Bc >= delta + 1),
-        ("fit", (), Bc * (d + dv + 1) <= M - d - dv - 6),
+        ("c", (), floor((M - d - dv - 6) / (d + dv + 1)) * (d + dv + 1) <= M - d - dv - 6),
+        ("Bc", (), Bc <= floor((M - d - dv - 6) / (d + dv + 1))),
     ):
         out.append(
             Implication(

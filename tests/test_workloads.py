@@ -245,8 +245,9 @@ def test_cli_bad_workloads_are_one_line_and_exit_2(argv: list[str], needle: str,
 @pytest.mark.parametrize("name", ["flash1", "flash1-fit", "standard", "square_tiling"])
 @given(data=st.data())
 def test_causal_formulas_without_z3_claims_respect_the_bounds_on_examples(name: str, data: st.DataObject) -> None:
-    """solver/claims_workloads.py NO_Z3: z3 times out on these causal formulas, so Hypothesis checks what the
-    claims would say: unit count ≥ the trivial bound, and (M ≥ 2d²) ≥ P·d²/M, (M ≥ 4d², d_v = d) ≥ 2P·d²/M."""
+    """solver/claims_workloads.py NO_Z3: z3 times out on one-step claims about these causal formulas (they are proved
+    as chains of links instead, causal_forward_claims); Hypothesis also checks what the chains conclude: unit count
+    ≥ the trivial bound, and (M ≥ 2d²) ≥ P·d²/M, (M ≥ 4d², d_v = d) ≥ 2P·d²/M."""
     from attnio.bounds.expr import evaluate
     from attnio.bounds.workloads import PAIRS_CAUSAL, TRIVIAL
 

@@ -210,3 +210,41 @@ def test_report_training_step_rows_are_forward_plus_backward_and_above_the_bound
     assert rows[1]["step_grouped_bytes"] == 2 * want
     s = build(Section)
     assert any(b[0] == "table" and "training-step bytes" in b[1] for b in s.blocks)
+
+
+def _chain_claims() -> list:
+    from attnio.solver import claims_workloads as cw
+
+    return cw.backward_claims() + cw.causal_bwd_claims() + cw.causal_forward_claims()
+
+
+def test_every_causal_and_backward_workload_formula_has_a_proved_definedness_and_trivial_bound_chain() -> None:
+    """Coverage of the chains (solver/claims_workloads.py): each causal forward formula and each backward workload
+    formula has a well-definedness claim, a link from its own count, and a trivial-bound link; the pair-count
+    bounds have links for every causal formula except flash1 (published blocks: audit mode)."""
+    from attnio.bounds.costs import WORKLOAD_BACKWARD_FORMULAS, WORKLOAD_FORMULAS
+    from attnio.solver.claims import all_claims
+    from attnio.solver.claims_workloads import NO_Z3
+
+    ids = {c.id for c in all_claims()}
+    for key in NO_Z3:
+        n = WORKLOAD_FORMULAS[key].algorithm.replace("/", ".")
+        alg = key[0]
+        assert {f"workloads.wd.{n}", f"workloads.causal.count.{alg}"} <= ids, n
+        assert f"workloads.causal.{'flash1' if alg.startswith('flash1') else alg}.trivial" in ids
+        if alg != "flash1":
+            assert {f"workloads.causal.{alg}.b1", f"workloads.causal.{alg}.b2"} <= ids, alg
+    for (_, sched, causal), f in WORKLOAD_BACKWARD_FORMULAS.items():
+        n = f.algorithm.replace("/", ".")
+        assert f"workloads.wd.{n}" in ids and f"workloads.bwd.chain.trivial.{sched}" in ids
+        assert (f"workloads.bwd.causal.count.{sched}" if causal else f"workloads.bwd.chain.count.{n}") in ids
+
+
+@pytest.mark.parametrize("claim", _chain_claims(), ids=lambda c: c.id)
+def test_cvc5_re_proves_the_chain_links(claim) -> None:
+    """Each link z3 proves (tests/test_workloads.py) is re-proved by cvc5 (verify_claim(..., solver="both"))."""
+    pytest.importorskip("cvc5")
+    from attnio.solver.verify import verify_claim
+
+    v = verify_claim(claim, solver="both")
+    assert v.status == "proved" and v.crosscheck == "proved", (claim.id, v.status, v.crosscheck, v.reason)
