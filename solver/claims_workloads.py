@@ -244,55 +244,144 @@ def causal_chain_claims() -> list[Claim]:
     return out
 
 
+def _flash2_unit(causal: bool, T: object, B: object, gg: object) -> object:
+    """flash2's unit count (workload schedule, docs/costs.md#workloads) at T Q blocks of B positions, gg query heads."""
+    kv = (B * T * (T - 1) / 2 + Nq + T * (Nkv - Nq)) if causal else T * Nkv  # type: ignore[operator]
+    return gg * Nq * d + kv * (d + dv) + gg * Nq * (dv + 1)  # type: ignore[operator]
+
+
+def _flash2_count_links(prefix: str, sched: str, causal: bool, hyps: tuple, env: dict | None = None) -> tuple[list[Claim], object, object]:
+    """Link: the flash2 formula is _flash2_unit at its own T_r, B_r (identity); returns the claims, T_r and B_r."""
+    f = WORKLOAD_FORMULAS[("flash2", sched, causal)]
+    if env:
+        f = _sub(f, env)
+    Tr, Br = f.blocks["T_r"], f.blocks["B_r"]
+    gg = 1 if sched == "per-head" else g
+    unit = _flash2_unit(causal, Tr, Br, gg)
+    if env:
+        unit = substitute(unit, env)  # type: ignore[arg-type]
+    claim = Implication(
+        f"{prefix}.count.{sched}" + (".causal" if causal else ""),
+        "identity",
+        f"Link ({f.algorithm}): the formula is flash2's unit count at its own T_r, B_r.",
+        hyps,
+        eq(f.io, unit),
+        provenance=COSTS,
+        assume_defined=True,
+    )
+    return [claim], Tr, Br
+
+
 def causal_half_claims() -> list[Claim]:
-    """FlashAttention-2 §3.1.1 as a checked statement: per-head flash2, N_q = N_kv = N."""
+    """FlashAttention-2 §3.1.1 as a checked statement: per-head flash2, N_q = N_kv = N. As links: (1) the causal and
+    non-causal formulas are flash2's unit count at T_r, B_r; (2) T_r ≥ 1, B_r ≥ 1, B_r ≤ a and (T_r − 1)a ≤ N − 1
+    (the last Q block is not empty); (3) for any such T, B the causal count is between half the non-causal one and
+    that half + (3/2)N(d + d_v) + N/2 (``workloads.causal.half.lower`` / ``.upper``, the conclusions)."""
+    T = sym("wl_T", doc="Q blocks per head (T_r)")
+    B = sym("wl_B", doc="query positions per Q block (B_r)")
+    Cs = sym("wl_c", doc="K/V rows a block may hold (the block rule's c)")
     sq = {Nq: N, Nkv: N, g: 1}
     c = _sub(WORKLOAD_FORMULAS[("flash2", "per-head", True)], sq)
     f = _sub(WORKLOAD_FORMULAS[("flash2", "per-head", False)], sq)
     hyps = (N >= 1, d >= 1, dv >= 1, M >= 1) + c.valid + f.valid
     about = ("workloads.b1.causal",)
-    return [
+    out: list[Claim] = []
+    for causal in (True, False):
+        cl, _, _ = _flash2_count_links("workloads.causal.half", "per-head", causal, hyps, sq)
+        out += cl
+    Tr, Br = c.blocks["T_r"], c.blocks["B_r"]
+    a = c.blocks["a_g"]
+    for what, goal in (("T", Tr >= 1), ("B", Br >= 1), ("Ba", Br <= a), ("last", (Tr - 1) * a <= N - 1)):
+        out.append(
+            Implication(
+                f"workloads.causal.half.blocks.{what}", "derivation",
+                f"Link (flash2 per-head, N_q = N_kv = N): the formula's blocks satisfy {goal}.",
+                hyps, goal, provenance=COSTS, assume_defined=True,
+            )
+        )
+    uc = substitute(_flash2_unit(True, T, B, 1), sq)  # type: ignore[arg-type]
+    uf = substitute(_flash2_unit(False, T, B, 1), sq)  # type: ignore[arg-type]
+    abstract = (N >= 1, d >= 1, dv >= 1, T >= 1, B >= 1, B * T >= N, B <= Cs, (T - 1) * Cs <= N - 1)
+    out += [
+        Implication(
+            "workloads.causal.half.blocks.cover", "derivation",
+            "Link (flash2 per-head, N_q = N_kv = N): B_r·T_r ≥ N (the Q blocks cover the rows).",
+            hyps, Br * Tr >= N, provenance=COSTS, assume_defined=True,
+        ),
         Implication(
             "workloads.causal.half.lower",
             "inequality",
-            "FlashAttention-2's causal saving is at most half: causal flash2 count ≥ non-causal count / 2 (N_q = N_kv).",
-            hyps,
-            c.io >= f.io / 2,
-            provenance=DOC,
-            assume_defined=True,
-            about=about,
+            "FlashAttention-2's causal saving is at most half: causal flash2 count ≥ non-causal count / 2 (N_q = N_kv; "
+            "at any T ≥ 1 Q blocks of B positions with B·T ≥ N, B ≤ c, (T − 1)c ≤ N − 1: the formula's, by the "
+            "links workloads.causal.half.count.* and .blocks.*).",
+            abstract, uc >= uf / 2, provenance=DOC, about=about,
         ),
         Implication(
             "workloads.causal.half.upper",
             "inequality",
             "…and at least half up to the diagonal: causal ≤ non-causal/2 + (3/2)·N(d + d_v) + N/2, a gap that does not "
-            "grow with T_r = ⌈N/B_r⌉, so causal ÷ non-causal → 1/2 as N/B_r → ∞ (FlashAttention-2 §3.1.1).",
-            hyps,
-            c.io <= f.io / 2 + 3 * N * (d + dv) / 2 + N / 2,
-            provenance=DOC,
-            assume_defined=True,
-            about=about,
+            "grow with T_r = ⌈N/B_r⌉, so causal ÷ non-causal → 1/2 as N/B_r → ∞ (FlashAttention-2 §3.1.1; same "
+            "links as .lower).",
+            abstract, uc <= uf / 2 + 3 * N * (d + dv) / 2 + N / 2, provenance=DOC, about=about,
         ),
     ]
+    return out
 
 
 def grouped_claims() -> list[Claim]:
+    """Decoding (g·N_q ≤ a): one Q block holds every row of the group, so T_r = 1 and B_r = N_q in both schedules
+    (links ``workloads.grouped.decode.blocks.*``), the formulas are flash2's unit count there (``.count.*``), and at
+    T = 1, B = N_q grouped + (g − 1)·N_kv(d + d_v) = g × per-head (``workloads.grouped.decode[.causal]``)."""
     a = floor((M - maximum(d, dv)) / (d + dv + 4))
-    out: list[Claim] = []
+    X = sym("wl_Xq", doc="query positions a Q block can hold per head (decoding)")
+    out: list[Claim] = [
+        Implication(
+            "workloads.grouped.decode.blocks.one", "identity",
+            "For an integer X ≥ N_q: ⌈N_q/X⌉ = 1 (one Q block).", (Nq >= 1, X >= Nq), eq(ceil(Nq / X), 1), provenance=COSTS,
+        ),
+        Implication(
+            "workloads.grouped.decode.blocks.all", "identity",
+            "For an integer X ≥ N_q: ⌈N_q/⌈N_q/X⌉⌉ = N_q (that block holds every position).",
+            (Nq >= 1, X >= Nq), eq(ceil(Nq / ceil(Nq / X)), Nq), provenance=COSTS,
+        ),
+    ]
     for causal in (False, True):
         gr = WORKLOAD_FORMULAS[("flash2", "grouped", causal)]
         ph = WORKLOAD_FORMULAS[("flash2", "per-head", causal)]
+        hyps = _BASE + gr.valid + ph.valid + (g * Nq <= a,)
+        sfx = ".causal" if causal else ""
+        for sched, f in (("grouped", gr), ("per-head", ph)):
+            cl, Tr, Br = _flash2_count_links("workloads.grouped.decode", sched, causal, hyps)
+            out += cl
+            if sched == "grouped":  # T_r = ⌈N_q/a_g⌉ with a_g = ⌊a/g⌋ ≥ N_q: via the abstract links .blocks.one/.all
+                out.append(
+                    Implication(
+                        f"workloads.grouped.decode.blocks.grouped.ag{sfx}", "derivation",
+                        f"Link ({f.algorithm}, g·N_q ≤ a): a_g = ⌊a/g⌋ ≥ N_q, so (workloads.grouped.decode.blocks.one, "
+                        ".all at X = a_g) T_r = 1 and B_r = N_q.",
+                        hyps, f.blocks["a_g"] >= Nq, provenance=COSTS, assume_defined=True,
+                    )
+                )
+                continue
+            for what, goal in (("T", eq(Tr, 1)), ("B", eq(Br, Nq))):
+                out.append(
+                    Implication(
+                        f"workloads.grouped.decode.blocks.{sched}.{what}{sfx}", "derivation",
+                        f"Link ({f.algorithm}, g·N_q ≤ a): {goal}.",
+                        hyps, goal, provenance=COSTS, assume_defined=True,
+                    )
+                )
         out.append(
             Implication(
-                "workloads.grouped.decode" + (".causal" if causal else ""),
+                "workloads.grouped.decode" + sfx,
                 "identity",
-                "When one Q block holds every row of the group (g·N_q ≤ a), grouped flash2 + (g − 1)·N_kv(d + d_v) = "
+                "When one Q block holds every row of the group (g·N_q ≤ a, so T_r = 1 and B_r = N_q in both schedules: "
+                "links workloads.grouped.decode.blocks.*, .count.*), grouped flash2 + (g − 1)·N_kv(d + d_v) = "
                 "g × per-head flash2: K/V read once per group instead of once per query head"
                 + (" (causal)." if causal else "."),
-                _BASE + gr.valid + ph.valid + (g * Nq <= a,),
-                eq(gr.io + (g - 1) * Nkv * (d + dv), g * ph.io),
+                _BASE + ((Nq <= Nkv,) if causal else ()),
+                eq(_flash2_unit(causal, 1, Nq, g) + (g - 1) * Nkv * (d + dv), g * _flash2_unit(causal, 1, Nq, 1)),  # type: ignore[operator]
                 provenance=COSTS,
-                assume_defined=True,
             )
         )
     return out
@@ -397,7 +486,17 @@ def causal_bwd_claims() -> list[Claim]:
     tail = (T - J) * (Nkv - B * (T + J - 1) / 2)  # Σ_{j=J}^{T−1} (N_kv − jB): T − J terms, their mean
     Y = sym("wl_Y", integer=False, lo=0, doc="the visited rows of the K/V blocks after the first J (causal backward)")
     blocks = (Nq >= 1, Nq <= Nkv, T >= 1, B >= 1, J >= 1, J <= T, (T - 1) * B <= Nkv - 1)
+    Cs = sym("wl_c", doc="K/V rows a block may hold (the block rule's c)")
     out: list[Claim] = [
+        Implication(
+            "workloads.causal.blocks.last",
+            "derivation",
+            "B ≤ c and (T − 1)·c ≤ N_kv − 1 give (T − 1)·B ≤ N_kv − 1: with B_c = ⌈N_kv/T_c⌉ ≤ c and T_c = ⌈N_kv/c⌉ "
+            "the last K/V block is not empty (the flash1-fit and flash2-bwd facts .lastc and .Bc at T = T_c, B = B_c).",
+            (T >= 1, B >= 1, Cs >= 1, B <= Cs, (T - 1) * Cs <= Nkv - 1),
+            (T - 1) * B <= Nkv - 1,
+            provenance=COSTS,
+        ),
         Implication(
             "workloads.bwd.causal.rows.split",
             "identity",
@@ -511,7 +610,8 @@ def causal_bwd_claims() -> list[Claim]:
                 provenance=COSTS,
             )
         )
-        for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("last", (Tc - 1) * Bc <= Nkv - 1)):
+        for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("lastc", (Tc - 1) * floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2)) <= Nkv - 1),
+                           ("Bc", Bc <= floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2)))):
             out.append(
                 Implication(
                     f"workloads.bwd.causal.blocks.{sched}.{what}",
@@ -610,7 +710,9 @@ def causal_forward_claims() -> list[Claim]:
                 hyps, Jf >= 1, provenance=COSTS,
             )
         )
-        for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("last", (Tc - 1) * Bc <= Nkv - 1)):
+        for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("last", (Tc - 1) * Bc <= Nkv - 1)) if alg == "flash1" else (
+            ("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc),
+            ("lastc", (Tc - 1) * floor((M - d - dv - 6) / (d + dv + 1)) <= Nkv - 1)):
             out.append(
                 Implication(
                     f"workloads.causal.blocks.{alg}.{what}", "derivation",

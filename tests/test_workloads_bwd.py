@@ -215,7 +215,7 @@ def test_report_training_step_rows_are_forward_plus_backward_and_above_the_bound
 def _chain_claims() -> list:
     from attnio.solver import claims_workloads as cw
 
-    return cw.backward_claims() + cw.causal_bwd_claims() + cw.causal_forward_claims()
+    return cw.backward_claims() + cw.causal_bwd_claims() + cw.causal_forward_claims() + cw.causal_half_claims() + cw.grouped_claims()
 
 
 def test_every_causal_and_backward_workload_formula_has_a_proved_definedness_and_trivial_bound_chain() -> None:
