@@ -610,13 +610,14 @@ def causal_bwd_claims() -> list[Claim]:
                 provenance=COSTS,
             )
         )
-        for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("lastc", (Tc - 1) * floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2)) <= Nkv - 1),
-                           ("Bc", Bc <= floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2)))):
+        cb = floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2))
+        facts = (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("lastc", (Tc - 1) * cb <= Nkv - 1))
+        for what, goal in facts if sched == "grouped" else ():  # the same blocks for both schedules; B_c ≤ c: .blocks.Bc
             out.append(
                 Implication(
-                    f"workloads.bwd.causal.blocks.{sched}.{what}",
+                    f"workloads.bwd.causal.blocks.{what}",
                     "derivation",
-                    f"Link B ({f.algorithm}): the formula's blocks satisfy {goal}.",
+                    f"Link B (flash2-bwd, causal, both schedules): the formula's blocks satisfy {goal}.",
                     hyps,
                     goal,
                     provenance=COSTS,
