@@ -443,7 +443,7 @@ def exact_bounds() -> list[Bound]:
 def all_bounds() -> list[Bound]:
     """The whole catalog: seed entries, exact cost entries, explicit constants, approximate attention, the
     backward pass, workloads (batch, heads, GQA, causal masks, N_q ≠ N_kv)."""
-    out = seed_bounds() + exact_bounds() + list(constants.BOUNDS) + list(approx.BOUNDS) + list(backward.BOUNDS) + list(workloads.BOUNDS)
+    out = seed_bounds() + exact_bounds() + list(constants.BOUNDS) + list(approx.BOUNDS) + list(backward.BOUNDS) + list(workloads.BOUNDS) + list(workloads.BWD_BOUNDS)
     ids = [b.id for b in out]
     assert len(ids) == len(set(ids)), "duplicate bound id"
     return out

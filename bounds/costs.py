@@ -486,3 +486,61 @@ def backward_cost(algorithm: str, *, N: int, d: int, M: int, dv: int | None = No
     IOCount(reads_words=96, writes_words=44)
     """
     return _evaluate(backward_formula(algorithm), algorithm, N=N, d=d, M=M, dv=dv)
+
+
+# ===========================================================================================================
+# Backward pass of workloads (derived here, docs/costs.md#workloads; schedule: algorithms/workloads_bwd.py).
+# One unit = one K/V head with its g query heads (both schedules: the per-head one combines the heads' dK, dV
+# in slow memory, so its unit is the group too); the workload's count is batch·H_kv × the unit count.
+# ===========================================================================================================
+
+WORKLOAD_BACKWARD_FORMULAS: dict[tuple[str, str, bool], CostFormula] = {}
+
+# flash2-bwd, io-optimal rule on N_kv key rows: c K/V rows, T_c = ⌈N_kv/c⌉ blocks of B_c = ⌈N_kv/T_c⌉.
+_cbw = floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2))
+_Tcbw = ceil(Nkv / _cbw)
+_Bcbw = ceil(Nkv / _Tcbw)
+_Jbw = minimum(_Tcbw, floor(_delta / _Bcbw) + 1)  # K/V blocks j with j·B_c ≤ δ: every query row visits them
+_Rbw_causal = _Tcbw * Nq - _Bcbw * (_Tcbw * (_Tcbw - 1) - _Jbw * (_Jbw - 1)) / 2 + (_Tcbw - _Jbw) * _delta
+for _causal, _Rb in ((False, _Tcbw * Nq), (True, _Rbw_causal)):
+    _q_reads = g * (2 * Nq * dv + _Rb * (2 * d + dv + 2))  # D pass (O, dO) + per visited row Q, dO, dQ, L, D
+    _q_writes = g * (Nq + Nq * d + _Rb * d)  # D, the dQ initialisation, dQ per visited row
+    _kvw = Nkv * (d + dv)
+    for _sched, _r, _wr in (
+        ("grouped", _q_reads + _kvw, _q_writes + _kvw),  # K, V read and dK, dV written once per K/V head
+        ("per-head", _q_reads + (2 * g - 1) * _kvw, _q_writes + g * _kvw),  # + K/V per head, partial dK/dV read back
+    ):
+        WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", _sched, _causal)] = _wf(
+            f"flash2-bwd/{_sched}" + ("/causal" if _causal else ""),
+            _r,
+            _wr,
+            (M >= 4 * d + 3 * dv + 4,) + ((Nq <= Nkv,) if _causal else ()),
+            {"c": _cbw, "T_c": _Tcbw, "B_c": _Bcbw},
+            "causal: Σ_j (N_q − max(0, j·B_c − δ)) visited Q rows per head" if _causal
+            else "T_c·g·N_q(3d + d_v + 2) Q/dO/dQ/L/D words",
+        )
+
+
+def workload_backward_formula(algorithm: str, schedule: str, causal: bool) -> CostFormula:
+    key = (algorithm, schedule, bool(causal))
+    if key not in WORKLOAD_BACKWARD_FORMULAS:
+        have = sorted({f"{a} ({s})" for a, s, _ in WORKLOAD_BACKWARD_FORMULAS})
+        raise InvalidParameter("algorithm", f"{algorithm} ({schedule})", "a backward with a workload formula: " + ", ".join(have))
+    return WORKLOAD_BACKWARD_FORMULAS[key]
+
+
+def workload_backward_cost(algorithm: str, w: object, schedule: str = "grouped") -> IOCount:
+    """Exact reads and writes (words) of the workload backward ``algorithm`` over the whole workload ``w``:
+    batch·H_kv units (a K/V head with its g query heads) × the unit formula.
+
+    >>> from attnio.workload import Workload
+    >>> workload_backward_cost("flash2-bwd", Workload.build(N=4, d=2, M=30, causal=True))
+    IOCount(reads_words=80, writes_words=40)
+    """
+    f = workload_backward_formula(algorithm, schedule, w.causal)  # type: ignore[attr-defined]
+    env = {"Nq": w.Nq, "Nkv": w.Nkv, "d": w.d, "dv": w.dv, "M": w.M, "g": w.groups}  # type: ignore[attr-defined]
+    for r in f.valid:
+        if not r.holds(env):
+            raise InvalidParameter("M", w.M, f"{r} for {f.algorithm} at {env}")  # type: ignore[attr-defined]
+    units = w.kv_heads_total  # type: ignore[attr-defined]
+    return IOCount(units * evaluate_int(f.reads, env), units * evaluate_int(f.writes, env))

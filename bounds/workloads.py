@@ -33,9 +33,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from attnio.bounds.expr import evaluate
+from attnio.bounds.expr import evaluate, minimum
 from attnio.bounds.symbols import M, Nkv, Nq, d, dv, g
-from attnio.bounds.types import ANY_ALGORITHM, CDAG_QK, CDAG_QK_PV, Bound
+from attnio.bounds.types import ANY_ALGORITHM, CDAG_BACKWARD, CDAG_QK, CDAG_QK_PV, Bound
 
 DOC = "docs/bounds/workloads.md"
 MODEL = (
@@ -115,5 +115,88 @@ def best_lower_bound(w: object) -> tuple[str, Fraction]:
         cands[f"workloads.b1.{kind}"] = Fraction(P * dd * dd, MM) - MM
     if MM >= 4 * dd * dd and w.dv == dd:  # type: ignore[attr-defined]
         cands[f"workloads.b2.{kind}"] = Fraction(2 * P * dd * dd, MM) - MM
+    best = max(cands, key=lambda k: (cands[k], k))
+    return best, cands[best]
+
+
+# ===================================================================================================== backward
+# Backward-pass bounds for workloads (docs/bounds/workloads.md#backward). A list of their own (the catalog adds it
+# to its aggregate): computation "backward", so they are compared only with backward schedules.
+
+BWD_TRIVIAL = Bound(
+    id="workloads.bwd.trivial",
+    statement="Per K/V head and its g query heads, every exact backward pass moves at least "
+    "g(N_q − 1)·d + g·N_q(d + d_v) + 2N_kv(d + d_v) words (N_kv ≥ 2): dQ written and dO read once per query head, "
+    "dK, dV written and K, V read once per K/V head, Q read for every query row that sees two or more keys (all "
+    "but at most one per head).",
+    kind="lower",
+    model="any exact attention backward pass over a workload (inputs start and outputs end in slow memory)",
+    regime=(2 <= Nkv,),
+    expr=g * (Nq - 1) * d + g * Nq * (d + dv) + 2 * Nkv * (d + dv),
+    explicit=True,
+    constant=Fraction(1),
+    provenance="derived here",
+    status="derived here",
+    doc=DOC,
+    symbols=("Nq", "Nkv", "g", "d", "dv"),
+    cdag=ANY_ALGORITHM,
+    computation="backward",
+    notes="O and the saved statistics are not counted (D = rowsum(P ∘ dP) can be formed without O).",
+)
+
+
+def _bwd(id_: str, pairs_: object, c: int, what: str, model: str) -> Bound:
+    return Bound(
+        id=id_,
+        statement=f"Every backward pass of one head with {what} whose CDAG is the {model} moves at least "
+        f"min({c if c > 1 else ''}P·d²/M, P/2) − M words, P = {pairs_} (d_v = d).",
+        kind="lower",
+        model=model,
+        regime=(),
+        expr=minimum(c * pairs_ * d**2 / M, pairs_ / 2) - M,  # type: ignore[operator]
+        explicit=True,
+        constant=Fraction(c),
+        slack=-M,
+        provenance="derived here (BWD-dP / BWD-SdP with the pair count in place of N², docs/bounds/backward.md)",
+        status="derived here",
+        doc=DOC,
+        symbols=("Nq", "Nkv", "d", "M"),
+        cdag=CDAG_BACKWARD,
+        computation="backward",
+    )
+
+
+_DP = "standard backward CDAG (dP-trees of the required pairs)"
+_SDP = "backward CDAG with S recomputed (S-tree and dP-tree of each required pair)"
+BWD_DP_RECT = _bwd("workloads.bwd-dp.rect", PAIRS_RECT, 1, "N_q queries and N_kv keys, no mask", _DP)
+BWD_DP_CAUSAL = _bwd("workloads.bwd-dp.causal", PAIRS_CAUSAL, 1, "a bottom-right causal mask", _DP)
+BWD_SDP_RECT = _bwd("workloads.bwd-sdp.rect", PAIRS_RECT, 4, "N_q queries and N_kv keys, no mask", _SDP)
+BWD_SDP_CAUSAL = _bwd("workloads.bwd-sdp.causal", PAIRS_CAUSAL, 4, "a bottom-right causal mask", _SDP)
+
+BWD_BOUNDS: list[Bound] = [BWD_TRIVIAL, BWD_DP_RECT, BWD_DP_CAUSAL, BWD_SDP_RECT, BWD_SDP_CAUSAL]
+
+
+def bwd_trivial_words(w: object) -> int:
+    """BWD_TRIVIAL over the whole workload (batch·H_kv units); with N_kv = 1 only dO read and the outputs written."""
+    if w.Nkv < 2:  # type: ignore[attr-defined]
+        return w.query_heads_total * w.Nq * (w.d + w.dv) + w.kv_heads_total * w.Nkv * (w.d + w.dv)  # type: ignore[attr-defined]
+    return w.query_heads_total * ((w.Nq - 1) * w.d + w.Nq * (w.d + w.dv)) + w.kv_heads_total * 2 * w.Nkv * (w.d + w.dv)  # type: ignore[attr-defined]
+
+
+def best_backward_lower_bound(w: object, recomputes_S: bool = True) -> tuple[str, Fraction]:
+    """The largest applicable backward lower bound (words) on the whole workload: trivial, BWD-dP_P, and (for
+    schedules that recompute S, as flash2-bwd does; d_v = d) BWD-SdP_P.
+
+    >>> from attnio.workload import Workload
+    >>> best_backward_lower_bound(Workload.build(heads=32, kv_heads=8, N=4096, d=128, gpu="h100", dtype="bf16", causal=True))
+    ('workloads.bwd-sdp.causal', Fraction(134133760, 1))
+    """
+    P, dd, MM = pairs(w), w.d, w.M  # type: ignore[attr-defined]
+    kind = "causal" if w.causal else "rect"  # type: ignore[attr-defined]
+    cands: dict[str, Fraction] = {"workloads.bwd.trivial": Fraction(bwd_trivial_words(w))}
+    if w.dv == dd:  # type: ignore[attr-defined]
+        cands[f"workloads.bwd-dp.{kind}"] = min(Fraction(P * dd * dd, MM), Fraction(P, 2)) - MM
+        if recomputes_S:
+            cands[f"workloads.bwd-sdp.{kind}"] = min(Fraction(4 * P * dd * dd, MM), Fraction(P, 2)) - MM
     best = max(cands, key=lambda k: (cands[k], k))
     return best, cands[best]

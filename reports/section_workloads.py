@@ -1,4 +1,5 @@
-"""The report's "Workloads" section: real models on each GPU preset, and decoding (docs/workloads.md).
+"""The report's "Workloads" section: real models on each GPU preset (forward and training step), and decoding
+(docs/workloads.md).
 
 :func:`section` is the report's section function (one entry in ``reports/report.py``'s ``SECTIONS``).
 
@@ -74,6 +75,59 @@ def model_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus: tu
     return rows
 
 
+def _kv_fwd(m: Any) -> int:
+    return _kv(m)
+
+
+def _kv_bwd(m: Any) -> int:
+    """K/V words of a backward run: K, V read, partial dK, dV read back (per-head), dK, dV written."""
+    return sum(m.per_array[a].reads_words + m.per_array[a].writes_words for a in ("K", "V", "dK", "dV"))
+
+
+def training_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus: tuple[str, ...] = GPUS) -> list[dict[str, Any]]:
+    """One row per (model, GPU): bytes per training step (forward + backward) of the cheapest flash2 + flash2-bwd
+    workload schedule (per-head or grouped, causal, bf16, batch 1), against the forward bound + the backward bound,
+    and the K/V bytes of both schedules (the GQA saving).
+
+    >>> r = training_rows(models=(("tiny", dict(heads=4, kv_heads=2, N=256, d=16)),), gpus=("a100",))[0]
+    >>> r["ratio"] >= 1, r["total_bytes"] == r["forward_bytes"] + r["backward_bytes"]
+    (True, True)
+    """
+    from attnio.algorithms.workloads_bwd import train_workload
+    from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
+
+    from attnio.workload import Workload
+
+    rows = []
+    for model, shape in models:
+        for gpu in gpus:
+            w = Workload.build(batch=1, causal=True, dtype="bf16", gpu=gpu, **shape)
+            steps = {s: train_workload("flash2", w, schedule=s, count_only=True) for s in ("per-head", "grouped")}
+            best = min(steps, key=lambda s: (steps[s].forward.measurement.io_words + steps[s].backward.measurement.io_words, s != "per-head"))
+            f, b = steps[best].forward.measurement, steps[best].backward.measurement
+            fid, flb = best_lower_bound(w)
+            bid, blb = best_backward_lower_bound(w)
+            ph, gr = steps["per-head"], steps["grouped"]
+            kv_ph = _kv_fwd(ph.forward.measurement) + _kv_bwd(ph.backward.measurement)
+            kv_gr = _kv_fwd(gr.forward.measurement) + _kv_bwd(gr.backward.measurement)
+            rows.append(
+                {
+                    "model": model, "gpu": gpu, "M": w.M, "best": f"flash2 + flash2-bwd ({best})",
+                    "forward_bytes": w.io_bytes(f.io_words), "backward_bytes": w.io_bytes(b.io_words),
+                    "total_bytes": w.io_bytes(f.io_words + b.io_words),
+                    "bound": f"{fid} + {bid}", "bound_bytes": float(flb + blb) * w.bytes_per_word,
+                    "ratio": float((f.io_words + b.io_words) / (flb + blb)),
+                    "fwd_ratio": float(f.io_words / flb), "bwd_ratio": float(b.io_words / blb),
+                    "kv_fwd_per_head_bytes": w.io_bytes(_kv_fwd(ph.forward.measurement)),
+                    "kv_fwd_grouped_bytes": w.io_bytes(_kv_fwd(gr.forward.measurement)),
+                    "kv_step_per_head_bytes": w.io_bytes(kv_ph), "kv_step_grouped_bytes": w.io_bytes(kv_gr),
+                    "step_per_head_bytes": w.io_bytes(ph.forward.measurement.io_words + ph.backward.measurement.io_words),
+                    "step_grouped_bytes": w.io_bytes(gr.forward.measurement.io_words + gr.backward.measurement.io_words),
+                }
+            )
+    return rows
+
+
 def decode_rows(gpus: tuple[str, ...] = GPUS) -> list[dict[str, Any]]:
     """Llama-style GQA decoding: N_q = 1 … 16 new tokens against N_kv = 32768 cached, causal, bf16, per token."""
     from attnio.bounds.workloads import best_lower_bound
@@ -126,9 +180,8 @@ def build(section_cls: Any) -> Any:
     s.p(
         "Real shapes (docs/workloads.md): one attention call of one layer, batch 1, causal (bottom-right), bf16 "
         "(2 bytes/word), M = one SM's shared memory of each GPU preset (a100 192 KiB, h100/h200 228 KiB) in bf16 "
-        "words. Forward pass only: the backward schedules are one-head, unmasked schedules (a training step is "
-        "`attnio run ... --backward` on unmasked multi-head workloads, and `attnio paper fa1-fig2`). Counts are "
-        "the machine's (count-only) and equal the exact formulas; the lower bound is the best of the trivial "
+        "words. First the forward pass, then the training step (forward + backward). Counts are "
+        "the machine's (count-only) and equal the exact formulas; the forward lower bound is the best of the trivial "
         "bound (K/V once per K/V head) and B1_P/B2_P with the causal pair count (docs/bounds/workloads.md)."
     )
     rows = model_rows()
@@ -145,6 +198,30 @@ def build(section_cls: Any) -> Any:
         "through the ceilings ⌈N/⌊a/g⌋⌉ against g·⌈N/a⌉ and, with the causal mask, the smaller diagonal blocks of "
         "the grouped schedule (docs/costs.md#workloads). GPT-2 medium has one query head per K/V head: no grouped "
         "schedule."
+    )
+    t = training_rows()
+    s.p(
+        "Training step: forward + backward per attention call (`attnio run flash2 --backward --causal --heads 32 "
+        "--kv-heads 8 ...`), the cheaper of flash2 + flash2-bwd per-head and grouped (the backward keeps a K/V "
+        "block resident while every query head of its group streams past, dK_j and dV_j accumulated in fast memory; "
+        "the per-head backward sums the heads' dK, dV in slow memory). Lower bound: the forward's best bound plus "
+        "the backward's best (trivial; BWD-SdP_P, min(4P·d²/M, P/2) − M for backward passes that recompute S, as "
+        "flash2-bwd does; docs/bounds/workloads.md#backward): a bound for the forward and the backward run as two "
+        "calculations, as flash2 and flash2-bwd are, not for a fused one."
+    )
+    s.table(
+        ["model", "GPU", "best schedule", "forward bytes", "backward bytes", "training-step bytes", "lower bound",
+         "bound bytes", "best ÷ bound", "forward ÷ its bound", "backward ÷ its bound"],
+        [[r["model"], r["gpu"], r["best"], r["forward_bytes"], r["backward_bytes"], r["total_bytes"], r["bound"],
+          r["bound_bytes"], r["ratio"], r["fwd_ratio"], r["bwd_ratio"]] for r in t],
+    )
+    s.p("K/V traffic (K, V reads; in the backward also dK, dV writes and the per-head schedule's partial-sum reads), "
+        "per-head against grouped, bytes:")
+    s.table(
+        ["model", "GPU", "forward per-head", "forward grouped", "training step per-head", "training step grouped",
+         "step total per-head ÷ grouped"],
+        [[r["model"], r["gpu"], r["kv_fwd_per_head_bytes"], r["kv_fwd_grouped_bytes"], r["kv_step_per_head_bytes"],
+          r["kv_step_grouped_bytes"], r["step_per_head_bytes"] / r["step_grouped_bytes"]] for r in t],
     )
     d = decode_rows()
     s.p(f"Decoding: N_q new tokens against N_kv = {DECODE_NKV} cached keys, Llama-style GQA (H = 32, H_kv = 8, d = 128), per token.")

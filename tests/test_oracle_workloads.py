@@ -79,3 +79,44 @@ def test_torch_is_causal_is_top_left_so_the_oracle_builds_the_bottom_right_mask(
     ours = run_workload("flash2", w, inputs=(Q, K, V)).output
     assert not np.allclose(ours, top_left)
     assert np.allclose(ours, torch_workload(Q, K, V, True), rtol=0, atol=1e-12)
+
+
+def torch_workload_backward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray, causal: bool) -> tuple[np.ndarray, ...]:
+    """dQ, dK, dV by torch autograd through scaled_dot_product_attention in float64 (enable_gqa where torch has it,
+    else K/V repeated by hand, whose autograd sums the repeated heads' gradients; bottom-right mask as above)."""
+    import torch
+    import torch.nn.functional as F
+
+    q, k, v = (torch.from_numpy(x).to(torch.float64).requires_grad_(True) for x in (Q, K, V))
+    Nq, Nkv = q.shape[2], k.shape[2]
+    kw: dict = {}
+    kk, vv = k, v
+    if _has_enable_gqa():
+        kw["enable_gqa"] = True
+    else:
+        g = q.shape[1] // k.shape[1]
+        kk, vv = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+    if causal and Nq == Nkv:
+        kw["is_causal"] = True
+    elif causal:
+        kw["attn_mask"] = torch.ones(Nq, Nkv, dtype=torch.bool).tril(diagonal=Nkv - Nq)
+    out = F.scaled_dot_product_attention(q, kk, vv, **kw)
+    out.backward(torch.from_numpy(dO).to(torch.float64))
+    return q.grad.numpy(), k.grad.numpy(), v.grad.numpy()
+
+
+@pytest.mark.parametrize("schedule", ["per-head", "grouped"])
+@settings(max_examples=20)
+@given(
+    st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 16), st.integers(0, 16),
+    st.integers(1, 6), st.booleans(), st.integers(0, 300), st.integers(0, 2**32 - 1),
+)
+def test_workload_backward_matches_torch_autograd_float64(schedule, batch, kv, g, Nq, extra_kv, d, causal, extra_M, seed) -> None:
+    from attnio.algorithms.workloads_bwd import random_grad, rel_error, run_workload_backward
+
+    w = Workload.build(batch=batch, heads=kv * g, kv_heads=kv, Nq=Nq, Nkv=Nq + extra_kv, d=d, causal=causal, M=7 * d + 4 + extra_M)
+    Q, K, V = random_inputs(w, seed)
+    dO = random_grad(w, seed)
+    r = run_workload_backward("flash2-bwd", w, schedule=schedule, inputs=(Q, K, V, dO), check=False)
+    for ours, ref in zip(r.outputs, torch_workload_backward(Q, K, V, dO, causal), strict=True):
+        assert rel_error(ours, ref) <= 1e-10

@@ -245,8 +245,9 @@ def test_cli_bad_workloads_are_one_line_and_exit_2(argv: list[str], needle: str,
 @pytest.mark.parametrize("name", ["flash1", "flash1-fit", "standard", "square_tiling"])
 @given(data=st.data())
 def test_causal_formulas_without_z3_claims_respect_the_bounds_on_examples(name: str, data: st.DataObject) -> None:
-    """solver/claims_workloads.py NO_Z3: z3 times out on these causal formulas, so Hypothesis checks what the
-    claims would say: unit count ≥ the trivial bound, and (M ≥ 2d²) ≥ P·d²/M, (M ≥ 4d², d_v = d) ≥ 2P·d²/M."""
+    """solver/claims_workloads.py NO_Z3: z3 times out on one-step claims about these causal formulas (they are proved
+    as chains of links instead, causal_forward_claims); Hypothesis also checks what the chains conclude: unit count
+    ≥ the trivial bound, and (M ≥ 2d²) ≥ P·d²/M, (M ≥ 4d², d_v = d) ≥ 2P·d²/M."""
     from attnio.bounds.expr import evaluate
     from attnio.bounds.workloads import PAIRS_CAUSAL, TRIVIAL
 
@@ -297,12 +298,14 @@ def test_cli_workload_training_step_is_heads_times_one_head_with_bytes(capsys: p
     assert out["workload"]["heads"] == 3
 
 
-def test_cli_workload_training_step_refuses_causal_and_gqa(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_workload_training_step_refuses_causal_and_gqa_without_a_workload_backward(capsys: pytest.CaptureFixture[str]) -> None:
+    """flash2 has a workload backward (tests/test_workloads_bwd.py); flash1's backward runs one head: plain only."""
     from attnio.cli import main
 
-    assert main(["run", "flash2", "--N", "50", "--d", "8", "--M", "400", "--backward", "--causal"]) == 2
-    assert main(["run", "flash2", "--N", "50", "--d", "8", "--M", "400", "--backward", "--heads", "2", "--kv-heads", "1"]) == 2
+    assert main(["run", "flash1", "--N", "50", "--d", "8", "--M", "400", "--backward", "--causal"]) == 2
+    assert main(["run", "flash1", "--N", "50", "--d", "8", "--M", "400", "--backward", "--heads", "2", "--kv-heads", "1"]) == 2
     assert capsys.readouterr().err.count("one-head backward") == 2
+    assert main(["run", "flash2", "--N", "50", "--d", "8", "--M", "400", "--backward", "--causal", "--count-only"]) == 0
 
 
 def test_report_workloads_section_builds_and_its_figures_are_consistent() -> None:
@@ -310,7 +313,7 @@ def test_report_workloads_section_builds_and_its_figures_are_consistent() -> Non
     from attnio.reports.section_workloads import decode_rows, model_rows
 
     s = report.section_workloads.section(None)
-    assert s.title == "Workloads" and len([b for b in s.blocks if b[0] == "table"]) == 4
+    assert s.title == "Workloads" and len([b for b in s.blocks if b[0] == "table"]) == 6  # + training step, K/V traffic
     assert report.section_workloads.section in report.SECTIONS
     for r in model_rows():
         assert r["ratio"] >= 1  # no schedule below a proved lower bound

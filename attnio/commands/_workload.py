@@ -91,17 +91,29 @@ def run(args: argparse.Namespace) -> Any:
 
 
 def train(args: argparse.Namespace) -> dict[str, Any]:
-    """``--backward`` with workload options: a training step (forward, then its backward) of one representative
-    head, its counts × batch·H (heads are independent and identical in shape, as in count-only tile loops).
-    Only plain workloads (no mask, N_q = N_kv, H_kv = H): the backward schedules are one-head schedules."""
+    """``--backward`` with workload options: a training step (forward, then its backward).
+
+    flash2 has a workload backward (flash2-bwd: causal masks, N_q ≠ N_kv, GQA/MQA; per-head or grouped, the same
+    schedule as the forward; ``best``: the cheaper training step). Other algorithms run a one-head training step of
+    one representative head, its counts × batch·H: plain workloads only (no mask, N_q = N_kv, H_kv = H)."""
     from attnio.algorithms.run_backward import train_step
+    from attnio.algorithms.workloads_bwd import BACKWARD_OF, train_workload
     from attnio.errors import Unsupported
 
     w = build(args)
-    if w.causal or w.Nq != w.Nkv or w.kv_heads != w.heads or (args.schedule not in (None, "per-head")):
+    if args.algorithm in BACKWARD_OF:
+        kw = {"seed": args.seed, "count_only": args.count_only}
+        scheds = ["per-head", "grouped"] if args.schedule == "best" else [args.schedule or "per-head"]
+        steps = [train_workload(args.algorithm, w, schedule=s, **kw).as_dict() for s in scheds]
+        return min(steps, key=lambda t: (t["total"]["io"], t["forward"]["schedule"]))
+    opts = [o for o, on in (("--causal", w.causal), (f"--Nq {w.Nq} != --Nkv {w.Nkv}", w.Nq != w.Nkv),
+                            (f"--kv-heads {w.kv_heads} < --heads {w.heads}", w.kv_heads != w.heads),
+                            (f"--schedule {args.schedule}", args.schedule not in (None, "per-head"))) if on]
+    if opts:
         raise Unsupported(
-            "--backward runs one-head backward schedules: no causal mask, N_q = N_kv, kv_heads = heads, per-head "
-            f"(got causal={w.causal}, Nq={w.Nq}, Nkv={w.Nkv}, heads={w.heads}, kv_heads={w.kv_heads})"
+            f"--backward for {args.algorithm} runs its one-head backward schedule: no workload backward for "
+            f"{', '.join(opts)} (workload backward schedules: {', '.join(BACKWARD_OF)} -> "
+            f"{', '.join(BACKWARD_OF.values())})"
         )
     ts = train_step(args.algorithm, N=w.Nq, d=w.d, dv=w.dv, M=w.M, seed=args.seed, count_only=args.count_only).as_dict()
     k = w.query_heads_total
@@ -134,10 +146,10 @@ def main(args: argparse.Namespace) -> int:
             print_json(ts)
             return 0
         w = build(args)
-        print(f"training step of {args.algorithm}: {w.batch}×{w.heads} heads, N={w.Nq} d={w.d} dv={w.dv} {w.dtype}, M={w.M:,d} words ({w.memory})")
+        print(f"training step of {args.algorithm}: {w.batch}×{w.heads} heads ({w.kv_heads} K/V){' causal' if w.causal else ''}, Nq={w.Nq} Nkv={w.Nkv} d={w.d} dv={w.dv} {w.dtype}, M={w.M:,d} words ({w.memory})")
         for key in ("forward", "backward", "total"):
             part = ts[key]
-            print(f"  {key:<8} {part['io']:>20,d} words {part['io_bytes']:>22,d} bytes" + (f"  ({part['algorithm']})" if "algorithm" in part else ""))
+            print(f"  {key:<8} {part['io']:>20,d} words {part['io_bytes']:>22,d} bytes" + (f"  ({part['algorithm']}" + (f", {part['schedule']}" if "schedule" in part else "") + ")" if "algorithm" in part else ""))
         return 0
     r = run(args)
     out = r.as_dict()
