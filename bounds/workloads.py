@@ -20,13 +20,15 @@ allows.
 **Trivial bound.** Every exact algorithm reads each Q word, each K and V word (once per K/V head, not per query
 head) and writes each O word at least once when N_kv ≥ 2 (with one key the softmax is 1 and K is not needed):
 per group unit g·N_q(d + d_v) + N_kv(d + d_v); the workload is batch·H_kv units. Bytes: × bytes per word.
+Under a causal mask with N_q = N_kv query row 0 sees one key and needs no Q_0: the causal bound counts
+g(N_q − 1)·d words of Q (``workloads.trivial.causal``).
 
 >>> from attnio.workload import Workload
 >>> w = Workload.build(batch=1, heads=4, kv_heads=1, N=8, d=2, M=32, causal=True)
 >>> pairs(w), trivial_words(w)
-(144, 160)
+(144, 152)
 >>> best_lower_bound(w)[0]
-'workloads.trivial'
+'workloads.trivial.causal'
 """
 
 from __future__ import annotations
@@ -65,6 +67,27 @@ TRIVIAL = Bound(
 )
 
 
+TRIVIAL_CAUSAL = Bound(
+    id="workloads.trivial.causal",
+    statement="Under a bottom-right causal mask (N_q ≤ N_kv), per K/V head and its g query heads, every exact "
+    "algorithm moves at least g(N_q − 1)·d + g·N_q·d_v + N_kv(d + d_v) words: as workloads.trivial, except that "
+    "with δ = N_kv − N_q = 0 query row 0 sees key 0 only (its softmax is 1, O_0 = V_0) and needs no Q_0 (N_kv ≥ 2).",
+    kind="lower",
+    model="any exact attention algorithm over a causal workload (inputs start and outputs end in slow memory)",
+    regime=(2 <= Nkv, Nq <= Nkv),
+    expr=g * (Nq - 1) * d + g * Nq * dv + Nkv * (d + dv),
+    explicit=True,
+    constant=Fraction(1),
+    provenance="derived here",
+    status="derived here",
+    doc=DOC,
+    symbols=("Nq", "Nkv", "g", "d", "dv"),
+    cdag=ANY_ALGORITHM,
+    notes="Exact for δ = 0 and g·d words weaker than needed for δ ≥ 1 (row 0 then sees two keys). The schedules' "
+    "causal counts are proved ≥ workloads.trivial, which is ≥ this (claim workloads.trivial.causal.weaker).",
+)
+
+
 def _b(id_: str, pairs_: object, factor: int, regime: tuple, what: str) -> Bound:
     return Bound(
         id=id_,
@@ -90,7 +113,7 @@ B1_CAUSAL = _b("workloads.b1.causal", PAIRS_CAUSAL, 1, (M >= 2 * d**2, Nq <= Nkv
 B2_RECT = _b("workloads.b2.rect", PAIRS_RECT, 2, (M >= 4 * d**2,), "N_q queries and N_kv keys, no mask (d_v = d)")
 B2_CAUSAL = _b("workloads.b2.causal", PAIRS_CAUSAL, 2, (M >= 4 * d**2, Nq <= Nkv), "a bottom-right causal mask (d_v = d)")
 
-BOUNDS: list[Bound] = [TRIVIAL, B1_RECT, B1_CAUSAL, B2_RECT, B2_CAUSAL]
+BOUNDS: list[Bound] = [TRIVIAL, TRIVIAL_CAUSAL, B1_RECT, B1_CAUSAL, B2_RECT, B2_CAUSAL]
 
 
 def pairs(w: object) -> int:
@@ -100,16 +123,20 @@ def pairs(w: object) -> int:
 
 
 def trivial_words(w: object) -> int:
-    """Q read and O written per query head, K and V read per K/V head (0 of K when N_kv = 1: see the regime)."""
+    """Q read and O written per query head, K and V read per K/V head (0 of K when N_kv = 1: see the regime);
+    under a causal mask one Q row per query head fewer (:data:`TRIVIAL_CAUSAL`)."""
     per_q = w.Nq * (w.d + w.dv)  # type: ignore[attr-defined]
     kv = w.Nkv * (w.d + w.dv) if w.Nkv >= 2 else 0  # type: ignore[attr-defined]
+    if w.causal and w.Nkv >= 2:  # type: ignore[attr-defined]
+        per_q -= w.d  # type: ignore[attr-defined]
     return w.query_heads_total * per_q + w.kv_heads_total * kv  # type: ignore[attr-defined]
 
 
 def best_lower_bound(w: object) -> tuple[str, Fraction]:
     """The largest applicable lower bound (words) on the whole workload: trivial, B1_P or B2_P (d_v = d)."""
     P, dd, MM = pairs(w), w.d, w.M  # type: ignore[attr-defined]
-    cands: dict[str, Fraction] = {"workloads.trivial": Fraction(trivial_words(w))}
+    trivial_id = TRIVIAL_CAUSAL.id if w.causal and w.Nkv >= 2 else TRIVIAL.id  # type: ignore[attr-defined]
+    cands: dict[str, Fraction] = {trivial_id: Fraction(trivial_words(w))}
     kind = "causal" if w.causal else "rect"  # type: ignore[attr-defined]
     if MM >= 2 * dd * dd:
         cands[f"workloads.b1.{kind}"] = Fraction(P * dd * dd, MM) - MM

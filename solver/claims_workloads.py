@@ -23,6 +23,7 @@ from attnio.bounds.workloads import (
     PAIRS_CAUSAL,
     PAIRS_RECT,
     TRIVIAL,
+    TRIVIAL_CAUSAL,
 )
 from attnio.solver.claim_types import Claim, Implication
 
@@ -867,5 +868,21 @@ def causal_forward_claims() -> list[Claim]:
     return out
 
 
+def trivial_causal_claims() -> list[Claim]:
+    """The causal trivial bound is below the plain one, so every count proved ≥ workloads.trivial is ≥ it."""
+    return [
+        Implication(
+            "workloads.trivial.causal.weaker",
+            "consistency",
+            "g(N_q − 1)·d + g·N_q·d_v + N_kv(d + d_v) ≤ g·N_q(d + d_v) + N_kv(d + d_v): workloads.trivial.causal ≤ "
+            "workloads.trivial, so every causal count proved ≥ the latter (workloads.causal.*.trivial) is ≥ the former.",
+            _BASE + TRIVIAL_CAUSAL.regime,
+            TRIVIAL_CAUSAL.expr <= TRIVIAL.expr,
+            provenance=DOC,
+            about=(TRIVIAL_CAUSAL.id, TRIVIAL.id),
+        )
+    ]
+
+
 def claims() -> list[Claim]:
-    return derivation_claims() + formula_claims() + causal_chain_claims() + causal_half_claims() + grouped_claims() + backward_claims() + causal_bwd_claims() + causal_forward_claims()
+    return trivial_causal_claims() + derivation_claims() + formula_claims() + causal_chain_claims() + causal_half_claims() + grouped_claims() + backward_claims() + causal_bwd_claims() + causal_forward_claims()

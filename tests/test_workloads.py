@@ -333,3 +333,23 @@ def test_other_algorithms_run_plain_workloads_per_head(name: str) -> None:
     assert fast.io_words == 8 * count(name, N=23, d=5, M=400).io_words
     real = run_workload(name, w, seed=3)
     assert real.measurement.io == fast.io and real.max_abs_error < 1e-12
+
+
+def test_causal_trivial_bound_drops_q_row_0_because_the_output_does_not_depend_on_it() -> None:
+    """workloads.trivial.causal counts one Q row per head fewer: with δ = 0 query row 0 sees key 0 only, so no
+    output depends on Q_0 (changing it leaves O unchanged), while with δ ≥ 1 it does (so the plain count is then
+    needed, and the causal bound is the weaker, still valid, one)."""
+    from attnio.bounds.workloads import TRIVIAL, TRIVIAL_CAUSAL, best_lower_bound, trivial_words
+
+    rng = np.random.default_rng(7)
+    Q, K, V = (rng.standard_normal((1, 1, 6, 4)) for _ in range(3))  # (batch, heads, N, d)
+    Q2 = Q.copy()
+    Q2[0, 0, 0] = rng.standard_normal(4) * 10
+    assert np.array_equal(reference(Q, K, V, causal=True), reference(Q2, K, V, causal=True))
+    Kx, Vx = (rng.standard_normal((1, 1, 7, 4)) for _ in range(2))  # δ = 1: row 0 sees two keys
+    assert not np.allclose(reference(Q, Kx, Vx, causal=True), reference(Q2, Kx, Vx, causal=True))
+    w = Workload.build(heads=4, kv_heads=2, N=8, d=2, M=64, causal=True)
+    plain = Workload.build(heads=4, kv_heads=2, N=8, d=2, M=64)
+    assert trivial_words(plain) - trivial_words(w) == w.query_heads_total * w.d
+    assert best_lower_bound(w)[0] in {TRIVIAL_CAUSAL.id, "workloads.b1.causal", "workloads.b2.causal"}
+    assert best_lower_bound(plain)[0] != TRIVIAL_CAUSAL.id and TRIVIAL.id != TRIVIAL_CAUSAL.id
