@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from attnio.bounds.expr import Expr, Rel
+from attnio.bounds.expr import Div, Expr, Rel
 from attnio.solver.logic import Formula
 
 IMPLICATION_KINDS = ("inequality", "consistency", "identity", "branch", "iff", "derivation", "well-defined")
@@ -90,6 +90,20 @@ class Crossover:
     wall_ms: int | None = None  # no effect (verdicts depend on resource limits only); kept for compatibility
     kind: str = "crossover"
     about: tuple[str, ...] = ()
+    # With ``cleared``, each bisection bound on an axis p/q (a quotient whose denominator the claim-level
+    # definedness check proves > 0) is stated without the division, as p ≤ v·q and v·q ≤ p: the same relation,
+    # which z3's nonlinear procedure decides far faster on the backward's exact costs (docs/solver.md).
+    cleared: bool = False
+
+    def axis_at_most(self, v: Fraction) -> Rel:
+        if self.cleared and isinstance(self.axis, Div):
+            return self.axis.num <= v * self.axis.den
+        return self.axis <= v
+
+    def axis_at_least(self, v: Fraction) -> Rel:
+        if self.cleared and isinstance(self.axis, Div):
+            return v * self.axis.den <= self.axis.num
+        return v <= self.axis
 
 
 Claim = Implication | Coverage | Tightest | Crossover

@@ -305,6 +305,69 @@ def crossover_claims() -> list[Claim]:
     ]
 
 
+# The exact crossover (docs/costs.md#backward-crossover): realistic heads and long sequences, where lower-order terms
+# do not decide. The crossover sits where square_tiling-bwd's tile B is about d/√3, so ⌈d/B⌉ (2 or 3 there) sets
+# the N² term 3⌈d/B⌉N²; the real relaxation of the ceiling (d/B ≤ ⌈d/B⌉ < d/B + 1) would let it be 2.9 and move
+# the lower side to M/d² ≈ 0.77. The integrality facts of :func:`_tile_facts` (proved on their own by
+# backward.crossover.tiles) restore it.
+XOVER_REGIME = (64 <= d, 64 * d <= N)
+TILE_KS = (1, 2, 3)
+
+
+def _tile_facts() -> tuple:
+    """``⌈d/B⌉ ≤ k or kB < d`` and ``⌈d/B⌉ ≥ k + 1 or d ≤ kB`` for k = 1, 2, 3 (B: square_tiling-bwd's tile):
+    true at every integer point (⌈d/B⌉ ≤ k ⇔ d ≤ kB), not implied by the real relaxation of the ceiling."""
+    from attnio.solver.logic import Any as Either
+
+    st = _formulas()["square_tiling-bwd"]
+    tile, td = st.blocks["B"], st.blocks["T_d"]
+    out: list = []
+    for k in TILE_KS:
+        out += [Either((td <= k, k * tile < d)), Either((k + 1 <= td, d <= k * tile))]
+    return tuple(out)
+
+
+def exact_crossover_claims() -> list[Claim]:
+    from attnio.solver.logic import All
+
+    fs = _formulas()
+    st, f2 = fs["square_tiling-bwd"], fs["flash2-bwd"]
+    facts = _tile_facts()
+    return [
+        Implication(
+            "backward.crossover.tiles",
+            "identity",
+            "square_tiling-bwd's head-dimension tile count T_d = ⌈d/B⌉ (B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋) is an integer: "
+            "T_d ≤ k exactly when d ≤ kB, for k = 1, 2, 3 (the facts the exact crossover's hypotheses add)",
+            (*_BASE, *st.valid),
+            All(facts),
+            provenance="docs/costs.md#backward-crossover",
+            about=("exact.square_tiling-bwd",),
+        ),
+        Crossover(
+            "backward.crossover.square_tiling-bwd.flash2-bwd",
+            "Exact costs (every floor and ceiling): where square_tiling-bwd moves strictly fewer words than flash2-bwd, "
+            "along M/d², for d ≥ 64 and N ≥ 64d (d_v = d); derived by bisection, both sides proved. The hypotheses "
+            "add T_d = ⌈d/B⌉'s integrality facts (proved by backward.crossover.tiles). Between the two sides either "
+            "can win, depending on d (the leading terms cross at M/d² ≈ 0.947 once T_d = 2 is counted exactly).",
+            XOVER_REGIME + st.valid + f2.valid + facts,
+            a=st.io,
+            b=f2.io,
+            axis=M / d**2,
+            lo=F(15, 16),
+            hi=F(9, 8),
+            precision=F(1, 16),
+            a_name="square_tiling-bwd",
+            b_name="flash2-bwd",
+            axis_name="M/d²",
+            provenance=f"{st.derivation}; {f2.derivation}; docs/costs.md#backward-crossover",
+            rlimit=1_200_000,
+            cleared=True,
+            about=("exact.square_tiling-bwd", "exact.flash2-bwd"),
+        ),
+    ]
+
+
 def training_claims() -> list[Claim]:
     """flash2 + flash2-bwd (one training step of the best schedules) against B2 + BWD-SdP (their leading
     terms 2N²d²/M + 4N²d²/M; the bounds themselves are these minus 2M)."""
@@ -334,7 +397,14 @@ def training_claims() -> list[Claim]:
 
 
 def claims() -> list[Claim]:
-    return step_claims() + consistency_claims() + tightest_claims() + crossover_claims() + training_claims()
+    return (
+        step_claims()
+        + consistency_claims()
+        + tightest_claims()
+        + crossover_claims()
+        + exact_crossover_claims()
+        + training_claims()
+    )
 
 
 CLAIMS: list[Claim] = claims()
