@@ -63,8 +63,15 @@ class Tightest:
     wall_ms: int | None = None  # no effect (verdicts depend on resource limits only); kept for compatibility
     kind: str = "tightest"
     about: tuple[str, ...] = ()
+    # With ``cleared``, a shape p/q (a quotient whose denominator the claim-level definedness check proves > 0) is
+    # multiplied out: each step proves f·q ≤ c·p + extra·q, the same relation without the division, which z3's
+    # nonlinear procedure decides far faster on the backward's exact costs (see Crossover.cleared).
+    cleared: bool = False
 
     def claim_at(self, c: Fraction) -> Rel:
+        if self.cleared and isinstance(self.g, Div):
+            q = self.g.den
+            return self.f * q <= c * self.g.num + self.extra * q
         return self.f <= c * self.g + self.extra
 
 
