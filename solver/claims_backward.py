@@ -1,6 +1,7 @@
 """z3 claims about the backward pass (ids ``backward.*``): the algebraic steps of the derived backward lower
 bounds (docs/bounds/backward.md), every backward lower bound ≤ every backward exact cost, the regime crossover
-of the exact backward costs, the tightest constant of each backward schedule, and a training step (forward +
+of the exact backward costs (and of their leading terms), the tightest constant of each backward schedule, and a
+training step (forward +
 backward of the best schedules) against the sum of the bounds.
 
 Built from :data:`attnio.bounds.costs.BACKWARD_FORMULAS` and :data:`attnio.bounds.backward.BOUNDS` (d_v = d).
@@ -321,8 +322,7 @@ def tightest_claims() -> list[Claim]:
 def crossover_claims() -> list[Claim]:
     """The small-cache/large-cache crossover of the backward, derived along M/d² on the leading terms of the exact
     counts (docs/costs.md#backward-constants): square_tiling-bwd 8√3·N²d/√M + 2N² against flash2-bwd 16N²d²/M.
-    On the exact formulas (nested floors of √M, a product of two tile counts) z3 answered unknown within its
-    budget; tests/test_backward_claims.py checks the derived side on measured counts instead."""
+    The crossover of the exact formulas is :func:`exact_crossover_claims`."""
     return [
         Crossover(
             "backward.crossover.leading.square_tiling-bwd.flash2-bwd",
