@@ -258,17 +258,53 @@ SQRT_TILED: dict[str, tuple[Expr, Expr, tuple, str, Fraction]] = {
 }
 
 
+def _standard_tiles() -> tuple:
+    """standard-bwd's tile b = ⌊√(M/3)⌋ is at least d once M ≥ 3d², so T_d = ⌈d/b⌉ = 1: integer facts (over the
+    reals the floor and the ceiling only give b > d − 1 and T_d < 2), proved by backward.tight.standard-bwd.tiles
+    and added to the hypotheses of backward.tight.standard-bwd so that cvc5 re-proves it too."""
+    sb = _formulas()["standard-bwd"]
+    return (d <= sb.blocks["b"], sb.blocks["T_d"] <= 1)
+
+
+# hypotheses that restate integer facts of a schedule's tiles, each proved by its own link claim
+TILE_FACTS = {"standard-bwd": _standard_tiles}
+
+
+def tile_fact_claims() -> list[Claim]:
+    from attnio.solver.logic import All
+
+    fs = _formulas()
+    out: list[Claim] = []
+    for name, facts in TILE_FACTS.items():
+        shape, regime, where = LEADING[name]
+        out.append(
+            Implication(
+                f"backward.tight.{name}.tiles",
+                "branch",
+                f"{name} with {where}: its tile b = ⌊√(M/3)⌋ is at least d, so T_d = ⌈d/b⌉ = 1 (integer facts the "
+                f"hypotheses of backward.tight.{name} restate)",
+                regime + fs[name].valid,
+                All(facts()),
+                provenance=fs[name].derivation,
+                about=(f"exact.{name}",),
+            )
+        )
+    return out
+
+
 def tightest_claims() -> list[Claim]:
     fs = _formulas()
     out: list[Claim] = []
     for name, (shape, regime, where) in LEADING.items():
         f = fs[name]
+        facts = TILE_FACTS[name]() if name in TILE_FACTS else ()
         out.append(
             Tightest(
                 f"backward.tight.{name}",
                 f"Least c with cost({name}) ≤ c·{shape} + 12Nd for all N, d, M with {where} where {name} runs "
-                "(ceilings included: small sizes set c).",
-                regime + f.valid,
+                "(ceilings included: small sizes set c)."
+                + (f" The hypotheses restate the tiles' integer facts proved by backward.tight.{name}.tiles." if facts else ""),
+                regime + f.valid + facts,
                 f=f.io,
                 g=shape,
                 extra=ADDITIVE,
@@ -440,6 +476,7 @@ def claims() -> list[Claim]:
         + consistency_claims()
         + tightest_claims()
         + crossover_claims()
+        + tile_fact_claims()
         + exact_crossover_claims()
         + training_claims()
     )
