@@ -171,10 +171,15 @@ def _exact_crossover() -> Crossover:
     return next(c for c in CLAIMS if c.id == "backward.crossover.square_tiling-bwd.flash2-bwd")
 
 
-def test_exact_backward_crossover_is_derived_with_a_narrow_band() -> None:
+@pytest.fixture(scope="module")
+def exact_crossover_verdict():
+    return verify_claim(_exact_crossover())
+
+
+def test_exact_backward_crossover_is_derived_with_a_narrow_band(exact_crossover_verdict) -> None:
     """The exact costs' crossover (d ≥ 64, N ≥ 64d): both sides proved, the band between them at most 1/4 wide and
     around the leading terms' crossover once T_d = 2 is counted exactly (M/d² ≈ 0.947)."""
-    v = verify_claim(_exact_crossover())
+    v = exact_crossover_verdict
     assert v.status == "proved", v.reason
     lo, hi = (Fraction(x) for x in re.findall(r"M/d² [≤≥] (\d+/\d+)", v.constant))
     assert Fraction(7, 8) <= lo < Fraction(947, 1000) < hi <= Fraction(5, 4), v.constant
@@ -186,11 +191,11 @@ def test_exact_backward_crossover_is_derived_with_a_narrow_band() -> None:
 
 
 @pytest.mark.parametrize("d", [64, 96, 128])
-def test_exact_crossover_sides_agree_with_the_exact_counts(d: int) -> None:
+def test_exact_crossover_sides_agree_with_the_exact_counts(d: int, exact_crossover_verdict) -> None:
     """At concrete points on each proved side, the exact formulas (and, at N = 64d, the machine's measured counts)
     order the two schedules as the proved sides say."""
-    claim = _exact_crossover()
-    v = verify_claim(claim)
+    v = exact_crossover_verdict
+    assert v.status == "proved", v.reason
     lo, hi = (Fraction(x) for x in re.findall(r"M/d² [≤≥] (\d+/\d+)", v.constant))
     for N in (64 * d, 1000 * d):
         for M in (int(lo * d * d), int(lo * d * d * 3 / 4), (7 * d + 4 + d * d // 4)):  # a-side: st < f2
