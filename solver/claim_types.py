@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from attnio.bounds.expr import Expr, Rel
+from attnio.bounds.expr import Div, Expr, Rel
 from attnio.solver.logic import Formula
 
 IMPLICATION_KINDS = ("inequality", "consistency", "identity", "branch", "iff", "derivation", "well-defined")
@@ -63,8 +63,15 @@ class Tightest:
     wall_ms: int | None = None  # no effect (verdicts depend on resource limits only); kept for compatibility
     kind: str = "tightest"
     about: tuple[str, ...] = ()
+    # With ``cleared``, a shape p/q (a quotient whose denominator the claim-level definedness check proves > 0) is
+    # multiplied out: each step proves f·q ≤ c·p + extra·q, the same relation without the division, which z3's
+    # nonlinear procedure decides far faster on the backward's exact costs (see Crossover.cleared).
+    cleared: bool = False
 
     def claim_at(self, c: Fraction) -> Rel:
+        if self.cleared and isinstance(self.g, Div):
+            q = self.g.den
+            return self.f * q <= c * self.g.num + self.extra * q
         return self.f <= c * self.g + self.extra
 
 
@@ -90,6 +97,20 @@ class Crossover:
     wall_ms: int | None = None  # no effect (verdicts depend on resource limits only); kept for compatibility
     kind: str = "crossover"
     about: tuple[str, ...] = ()
+    # With ``cleared``, each bisection bound on an axis p/q (a quotient whose denominator the claim-level
+    # definedness check proves > 0) is stated without the division, as p ≤ v·q and v·q ≤ p: the same relation,
+    # which z3's nonlinear procedure decides far faster on the backward's exact costs (docs/solver.md).
+    cleared: bool = False
+
+    def axis_at_most(self, v: Fraction) -> Rel:
+        if self.cleared and isinstance(self.axis, Div):
+            return self.axis.num <= v * self.axis.den
+        return self.axis <= v
+
+    def axis_at_least(self, v: Fraction) -> Rel:
+        if self.cleared and isinstance(self.axis, Div):
+            return v * self.axis.den <= self.axis.num
+        return v <= self.axis
 
 
 Claim = Implication | Coverage | Tightest | Crossover

@@ -1,6 +1,7 @@
 """z3 claims about the backward pass (ids ``backward.*``): the algebraic steps of the derived backward lower
 bounds (docs/bounds/backward.md), every backward lower bound ≤ every backward exact cost, the regime crossover
-of the exact backward costs, the tightest constant of each backward schedule, and a training step (forward +
+of the exact backward costs (and of their leading terms), the tightest constant of each backward schedule, and a
+training step (forward +
 backward of the best schedules) against the sum of the bounds.
 
 Built from :data:`attnio.bounds.costs.BACKWARD_FORMULAS` and :data:`attnio.bounds.backward.BOUNDS` (d_v = d).
@@ -428,19 +429,72 @@ def small_cache_consistency_claims() -> list[Implication]:
 
 
 # Shape and regime of each schedule's tightest-constant claim: cost ≤ c·shape + 12Nd there. flash2-square-bwd and
-# square_tiling-bwd have none: their block sizes are floors of square roots (nested, for square_tiling-bwd, with a
-# product of two tile counts) and z3 answered unknown within its budget (report: measured constants only).
+# square_tiling-bwd, whose block sizes are floors of square roots, have their own claims below (SQRT_TILED).
 LEADING: dict[str, tuple[Expr, tuple, str]] = {
     "flash2-bwd": (UNIT, FA_REGIME, "d ≤ M ≤ Nd"),
     "flash1-bwd": (UNIT, FA_REGIME, "d ≤ M ≤ Nd (FlashAttention Thm 5)"),
     "flash1-fit-bwd": (UNIT, FA_REGIME, "d ≤ M ≤ Nd"),
     "standard-bwd": (N**2, (3 * d**2 <= M,), "M ≥ 3d² (tiles as wide as d: FlashAttention Thm 5's Θ(Nd + N²))"),
 }
-# flash2-bwd's large-d constant is left out: under the verifier's resource limits the bisection step at
-# c = 263/16 finds a real counterexample that is no integer point, and the integer re-check is undecided within
-# its budget (the claim came back unknown, which is never a pass). Its overall constant (backward.tight.flash2-bwd)
-# is proved; docs/costs.md#backward-constants gives the measured large-d figures.
-LARGE_D = ("flash1-bwd",)
+# Large-d constants (d ≥ 64, 8d² ≤ M ≤ Nd), and whether the bisection states each step without the division by M
+# (Tightest.cleared): flash2-bwd's is decided that way in milliseconds, while as a quotient z3's nonlinear procedure
+# ran past its guard at c = 33/2 and the integer re-check at c = 263/16 was undecided.
+LARGE_D: dict[str, bool] = {"flash1-bwd": False, "flash2-bwd": True}
+# The square-root-tiled schedules, realistic heads (d ≥ 64), each in the regime where its shape is the leading term:
+# id suffix, shape, extra, regime, regime text, precision. Steps are stated cleared of the shape's denominator.
+SQRT_TILED: dict[str, tuple[Expr, Expr, tuple, str, Fraction]] = {
+    # 2b² + (7d + 2)b ≤ M: b ≈ M/(7d) while M ≪ 49d² (cost ≈ 28N²d²/M), ≈ 0.91d at M = 8d² (cost ≈ 35N²d²/M)
+    "flash2-square-bwd": (
+        UNIT,
+        ADDITIVE,
+        (64 <= d, d**2 <= M, M <= 8 * d**2, M <= N * d),
+        "d ≥ 64, d² ≤ M ≤ 8d², M ≤ Nd (the N²d²/M regime of its square blocks; the constant is set near M = 8d²)",
+        F(1, 2),
+    ),
+    # small cache: cost ≈ 8N²d/B + 3⌈d/B⌉N² + 2N² with B ≈ √(M/3), i.e. 8√3·N²d/√M + 5N² (the 3N² is the slack of
+    # the ceiling ⌈d/B⌉ < d/B + 1): the shape is N²d/√M, not N²d²/M, with 5N² in the additive term
+    "square_tiling-bwd": (
+        N**2 * d / sqrt(M),
+        5 * N**2 + ADDITIVE,
+        (64 <= d, d**2 <= 4 * M, M <= d**2),
+        "d ≥ 64, d²/4 ≤ M ≤ d² (small cache: the shape is N²d/√M, leading constant 8√3 ≈ 13.86, plus 5N²)",
+        F(1),
+    ),
+}
+
+
+def _standard_tiles() -> tuple:
+    """standard-bwd's tile b = ⌊√(M/3)⌋ is at least d once M ≥ 3d², so T_d = ⌈d/b⌉ = 1: integer facts (over the
+    reals the floor and the ceiling only give b > d − 1 and T_d < 2), proved by backward.tight.standard-bwd.tiles
+    and added to the hypotheses of backward.tight.standard-bwd so that cvc5 re-proves it too."""
+    sb = _formulas()["standard-bwd"]
+    return (d <= sb.blocks["b"], sb.blocks["T_d"] <= 1)
+
+
+# hypotheses that restate integer facts of a schedule's tiles, each proved by its own link claim
+TILE_FACTS = {"standard-bwd": _standard_tiles}
+
+
+def tile_fact_claims() -> list[Claim]:
+    from attnio.solver.logic import All
+
+    fs = _formulas()
+    out: list[Claim] = []
+    for name, facts in TILE_FACTS.items():
+        shape, regime, where = LEADING[name]
+        out.append(
+            Implication(
+                f"backward.tight.{name}.tiles",
+                "branch",
+                f"{name} with {where}: its tile b = ⌊√(M/3)⌋ is at least d, so T_d = ⌈d/b⌉ = 1 (integer facts the "
+                f"hypotheses of backward.tight.{name} restate)",
+                regime + fs[name].valid,
+                All(facts()),
+                provenance=fs[name].derivation,
+                about=(f"exact.{name}",),
+            )
+        )
+    return out
 
 
 def tightest_claims() -> list[Claim]:
@@ -448,12 +502,14 @@ def tightest_claims() -> list[Claim]:
     out: list[Claim] = []
     for name, (shape, regime, where) in LEADING.items():
         f = fs[name]
+        facts = TILE_FACTS[name]() if name in TILE_FACTS else ()
         out.append(
             Tightest(
                 f"backward.tight.{name}",
                 f"Least c with cost({name}) ≤ c·{shape} + 12Nd for all N, d, M with {where} where {name} runs "
-                "(ceilings included: small sizes set c).",
-                regime + f.valid,
+                "(ceilings included: small sizes set c)."
+                + (f" The hypotheses restate the tiles' integer facts proved by backward.tight.{name}.tiles." if facts else ""),
+                regime + f.valid + facts,
                 f=f.io,
                 g=shape,
                 extra=ADDITIVE,
@@ -464,7 +520,7 @@ def tightest_claims() -> list[Claim]:
                 about=(f"exact.{name}",),
             )
         )
-    for name in LARGE_D:
+    for name, cleared in LARGE_D.items():
         f = fs[name]
         out.append(
             Tightest(
@@ -479,6 +535,25 @@ def tightest_claims() -> list[Claim]:
                 hi=F(64),
                 provenance=f.derivation,
                 assume_defined=True,
+                cleared=cleared,
+                about=(f"exact.{name}",),
+            )
+        )
+    for name, (shape, extra, regime, where, precision) in SQRT_TILED.items():
+        f = fs[name]
+        out.append(
+            Tightest(
+                f"backward.tight.{name}",
+                f"Least c (to {precision}) with cost({name}) ≤ c·{shape} + {extra} for all N, d, M with {where} "
+                "(exact cost: floors of square roots and ceilings included).",
+                regime + f.valid,
+                f=f.io,
+                g=shape,
+                extra=extra,
+                precision=precision,
+                hi=F(64),
+                provenance=f"{f.derivation}; docs/costs.md#backward-constants",
+                cleared=True,
                 about=(f"exact.{name}",),
             )
         )
@@ -488,8 +563,7 @@ def tightest_claims() -> list[Claim]:
 def crossover_claims() -> list[Claim]:
     """The small-cache/large-cache crossover of the backward, derived along M/d² on the leading terms of the exact
     counts (docs/costs.md#backward-constants): square_tiling-bwd 8√3·N²d/√M + 2N² against flash2-bwd 16N²d²/M.
-    On the exact formulas (nested floors of √M, a product of two tile counts) z3 answered unknown within its
-    budget; tests/test_backward_claims.py checks the derived side on measured counts instead."""
+    The crossover of the exact formulas is :func:`exact_crossover_claims`."""
     return [
         Crossover(
             "backward.crossover.leading.square_tiling-bwd.flash2-bwd",
@@ -507,6 +581,69 @@ def crossover_claims() -> list[Claim]:
             axis_name="M/d²",
             provenance="docs/costs.md#backward-constants (both leading terms)",
         )
+    ]
+
+
+# The exact crossover (docs/costs.md#backward-crossover): realistic heads and long sequences, where lower-order terms
+# do not decide. The crossover sits where square_tiling-bwd's tile B is about d/√3, so ⌈d/B⌉ (2 or 3 there) sets
+# the N² term 3⌈d/B⌉N²; the real relaxation of the ceiling (d/B ≤ ⌈d/B⌉ < d/B + 1) would let it be 2.9 and move
+# the lower side to M/d² ≈ 0.77. The integrality facts of :func:`_tile_facts` (proved on their own by
+# backward.crossover.tiles) restore it.
+XOVER_REGIME = (64 <= d, 64 * d <= N)
+TILE_KS = (1, 2, 3)
+
+
+def _tile_facts() -> tuple:
+    """``⌈d/B⌉ ≤ k or kB < d`` and ``⌈d/B⌉ ≥ k + 1 or d ≤ kB`` for k = 1, 2, 3 (B: square_tiling-bwd's tile):
+    true at every integer point (⌈d/B⌉ ≤ k ⇔ d ≤ kB), not implied by the real relaxation of the ceiling."""
+    from attnio.solver.logic import Any as Either
+
+    st = _formulas()["square_tiling-bwd"]
+    tile, td = st.blocks["B"], st.blocks["T_d"]
+    out: list = []
+    for k in TILE_KS:
+        out += [Either((td <= k, k * tile < d)), Either((k + 1 <= td, d <= k * tile))]
+    return tuple(out)
+
+
+def exact_crossover_claims() -> list[Claim]:
+    from attnio.solver.logic import All
+
+    fs = _formulas()
+    st, f2 = fs["square_tiling-bwd"], fs["flash2-bwd"]
+    facts = _tile_facts()
+    return [
+        Implication(
+            "backward.crossover.tiles",
+            "identity",
+            "square_tiling-bwd's head-dimension tile count T_d = ⌈d/B⌉ (B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋) is an integer: "
+            "T_d ≤ k exactly when d ≤ kB, for k = 1, 2, 3 (the facts the exact crossover's hypotheses add)",
+            (*_BASE, *st.valid),
+            All(facts),
+            provenance="docs/costs.md#backward-crossover",
+            about=("exact.square_tiling-bwd",),
+        ),
+        Crossover(
+            "backward.crossover.square_tiling-bwd.flash2-bwd",
+            "Exact costs (every floor and ceiling): where square_tiling-bwd moves strictly fewer words than flash2-bwd, "
+            "along M/d², for d ≥ 64 and N ≥ 64d (d_v = d); derived by bisection, both sides proved. The hypotheses "
+            "add T_d = ⌈d/B⌉'s integrality facts (proved by backward.crossover.tiles). Between the two sides either "
+            "can win, depending on d (the leading terms cross at M/d² ≈ 0.947 once T_d = 2 is counted exactly).",
+            XOVER_REGIME + st.valid + f2.valid + facts,
+            a=st.io,
+            b=f2.io,
+            axis=M / d**2,
+            lo=F(15, 16),
+            hi=F(9, 8),
+            precision=F(1, 16),
+            a_name="square_tiling-bwd",
+            b_name="flash2-bwd",
+            axis_name="M/d²",
+            provenance=f"{st.derivation}; {f2.derivation}; docs/costs.md#backward-crossover",
+            rlimit=1_200_000,
+            cleared=True,
+            about=("exact.square_tiling-bwd", "exact.flash2-bwd"),
+        ),
     ]
 
 
@@ -546,6 +683,8 @@ def claims() -> list[Claim]:
         + small_cache_consistency_claims()
         + tightest_claims()
         + crossover_claims()
+        + tile_fact_claims()
+        + exact_crossover_claims()
         + training_claims()
     )
 

@@ -333,6 +333,11 @@ def _witness_search(
                 if ax is None or not (window[0] <= ax <= window[1]):
                     continue
                 env = {"N": Fraction(NN), "d": Fraction(dd), "M": Fraction(MM)}
+                try:  # a cheap exact pre-filter (hypotheses first, in order): most grid points are outside the regime
+                    if not all(logic.holds(h, env) for h in hyps):
+                        continue
+                except (ZeroDivisionError, ValueError, OverflowError):
+                    continue
                 hit = integer_counterexample(hyps, goal, env)
                 if hit is not None:
                     return hit
@@ -355,12 +360,12 @@ def _crossover(c: Crossover, r: _Runner) -> Verdict:
         return o.status == "proved"  # a step not proved (refuted, or unknown within its rlimit) counts as false
 
     def a_side(k: int) -> bool:  # axis ≤ k·δ ⇒ a < b   (monotone: true for small k)
-        o = r.prove(c.hyps + (c.axis <= k * delta,), a_wins, checked=True)
+        o = r.prove(c.hyps + (c.axis_at_most(k * delta),), a_wins, checked=True)
         outcomes[("a", k)] = o
         return side(o)
 
     def b_side(k: int) -> bool:  # axis ≥ k·δ ⇒ a ≥ b   (monotone: true for large k)
-        o = r.prove(c.hyps + (k * delta <= c.axis,), b_wins, checked=True)
+        o = r.prove(c.hyps + (c.axis_at_least(k * delta),), b_wins, checked=True)
         outcomes[("b", k)] = o
         return side(o)
 
@@ -394,12 +399,12 @@ def _crossover_search(c: Crossover, r: _Runner, t0: float, pre: Outcome, outcome
     alo, ahi, _ = _grid_search(lambda k: not a_side(k), lo_k, hi_k)
     blo, bhi, _ = _grid_search(b_side, lo_k, hi_k)
     rho_lo, rho_hi = alo * delta, bhi * delta
-    keep = {(c.axis <= alo * delta), (bhi * delta <= c.axis)}
+    keep = {c.axis_at_most(alo * delta), c.axis_at_least(bhi * delta)}
     # the cross-check re-proves the definedness obligation and both sides
     r.proved = [p for p in r.proved if p[0] == "defined" or (p[1] and p[1][-1] in keep)]
     # each proved side holds somewhere: a side proved only because its part of the regime is empty says nothing
     side_witness = {}
-    for name, extra, goal in (("lower", c.axis <= rho_lo, a_wins), ("upper", rho_hi <= c.axis, b_wins)):
+    for name, extra, goal in (("lower", c.axis_at_most(rho_lo), a_wins), ("upper", c.axis_at_least(rho_hi), b_wins)):
         try:
             st, w, why = find_witness(c.hyps + (extra,), goal, backend=r.backend, rlimit=r.rlimit)
         except SolverGuard as e:
@@ -415,8 +420,8 @@ def _crossover_search(c: Crossover, r: _Runner, t0: float, pre: Outcome, outcome
         w = _witness_search(c, extra, goal, window)
         return (_cex(w), "exact search") if w is not None else (None, "none found")
 
-    cex_a, how_a = witness(outcomes[("a", ahi)], c.axis <= ahi * delta, a_wins, (alo * delta, ahi * delta))
-    cex_b, how_b = witness(outcomes[("b", blo)], blo * delta <= c.axis, b_wins, (blo * delta, bhi * delta))
+    cex_a, how_a = witness(outcomes[("a", ahi)], c.axis_at_most(ahi * delta), a_wins, (alo * delta, ahi * delta))
+    cex_b, how_b = witness(outcomes[("b", blo)], c.axis_at_least(blo * delta), b_wins, (blo * delta, bhi * delta))
     sharp_a, sharp_b = cex_a is not None, cex_b is not None
     constant = f"{c.a_name} < {c.b_name} for {ax} ≤ {rho_lo}; {c.b_name} ≤ {c.a_name} for {ax} ≥ {rho_hi}"
     band = "no band" if rho_hi - rho_lo <= delta else f"band {rho_lo} < {ax} < {rho_hi}: either can win"
