@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from attnio.bounds.expr import Expr, Rel, maximum, sqrt
+from attnio.bounds.expr import Expr, Rel, eq, maximum, sqrt
 from attnio.bounds.symbols import M, N, d, dv, sym
 from attnio.solver.claim_types import Implication
 from attnio.solver.engine import Outcome, prove
@@ -631,6 +631,15 @@ GAP_REGIME: tuple[Rel, ...] = (d >= 2, M >= 4 * d**2, 4 * M <= N * d, N >= 4 * d
 FLASH2_UPPER: Expr = 4 * N * d + N + 4 * N**2 * d * (d + 2) / (M - 3 * d - 4)
 
 
+# The gap claims with their denominators cleared by hand (cvc5 does not decide the forms with divisions within its
+# limits; docs/constants.md#gap): K = 4Nd²(M − 3d − 4) > 0 on the gap regime, FLASH2_UPPER·K ≤ GAP_L,
+# B3·(1 + 16d⁴/M²)·M = GAP_E3, 2·B2·M = GAP_E2, robust_gap_factor()·K = M(d + 2)(4Nd + 7M).
+GAP_K: Expr = 4 * N * d**2 * (M - 3 * d - 4)
+GAP_L: Expr = (4 * N * d + N) * GAP_K + 16 * N**3 * d**3 * (d + 2)
+GAP_E3: Expr = 4 * N**2 * d**2 - Fraction(3, 2) * N * M * d - M**2 - 16 * d**4
+GAP_E2: Expr = 4 * N**2 * d**2 - 2 * M**2
+
+
 def gap_factor() -> Expr:
     """(1 + 2/d)·(1 + 16d⁴/M²)·M/(M − 3d − 4)·(1 + GAP_C2·M/(Nd))."""
     return (1 + 2 / d) * (1 + 16 * d**4 / M**2) * (M / (M - 3 * d - 4)) * (1 + GAP_C2 * M / (N * d))
@@ -649,33 +658,75 @@ def gap_claims() -> list[Implication]:
         return []
     fm = FORMULAS["flash2"].with_dv_equal_d()
     doc = "docs/constants.md#gap"
+    hyps = (*_BASE, *GAP_REGIME)
     return [
         _claim(
             "gap.flash2.upper",
             "gap",
             "flash2's exact count ≤ 4Nd + N + 4N²d(d+2)/(M − 3d − 4) on the gap regime (ceilings removed soundly)",
-            (*_BASE, *GAP_REGIME, *fm.valid),
+            (*hyps, *fm.valid),
             fm.io <= FLASH2_UPPER,
             doc,
             kind="inequality",
         ),
         _claim(
+            "gap.flash2.cleared",
+            "gap",
+            "the flash2 upper form with its denominator cleared: (4Nd + N + 4N²d(d+2)/(M − 3d − 4))·K ≤ L with "
+            "K = 4Nd²(M − 3d − 4) (first link of gap.flash2.le.B3 and gap.flash2.le.2B2)",
+            hyps,
+            FLASH2_UPPER * GAP_K <= GAP_L,
+            doc,
+            kind="inequality",
+        ),
+        _claim(
+            "gap.factor.cleared",
+            "gap",
+            f"(1 + 2/d)·M/(M − 3d − 4)·(1 + ({GAP_C2})·M/(Nd))·K = M(d + 2)(4Nd + 7M), K = 4Nd²(M − 3d − 4) "
+            "(the robust gap factor with its denominators cleared)",
+            hyps,
+            eq(robust_gap_factor() * GAP_K, M * (d + 2) * (4 * N * d + 4 * GAP_C2 * M)),
+            doc,
+            kind="identity",
+        ),
+        _claim(
+            "gap.B3.cleared",
+            "gap",
+            "B3·(1 + 16d⁴/M²)·M = 4N²d² − 1.5·NMd − M² − 16d⁴ (B3 with its denominators cleared)",
+            hyps,
+            eq(B3.expr * (1 + 16 * d**4 / M**2) * M, GAP_E3),
+            doc,
+            kind="identity",
+        ),
+        _claim(
+            "gap.B2.cleared",
+            "gap",
+            "2·B2·M = 4N²d² − 2M² (B2 with its denominator cleared)",
+            hyps,
+            eq(2 * B2.expr * M, GAP_E2),
+            doc,
+            kind="identity",
+        ),
+        _claim(
             "gap.flash2.le.B3",
             "gap",
-            f"4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ B3·(1 + 2/d)(1 + 16d⁴/M²)·M/(M − 3d − 4)·(1 + ({GAP_C2})·M/(Nd)) "
-            "for d ≥ 2, 4d² ≤ M ≤ Nd/4, N ≥ 4d (with gap.flash2.upper: flash2 ≤ B3 × that factor)",
-            (*_BASE, *GAP_REGIME),
-            FLASH2_UPPER <= B3.expr * gap_factor(),
+            f"L ≤ (4N²d² − 1.5·NMd − M² − 16d⁴)(d + 2)(4Nd + 7M) for d ≥ 2, 4d² ≤ M ≤ Nd/4, N ≥ 4d: with "
+            "gap.flash2.cleared, gap.factor.cleared, gap.B3.cleared and K > 0, 4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ "
+            f"B3·(1 + 2/d)(1 + 16d⁴/M²)·M/(M − 3d − 4)·(1 + ({GAP_C2})·M/(Nd)) (with gap.flash2.upper: flash2 ≤ B3 × "
+            "that factor)",
+            hyps,
+            GAP_L <= GAP_E3 * (d + 2) * (4 * N * d + 4 * GAP_C2 * M),
             doc,
             kind="inequality",
         ),
         _claim(
             "gap.flash2.le.2B2",
             "gap",
-            f"4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ 2·B2·(1 + 2/d)·M/(M − 3d − 4)·(1 + ({GAP_C2})·M/(Nd)) on the same "
-            "regime: the robust gap is at most 2(1 + o(1))",
-            (*_BASE, *GAP_REGIME),
-            FLASH2_UPPER <= 2 * B2.expr * robust_gap_factor(),
+            "L ≤ (4N²d² − 2M²)(d + 2)(4Nd + 7M) on the same regime: with gap.flash2.cleared, gap.factor.cleared, "
+            f"gap.B2.cleared and K > 0, 4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ 2·B2·(1 + 2/d)·M/(M − 3d − 4)·(1 + "
+            f"({GAP_C2})·M/(Nd)): the robust gap is at most 2(1 + o(1))",
+            hyps,
+            GAP_L <= GAP_E2 * (d + 2) * (4 * N * d + 4 * GAP_C2 * M),
             doc,
             kind="inequality",
         ),
