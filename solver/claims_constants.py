@@ -108,6 +108,9 @@ def _sq(e: Expr) -> Expr:
     return e * e
 
 
+# B3 step 13, middle of the chain: the number of segments h after S, f and ΣU are eliminated (R = M).
+B3_SEGMENTS: Rel = 16 * N**2 * d**2 <= h * (4 * M**2 + 64 * d**4) + 6 * M * N * d
+
 # B1 ------------------------------------------------------------------------------------------------------
 _B1 = "docs/bounds/b1.md"
 _B2 = "docs/bounds/b2.md"
@@ -250,18 +253,28 @@ STEP_CLAIMS: list[Implication] = [
         S <= h * _sq(M + R) + (3 * M + 2 * R + f) * N * d + (f - M) * SU / 2,
         _B3 + "#step-12",
     ),
+    # step 13 in two links (cvc5 did not decide the one-step form within its limits): eliminate S, f and ΣU, then
+    # solve for Q with the denominator M² + 16d⁴
     _claim(
-        "b3.rearrange",
+        "b3.eliminate",
         "B3",
-        "R = M: N²d ≤ S/(16d) + 4d³h, S ≤ h(2M)² + (5M + f)Nd + (f − M)ΣU/2, f ≤ M, Q ≥ M(h − 1) "
-        "⇒ Q ≥ M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M",
+        "R = M: N²d ≤ S/(16d) + 4d³h, S ≤ h(2M)² + (5M + f)Nd + (f − M)ΣU/2, f ≤ M "
+        "⇒ 16N²d² ≤ h(4M² + 64d⁴) + 6·NMd (first link of step 13)",
         (
             *_BASE,
             N**2 * d <= S / (16 * d) + 4 * d**3 * h,
             S <= h * _sq(2 * M) + (5 * M + f) * N * d + (f - M) * SU / 2,
             f <= M,
-            Q >= M * (h - 1),
         ),
+        B3_SEGMENTS,
+        _B3 + "#step-13",
+    ),
+    _claim(
+        "b3.rearrange",
+        "B3",
+        "16N²d² ≤ h(4M² + 64d⁴) + 6·NMd (constants.b3.eliminate), Q ≥ M(h − 1) "
+        "⇒ Q ≥ M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M",
+        (*_BASE, B3_SEGMENTS, Q >= M * (h - 1)),
         Q >= M * (4 * N**2 * d**2 - Fraction(3, 2) * N * M * d) / (M**2 + 16 * d**4) - M,
         _B3 + "#step-13",
     ),

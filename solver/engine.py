@@ -133,7 +133,7 @@ def _guard(backend: str) -> float:
 # cvc5 options for nonlinear arithmetic, a two-stage portfolio over the reals: cylindrical algebraic coverings
 # alone (complete over the reals; decides most catalog obligations in well under a second, where cvc5's default
 # of coverings with the incremental linearisation lemmas of nl-ext ran for minutes without counting resources),
-# then coverings with nl-ext (needed by a few, e.g. constants.b3.rearrange). Integers (the exact re-check):
+# then coverings with nl-ext (needed by a few obligations). Integers (the exact re-check):
 # cvc5's defaults. cvc5 does not always count resources promptly in these procedures, so each stage also has a
 # wall-clock guard (CVC5_STAGE_S): a stage that hits it passes to the next; the last one is an error. cvc5's
 # answers (the second opinion) can therefore depend on machine load; z3's verdicts cannot.
