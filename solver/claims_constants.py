@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from attnio.bounds.expr import Expr, Rel, maximum, sqrt
+from attnio.bounds.expr import Expr, Rel, eq, maximum, sqrt, to_text
 from attnio.bounds.symbols import M, N, d, dv, sym
 from attnio.solver.claim_types import Implication
 from attnio.solver.engine import Outcome, prove
@@ -109,6 +109,9 @@ LABELS = {"B1": "constants.b1", "B2": "constants.b2", "B3": "constants.b3"}
 def _sq(e: Expr) -> Expr:
     return e * e
 
+
+# B3 step 13, middle of the chain: the number of segments h after S, f and ΣU are eliminated (R = M).
+B3_SEGMENTS: Rel = 16 * N**2 * d**2 <= h * (4 * M**2 + 64 * d**4) + 6 * M * N * d
 
 # B1 ------------------------------------------------------------------------------------------------------
 _B1 = "docs/bounds/b1.md"
@@ -252,18 +255,28 @@ STEP_CLAIMS: list[Implication] = [
         S <= h * _sq(M + R) + (3 * M + 2 * R + f) * N * d + (f - M) * SU / 2,
         _B3 + "#step-12",
     ),
+    # step 13 in two links (cvc5 did not decide the one-step form within its limits): eliminate S, f and ΣU, then
+    # solve for Q with the denominator M² + 16d⁴
     _claim(
-        "b3.rearrange",
+        "b3.eliminate",
         "B3",
-        "R = M: N²d ≤ S/(16d) + 4d³h, S ≤ h(2M)² + (5M + f)Nd + (f − M)ΣU/2, f ≤ M, Q ≥ M(h − 1) "
-        "⇒ Q ≥ M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M",
+        "R = M: N²d ≤ S/(16d) + 4d³h, S ≤ h(2M)² + (5M + f)Nd + (f − M)ΣU/2, f ≤ M "
+        "⇒ 16N²d² ≤ h(4M² + 64d⁴) + 6·NMd (first link of step 13)",
         (
             *_BASE,
             N**2 * d <= S / (16 * d) + 4 * d**3 * h,
             S <= h * _sq(2 * M) + (5 * M + f) * N * d + (f - M) * SU / 2,
             f <= M,
-            Q >= M * (h - 1),
         ),
+        B3_SEGMENTS,
+        _B3 + "#step-13",
+    ),
+    _claim(
+        "b3.rearrange",
+        "B3",
+        "16N²d² ≤ h(4M² + 64d⁴) + 6·NMd (constants.b3.eliminate), Q ≥ M(h − 1) "
+        "⇒ Q ≥ M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M",
+        (*_BASE, B3_SEGMENTS, Q >= M * (h - 1)),
         Q >= M * (4 * N**2 * d**2 - Fraction(3, 2) * N * M * d) / (M**2 + 16 * d**4) - M,
         _B3 + "#step-13",
     ),
@@ -532,6 +545,11 @@ def consistency_claims() -> list[Implication]:
 VIA_LARGE: frozenset[str] = frozenset({"flash1-fit", "flash2", "flash2-square", "kv_stationary", "split_v"})
 
 
+# Schedules whose BS link goes through a block-count form (cvc5 does not re-prove the direct form with √M against
+# their relaxed count within its limits): name -> (middle expression, id of the first link, without "constants.").
+VIA_BLOCKS: dict[str, tuple[Expr, str]] = {"flash1": (12 * N**2 * d**2 / (M + 4 * d - 1), "bs.via_flash1")}
+
+
 def small_cache_consistency_claims() -> list[Implication]:
     """BS ≤ the exact cost of every standard-CDAG formula (d_v = d) where M ≤ d² and the formula runs, as a chain
     (docs/bounds/bs.md#consistency): ``bs.relax`` (BS ≤ (25/18)·N²d/√M), then one link per formula
@@ -572,6 +590,19 @@ def small_cache_consistency_claims() -> list[Implication]:
             doc,
         ),
     ]
+    for name, (mid, link) in sorted(VIA_BLOCKS.items()):
+        if name in FORMULAS:
+            out.append(
+                _claim(
+                    link,
+                    "BS",
+                    f"(25/18)·N²d/√M ≤ {to_text(mid)} where M ≤ d² (the link for {name}, whose count is ≥ that: "
+                    "3Nd words per block of its outer loop, N/⌈M/(4d)⌉ ≥ 4Nd/(M + 4d − 1) blocks)",
+                    (*_BASE, *BS.regime),
+                    lead <= mid,
+                    doc,
+                )
+            )
     for name in sorted(FORMULAS):
         if not _is_standard(name):
             continue
@@ -606,16 +637,23 @@ def small_cache_consistency_claims() -> list[Implication]:
             ]
             continue
         via = name in VIA_LARGE  # one nonlinear step fewer for z3: robust whatever claims ran before
+        if name in VIA_BLOCKS:
+            mid, link = VIA_BLOCKS[name]
+            what = f"{to_text(mid)} ≤ exact cost of {name} where M ≤ d² (d_v = d; with bs.{link} and bs.relax: BS ≤ it)"
+        elif via:
+            mid = 4 * N**2 * d**2 / M
+            what = f"4N²d²/M ≤ exact cost of {name} where M ≤ d² (d_v = d; with bs.via_large and bs.relax: BS ≤ it)"
+        else:
+            mid = lead
+            what = f"(25/18)·N²d/√M ≤ exact cost of {name} where M ≤ d² (d_v = d; with bs.relax: BS ≤ it)"
         out.append(
             replace(
                 _claim(
                     f"consistency.bs.le.{name}",
                     "consistency",
-                    (f"4N²d²/M ≤ exact cost of {name} where M ≤ d² (d_v = d; with bs.via_large and bs.relax: BS ≤ it)"
-                     if via else
-                     f"(25/18)·N²d/√M ≤ exact cost of {name} where M ≤ d² (d_v = d; with bs.relax: BS ≤ it)"),
+                    what,
                     (*_BASE, *BS.regime, *fm.valid),
-                    (4 * N**2 * d**2 / M if via else lead) <= fm.io,
+                    mid <= fm.io,
                     doc,
                     kind="consistency",
                 ),
@@ -631,6 +669,15 @@ GAP_C2 = Fraction(7, 4)  # tightest on the grid 1/4: 3/2 is refuted (tests/test_
 GAP_REGIME: tuple[Rel, ...] = (d >= 2, M >= 4 * d**2, 4 * M <= N * d, N >= 4 * d)
 # flash2's count without ceilings: 2Nd + N + 2Nd·(N/a + 1) with a ≥ (M − 3d − 4)/(2d + 4).
 FLASH2_UPPER: Expr = 4 * N * d + N + 4 * N**2 * d * (d + 2) / (M - 3 * d - 4)
+
+
+# The gap claims with their denominators cleared by hand (cvc5 does not decide the forms with divisions within its
+# limits; docs/constants.md#gap): K = 4Nd²(M − 3d − 4) > 0 on the gap regime, FLASH2_UPPER·K ≤ GAP_L,
+# B3·(1 + 16d⁴/M²)·M = GAP_E3, 2·B2·M = GAP_E2, robust_gap_factor()·K = M(d + 2)(4Nd + 7M).
+GAP_K: Expr = 4 * N * d**2 * (M - 3 * d - 4)
+GAP_L: Expr = (4 * N * d + N) * GAP_K + 16 * N**3 * d**3 * (d + 2)
+GAP_E3: Expr = 4 * N**2 * d**2 - Fraction(3, 2) * N * M * d - M**2 - 16 * d**4
+GAP_E2: Expr = 4 * N**2 * d**2 - 2 * M**2
 
 
 def gap_factor() -> Expr:
@@ -651,33 +698,75 @@ def gap_claims() -> list[Implication]:
         return []
     fm = FORMULAS["flash2"].with_dv_equal_d()
     doc = "docs/constants.md#gap"
+    hyps = (*_BASE, *GAP_REGIME)
     return [
         _claim(
             "gap.flash2.upper",
             "gap",
             "flash2's exact count ≤ 4Nd + N + 4N²d(d+2)/(M − 3d − 4) on the gap regime (ceilings removed soundly)",
-            (*_BASE, *GAP_REGIME, *fm.valid),
+            (*hyps, *fm.valid),
             fm.io <= FLASH2_UPPER,
             doc,
             kind="inequality",
         ),
         _claim(
+            "gap.flash2.cleared",
+            "gap",
+            "the flash2 upper form with its denominator cleared: (4Nd + N + 4N²d(d+2)/(M − 3d − 4))·K ≤ L with "
+            "K = 4Nd²(M − 3d − 4) (first link of gap.flash2.le.B3 and gap.flash2.le.2B2)",
+            hyps,
+            FLASH2_UPPER * GAP_K <= GAP_L,
+            doc,
+            kind="inequality",
+        ),
+        _claim(
+            "gap.factor.cleared",
+            "gap",
+            f"(1 + 2/d)·M/(M − 3d − 4)·(1 + ({GAP_C2})·M/(Nd))·K = M(d + 2)(4Nd + 7M), K = 4Nd²(M − 3d − 4) "
+            "(the robust gap factor with its denominators cleared)",
+            hyps,
+            eq(robust_gap_factor() * GAP_K, M * (d + 2) * (4 * N * d + 4 * GAP_C2 * M)),
+            doc,
+            kind="identity",
+        ),
+        _claim(
+            "gap.B3.cleared",
+            "gap",
+            "B3·(1 + 16d⁴/M²)·M = 4N²d² − 1.5·NMd − M² − 16d⁴ (B3 with its denominators cleared)",
+            hyps,
+            eq(B3.expr * (1 + 16 * d**4 / M**2) * M, GAP_E3),
+            doc,
+            kind="identity",
+        ),
+        _claim(
+            "gap.B2.cleared",
+            "gap",
+            "2·B2·M = 4N²d² − 2M² (B2 with its denominator cleared)",
+            hyps,
+            eq(2 * B2.expr * M, GAP_E2),
+            doc,
+            kind="identity",
+        ),
+        _claim(
             "gap.flash2.le.B3",
             "gap",
-            f"4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ B3·(1 + 2/d)(1 + 16d⁴/M²)·M/(M − 3d − 4)·(1 + ({GAP_C2})·M/(Nd)) "
-            "for d ≥ 2, 4d² ≤ M ≤ Nd/4, N ≥ 4d (with gap.flash2.upper: flash2 ≤ B3 × that factor)",
-            (*_BASE, *GAP_REGIME),
-            FLASH2_UPPER <= B3.expr * gap_factor(),
+            f"L ≤ (4N²d² − 1.5·NMd − M² − 16d⁴)(d + 2)(4Nd + 7M) for d ≥ 2, 4d² ≤ M ≤ Nd/4, N ≥ 4d: with "
+            "gap.flash2.cleared, gap.factor.cleared, gap.B3.cleared and K > 0, 4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ "
+            f"B3·(1 + 2/d)(1 + 16d⁴/M²)·M/(M − 3d − 4)·(1 + ({GAP_C2})·M/(Nd)) (with gap.flash2.upper: flash2 ≤ B3 × "
+            "that factor)",
+            hyps,
+            GAP_L <= GAP_E3 * (d + 2) * (4 * N * d + 4 * GAP_C2 * M),
             doc,
             kind="inequality",
         ),
         _claim(
             "gap.flash2.le.2B2",
             "gap",
-            f"4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ 2·B2·(1 + 2/d)·M/(M − 3d − 4)·(1 + ({GAP_C2})·M/(Nd)) on the same "
-            "regime: the robust gap is at most 2(1 + o(1))",
-            (*_BASE, *GAP_REGIME),
-            FLASH2_UPPER <= 2 * B2.expr * robust_gap_factor(),
+            "L ≤ (4N²d² − 2M²)(d + 2)(4Nd + 7M) on the same regime: with gap.flash2.cleared, gap.factor.cleared, "
+            f"gap.B2.cleared and K > 0, 4Nd + N + 4N²d(d+2)/(M − 3d − 4) ≤ 2·B2·(1 + 2/d)·M/(M − 3d − 4)·(1 + "
+            f"({GAP_C2})·M/(Nd)): the robust gap is at most 2(1 + o(1))",
+            hyps,
+            GAP_L <= GAP_E2 * (d + 2) * (4 * N * d + 4 * GAP_C2 * M),
             doc,
             kind="inequality",
         ),
