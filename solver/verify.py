@@ -73,7 +73,29 @@ def fingerprint(c: Claim) -> str:
     """
     import hashlib
 
-    return hashlib.sha256(repr(c).encode()).hexdigest()[:16]
+    domains = sorted((x.name, x.integer, str(x.lo)) for x in _symbols(c))  # a symbol's domain is part of the claim
+    return hashlib.sha256((repr(c) + repr(domains)).encode()).hexdigest()[:16]
+
+
+def _symbols(x: object, seen: set | None = None) -> set:
+    """Every symbol in a claim's plain data (hypotheses, goals, shapes, axes), by walking its fields."""
+    import dataclasses
+
+    from attnio.bounds.expr import Sym
+
+    out: set = set()
+    stack = [x]
+    while stack:
+        y = stack.pop()
+        if isinstance(y, Sym):
+            out.add(y)
+        elif dataclasses.is_dataclass(y) and not isinstance(y, type):
+            stack.extend(getattr(y, f.name) for f in dataclasses.fields(y))
+        elif isinstance(y, tuple | list | frozenset | set):
+            stack.extend(y)
+        elif isinstance(y, dict):
+            stack.extend(y.values())
+    return out
 
 
 def _cex(c: dict[str, Fraction] | None) -> dict[str, str] | None:
