@@ -416,6 +416,7 @@ def formula_claims() -> list[Claim]:
         for name, t in table.items():
             if name in fs:
                 out.append(tight_claim(name, fs[name], t, suffix=suffix, precision=precision, hi=hi))
+    out += tile_fact_claims(fs)
     # square tiling against FlashAttention, exact costs
     if "square_tiling" in fs and "flash2" in fs:
         st, fb = fs["square_tiling"], fs["flash2"]
@@ -442,16 +443,60 @@ def formula_claims() -> list[Claim]:
     return out
 
 
+def _standard_tiles(f) -> tuple:
+    """standard's tile b = ⌊√(M/3)⌋ is at least d once M ≥ 3d², so T_v = ⌈d/b⌉ = 1."""
+    b = f.blocks
+    return (d <= b["b"], b["T_v"] <= 1)
+
+
+# Hypotheses of a ``tight.*`` claim (keyed by its id) that restate integer facts of the schedule's tiles, which
+# the real relaxation of the floors and ceilings does not see; each set is proved, from the claim's own regime,
+# by the link claim ``tiles.<claim id>`` (:func:`tile_fact_claims`), so the claim's meaning is unchanged. They
+# let cvc5 re-prove the claim (its integer re-check of the bare form runs out of resources).
+TILE_FACTS = {"tight.standard": _standard_tiles}
+
+
+def _tight_regime(f, t: Tightens) -> tuple:
+    return tuple(by_id(t.bound).regime) + t.extra + f.valid
+
+
+def tile_fact_claims(fs: dict) -> list[Claim]:
+    """``tiles.tight.<name>``: the integer tile facts that ``tight.<name>``'s hypotheses restate, proved on the
+    regime of ``tight.<name>`` without them."""
+    out: list[Claim] = []
+    for cid, facts in TILE_FACTS.items():
+        name = cid.removeprefix("tight.")
+        if name not in fs:
+            continue
+        t, f = TIGHTENS[name], fs[name]
+        out.append(
+            Implication(
+                f"tiles.{cid}",
+                "branch",
+                f"{name} with {t.where}: integer facts of its tiles that the hypotheses of {cid} restate.",
+                _tight_regime(f, t),
+                All(facts(f)),
+                provenance=f.derivation,
+                about=(f"exact.{name}",),
+            )
+        )
+    return out
+
+
 def tight_claim(name: str, f, t: Tightens, *, suffix: str, precision: Fraction, hi: Fraction) -> Tightest:
     """``tight.<name><suffix>``: the least c with cost(name) ≤ c·shape + 4Nd on the regime of the catalog bound
-    ``t.bound`` (plus ``t.extra``) where ``name`` runs; about that bound and ``exact.<name>``."""
+    ``t.bound`` (plus ``t.extra``) where ``name`` runs; about that bound and ``exact.<name>``. Facts of
+    :data:`TILE_FACTS` (proved by ``tiles.tight.<name><suffix>``) are added to the hypotheses."""
     b = by_id(t.bound)
     shape = b.expr if t.shape is None else t.shape
+    cid = f"tight.{name}{suffix}"
+    facts = TILE_FACTS[cid](f) if cid in TILE_FACTS else ()
     return Tightest(
-        f"tight.{name}{suffix}",
+        cid,
         f"Least c with cost({name}) ≤ c·{shape} + 4Nd for all N, d, M with {t.where} where {name} runs "
-        f"(tightens {b.id}; ceilings included: small sizes set c).",
-        tuple(b.regime) + t.extra + f.valid,
+        f"(tightens {b.id}; ceilings included: small sizes set c)."
+        + (f" The hypotheses restate integer facts of its tiles, proved by tiles.{cid}." if facts else ""),
+        _tight_regime(f, t) + facts,
         f=f.io,
         g=shape,
         extra=ADDITIVE,
