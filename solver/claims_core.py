@@ -449,11 +449,22 @@ def _standard_tiles(f) -> tuple:
     return (d <= b["b"], b["T_v"] <= 1)
 
 
+def _split_v_tiles(f) -> tuple:
+    """split_v's row tile a = ⌊(M − d)/(2d + 4)⌋ ≥ 1 (as M ≥ 3d + 4), T_r = ⌈N/a⌉ with T_r·a ≤ N + a − 1 and
+    1 ≤ T_r ≤ N, M − d ≤ (a + 1)(2d + 4) − 1, and G = ⌈d/d⌉ = 1."""
+    b = f.blocks
+    a, T = b["a"], b["T_r"]
+    return (b["G"] <= 1, 1 <= a, T * a <= N + a - 1, M <= (a + 1) * (2 * d + 4) + d - 1, T <= N)
+
+
 # Hypotheses of a ``tight.*`` claim (keyed by its id) that restate integer facts of the schedule's tiles, which
 # the real relaxation of the floors and ceilings does not see; each set is proved, from the claim's own regime,
 # by the link claim ``tiles.<claim id>`` (:func:`tile_fact_claims`), so the claim's meaning is unchanged. They
 # let cvc5 re-prove the claim (its integer re-check of the bare form runs out of resources).
-TILE_FACTS = {"tight.standard": _standard_tiles}
+TILE_FACTS = {"tight.standard": _standard_tiles, "tight.split_v": _split_v_tiles}
+# ``tight.*`` claims whose bisection steps multiply out the shape's denominator M (Tightest.cleared: the same
+# relation without the division), which cvc5 re-proves where it does not decide the quotient form.
+CLEARED = frozenset({"tight.flash1", "tight.kv_stationary", "tight.split_v"})
 
 
 def _tight_regime(f, t: Tightens) -> tuple:
@@ -505,6 +516,7 @@ def tight_claim(name: str, f, t: Tightens, *, suffix: str, precision: Fraction, 
         provenance=f"{b.provenance}; {f.derivation}",
         assume_defined=True,
         about=(b.id, f"exact.{name}"),
+        cleared=cid in CLEARED,
     )
 
 
