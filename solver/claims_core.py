@@ -416,6 +416,7 @@ def formula_claims() -> list[Claim]:
         for name, t in table.items():
             if name in fs:
                 out.append(tight_claim(name, fs[name], t, suffix=suffix, precision=precision, hi=hi))
+    out += tile_fact_claims(fs)
     # square tiling against FlashAttention, exact costs
     if "square_tiling" in fs and "flash2" in fs:
         st, fb = fs["square_tiling"], fs["flash2"]
@@ -442,16 +443,86 @@ def formula_claims() -> list[Claim]:
     return out
 
 
+def _standard_tiles(f) -> tuple:
+    """standard's tile b = ⌊√(M/3)⌋ is at least d once M ≥ 3d², so T_v = ⌈d/b⌉ = 1."""
+    b = f.blocks
+    return (d <= b["b"], b["T_v"] <= 1)
+
+
+def _split_v_tiles(f) -> tuple:
+    """split_v's row tile a = ⌊(M − d)/(2d + 4)⌋ ≥ 1 (as M ≥ 3d + 4), T_r = ⌈N/a⌉ with T_r·a ≤ N + a − 1 and
+    1 ≤ T_r ≤ N, M − d ≤ (a + 1)(2d + 4) − 1, and G = ⌈d/d⌉ = 1."""
+    b = f.blocks
+    a, T = b["a"], b["T_r"]
+    return (b["G"] <= 1, 1 <= a, T * a <= N + a - 1, M <= (a + 1) * (2 * d + 4) + d - 1, T <= N)
+
+
+def _square_tiling_tiles(f) -> tuple:
+    """square_tiling's tile B = ⌊√(M/4)⌋ ≥ 1 with M ≤ 4(B + 1)² − 1 and 2B ≤ d (as M ≤ d²); T = ⌈N/B⌉ and
+    T_v = ⌈d/B⌉ with T·B ≤ N + B − 1, T_v·B ≤ d + B − 1, T ≤ N and T_v ≤ d."""
+    b = f.blocks
+    B, T, Tv = b["B"], b["T"], b["T_v"]
+    return (T * B <= N + B - 1, Tv * B <= d + B - 1, M + 1 <= 4 * (B + 1) ** 2, 2 * B <= d, T <= N, Tv <= d)
+
+
+# Hypotheses of a ``tight.*`` claim (keyed by its id) that restate integer facts of the schedule's tiles, which
+# the real relaxation of the floors and ceilings does not see; each set is proved, from the claim's own regime,
+# by the link claim ``tiles.<claim id>`` (:func:`tile_fact_claims`), so the claim's meaning is unchanged. They
+# let cvc5 re-prove the claim (its integer re-check of the bare form runs out of resources).
+TILE_FACTS = {
+    "tight.standard": _standard_tiles,
+    "tight.split_v": _split_v_tiles,
+    "tight.square_tiling": _square_tiling_tiles,
+}
+# ``tight.*`` claims whose bisection steps multiply out the shape's denominator M (Tightest.cleared: the same
+# relation without the division), which cvc5 re-proves where it does not decide the quotient form.
+CLEARED = frozenset({"tight.flash1", "tight.kv_stationary", "tight.split_v", "tight.square_tiling"})
+# Search floors (refuted at an integer point, so the least c is unchanged): in the cleared form z3 takes ~20 s to
+# refute tight.square_tiling at c = 16 and well under a second at 65/4.
+SEARCH_FLOOR = {"tight.square_tiling": F(65, 4)}
+
+
+def _tight_regime(f, t: Tightens) -> tuple:
+    return tuple(by_id(t.bound).regime) + t.extra + f.valid
+
+
+def tile_fact_claims(fs: dict) -> list[Claim]:
+    """``tiles.tight.<name>``: the integer tile facts that ``tight.<name>``'s hypotheses restate, proved on the
+    regime of ``tight.<name>`` without them."""
+    out: list[Claim] = []
+    for cid, facts in TILE_FACTS.items():
+        name = cid.removeprefix("tight.")
+        if name not in fs:
+            continue
+        t, f = TIGHTENS[name], fs[name]
+        out.append(
+            Implication(
+                f"tiles.{cid}",
+                "branch",
+                f"{name} with {t.where}: integer facts of its tiles that the hypotheses of {cid} restate.",
+                _tight_regime(f, t),
+                All(facts(f)),
+                provenance=f.derivation,
+                about=(f"exact.{name}",),
+            )
+        )
+    return out
+
+
 def tight_claim(name: str, f, t: Tightens, *, suffix: str, precision: Fraction, hi: Fraction) -> Tightest:
     """``tight.<name><suffix>``: the least c with cost(name) ≤ c·shape + 4Nd on the regime of the catalog bound
-    ``t.bound`` (plus ``t.extra``) where ``name`` runs; about that bound and ``exact.<name>``."""
+    ``t.bound`` (plus ``t.extra``) where ``name`` runs; about that bound and ``exact.<name>``. Facts of
+    :data:`TILE_FACTS` (proved by ``tiles.tight.<name><suffix>``) are added to the hypotheses."""
     b = by_id(t.bound)
     shape = b.expr if t.shape is None else t.shape
+    cid = f"tight.{name}{suffix}"
+    facts = TILE_FACTS[cid](f) if cid in TILE_FACTS else ()
     return Tightest(
-        f"tight.{name}{suffix}",
+        cid,
         f"Least c with cost({name}) ≤ c·{shape} + 4Nd for all N, d, M with {t.where} where {name} runs "
-        f"(tightens {b.id}; ceilings included: small sizes set c).",
-        tuple(b.regime) + t.extra + f.valid,
+        f"(tightens {b.id}; ceilings included: small sizes set c)."
+        + (f" The hypotheses restate integer facts of its tiles, proved by tiles.{cid}." if facts else ""),
+        _tight_regime(f, t) + facts,
         f=f.io,
         g=shape,
         extra=ADDITIVE,
@@ -460,6 +531,8 @@ def tight_claim(name: str, f, t: Tightens, *, suffix: str, precision: Fraction, 
         provenance=f"{b.provenance}; {f.derivation}",
         assume_defined=True,
         about=(b.id, f"exact.{name}"),
+        cleared=cid in CLEARED,
+        lo=SEARCH_FLOOR.get(cid, F(0)),
     )
 
 
