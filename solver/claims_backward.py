@@ -490,8 +490,31 @@ def _standard_tiles() -> tuple:
     return (d <= sb.blocks["b"], sb.blocks["T_d"] <= 1)
 
 
+def _square_tile_groups() -> list[tuple[str, str, tuple, tuple]]:
+    """square_tiling-bwd's tile B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋ in d²/4 ≤ M ≤ d², d ≥ 64: integer facts, in groups (id
+    suffix, text, extra hypotheses, facts), each proved by its own claim backward.tight.square_tiling-bwd.tiles.<g>
+    (one claim with all of them took z3 ~9 s and cvc5 did not decide it)."""
+    st = _formulas()["square_tiling-bwd"]
+    b, t, td = st.blocks["B"], st.blocks["T"], st.blocks["T_d"]
+    return [
+        ("fit", "B ≥ 1 and 3B² + 2B ≤ M < 3(B + 1)² + 2(B + 1) (B is the largest such integer)",
+         (), (1 <= b, 3 * b**2 + 2 * b <= M, M < 3 * b**2 + 8 * b + 5)),
+        ("ceil", "its ceilings are integer: T·B ≤ N + B − 1, T_d·B ≤ d + B − 1", (), (t * b <= N + b - 1, td * b <= d + b - 1)),
+        ("td", "2 ≤ T_d and d ≤ 4B", (), (2 <= td, d <= 4 * b)),
+        ("td4", "d ≤ 4B gives T_d ≤ 4", (d <= 4 * b,), (td <= 4,)),
+    ]
+
+
+def _square_tiles() -> tuple:
+    """The facts of :func:`_square_tile_groups`, added to the hypotheses of backward.tight.square_tiling-bwd so
+    that cvc5 re-proves it (it did not decide the form without them)."""
+    return tuple(f for *_, facts in _square_tile_groups() for f in facts)
+
+
 # hypotheses that restate integer facts of a schedule's tiles, each proved by its own link claim
 TILE_FACTS = {"standard-bwd": _standard_tiles}
+SQRT_TILE_FACTS = {"square_tiling-bwd": _square_tiles}
+SQRT_TILE_GROUPS = {"square_tiling-bwd": _square_tile_groups}
 
 
 def tile_fact_claims() -> list[Claim]:
@@ -513,6 +536,20 @@ def tile_fact_claims() -> list[Claim]:
                 about=(f"exact.{name}",),
             )
         )
+    for name, groups in SQRT_TILE_GROUPS.items():
+        _, _, regime, where, _ = SQRT_TILED[name]
+        for suffix, text, extra, facts in groups():
+            out.append(
+                Implication(
+                    f"backward.tight.{name}.tiles.{suffix}",
+                    "branch",
+                    f"{name} with {where}: {text} (integer facts the hypotheses of backward.tight.{name} restate)",
+                    regime + fs[name].valid + extra,
+                    All(facts),
+                    provenance=fs[name].derivation,
+                    about=(f"exact.{name}",),
+                )
+            )
     return out
 
 
@@ -527,7 +564,7 @@ def tightest_claims() -> list[Claim]:
                 f"backward.tight.{name}",
                 f"Least c with cost({name}) ≤ c·{shape} + 12Nd for all N, d, M with {where} where {name} runs "
                 "(ceilings included: small sizes set c)."
-                + (f" The hypotheses restate the tiles' integer facts proved by backward.tight.{name}.tiles." if facts else ""),
+                + (f" The hypotheses restate the tiles' integer facts proved by backward.tight.{name}.tiles.*." if facts else ""),
                 regime + f.valid + facts,
                 f=f.io,
                 g=shape,
@@ -560,12 +597,14 @@ def tightest_claims() -> list[Claim]:
         )
     for name, (shape, extra, regime, where, precision) in SQRT_TILED.items():
         f = fs[name]
+        facts = SQRT_TILE_FACTS[name]() if name in SQRT_TILE_FACTS else ()
         out.append(
             Tightest(
                 f"backward.tight.{name}",
                 f"Least c (to {precision}) with cost({name}) ≤ c·{shape} + {extra} for all N, d, M with {where} "
-                "(exact cost: floors of square roots and ceilings included).",
-                regime + f.valid,
+                "(exact cost: floors of square roots and ceilings included)."
+                + (f" The hypotheses restate the tiles' integer facts proved by backward.tight.{name}.tiles.*." if facts else ""),
+                regime + f.valid + facts,
                 f=f.io,
                 g=shape,
                 extra=extra,

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from attnio.bounds.expr import Expr, Rel, eq, maximum, sqrt, to_text
+from attnio.bounds.expr import Expr, Rel, ceil, eq, maximum, sqrt, to_text
 from attnio.bounds.symbols import M, N, d, dv, sym
 from attnio.solver.claim_types import Implication
 from attnio.solver.engine import Outcome, prove
@@ -554,7 +554,9 @@ def small_cache_consistency_claims() -> list[Implication]:
     """BS ≤ the exact cost of every standard-CDAG formula (d_v = d) where M ≤ d² and the formula runs, as a chain
     (docs/bounds/bs.md#consistency): ``bs.relax`` (BS ≤ (25/18)·N²d/√M), then one link per formula
     ((25/18)·N²d/√M ≤ cost). For ``square_tiling-io`` the link goes through its phase-2 tiles a₂, b₂ (z3 does
-    not decide the direct form): cost ≥ N²d/b₂ + N²d/a₂, a₂·b₂ ≤ M, and N²d/b + N²d/a ≥ 2N²d/√M when ab ≤ M.
+    not decide the direct form): cost ≥ ⌈d/b₂⌉·N² + ⌈N/a₂⌉·Nd (``phase2``), hence ≥ N²d/b₂ + N²d/a₂
+    (``bs.ceil_split``; cvc5 decides the two, not the one-step form), a₂·b₂ ≤ M, and N²d/b + N²d/a ≥ 2N²d/√M
+    when ab ≤ M.
     Links that read a formula's blocks assume its denominators positive, which its ``wd.<name>`` claim proves."""
     from dataclasses import replace
 
@@ -578,6 +580,15 @@ def small_cache_consistency_claims() -> list[Implication]:
             "a, b ≥ 1, a·b ≤ M, io ≥ N²d/b + N²d/a ⇒ io ≥ (25/18)·N²d/√M (AM–GM: N²d/a + N²d/b ≥ 2N²d/√(ab))",
             (*_BASE, I_rows >= 1, J_cols >= 1, I_rows * J_cols <= M, Q >= N**2 * d / J_cols + N**2 * d / I_rows),
             lead <= Q,
+            doc,
+        ),
+        _claim(
+            "bs.ceil_split",
+            "BS",
+            "a, b > 0, io ≥ ⌈d/b⌉·N² + ⌈N/a⌉·Nd ⇒ io ≥ N²d/b + N²d/a (⌈x⌉ ≥ x; the middle link of square_tiling-io's "
+            "chain, at a = a₂, b = b₂)",
+            (*_BASE, I_rows > 0, J_cols > 0, Q >= ceil(d / J_cols) * N**2 + ceil(N / I_rows) * N * d),
+            N**2 * d / J_cols + N**2 * d / I_rows <= Q,
             doc,
         ),
         _claim(
@@ -614,9 +625,10 @@ def small_cache_consistency_claims() -> list[Implication]:
                     _claim(
                         f"consistency.bs.{name}.phase2",
                         "consistency",
-                        f"{name}: cost ≥ N²d/b₂ + N²d/a₂ (S read ⌈d/b₂⌉ times, V ⌈N/a₂⌉ times; d_v = d)",
+                        f"{name}: cost ≥ ⌈d/b₂⌉·N² + ⌈N/a₂⌉·Nd (S read ⌈d/b₂⌉ times, V ⌈N/a₂⌉ times; d_v = d; with "
+                        "bs.ceil_split: cost ≥ N²d/b₂ + N²d/a₂)",
                         (*_BASE, *BS.regime, *fm.valid),
-                        N**2 * d / b2 + N**2 * d / a2 <= fm.io,
+                        fm.blocks["G"] * N**2 + fm.blocks["T_2"] * N * d <= fm.io,
                         doc,
                         kind="consistency",
                     ),

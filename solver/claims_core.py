@@ -26,7 +26,7 @@ from attnio.bounds.catalog import (
     explicit_io_lower_bounds,
     seed_bounds,
 )
-from attnio.bounds.expr import Expr, Rel, eq, log2, maximum, minimum, sqrt
+from attnio.bounds.expr import Expr, Rel, ceil, eq, log2, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
 from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication, Tightest
 from attnio.solver.logic import All, Iff
@@ -379,6 +379,9 @@ def formula_claims() -> list[Claim]:
             )
         )
         for b in lbs:
+            if (b.id, name) in VIA_LINKS:
+                out += _via_links(b, name, f)
+                continue
             out.append(
                 Implication(
                     f"consistency.{b.id}.{name}",
@@ -509,6 +512,98 @@ def tile_fact_claims(fs: dict) -> list[Claim]:
     return out
 
 
+# Consistency claims that cvc5 does not decide in one piece (nested floors of the block sizes): each goes through
+# a middle term, as links (docs/solver.md#second-opinion). lemma3.4.explicit ≤ square_tiling-io: N²d²/(8M) − M ≤ N²
+# where M ≥ d² (sy.lemma3.4.explicit.le-n2), N² ≤ cost (it writes S). thm4.8.explicit ≤ split_v: the bound is
+# ≤ N²d²/(8M) − M (sy.thm4.8.explicit.le-large), cost ≥ ⌈N/a⌉·Nd (Q read once per block of a rows), 1 ≤ a,
+# a·d ≤ M (its tile fits), then sy.explicit.rows: ⌈N/a⌉·Nd ≥ N²d²/M ≥ N²d²/(8M) − M.
+VIA_LINKS = {("sy.lemma3.4.explicit", "square_tiling-io"): "n2", ("sy.thm4.8.explicit", "split_v"): "rows"}
+ROWS_A = sym("rows_a", integer=False, lo=0, doc="a block of rows (claim sy.explicit.rows, at split_v's a)")
+ROWS_Q = sym("rows_Q", integer=False, lo=0, doc="words moved (claim sy.explicit.rows)")
+
+
+def generic_via_links() -> list[Claim]:
+    """The formula-free links of :data:`VIA_LINKS` (each proved once, for every real value of its symbols)."""
+    P = "docs/bounds/saha-ye-lemma3.4-explicit.md; docs/bounds/saha-ye-thm4.8-explicit.md"
+    return [
+        Implication(
+            "sy.lemma3.4.explicit.le-n2",
+            "inequality",
+            "For M ≥ d², N²d²/(8M) − M ≤ N² (the first link of consistency.sy.lemma3.4.explicit.square_tiling-io: "
+            "with ….n2, N² ≤ its cost, the bound is ≤ the cost).",
+            (d**2 <= M,),
+            N**2 * d**2 / (8 * M) - M <= N**2,
+            provenance=P,
+            about=("sy.lemma3.4.explicit",),
+        ),
+        Implication(
+            "sy.thm4.8.explicit.le-large",
+            "inequality",
+            "min(N²d²/(8M), N²/8) − M ≤ N²d²/(8M) − M (the first link of consistency.sy.thm4.8.explicit.split_v).",
+            (),
+            minimum(N**2 * d**2 / (8 * M), N**2 / 8) - M <= N**2 * d**2 / (8 * M) - M,
+            provenance=P,
+            about=("sy.thm4.8.explicit",),
+        ),
+        Implication(
+            "sy.explicit.rows",
+            "inequality",
+            "a > 0, a·d ≤ M, Q ≥ ⌈N/a⌉·Nd ⇒ Q ≥ N²d²/(8M) − M (⌈N/a⌉ ≥ N/a ≥ Nd/M; the last link of "
+            "consistency.sy.thm4.8.explicit.split_v, at split_v's a).",
+            (0 < ROWS_A, ROWS_A * d <= M, ceil(N / ROWS_A) * N * d <= ROWS_Q),
+            N**2 * d**2 / (8 * M) - M <= ROWS_Q,
+            provenance=P,
+            about=("sy.thm4.8.explicit",),
+        ),
+    ]
+
+
+def _via_links(b, name: str, f) -> list[Claim]:
+    """The formula-side links of ``consistency.<b.id>.<name>`` (:data:`VIA_LINKS`), which with
+    :func:`generic_via_links` imply it."""
+    hyps = tuple(b.regime) + f.valid
+    cid = f"consistency.{b.id}.{name}"
+    about = (b.id, f"exact.{name}")
+    if VIA_LINKS[(b.id, name)] == "n2":
+        return [
+            Implication(
+                f"{cid}.n2",
+                "consistency",
+                f"{name}'s exact cost ≥ N² (it writes S) wherever {b.id} applies; with sy.lemma3.4.explicit.le-n2: "
+                f"its cost ≥ {b.id} ({b.expr}).",
+                hyps,
+                N**2 <= f.io,
+                provenance=f"{b.provenance}; {f.derivation}",
+                assume_defined=True,
+                about=about,
+            )
+        ]
+    a = f.blocks["a"]
+    return [
+        Implication(
+            f"{cid}.rows",
+            "consistency",
+            f"{name}'s exact cost ≥ ⌈N/a⌉·Nd (Q read once per block of a rows; d_v = d); with {cid}.tiles, "
+            f"sy.explicit.rows and sy.thm4.8.explicit.le-large: its cost ≥ {b.id} ({b.expr}).",
+            hyps,
+            ceil(N / a) * N * d <= f.io,
+            provenance=f"{b.provenance}; {f.derivation}",
+            assume_defined=True,
+            about=about,
+        ),
+        Implication(
+            f"{cid}.tiles",
+            "consistency",
+            f"{name}'s row block fits: 1 ≤ a and a·d ≤ M (a link of {cid}).",
+            hyps,
+            All((1 <= a, a * d <= M)),
+            provenance=f"{b.provenance}; {f.derivation}",
+            assume_defined=True,
+            about=about,
+        ),
+    ]
+
+
 def tight_claim(name: str, f, t: Tightens, *, suffix: str, precision: Fraction, hi: Fraction) -> Tightest:
     """``tight.<name><suffix>``: the least c with cost(name) ≤ c·shape + 4Nd on the regime of the catalog bound
     ``t.bound`` (plus ``t.extra``) where ``name`` runs; about that bound and ``exact.<name>``. Facts of
@@ -543,5 +638,5 @@ def _io_symbols(e: Expr) -> bool:
 
 
 def claims() -> list[Claim]:
-    return saha_ye_claims() + coverage_claims() + smith_claims() + leading_crossover_claims() + formula_claims()
+    return saha_ye_claims() + coverage_claims() + smith_claims() + leading_crossover_claims() + formula_claims() + generic_via_links()
 

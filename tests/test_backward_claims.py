@@ -235,6 +235,19 @@ def test_tile_integrality_facts_hold_at_integer_points() -> None:
     assert prove(claim.hyps, claim.goal, relax=False, int_retry=False).status != "proved"
 
 
+def test_square_tiling_bwd_tile_facts_hold_at_integer_points_of_its_regime() -> None:
+    """The facts backward.tight.square_tiling-bwd's hypotheses restate (backward.tight.square_tiling-bwd.tiles.*)
+    hold at every integer point of its regime on a grid (d ≥ 64, d²/4 ≤ M ≤ d²), so they leave its constant as is."""
+    claims = [c for c in CLAIMS if c.id.startswith("backward.tight.square_tiling-bwd.tiles.")]
+    assert {c.id.rsplit(".", 1)[1] for c in claims} == {"fit", "ceil", "td", "td4"}
+    for dd in range(64, 90, 5):
+        for MM in range(dd * dd // 4 + 1, dd * dd + 1, 97):
+            for NN in (1, 7, 100):
+                env = {"N": NN, "d": dd, "M": MM}
+                for c in claims:
+                    assert logic.holds(c.goal, env), (c.id, env)
+
+
 def test_backward_constants_table_at_the_forward_points() -> None:
     rows = backward_constants_table()
     assert len(rows) == 6
