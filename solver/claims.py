@@ -56,14 +56,19 @@ def all_claims() -> list[Claim]:
     return out
 
 
-def by_id(claim_id: str) -> Claim:
-    """The claim with this id. The index is built once per process (claims are immutable plain data; building
+def index() -> dict[str, Claim]:
+    """Every claim by id, in catalog order, built once per process (claims are immutable plain data; building
     them takes most of a second, which every worker of a parallel verify used to pay once per claim)."""
     global _INDEX
     if _INDEX is None:
         _INDEX = {c.id: c for c in all_claims()}
+    return _INDEX
+
+
+def by_id(claim_id: str) -> Claim:
+    """The claim with this id (from :func:`index`)."""
     try:
-        return _INDEX[claim_id]
+        return index()[claim_id]
     except KeyError:
         raise InvalidParameter("claim", claim_id, "an id listed by `attnio verify --list`") from None
 
