@@ -335,12 +335,27 @@ for _name, _b in (("standard", floor(sqrt(M / 3))), ("square_tiling", floor(sqrt
         )
 
 
-def workload_formula(algorithm: str, schedule: str, causal: bool) -> CostFormula:
+def _workload_lookup(table: dict, algorithm: str, schedule: str, causal: bool, what: str) -> CostFormula:
     key = (algorithm, schedule, bool(causal))
-    if key not in WORKLOAD_FORMULAS:
-        have = sorted({f"{a} ({s})" for a, s, _ in WORKLOAD_FORMULAS})
-        raise InvalidParameter("algorithm", f"{algorithm} ({schedule})", "one with a workload formula: " + ", ".join(have))
-    return WORKLOAD_FORMULAS[key]
+    if key not in table:
+        have = sorted({f"{a} ({s})" for a, s, _ in table})
+        raise InvalidParameter("algorithm", f"{algorithm} ({schedule})", what + ": " + ", ".join(have))
+    return table[key]
+
+
+def _workload_evaluate(f: CostFormula, w: object, *, grouped: bool) -> IOCount:
+    """``f``'s unit count times the workload's units: K/V heads (``grouped``, g query heads per unit) or query
+    heads (g = 1), after checking the formula's validity at the workload."""
+    env = {"Nq": w.Nq, "Nkv": w.Nkv, "d": w.d, "dv": w.dv, "M": w.M, "g": w.groups if grouped else 1}  # type: ignore[attr-defined]
+    for r in f.valid:
+        if not r.holds(env):
+            raise InvalidParameter("M", w.M, f"{r} for {f.algorithm} at {env}")  # type: ignore[attr-defined]
+    units = w.kv_heads_total if grouped else w.query_heads_total  # type: ignore[attr-defined]
+    return IOCount(units * evaluate_int(f.reads, env), units * evaluate_int(f.writes, env))
+
+
+def workload_formula(algorithm: str, schedule: str, causal: bool) -> CostFormula:
+    return _workload_lookup(WORKLOAD_FORMULAS, algorithm, schedule, causal, "one with a workload formula")
 
 
 def workload_cost(algorithm: str, w: object, schedule: str = "per-head") -> IOCount:
@@ -351,14 +366,7 @@ def workload_cost(algorithm: str, w: object, schedule: str = "per-head") -> IOCo
     >>> workload_cost("flash2", Workload.build(N=4, d=2, M=14, causal=True))
     IOCount(reads_words=48, writes_words=12)
     """
-    f = workload_formula(algorithm, schedule, w.causal)  # type: ignore[attr-defined]
-    grouped = schedule == "grouped"
-    env = {"Nq": w.Nq, "Nkv": w.Nkv, "d": w.d, "dv": w.dv, "M": w.M, "g": w.groups if grouped else 1}  # type: ignore[attr-defined]
-    for r in f.valid:
-        if not r.holds(env):
-            raise InvalidParameter("M", w.M, f"{r} for {f.algorithm} at {env}")  # type: ignore[attr-defined]
-    units = w.kv_heads_total if grouped else w.query_heads_total  # type: ignore[attr-defined]
-    return IOCount(units * evaluate_int(f.reads, env), units * evaluate_int(f.writes, env))
+    return _workload_evaluate(workload_formula(algorithm, schedule, w.causal), w, grouped=schedule == "grouped")  # type: ignore[attr-defined]
 
 # ===========================================================================================================
 # Backward pass (derived here, docs/costs.md#backward). Kept apart from FORMULAS, which holds forward passes
@@ -522,11 +530,7 @@ for _causal, _Rb in ((False, _Tcbw * Nq), (True, _Rbw_causal)):
 
 
 def workload_backward_formula(algorithm: str, schedule: str, causal: bool) -> CostFormula:
-    key = (algorithm, schedule, bool(causal))
-    if key not in WORKLOAD_BACKWARD_FORMULAS:
-        have = sorted({f"{a} ({s})" for a, s, _ in WORKLOAD_BACKWARD_FORMULAS})
-        raise InvalidParameter("algorithm", f"{algorithm} ({schedule})", "a backward with a workload formula: " + ", ".join(have))
-    return WORKLOAD_BACKWARD_FORMULAS[key]
+    return _workload_lookup(WORKLOAD_BACKWARD_FORMULAS, algorithm, schedule, causal, "a backward with a workload formula")
 
 
 def workload_backward_cost(algorithm: str, w: object, schedule: str = "grouped") -> IOCount:
@@ -537,10 +541,5 @@ def workload_backward_cost(algorithm: str, w: object, schedule: str = "grouped")
     >>> workload_backward_cost("flash2-bwd", Workload.build(N=4, d=2, M=30, causal=True))
     IOCount(reads_words=80, writes_words=40)
     """
-    f = workload_backward_formula(algorithm, schedule, w.causal)  # type: ignore[attr-defined]
-    env = {"Nq": w.Nq, "Nkv": w.Nkv, "d": w.d, "dv": w.dv, "M": w.M, "g": w.groups}  # type: ignore[attr-defined]
-    for r in f.valid:
-        if not r.holds(env):
-            raise InvalidParameter("M", w.M, f"{r} for {f.algorithm} at {env}")  # type: ignore[attr-defined]
-    units = w.kv_heads_total  # type: ignore[attr-defined]
-    return IOCount(units * evaluate_int(f.reads, env), units * evaluate_int(f.writes, env))
+    # both schedules' unit is a K/V head with its g query heads (the per-head one combines dK, dV in slow memory)
+    return _workload_evaluate(workload_backward_formula(algorithm, schedule, w.causal), w, grouped=True)  # type: ignore[attr-defined]
