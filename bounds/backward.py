@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from attnio.bounds.constants import BS_COEFF
+from attnio.bounds.constants import PROOF_STEPS as BS_PROOF_STEPS
 from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import evaluate, minimum, sqrt
 from attnio.bounds.symbols import M, N, d
@@ -203,21 +204,9 @@ PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
         (8, "backward.sdp.best_R"),
         (9, "backward.sdp.leading"),
     ],
-    # BS's steps verbatim (claims constants.bs.*), with (dO, V) in place of (Q, K).
-    BWD_DP_SMALL.id: [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "prose"),
-        (5, "prose"),
-        (6, "prose"),
-        (7, "constants.bs.pairs"),
-        (8, "constants.bs.third"),
-        (9, "constants.bs.combine"),
-        (10, "constants.bs.cubic"),
-        (11, "constants.bs.segment"),
-        (12, "constants.bs.rearrange"),
-    ],
+    # BS's steps 1–12 verbatim (claims constants.bs.*), with (dO, V) in place of (Q, K); its step 13 (the choice
+    # of R) is not restated.
+    BWD_DP_SMALL.id: BS_PROOF_STEPS["constants.bs"][:12],
     BWD_SDP_SMALL.id: [
         (1, "prose"),
         (2, "prose"),

@@ -107,7 +107,7 @@ def crosscheck_summary(path: str = CROSSCHECK) -> dict[str, Any] | None:
         rec = json.loads(p.read_text(encoding="utf-8"))["claims"]
     except (ValueError, KeyError, TypeError):
         return None
-    current = {c.id: verify.fingerprint(c) for c in claims.all_claims()}
+    current = {cid: verify.fingerprint(c) for cid, c in claims.index().items()}
     stale = sorted(i for i, fp in current.items() if not isinstance(rec.get(i), dict) or rec[i].get("fingerprint") != fp)
     fresh = [rec[i] for i in current if i not in set(stale)]
     solvers = [r.get("solvers") or {} for r in fresh]

@@ -589,9 +589,9 @@ def verify_all(claim_ids: Iterable[str] | None = None, solver: str = "z3", jobs:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    from attnio.solver.claims import by_id
+    from attnio.solver.claims import index
 
-    by_id(claims[0].id)  # build the id index before forking: the workers inherit it
+    index()  # build the id index before forking: the workers inherit it
 
     # slowest first (a static order, from the claim's shape), so that the last worker is not left with a long one
     order = sorted(range(len(claims)), key=lambda i: _weight(claims[i]), reverse=True)
