@@ -180,6 +180,33 @@ class Rel:
         return {"<=": a <= b, "<": a < b, "==": a == b}[self.op]
 
 
+def _cached_hash(self: object) -> int:
+    """The dataclass hash of a node, computed once: nodes are immutable trees, and the generated hash walks the
+    whole tree on every call (the solver's translation caches look nodes up by value, over and over)."""
+    h = self.__dict__.get("_hash")
+    if h is None:
+        h = self._tree_hash()  # type: ignore[attr-defined]
+        object.__setattr__(self, "_hash", h)
+    return h
+
+
+def _getstate(self: object) -> dict:
+    # a cached hash is per process (str hashes are salted): never carried by pickle or copy
+    return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
+
+def _setstate(self: object, state: dict) -> None:
+    for k, v in state.items():
+        object.__setattr__(self, k, v)
+
+
+for _cls in (Sym, Const, Add, Mul, Div, Pow, Sqrt, Floor, Ceil, Min, Max, Log2, Rel):
+    _cls._tree_hash = _cls.__hash__  # type: ignore[attr-defined]
+    _cls.__hash__ = _cached_hash  # type: ignore[method-assign,assignment]
+    _cls.__getstate__ = _getstate  # type: ignore[attr-defined]
+    _cls.__setstate__ = _setstate  # type: ignore[attr-defined]
+
+
 # constructors ---------------------------------------------------------------------------------
 
 

@@ -41,6 +41,7 @@ it is an **error** (``SolverGuard``), never a silent unknown.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import time
@@ -289,10 +290,15 @@ def integer_counterexample(
 
 def conditions(hyps: Sequence[logic.Formula], goal: logic.Formula) -> list[Rel]:
     """The definedness conditions of every expression in ``hyps`` and ``goal`` (as exact relations)."""
-    t = Translator("z3")
+    return list(_conditions(tuple(hyps), goal))
+
+
+@functools.lru_cache(maxsize=64)  # a pure function of its arguments: non-vacuity and definedness both ask for it
+def _conditions(hyps: tuple[logic.Formula, ...], goal: logic.Formula) -> tuple[Rel, ...]:
+    t = Translator("z3", scratch=True)
     for f in (*hyps, goal):
         t.formula(f)
-    return list(t.side_rels)
+    return tuple(t.side_rels)
 
 
 def _is_witness(hyps: Sequence[logic.Formula], conds: Sequence[Rel], env: dict) -> bool:

@@ -161,18 +161,21 @@ def syntactically_positive(e: Expr) -> bool:
 class Translator:
     """Translate expressions and formulas into one backend's terms, collecting auxiliary facts."""
 
-    def __init__(self, backend: str = "z3", mode: str = "real") -> None:
+    def __init__(self, backend: str = "z3", mode: str = "real", scratch: bool = False) -> None:
+        """``scratch``: build terms in the backend's shared default context, for a translation that is only read
+        (its ``side_rels``) and never given to a solver; every translation that is solved gets a fresh context."""
         assert mode in ("real", "int"), mode
         self.backend = backend
         self.mode = mode
         self.B = backend_module(backend)
-        self.ctx = self.B.Context()
+        self.ctx = self.B.main_ctx() if scratch and backend == "z3" else self.B.Context()
         self.vars: dict[str, Any] = {}  # symbol name -> backend variable (Real or Int)
         self.real_of: dict[str, Any] = {}  # symbol name -> real-valued term
         self.facts: list[Any] = []  # true facts: symbol domains and auxiliary definitions
         self.side_conditions: list[tuple[str, Any]] = []  # (description, term): assumed, proved separately
         self.side_rels: list[Rel] = []  # the same conditions as exact relations
         self._cache: dict[Expr, Any] = {}
+        self._side_seen: set[Rel] = set()
         self._fresh = 0
 
     # helpers --------------------------------------------------------------------------------------
@@ -208,6 +211,9 @@ class Translator:
         return self.real_of[s.name]
 
     def _side(self, rel: Rel, term: Any) -> None:
+        if rel in self._side_seen:  # the same relation again (its text is the same too): nothing new
+            return
+        self._side_seen.add(rel)
         what = str(rel)
         if not any(w == what for w, _ in self.side_conditions):
             self.side_conditions.append((what, term))

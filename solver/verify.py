@@ -254,6 +254,23 @@ def _decide(o: Outcome, what: str) -> bool:
     raise _Undecided(what, o)
 
 
+def _refuted_before(earlier: Iterable[Outcome], hyps: Sequence[logic.Formula], goal: logic.Formula) -> Outcome | None:
+    """A bisection step refuted without a solver call: an integer counterexample of an earlier step of the same
+    search that, evaluated exactly, satisfies this step's hypotheses and violates its goal (e.g. a point that
+    refutes c = 5 refutes c = 4 too). None if no earlier counterexample does."""
+    for o in earlier:
+        if o.status != "refuted" or o.spurious or not o.counterexample:
+            continue
+        env = {k: (int(v) if v.denominator == 1 else v) for k, v in o.counterexample.items()}
+        try:
+            if all(logic.holds(h, env) for h in hyps) and not logic.holds(goal, env):
+                return Outcome("refuted", dict(o.counterexample), mode="exact",
+                               reason="refuted, evaluated exactly, at a counterexample of an earlier step")
+        except (ZeroDivisionError, ValueError, OverflowError, KeyError):
+            continue
+    return None
+
+
 def _tightest(c: Tightest, r: _Runner) -> Verdict:
     t0 = time.perf_counter()
     delta = c.precision
@@ -265,7 +282,8 @@ def _tightest(c: Tightest, r: _Runner) -> Verdict:
 
     def pred(k: int) -> bool:
         val = k * delta
-        o = r.prove(c.hyps, c.claim_at(val), checked=True, relax=False)
+        o = _refuted_before(last_cex.values(), c.hyps, c.claim_at(val)) or r.prove(
+            c.hyps, c.claim_at(val), checked=True, relax=False)
         if o.status == "refuted":
             last_cex[k] = o
         return _decide(o, f"c = {val}")
@@ -383,12 +401,14 @@ def _crossover(c: Crossover, r: _Runner) -> Verdict:
         return o.status == "proved"  # a step not proved (refuted, or unknown within its rlimit) counts as false
 
     def a_side(k: int) -> bool:  # axis ≤ k·δ ⇒ a < b   (monotone: true for small k)
-        o = r.prove(c.hyps + (c.axis_at_most(k * delta),), a_wins, checked=True)
+        hyps = c.hyps + (c.axis_at_most(k * delta),)
+        o = _refuted_before(outcomes.values(), hyps, a_wins) or r.prove(hyps, a_wins, checked=True)
         outcomes[("a", k)] = o
         return side(o)
 
     def b_side(k: int) -> bool:  # axis ≥ k·δ ⇒ a ≥ b   (monotone: true for large k)
-        o = r.prove(c.hyps + (c.axis_at_least(k * delta),), b_wins, checked=True)
+        hyps = c.hyps + (c.axis_at_least(k * delta),)
+        o = _refuted_before(outcomes.values(), hyps, b_wins) or r.prove(hyps, b_wins, checked=True)
         outcomes[("b", k)] = o
         return side(o)
 

@@ -112,6 +112,32 @@ def test_tightest_constant_is_proved_and_the_step_below_refuted_at_a_real_point(
     assert Fraction(4) < c < Fraction(5)  # leading constant of flash2 is 4; rounding adds a little
 
 
+def test_bisection_reuses_an_earlier_counterexample_only_where_it_refutes_the_step_exactly():
+    from attnio.solver.engine import Outcome
+    from attnio.solver.verify import _refuted_before
+
+    hyps = (d <= N,)
+    earlier = [Outcome("refuted", {"N": Fraction(10), "d": Fraction(2)})]  # N = 10, d = 2: N/d = 5
+    hit = _refuted_before(earlier, hyps, N <= 4 * d)  # c = 4 fails at the point (10 > 8)
+    assert hit is not None and hit.status == "refuted" and hit.counterexample == {"N": 10, "d": 2}
+    assert _refuted_before(earlier, hyps, N <= 5 * d) is None  # c = 5 holds there (10 ≤ 10): ask the solver
+    assert _refuted_before(earlier, (3 * d <= N, N <= 4 * d), N <= 2 * d) is None  # the point is outside the regime
+    spurious = [Outcome("refuted", {"N": Fraction(10), "d": Fraction(2)}, spurious=True)]
+    assert _refuted_before(spurious, hyps, N <= 4 * d) is None  # a spurious model is never reused
+
+
+def test_expression_hash_is_cached_per_process_and_never_pickled():
+    import copy
+    import pickle
+
+    e = N**2 * d / M + floor(N / d)
+    h = hash(e)
+    assert hash(e) == h and "_hash" in vars(e)
+    for clone in (pickle.loads(pickle.dumps(e)), copy.deepcopy(e)):
+        assert "_hash" not in vars(clone) and clone == e and hash(clone) == h
+    assert repr(e) == repr(pickle.loads(pickle.dumps(e)))  # the cache is not a field: repr and fingerprints unchanged
+
+
 def test_crossover_boundary_is_derived_not_typed():
     v = verify_claim(by_id("crossover.leading.square_tiling.flash2"))
     assert v.status == "proved"
