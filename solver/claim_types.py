@@ -101,6 +101,12 @@ class Crossover:
     # definedness check proves > 0) is stated without the division, as p ≤ v·q and v·q ≤ p: the same relation,
     # which z3's nonlinear procedure decides far faster on the backward's exact costs (docs/solver.md).
     cleared: bool = False
+    # ids of Implication claims of the catalog (lemmas) that the cvc5 re-check adds, each as the formula
+    # ``hyps ⇒ goal``, to the hypotheses of this claim's two proved sides: sound, since a proved claim holds at
+    # every point of its symbols' domains, and counted only when cvc5 re-proves every lemma too. For claims whose
+    # sides cvc5 cannot decide whole but can from floor-free envelopes proved one by one (docs/solver.md,
+    # "Lemmas"). z3's verdict never uses them.
+    lemmas: tuple[str, ...] = ()
 
     def axis_at_most(self, v: Fraction) -> Rel:
         if self.cleared and isinstance(self.axis, Div):

@@ -16,6 +16,7 @@ witness point (:data:`WITNESSES`) where its hypotheses hold, so no regime is vac
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 from typing import Any
 
@@ -664,12 +665,39 @@ def _tile_facts() -> tuple:
     return tuple(out)
 
 
+XOVER_ID = "backward.crossover.square_tiling-bwd.flash2-bwd"
+XOVER_LO, XOVER_HI = F(15, 16), F(9, 8)  # the search floor and ceiling: the two sides the bisection proves
+
+
 def exact_crossover_claims() -> list[Claim]:
     from attnio.solver.logic import All
 
     fs = _formulas()
     st, f2 = fs["square_tiling-bwd"], fs["flash2-bwd"]
     facts = _tile_facts()
+    xo = Crossover(
+        XOVER_ID,
+        "Exact costs (every floor and ceiling): where square_tiling-bwd moves strictly fewer words than flash2-bwd, "
+        "along M/d², for d ≥ 64 and N ≥ 64d (d_v = d); derived by bisection, both sides proved. The hypotheses "
+        "add T_d = ⌈d/B⌉'s integrality facts (proved by backward.crossover.tiles). Between the two sides either "
+        "can win, depending on d (the leading terms cross at M/d² ≈ 0.947 once T_d = 2 is counted exactly). "
+        "cvc5 re-proves the two sides from the envelope lemmas backward.crossover.link.*.",
+        XOVER_REGIME + st.valid + f2.valid + facts,
+        a=st.io,
+        b=f2.io,
+        axis=M / d**2,
+        lo=XOVER_LO,
+        hi=XOVER_HI,
+        precision=F(1, 16),
+        a_name="square_tiling-bwd",
+        b_name="flash2-bwd",
+        axis_name="M/d²",
+        provenance=f"{st.derivation}; {f2.derivation}; docs/costs.md#backward-crossover",
+        rlimit=1_200_000,
+        cleared=True,
+        about=("exact.square_tiling-bwd", "exact.flash2-bwd"),
+    )
+    links = _crossover_links(xo, st, f2)
     return [
         Implication(
             "backward.crossover.tiles",
@@ -681,27 +709,57 @@ def exact_crossover_claims() -> list[Claim]:
             provenance="docs/costs.md#backward-crossover",
             about=("exact.square_tiling-bwd",),
         ),
-        Crossover(
-            "backward.crossover.square_tiling-bwd.flash2-bwd",
-            "Exact costs (every floor and ceiling): where square_tiling-bwd moves strictly fewer words than flash2-bwd, "
-            "along M/d², for d ≥ 64 and N ≥ 64d (d_v = d); derived by bisection, both sides proved. The hypotheses "
-            "add T_d = ⌈d/B⌉'s integrality facts (proved by backward.crossover.tiles). Between the two sides either "
-            "can win, depending on d (the leading terms cross at M/d² ≈ 0.947 once T_d = 2 is counted exactly).",
-            XOVER_REGIME + st.valid + f2.valid + facts,
-            a=st.io,
-            b=f2.io,
-            axis=M / d**2,
-            lo=F(15, 16),
-            hi=F(9, 8),
-            precision=F(1, 16),
-            a_name="square_tiling-bwd",
-            b_name="flash2-bwd",
-            axis_name="M/d²",
-            provenance=f"{st.derivation}; {f2.derivation}; docs/costs.md#backward-crossover",
-            rlimit=1_200_000,
-            cleared=True,
-            about=("exact.square_tiling-bwd", "exact.flash2-bwd"),
-        ),
+        *links,
+        dataclasses.replace(xo, lemmas=tuple(c.id for c in links)),
+    ]
+
+
+def _crossover_links(xo: Crossover, st: Any, f2: Any) -> list[Implication]:
+    """The exact crossover's two sides, cut into floor-free envelopes and a case split on T_d = ⌈d/B⌉, for cvc5
+    (which decides neither side whole; z3 does). Below (M ≤ 15d²/16): cost(square_tiling-bwd) ≤ A⁺ < F⁻ ≤
+    cost(flash2-bwd); above (M ≥ 9d²/8): cost(flash2-bwd) ≤ F⁺ ≤ A⁻ ≤ cost(square_tiling-bwd). A± replace
+    T = ⌈N/B⌉ by N/B (+1) and keep the tile B and T_d exact; F± replace T_c = ⌈N/c⌉ by N/x (N/x⁻ + 1), with
+    x = (M − 3d − 2)/(4d + 2) ≥ c = ⌊x⌋ ≥ x⁻ = (M − 7d − 3)/(4d + 2). The middle comparisons are split on
+    d against B, 2B, 3B (cases that cover every point). docs/costs.md#backward-crossover."""
+    tile, td = st.blocks["B"], st.blocks["T_d"]
+    x = (M - 3 * d - 2) / (4 * d + 2)
+    x_minus = (M - 7 * d - 3) / (4 * d + 2)
+    # cost(square_tiling-bwd) = 5Nd + 3N + 5·T·Nd + 2N² + 3·T_d·N² + T·T_d·N  and  cost(flash2-bwd) =
+    # 7Nd + T_c·(3Nd + 2N) + N + T_c·Nd: the link claims below prove each envelope against the formula itself
+    def a_with(t: Expr) -> Expr:
+        return 5 * N * d + 3 * N + 5 * t * N * d + 2 * N**2 + 3 * td * N**2 + t * td * N
+
+    def f_with(tc: Expr) -> Expr:
+        return 7 * N * d + tc * (3 * N * d + 2 * N) + N + tc * N * d
+
+    a_up, a_lo = a_with(N / tile + 1), a_with(N / tile)
+    f_lo, f_up = f_with(N / x), f_with(N / x_minus + 1)
+    base = XOVER_REGIME + st.valid + f2.valid
+    below = xo.hyps + (xo.axis_at_most(xo.lo),)
+    above = xo.hyps + (xo.axis_at_least(xo.hi),)
+    doc = "docs/costs.md#backward-crossover"
+    about = ("exact.square_tiling-bwd", "exact.flash2-bwd")
+    pre = "backward.crossover.link"
+
+    def link(suffix: str, text: str, hyps: tuple, goal: Any) -> Implication:
+        return Implication(f"{pre}.{suffix}", "inequality", text, hyps, goal, provenance=doc, about=about)
+
+    return [
+        link("square_tiling-bwd.upper", "cost(square_tiling-bwd) ≤ A⁺: T = ⌈N/B⌉ < N/B + 1 (B and T_d exact)",
+             base, st.io <= a_up),
+        link("square_tiling-bwd.lower", "A⁻ ≤ cost(square_tiling-bwd): T = ⌈N/B⌉ ≥ N/B (B and T_d exact)",
+             base, a_lo <= st.io),
+        link("flash2-bwd.lower", "F⁻ ≤ cost(flash2-bwd): T_c = ⌈N/c⌉ ≥ N/x with c = ⌊x⌋ ≤ x = (M − 3d − 2)/(4d + 2)",
+             base, f_lo <= f2.io),
+        link("flash2-bwd.upper", "cost(flash2-bwd) ≤ F⁺: T_c < N/c + 1 ≤ N/x⁻ + 1 with c > x − 1 ≥ x⁻ = "
+             "(M − 7d − 3)/(4d + 2)", base, f2.io <= f_up),
+        link("below.T_d=2", "A⁺ < F⁻ for M ≤ 15d²/16 where d ≤ 2B (T_d = 2: B < d there)",
+             below + (d <= 2 * tile,), a_up < f_lo),
+        link("below.T_d=3", "A⁺ < F⁻ for M ≤ 15d²/16 where 2B < d ≤ 3B (T_d = 3)",
+             below + (2 * tile < d, d <= 3 * tile), a_up < f_lo),
+        link("below.T_d>=4", "A⁺ < F⁻ for M ≤ 15d²/16 where 3B < d (T_d ≥ 4)", below + (3 * tile < d,), a_up < f_lo),
+        link("above.T_d=1", "F⁺ ≤ A⁻ for M ≥ 9d²/8 where d ≤ B (T_d = 1)", above + (d <= tile,), f_up <= a_lo),
+        link("above.T_d>=2", "F⁺ ≤ A⁻ for M ≥ 9d²/8 where B < d (T_d = 2 there)", above + (tile < d,), f_up <= a_lo),
     ]
 
 

@@ -74,7 +74,12 @@ def fingerprint(c: Claim) -> str:
     import hashlib
 
     domains = sorted((x.name, x.integer, str(x.lo)) for x in _symbols(c))  # a symbol's domain is part of the claim
-    return hashlib.sha256((repr(c) + repr(domains)).encode()).hexdigest()[:16]
+    lemmas = ""
+    if getattr(c, "lemmas", ()):  # a claim re-proved through lemmas changes when one of them does
+        from attnio.solver.claims import by_id
+
+        lemmas = "".join(fingerprint(by_id(lid)) for lid in c.lemmas)
+    return hashlib.sha256((repr(c) + repr(domains) + lemmas).encode()).hexdigest()[:16]
 
 
 def _symbols(x: object, seen: set | None = None) -> set:
@@ -515,7 +520,13 @@ def verify_claim(c: Claim, solver: str = "z3") -> Verdict:
     if solver == "both" and v.status == "proved":
         t0 = time.perf_counter()
         statuses = []
-        for ob in runner.proved:
+        obligations = runner.proved
+        if getattr(c, "lemmas", ()):
+            extra, missing = _lemmas(c)
+            v.details.append({"cvc5_lemmas": list(c.lemmas), "not_re_proved": missing})
+            statuses += ["unknown"] * len(missing)
+            obligations = [("lemmas", ob[1], ob[2], ob[4], extra) if ob[0] == "main" else ob for ob in obligations]
+        for ob in obligations:
             st, cex, why = _cvc5_recheck(ob)
             statuses.append(st)
             if st == "refuted":
@@ -533,9 +544,32 @@ def verify_claim(c: Claim, solver: str = "z3") -> Verdict:
 
 
 
+def _lemmas(c: Claim) -> tuple[tuple[logic.Formula, ...], list[str]]:
+    """A claim's lemmas (Crossover.lemmas) as formulas ``hyps ⇒ goal``, each verified here by z3 and re-proved by
+    cvc5; returns the formulas and the ids of the lemmas that were not both proved and re-proved."""
+    from attnio.solver.claims import by_id
+
+    formulas, missing = [], []
+    for lid in c.lemmas:
+        lemma = by_id(lid)
+        assert isinstance(lemma, Implication), f"lemma {lid} of {c.id} is not an implication"
+        lv = verify_claim(lemma, "both")
+        if not (lv.status == "proved" and lv.crosscheck == "proved"):
+            missing.append(lid)
+        formulas.append(logic.Any((Neg(All(lemma.hyps)), lemma.goal)))
+    return tuple(formulas), missing
+
+
 def _cvc5_run(ob: tuple) -> tuple[str, dict | None, str]:
     if ob[0] == "defined":
         o = check_defined(ob[1], ob[2], backend="cvc5")
+    elif ob[0] == "lemmas":
+        # the obligation with the claim's lemmas (each a proved claim: true at every point) added to its hypotheses;
+        # the lemmas' own definedness is proved from the claim's hypotheses, never assumed
+        _, hyps, goal, relax, extra = ob
+        o = check_defined(hyps, All((*extra, goal)), backend="cvc5")
+        if o.status == "proved":
+            o = prove(tuple(hyps) + tuple(extra), goal, backend="cvc5", vacuity=False, defined=False, relax=relax)
     else:
         _, hyps, goal, checks, relax = ob
         o = prove(hyps, goal, backend="cvc5", vacuity=False, defined=checks, relax=relax)

@@ -35,6 +35,12 @@ WITNESSES = [
     {"N": 4096, "d": 64, "M": 4096, "dv": 64},  # M ≤ 8d²
     {"N": 4096, "d": 64, "M": 65536, "dv": 64},
     {"N": 4096, "d": 128, "M": 256, "dv": 128},  # M ≤ min(4d, d²): flash1-bwd's one-row small-cache link
+    # the exact crossover's case lemmas (d = 64, N = 64d): M ≤ 15d²/16 with T_d = 2 (B = 34), 3 (B = 25), ≥ 4
+    # (B = 17); M ≥ 9d²/8 with T_d = 2 (B = 38) (T_d = 1: M = 65536 above)
+    {"N": 4096, "d": 64, "M": 3600, "dv": 64},
+    {"N": 4096, "d": 64, "M": 2000, "dv": 64},
+    {"N": 4096, "d": 64, "M": 1000, "dv": 64},
+    {"N": 4096, "d": 64, "M": 4608, "dv": 64},
 ]
 
 

@@ -191,6 +191,55 @@ def test_cvc5_agrees_with_z3(claim_id):
     assert v.status == "proved" and v.crosscheck == "proved", (v.reason, v.crosscheck)
 
 
+def _with_lemmas(monkeypatch, lemmas):
+    """A small crossover (M against d² along M/d²) whose cvc5 re-check goes through ``lemmas``."""
+    from attnio.solver import claims as claims_module
+    from attnio.solver.claims import Crossover
+
+    table = {lemma.id: lemma for lemma in lemmas}
+    real = claims_module.by_id
+    monkeypatch.setattr(claims_module, "by_id", lambda i: table[i] if i in table else real(i))
+    return Crossover("x.lemmas", "M < d² below M/d² = 1", (), a=M, b=d**2, axis=M / d**2, lo=Fraction(1, 2),
+                     hi=Fraction(2), precision=Fraction(1, 4), lemmas=tuple(table))
+
+
+def test_cvc5_recheck_through_lemmas_counts_only_when_every_lemma_is_re_proved(monkeypatch):
+    pytest.importorskip("cvc5")
+    from attnio.solver.claims import Implication
+
+    true = Implication("x.lemma.true", "inequality", "M ≤ M + d", (), M <= M + d)
+    false = Implication("x.lemma.false", "inequality", "M < 1: refuted, and it would make every obligation hold",
+                        (), M < 1)
+    ok = verify_claim(_with_lemmas(monkeypatch, [true]), solver="both")
+    assert ok.status == "proved" and ok.crosscheck == "proved", (ok.reason, ok.details)
+    assert ok.details[-1] == {"cvc5_lemmas": ["x.lemma.true"], "not_re_proved": []}
+    bad = verify_claim(_with_lemmas(monkeypatch, [true, false]), solver="both")
+    assert bad.status == "proved" and bad.crosscheck == "unknown"  # z3's verdict never uses lemmas
+    assert bad.details[-1]["not_re_proved"] == ["x.lemma.false"]
+
+
+def test_every_lemma_is_an_implication_of_the_catalog_and_changes_its_claims_fingerprint(monkeypatch):
+    import dataclasses
+
+    from attnio.solver.claims import Implication
+    from attnio.solver.verify import fingerprint
+
+    with_lemmas = [c for c in all_claims() if getattr(c, "lemmas", ())]
+    assert with_lemmas, "no claim is re-proved through lemmas"
+    for c in with_lemmas:
+        for lid in c.lemmas:
+            assert lid != c.id and isinstance(by_id(lid), Implication), (c.id, lid)
+    c = with_lemmas[0]
+    before = fingerprint(c)
+    lemma = by_id(c.lemmas[0])
+    changed = dataclasses.replace(lemma, hyps=lemma.hyps + (d <= N,))
+    from attnio.solver import claims as claims_module
+
+    real = claims_module.by_id
+    monkeypatch.setattr(claims_module, "by_id", lambda i: changed if i == lemma.id else real(i))
+    assert fingerprint(c) != before
+
+
 def test_cli_verify_exit_codes():
     import subprocess
     import sys
