@@ -229,7 +229,7 @@ def _check1(
     g = t.formula(goal)
     B = t.B
     s = _solver(t, rlimit, tactic)
-    s.add(*t.facts)
+    s.add(*t.facts_for(what))
     s.add(*hs)
     sides = [term for _, term in t.side_conditions]
     if what == "side":

@@ -158,17 +158,33 @@ def syntactically_positive(e: Expr) -> bool:
     return False
 
 
+_SCRATCH: dict[int, Any] = {}  # process id -> this process's scratch context
+
+
+def _scratch_context(B: Any) -> Any:
+    """A z3 context of this module's own, per process, for translations that are read and never solved (not z3's
+    shared main context, which other code may solve in)."""
+    import os
+
+    pid = os.getpid()
+    if pid not in _SCRATCH:
+        _SCRATCH.clear()
+        _SCRATCH[pid] = B.Context()
+    return _SCRATCH[pid]
+
+
 class Translator:
     """Translate expressions and formulas into one backend's terms, collecting auxiliary facts."""
 
     def __init__(self, backend: str = "z3", mode: str = "real", scratch: bool = False) -> None:
-        """``scratch``: build terms in the backend's shared default context, for a translation that is only read
-        (its ``side_rels``) and never given to a solver; every translation that is solved gets a fresh context."""
+        """``scratch``: build terms in a scratch context kept for the process (:func:`_scratch_context`), for a
+        translation that is only read (its ``side_rels``) and never given to a solver; every translation that is
+        solved gets a fresh context."""
         assert mode in ("real", "int"), mode
         self.backend = backend
         self.mode = mode
         self.B = backend_module(backend)
-        self.ctx = self.B.main_ctx() if scratch and backend == "z3" else self.B.Context()
+        self.ctx = _scratch_context(self.B) if scratch and backend == "z3" else self.B.Context()
         self.vars: dict[str, Any] = {}  # symbol name -> backend variable (Real or Int)
         self.real_of: dict[str, Any] = {}  # symbol name -> real-valued term
         self.facts: list[Any] = []  # true facts: symbol domains and auxiliary definitions
@@ -176,6 +192,7 @@ class Translator:
         self.side_rels: list[Rel] = []  # the same conditions as exact relations
         self._cache: dict[Expr, Any] = {}
         self._side_seen: set[Rel] = set()
+        self._guards: dict[int, Any] = {}  # id(fact) -> the definedness condition it needs (_defined_only)
         self._fresh = 0
 
     # helpers --------------------------------------------------------------------------------------
@@ -209,6 +226,22 @@ class Translator:
             self.real_of[s.name] = r
             self.facts.append(r >= self._q(s.lo))
         return self.real_of[s.name]
+
+    def _defined_only(self, guard: Any, facts: list) -> None:
+        """Facts that hold only where ``guard`` (a definedness condition) does: a square root's s² = x forces x ≥ 0,
+        so the definedness obligation, which looks for a point where some condition fails, must see them as
+        ``guard ⇒ fact`` (:meth:`facts_for`); every other obligation asserts the conditions, and the facts plainly."""
+        self.facts += facts
+        for f in facts:
+            self._guards[id(f)] = guard
+
+    def facts_for(self, what: str) -> list:
+        """The facts to assert for an obligation: ``what == "side"`` (the definedness obligation) guards the facts
+        of :meth:`_defined_only` by their condition; any other obligation asserts the definedness conditions
+        themselves, where the guarded and the plain facts are equivalent."""
+        if what != "side":
+            return list(self.facts)
+        return [self.B.Implies(self._guards[id(f)], f) if id(f) in self._guards else f for f in self.facts]
 
     def _side(self, rel: Rel, term: Any) -> None:
         if rel in self._side_seen:  # the same relation again (its text is the same too): nothing new
@@ -265,7 +298,7 @@ class Translator:
             x = self.expr(e.arg)
             self._side(e.arg >= 0, x >= 0)
             s = self._new("sqrt")
-            self.facts += [s >= 0, s * s == x]
+            self._defined_only(x >= 0, [s >= 0, s * s == x])
             return s
         if isinstance(e, Floor):
             return self._floor(e)
@@ -290,11 +323,12 @@ class Translator:
             x = self.expr(e.arg.arg)
             self._side(e.arg.arg >= 0, x >= 0)
             c = self._new("floorsqrt", integer)
-            self.facts += [c >= 0, c * c <= x, (c + 1) * (c + 1) > x]
+            facts = [c >= 0, c * c <= x, (c + 1) * (c + 1) > x]
             r = as_ratio(e.arg.arg)
             if r is not None:  # x = p/q with integers: q(c+1)² ≥ p + 1
                 p, q = self.expr(r[0]), self.expr(r[1])
-                self.facts.append(q * (c + 1) * (c + 1) >= p + 1)
+                facts.append(q * (c + 1) * (c + 1) >= p + 1)
+            self._defined_only(x >= 0, facts)
             return c
         x = self.expr(e.arg)
         c = self._new("floor", integer)

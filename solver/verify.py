@@ -259,6 +259,24 @@ def _decide(o: Outcome, what: str) -> bool:
     raise _Undecided(what, o)
 
 
+def _exact_truth(f: logic.Formula, env: dict) -> bool | None:
+    """The truth value of ``f`` at ``env`` when every side of every relation evaluates to a rational number;
+    None when one is irrational (a float: a square root or logarithm that is not an integer's)."""
+    from attnio.bounds.expr import Rel, evaluate
+
+    if isinstance(f, Rel):
+        a, b = evaluate(f.lhs, env), evaluate(f.rhs, env)
+        if isinstance(a, float) or isinstance(b, float):
+            return None
+        return f.holds(env)
+    parts = {logic.All: lambda x: x.parts, logic.Any: lambda x: x.parts, Neg: lambda x: (x.part,),
+             logic.Iff: lambda x: (x.lhs, x.rhs)}[type(f)](f)
+    values = [_exact_truth(p, env) for p in parts]
+    if any(v is None for v in values):
+        return None
+    return logic.holds(f, env)
+
+
 def _refuted_before(earlier: Iterable[Outcome], hyps: Sequence[logic.Formula], goal: logic.Formula) -> Outcome | None:
     """A bisection step refuted without a solver call: an integer counterexample of an earlier step of the same
     search that, evaluated exactly, satisfies this step's hypotheses and violates its goal (e.g. a point that
@@ -268,7 +286,7 @@ def _refuted_before(earlier: Iterable[Outcome], hyps: Sequence[logic.Formula], g
             continue
         env = {k: (int(v) if v.denominator == 1 else v) for k, v in o.counterexample.items()}
         try:
-            if all(logic.holds(h, env) for h in hyps) and not logic.holds(goal, env):
+            if all(_exact_truth(h, env) is True for h in hyps) and _exact_truth(goal, env) is False:
                 return Outcome("refuted", dict(o.counterexample), mode="exact",
                                reason="refuted, evaluated exactly, at a counterexample of an earlier step")
         except (ZeroDivisionError, ValueError, OverflowError, KeyError):
@@ -464,7 +482,7 @@ def _crossover_search(c: Crossover, r: _Runner, t0: float, pre: Outcome, outcome
 
     def witness(o: Outcome, extra: logic.Formula, goal: logic.Formula, window) -> tuple[dict | None, str]:
         if o.status == "refuted" and not o.spurious:
-            return _cex(o.counterexample), "solver"
+            return _cex(o.counterexample), "earlier step" if o.mode == "exact" else "solver"
         w = _witness_search(c, extra, goal, window)
         return (_cex(w), "exact search") if w is not None else (None, "none found")
 

@@ -270,3 +270,21 @@ def test_overflowing_backward_schedules_are_those_run_in_audit_mode() -> None:
 
     assert bb.OVERFLOWS == {n for n in registry_backward.names() if registry_backward.get(n).audit}
     assert bb.RECOMPUTES_S == {n for n in registry_backward.names() if registry_backward.get(n).recomputes_S}
+
+
+def test_the_exact_crossover_proves_the_sides_its_cvc5_lemmas_state() -> None:
+    """The lemmas backward.crossover.link.below.* / .above.* assume the sides M/d² ≤ lo and M/d² ≥ hi (the search
+    floor and ceiling); a bisection that proved other sides would leave cvc5 unable to use them."""
+    from attnio.solver.claims import by_id
+    from attnio.solver.claims_backward import XOVER_ID
+
+    c = by_id(XOVER_ID)
+    assert isinstance(c, Crossover) and c.lemmas
+    v = verify_claim(c)
+    assert v.ok, (v.status, v.reason)
+    assert v.details[0]["side"].startswith(f"M/d² ≤ {c.lo} ⇒") and v.details[2]["side"].startswith(f"M/d² ≥ {c.hi} ⇒")
+    below = [by_id(i) for i in c.lemmas if ".below." in i]
+    above = [by_id(i) for i in c.lemmas if ".above." in i]
+    assert below and above
+    assert all(c.axis_at_most(c.lo) in lemma.hyps for lemma in below)
+    assert all(c.axis_at_least(c.hi) in lemma.hyps for lemma in above)

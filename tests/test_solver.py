@@ -124,6 +124,10 @@ def test_bisection_reuses_an_earlier_counterexample_only_where_it_refutes_the_st
     assert _refuted_before(earlier, (3 * d <= N, N <= 4 * d), N <= 2 * d) is None  # the point is outside the regime
     spurious = [Outcome("refuted", {"N": Fraction(10), "d": Fraction(2)}, spurious=True)]
     assert _refuted_before(spurious, hyps, N <= 4 * d) is None  # a spurious model is never reused
+    # √10 ≈ 3.16 < 4: true in floating point, but not exact: the solver decides
+    assert _refuted_before(earlier, hyps, 4 <= sqrt(N)) is None
+    assert _refuted_before(earlier, hyps, 4 <= sqrt(N + 6)) is None  # √16 = 4: exact, and it holds
+    assert _refuted_before(earlier, hyps, 5 <= sqrt(N + 6)) is not None  # exact, and it fails
 
 
 def test_expression_hash_is_cached_per_process_and_never_pickled():

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import pytest
 from attnio.bounds.costs import FORMULAS
-from attnio.bounds.expr import sqrt
+from attnio.bounds.expr import floor, sqrt
 from attnio.bounds.symbols import M, N, d
 from attnio.solver import engine, logic
 from attnio.solver.claims import Coverage, Crossover, Implication, Tightest, all_claims
@@ -64,6 +64,17 @@ def test_claim_needing_an_unstated_condition_is_refuted_with_the_condition_named
     env = {k: int(Fraction(x)) for k, x in v.counterexample.items()}
     assert env["M"] <= env["d"]  # a point of the (empty) hypotheses where the denominator is not positive
     assert v.witness is not None  # the regime itself is not empty
+
+
+@pytest.mark.parametrize("goal", [sqrt(d - M) <= N + d, floor(sqrt(d - M)) <= N + d], ids=["sqrt", "floor-sqrt"])
+def test_square_root_of_a_possibly_negative_argument_is_refuted_with_the_condition_named(goal):
+    # true wherever defined (√(d − M) ≤ √d ≤ d), but undefined where M > d: the encoding's s² = d − M must not
+    # make d − M ≥ 0 look proved
+    v = verify_claim(Implication("def.sqrt", "inequality", "a root with no hypotheses", (), goal))
+    assert v.status == "refuted" and "0 ≤ d − M" in v.reason, (v.status, v.reason)
+    env = {k: int(Fraction(x)) for k, x in v.counterexample.items()}
+    assert env["M"] > env["d"]
+    assert verify_claim(Implication("def.sqrt.ok", "inequality", "the same for M ≤ d", (M <= d,), goal)).ok
 
 
 def test_proved_definedness_is_listed_and_nothing_is_assumed():
