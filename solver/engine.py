@@ -23,7 +23,8 @@
      ``spurious``;
    - ``unknown``: **unknown**, with the solver's reason.
 
-Determinism: every solver call runs in a fresh solver context under a resource limit (z3 ``rlimit``, cvc5
+Determinism: every solver call has a solver of its own, in a context created for its claim (:func:`claim_scope`;
+for a call outside a claim, for the call), under a resource limit (z3 ``rlimit``, cvc5
 ``rlimit-per``), counted by the solver itself, so the verdict does not depend on machine speed or load, nor on
 what ran before in the process. A wall-clock cap (``GUARD_S``) guards only against a solver that hangs; hitting
 it is an **error** (``SolverGuard``), never a silent unknown.
@@ -41,6 +42,7 @@ it is an **error** (``SolverGuard``), never a silent unknown.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import math
@@ -221,12 +223,36 @@ def _in_child(hyps, goal, mode: str, rlimit: int, what: str, tactic: str):
     return st, model, reason, None
 
 
+# Translations shared by the obligations of one claim (claim_scope): None outside a claim.
+_SHARED: dict | None = None
+
+
+@contextlib.contextmanager
+def claim_scope():
+    """Within one claim, z3 obligations over the same hypotheses and goal (non-vacuity, definedness, the claim
+    itself; each strategy of the portfolio) share one translation and its context, each with a solver of its
+    own. The scope is one claim, run start to end in one process, so what a solver call sees depends only on
+    the claim, never on what ran before it in the process."""
+    global _SHARED
+    prev, _SHARED = _SHARED, {}
+    try:
+        yield
+    finally:
+        _SHARED = prev
+
+
 def _check1(
     hyps: Sequence[logic.Formula], goal: logic.Formula, backend: str, mode: str, rlimit: int, what: str, tactic: str
 ) -> tuple[str, dict[str, Fraction] | None, str, Translator]:
-    t = Translator(backend, mode)
-    hs = [t.formula(h) for h in hyps]
-    g = t.formula(goal)
+    key = (tuple(hyps), goal, backend, mode)
+    if _SHARED is not None and backend == "z3" and key in _SHARED:
+        t, hs, g = _SHARED[key]
+    else:
+        t = Translator(backend, mode)
+        hs = [t.formula(h) for h in hyps]
+        g = t.formula(goal)
+        if _SHARED is not None and backend == "z3":
+            _SHARED[key] = (t, hs, g)
     B = t.B
     s = _solver(t, rlimit, tactic)
     s.add(*t.facts_for(what))

@@ -27,7 +27,7 @@ from attnio.bounds.expr import to_text
 from attnio.solver import logic
 from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication, Tightest
 from attnio.solver.claims import all_claims
-from attnio.solver.engine import Outcome, SolverGuard, check_defined, find_witness, prove
+from attnio.solver.engine import Outcome, SolverGuard, check_defined, claim_scope, find_witness, prove
 from attnio.solver.logic import All, Neg
 from attnio.solver.relax import flatten
 
@@ -531,7 +531,8 @@ def verify_claim(c: Claim, solver: str = "z3") -> Verdict:
         raise InvalidParameter("solver", solver, "one of " + ", ".join(SOLVERS))
     primary = "cvc5" if solver == "cvc5" else "z3"
     runner = _Runner(primary, getattr(c, "rlimit", None) if primary == "z3" else None)
-    v = _DISPATCH[type(c)](c, runner)
+    with claim_scope():
+        v = _DISPATCH[type(c)](c, runner)
     v.solver = primary
     v.about = list(c.about)
     v.solvers = {primary: v.status}

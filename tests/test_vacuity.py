@@ -142,3 +142,20 @@ def test_verdicts_identical_with_a_cpu_hog_beside_one_run():
             h.wait()
     assert loaded == quiet
     assert all(v["status"] == "proved" and v["witness"] for v in quiet)
+
+
+def test_a_verdict_does_not_depend_on_what_the_process_verified_before():
+    """Each claim's obligations share z3 contexts created for that claim only (engine.claim_scope): the same claim
+    verified first, or after others, gives the same verdict, constant, counterexample and witness."""
+    from attnio.solver.claims import by_id
+
+    def run(ids):
+        out = {}
+        for i in ids:
+            v = verify_claim(by_id(i)).to_json()
+            v.pop("seconds")
+            out[i] = v
+        return out
+
+    ids = ["tight.flash2.large-d", "crossover.leading.square_tiling.flash2", "sy.meet"]
+    assert run(ids) == run(list(reversed(ids)))
