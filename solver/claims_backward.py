@@ -752,7 +752,8 @@ def _crossover_links(xo: Crossover, st: Any, f2: Any) -> list[Implication]:
         link("flash2-bwd.lower", "F⁻ ≤ cost(flash2-bwd): T_c = ⌈N/c⌉ ≥ N/x with c = ⌊x⌋ ≤ x = (M − 3d − 2)/(4d + 2)",
              base, f_lo <= f2.io),
         link("flash2-bwd.upper", "cost(flash2-bwd) ≤ F⁺: T_c < N/c + 1 ≤ N/x⁻ + 1, as c = ⌊p/(4d + 2)⌋ ≥ "
-             "(p − 4d − 1)/(4d + 2) = x⁻ = (M − 7d − 3)/(4d + 2) for the integer p = M − 3d − 2 (x⁻ > 0: M ≥ 7d + 4)", base, f2.io <= f_up),
+             "(p − 4d − 1)/(4d + 2) = x⁻ = (M − 7d − 3)/(4d + 2) for the integer p = M − 3d − 2 "
+             "(x⁻ > 0: M ≥ 7d + 4)", base, f2.io <= f_up),
         link("below.T_d=2", "A⁺ < F⁻ for M ≤ 15d²/16 where d ≤ 2B (T_d = 2: B < d there)",
              below + (d <= 2 * tile,), a_up < f_lo),
         link("below.T_d=3", "A⁺ < F⁻ for M ≤ 15d²/16 where 2B < d ≤ 3B (T_d = 3)",

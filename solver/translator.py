@@ -178,8 +178,8 @@ class Translator:
 
     def __init__(self, backend: str = "z3", mode: str = "real", scratch: bool = False) -> None:
         """``scratch``: build terms in a scratch context kept for the process (:func:`_scratch_context`), for a
-        translation that is only read (its ``side_rels``) and never given to a solver; every translation that is
-        solved gets a fresh context."""
+        translation that is only read (its ``side_rels``) and never given to a solver; a translation that is
+        solved gets a context of its own (shared only by the obligations of one claim: engine.claim_scope)."""
         assert mode in ("real", "int"), mode
         self.backend = backend
         self.mode = mode
