@@ -51,6 +51,8 @@ from attnio.bounds.expr import (
     mul,
 )
 from attnio.solver.translator import as_ratio
+from attnio.solver.translator import syntactically_nonneg as nonneg
+from attnio.solver.translator import syntactically_positive as positive
 
 _FLIP = {"lower": "upper", "upper": "lower"}
 
@@ -59,39 +61,6 @@ def is_exact(e: Expr) -> bool:
     if isinstance(e, Floor | Ceil):
         return False
     return all(is_exact(c) for c in children(e))
-
-
-def nonneg(e: Expr) -> bool:
-    """Syntactically ≥ 0 on the symbols' domains."""
-    if isinstance(e, Const):
-        return e.value >= 0
-    if isinstance(e, Sym):
-        return e.lo >= 0
-    if isinstance(e, Add | Mul):
-        return all(nonneg(c) for c in children(e))
-    if isinstance(e, Pow):
-        return e.exp % 2 == 0 or nonneg(e.base)
-    if isinstance(e, Sqrt | Floor | Ceil):
-        return nonneg(e.arg) if isinstance(e, Floor | Ceil) else True
-    if isinstance(e, Div):
-        return nonneg(e.num) and nonneg(e.den)
-    if isinstance(e, Min | Max):
-        return all(nonneg(a) for a in e.args)
-    return False
-
-
-def positive(e: Expr) -> bool:
-    if isinstance(e, Const):
-        return e.value > 0
-    if isinstance(e, Sym):
-        return e.lo > 0
-    if isinstance(e, Add):
-        return all(nonneg(t) for t in e.terms) and any(positive(t) for t in e.terms)
-    if isinstance(e, Mul):
-        return all(positive(f) for f in e.factors)
-    if isinstance(e, Pow):
-        return positive(e.base)
-    return False
 
 
 def relax(e: Expr, side: str) -> Expr:
