@@ -7,13 +7,44 @@ what each shape means.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from attnio.bounds.expr import Div, Expr, Rel
 from attnio.solver.logic import Formula
 
 IMPLICATION_KINDS = ("inequality", "consistency", "identity", "branch", "iff", "derivation", "well-defined")
+
+# The fields that link a claim to the catalog and to its source, not part of what it states: the fingerprint
+# (:func:`attnio.solver.verify.fingerprint`) leaves them out, so a new link never makes the cvc5 record stale.
+# ``about``: the ids of the catalog bounds the claim is about (reports link verdicts by these; the proof-step
+# claims get theirs from the bounds' PROOF_STEPS tables, see :func:`attnio.solver.claims.all_claims`).
+# ``meta``: for a claim about no one bound (a lemma of arithmetic, a fact of the model), a sentence saying so;
+# a claim has ``about`` or ``meta``, never neither (tests/test_links.py). ``where``: the module and function
+# that built it (``module:function``), recorded when it is built.
+LINK_FIELDS = ("about", "meta", "where")
+
+# Thin constructor helpers: ``where`` names their caller, the function that chose the claim's id.
+THIN_HELPERS = frozenset({"_claim", "link", "links"})
+
+
+def origin() -> str:
+    """``module:function`` of the innermost claims module (``attnio.solver.claims_*``) function on the call
+    stack that is not a :data:`THIN_HELPERS` wrapper: where the claim being built was written."""
+    f = sys._getframe(1)
+    while f is not None:
+        mod = f.f_globals.get("__name__", "")
+        name = f.f_code.co_name
+        if mod.startswith("attnio.solver.claims_") and name not in THIN_HELPERS and name[0] != "<" or name == "<module>":
+            return f"{mod}:{f.f_code.co_qualname.replace('<locals>.', '')}"
+        f = f.f_back
+    return ""
+
+
+def _record_origin(c: object) -> None:
+    if not c.where:  # type: ignore[attr-defined]
+        object.__setattr__(c, "where", origin())
 
 
 @dataclass(frozen=True)
@@ -24,13 +55,13 @@ class Implication:
     hyps: tuple[Formula, ...]
     goal: Formula
     provenance: str = ""
-    # Kept for compatibility, no longer changes anything: definedness (denominators > 0, square-root arguments
-    # ≥ 0, logarithm arguments > 0) is always proved from ``hyps`` (solver/engine.py), never assumed.
-    assume_defined: bool = False
-    about: tuple[str, ...] = ()  # ids of the catalog bounds this claim is about (reports link verdicts by these)
+    about: tuple[str, ...] = ()  # see LINK_FIELDS
+    meta: str = ""
+    where: str = field(default="", compare=False, repr=False)
 
     def __post_init__(self) -> None:
         assert self.kind in IMPLICATION_KINDS, self.kind
+        _record_origin(self)
 
 
 @dataclass(frozen=True)
@@ -42,6 +73,11 @@ class Coverage:
     provenance: str = ""
     kind: str = "coverage"
     about: tuple[str, ...] = ()
+    meta: str = ""
+    where: str = field(default="", compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        _record_origin(self)
 
 
 @dataclass(frozen=True)
@@ -58,15 +94,18 @@ class Tightest:
     lo: Fraction = Fraction(0)
     hi: Fraction = Fraction(64)
     provenance: str = ""
-    assume_defined: bool = False  # no effect: definedness is always proved (see Implication)
     rlimit: int | None = None  # per-obligation solver resource limit (None: solver.engine's portfolio budgets)
-    wall_ms: int | None = None  # no effect (verdicts depend on resource limits only); kept for compatibility
     kind: str = "tightest"
     about: tuple[str, ...] = ()
+    meta: str = ""
+    where: str = field(default="", compare=False, repr=False)
     # With ``cleared``, a shape p/q (a quotient whose denominator the claim-level definedness check proves > 0) is
     # multiplied out: each step proves f·q ≤ c·p + extra·q, the same relation without the division, which z3's
     # nonlinear procedure decides far faster on the backward's exact costs (see Crossover.cleared).
     cleared: bool = False
+
+    def __post_init__(self) -> None:
+        _record_origin(self)
 
     def claim_at(self, c: Fraction) -> Rel:
         if self.cleared and isinstance(self.g, Div):
@@ -92,11 +131,11 @@ class Crossover:
     b_name: str = "B"
     axis_name: str = ""
     provenance: str = ""
-    assume_defined: bool = False  # no effect: definedness is always proved (see Implication)
     rlimit: int | None = None  # per-obligation solver resource limit (None: solver.engine's portfolio budgets)
-    wall_ms: int | None = None  # no effect (verdicts depend on resource limits only); kept for compatibility
     kind: str = "crossover"
     about: tuple[str, ...] = ()
+    meta: str = ""
+    where: str = field(default="", compare=False, repr=False)
     # With ``cleared``, each bisection bound on an axis p/q (a quotient whose denominator the claim-level
     # definedness check proves > 0) is stated without the division, as p ≤ v·q and v·q ≤ p: the same relation,
     # which z3's nonlinear procedure decides far faster on the backward's exact costs (docs/solver.md).
@@ -107,6 +146,9 @@ class Crossover:
     # sides cvc5 cannot decide whole but can from floor-free envelopes proved one by one (docs/solver.md,
     # "Lemmas"). z3's verdict never uses them.
     lemmas: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _record_origin(self)
 
     def axis_at_most(self, v: Fraction) -> Rel:
         if self.cleared and isinstance(self.axis, Div):

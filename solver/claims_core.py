@@ -91,6 +91,7 @@ def saha_ye_claims() -> list[Claim]:
             (eq(M, d**2),),
             All((eq(SY_SMALL, SY_LARGE), eq(SY_LARGE, N**2))),
             provenance=f"{P}, Thm 3.1",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         Implication(
             "sy.min-branch.small",
@@ -99,6 +100,7 @@ def saha_ye_claims() -> list[Claim]:
             SMALL,
             eq(minimum(SY_SMALL, SY_LARGE), SY_SMALL),
             provenance=f"{P}, Thm 3.1",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         Implication(
             "sy.min-branch.large",
@@ -107,6 +109,7 @@ def saha_ye_claims() -> list[Claim]:
             (d**2 <= M,),
             eq(minimum(SY_SMALL, SY_LARGE), SY_LARGE),
             provenance=f"{P}, Thm 3.1",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         Implication(
             "sy.n2-free-small-cache",
@@ -115,6 +118,7 @@ def saha_ye_claims() -> list[Claim]:
             (),
             Iff(N**2 <= SY_SMALL, M <= d**2),
             provenance=f"{P}, §3.2 (Thm 3.7 proof)",
+            about=("sy.thm3.7",),
         ),
         Implication(
             "sy.thm4.8-branch",
@@ -123,6 +127,7 @@ def saha_ye_claims() -> list[Claim]:
             (),
             Iff(eq(minimum(SY_LARGE, N**2), SY_LARGE), d**2 <= M),
             provenance=f"{P}, Thm 4.8",
+            about=("sy.thm4.8",),
         ),
         Implication(
             "sy.fa-over-st.leading",
@@ -131,6 +136,7 @@ def saha_ye_claims() -> list[Claim]:
             (),
             All((eq(SY_LARGE / SY_SMALL, d / sqrt(M)), Iff(1 < d / sqrt(M), M < d**2))),
             provenance=f"{P}, §3 regime map",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         # Thm 4.14 in two links each (cvc5 does not decide the forms with log₂ N, whose translation brackets log₂
         # on 49 intervals, within its limits): log₂ N ≥ 1 for N ≥ 2, then the statement for every real L ≥ 1
@@ -183,7 +189,7 @@ def saha_ye_claims() -> list[Claim]:
             (d**2 <= M,),
             4 * M**2 / d**2 + 4 * M <= 8 * M**2 / d**2,
             provenance="docs/bounds/saha-ye-lemma3.4-explicit.md",
-            about=("sy.lemma3.4", "sy.lemma3.4.explicit"),
+            about=("sy.lemma3.4", "sy.lemma3.4.explicit", "sy.lemma3.3.explicit"),
         ),
         Implication(
             "sy.lemma3.4.step-io",
@@ -224,6 +230,7 @@ def coverage_claims() -> list[Claim]:
             (d <= N,),
             tuple((name.split()[0], rels) for name, _, rels in CACHE_REGIMES),
             provenance="Saha & Ye §3, docs/model.md",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         Coverage(
             "coverage.flash-thm2",
@@ -231,6 +238,7 @@ def coverage_claims() -> list[Claim]:
             (),
             (("below", (M < d,)), ("fa", FA_REGIME), ("above", (N * d < M,))),
             provenance="Dao et al. Thm 2, docs/model.md",
+            about=("fa.thm2.standard", "fa.thm2.flash"),
         ),
         Coverage(
             "coverage.li-backward",
@@ -238,6 +246,7 @@ def coverage_claims() -> list[Claim]:
             (),
             (("small", (M <= d**2,)), ("large", (d**2 < M,))),
             provenance="Li et al. 2410.09397",
+            about=("li.backward.lower", "li.backward.upper"),
         ),
         Implication(
             "li.backward.branch",
@@ -246,6 +255,7 @@ def coverage_claims() -> list[Claim]:
             (),
             Iff((N**2 * d + N * d**2) / sqrt(M) <= (N**2 * d**2 + N * d**3) / M, M <= d**2),
             provenance="Li et al. 2410.09397",
+            about=("li.backward.lower", "li.backward.upper"),
         ),
     ]
 
@@ -271,6 +281,7 @@ def smith_claims() -> list[Claim]:
             b_name="row-streaming reads",
             axis_name="4M/(k+1)²",
             provenance="docs/bounds/smith-mm-precondition.md",
+            about=("smith.mm", "constants.mm.row-stream"),
         ),
         Implication(
             "smith.total-io-consistent",
@@ -280,6 +291,7 @@ def smith_claims() -> list[Claim]:
             (),
             reads_lead + N**2 >= 2 * N**2 * d / sqrt(M),
             provenance="docs/bounds/smith-mm-precondition.md",
+            about=("smith.mm", "constants.mm.row-stream"),
         ),
         Implication(
             "smith.cosma-form-fails",
@@ -289,6 +301,7 @@ def smith_claims() -> list[Claim]:
             (),
             Iff(reads_lead + N**2 < 2 * N**2 * d / sqrt(M) + N**2, (d + 1) ** 2 < 4 * M),
             provenance="docs/bounds/smith-mm-precondition.md",
+            about=("constants.cosma.thm1", "constants.mm.row-stream"),
         ),
     ]
 
@@ -310,6 +323,7 @@ def leading_crossover_claims() -> list[Claim]:
             b_name="N²d²/M",
             axis_name="M/d²",
             provenance="Saha & Ye Thm 3.1",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         Crossover(
             "crossover.leading.square_tiling.flash1",
@@ -326,6 +340,7 @@ def leading_crossover_claims() -> list[Claim]:
             b_name="12N²d²/M",
             axis_name="M/d²",
             provenance="Saha & Ye §4.2 (both leading counts)",
+            about=("exact.square_tiling", "exact.flash1"),
         ),
         Crossover(
             "crossover.leading.square_tiling.flash2",
@@ -342,6 +357,7 @@ def leading_crossover_claims() -> list[Claim]:
             b_name="4N²d²/M",
             axis_name="M/d²",
             provenance="Saha & Ye §4.2 (square tiling count); docs/costs.md (flash2)",
+            about=("exact.square_tiling", "exact.flash2"),
         ),
     ]
 
@@ -374,7 +390,6 @@ def formula_claims() -> list[Claim]:
                 f.valid,
                 f.io >= 4 * N * d,
                 provenance="docs/bounds/trivial.md",
-                assume_defined=True,
                 about=("trivial.4Nd", f"exact.{name}"),
             )
         )
@@ -390,7 +405,6 @@ def formula_claims() -> list[Claim]:
                     tuple(b.regime) + f.valid,
                     f.io >= b.expr,
                     provenance=b.provenance,
-                    assume_defined=True,
                     about=(b.id, f"exact.{name}"),
                 )
             )
@@ -410,7 +424,6 @@ def formula_claims() -> list[Claim]:
                     tuple(lb.regime) + tuple(ub.regime),
                     lb.expr <= ub.expr,
                     provenance=f"{lb.provenance}; {ub.provenance}",
-                    assume_defined=True,
                     about=(lb.id, ub.id),
                 )
             )
@@ -435,12 +448,11 @@ def formula_claims() -> list[Claim]:
                 lo=F(1, 8),
                 hi=F(1),
                 precision=F(1, 16),
-                wall_ms=1500,
                 a_name="square_tiling",
                 b_name="flash2",
                 axis_name="M/d²",
                 provenance=f"{st.derivation}; {fb.derivation}",
-                assume_defined=True,
+                about=("exact.square_tiling", "exact.flash2"),
             )
         )
     return out
@@ -574,7 +586,6 @@ def _via_links(b, name: str, f) -> list[Claim]:
                 hyps,
                 N**2 <= f.io,
                 provenance=f"{b.provenance}; {f.derivation}",
-                assume_defined=True,
                 about=about,
             )
         ]
@@ -588,7 +599,6 @@ def _via_links(b, name: str, f) -> list[Claim]:
             hyps,
             ceil(N / a) * N * d <= f.io,
             provenance=f"{b.provenance}; {f.derivation}",
-            assume_defined=True,
             about=about,
         ),
         Implication(
@@ -598,7 +608,6 @@ def _via_links(b, name: str, f) -> list[Claim]:
             hyps,
             All((1 <= a, a * d <= M)),
             provenance=f"{b.provenance}; {f.derivation}",
-            assume_defined=True,
             about=about,
         ),
     ]
@@ -624,7 +633,6 @@ def tight_claim(name: str, f, t: Tightens, *, suffix: str, precision: Fraction, 
         precision=precision,
         hi=hi,
         provenance=f"{b.provenance}; {f.derivation}",
-        assume_defined=True,
         about=(b.id, f"exact.{name}"),
         cleared=cid in CLEARED,
         lo=SEARCH_FLOOR.get(cid, F(0)),

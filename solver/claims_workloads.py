@@ -113,6 +113,7 @@ def formula_claims() -> list[Claim]:
                 hyps,
                 f.io >= 0,
                 provenance=COSTS,
+                about=about,
             )
         )
         triv = substitute(TRIVIAL.expr, {g: units_g})
@@ -125,7 +126,6 @@ def formula_claims() -> list[Claim]:
                 hyps + TRIVIAL.regime,
                 f.io >= triv,
                 provenance=DOC,
-                assume_defined=True,
                 about=about,
             )
         )
@@ -145,7 +145,6 @@ def formula_claims() -> list[Claim]:
                 _BASE + fd.valid + b1.regime + (M <= 4 * d**2,),
                 fd.io >= units_g * P * d**2 / M,
                 provenance=DOC,
-                assume_defined=True,
                 about=(b1.id,),
             )
         )
@@ -157,7 +156,6 @@ def formula_claims() -> list[Claim]:
                 _BASE + fd.valid + b2.regime,
                 fd.io >= units_g * 2 * P * d**2 / M,
                 provenance=DOC,
-                assume_defined=True,
                 about=(b2.id,),
             )
         )
@@ -227,7 +225,7 @@ def causal_chain_claims() -> list[Claim]:
                     base,
                     goal,
                     provenance=COSTS,
-                    assume_defined=True,
+                    about=(B1_CAUSAL.id, B2_CAUSAL.id),
                 )
             )
         unit_f = substitute(unit, {T: Tr, B: Br, g: gg})
@@ -239,7 +237,7 @@ def causal_chain_claims() -> list[Claim]:
                 base,
                 eq(f.io, unit_f),
                 provenance=COSTS,
-                assume_defined=True,
+                about=(B1_CAUSAL.id, B2_CAUSAL.id),
             )
         )
     return out
@@ -251,7 +249,8 @@ def _flash2_unit(causal: bool, T: object, B: object, gg: object) -> object:
     return gg * Nq * d + kv * (d + dv) + gg * Nq * (dv + 1)  # type: ignore[operator]
 
 
-def _flash2_count_links(prefix: str, sched: str, causal: bool, hyps: tuple, env: dict | None = None) -> tuple[list[Claim], object, object]:
+def _flash2_count_links(prefix: str, sched: str, causal: bool, hyps: tuple, env: dict | None = None, *,
+                        about: tuple[str, ...] = (), meta: str = "") -> tuple[list[Claim], object, object]:
     """Link: the flash2 formula is _flash2_unit at its own T_r, B_r (identity); returns the claims, T_r and B_r."""
     f = WORKLOAD_FORMULAS[("flash2", sched, causal)]
     if env:
@@ -268,7 +267,8 @@ def _flash2_count_links(prefix: str, sched: str, causal: bool, hyps: tuple, env:
         hyps,
         eq(f.io, unit),
         provenance=COSTS,
-        assume_defined=True,
+        about=about,
+        meta=meta,
     )
     return [claim], Tr, Br
 
@@ -288,7 +288,7 @@ def causal_half_claims() -> list[Claim]:
     about = ("workloads.b1.causal",)
     out: list[Claim] = []
     for causal in (True, False):
-        cl, _, _ = _flash2_count_links("workloads.causal.half", "per-head", causal, hyps, sq)
+        cl, _, _ = _flash2_count_links("workloads.causal.half", "per-head", causal, hyps, sq, about=about)
         out += cl
     Tr, Br = c.blocks["T_r"], c.blocks["B_r"]
     a = c.blocks["a_g"]
@@ -297,7 +297,7 @@ def causal_half_claims() -> list[Claim]:
             Implication(
                 f"workloads.causal.half.blocks.{what}", "derivation",
                 f"Link (flash2 per-head, N_q = N_kv = N): the formula's blocks satisfy {goal}.",
-                hyps, goal, provenance=COSTS, assume_defined=True,
+                hyps, goal, provenance=COSTS, about=about,
             )
         )
     uc = substitute(_flash2_unit(True, T, B, 1), sq)  # type: ignore[arg-type]
@@ -307,7 +307,7 @@ def causal_half_claims() -> list[Claim]:
         Implication(
             "workloads.causal.half.blocks.cover", "derivation",
             "Link (flash2 per-head, N_q = N_kv = N): B_r·T_r ≥ N (the Q blocks cover the rows).",
-            hyps, Br * Tr >= N, provenance=COSTS, assume_defined=True,
+            hyps, Br * Tr >= N, provenance=COSTS, about=about,
         ),
         Implication(
             "workloads.causal.half.lower",
@@ -335,15 +335,18 @@ def grouped_claims() -> list[Claim]:
     T = 1, B = N_q grouped + (g − 1)·N_kv(d + d_v) = g × per-head (``workloads.grouped.decode[.causal]``)."""
     a = floor((M - maximum(d, dv)) / (d + dv + 4))
     X = sym("wl_Xq", doc="query positions a Q block can hold per head (decoding)")
+    meta = ("compares two workload schedules' exact counts (grouped against per-head flash2 in decoding); the "
+            "catalog has no bound for a workload schedule's exact count")
     out: list[Claim] = [
         Implication(
             "workloads.grouped.decode.blocks.one", "identity",
             "For an integer X ≥ N_q: ⌈N_q/X⌉ = 1 (one Q block).", (Nq >= 1, X >= Nq), eq(ceil(Nq / X), 1), provenance=COSTS,
+            meta=meta,
         ),
         Implication(
             "workloads.grouped.decode.blocks.all", "identity",
             "For an integer X ≥ N_q: ⌈N_q/⌈N_q/X⌉⌉ = N_q (that block holds every position).",
-            (Nq >= 1, X >= Nq), eq(ceil(Nq / ceil(Nq / X)), Nq), provenance=COSTS,
+            (Nq >= 1, X >= Nq), eq(ceil(Nq / ceil(Nq / X)), Nq), provenance=COSTS, meta=meta,
         ),
     ]
     for causal in (False, True):
@@ -352,7 +355,7 @@ def grouped_claims() -> list[Claim]:
         hyps = _BASE + gr.valid + ph.valid + (g * Nq <= a,)
         sfx = ".causal" if causal else ""
         for sched, f in (("grouped", gr), ("per-head", ph)):
-            cl, Tr, Br = _flash2_count_links("workloads.grouped.decode", sched, causal, hyps)
+            cl, Tr, Br = _flash2_count_links("workloads.grouped.decode", sched, causal, hyps, meta=meta)
             out += cl
             if sched == "grouped":  # T_r = ⌈N_q/a_g⌉ with a_g = ⌊a/g⌋ ≥ N_q: via the abstract links .blocks.one/.all
                 out.append(
@@ -360,7 +363,7 @@ def grouped_claims() -> list[Claim]:
                         f"workloads.grouped.decode.blocks.grouped.ag{sfx}", "derivation",
                         f"Link ({f.algorithm}, g·N_q ≤ a): a_g = ⌊a/g⌋ ≥ N_q, so (workloads.grouped.decode.blocks.one, "
                         ".all at X = a_g) T_r = 1 and B_r = N_q.",
-                        hyps, f.blocks["a_g"] >= Nq, provenance=COSTS, assume_defined=True,
+                        hyps, f.blocks["a_g"] >= Nq, provenance=COSTS, meta=meta,
                     )
                 )
                 continue
@@ -369,7 +372,7 @@ def grouped_claims() -> list[Claim]:
                     Implication(
                         f"workloads.grouped.decode.blocks.{sched}.{what}{sfx}", "derivation",
                         f"Link ({f.algorithm}, g·N_q ≤ a): {goal}.",
-                        hyps, goal, provenance=COSTS, assume_defined=True,
+                        hyps, goal, provenance=COSTS, meta=meta,
                     )
                 )
         out.append(
@@ -383,6 +386,7 @@ def grouped_claims() -> list[Claim]:
                 _BASE + ((Nq <= Nkv,) if causal else ()),
                 eq(_flash2_unit(causal, 1, Nq, g) + (g - 1) * Nkv * (d + dv), g * _flash2_unit(causal, 1, Nq, 1)),  # type: ignore[operator]
                 provenance=COSTS,
+                meta=meta,
             )
         )
     return out
@@ -444,6 +448,7 @@ def backward_claims() -> list[Claim]:
                 hyps,
                 Tc >= 1,
                 provenance=COSTS,
+                about=(BWD_TRIVIAL.id,),
             )
         )
         out.append(
@@ -454,7 +459,7 @@ def backward_claims() -> list[Claim]:
                 hyps,
                 eq(f.io, substitute(units[sched], {R: Tc * Nq})),
                 provenance=COSTS,
-                assume_defined=True,
+                about=(BWD_TRIVIAL.id,),
             )
         )
         out.append(
@@ -466,7 +471,6 @@ def backward_claims() -> list[Claim]:
                 hyps,
                 Tc * Nq >= Nq,
                 provenance=COSTS,
-                assume_defined=True,
                 about=(BWD_TRIVIAL.id,),
             )
         )
@@ -497,6 +501,7 @@ def causal_bwd_claims() -> list[Claim]:
             (T >= 1, B >= 1, Cs >= 1, B <= Cs, (T - 1) * Cs <= Nkv - 1),
             (T - 1) * B <= Nkv - 1,
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows.split",
@@ -505,6 +510,7 @@ def causal_bwd_claims() -> list[Claim]:
             (Nq >= 1, Nq <= Nkv, T >= 1, B >= 1, J >= 1),
             eq(Rexpr, J * Nq + tail),
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows.tail.split",
@@ -513,6 +519,7 @@ def causal_bwd_claims() -> list[Claim]:
             (T >= 1, B >= 1, J >= 1),
             eq(tail, (T - J) * (Nkv - (T - 1) * B) + B * (T - J) * (T - J - 1) / 2),
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows.tail.pair.lt",
@@ -522,6 +529,7 @@ def causal_bwd_claims() -> list[Claim]:
             (T >= 1, J >= 1, J <= T - 1),
             (T - J) * (T - J - 1) >= 0,
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows.tail.pair.eq",
@@ -530,6 +538,7 @@ def causal_bwd_claims() -> list[Claim]:
             (T >= 1, eq(J, T)),
             eq((T - J) * (T - J - 1), 0),
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows.tail",
@@ -539,6 +548,7 @@ def causal_bwd_claims() -> list[Claim]:
             blocks + ((T - J) * (T - J - 1) >= 0,),
             (T - J) * (Nkv - (T - 1) * B) + B * (T - J) * (T - J - 1) / 2 >= 0,
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows",
@@ -591,7 +601,8 @@ def causal_bwd_claims() -> list[Claim]:
                     f"Link (flash2-bwd{', causal' if causal else ''}): the formula's blocks satisfy {goal}"
                     + (f" where {hyp[0]}" if hyp else "") + " (with workloads.causal.rows.pairs.* for the causal "
                     "R·B ≥ P; then workloads.bwd.chain.sdp.*).",
-                    hyps + hyp, goal, provenance=COSTS, assume_defined=True,
+                    hyps + hyp, goal, provenance=COSTS,
+                    about=(BWD_SDP_CAUSAL.id, BWD_DP_CAUSAL.id) if causal else (BWD_SDP_RECT.id, BWD_DP_RECT.id),
                 )
             )
     kvw = Nkv * (d + dv)
@@ -609,6 +620,7 @@ def causal_bwd_claims() -> list[Claim]:
                 hyps,
                 Jf >= 1,
                 provenance=COSTS,
+                about=(BWD_TRIVIAL.id,),
             )
         )
         cb = floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2))
@@ -622,7 +634,7 @@ def causal_bwd_claims() -> list[Claim]:
                     hyps,
                     goal,
                     provenance=COSTS,
-                    assume_defined=True,
+                    about=(BWD_TRIVIAL.id,),
                 )
             )
         unit = (g * (2 * Nq * dv + R * (2 * d + dv + 2)) + kvw + g * (Nq + Nq * d + R * d) + kvw if sched == "grouped"
@@ -636,7 +648,7 @@ def causal_bwd_claims() -> list[Claim]:
                 hyps,
                 eq(f.io, substitute(unit, {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})})),
                 provenance=COSTS,
-                assume_defined=True,
+                about=(BWD_TRIVIAL.id,),
             )
         )
     return out
@@ -674,6 +686,7 @@ def causal_forward_claims() -> list[Claim]:
             (X >= 1,),
             X * (X - 1) >= 0,
             provenance=DOC,
+            about=(TRIVIAL.id,),
         ),
         Implication(
             "workloads.causal.pair.zero",
@@ -682,6 +695,7 @@ def causal_forward_claims() -> list[Claim]:
             (eq(X, 0),),
             eq(X * (X - 1), 0),
             provenance=DOC,
+            about=(TRIVIAL.id,),
         ),
     ]
     # flash1, flash1-fit -------------------------------------------------------------------------------------------
@@ -705,11 +719,12 @@ def causal_forward_claims() -> list[Claim]:
         Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
         Jf = minimum(Tc, floor(delta / Bc) + 1)
         hyps = base + f.valid
+        chain = (TRIVIAL.id,) if alg == "flash1" else (TRIVIAL.id, B1_CAUSAL.id, B2_CAUSAL.id)
         out.append(
             Implication(
                 f"workloads.wd.{n}", "well-defined",
                 f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
-                hyps, Jf >= 1, provenance=COSTS,
+                hyps, Jf >= 1, provenance=COSTS, about=chain,
             )
         )
         for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("last", (Tc - 1) * Bc <= Nkv - 1)) if alg == "flash1" else (
@@ -720,7 +735,7 @@ def causal_forward_claims() -> list[Claim]:
                     f"workloads.causal.blocks.{alg}.{what}", "derivation",
                     f"Link 2 ({f.algorithm}): the formula's blocks satisfy {goal} (the hypotheses of "
                     "workloads.bwd.causal.rows.*).",
-                    hyps, goal, provenance=COSTS, assume_defined=True,
+                    hyps, goal, provenance=COSTS, about=chain,
                 )
             )
         out.append(
@@ -728,7 +743,7 @@ def causal_forward_claims() -> list[Claim]:
                 f"workloads.causal.count.{alg}", "identity",
                 f"Link 3 ({f.algorithm}): the formula is the link-1 count at R = R(T_c, B_c, J).",
                 hyps, eq(f.io, substitute(unit1, {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})})),
-                provenance=COSTS, assume_defined=True,
+                provenance=COSTS, about=chain,
             )
         )
     # flash1-fit against B1_P, B2_P: R·B ≥ P (each visited (row, block) covers at most B of the row's keys), B ≤ c
@@ -773,7 +788,7 @@ def causal_forward_claims() -> list[Claim]:
                 f"workloads.causal.blocks.flash1-fit.{what}", "derivation",
                 f"Link 2 (flash1-fit, causal): the formula's blocks satisfy {goal}"
                 + (f" where {hyp[0]}" if hyp else "") + " (hypotheses of workloads.causal.rows.pairs.*, .flash1-fit.b*).",
-                base + f.valid + hyp, goal, provenance=COSTS, assume_defined=True,
+                base + f.valid + hyp, goal, provenance=COSTS, about=(B1_CAUSAL.id, B2_CAUSAL.id),
             )
         )
     # standard, square tiling ------------------------------------------------------------------------------------------
@@ -805,6 +820,7 @@ def causal_forward_claims() -> list[Claim]:
             "row of a full row tile computes b − 1 − k extra columns, each row of the last one N_q − 1 − i).",
             base + (T >= 1, B >= 1),
             eq(Arexpr - PAIRS_CAUSAL, (T - 1) * B * (B - 1) / 2 + r * (r - 1) / 2), provenance=COSTS,
+            about=(B1_CAUSAL.id, B2_CAUSAL.id),
         ),
         Implication(
             "workloads.causal.tiles.area", "derivation",
@@ -837,11 +853,12 @@ def causal_forward_claims() -> list[Claim]:
         b, Tq = f.blocks["b"], f.blocks["T_q"]
         Uf, Vf = ceil(delta / b), ceil(Nkv / b)
         hyps = base + f.valid
+        chain = (TRIVIAL.id, B1_CAUSAL.id, B2_CAUSAL.id)
         out.append(
             Implication(
                 f"workloads.wd.{n}", "well-defined",
                 f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
-                hyps, Uf + Vf + Tq + f.blocks["T_v"] >= 0, provenance=COSTS,
+                hyps, Uf + Vf + Tq + f.blocks["T_v"] >= 0, provenance=COSTS, about=chain,
             )
         )
         rf = Nq - (Tq - 1) * b
@@ -851,7 +868,7 @@ def causal_forward_claims() -> list[Claim]:
                 Implication(
                     f"workloads.causal.blocks.{alg}.{what}", "derivation",
                     f"Link 2 ({f.algorithm}): the formula's tiles satisfy {goal}.",
-                    hyps, goal, provenance=COSTS, assume_defined=True,
+                    hyps, goal, provenance=COSTS, about=chain,
                 )
             )
         sub = {T: Tq, B: b, U: Uf, V: Vf}
@@ -862,7 +879,7 @@ def causal_forward_claims() -> list[Claim]:
                 hyps,
                 eq(f.io, substitute(unit, {Qr: substitute(Qexpr, sub), A: substitute(Aexpr, sub), Ar: substitute(Arexpr, sub),
                                            Tv: f.blocks["T_v"]})),
-                provenance=COSTS, assume_defined=True,
+                provenance=COSTS, about=chain,
             )
         )
     return out
