@@ -26,7 +26,7 @@ IMPLICATION_KINDS = ("inequality", "consistency", "identity", "branch", "iff", "
 LINK_FIELDS = ("about", "meta", "where")
 
 # Thin constructor helpers: ``where`` names their caller, the function that chose the claim's id.
-THIN_HELPERS = frozenset({"_claim", "link", "links"})
+THIN_HELPERS = frozenset({"_claim", "link", "links", "_forward", "_leading"})
 
 
 def origin() -> str:

@@ -25,6 +25,7 @@ from attnio.bounds.workloads import (
     TRIVIAL,
     TRIVIAL_CAUSAL,
 )
+from attnio.solver.claim_factory import links
 from attnio.solver.claim_types import Claim, Implication
 
 DOC = "docs/bounds/workloads.md"
@@ -216,18 +217,9 @@ def causal_chain_claims() -> list[Claim]:
         facts = (
             ("T", Tr >= 1), ("B", Br * Tr >= Nq), ("a", ag >= 1), ("aT", ag * Tr >= Nq), ("M", d + gg * ag * (2 * d + 4) <= M),
         )
-        for what, goal in facts:
-            out.append(
-                Implication(
-                    f"workloads.causal.chain.blocks.{sched}.{what}",
-                    "derivation",
-                    f"Link 2 (flash2 {sched}, causal, d_v = d): the formula's blocks satisfy {goal}.",
-                    base,
-                    goal,
-                    provenance=COSTS,
-                    about=(B1_CAUSAL.id, B2_CAUSAL.id),
-                )
-            )
+        out += links(f"workloads.causal.chain.blocks.{sched}", base, (
+            (what, f"Link 2 (flash2 {sched}, causal, d_v = d): the formula's blocks satisfy {goal}.", (), goal)
+            for what, goal in facts), (B1_CAUSAL.id, B2_CAUSAL.id), provenance=COSTS)
         unit_f = substitute(unit, {T: Tr, B: Br, g: gg})
         out.append(
             Implication(
@@ -292,14 +284,10 @@ def causal_half_claims() -> list[Claim]:
         out += cl
     Tr, Br = c.blocks["T_r"], c.blocks["B_r"]
     a = c.blocks["a_g"]
-    for what, goal in (("T", Tr >= 1), ("B", Br >= 1), ("Ba", Br <= a), ("last", (Tr - 1) * a <= N - 1)):
-        out.append(
-            Implication(
-                f"workloads.causal.half.blocks.{what}", "derivation",
-                f"Link (flash2 per-head, N_q = N_kv = N): the formula's blocks satisfy {goal}.",
-                hyps, goal, provenance=COSTS, about=about,
-            )
-        )
+    out += links("workloads.causal.half.blocks", hyps, (
+        (what, f"Link (flash2 per-head, N_q = N_kv = N): the formula's blocks satisfy {goal}.", (), goal)
+        for what, goal in (("T", Tr >= 1), ("B", Br >= 1), ("Ba", Br <= a), ("last", (Tr - 1) * a <= N - 1))),
+        about, provenance=COSTS)
     uc = substitute(_flash2_unit(True, T, B, 1), sq)  # type: ignore[arg-type]
     uf = substitute(_flash2_unit(False, T, B, 1), sq)  # type: ignore[arg-type]
     abstract = (N >= 1, d >= 1, dv >= 1, T >= 1, B >= 1, B * T >= N, B <= Cs, (T - 1) * Cs <= N - 1)
@@ -367,14 +355,9 @@ def grouped_claims() -> list[Claim]:
                     )
                 )
                 continue
-            for what, goal in (("T", eq(Tr, 1)), ("B", eq(Br, Nq))):
-                out.append(
-                    Implication(
-                        f"workloads.grouped.decode.blocks.{sched}.{what}{sfx}", "derivation",
-                        f"Link ({f.algorithm}, g·N_q ≤ a): {goal}.",
-                        hyps, goal, provenance=COSTS, meta=meta,
-                    )
-                )
+            out += links(f"workloads.grouped.decode.blocks.{sched}", hyps, (
+                (what + sfx, f"Link ({f.algorithm}, g·N_q ≤ a): {goal}.", (), goal)
+                for what, goal in (("T", eq(Tr, 1)), ("B", eq(Br, Nq)))), (), provenance=COSTS, meta=meta)
         out.append(
             Implication(
                 "workloads.grouped.decode" + sfx,
@@ -594,17 +577,12 @@ def causal_bwd_claims() -> list[Claim]:
             facts += [("TB", (), Tc * Bc >= Nkv), ("Jlow", (), (Jf - 1) * Bc <= Nkv - Nq), ("Jhigh", (Jf <= Tc - 1,), Jf * Bc >= Nkv - Nq + 1)]
         else:
             facts += [("pairs", (), Tc * Nq * Bc >= PAIRS_RECT)]
-        for what, hyp, goal in facts:
-            out.append(
-                Implication(
-                    f"workloads.bwd.{'causal' if causal else 'rect'}.blocks.{what}", "derivation",
-                    f"Link (flash2-bwd{', causal' if causal else ''}): the formula's blocks satisfy {goal}"
-                    + (f" where {hyp[0]}" if hyp else "") + " (with workloads.causal.rows.pairs.* for the causal "
-                    "R·B ≥ P; then workloads.bwd.chain.sdp.*).",
-                    hyps + hyp, goal, provenance=COSTS,
-                    about=(BWD_SDP_CAUSAL.id, BWD_DP_CAUSAL.id) if causal else (BWD_SDP_RECT.id, BWD_DP_RECT.id),
-                )
-            )
+        out += links(f"workloads.bwd.{'causal' if causal else 'rect'}.blocks", hyps, (
+            (what, f"Link (flash2-bwd{', causal' if causal else ''}): the formula's blocks satisfy {goal}"
+             + (f" where {hyp[0]}" if hyp else "") + " (with workloads.causal.rows.pairs.* for the causal "
+             "R·B ≥ P; then workloads.bwd.chain.sdp.*).", hyp, goal)
+            for what, hyp, goal in facts),
+            (BWD_SDP_CAUSAL.id, BWD_DP_CAUSAL.id) if causal else (BWD_SDP_RECT.id, BWD_DP_RECT.id), provenance=COSTS)
     kvw = Nkv * (d + dv)
     for sched in ("per-head", "grouped"):
         f = WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", sched, True)]
@@ -625,18 +603,9 @@ def causal_bwd_claims() -> list[Claim]:
         )
         cb = floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2))
         facts = (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("lastc", (Tc - 1) * cb <= Nkv - 1))
-        for what, goal in facts if sched == "grouped" else ():  # the same blocks for both schedules; B_c ≤ c: .blocks.Bc
-            out.append(
-                Implication(
-                    f"workloads.bwd.causal.blocks.{what}",
-                    "derivation",
-                    f"Link B (flash2-bwd, causal, both schedules): the formula's blocks satisfy {goal}.",
-                    hyps,
-                    goal,
-                    provenance=COSTS,
-                    about=(BWD_TRIVIAL.id,),
-                )
-            )
+        out += links("workloads.bwd.causal.blocks", hyps, (  # the same blocks for both schedules; B_c ≤ c: .blocks.Bc
+            (what, f"Link B (flash2-bwd, causal, both schedules): the formula's blocks satisfy {goal}.", (), goal)
+            for what, goal in (facts if sched == "grouped" else ())), (BWD_TRIVIAL.id,), provenance=COSTS)
         unit = (g * (2 * Nq * dv + R * (2 * d + dv + 2)) + kvw + g * (Nq + Nq * d + R * d) + kvw if sched == "grouped"
                 else g * (2 * Nq * dv + R * (2 * d + dv + 2)) + (2 * g - 1) * kvw + g * (Nq + Nq * d + R * d + kvw))
         out.append(
@@ -727,17 +696,13 @@ def causal_forward_claims() -> list[Claim]:
                 hyps, Jf >= 1, provenance=COSTS, about=chain,
             )
         )
-        for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("last", (Tc - 1) * Bc <= Nkv - 1)) if alg == "flash1" else (
-            ("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc),
-            ("lastc", (Tc - 1) * floor((M - d - dv - 6) / (d + dv + 1)) <= Nkv - 1)):
-            out.append(
-                Implication(
-                    f"workloads.causal.blocks.{alg}.{what}", "derivation",
-                    f"Link 2 ({f.algorithm}): the formula's blocks satisfy {goal} (the hypotheses of "
-                    "workloads.bwd.causal.rows.*).",
-                    hyps, goal, provenance=COSTS, about=chain,
-                )
-            )
+        last = ("last", (Tc - 1) * Bc <= Nkv - 1) if alg == "flash1" else (
+            "lastc", (Tc - 1) * floor((M - d - dv - 6) / (d + dv + 1)) <= Nkv - 1)
+        out += links(f"workloads.causal.blocks.{alg}", hyps, (
+            (what, f"Link 2 ({f.algorithm}): the formula's blocks satisfy {goal} (the hypotheses of "
+             "workloads.bwd.causal.rows.*).", (), goal)
+            for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), last)),
+            chain, provenance=COSTS)
         out.append(
             Implication(
                 f"workloads.causal.count.{alg}", "identity",
@@ -776,21 +741,16 @@ def causal_forward_claims() -> list[Claim]:
     f = WORKLOAD_FORMULAS[("flash1-fit", "per-head", True)]
     Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
     Jf = minimum(Tc, floor(delta / Bc) + 1)
-    for what, hyp, goal in (
-        ("TB", (), Tc * Bc >= Nkv),
-        ("Jlow", (), (Jf - 1) * Bc <= delta),
-        ("Jhigh", (Jf <= Tc - 1,), Jf * Bc >= delta + 1),
-        ("c", (), floor((M - d - dv - 6) / (d + dv + 1)) * (d + dv + 1) <= M - d - dv - 6),
-        ("Bc", (), Bc <= floor((M - d - dv - 6) / (d + dv + 1))),
-    ):
-        out.append(
-            Implication(
-                f"workloads.causal.blocks.flash1-fit.{what}", "derivation",
-                f"Link 2 (flash1-fit, causal): the formula's blocks satisfy {goal}"
-                + (f" where {hyp[0]}" if hyp else "") + " (hypotheses of workloads.causal.rows.pairs.*, .flash1-fit.b*).",
-                base + f.valid + hyp, goal, provenance=COSTS, about=(B1_CAUSAL.id, B2_CAUSAL.id),
-            )
-        )
+    out += links("workloads.causal.blocks.flash1-fit", base + f.valid, (
+        (what, f"Link 2 (flash1-fit, causal): the formula's blocks satisfy {goal}"
+         + (f" where {hyp[0]}" if hyp else "") + " (hypotheses of workloads.causal.rows.pairs.*, .flash1-fit.b*).", hyp, goal)
+        for what, hyp, goal in (
+            ("TB", (), Tc * Bc >= Nkv),
+            ("Jlow", (), (Jf - 1) * Bc <= delta),
+            ("Jhigh", (Jf <= Tc - 1,), Jf * Bc >= delta + 1),
+            ("c", (), floor((M - d - dv - 6) / (d + dv + 1)) * (d + dv + 1) <= M - d - dv - 6),
+            ("Bc", (), Bc <= floor((M - d - dv - 6) / (d + dv + 1))),
+        )), (B1_CAUSAL.id, B2_CAUSAL.id), provenance=COSTS)
     # standard, square tiling ------------------------------------------------------------------------------------------
     units = {
         "standard": Qr + A * (d + dv) + 2 * Ar + Tv * Ar + 2 * Ar + Nq * dv,
@@ -862,15 +822,10 @@ def causal_forward_claims() -> list[Claim]:
             )
         )
         rf = Nq - (Tq - 1) * b
-        for what, goal in (("T", Tq >= 1), ("b", b >= 1), ("r", rf >= 1), ("rb", rf <= b), ("U", Uf >= 0), ("V", Vf >= 1),
-                           ("Tv", f.blocks["T_v"] >= 1)):
-            out.append(
-                Implication(
-                    f"workloads.causal.blocks.{alg}.{what}", "derivation",
-                    f"Link 2 ({f.algorithm}): the formula's tiles satisfy {goal}.",
-                    hyps, goal, provenance=COSTS, about=chain,
-                )
-            )
+        out += links(f"workloads.causal.blocks.{alg}", hyps, (
+            (what, f"Link 2 ({f.algorithm}): the formula's tiles satisfy {goal}.", (), goal)
+            for what, goal in (("T", Tq >= 1), ("b", b >= 1), ("r", rf >= 1), ("rb", rf <= b), ("U", Uf >= 0),
+                               ("V", Vf >= 1), ("Tv", f.blocks["T_v"] >= 1))), chain, provenance=COSTS)
         sub = {T: Tq, B: b, U: Uf, V: Vf}
         out.append(
             Implication(

@@ -10,7 +10,7 @@ from attnio.algorithms import registry, registry_backward
 from attnio.bounds.catalog import CACHE_REGIMES, all_bounds, by_id
 from attnio.solver.claims import all_claims
 from attnio.solver.claims import by_id as claim_by_id
-from attnio.solver.claims_core import LARGE_D, TIGHTENS
+from attnio.solver.claims_tight import SPECS
 
 from attnio.cli import main
 
@@ -26,15 +26,31 @@ def test_every_link_names_something_that_exists() -> None:
 
 def test_tight_claims_are_built_from_the_bound_they_tighten() -> None:
     tights = [c for c in all_claims() if c.id.startswith("tight.")]
-    assert len(tights) == len(TIGHTENS) + len(LARGE_D)
-    for c in tights:
-        name = c.id.removeprefix("tight.").removesuffix(".large-d")
-        t = (LARGE_D if c.id.endswith(".large-d") else TIGHTENS)[name]
-        b = by_id(t.bound)
+    forward = [s for s in SPECS if not s.backward]
+    assert [c.id for c in tights] == [s.id for s in forward]
+    for c, spec in zip(tights, forward, strict=True):
+        name = spec.name
+        b = by_id(spec.about[0])
         assert c.about == (b.id, f"exact.{name}")
         assert name in b.attained_by, (c.id, b.id)
         assert set(b.regime) <= set(c.hyps)  # the bound's own regime, plus the algorithm's valid region
-        assert c.g == (b.expr if t.shape is None else t.shape)
+        assert c.g == spec.shape and (spec.shape == b.expr or name == "standard")
+
+
+def test_one_spec_tuple_builds_every_tightest_claim_and_its_tile_facts() -> None:
+    from attnio.solver.claim_factory import formula, tight_claims
+    from attnio.solver.claim_types import Tightest
+
+    tightest = [c.id for c in all_claims() if isinstance(c, Tightest)]
+    assert sorted(s.id for s in SPECS) == sorted(i for i in tightest if i != "backward.tight.training.flash2")
+    for spec in SPECS:
+        claim, *tiles = tight_claims(spec)
+        assert claim == claim_by_id(spec.id) and claim.where == spec.origin
+        f = formula(spec)
+        for t in tiles:  # each tile fact restated in the claim's hypotheses is proved by its own link claim
+            assert t == claim_by_id(t.id) and t.hyps[: len(spec.regime)] == spec.regime
+            assert set(t.goal.parts) <= set(claim.hyps) - set(spec.regime + f.valid)
+        assert bool(tiles) == (spec.tiles is not None)
 
 
 def test_every_exact_cost_is_attained_by_its_algorithm() -> None:
