@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from attnio.bounds.expr import Expr
-from attnio.solver.claim_types import Claim, Implication, Tightest, origin
+from attnio.solver.claim_types import Claim, Crossover, Implication, Tightest, origin
 from attnio.solver.logic import All, Formula
 
 
@@ -87,12 +87,7 @@ def tight_claims(spec: TightSpec) -> list[Claim]:
             spec.id,
             spec.text.format(**fields) + (spec.tiles_text.format(**fields) if tiles else ""),
             spec.regime + f.valid + facts,
-            f=f.io,
-            g=spec.shape,
-            extra=spec.extra,
-            precision=spec.precision,
-            lo=spec.lo,
-            hi=spec.hi,
+            f=f.io, g=spec.shape, extra=spec.extra, precision=spec.precision, lo=spec.lo, hi=spec.hi,
             provenance="; ".join(p for p in (spec.cites, f.derivation, spec.cites_after) if p),
             about=spec.about + exact,
             cleared=spec.cleared,
@@ -112,3 +107,13 @@ def links(cid: str, hyps: tuple[Formula, ...], steps: Iterable[tuple[str, str, t
     ``hyps`` and ``more_hyps`` ⇒ ``goal``, of ``kind``, about the chain's bounds ``about`` (or ``meta``)."""
     return [Implication(f"{cid}.{suffix}", kind, text, hyps + more, goal, provenance=provenance, about=about, meta=meta)
             for suffix, text, more, goal in steps]
+
+
+def leading_crossover(cid: str, text: str, a: Expr, b: Expr, a_name: str, b_name: str, *, hi: Fraction,
+                      provenance: str, about: tuple[str, ...]) -> Crossover:
+    """``cid``: where the leading term ``a`` is below ``b``, derived along M/d² between 1/64 and ``hi`` to 1/256
+    (no hypotheses: leading terms are defined everywhere)."""
+    from attnio.bounds.symbols import M, d
+
+    return Crossover(cid, text, (), a=a, b=b, axis=M / d**2, lo=Fraction(1, 64), hi=hi, precision=Fraction(1, 256),
+                     a_name=a_name, b_name=b_name, axis_name="M/d²", provenance=provenance, about=about)

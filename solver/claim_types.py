@@ -8,7 +8,7 @@ what each shape means.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from fractions import Fraction
 
 from attnio.bounds.expr import Div, Expr, Rel
@@ -36,52 +36,53 @@ def origin() -> str:
     while f is not None:
         mod = f.f_globals.get("__name__", "")
         name = f.f_code.co_name
-        if mod.startswith("attnio.solver.claims_") and name not in THIN_HELPERS and name[0] != "<" or name == "<module>":
+        if mod.startswith("attnio.solver.claims_") and (name == "<module>" or name not in THIN_HELPERS and name[0] != "<"):
             return f"{mod}:{f.f_code.co_qualname.replace('<locals>.', '')}"
         f = f.f_back
     return ""
 
 
-def _record_origin(c: object) -> None:
-    if not c.where:  # type: ignore[attr-defined]
-        object.__setattr__(c, "where", origin())
+@dataclass(frozen=True)
+class Linked:
+    """The link fields every claim type has (:data:`LINK_FIELDS`), keyword-only; ``where`` is recorded when the
+    claim is built."""
+
+    _: KW_ONLY
+    about: tuple[str, ...] = ()
+    meta: str = ""
+    where: str = field(default="", compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.where:
+            object.__setattr__(self, "where", origin())
 
 
 @dataclass(frozen=True)
-class Implication:
+class Implication(Linked):
     id: str
     kind: str
     description: str
     hyps: tuple[Formula, ...]
     goal: Formula
     provenance: str = ""
-    about: tuple[str, ...] = ()  # see LINK_FIELDS
-    meta: str = ""
-    where: str = field(default="", compare=False, repr=False)
 
     def __post_init__(self) -> None:
         assert self.kind in IMPLICATION_KINDS, self.kind
-        _record_origin(self)
+        super().__post_init__()
 
 
 @dataclass(frozen=True)
-class Coverage:
+class Coverage(Linked):
     id: str
     description: str
     domain: tuple[Formula, ...]
     regimes: tuple[tuple[str, tuple[Formula, ...]], ...]
     provenance: str = ""
     kind: str = "coverage"
-    about: tuple[str, ...] = ()
-    meta: str = ""
-    where: str = field(default="", compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        _record_origin(self)
 
 
 @dataclass(frozen=True)
-class Tightest:
+class Tightest(Linked):
     """Least c (a multiple of ``precision`` in [lo, hi]) with ``f ≤ c·g + extra`` on ``hyps``."""
 
     id: str
@@ -96,16 +97,10 @@ class Tightest:
     provenance: str = ""
     rlimit: int | None = None  # per-obligation solver resource limit (None: solver.engine's portfolio budgets)
     kind: str = "tightest"
-    about: tuple[str, ...] = ()
-    meta: str = ""
-    where: str = field(default="", compare=False, repr=False)
     # With ``cleared``, a shape p/q (a quotient whose denominator the claim-level definedness check proves > 0) is
     # multiplied out: each step proves f·q ≤ c·p + extra·q, the same relation without the division, which z3's
     # nonlinear procedure decides far faster on the backward's exact costs (see Crossover.cleared).
     cleared: bool = False
-
-    def __post_init__(self) -> None:
-        _record_origin(self)
 
     def claim_at(self, c: Fraction) -> Rel:
         if self.cleared and isinstance(self.g, Div):
@@ -115,7 +110,7 @@ class Tightest:
 
 
 @dataclass(frozen=True)
-class Crossover:
+class Crossover(Linked):
     """Where ``a < b`` (a strictly cheaper), located along ``axis`` between ``lo`` and ``hi``."""
 
     id: str
@@ -133,9 +128,6 @@ class Crossover:
     provenance: str = ""
     rlimit: int | None = None  # per-obligation solver resource limit (None: solver.engine's portfolio budgets)
     kind: str = "crossover"
-    about: tuple[str, ...] = ()
-    meta: str = ""
-    where: str = field(default="", compare=False, repr=False)
     # With ``cleared``, each bisection bound on an axis p/q (a quotient whose denominator the claim-level
     # definedness check proves > 0) is stated without the division, as p ≤ v·q and v·q ≤ p: the same relation,
     # which z3's nonlinear procedure decides far faster on the backward's exact costs (docs/solver.md).
@@ -146,9 +138,6 @@ class Crossover:
     # sides cvc5 cannot decide whole but can from floor-free envelopes proved one by one (docs/solver.md,
     # "Lemmas"). z3's verdict never uses them.
     lemmas: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        _record_origin(self)
 
     def axis_at_most(self, v: Fraction) -> Rel:
         if self.cleared and isinstance(self.axis, Div):

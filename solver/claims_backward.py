@@ -22,7 +22,7 @@ from typing import Any
 
 from attnio.bounds.expr import Expr, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
-from attnio.solver.claim_factory import links, tight_claims
+from attnio.solver.claim_factory import leading_crossover, links, tight_claims
 from attnio.solver.claim_types import Claim, Crossover, Implication, Tightest
 from attnio.solver.claims_tight import SPECS
 
@@ -456,21 +456,12 @@ def crossover_claims() -> list[Claim]:
     counts (docs/costs.md#backward-constants): square_tiling-bwd 8√3·N²d/√M + 2N² against flash2-bwd 16N²d²/M.
     The crossover of the exact formulas is :func:`exact_crossover_claims`."""
     return [
-        Crossover(
+        leading_crossover(
             "backward.crossover.leading.square_tiling-bwd.flash2-bwd",
             "Leading terms with constants: the square-tiled backward 8√3·N²d/√M + 2N² against flash2-bwd's 16N²d²/M; "
             "the boundary on M/d² is derived by bisection (t = √M/d solves 16/t² = 8√3/t + 2: M/d² ≈ 1.016).",
-            (),
-            a=8 * sqrt(3 * M) * N**2 * d / M + 2 * N**2,
-            b=16 * UNIT,
-            axis=M / d**2,
-            lo=F(1, 64),
-            hi=F(4),
-            precision=F(1, 256),
-            a_name="8√3·N²d/√M + 2N²",
-            b_name="16N²d²/M",
-            axis_name="M/d²",
-            provenance="docs/costs.md#backward-constants (both leading terms)",
+            8 * sqrt(3 * M) * N**2 * d / M + 2 * N**2, 16 * UNIT, "8√3·N²d/√M + 2N²", "16N²d²/M",
+            hi=F(4), provenance="docs/costs.md#backward-constants (both leading terms)",
             about=("exact.square_tiling-bwd", "exact.flash2-bwd"),
         )
     ]

@@ -26,7 +26,7 @@ from attnio.bounds.catalog import (
 )
 from attnio.bounds.expr import Expr, ceil, eq, log2, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
-from attnio.solver.claim_factory import links, tight_claims
+from attnio.solver.claim_factory import leading_crossover, links, tight_claims
 from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication
 from attnio.solver.claims_tight import SPECS
 from attnio.solver.logic import All, Iff
@@ -272,55 +272,28 @@ def smith_claims() -> list[Claim]:
 
 def leading_crossover_claims() -> list[Claim]:
     return [
-        Crossover(
+        leading_crossover(
             "crossover.sy.leading",
             "N²d/√M < N²d²/M (square tiling's shape beats FlashAttention's) exactly below M = d²: derived along "
             "M/d².",
-            (),
-            a=SY_SMALL,
-            b=SY_LARGE,
-            axis=M / d**2,
-            lo=F(1, 64),
-            hi=F(16),
-            precision=F(1, 256),
-            a_name="N²d/√M",
-            b_name="N²d²/M",
-            axis_name="M/d²",
-            provenance="Saha & Ye Thm 3.1",
+            SY_SMALL, SY_LARGE, "N²d/√M", "N²d²/M",
+            hi=F(16), provenance="Saha & Ye Thm 3.1",
             about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
-        Crossover(
+        leading_crossover(
             "crossover.leading.square_tiling.flash1",
             "Leading terms with constants: square tiling 8N²d/√M + N² against flash1's 12N²d²/M; boundary on M/d² "
             "derived (t = √M/d solves 12/t² = 8/t + 1, so M/d² = (√28 − 4)² = 44 − 16√7 ≈ 1.668).",
-            (),
-            a=8 * SY_SMALL + N**2,
-            b=12 * SY_LARGE,
-            axis=M / d**2,
-            lo=F(1, 64),
-            hi=F(4),
-            precision=F(1, 256),
-            a_name="8N²d/√M + N²",
-            b_name="12N²d²/M",
-            axis_name="M/d²",
-            provenance="Saha & Ye §4.2 (both leading counts)",
+            8 * SY_SMALL + N**2, 12 * SY_LARGE, "8N²d/√M + N²", "12N²d²/M",
+            hi=F(4), provenance="Saha & Ye §4.2 (both leading counts)",
             about=("exact.square_tiling", "exact.flash1"),
         ),
-        Crossover(
+        leading_crossover(
             "crossover.leading.square_tiling.flash2",
             "Leading terms with constants: square tiling 8N²d/√M + N² against flash2's 4N²d²/M. The boundary on "
             "M/d² is derived (it is 36 − 16√5 ≈ 0.2229, not 1).",
-            (),
-            a=8 * SY_SMALL + N**2,
-            b=4 * SY_LARGE,
-            axis=M / d**2,
-            lo=F(1, 64),
-            hi=F(4),
-            precision=F(1, 256),
-            a_name="8N²d/√M + N²",
-            b_name="4N²d²/M",
-            axis_name="M/d²",
-            provenance="Saha & Ye §4.2 (square tiling count); docs/costs.md (flash2)",
+            8 * SY_SMALL + N**2, 4 * SY_LARGE, "8N²d/√M + N²", "4N²d²/M",
+            hi=F(4), provenance="Saha & Ye §4.2 (square tiling count); docs/costs.md (flash2)",
             about=("exact.square_tiling", "exact.flash2"),
         ),
     ]
