@@ -61,14 +61,15 @@ def _forward_tiles(cid: str, facts):
 
 
 def _forward(cid: str, name: str, bound: str, where: str, *, shape=None, extra: tuple = (), large_d: bool = False,
-             lo: Fraction | None = None, cleared: bool = False, tiles=None) -> TightSpec:
+             lo: Fraction | None = None, cleared: bool = False, tiles=None, also: tuple[str, ...] = ()) -> TightSpec:
     """``cid``: cost(name) ≤ c·shape + 4Nd on the regime of the catalog bound ``bound`` (plus ``extra``); the shape
     is the bound's expression unless given (the leading term of a Θ(·) with a lower-order part, which the
-    additive 4Nd absorbs). ``large_d``: to 1/64 below 64 (else 1/8 below 256)."""
+    additive 4Nd absorbs). ``large_d``: to 1/64 below 64 (else 1/8 below 256); ``also``: other paper bounds whose
+    O side the claim shows on part of their range."""
     b = by_id(bound)
     return TightSpec(cid, name, False, b.expr if shape is None else shape, FORWARD_EXTRA, tuple(b.regime) + extra,
                      where, _FORWARD_TEXT, F(1, 64) if large_d else F(1, 8), F(64) if large_d else F(256),
-                     F(0) if lo is None else lo, cleared, about=(b.id,), cites=b.provenance,
+                     F(0) if lo is None else lo, cleared, about=(b.id, *also), cites=b.provenance,
                      tiles=None if tiles is None else _forward_tiles(cid, tiles), tiles_text=_FORWARD_TILES)
 
 
@@ -81,14 +82,14 @@ def forward_specs() -> tuple[TightSpec, ...]:
     return (
         _forward("tight.flash1", "flash1", "fa.thm2.flash", _FA2, cleared=True),
         _forward("tight.flash1-fit", "flash1-fit", "fa.thm2.flash", _FA2),
-        _forward("tight.flash2", "flash2", "fa.thm2.flash", _FA2),
+        _forward("tight.flash2", "flash2", "fa.thm2.flash", _FA2, also=("sy.thm3.1.upper",)),  # its large-cache half
         _forward("tight.kv_stationary", "kv_stationary", "fa.prop3", "d ≤ M ≤ Nd (FlashAttention Prop 3)", cleared=True),
         _forward("tight.split_v", "split_v", "fa.prop3", "d ≤ M ≤ Nd (FlashAttention Prop 3)", cleared=True,
                  tiles=_split_v_tiles),
         # search floor (refuted at an integer point, so the least c is unchanged): in the cleared form z3 takes
         # ~20 s to refute c = 16 and well under a second at 65/4
         _forward("tight.square_tiling", "square_tiling", "sy.thm3.5", "4 ≤ M ≤ d² (Saha–Ye Thm 3.5, small cache)",
-                 cleared=True, lo=F(65, 4), tiles=_square_tiling_tiles),
+                 cleared=True, lo=F(65, 4), tiles=_square_tiling_tiles, also=("sy.thm3.1.upper",)),  # small-cache half
         _forward("tight.standard", "standard", "fa.thm2.standard",
                  "3d² ≤ M ≤ Nd (tiles as wide as d: FlashAttention Thm 2's Θ(Nd + N²))", shape=N**2,
                  extra=(3 * d**2 <= M,), tiles=_standard_tiles),
@@ -123,10 +124,10 @@ def _square_tiling_bwd_tiles(f) -> tuple[TileFacts, ...]:
     )
 
 
-def _leading(name: str, shape, regime: tuple, where: str, about: str, tiles=None) -> TightSpec:
-    """``backward.tight.<name>``: cost ≤ c·shape + 12Nd on ``regime``, tightening the paper bound ``about``."""
+def _leading(name: str, shape, regime: tuple, where: str, about: tuple[str, ...], tiles=None) -> TightSpec:
+    """``backward.tight.<name>``: cost ≤ c·shape + 12Nd on ``regime``, tightening the paper bounds ``about``."""
     return TightSpec(f"backward.tight.{name}", name, True, shape, BACKWARD_EXTRA, regime, where, _BACKWARD_TEXT,
-                     F(1, 8), F(512), about=(about,), tiles=tiles, tiles_text=_BACKWARD_TILES)
+                     F(1, 8), F(512), about=about, tiles=tiles, tiles_text=_BACKWARD_TILES)
 
 
 def backward_specs() -> tuple[TightSpec, ...]:
@@ -134,18 +135,18 @@ def backward_specs() -> tuple[TightSpec, ...]:
     (d ≥ 64, 8d² ≤ M ≤ Nd; flash2-bwd's steps cleared of M: decided in milliseconds, while as a quotient z3 ran
     past its guard at c = 33/2); and the square-root-tiled schedules, each where its shape is the leading term
     (steps cleared of the shape's denominator)."""
-    thm5 = "fa.thm5.flash-backward"
+    thm5 = ("fa.thm5.flash-backward",)
     large = "Least c with cost({name}) ≤ c·N²d²/M + 12Nd for d ≥ 64 and 8d² ≤ M ≤ Nd (realistic heads, large cache): " \
             "close to the leading constant."
     sqrt_text = ("Least c (to {precision}) with cost({name}) ≤ c·{shape} + {extra} for all N, d, M with {where} (exact "
                  "cost: floors of square roots and ceilings included).")
     cites = "docs/costs.md#backward-constants"
     return (
-        _leading("flash2-bwd", UNIT, FA_REGIME, "d ≤ M ≤ Nd", thm5),
+        _leading("flash2-bwd", UNIT, FA_REGIME, "d ≤ M ≤ Nd", (*thm5, "li.backward.upper")),  # Li: its M ≥ d² half
         _leading("flash1-bwd", UNIT, FA_REGIME, "d ≤ M ≤ Nd (FlashAttention Thm 5)", thm5),
         _leading("flash1-fit-bwd", UNIT, FA_REGIME, "d ≤ M ≤ Nd", thm5),
         _leading("standard-bwd", N**2, (3 * d**2 <= M,), "M ≥ 3d² (tiles as wide as d: FlashAttention Thm 5's "
-                 "Θ(Nd + N²))", "fa.thm5.standard-backward", tiles=_standard_bwd_tiles),
+                 "Θ(Nd + N²))", ("fa.thm5.standard-backward",), tiles=_standard_bwd_tiles),
         *(TightSpec(f"backward.tight.{name}.large-d", name, True, UNIT, BACKWARD_EXTRA, (64 <= d, 8 * d**2 <= M, M <= N * d),
                     "", large, F(1, 64), F(64), cleared=name == "flash2-bwd") for name in ("flash1-bwd", "flash2-bwd")),
         # 2b² + (7d + 2)b ≤ M: b ≈ M/(7d) while M ≪ 49d² (cost ≈ 28N²d²/M), ≈ 0.91d at M = 8d² (cost ≈ 35N²d²/M)
@@ -158,8 +159,8 @@ def backward_specs() -> tuple[TightSpec, ...]:
         TightSpec("backward.tight.square_tiling-bwd", "square_tiling-bwd", True, N**2 * d / sqrt(M),
                   5 * N**2 + BACKWARD_EXTRA, (64 <= d, d**2 <= 4 * M, M <= d**2),
                   "d ≥ 64, d²/4 ≤ M ≤ d² (small cache: the shape is N²d/√M, leading constant 8√3 ≈ 13.86, plus 5N²)",
-                  sqrt_text, F(1), F(64), cleared=True, cites_after=cites, tiles=_square_tiling_bwd_tiles,
-                  tiles_text=_BACKWARD_TILES),
+                  sqrt_text, F(1), F(64), cleared=True, about=("li.backward.upper",),  # Li: its M ≤ d² half
+                  cites_after=cites, tiles=_square_tiling_bwd_tiles, tiles_text=_BACKWARD_TILES),
     )
 
 

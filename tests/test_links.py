@@ -31,7 +31,7 @@ def test_tight_claims_are_built_from_the_bound_they_tighten() -> None:
     for c, spec in zip(tights, forward, strict=True):
         name = spec.name
         b = by_id(spec.about[0])
-        assert c.about == (b.id, f"exact.{name}")
+        assert c.about == (*spec.about, f"exact.{name}") and c.about[0] == b.id
         assert name in b.attained_by, (c.id, b.id)
         assert set(b.regime) <= set(c.hyps)  # the bound's own regime, plus the algorithm's valid region
         assert c.g == spec.shape and (spec.shape == b.expr or name == "standard")
@@ -115,6 +115,9 @@ def test_proof_step_claims_are_about_the_bounds_whose_step_lists_name_them() -> 
                     assert bound_id in claim_by_id(cid).about, (cid, bound_id)
     assert "constants.bs" in claim_by_id("constants.bs.relax").about  # BS's label, off the step list
     assert "sy.thm3.1.lower" in claim_by_id("sy.min-branch.small").about
+    # Thm 3.1's O side: square tiling below M = d², flash2 above; Li et al.'s likewise for the backward
+    assert {"sy.thm3.1.upper"} <= set(claim_by_id("tight.square_tiling").about) & set(claim_by_id("tight.flash2").about)
+    assert "li.backward.upper" in claim_by_id("backward.tight.square_tiling-bwd").about
 
 
 def test_each_claim_records_the_function_that_defines_it() -> None:
