@@ -272,6 +272,8 @@ def seed_bounds() -> list[Bound]:
             cdag=CDAG_MATMUL,
             symbols=("m", "k", "n", "M"),
             notes="Asymptotic only. An explicit form needs a precondition on k: see smith.mm.",
+            asymptotic_only="Ω(mkn/√M) with no constant and no slack, for matrix multiplication rather than attention: "
+            "nothing to check against an exact count; its explicit form is smith.mm, which the smith.* claims check.",
         ),
         _b(
             id="smith.mm",
@@ -358,6 +360,9 @@ def seed_bounds() -> list[Bound]:
             provenance=f"{SY}, Lemma 4.15",
             status="paper",
             symbols=("QmmNdN", "QmmNNd"),
+            asymptotic_only="Q_MM(·)(M), the I/O complexity of rectangular matrix multiplication, is known only up to "
+            "constants (an opaque symbol here): there is no closed form to check an exact cost or an explicit "
+            "bound against.",
         ),
         _b(
             id="sy.lemma4.16",
@@ -370,6 +375,9 @@ def seed_bounds() -> list[Bound]:
             status="paper",
             cdag=ANY_ALGORITHM,
             symbols=("QmmNdN", "d", "M"),
+            asymptotic_only="Q_MM(·)(M), the I/O complexity of rectangular matrix multiplication, is known only up to "
+            "constants (an opaque symbol here): there is no closed form to check an exact cost or an explicit "
+            "bound against.",
         ),
         _b(
             id="sy.thm4.17",
@@ -384,6 +392,9 @@ def seed_bounds() -> list[Bound]:
             cdag=ANY_ALGORITHM,
             symbols=("QmmNdN", "QmmNNd", "d", "M"),
             notes="Upper side as in sy.lemma4.15.",
+            asymptotic_only="Q_MM(·)(M), the I/O complexity of rectangular matrix multiplication, is known only up to "
+            "constants (an opaque symbol here): there is no closed form to check an exact cost or an explicit "
+            "bound against.",
         ),
         # ------------------------------------------------------------------ Li et al. (backward)
         _b(

@@ -65,6 +65,9 @@ class Bound:
       schedules that realise it; for a lower bound, the schedules whose exact cost meets it up to a constant
       factor on its regime (or on the part its ``notes`` name); for ``exact.<name>``, that algorithm. The claims
       about a bound name it in their ``about`` (solver side), so the links go both ways as data.
+    - ``asymptotic_only``: for a bound no claim is about, the sentence saying why none can be stated (only its
+      Θ/Ω/O shape is known, with nothing closed-form to check it against); empty for every other bound.
+      tests/test_links.py checks that each bound has a claim about it or this note, never both.
     """
 
     id: str
@@ -84,6 +87,7 @@ class Bound:
     attained_by: tuple[str, ...] = ()
     computation: str = "forward"
     cdag: str = NOT_APPLICABLE
+    asymptotic_only: str = ""
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
@@ -92,3 +96,4 @@ class Bound:
         assert self.cdag in CDAG_MODELS, (self.id, self.cdag)
         assert self.kind != "lower" or self.cdag != NOT_APPLICABLE, f"{self.id}: a lower bound must name its model"
         assert self.status == "paper" or self.doc, f"{self.id}: a derived bound must point to its derivation"
+        assert not (self.asymptotic_only and self.explicit), f"{self.id}: an explicit bound is not asymptotic only"

@@ -7,7 +7,8 @@ what each shape means.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+from dataclasses import KW_ONLY, dataclass, field
 from fractions import Fraction
 
 from attnio.bounds.expr import Div, Expr, Rel
@@ -15,37 +16,73 @@ from attnio.solver.logic import Formula
 
 IMPLICATION_KINDS = ("inequality", "consistency", "identity", "branch", "iff", "derivation", "well-defined")
 
+# The fields that link a claim to the catalog and to its source, not part of what it states: the fingerprint
+# (:func:`attnio.solver.verify.fingerprint`) leaves them out, so a new link never makes the cvc5 record stale.
+# ``about``: the ids of the catalog bounds the claim is about (reports link verdicts by these; the proof-step
+# claims get theirs from the bounds' PROOF_STEPS tables, see :func:`attnio.solver.claims.all_claims`).
+# ``meta``: for a claim about no one bound (a lemma of arithmetic, a fact of the model), a sentence saying so;
+# a claim has ``about`` or ``meta``, never neither (tests/test_links.py). ``where``: the module and function
+# that built it (``module:function``), recorded when it is built.
+LINK_FIELDS = ("about", "meta", "where")
+
+# Thin constructor helpers: ``where`` names their caller, the function that chose the claim's id.
+THIN_HELPERS = frozenset({"_claim", "link", "links", "_forward", "_leading"})
+
+
+def origin() -> str:
+    """``module:function`` of the innermost claims module (``attnio.solver.claims_*``) function on the call
+    stack that is not a :data:`THIN_HELPERS` wrapper: where the claim being built was written."""
+    f = sys._getframe(1)
+    while f is not None:
+        mod = f.f_globals.get("__name__", "")
+        name = f.f_code.co_name
+        if mod.startswith("attnio.solver.claims_") and (name == "<module>" or name not in THIN_HELPERS and name[0] != "<"):
+            return f"{mod}:{f.f_code.co_qualname.replace('<locals>.', '')}"
+        f = f.f_back
+    return ""
+
 
 @dataclass(frozen=True)
-class Implication:
+class Linked:
+    """The link fields every claim type has (:data:`LINK_FIELDS`), keyword-only; ``where`` is recorded when the
+    claim is built."""
+
+    _: KW_ONLY
+    about: tuple[str, ...] = ()
+    meta: str = ""
+    where: str = field(default="", compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.where:
+            object.__setattr__(self, "where", origin())
+
+
+@dataclass(frozen=True)
+class Implication(Linked):
     id: str
     kind: str
     description: str
     hyps: tuple[Formula, ...]
     goal: Formula
     provenance: str = ""
-    # Kept for compatibility, no longer changes anything: definedness (denominators > 0, square-root arguments
-    # ≥ 0, logarithm arguments > 0) is always proved from ``hyps`` (solver/engine.py), never assumed.
-    assume_defined: bool = False
-    about: tuple[str, ...] = ()  # ids of the catalog bounds this claim is about (reports link verdicts by these)
 
     def __post_init__(self) -> None:
         assert self.kind in IMPLICATION_KINDS, self.kind
+        super().__post_init__()
 
 
 @dataclass(frozen=True)
-class Coverage:
+class Coverage(Linked):
     id: str
     description: str
     domain: tuple[Formula, ...]
     regimes: tuple[tuple[str, tuple[Formula, ...]], ...]
     provenance: str = ""
     kind: str = "coverage"
-    about: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
-class Tightest:
+class Tightest(Linked):
     """Least c (a multiple of ``precision`` in [lo, hi]) with ``f ≤ c·g + extra`` on ``hyps``."""
 
     id: str
@@ -58,11 +95,8 @@ class Tightest:
     lo: Fraction = Fraction(0)
     hi: Fraction = Fraction(64)
     provenance: str = ""
-    assume_defined: bool = False  # no effect: definedness is always proved (see Implication)
     rlimit: int | None = None  # per-obligation solver resource limit (None: solver.engine's portfolio budgets)
-    wall_ms: int | None = None  # no effect (verdicts depend on resource limits only); kept for compatibility
     kind: str = "tightest"
-    about: tuple[str, ...] = ()
     # With ``cleared``, a shape p/q (a quotient whose denominator the claim-level definedness check proves > 0) is
     # multiplied out: each step proves f·q ≤ c·p + extra·q, the same relation without the division, which z3's
     # nonlinear procedure decides far faster on the backward's exact costs (see Crossover.cleared).
@@ -76,7 +110,7 @@ class Tightest:
 
 
 @dataclass(frozen=True)
-class Crossover:
+class Crossover(Linked):
     """Where ``a < b`` (a strictly cheaper), located along ``axis`` between ``lo`` and ``hi``."""
 
     id: str
@@ -92,11 +126,8 @@ class Crossover:
     b_name: str = "B"
     axis_name: str = ""
     provenance: str = ""
-    assume_defined: bool = False  # no effect: definedness is always proved (see Implication)
     rlimit: int | None = None  # per-obligation solver resource limit (None: solver.engine's portfolio budgets)
-    wall_ms: int | None = None  # no effect (verdicts depend on resource limits only); kept for compatibility
     kind: str = "crossover"
-    about: tuple[str, ...] = ()
     # With ``cleared``, each bisection bound on an axis p/q (a quotient whose denominator the claim-level
     # definedness check proves > 0) is stated without the division, as p ≤ v·q and v·q ≤ p: the same relation,
     # which z3's nonlinear procedure decides far faster on the backward's exact costs (docs/solver.md).

@@ -32,6 +32,8 @@ True
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from attnio.solver import claims_approx, claims_backward, claims_constants, claims_core, claims_workloads
 from attnio.solver.claim_types import (  # noqa: F401  (re-exported: the claim types)
     IMPLICATION_KINDS,
@@ -46,13 +48,38 @@ from attnio.errors import InvalidParameter
 
 
 def all_claims() -> list[Claim]:
-    """Every claim: the seed theorems, the explicit constants, approximate attention, the backward pass, workloads. Ids are unique."""
+    """Every claim: the seed theorems, the explicit constants, approximate attention, the backward pass, workloads.
+    Ids are unique; each claim names the bounds it is about or is a meta-claim (says why in ``meta``). A proof
+    step's ``about`` is read from the bounds' step tables (:func:`step_links`), the one place that says which
+    bound a step proves."""
     out: list[Claim] = [*claims_core.claims(), *claims_constants.CLAIMS, *claims_approx.CLAIMS, *claims_backward.CLAIMS,
                         *claims_workloads.claims()]
+    steps = step_links()
     seen: set[str] = set()
-    for c in out:
+    for i, c in enumerate(out):
         assert c.id not in seen, f"duplicate claim id {c.id}"
         seen.add(c.id)
+        if c.id in steps:
+            out[i] = c = replace(c, about=steps[c.id] + tuple(b for b in c.about if b not in steps[c.id]), where=c.where)
+        assert bool(c.about) != bool(c.meta), f"{c.id}: names no bound and is not tagged meta (or both)"
+    return out
+
+
+def step_links() -> dict[str, tuple[str, ...]]:
+    """Proof-step claim id → the bounds whose step lists (``PROOF_STEPS`` of :mod:`attnio.bounds.constants` and
+    :mod:`attnio.bounds.backward`) name it, in catalog order.
+
+    >>> step_links()["constants.b1.amgm"]
+    ('constants.b1', 'backward.bwd-dp')
+    """
+    from attnio.bounds import backward, constants
+
+    out: dict[str, tuple[str, ...]] = {}
+    for table in (constants.PROOF_STEPS, backward.PROOF_STEPS):
+        for bound_id, steps in table.items():
+            for _, cid in steps:
+                if cid != "prose" and bound_id not in out.get(cid, ()):
+                    out[cid] = out.get(cid, ()) + (bound_id,)
     return out
 
 

@@ -55,6 +55,7 @@ def _claims() -> list[Claim]:
             DOMAIN,
             (("stream", REGIME_STREAM), ("chunked", REGIME_CHUNKED), ("tiled", REGIME_TILED)),
             provenance=P,
+            about=("approx.poly.stream.exact", "approx.poly.chunked.exact", "approx.poly.tiled.exact"),
         ),
         *[
             Implication(
@@ -64,6 +65,7 @@ def _claims() -> list[Claim]:
                 DOMAIN + regime,
                 All(f.valid),
                 provenance=P,
+                about=(f"approx.poly.{name}.exact",),
             )
             for name, regime, f in (("stream", REGIME_STREAM, ST), ("chunked", REGIME_CHUNKED, CH), ("tiled", REGIME_TILED, TI))
         ],
@@ -74,6 +76,7 @@ def _claims() -> list[Claim]:
             CH.valid,
             All((1 <= A.chunk_c_max, 1 <= A.chunk_b_max)),
             provenance=P,
+            about=("approx.poly.chunked.exact",),
         ),
         Implication(
             "approx.wd.tiled",
@@ -82,6 +85,7 @@ def _claims() -> list[Claim]:
             TI.valid,
             All((1 <= A.tiled_w, 1 <= A.tiled_tB, 1 <= A.tiled_b_max)),
             provenance=P,
+            about=("approx.poly.tiled.exact",),
         ),
         Implication(
             "approx.stream.equals-trivial",
@@ -90,6 +94,7 @@ def _claims() -> list[Claim]:
             ST.valid,
             eq(ST.io, 4 * N * d),
             provenance=P,
+            about=("approx.poly.stream.exact", "approx.lower.trivial"),
         ),
         Implication(
             "approx.consistency.trivial.chunked",
@@ -98,7 +103,7 @@ def _claims() -> list[Claim]:
             CH.valid,
             4 * N * d <= CH.io,
             provenance=P,
-            assume_defined=True,
+            about=("approx.lower.trivial", "approx.poly.chunked.exact"),
         ),
         Implication(
             "approx.consistency.trivial.tiled",
@@ -107,7 +112,7 @@ def _claims() -> list[Claim]:
             TI.valid,
             4 * N * d <= TI.io,
             provenance=P,
-            assume_defined=True,
+            about=("approx.lower.trivial", "approx.poly.tiled.exact"),
         ),
         Implication(
             "approx.consistency.accumulator.stream",
@@ -117,6 +122,7 @@ def _claims() -> list[Claim]:
             ST.valid,
             N * r * d / M - r * d <= ST.reads,
             provenance=P,
+            about=("approx.lower.accumulator", "approx.poly.stream.exact"),
         ),
         Implication(
             "approx.consistency.accumulator.chunked",
@@ -125,7 +131,7 @@ def _claims() -> list[Claim]:
             CH.valid,
             N * r * d / M - r * d <= CH.reads,
             provenance=P,
-            assume_defined=True,
+            about=("approx.lower.accumulator", "approx.poly.chunked.exact"),
         ),
         # approx.lower.matmul (Nrd/(3√M) − M) ≤ the tiled schedule's exact I/O, proved as a chain of two links
         # through the feature-write term 2·N·r·T_c (T_c = ⌈d/w⌉, w ≤ √M − 1): the one-shot form sometimes ran
@@ -138,7 +144,6 @@ def _claims() -> list[Claim]:
             TI.valid,
             N * r * d / (3 * sqrt(M)) - M <= 2 * N * r * A.tiled_Tc,
             provenance=P,
-            assume_defined=True,
             about=("approx.lower.matmul", "approx.poly.tiled.exact"),
         ),
         Implication(
@@ -149,7 +154,6 @@ def _claims() -> list[Claim]:
             TI.valid,
             2 * N * r * A.tiled_Tc <= TI.io,
             provenance=P,
-            assume_defined=True,
             about=("approx.lower.matmul", "approx.poly.tiled.exact"),
         ),
         Implication(
@@ -159,7 +163,7 @@ def _claims() -> list[Claim]:
             ST.valid + FL.valid,
             ST.io < FL.io,
             provenance=P,
-            assume_defined=True,
+            about=("approx.poly.stream.exact", "exact.flash2"),
         ),
         # chunked < flash2 (large cache, r ≤ N/4) as links (cvc5 did not decide the one-piece form with its
         # six nested floors and ceilings): flash2's row block a (T_r = ⌈N/a⌉ blocks) against chunked's c_max
@@ -173,7 +177,7 @@ def _claims() -> list[Claim]:
                 CH.valid + FL.valid + LARGE + (4 * r <= N,),
                 goal,
                 provenance=P,
-                assume_defined=True,
+                about=("approx.poly.chunked.exact", "exact.flash2"),
             )
             for what, text, goal in (
                 ("tile", "1 ≤ a ≤ c_max", All((1 <= FL.blocks["a"], FL.blocks["a"] <= A.chunk_c_max))),
@@ -189,6 +193,7 @@ def _claims() -> list[Claim]:
             (0 < _BLK_A, _BLK_A <= _BLK_C, 4 * r <= N),
             4 * ceil(r / _BLK_C) <= ceil(N / _BLK_A) + 4,
             provenance=P,
+            about=("approx.poly.chunked.exact", "exact.flash2"),
         ),
         Implication(
             "approx.beats.chunked.flash2",
@@ -201,6 +206,7 @@ def _claims() -> list[Claim]:
             (4 * _BLK_TF <= _BLK_T + 4, _BLK_TQ <= _BLK_T, 2 <= _BLK_T, 4 * r <= N),
             2 * N * d * _BLK_TF + 2 * N * d + _BLK_TQ * r * (d + 1) + r * (d + 1) < 2 * N * d + 2 * N * d * _BLK_T + N,
             provenance=P,
+            about=("approx.poly.chunked.exact", "exact.flash2"),
         ),
         Implication(
             "approx.loses.chunked.flash2",
@@ -210,7 +216,7 @@ def _claims() -> list[Claim]:
             CH.valid + FL.valid + LARGE + (2 * N <= r,),
             FL.io <= CH.io,
             provenance=P,
-            assume_defined=True,
+            about=("approx.poly.chunked.exact", "exact.flash2"),
         ),
         Crossover(
             "approx.crossover.leading.chunked.flash2",
@@ -226,6 +232,7 @@ def _claims() -> list[Claim]:
             b_name="4N²d²/M + 2Nd",
             axis_name="r/N",
             provenance=P,
+            about=("approx.poly.chunked.exact", "exact.flash2"),
         ),
         Implication(
             "approx.switch.leading.tiled.chunked",
@@ -235,6 +242,7 @@ def _claims() -> list[Claim]:
             (),
             Iff(4 * N * r * d / sqrt(M) <= 4 * N * r * d**2 / M, M <= d**2),
             provenance=P,
+            about=("approx.poly.tiled.exact", "approx.poly.chunked.exact"),
         ),
         Implication(
             "approx.branch.tiled-width",
@@ -243,6 +251,7 @@ def _claims() -> list[Claim]:
             (M < d**2,),
             eq(A.tiled_w, floor(sqrt(M)) - 1),
             provenance=P,
+            about=("approx.poly.tiled.exact",),
         ),
         Implication(
             "approx.beats.leading.tiled.flash2",
@@ -251,6 +260,7 @@ def _claims() -> list[Claim]:
             (M < d**2, 4 * r <= N),
             4 * N * r * d / sqrt(M) + 2 * N * r < 4 * N**2 * d**2 / M,
             provenance=P,
+            about=("approx.poly.tiled.exact", "exact.flash2"),
         ),
         Implication(
             "approx.beats.leading.tiled.square_tiling",
@@ -260,6 +270,7 @@ def _claims() -> list[Claim]:
             (M < d**2, 2 * r <= 3 * N),
             4 * N * r * d / sqrt(M) + 2 * N * r < 8 * N**2 * d / sqrt(M) + N**2,
             provenance=P,
+            about=("approx.poly.tiled.exact", "exact.square_tiling"),
         ),
         Implication(
             "approx.loses.leading.tiled.square_tiling",
@@ -269,6 +280,7 @@ def _claims() -> list[Claim]:
             (M < d**2, 2 * N <= r),
             8 * N**2 * d / sqrt(M) + N**2 <= 4 * N * r * d / sqrt(M) + 2 * N * r,
             provenance=P,
+            about=("approx.poly.tiled.exact", "exact.square_tiling"),
         ),
     ]
     return out

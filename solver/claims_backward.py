@@ -22,13 +22,13 @@ from typing import Any
 
 from attnio.bounds.expr import Expr, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
+from attnio.solver.claim_factory import leading_crossover, links, tight_claims
 from attnio.solver.claim_types import Claim, Crossover, Implication, Tightest
+from attnio.solver.claims_tight import SPECS
 
 F = Fraction
 DOC = "docs/bounds/backward.md"
 UNIT = N**2 * d**2 / M
-FA_REGIME = (d <= M, M <= N * d)
-ADDITIVE = 12 * N * d  # Nd-size terms: the square-tiled schedules' own reach 10Nd at N ≤ B (d_v = d)
 
 
 def _r(name: str, doc: str) -> Any:
@@ -261,6 +261,7 @@ VIA_HALF: frozenset[str] = frozenset({"square_tiling-bwd"})
 def consistency_claims() -> list[Implication]:
     from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, SMALL_CACHE
 
+    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE]  # small cache: below
     out: list[Implication] = [
         Implication(
             "backward.consistency.large.half",
@@ -270,9 +271,9 @@ def consistency_claims() -> list[Implication]:
             (*_BASE, M >= 8 * d**2),
             4 * UNIT <= N**2 / 2,
             provenance=DOC + "#consistency",
+            about=tuple(b.id for b in chained),
         )
     ]
-    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE]  # small cache: below
     for b in chained:
         short = b.id.removeprefix("backward.")
         out.append(
@@ -321,7 +322,6 @@ def consistency_claims() -> list[Implication]:
                 (*_BASE, *f.valid, M >= 8 * d**2),
                 (N**2 / 2 if half else 4 * UNIT) <= f.io,
                 provenance=DOC + "#consistency",
-                assume_defined=True,
                 about=covered + (f"exact.{name}",),
             )
         )
@@ -333,7 +333,6 @@ def consistency_claims() -> list[Implication]:
                 (*_BASE, *f.valid, M <= 8 * d**2),
                 N**2 / 2 <= f.io,
                 provenance=DOC + "#consistency",
-                assume_defined=True,
                 about=covered + (f"exact.{name}",),
             )
         )
@@ -345,7 +344,6 @@ def consistency_claims() -> list[Implication]:
                 (*_BASE, 2 <= N, *f.valid),
                 f.io >= BWD_TRIVIAL.expr,
                 provenance=DOC + "#trivial",
-                assume_defined=True,
                 about=(BWD_TRIVIAL.id, f"exact.{name}"),
             )
         )
@@ -425,7 +423,6 @@ def small_cache_consistency_claims() -> list[Implication]:
                 hyps + extra,
                 goal,
                 provenance=doc,
-                assume_defined=True,
                 about=about,
             )
 
@@ -448,175 +445,10 @@ def small_cache_consistency_claims() -> list[Implication]:
     return out
 
 
-# Shape and regime of each schedule's tightest-constant claim: cost ≤ c·shape + 12Nd there. flash2-square-bwd and
-# square_tiling-bwd, whose block sizes are floors of square roots, have their own claims below (SQRT_TILED).
-LEADING: dict[str, tuple[Expr, tuple, str]] = {
-    "flash2-bwd": (UNIT, FA_REGIME, "d ≤ M ≤ Nd"),
-    "flash1-bwd": (UNIT, FA_REGIME, "d ≤ M ≤ Nd (FlashAttention Thm 5)"),
-    "flash1-fit-bwd": (UNIT, FA_REGIME, "d ≤ M ≤ Nd"),
-    "standard-bwd": (N**2, (3 * d**2 <= M,), "M ≥ 3d² (tiles as wide as d: FlashAttention Thm 5's Θ(Nd + N²))"),
-}
-# Large-d constants (d ≥ 64, 8d² ≤ M ≤ Nd), and whether the bisection states each step without the division by M
-# (Tightest.cleared): flash2-bwd's is decided that way in milliseconds, while as a quotient z3's nonlinear procedure
-# ran past its guard at c = 33/2 and the integer re-check at c = 263/16 was undecided.
-LARGE_D: dict[str, bool] = {"flash1-bwd": False, "flash2-bwd": True}
-# The square-root-tiled schedules, realistic heads (d ≥ 64), each in the regime where its shape is the leading term:
-# id suffix, shape, extra, regime, regime text, precision. Steps are stated cleared of the shape's denominator.
-SQRT_TILED: dict[str, tuple[Expr, Expr, tuple, str, Fraction]] = {
-    # 2b² + (7d + 2)b ≤ M: b ≈ M/(7d) while M ≪ 49d² (cost ≈ 28N²d²/M), ≈ 0.91d at M = 8d² (cost ≈ 35N²d²/M)
-    "flash2-square-bwd": (
-        UNIT,
-        ADDITIVE,
-        (64 <= d, d**2 <= M, M <= 8 * d**2, M <= N * d),
-        "d ≥ 64, d² ≤ M ≤ 8d², M ≤ Nd (the N²d²/M regime of its square blocks; the constant is set near M = 8d²)",
-        F(1, 2),
-    ),
-    # small cache: cost ≈ 8N²d/B + 3⌈d/B⌉N² + 2N² with B ≈ √(M/3), i.e. 8√3·N²d/√M + 5N² (the 3N² is the slack of
-    # the ceiling ⌈d/B⌉ < d/B + 1): the shape is N²d/√M, not N²d²/M, with 5N² in the additive term
-    "square_tiling-bwd": (
-        N**2 * d / sqrt(M),
-        5 * N**2 + ADDITIVE,
-        (64 <= d, d**2 <= 4 * M, M <= d**2),
-        "d ≥ 64, d²/4 ≤ M ≤ d² (small cache: the shape is N²d/√M, leading constant 8√3 ≈ 13.86, plus 5N²)",
-        F(1),
-    ),
-}
-
-
-def _standard_tiles() -> tuple:
-    """standard-bwd's tile b = ⌊√(M/3)⌋ is at least d once M ≥ 3d², so T_d = ⌈d/b⌉ = 1: integer facts (over the
-    reals the floor and the ceiling only give b > d − 1 and T_d < 2), proved by backward.tight.standard-bwd.tiles
-    and added to the hypotheses of backward.tight.standard-bwd so that cvc5 re-proves it too."""
-    sb = _formulas()["standard-bwd"]
-    return (d <= sb.blocks["b"], sb.blocks["T_d"] <= 1)
-
-
-def _square_tile_groups() -> list[tuple[str, str, tuple, tuple]]:
-    """square_tiling-bwd's tile B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋ in d²/4 ≤ M ≤ d², d ≥ 64: integer facts, in groups (id
-    suffix, text, extra hypotheses, facts), each proved by its own claim backward.tight.square_tiling-bwd.tiles.<g>
-    (one claim with all of them took z3 ~9 s and cvc5 did not decide it)."""
-    st = _formulas()["square_tiling-bwd"]
-    b, t, td = st.blocks["B"], st.blocks["T"], st.blocks["T_d"]
-    return [
-        ("fit", "B ≥ 1 and 3B² + 2B ≤ M < 3(B + 1)² + 2(B + 1) (B is the largest such integer)",
-         (), (1 <= b, 3 * b**2 + 2 * b <= M, M < 3 * b**2 + 8 * b + 5)),
-        ("ceil", "its ceilings are integer: T·B ≤ N + B − 1, T_d·B ≤ d + B − 1", (), (t * b <= N + b - 1, td * b <= d + b - 1)),
-        ("td", "2 ≤ T_d and d ≤ 4B", (), (2 <= td, d <= 4 * b)),
-        ("td4", "d ≤ 4B gives T_d ≤ 4", (d <= 4 * b,), (td <= 4,)),
-    ]
-
-
-def _square_tiles() -> tuple:
-    """The facts of :func:`_square_tile_groups`, added to the hypotheses of backward.tight.square_tiling-bwd so
-    that cvc5 re-proves it (it did not decide the form without them)."""
-    return tuple(f for *_, facts in _square_tile_groups() for f in facts)
-
-
-# hypotheses that restate integer facts of a schedule's tiles, each proved by its own link claim
-TILE_FACTS = {"standard-bwd": _standard_tiles}
-SQRT_TILE_FACTS = {"square_tiling-bwd": _square_tiles}
-SQRT_TILE_GROUPS = {"square_tiling-bwd": _square_tile_groups}
-
-
-def tile_fact_claims() -> list[Claim]:
-    from attnio.solver.logic import All
-
-    fs = _formulas()
-    out: list[Claim] = []
-    for name, facts in TILE_FACTS.items():
-        shape, regime, where = LEADING[name]
-        out.append(
-            Implication(
-                f"backward.tight.{name}.tiles",
-                "branch",
-                f"{name} with {where}: its tile b = ⌊√(M/3)⌋ is at least d, so T_d = ⌈d/b⌉ = 1 (integer facts the "
-                f"hypotheses of backward.tight.{name} restate)",
-                regime + fs[name].valid,
-                All(facts()),
-                provenance=fs[name].derivation,
-                about=(f"exact.{name}",),
-            )
-        )
-    for name, groups in SQRT_TILE_GROUPS.items():
-        _, _, regime, where, _ = SQRT_TILED[name]
-        for suffix, text, extra, facts in groups():
-            out.append(
-                Implication(
-                    f"backward.tight.{name}.tiles.{suffix}",
-                    "branch",
-                    f"{name} with {where}: {text} (integer facts the hypotheses of backward.tight.{name} restate)",
-                    regime + fs[name].valid + extra,
-                    All(facts),
-                    provenance=fs[name].derivation,
-                    about=(f"exact.{name}",),
-                )
-            )
-    return out
-
-
 def tightest_claims() -> list[Claim]:
-    fs = _formulas()
-    out: list[Claim] = []
-    for name, (shape, regime, where) in LEADING.items():
-        f = fs[name]
-        facts = TILE_FACTS[name]() if name in TILE_FACTS else ()
-        out.append(
-            Tightest(
-                f"backward.tight.{name}",
-                f"Least c with cost({name}) ≤ c·{shape} + 12Nd for all N, d, M with {where} where {name} runs "
-                "(ceilings included: small sizes set c)."
-                + (f" The hypotheses restate the tiles' integer facts proved by backward.tight.{name}.tiles.*." if facts else ""),
-                regime + f.valid + facts,
-                f=f.io,
-                g=shape,
-                extra=ADDITIVE,
-                precision=F(1, 8),
-                hi=F(512),
-                provenance=f.derivation,
-                assume_defined=True,
-                about=(f"exact.{name}",),
-            )
-        )
-    for name, cleared in LARGE_D.items():
-        f = fs[name]
-        out.append(
-            Tightest(
-                f"backward.tight.{name}.large-d",
-                f"Least c with cost({name}) ≤ c·N²d²/M + 12Nd for d ≥ 64 and 8d² ≤ M ≤ Nd (realistic heads, large "
-                "cache): close to the leading constant.",
-                (64 <= d, 8 * d**2 <= M, M <= N * d) + f.valid,
-                f=f.io,
-                g=UNIT,
-                extra=ADDITIVE,
-                precision=F(1, 64),
-                hi=F(64),
-                provenance=f.derivation,
-                assume_defined=True,
-                cleared=cleared,
-                about=(f"exact.{name}",),
-            )
-        )
-    for name, (shape, extra, regime, where, precision) in SQRT_TILED.items():
-        f = fs[name]
-        facts = SQRT_TILE_FACTS[name]() if name in SQRT_TILE_FACTS else ()
-        out.append(
-            Tightest(
-                f"backward.tight.{name}",
-                f"Least c (to {precision}) with cost({name}) ≤ c·{shape} + {extra} for all N, d, M with {where} "
-                "(exact cost: floors of square roots and ceilings included)."
-                + (f" The hypotheses restate the tiles' integer facts proved by backward.tight.{name}.tiles.*." if facts else ""),
-                regime + f.valid + facts,
-                f=f.io,
-                g=shape,
-                extra=extra,
-                precision=precision,
-                hi=F(64),
-                provenance=f"{f.derivation}; docs/costs.md#backward-constants",
-                cleared=True,
-                about=(f"exact.{name}",),
-            )
-        )
-    return out
+    """The backward tightest constants (``backward.tight.*``) and their tile-fact links: the backward specs of
+    :data:`attnio.solver.claims_tight.SPECS`."""
+    return [c for spec in SPECS if spec.backward for c in tight_claims(spec)]
 
 
 def crossover_claims() -> list[Claim]:
@@ -624,21 +456,13 @@ def crossover_claims() -> list[Claim]:
     counts (docs/costs.md#backward-constants): square_tiling-bwd 8√3·N²d/√M + 2N² against flash2-bwd 16N²d²/M.
     The crossover of the exact formulas is :func:`exact_crossover_claims`."""
     return [
-        Crossover(
+        leading_crossover(
             "backward.crossover.leading.square_tiling-bwd.flash2-bwd",
             "Leading terms with constants: the square-tiled backward 8√3·N²d/√M + 2N² against flash2-bwd's 16N²d²/M; "
             "the boundary on M/d² is derived by bisection (t = √M/d solves 16/t² = 8√3/t + 2: M/d² ≈ 1.016).",
-            (),
-            a=8 * sqrt(3 * M) * N**2 * d / M + 2 * N**2,
-            b=16 * UNIT,
-            axis=M / d**2,
-            lo=F(1, 64),
-            hi=F(4),
-            precision=F(1, 256),
-            a_name="8√3·N²d/√M + 2N²",
-            b_name="16N²d²/M",
-            axis_name="M/d²",
-            provenance="docs/costs.md#backward-constants (both leading terms)",
+            8 * sqrt(3 * M) * N**2 * d / M + 2 * N**2, 16 * UNIT, "8√3·N²d/√M + 2N²", "16N²d²/M",
+            hi=F(4), provenance="docs/costs.md#backward-constants (both leading terms)",
+            about=("exact.square_tiling-bwd", "exact.flash2-bwd"),
         )
     ]
 
@@ -697,7 +521,7 @@ def exact_crossover_claims() -> list[Claim]:
         cleared=True,
         about=("exact.square_tiling-bwd", "exact.flash2-bwd"),
     )
-    links = _crossover_links(xo, st, f2)
+    chain = _crossover_links(xo, st, f2)
     return [
         Implication(
             "backward.crossover.tiles",
@@ -709,8 +533,8 @@ def exact_crossover_claims() -> list[Claim]:
             provenance="docs/costs.md#backward-crossover",
             about=("exact.square_tiling-bwd",),
         ),
-        *links,
-        dataclasses.replace(xo, lemmas=tuple(c.id for c in links)),
+        *chain,
+        dataclasses.replace(xo, lemmas=tuple(c.id for c in chain)),
     ]
 
 
@@ -737,31 +561,26 @@ def _crossover_links(xo: Crossover, st: Any, f2: Any) -> list[Implication]:
     base = XOVER_REGIME + st.valid + f2.valid
     below = xo.hyps + (xo.axis_at_most(xo.lo),)
     above = xo.hyps + (xo.axis_at_least(xo.hi),)
-    doc = "docs/costs.md#backward-crossover"
-    about = ("exact.square_tiling-bwd", "exact.flash2-bwd")
-    pre = "backward.crossover.link"
-
-    def link(suffix: str, text: str, hyps: tuple, goal: Any) -> Implication:
-        return Implication(f"{pre}.{suffix}", "inequality", text, hyps, goal, provenance=doc, about=about)
-
-    return [
-        link("square_tiling-bwd.upper", "cost(square_tiling-bwd) ≤ A⁺: T = ⌈N/B⌉ < N/B + 1 (B and T_d exact)",
-             base, st.io <= a_up),
-        link("square_tiling-bwd.lower", "A⁻ ≤ cost(square_tiling-bwd): T = ⌈N/B⌉ ≥ N/B (B and T_d exact)",
-             base, a_lo <= st.io),
-        link("flash2-bwd.lower", "F⁻ ≤ cost(flash2-bwd): T_c = ⌈N/c⌉ ≥ N/x with c = ⌊x⌋ ≤ x = (M − 3d − 2)/(4d + 2)",
-             base, f_lo <= f2.io),
-        link("flash2-bwd.upper", "cost(flash2-bwd) ≤ F⁺: T_c < N/c + 1 ≤ N/x⁻ + 1, as c = ⌊p/(4d + 2)⌋ ≥ "
-             "(p − 4d − 1)/(4d + 2) = x⁻ = (M − 7d − 3)/(4d + 2) for the integer p = M − 3d − 2 "
-             "(x⁻ > 0: M ≥ 7d + 4)", base, f2.io <= f_up),
-        link("below.T_d=2", "A⁺ < F⁻ for M ≤ 15d²/16 where d ≤ 2B (T_d = 2: B < d there)",
-             below + (d <= 2 * tile,), a_up < f_lo),
-        link("below.T_d=3", "A⁺ < F⁻ for M ≤ 15d²/16 where 2B < d ≤ 3B (T_d = 3)",
-             below + (2 * tile < d, d <= 3 * tile), a_up < f_lo),
-        link("below.T_d>=4", "A⁺ < F⁻ for M ≤ 15d²/16 where 3B < d (T_d ≥ 4)", below + (3 * tile < d,), a_up < f_lo),
-        link("above.T_d=1", "F⁺ ≤ A⁻ for M ≥ 9d²/8 where d ≤ B (T_d = 1)", above + (d <= tile,), f_up <= a_lo),
-        link("above.T_d>=2", "F⁺ ≤ A⁻ for M ≥ 9d²/8 where B < d (T_d = 2 there)", above + (tile < d,), f_up <= a_lo),
+    steps = [
+        ("square_tiling-bwd.upper", "cost(square_tiling-bwd) ≤ A⁺: T = ⌈N/B⌉ < N/B + 1 (B and T_d exact)",
+         base, st.io <= a_up),
+        ("square_tiling-bwd.lower", "A⁻ ≤ cost(square_tiling-bwd): T = ⌈N/B⌉ ≥ N/B (B and T_d exact)",
+         base, a_lo <= st.io),
+        ("flash2-bwd.lower", "F⁻ ≤ cost(flash2-bwd): T_c = ⌈N/c⌉ ≥ N/x with c = ⌊x⌋ ≤ x = (M − 3d − 2)/(4d + 2)",
+         base, f_lo <= f2.io),
+        ("flash2-bwd.upper", "cost(flash2-bwd) ≤ F⁺: T_c < N/c + 1 ≤ N/x⁻ + 1, as c = ⌊p/(4d + 2)⌋ ≥ "
+         "(p − 4d − 1)/(4d + 2) = x⁻ = (M − 7d − 3)/(4d + 2) for the integer p = M − 3d − 2 "
+         "(x⁻ > 0: M ≥ 7d + 4)", base, f2.io <= f_up),
+        ("below.T_d=2", "A⁺ < F⁻ for M ≤ 15d²/16 where d ≤ 2B (T_d = 2: B < d there)",
+         below + (d <= 2 * tile,), a_up < f_lo),
+        ("below.T_d=3", "A⁺ < F⁻ for M ≤ 15d²/16 where 2B < d ≤ 3B (T_d = 3)",
+         below + (2 * tile < d, d <= 3 * tile), a_up < f_lo),
+        ("below.T_d>=4", "A⁺ < F⁻ for M ≤ 15d²/16 where 3B < d (T_d ≥ 4)", below + (3 * tile < d,), a_up < f_lo),
+        ("above.T_d=1", "F⁺ ≤ A⁻ for M ≥ 9d²/8 where d ≤ B (T_d = 1)", above + (d <= tile,), f_up <= a_lo),
+        ("above.T_d>=2", "F⁺ ≤ A⁻ for M ≥ 9d²/8 where B < d (T_d = 2 there)", above + (tile < d,), f_up <= a_lo),
     ]
+    return links("backward.crossover.link", (), steps, ("exact.square_tiling-bwd", "exact.flash2-bwd"),
+                 kind="inequality", provenance="docs/costs.md#backward-crossover")
 
 
 def training_claims() -> list[Claim]:
@@ -786,7 +605,6 @@ def training_claims() -> list[Claim]:
             precision=F(1, 4),
             hi=F(16),
             provenance="docs/bounds/backward.md#training-step",
-            assume_defined=True,
             about=("exact.flash2", "exact.flash2-bwd", "constants.b2", "backward.bwd-sdp"),
         )
     ]
@@ -800,7 +618,6 @@ def claims() -> list[Claim]:
         + small_cache_consistency_claims()
         + tightest_claims()
         + crossover_claims()
-        + tile_fact_claims()
         + exact_crossover_claims()
         + training_claims()
     )

@@ -103,7 +103,7 @@ def _claim(
 
 
 # The label of each derived bound in claim statements -> its catalog id.
-LABELS = {"B1": "constants.b1", "B2": "constants.b2", "B3": "constants.b3"}
+LABELS = {"B1": "constants.b1", "B2": "constants.b2", "B3": "constants.b3", "BS": "constants.bs"}
 
 
 def _sq(e: Expr) -> Expr:
@@ -631,8 +631,8 @@ def small_cache_consistency_claims() -> list[Implication]:
                         fm.blocks["G"] * N**2 + fm.blocks["T_2"] * N * d <= fm.io,
                         doc,
                         kind="consistency",
+                        about=(BS.id, f"exact.{name}"),
                     ),
-                    assume_defined=True,
                 ),
                 replace(
                     _claim(
@@ -643,8 +643,8 @@ def small_cache_consistency_claims() -> list[Implication]:
                         a2 * b2 <= M,
                         doc,
                         kind="consistency",
+                        about=(BS.id, f"exact.{name}"),
                     ),
-                    assume_defined=True,
                 ),
             ]
             continue
@@ -668,8 +668,8 @@ def small_cache_consistency_claims() -> list[Implication]:
                     mid <= fm.io,
                     doc,
                     kind="consistency",
+                    about=(BS.id, f"exact.{name}"),
                 ),
-                assume_defined=True,
             )
         )
     return out
@@ -720,6 +720,7 @@ def gap_claims() -> list[Implication]:
             fm.io <= FLASH2_UPPER,
             doc,
             kind="inequality",
+            about=("exact.flash2", "constants.b3", "constants.b2"),
         ),
         _claim(
             "gap.flash2.cleared",
@@ -730,6 +731,7 @@ def gap_claims() -> list[Implication]:
             FLASH2_UPPER * GAP_K <= GAP_L,
             doc,
             kind="inequality",
+            about=("exact.flash2", "constants.b3", "constants.b2"),
         ),
         _claim(
             "gap.factor.cleared",
@@ -740,6 +742,7 @@ def gap_claims() -> list[Implication]:
             eq(robust_gap_factor() * GAP_K, M * (d + 2) * (4 * N * d + 4 * GAP_C2 * M)),
             doc,
             kind="identity",
+            about=("exact.flash2", "constants.b3", "constants.b2"),
         ),
         _claim(
             "gap.B3.cleared",
@@ -749,6 +752,7 @@ def gap_claims() -> list[Implication]:
             eq(B3.expr * (1 + 16 * d**4 / M**2) * M, GAP_E3),
             doc,
             kind="identity",
+            about=("constants.b3",),
         ),
         _claim(
             "gap.B2.cleared",
@@ -758,6 +762,7 @@ def gap_claims() -> list[Implication]:
             eq(2 * B2.expr * M, GAP_E2),
             doc,
             kind="identity",
+            about=("constants.b2",),
         ),
         _claim(
             "gap.flash2.le.B3",
@@ -770,6 +775,7 @@ def gap_claims() -> list[Implication]:
             GAP_L <= GAP_E3 * (d + 2) * (4 * N * d + 4 * GAP_C2 * M),
             doc,
             kind="inequality",
+            about=("constants.b3", "exact.flash2"),
         ),
         _claim(
             "gap.flash2.le.2B2",
@@ -781,6 +787,7 @@ def gap_claims() -> list[Implication]:
             GAP_L <= GAP_E2 * (d + 2) * (4 * N * d + 4 * GAP_C2 * M),
             doc,
             kind="inequality",
+            about=("constants.b2", "exact.flash2"),
         ),
     ]
 

@@ -3,8 +3,8 @@ explicit lower bound, tightest constants and derived crossovers.
 
 Claims about cost formulas are generated from :data:`bounds.costs.FORMULAS` (with dv = d), so a new formula gets
 its ``wd.*``, ``trivial.*`` and ``consistency.*`` claims by itself. Each ``tight.*`` claim is built from the
-catalog bound it tightens (:data:`TIGHTENS`: the bound's shape and regime), and names that bound and the exact
-cost in its ``about``; ``crossover.*`` claims are written for named algorithms. Regimes and the Saha–Ye shapes
+catalog bound it tightens (its spec in :data:`attnio.solver.claims_tight.SPECS`: the bound's shape and regime), and
+names that bound and the exact cost in its ``about``; ``crossover.*`` claims are written for named algorithms. Regimes and the Saha–Ye shapes
 come from the catalog (:mod:`attnio.bounds.catalog`), where they are defined once.
 
 Id scheme: ``<topic>.<what>[.<algorithm>]``.
@@ -12,7 +12,6 @@ Id scheme: ``<topic>.<what>[.<algorithm>]``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 from attnio.bounds.catalog import (
@@ -22,55 +21,20 @@ from attnio.bounds.catalog import (
     SMALL,
     SY_LARGE,
     SY_SMALL,
-    by_id,
     explicit_io_lower_bounds,
     seed_bounds,
 )
-from attnio.bounds.expr import Expr, Rel, ceil, eq, log2, maximum, minimum, sqrt
+from attnio.bounds.expr import Expr, ceil, eq, log2, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
-from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication, Tightest
+from attnio.solver.claim_factory import leading_crossover, links, tight_claims
+from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication
+from attnio.solver.claims_tight import SPECS
 from attnio.solver.logic import All, Iff
 
 # A real L ≥ 1 standing for log₂ N in the Thm 4.14 links (sy.log2-ge-1 proves log₂ N ≥ 1 for N ≥ 2).
 LOG2_N = sym("log2N", integer=False, lo=1, doc="a real L ≥ 1 in place of log₂ N (claims sy.thm4.14.*; sy.log2-ge-1)")
 
 F = Fraction
-
-
-# The catalog bound each algorithm's tightest-constant claim tightens: cost ≤ c·shape + 4·N·d on the bound's
-# regime (and any extra hypotheses), where ``shape`` is the bound's expression unless given (the leading term of
-# a Θ(·) with a lower-order part, which the additive 4Nd absorbs). The additive 4Nd (the trivial bound's size)
-# is fixed so that c is well defined.
-@dataclass(frozen=True)
-class Tightens:
-    bound: str  # catalog id
-    shape: Expr | None = None  # None: the bound's expression
-    extra: tuple[Rel, ...] = ()  # hypotheses added to the bound's regime
-    where: str = ""  # how the regime reads
-
-
-TIGHTENS: dict[str, Tightens] = {
-    "flash1": Tightens("fa.thm2.flash", where="d ≤ M ≤ Nd (FlashAttention Thm 2)"),
-    "flash1-fit": Tightens("fa.thm2.flash", where="d ≤ M ≤ Nd (FlashAttention Thm 2)"),
-    "flash2": Tightens("fa.thm2.flash", where="d ≤ M ≤ Nd (FlashAttention Thm 2)"),
-    "kv_stationary": Tightens("fa.prop3", where="d ≤ M ≤ Nd (FlashAttention Prop 3)"),
-    "split_v": Tightens("fa.prop3", where="d ≤ M ≤ Nd (FlashAttention Prop 3)"),
-    "square_tiling": Tightens("sy.thm3.5", where="4 ≤ M ≤ d² (Saha–Ye Thm 3.5, small cache)"),
-    "standard": Tightens(
-        "fa.thm2.standard",
-        shape=N**2,
-        extra=(3 * d**2 <= M,),
-        where="3d² ≤ M ≤ Nd (tiles as wide as d: FlashAttention Thm 2's Θ(Nd + N²))",
-    ),
-}
-# The published loop and the io-optimal one, for realistic heads: the same bound on d ≥ 64, M ≥ 4d².
-LARGE_D: dict[str, Tightens] = {
-    name: Tightens("fa.thm2.flash", extra=(64 <= d, 4 * d**2 <= M), where="d ≥ 64 and 4d² ≤ M ≤ Nd (realistic heads)")
-    for name in ("flash1", "flash2")
-}
-ADDITIVE = 4 * N * d
-
-
 def _formulas() -> dict:
     from attnio.bounds.costs import FORMULAS
 
@@ -91,6 +55,7 @@ def saha_ye_claims() -> list[Claim]:
             (eq(M, d**2),),
             All((eq(SY_SMALL, SY_LARGE), eq(SY_LARGE, N**2))),
             provenance=f"{P}, Thm 3.1",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         Implication(
             "sy.min-branch.small",
@@ -99,6 +64,7 @@ def saha_ye_claims() -> list[Claim]:
             SMALL,
             eq(minimum(SY_SMALL, SY_LARGE), SY_SMALL),
             provenance=f"{P}, Thm 3.1",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         Implication(
             "sy.min-branch.large",
@@ -107,6 +73,7 @@ def saha_ye_claims() -> list[Claim]:
             (d**2 <= M,),
             eq(minimum(SY_SMALL, SY_LARGE), SY_LARGE),
             provenance=f"{P}, Thm 3.1",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         Implication(
             "sy.n2-free-small-cache",
@@ -115,6 +82,7 @@ def saha_ye_claims() -> list[Claim]:
             (),
             Iff(N**2 <= SY_SMALL, M <= d**2),
             provenance=f"{P}, §3.2 (Thm 3.7 proof)",
+            about=("sy.thm3.7",),
         ),
         Implication(
             "sy.thm4.8-branch",
@@ -123,6 +91,7 @@ def saha_ye_claims() -> list[Claim]:
             (),
             Iff(eq(minimum(SY_LARGE, N**2), SY_LARGE), d**2 <= M),
             provenance=f"{P}, Thm 4.8",
+            about=("sy.thm4.8",),
         ),
         Implication(
             "sy.fa-over-st.leading",
@@ -131,6 +100,7 @@ def saha_ye_claims() -> list[Claim]:
             (),
             All((eq(SY_LARGE / SY_SMALL, d / sqrt(M)), Iff(1 < d / sqrt(M), M < d**2))),
             provenance=f"{P}, §3 regime map",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         # Thm 4.14 in two links each (cvc5 does not decide the forms with log₂ N, whose translation brackets log₂
         # on 49 intervals, within its limits): log₂ N ≥ 1 for N ≥ 2, then the statement for every real L ≥ 1
@@ -183,7 +153,7 @@ def saha_ye_claims() -> list[Claim]:
             (d**2 <= M,),
             4 * M**2 / d**2 + 4 * M <= 8 * M**2 / d**2,
             provenance="docs/bounds/saha-ye-lemma3.4-explicit.md",
-            about=("sy.lemma3.4", "sy.lemma3.4.explicit"),
+            about=("sy.lemma3.4", "sy.lemma3.4.explicit", "sy.lemma3.3.explicit"),
         ),
         Implication(
             "sy.lemma3.4.step-io",
@@ -224,6 +194,7 @@ def coverage_claims() -> list[Claim]:
             (d <= N,),
             tuple((name.split()[0], rels) for name, _, rels in CACHE_REGIMES),
             provenance="Saha & Ye §3, docs/model.md",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         Coverage(
             "coverage.flash-thm2",
@@ -231,6 +202,7 @@ def coverage_claims() -> list[Claim]:
             (),
             (("below", (M < d,)), ("fa", FA_REGIME), ("above", (N * d < M,))),
             provenance="Dao et al. Thm 2, docs/model.md",
+            about=("fa.thm2.standard", "fa.thm2.flash"),
         ),
         Coverage(
             "coverage.li-backward",
@@ -238,6 +210,7 @@ def coverage_claims() -> list[Claim]:
             (),
             (("small", (M <= d**2,)), ("large", (d**2 < M,))),
             provenance="Li et al. 2410.09397",
+            about=("li.backward.lower", "li.backward.upper"),
         ),
         Implication(
             "li.backward.branch",
@@ -246,6 +219,7 @@ def coverage_claims() -> list[Claim]:
             (),
             Iff((N**2 * d + N * d**2) / sqrt(M) <= (N**2 * d**2 + N * d**3) / M, M <= d**2),
             provenance="Li et al. 2410.09397",
+            about=("li.backward.lower", "li.backward.upper"),
         ),
     ]
 
@@ -271,6 +245,7 @@ def smith_claims() -> list[Claim]:
             b_name="row-streaming reads",
             axis_name="4M/(k+1)²",
             provenance="docs/bounds/smith-mm-precondition.md",
+            about=("smith.mm", "constants.mm.row-stream"),
         ),
         Implication(
             "smith.total-io-consistent",
@@ -280,6 +255,7 @@ def smith_claims() -> list[Claim]:
             (),
             reads_lead + N**2 >= 2 * N**2 * d / sqrt(M),
             provenance="docs/bounds/smith-mm-precondition.md",
+            about=("smith.mm", "constants.mm.row-stream"),
         ),
         Implication(
             "smith.cosma-form-fails",
@@ -289,59 +265,36 @@ def smith_claims() -> list[Claim]:
             (),
             Iff(reads_lead + N**2 < 2 * N**2 * d / sqrt(M) + N**2, (d + 1) ** 2 < 4 * M),
             provenance="docs/bounds/smith-mm-precondition.md",
+            about=("constants.cosma.thm1", "constants.mm.row-stream"),
         ),
     ]
 
 
 def leading_crossover_claims() -> list[Claim]:
     return [
-        Crossover(
+        leading_crossover(
             "crossover.sy.leading",
             "N²d/√M < N²d²/M (square tiling's shape beats FlashAttention's) exactly below M = d²: derived along "
             "M/d².",
-            (),
-            a=SY_SMALL,
-            b=SY_LARGE,
-            axis=M / d**2,
-            lo=F(1, 64),
-            hi=F(16),
-            precision=F(1, 256),
-            a_name="N²d/√M",
-            b_name="N²d²/M",
-            axis_name="M/d²",
-            provenance="Saha & Ye Thm 3.1",
+            SY_SMALL, SY_LARGE, "N²d/√M", "N²d²/M",
+            hi=F(16), provenance="Saha & Ye Thm 3.1",
+            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
-        Crossover(
+        leading_crossover(
             "crossover.leading.square_tiling.flash1",
             "Leading terms with constants: square tiling 8N²d/√M + N² against flash1's 12N²d²/M; boundary on M/d² "
             "derived (t = √M/d solves 12/t² = 8/t + 1, so M/d² = (√28 − 4)² = 44 − 16√7 ≈ 1.668).",
-            (),
-            a=8 * SY_SMALL + N**2,
-            b=12 * SY_LARGE,
-            axis=M / d**2,
-            lo=F(1, 64),
-            hi=F(4),
-            precision=F(1, 256),
-            a_name="8N²d/√M + N²",
-            b_name="12N²d²/M",
-            axis_name="M/d²",
-            provenance="Saha & Ye §4.2 (both leading counts)",
+            8 * SY_SMALL + N**2, 12 * SY_LARGE, "8N²d/√M + N²", "12N²d²/M",
+            hi=F(4), provenance="Saha & Ye §4.2 (both leading counts)",
+            about=("exact.square_tiling", "exact.flash1"),
         ),
-        Crossover(
+        leading_crossover(
             "crossover.leading.square_tiling.flash2",
             "Leading terms with constants: square tiling 8N²d/√M + N² against flash2's 4N²d²/M. The boundary on "
             "M/d² is derived (it is 36 − 16√5 ≈ 0.2229, not 1).",
-            (),
-            a=8 * SY_SMALL + N**2,
-            b=4 * SY_LARGE,
-            axis=M / d**2,
-            lo=F(1, 64),
-            hi=F(4),
-            precision=F(1, 256),
-            a_name="8N²d/√M + N²",
-            b_name="4N²d²/M",
-            axis_name="M/d²",
-            provenance="Saha & Ye §4.2 (square tiling count); docs/costs.md (flash2)",
+            8 * SY_SMALL + N**2, 4 * SY_LARGE, "8N²d/√M + N²", "4N²d²/M",
+            hi=F(4), provenance="Saha & Ye §4.2 (square tiling count); docs/costs.md (flash2)",
+            about=("exact.square_tiling", "exact.flash2"),
         ),
     ]
 
@@ -374,7 +327,6 @@ def formula_claims() -> list[Claim]:
                 f.valid,
                 f.io >= 4 * N * d,
                 provenance="docs/bounds/trivial.md",
-                assume_defined=True,
                 about=("trivial.4Nd", f"exact.{name}"),
             )
         )
@@ -390,7 +342,6 @@ def formula_claims() -> list[Claim]:
                     tuple(b.regime) + f.valid,
                     f.io >= b.expr,
                     provenance=b.provenance,
-                    assume_defined=True,
                     about=(b.id, f"exact.{name}"),
                 )
             )
@@ -410,16 +361,11 @@ def formula_claims() -> list[Claim]:
                     tuple(lb.regime) + tuple(ub.regime),
                     lb.expr <= ub.expr,
                     provenance=f"{lb.provenance}; {ub.provenance}",
-                    assume_defined=True,
                     about=(lb.id, ub.id),
                 )
             )
-    # tightest constants: each built from the catalog bound it tightens
-    for suffix, table, precision, hi in (("", TIGHTENS, F(1, 8), F(256)), (".large-d", LARGE_D, F(1, 64), F(64))):
-        for name, t in table.items():
-            if name in fs:
-                out.append(tight_claim(name, fs[name], t, suffix=suffix, precision=precision, hi=hi))
-    out += tile_fact_claims(fs)
+    # tightest constants (solver/claims_tight.py): each built from the catalog bound it tightens
+    out += [c for spec in SPECS if not spec.backward for c in tight_claims(spec)]
     # square tiling against FlashAttention, exact costs
     if "square_tiling" in fs and "flash2" in fs:
         st, fb = fs["square_tiling"], fs["flash2"]
@@ -435,78 +381,11 @@ def formula_claims() -> list[Claim]:
                 lo=F(1, 8),
                 hi=F(1),
                 precision=F(1, 16),
-                wall_ms=1500,
                 a_name="square_tiling",
                 b_name="flash2",
                 axis_name="M/d²",
                 provenance=f"{st.derivation}; {fb.derivation}",
-                assume_defined=True,
-            )
-        )
-    return out
-
-
-def _standard_tiles(f) -> tuple:
-    """standard's tile b = ⌊√(M/3)⌋ is at least d once M ≥ 3d², so T_v = ⌈d/b⌉ = 1."""
-    b = f.blocks
-    return (d <= b["b"], b["T_v"] <= 1)
-
-
-def _split_v_tiles(f) -> tuple:
-    """split_v's row tile a = ⌊(M − d)/(2d + 4)⌋ ≥ 1 (as M ≥ 3d + 4), T_r = ⌈N/a⌉ with T_r·a ≤ N + a − 1 and
-    1 ≤ T_r ≤ N, M − d ≤ (a + 1)(2d + 4) − 1, and G = ⌈d/d⌉ = 1."""
-    b = f.blocks
-    a, T = b["a"], b["T_r"]
-    return (b["G"] <= 1, 1 <= a, T * a <= N + a - 1, M <= (a + 1) * (2 * d + 4) + d - 1, T <= N)
-
-
-def _square_tiling_tiles(f) -> tuple:
-    """square_tiling's tile B = ⌊√(M/4)⌋ ≥ 1 with M ≤ 4(B + 1)² − 1 and 2B ≤ d (as M ≤ d²); T = ⌈N/B⌉ and
-    T_v = ⌈d/B⌉ with T·B ≤ N + B − 1, T_v·B ≤ d + B − 1, T ≤ N and T_v ≤ d."""
-    b = f.blocks
-    B, T, Tv = b["B"], b["T"], b["T_v"]
-    return (T * B <= N + B - 1, Tv * B <= d + B - 1, M + 1 <= 4 * (B + 1) ** 2, 2 * B <= d, T <= N, Tv <= d)
-
-
-# Hypotheses of a ``tight.*`` claim (keyed by its id) that restate integer facts of the schedule's tiles, which
-# the real relaxation of the floors and ceilings does not see; each set is proved, from the claim's own regime,
-# by the link claim ``tiles.<claim id>`` (:func:`tile_fact_claims`), so the claim's meaning is unchanged. They
-# let cvc5 re-prove the claim (its integer re-check of the bare form runs out of resources).
-TILE_FACTS = {
-    "tight.standard": _standard_tiles,
-    "tight.split_v": _split_v_tiles,
-    "tight.square_tiling": _square_tiling_tiles,
-}
-# ``tight.*`` claims whose bisection steps multiply out the shape's denominator M (Tightest.cleared: the same
-# relation without the division), which cvc5 re-proves where it does not decide the quotient form.
-CLEARED = frozenset({"tight.flash1", "tight.kv_stationary", "tight.split_v", "tight.square_tiling"})
-# Search floors (refuted at an integer point, so the least c is unchanged): in the cleared form z3 takes ~20 s to
-# refute tight.square_tiling at c = 16 and well under a second at 65/4.
-SEARCH_FLOOR = {"tight.square_tiling": F(65, 4)}
-
-
-def _tight_regime(f, t: Tightens) -> tuple:
-    return tuple(by_id(t.bound).regime) + t.extra + f.valid
-
-
-def tile_fact_claims(fs: dict) -> list[Claim]:
-    """``tiles.tight.<name>``: the integer tile facts that ``tight.<name>``'s hypotheses restate, proved on the
-    regime of ``tight.<name>`` without them."""
-    out: list[Claim] = []
-    for cid, facts in TILE_FACTS.items():
-        name = cid.removeprefix("tight.")
-        if name not in fs:
-            continue
-        t, f = TIGHTENS[name], fs[name]
-        out.append(
-            Implication(
-                f"tiles.{cid}",
-                "branch",
-                f"{name} with {t.where}: integer facts of its tiles that the hypotheses of {cid} restate.",
-                _tight_regime(f, t),
-                All(facts(f)),
-                provenance=f.derivation,
-                about=(f"exact.{name}",),
+                about=("exact.square_tiling", "exact.flash2"),
             )
         )
     return out
@@ -561,74 +440,22 @@ def generic_via_links() -> list[Claim]:
 def _via_links(b, name: str, f) -> list[Claim]:
     """The formula-side links of ``consistency.<b.id>.<name>`` (:data:`VIA_LINKS`), which with
     :func:`generic_via_links` imply it."""
-    hyps = tuple(b.regime) + f.valid
     cid = f"consistency.{b.id}.{name}"
-    about = (b.id, f"exact.{name}")
     if VIA_LINKS[(b.id, name)] == "n2":
-        return [
-            Implication(
-                f"{cid}.n2",
-                "consistency",
-                f"{name}'s exact cost ≥ N² (it writes S) wherever {b.id} applies; with sy.lemma3.4.explicit.le-n2: "
-                f"its cost ≥ {b.id} ({b.expr}).",
-                hyps,
-                N**2 <= f.io,
-                provenance=f"{b.provenance}; {f.derivation}",
-                assume_defined=True,
-                about=about,
-            )
+        steps: list[tuple] = [
+            ("n2", f"{name}'s exact cost ≥ N² (it writes S) wherever {b.id} applies; with sy.lemma3.4.explicit.le-n2: "
+             f"its cost ≥ {b.id} ({b.expr}).", (), N**2 <= f.io),
         ]
-    a = f.blocks["a"]
-    return [
-        Implication(
-            f"{cid}.rows",
-            "consistency",
-            f"{name}'s exact cost ≥ ⌈N/a⌉·Nd (Q read once per block of a rows; d_v = d); with {cid}.tiles, "
-            f"sy.explicit.rows and sy.thm4.8.explicit.le-large: its cost ≥ {b.id} ({b.expr}).",
-            hyps,
-            ceil(N / a) * N * d <= f.io,
-            provenance=f"{b.provenance}; {f.derivation}",
-            assume_defined=True,
-            about=about,
-        ),
-        Implication(
-            f"{cid}.tiles",
-            "consistency",
-            f"{name}'s row block fits: 1 ≤ a and a·d ≤ M (a link of {cid}).",
-            hyps,
-            All((1 <= a, a * d <= M)),
-            provenance=f"{b.provenance}; {f.derivation}",
-            assume_defined=True,
-            about=about,
-        ),
-    ]
-
-
-def tight_claim(name: str, f, t: Tightens, *, suffix: str, precision: Fraction, hi: Fraction) -> Tightest:
-    """``tight.<name><suffix>``: the least c with cost(name) ≤ c·shape + 4Nd on the regime of the catalog bound
-    ``t.bound`` (plus ``t.extra``) where ``name`` runs; about that bound and ``exact.<name>``. Facts of
-    :data:`TILE_FACTS` (proved by ``tiles.tight.<name><suffix>``) are added to the hypotheses."""
-    b = by_id(t.bound)
-    shape = b.expr if t.shape is None else t.shape
-    cid = f"tight.{name}{suffix}"
-    facts = TILE_FACTS[cid](f) if cid in TILE_FACTS else ()
-    return Tightest(
-        cid,
-        f"Least c with cost({name}) ≤ c·{shape} + 4Nd for all N, d, M with {t.where} where {name} runs "
-        f"(tightens {b.id}; ceilings included: small sizes set c)."
-        + (f" The hypotheses restate integer facts of its tiles, proved by tiles.{cid}." if facts else ""),
-        _tight_regime(f, t) + facts,
-        f=f.io,
-        g=shape,
-        extra=ADDITIVE,
-        precision=precision,
-        hi=hi,
-        provenance=f"{b.provenance}; {f.derivation}",
-        assume_defined=True,
-        about=(b.id, f"exact.{name}"),
-        cleared=cid in CLEARED,
-        lo=SEARCH_FLOOR.get(cid, F(0)),
-    )
+    else:
+        a = f.blocks["a"]
+        steps = [
+            ("rows", f"{name}'s exact cost ≥ ⌈N/a⌉·Nd (Q read once per block of a rows; d_v = d); with {cid}.tiles, "
+             f"sy.explicit.rows and sy.thm4.8.explicit.le-large: its cost ≥ {b.id} ({b.expr}).", (),
+             ceil(N / a) * N * d <= f.io),
+            ("tiles", f"{name}'s row block fits: 1 ≤ a and a·d ≤ M (a link of {cid}).", (), All((1 <= a, a * d <= M))),
+        ]
+    return links(cid, tuple(b.regime) + f.valid, steps, (b.id, f"exact.{name}"), kind="consistency",
+                 provenance=f"{b.provenance}; {f.derivation}")
 
 
 def _io_symbols(e: Expr) -> bool:

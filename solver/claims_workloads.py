@@ -25,6 +25,7 @@ from attnio.bounds.workloads import (
     TRIVIAL,
     TRIVIAL_CAUSAL,
 )
+from attnio.solver.claim_factory import links
 from attnio.solver.claim_types import Claim, Implication
 
 DOC = "docs/bounds/workloads.md"
@@ -113,6 +114,7 @@ def formula_claims() -> list[Claim]:
                 hyps,
                 f.io >= 0,
                 provenance=COSTS,
+                about=about,
             )
         )
         triv = substitute(TRIVIAL.expr, {g: units_g})
@@ -125,7 +127,6 @@ def formula_claims() -> list[Claim]:
                 hyps + TRIVIAL.regime,
                 f.io >= triv,
                 provenance=DOC,
-                assume_defined=True,
                 about=about,
             )
         )
@@ -145,7 +146,6 @@ def formula_claims() -> list[Claim]:
                 _BASE + fd.valid + b1.regime + (M <= 4 * d**2,),
                 fd.io >= units_g * P * d**2 / M,
                 provenance=DOC,
-                assume_defined=True,
                 about=(b1.id,),
             )
         )
@@ -157,7 +157,6 @@ def formula_claims() -> list[Claim]:
                 _BASE + fd.valid + b2.regime,
                 fd.io >= units_g * 2 * P * d**2 / M,
                 provenance=DOC,
-                assume_defined=True,
                 about=(b2.id,),
             )
         )
@@ -218,18 +217,9 @@ def causal_chain_claims() -> list[Claim]:
         facts = (
             ("T", Tr >= 1), ("B", Br * Tr >= Nq), ("a", ag >= 1), ("aT", ag * Tr >= Nq), ("M", d + gg * ag * (2 * d + 4) <= M),
         )
-        for what, goal in facts:
-            out.append(
-                Implication(
-                    f"workloads.causal.chain.blocks.{sched}.{what}",
-                    "derivation",
-                    f"Link 2 (flash2 {sched}, causal, d_v = d): the formula's blocks satisfy {goal}.",
-                    base,
-                    goal,
-                    provenance=COSTS,
-                    assume_defined=True,
-                )
-            )
+        out += links(f"workloads.causal.chain.blocks.{sched}", base, (
+            (what, f"Link 2 (flash2 {sched}, causal, d_v = d): the formula's blocks satisfy {goal}.", (), goal)
+            for what, goal in facts), (B1_CAUSAL.id, B2_CAUSAL.id), provenance=COSTS)
         unit_f = substitute(unit, {T: Tr, B: Br, g: gg})
         out.append(
             Implication(
@@ -239,7 +229,7 @@ def causal_chain_claims() -> list[Claim]:
                 base,
                 eq(f.io, unit_f),
                 provenance=COSTS,
-                assume_defined=True,
+                about=(B1_CAUSAL.id, B2_CAUSAL.id),
             )
         )
     return out
@@ -251,7 +241,8 @@ def _flash2_unit(causal: bool, T: object, B: object, gg: object) -> object:
     return gg * Nq * d + kv * (d + dv) + gg * Nq * (dv + 1)  # type: ignore[operator]
 
 
-def _flash2_count_links(prefix: str, sched: str, causal: bool, hyps: tuple, env: dict | None = None) -> tuple[list[Claim], object, object]:
+def _flash2_count_links(prefix: str, sched: str, causal: bool, hyps: tuple, env: dict | None = None, *,
+                        about: tuple[str, ...] = (), meta: str = "") -> tuple[list[Claim], object, object]:
     """Link: the flash2 formula is _flash2_unit at its own T_r, B_r (identity); returns the claims, T_r and B_r."""
     f = WORKLOAD_FORMULAS[("flash2", sched, causal)]
     if env:
@@ -268,7 +259,8 @@ def _flash2_count_links(prefix: str, sched: str, causal: bool, hyps: tuple, env:
         hyps,
         eq(f.io, unit),
         provenance=COSTS,
-        assume_defined=True,
+        about=about,
+        meta=meta,
     )
     return [claim], Tr, Br
 
@@ -288,18 +280,14 @@ def causal_half_claims() -> list[Claim]:
     about = ("workloads.b1.causal",)
     out: list[Claim] = []
     for causal in (True, False):
-        cl, _, _ = _flash2_count_links("workloads.causal.half", "per-head", causal, hyps, sq)
+        cl, _, _ = _flash2_count_links("workloads.causal.half", "per-head", causal, hyps, sq, about=about)
         out += cl
     Tr, Br = c.blocks["T_r"], c.blocks["B_r"]
     a = c.blocks["a_g"]
-    for what, goal in (("T", Tr >= 1), ("B", Br >= 1), ("Ba", Br <= a), ("last", (Tr - 1) * a <= N - 1)):
-        out.append(
-            Implication(
-                f"workloads.causal.half.blocks.{what}", "derivation",
-                f"Link (flash2 per-head, N_q = N_kv = N): the formula's blocks satisfy {goal}.",
-                hyps, goal, provenance=COSTS, assume_defined=True,
-            )
-        )
+    out += links("workloads.causal.half.blocks", hyps, (
+        (what, f"Link (flash2 per-head, N_q = N_kv = N): the formula's blocks satisfy {goal}.", (), goal)
+        for what, goal in (("T", Tr >= 1), ("B", Br >= 1), ("Ba", Br <= a), ("last", (Tr - 1) * a <= N - 1))),
+        about, provenance=COSTS)
     uc = substitute(_flash2_unit(True, T, B, 1), sq)  # type: ignore[arg-type]
     uf = substitute(_flash2_unit(False, T, B, 1), sq)  # type: ignore[arg-type]
     abstract = (N >= 1, d >= 1, dv >= 1, T >= 1, B >= 1, B * T >= N, B <= Cs, (T - 1) * Cs <= N - 1)
@@ -307,7 +295,7 @@ def causal_half_claims() -> list[Claim]:
         Implication(
             "workloads.causal.half.blocks.cover", "derivation",
             "Link (flash2 per-head, N_q = N_kv = N): B_r·T_r ≥ N (the Q blocks cover the rows).",
-            hyps, Br * Tr >= N, provenance=COSTS, assume_defined=True,
+            hyps, Br * Tr >= N, provenance=COSTS, about=about,
         ),
         Implication(
             "workloads.causal.half.lower",
@@ -335,15 +323,18 @@ def grouped_claims() -> list[Claim]:
     T = 1, B = N_q grouped + (g − 1)·N_kv(d + d_v) = g × per-head (``workloads.grouped.decode[.causal]``)."""
     a = floor((M - maximum(d, dv)) / (d + dv + 4))
     X = sym("wl_Xq", doc="query positions a Q block can hold per head (decoding)")
+    meta = ("compares two workload schedules' exact counts (grouped against per-head flash2 in decoding); the "
+            "catalog has no bound for a workload schedule's exact count")
     out: list[Claim] = [
         Implication(
             "workloads.grouped.decode.blocks.one", "identity",
             "For an integer X ≥ N_q: ⌈N_q/X⌉ = 1 (one Q block).", (Nq >= 1, X >= Nq), eq(ceil(Nq / X), 1), provenance=COSTS,
+            meta=meta,
         ),
         Implication(
             "workloads.grouped.decode.blocks.all", "identity",
             "For an integer X ≥ N_q: ⌈N_q/⌈N_q/X⌉⌉ = N_q (that block holds every position).",
-            (Nq >= 1, X >= Nq), eq(ceil(Nq / ceil(Nq / X)), Nq), provenance=COSTS,
+            (Nq >= 1, X >= Nq), eq(ceil(Nq / ceil(Nq / X)), Nq), provenance=COSTS, meta=meta,
         ),
     ]
     for causal in (False, True):
@@ -352,7 +343,7 @@ def grouped_claims() -> list[Claim]:
         hyps = _BASE + gr.valid + ph.valid + (g * Nq <= a,)
         sfx = ".causal" if causal else ""
         for sched, f in (("grouped", gr), ("per-head", ph)):
-            cl, Tr, Br = _flash2_count_links("workloads.grouped.decode", sched, causal, hyps)
+            cl, Tr, Br = _flash2_count_links("workloads.grouped.decode", sched, causal, hyps, meta=meta)
             out += cl
             if sched == "grouped":  # T_r = ⌈N_q/a_g⌉ with a_g = ⌊a/g⌋ ≥ N_q: via the abstract links .blocks.one/.all
                 out.append(
@@ -360,18 +351,13 @@ def grouped_claims() -> list[Claim]:
                         f"workloads.grouped.decode.blocks.grouped.ag{sfx}", "derivation",
                         f"Link ({f.algorithm}, g·N_q ≤ a): a_g = ⌊a/g⌋ ≥ N_q, so (workloads.grouped.decode.blocks.one, "
                         ".all at X = a_g) T_r = 1 and B_r = N_q.",
-                        hyps, f.blocks["a_g"] >= Nq, provenance=COSTS, assume_defined=True,
+                        hyps, f.blocks["a_g"] >= Nq, provenance=COSTS, meta=meta,
                     )
                 )
                 continue
-            for what, goal in (("T", eq(Tr, 1)), ("B", eq(Br, Nq))):
-                out.append(
-                    Implication(
-                        f"workloads.grouped.decode.blocks.{sched}.{what}{sfx}", "derivation",
-                        f"Link ({f.algorithm}, g·N_q ≤ a): {goal}.",
-                        hyps, goal, provenance=COSTS, assume_defined=True,
-                    )
-                )
+            out += links(f"workloads.grouped.decode.blocks.{sched}", hyps, (
+                (what + sfx, f"Link ({f.algorithm}, g·N_q ≤ a): {goal}.", (), goal)
+                for what, goal in (("T", eq(Tr, 1)), ("B", eq(Br, Nq)))), (), provenance=COSTS, meta=meta)
         out.append(
             Implication(
                 "workloads.grouped.decode" + sfx,
@@ -383,6 +369,7 @@ def grouped_claims() -> list[Claim]:
                 _BASE + ((Nq <= Nkv,) if causal else ()),
                 eq(_flash2_unit(causal, 1, Nq, g) + (g - 1) * Nkv * (d + dv), g * _flash2_unit(causal, 1, Nq, 1)),  # type: ignore[operator]
                 provenance=COSTS,
+                meta=meta,
             )
         )
     return out
@@ -444,6 +431,7 @@ def backward_claims() -> list[Claim]:
                 hyps,
                 Tc >= 1,
                 provenance=COSTS,
+                about=(BWD_TRIVIAL.id,),
             )
         )
         out.append(
@@ -454,7 +442,7 @@ def backward_claims() -> list[Claim]:
                 hyps,
                 eq(f.io, substitute(units[sched], {R: Tc * Nq})),
                 provenance=COSTS,
-                assume_defined=True,
+                about=(BWD_TRIVIAL.id,),
             )
         )
         out.append(
@@ -466,7 +454,6 @@ def backward_claims() -> list[Claim]:
                 hyps,
                 Tc * Nq >= Nq,
                 provenance=COSTS,
-                assume_defined=True,
                 about=(BWD_TRIVIAL.id,),
             )
         )
@@ -497,6 +484,7 @@ def causal_bwd_claims() -> list[Claim]:
             (T >= 1, B >= 1, Cs >= 1, B <= Cs, (T - 1) * Cs <= Nkv - 1),
             (T - 1) * B <= Nkv - 1,
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows.split",
@@ -505,6 +493,7 @@ def causal_bwd_claims() -> list[Claim]:
             (Nq >= 1, Nq <= Nkv, T >= 1, B >= 1, J >= 1),
             eq(Rexpr, J * Nq + tail),
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows.tail.split",
@@ -513,6 +502,7 @@ def causal_bwd_claims() -> list[Claim]:
             (T >= 1, B >= 1, J >= 1),
             eq(tail, (T - J) * (Nkv - (T - 1) * B) + B * (T - J) * (T - J - 1) / 2),
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows.tail.pair.lt",
@@ -522,6 +512,7 @@ def causal_bwd_claims() -> list[Claim]:
             (T >= 1, J >= 1, J <= T - 1),
             (T - J) * (T - J - 1) >= 0,
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows.tail.pair.eq",
@@ -530,6 +521,7 @@ def causal_bwd_claims() -> list[Claim]:
             (T >= 1, eq(J, T)),
             eq((T - J) * (T - J - 1), 0),
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows.tail",
@@ -539,6 +531,7 @@ def causal_bwd_claims() -> list[Claim]:
             blocks + ((T - J) * (T - J - 1) >= 0,),
             (T - J) * (Nkv - (T - 1) * B) + B * (T - J) * (T - J - 1) / 2 >= 0,
             provenance=COSTS,
+            about=(BWD_TRIVIAL.id, TRIVIAL.id),
         ),
         Implication(
             "workloads.bwd.causal.rows",
@@ -584,16 +577,12 @@ def causal_bwd_claims() -> list[Claim]:
             facts += [("TB", (), Tc * Bc >= Nkv), ("Jlow", (), (Jf - 1) * Bc <= Nkv - Nq), ("Jhigh", (Jf <= Tc - 1,), Jf * Bc >= Nkv - Nq + 1)]
         else:
             facts += [("pairs", (), Tc * Nq * Bc >= PAIRS_RECT)]
-        for what, hyp, goal in facts:
-            out.append(
-                Implication(
-                    f"workloads.bwd.{'causal' if causal else 'rect'}.blocks.{what}", "derivation",
-                    f"Link (flash2-bwd{', causal' if causal else ''}): the formula's blocks satisfy {goal}"
-                    + (f" where {hyp[0]}" if hyp else "") + " (with workloads.causal.rows.pairs.* for the causal "
-                    "R·B ≥ P; then workloads.bwd.chain.sdp.*).",
-                    hyps + hyp, goal, provenance=COSTS, assume_defined=True,
-                )
-            )
+        out += links(f"workloads.bwd.{'causal' if causal else 'rect'}.blocks", hyps, (
+            (what, f"Link (flash2-bwd{', causal' if causal else ''}): the formula's blocks satisfy {goal}"
+             + (f" where {hyp[0]}" if hyp else "") + " (with workloads.causal.rows.pairs.* for the causal "
+             "R·B ≥ P; then workloads.bwd.chain.sdp.*).", hyp, goal)
+            for what, hyp, goal in facts),
+            (BWD_SDP_CAUSAL.id, BWD_DP_CAUSAL.id) if causal else (BWD_SDP_RECT.id, BWD_DP_RECT.id), provenance=COSTS)
     kvw = Nkv * (d + dv)
     for sched in ("per-head", "grouped"):
         f = WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", sched, True)]
@@ -609,22 +598,14 @@ def causal_bwd_claims() -> list[Claim]:
                 hyps,
                 Jf >= 1,
                 provenance=COSTS,
+                about=(BWD_TRIVIAL.id,),
             )
         )
         cb = floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2))
         facts = (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("lastc", (Tc - 1) * cb <= Nkv - 1))
-        for what, goal in facts if sched == "grouped" else ():  # the same blocks for both schedules; B_c ≤ c: .blocks.Bc
-            out.append(
-                Implication(
-                    f"workloads.bwd.causal.blocks.{what}",
-                    "derivation",
-                    f"Link B (flash2-bwd, causal, both schedules): the formula's blocks satisfy {goal}.",
-                    hyps,
-                    goal,
-                    provenance=COSTS,
-                    assume_defined=True,
-                )
-            )
+        out += links("workloads.bwd.causal.blocks", hyps, (  # the same blocks for both schedules; B_c ≤ c: .blocks.Bc
+            (what, f"Link B (flash2-bwd, causal, both schedules): the formula's blocks satisfy {goal}.", (), goal)
+            for what, goal in (facts if sched == "grouped" else ())), (BWD_TRIVIAL.id,), provenance=COSTS)
         unit = (g * (2 * Nq * dv + R * (2 * d + dv + 2)) + kvw + g * (Nq + Nq * d + R * d) + kvw if sched == "grouped"
                 else g * (2 * Nq * dv + R * (2 * d + dv + 2)) + (2 * g - 1) * kvw + g * (Nq + Nq * d + R * d + kvw))
         out.append(
@@ -636,7 +617,7 @@ def causal_bwd_claims() -> list[Claim]:
                 hyps,
                 eq(f.io, substitute(unit, {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})})),
                 provenance=COSTS,
-                assume_defined=True,
+                about=(BWD_TRIVIAL.id,),
             )
         )
     return out
@@ -674,6 +655,7 @@ def causal_forward_claims() -> list[Claim]:
             (X >= 1,),
             X * (X - 1) >= 0,
             provenance=DOC,
+            about=(TRIVIAL.id,),
         ),
         Implication(
             "workloads.causal.pair.zero",
@@ -682,6 +664,7 @@ def causal_forward_claims() -> list[Claim]:
             (eq(X, 0),),
             eq(X * (X - 1), 0),
             provenance=DOC,
+            about=(TRIVIAL.id,),
         ),
     ]
     # flash1, flash1-fit -------------------------------------------------------------------------------------------
@@ -705,30 +688,27 @@ def causal_forward_claims() -> list[Claim]:
         Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
         Jf = minimum(Tc, floor(delta / Bc) + 1)
         hyps = base + f.valid
+        chain = (TRIVIAL.id,) if alg == "flash1" else (TRIVIAL.id, B1_CAUSAL.id, B2_CAUSAL.id)
         out.append(
             Implication(
                 f"workloads.wd.{n}", "well-defined",
                 f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
-                hyps, Jf >= 1, provenance=COSTS,
+                hyps, Jf >= 1, provenance=COSTS, about=chain,
             )
         )
-        for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("last", (Tc - 1) * Bc <= Nkv - 1)) if alg == "flash1" else (
-            ("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc),
-            ("lastc", (Tc - 1) * floor((M - d - dv - 6) / (d + dv + 1)) <= Nkv - 1)):
-            out.append(
-                Implication(
-                    f"workloads.causal.blocks.{alg}.{what}", "derivation",
-                    f"Link 2 ({f.algorithm}): the formula's blocks satisfy {goal} (the hypotheses of "
-                    "workloads.bwd.causal.rows.*).",
-                    hyps, goal, provenance=COSTS, assume_defined=True,
-                )
-            )
+        last = ("last", (Tc - 1) * Bc <= Nkv - 1) if alg == "flash1" else (
+            "lastc", (Tc - 1) * floor((M - d - dv - 6) / (d + dv + 1)) <= Nkv - 1)
+        out += links(f"workloads.causal.blocks.{alg}", hyps, (
+            (what, f"Link 2 ({f.algorithm}): the formula's blocks satisfy {goal} (the hypotheses of "
+             "workloads.bwd.causal.rows.*).", (), goal)
+            for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), last)),
+            chain, provenance=COSTS)
         out.append(
             Implication(
                 f"workloads.causal.count.{alg}", "identity",
                 f"Link 3 ({f.algorithm}): the formula is the link-1 count at R = R(T_c, B_c, J).",
                 hyps, eq(f.io, substitute(unit1, {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})})),
-                provenance=COSTS, assume_defined=True,
+                provenance=COSTS, about=chain,
             )
         )
     # flash1-fit against B1_P, B2_P: R·B ≥ P (each visited (row, block) covers at most B of the row's keys), B ≤ c
@@ -761,21 +741,16 @@ def causal_forward_claims() -> list[Claim]:
     f = WORKLOAD_FORMULAS[("flash1-fit", "per-head", True)]
     Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
     Jf = minimum(Tc, floor(delta / Bc) + 1)
-    for what, hyp, goal in (
-        ("TB", (), Tc * Bc >= Nkv),
-        ("Jlow", (), (Jf - 1) * Bc <= delta),
-        ("Jhigh", (Jf <= Tc - 1,), Jf * Bc >= delta + 1),
-        ("c", (), floor((M - d - dv - 6) / (d + dv + 1)) * (d + dv + 1) <= M - d - dv - 6),
-        ("Bc", (), Bc <= floor((M - d - dv - 6) / (d + dv + 1))),
-    ):
-        out.append(
-            Implication(
-                f"workloads.causal.blocks.flash1-fit.{what}", "derivation",
-                f"Link 2 (flash1-fit, causal): the formula's blocks satisfy {goal}"
-                + (f" where {hyp[0]}" if hyp else "") + " (hypotheses of workloads.causal.rows.pairs.*, .flash1-fit.b*).",
-                base + f.valid + hyp, goal, provenance=COSTS, assume_defined=True,
-            )
-        )
+    out += links("workloads.causal.blocks.flash1-fit", base + f.valid, (
+        (what, f"Link 2 (flash1-fit, causal): the formula's blocks satisfy {goal}"
+         + (f" where {hyp[0]}" if hyp else "") + " (hypotheses of workloads.causal.rows.pairs.*, .flash1-fit.b*).", hyp, goal)
+        for what, hyp, goal in (
+            ("TB", (), Tc * Bc >= Nkv),
+            ("Jlow", (), (Jf - 1) * Bc <= delta),
+            ("Jhigh", (Jf <= Tc - 1,), Jf * Bc >= delta + 1),
+            ("c", (), floor((M - d - dv - 6) / (d + dv + 1)) * (d + dv + 1) <= M - d - dv - 6),
+            ("Bc", (), Bc <= floor((M - d - dv - 6) / (d + dv + 1))),
+        )), (B1_CAUSAL.id, B2_CAUSAL.id), provenance=COSTS)
     # standard, square tiling ------------------------------------------------------------------------------------------
     units = {
         "standard": Qr + A * (d + dv) + 2 * Ar + Tv * Ar + 2 * Ar + Nq * dv,
@@ -805,6 +780,7 @@ def causal_forward_claims() -> list[Claim]:
             "row of a full row tile computes b − 1 − k extra columns, each row of the last one N_q − 1 − i).",
             base + (T >= 1, B >= 1),
             eq(Arexpr - PAIRS_CAUSAL, (T - 1) * B * (B - 1) / 2 + r * (r - 1) / 2), provenance=COSTS,
+            about=(B1_CAUSAL.id, B2_CAUSAL.id),
         ),
         Implication(
             "workloads.causal.tiles.area", "derivation",
@@ -837,23 +813,19 @@ def causal_forward_claims() -> list[Claim]:
         b, Tq = f.blocks["b"], f.blocks["T_q"]
         Uf, Vf = ceil(delta / b), ceil(Nkv / b)
         hyps = base + f.valid
+        chain = (TRIVIAL.id, B1_CAUSAL.id, B2_CAUSAL.id)
         out.append(
             Implication(
                 f"workloads.wd.{n}", "well-defined",
                 f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
-                hyps, Uf + Vf + Tq + f.blocks["T_v"] >= 0, provenance=COSTS,
+                hyps, Uf + Vf + Tq + f.blocks["T_v"] >= 0, provenance=COSTS, about=chain,
             )
         )
         rf = Nq - (Tq - 1) * b
-        for what, goal in (("T", Tq >= 1), ("b", b >= 1), ("r", rf >= 1), ("rb", rf <= b), ("U", Uf >= 0), ("V", Vf >= 1),
-                           ("Tv", f.blocks["T_v"] >= 1)):
-            out.append(
-                Implication(
-                    f"workloads.causal.blocks.{alg}.{what}", "derivation",
-                    f"Link 2 ({f.algorithm}): the formula's tiles satisfy {goal}.",
-                    hyps, goal, provenance=COSTS, assume_defined=True,
-                )
-            )
+        out += links(f"workloads.causal.blocks.{alg}", hyps, (
+            (what, f"Link 2 ({f.algorithm}): the formula's tiles satisfy {goal}.", (), goal)
+            for what, goal in (("T", Tq >= 1), ("b", b >= 1), ("r", rf >= 1), ("rb", rf <= b), ("U", Uf >= 0),
+                               ("V", Vf >= 1), ("Tv", f.blocks["T_v"] >= 1))), chain, provenance=COSTS)
         sub = {T: Tq, B: b, U: Uf, V: Vf}
         out.append(
             Implication(
@@ -862,7 +834,7 @@ def causal_forward_claims() -> list[Claim]:
                 hyps,
                 eq(f.io, substitute(unit, {Qr: substitute(Qexpr, sub), A: substitute(Aexpr, sub), Ar: substitute(Arexpr, sub),
                                            Tv: f.blocks["T_v"]})),
-                provenance=COSTS, assume_defined=True,
+                provenance=COSTS, about=chain,
             )
         )
     return out

@@ -25,7 +25,7 @@ from fractions import Fraction
 
 from attnio.bounds.expr import to_text
 from attnio.solver import logic
-from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication, Tightest
+from attnio.solver.claim_types import LINK_FIELDS, Claim, Coverage, Crossover, Implication, Tightest
 from attnio.solver.claims import all_claims
 from attnio.solver.engine import Outcome, SolverGuard, check_defined, claim_scope, find_witness, prove
 from attnio.solver.logic import All, Neg
@@ -50,6 +50,8 @@ class Verdict:
     assumed: list[str] = field(default_factory=list)  # conditions used without proof: empty (see `defined`)
     details: list[dict] = field(default_factory=list)
     about: list[str] = field(default_factory=list)  # the catalog bounds the claim is about (Claim.about)
+    meta: str = ""  # for a meta-claim (about no one bound): why (Claim.meta)
+    where: str = ""  # the module:function that built the claim (Claim.where)
     witness: dict[str, str] | None = None  # non-vacuity: an integer point of the hypotheses, checked exactly
     defined: list[str] = field(default_factory=list)  # definedness conditions proved from the hypotheses
     solvers: dict[str, str] = field(default_factory=dict)  # each solver's answer: {"z3": "proved", "cvc5": ...}
@@ -62,10 +64,20 @@ class Verdict:
         return asdict(self)
 
 
+def statement(c: Claim) -> str:
+    """What a claim states, as plain-data text: its fields' reprs (id, kind, text, hypotheses, goal and
+    parameters) without the link fields (:data:`~attnio.solver.claim_types.LINK_FIELDS`: the bounds it is
+    about, a meta note, where it was built), which say where it belongs, not what it says."""
+    import dataclasses
+
+    parts = (f"{x.name}={getattr(c, x.name)!r}" for x in dataclasses.fields(c) if x.name not in LINK_FIELDS)
+    return f"{type(c).__name__}({', '.join(parts)})"
+
+
 def fingerprint(c: Claim) -> str:
-    """A digest of what a claim states (its id, kind, text, hypotheses, goal and parameters, as their plain-data
-    repr): a cvc5 record (``attnio verify --solver both --record``) counts a claim only while its fingerprint is
-    unchanged.
+    """A digest of what a claim states (:func:`statement`, and its symbols' domains): a cvc5 record (``attnio
+    verify --solver both --record``) counts a claim only while its fingerprint is unchanged; a new link
+    (``about``) leaves it unchanged.
 
     >>> from attnio.solver.claims import by_id
     >>> len(fingerprint(by_id("sy.meet")))
@@ -79,7 +91,7 @@ def fingerprint(c: Claim) -> str:
         from attnio.solver.claims import by_id
 
         lemmas = "".join(fingerprint(by_id(lid)) for lid in c.lemmas)
-    return hashlib.sha256((repr(c) + repr(domains) + lemmas).encode()).hexdigest()[:16]
+    return hashlib.sha256((statement(c) + repr(domains) + lemmas).encode()).hexdigest()[:16]
 
 
 def _symbols(x: object, seen: set | None = None) -> set:
@@ -534,7 +546,7 @@ def verify_claim(c: Claim, solver: str = "z3") -> Verdict:
     with claim_scope():
         v = _DISPATCH[type(c)](c, runner)
     v.solver = primary
-    v.about = list(c.about)
+    v.about, v.meta, v.where = list(c.about), c.meta, c.where
     v.solvers = {primary: v.status}
     if solver == "both" and v.status == "proved":
         t0 = time.perf_counter()
@@ -609,24 +621,45 @@ def _cvc5_recheck(ob: tuple) -> tuple[str, dict | None, str]:
     return _cvc5_run(ob)
 
 
-def _select(claim_ids: Iterable[str] | None) -> list[Claim]:
-    if claim_ids is None:
-        return all_claims()
-    wanted = list(claim_ids)
+GLOB_CHARS = frozenset("*?[")
+
+
+def select(patterns: Iterable[str] | None = None, about: Iterable[str] | None = None) -> list[Claim]:
+    """The claims, in catalog order, whose id matches one of ``patterns`` (an exact id, or a shell glob such as
+    ``'sy.*'``; all claims when None) and, with ``about``, that name at least one of those bounds in their
+    ``about``. A pattern that matches no claim, or an id that is not a catalog bound, raises InvalidParameter.
+
+    >>> [c.id for c in select(["sy.min-branch.*"])]
+    ['sy.min-branch.small', 'sy.min-branch.large']
+    >>> len(select(about=["sy.thm3.1.upper"])) > 0
+    True
+    """
+    import fnmatch
+
     from attnio.solver.claims import index
 
-    idx = index()  # built once per process: the report verifies one claim per task
-    if all(w in idx for w in wanted):
-        order = {cid: i for i, cid in enumerate(idx)}
-        return [idx[w] for w in sorted(set(wanted), key=order.__getitem__)]
+    wanted = None if patterns is None else list(patterns)
+    globs = [w for w in wanted or () if GLOB_CHARS & set(w)]
+    if wanted is not None and not globs and about is None:
+        idx = index()  # built once per process: the report verifies one claim per task
+        if all(w in idx for w in wanted):
+            order = {cid: i for i, cid in enumerate(idx)}
+            return [idx[w] for w in sorted(set(wanted), key=order.__getitem__)]
     claims = all_claims()
-    known = {c.id for c in claims}
-    for w in wanted:
-        if w not in known:
-            from attnio.errors import InvalidParameter
+    if wanted is not None:
+        for w in wanted:
+            if not any(fnmatch.fnmatchcase(c.id, w) if w in globs else c.id == w for c in claims):
+                from attnio.errors import InvalidParameter
 
-            raise InvalidParameter("claim", w, "an id listed by `attnio verify --list`")
-    return [c for c in claims if c.id in set(wanted)]
+                raise InvalidParameter("claim", w, "an id listed by `attnio verify --list`, or a glob matching one (e.g. 'sy.*')")
+        exact = set(wanted) - set(globs)
+        claims = [c for c in claims if c.id in exact or any(fnmatch.fnmatchcase(c.id, g) for g in globs)]
+    if about is not None:
+        from attnio.bounds.catalog import by_id
+
+        bounds = {by_id(b).id for b in about}  # InvalidParameter for an unknown bound
+        claims = [c for c in claims if bounds & set(c.about)]
+    return claims
 
 
 def _verify_id(claim_id: str, solver: str) -> Verdict:  # runs in a worker process: ids in, plain data out
@@ -644,8 +677,10 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def verify_all(claim_ids: Iterable[str] | None = None, solver: str = "z3", jobs: int | None = None) -> list[Verdict]:
-    """Verdicts for the given claim ids (all claims when None), in catalog order.
+def verify_all(claim_ids: Iterable[str] | None = None, solver: str = "z3", jobs: int | None = None,
+               about: Iterable[str] | None = None) -> list[Verdict]:
+    """Verdicts for the given claim ids or globs (all claims when None; with ``about``, only the claims about
+    those bounds: :func:`select`), in catalog order.
 
     ``jobs`` worker processes (default: the CPUs this process may use; 1 or 0: in this process) verify claims
     in parallel, each claim whole in one worker. The verdicts do not depend on ``jobs`` nor on the order the
@@ -655,7 +690,7 @@ def verify_all(claim_ids: Iterable[str] | None = None, solver: str = "z3", jobs:
         from attnio.errors import InvalidParameter
 
         raise InvalidParameter("solver", solver, "one of " + ", ".join(SOLVERS))
-    claims = _select(claim_ids)
+    claims = select(claim_ids, about)
     jobs = default_jobs() if jobs is None else jobs
     if jobs <= 1 or len(claims) <= 1:
         return [verify_claim(c, solver) for c in claims]

@@ -21,16 +21,16 @@ LARGE = N**2 * d**2 / M
 MUTANTS = [
     # wrong exponent: d instead of d² in FlashAttention's shape (true: ≤ 24·N²d²/M + 4Nd, tight.flash2)
     Implication("mut.exponent", "inequality", "flash2 ≤ 24·N²d/M + 4Nd", (d <= M, M <= N * d) + F2.valid,
-                F2.io <= 24 * N**2 * d / M + 4 * N * d, assume_defined=True),
+                F2.io <= 24 * N**2 * d / M + 4 * N * d),
     # swapped regimes: the small-cache branch claimed for the large cache
     Implication("mut.swapped", "branch", "min takes N²d/√M for M ≥ d²", (d**2 <= M,),
                 eq(minimum(SMALL, LARGE), SMALL)),
     # too-small constant: flash2's leading constant is 4, and rounding pushes it to 67/16 at d ≥ 64
     Implication("mut.constant", "inequality", "flash2 ≤ 4·N²d²/M + 4Nd for d ≥ 64", LARGE_D,
-                F2.io <= 4 * LARGE + 4 * N * d, assume_defined=True),
+                F2.io <= 4 * LARGE + 4 * N * d),
     # missing +Nd term: the proved constant 67/16 without the additive 4Nd fails near M = Nd
     Implication("mut.missing-Nd", "inequality", "flash2 ≤ (67/16)·N²d²/M", LARGE_D,
-                F2.io <= Fraction(67, 16) * LARGE, assume_defined=True),
+                F2.io <= Fraction(67, 16) * LARGE),
     # wrong crossover: square tiling's leading cost beats flash2's exactly below M = d² (true boundary ≈ 0.223 d²)
     Implication("mut.crossover", "iff", "8N²d/√M + N² < 4N²d²/M ⇔ M < d²", (),
                 logic.Iff(8 * SMALL + N**2 < 4 * LARGE, M < d**2)),

@@ -25,8 +25,6 @@ EMPTY = (4 * d**2 <= M, M <= d)  # a typo'd regime: 4d² ≤ M ≤ d holds for n
 # non-vacuity ------------------------------------------------------------------------------------------------
 VACUOUS = [
     Implication("vac.typo", "inequality", "flash2 ≤ 1 on an empty regime", EMPTY + F2.valid, F2.io <= 1),
-    Implication("vac.typo-assumed", "inequality", "same, with assume_defined", EMPTY + F2.valid, F2.io <= 1,
-                assume_defined=True),
     # the regime contradicts flash2's own validity conditions (M ≥ 3d + 4 or so): M ≤ d
     Implication("vac.validity", "inequality", "flash2 ≤ 1 for M ≤ d", (M <= d,) + F2.valid, F2.io <= 1),
     Tightest("vac.tight", "least c on an empty regime", EMPTY, f=N**2, g=N**2 * d**2 / M, extra=N * 0,
@@ -47,17 +45,14 @@ def test_claim_on_an_empty_regime_is_vacuous_never_proved(claim):
 # definedness ------------------------------------------------------------------------------------------------
 def test_contradictory_definedness_is_vacuous_not_proved():
     # N/(d − M) ≥ 5 for d < M: false wherever defined, and d − M > 0 contradicts d < M
-    for assume in (False, True):
-        c = Implication("def.contradiction", "inequality", "N/(d − M) ≥ 5 for d < M", (d < M,), N / (d - M) >= 5,
-                        assume_defined=assume)
-        v = verify_claim(c)
-        assert v.status in ("vacuous", "refuted") and not v.ok, (v.status, v.reason)
-        assert v.status == "vacuous"  # defined nowhere in its regime
+    c = Implication("def.contradiction", "inequality", "N/(d − M) ≥ 5 for d < M", (d < M,), N / (d - M) >= 5)
+    v = verify_claim(c)
+    assert v.status in ("vacuous", "refuted") and not v.ok, (v.status, v.reason)
+    assert v.status == "vacuous"  # defined nowhere in its regime
 
 
 def test_claim_needing_an_unstated_condition_is_refuted_with_the_condition_named():
-    c = Implication("def.unstated", "inequality", "N/(M − d) ≥ 0 for M ≥ 1", (), N / (M - d) >= 0,
-                    assume_defined=True)
+    c = Implication("def.unstated", "inequality", "N/(M − d) ≥ 0 for M ≥ 1", (), N / (M - d) >= 0)
     v = verify_claim(c)
     assert v.status == "refuted", (v.status, v.reason)
     assert "0 < M − d" in v.reason

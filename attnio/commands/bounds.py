@@ -46,6 +46,7 @@ def _row(b) -> dict:
         "doc": b.doc,
         "notes": b.notes,
         "attained_by": list(b.attained_by),
+        "asymptotic_only": b.asymptotic_only,
     }
 
 
@@ -94,6 +95,7 @@ def claims_about(bound_id: str, verify: bool) -> list[dict]:
                 "description": c.description,
                 "verdict": None if v is None else v.status,
                 "constant": None if v is None else v.constant,
+                "where": c.where,
             }
         )
     return out
@@ -119,9 +121,12 @@ def main_one(args: argparse.Namespace) -> int:
                 print(f"        exact cost (d_v = d): {sch['formula']}")
                 print(f"        valid where {' ∧ '.join(sch['valid'])}; leading term {sch['leading']}; derivation {sch['derivation']}")
         print(f"    claims about it: {len(r['claims'])}" + (" (not verified: --no-verify)" if args.no_verify and r["claims"] else ""))
+        if not r["claims"] and r["asymptotic_only"]:
+            print(f"      none: asymptotic only. {r['asymptotic_only']}")
         for c in r["claims"]:
             verdict = "" if c["verdict"] is None else f"{c['verdict']}" + (f", constant {c['constant']}" if c["constant"] else "") + ": "
             print(f"      {c['id']} [{c['kind']}] {verdict}{c['description']}")
+            print(f"        defined in {c['where']}")
     bad = [c for c in r["claims"] if c["verdict"] not in (None, "proved")]
     return 1 if bad else 0
 

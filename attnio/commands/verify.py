@@ -18,8 +18,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable verdicts")
     p.add_argument("--solver", choices=("z3", "cvc5", "both"), default="z3",
                    help="z3 (default); cvc5; or both: z3 decides and cvc5 re-proves every proved obligation")
-    p.add_argument("--claim", action="append", metavar="ID", help="verify only this claim (repeatable)")
-    p.add_argument("--list", action="store_true", help="list the claim ids and exit")
+    p.add_argument("--claim", action="append", metavar="ID",
+                   help="verify only this claim, or the claims matching a shell glob such as 'sy.*' (repeatable)")
+    p.add_argument("--about", action="append", metavar="BOUND",
+                   help="verify only the claims about this catalog bound (repeatable; `attnio bounds` lists the ids)")
+    p.add_argument("--list", action="store_true", help="list the selected claim ids and exit")
+    p.add_argument("--where", action="store_true",
+                   help="with --list: also the bounds each claim is about (or why it is a meta-claim) and the "
+                        "module:function that defines it")
     p.add_argument("--jobs", type=int_option, default=None,
                    help="worker processes (default: the CPUs available; 0 or 1: in this process); verdicts do not depend on it")
     p.add_argument("--record", metavar="PATH", default=None,
@@ -28,20 +34,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from attnio.solver.claims import all_claims
-    from attnio.solver.verify import verify_all
+    from attnio.solver.verify import select, verify_all
 
     if args.list:
-        for c in all_claims():
-            print(f"{c.id}  [{c.kind}] {c.description}")
-        return 0
-    if args.record is not None and (args.solver != "both" or args.claim):
+        return list_claims(select(args.claim, args.about), where=args.where, as_json=args.json)
+    if args.record is not None and (args.solver != "both" or args.claim or args.about):
         from attnio.errors import InvalidParameter
 
         raise InvalidParameter("--record", args.record,
-                               "only with --solver both and no --claim (a record covers the whole catalog)")
+                               "only with --solver both and no --claim or --about (a record covers the whole catalog)")
     t0 = time.perf_counter()
-    verdicts = verify_all(args.claim, solver=args.solver, jobs=args.jobs)
+    verdicts = verify_all(args.claim, solver=args.solver, jobs=args.jobs, about=args.about)
+    if not verdicts and args.about:  # bounds no claim is about: say why
+        from attnio.bounds.catalog import by_id
+
+        for b in args.about:
+            note = by_id(b).asymptotic_only
+            print(f"no claim is about {b}" + (f": asymptotic only. {note}" if note else ""))
+        return 0
     total = time.perf_counter() - t0
     failed = [v for v in verdicts if not v.ok]
     s = summary(verdicts)
@@ -68,6 +78,21 @@ def main(args: argparse.Namespace) -> int:
     print(f"{len(verdicts)} claims, {len(verdicts) - len(failed)} proved, {len(failed)} not proved"
           + (f" ({by})" if by else "") + f"; {solvers}; {total:.1f}s")
     return 1 if failed else 0
+
+
+def list_claims(claims: list, *, where: bool, as_json: bool) -> int:
+    """``--list``: one line per claim (id, kind, statement); with ``--where`` a second line with the bounds it is
+    about (or ``meta:`` and why it names none) and the ``module:function`` that defines it; ``--json``: all of it."""
+    if as_json:
+        print_json({"claims": [{"id": c.id, "kind": c.kind, "description": c.description, "about": list(c.about),
+                                "meta": c.meta, "where": c.where} for c in claims]})
+        return 0
+    for c in claims:
+        print(f"{c.id}  [{c.kind}] {c.description}")
+        if where:
+            print(f"    about: {', '.join(c.about)}" if c.about else f"    meta: {c.meta}")
+            print(f"    defined in {c.where}")
+    return 0
 
 
 def summary(verdicts: list) -> dict:
