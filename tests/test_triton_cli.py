@@ -46,6 +46,7 @@ def _noskip_formula(w: Workload, block_m: int = 32) -> dict[str, int]:
 
 def test_check_counts_the_example_exactly_and_names_the_unskipped_blocks():
     from attnio.bounds.workloads import best_lower_bound
+
     from attnio.triton.check import check
 
     w = Workload.build(heads=2, kv_heads=1, N=40, d=16, causal=True, gpu="h100")  # GQA, a partial block
