@@ -39,6 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--M", type=int_option, default=None, help="fast memory in words, for the bound and attnio's schedules")
     g.add_argument("--smem", default=None, help="fast memory in bytes (instead of --M)")
     g.add_argument("--gpu", choices=sorted(GPUS), default=None, help="fast memory = one SM's shared memory (default h100)")
+    p.add_argument("--fake-gpu", dest="fake_gpu", default=None, metavar="TARGET:ARCH",
+                   help="a CPU stand-in for a GPU the kernel file queries, e.g. cuda:90 or cuda:80 (docs/triton.md)")
     p.add_argument("--seed", type=int_option, default=0, help="seed of the inputs (default 0)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
@@ -101,5 +103,21 @@ def _run(args: argparse.Namespace) -> Any:
     w = Workload.build(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, N=args.N, Nq=args.Nq,
                        Nkv=args.Nkv, d=args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, M=args.M,
                        smem=args.smem, gpu=gpu)
-    launch = load_launcher(args.target)
-    return check(launch, w, seed=args.seed)
+    with _stand_in(args.fake_gpu):
+        launch = load_launcher(args.target)
+        return check(launch, w, seed=args.seed)
+
+
+def _stand_in(spec: str | None) -> Any:
+    import contextlib
+
+    from attnio.errors import InvalidParameter
+
+    if spec is None:
+        return contextlib.nullcontext()
+    from attnio.triton.fake_gpu import fake_gpu
+
+    target, _, arch = spec.partition(":")
+    if target != "cuda" or not arch.isdigit():
+        raise InvalidParameter("fake-gpu", spec, "cuda:ARCH with ARCH the compute capability as digits, e.g. cuda:90")
+    return fake_gpu(target, int(arch))

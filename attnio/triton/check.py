@@ -307,7 +307,8 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0) -> Kernel
     names, others = launcher_params(launch)
     backward = any(n in names for n in ("do", "dq", "dk", "dv"))
     w = workload
-    tensors = make_inputs(w, names, seed)
+    made = make_inputs(w, BACKWARD_TENSORS if backward else FORWARD_TENSORS, seed)
+    tensors = {n: made[n] for n in names}
     traffic = _call(launch, tensors, others, w)
     errors: dict[str, float] = {}
     if backward:
@@ -324,7 +325,7 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0) -> Kernel
         got = returned if hasattr(returned, "shape") else tensors.get("o")
         if got is None:
             raise InvalidParameter("launch", getattr(launch, "__name__", launch), "a launcher that writes o or returns the output")
-        ref = reference(*(tensors[n].double().numpy() for n in ("q", "k", "v")), w.causal)
+        ref = reference(*(made[n].double().numpy() for n in ("q", "k", "v")), w.causal)
         if tuple(got.shape) != ref.shape:
             raise InvalidParameter("output.shape", tuple(got.shape), f"{ref.shape} (batch, heads, Nq, dv)")
         errors["o"] = float(np.max(np.abs(got.double().numpy() - ref)))
