@@ -45,35 +45,43 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
-def load_launcher(target: str) -> Any:
-    """The function FUNCTION of PATH.py (imported with TRITON_INTERPRET=1 already set)."""
+def load_module(path: str, what: str = "target") -> Any:
+    """Import the Python file ``path`` (TRITON_INTERPRET=1 already set) as a module; errors name it."""
     from attnio.errors import InvalidParameter
 
-    path, sep, name = target.rpartition(":")
-    if not sep or not path or not name:
-        raise InvalidParameter("target", target, "PATH.py:FUNCTION (a Python file and a function in it)")
     file = Path(path)
     if not file.is_file():
-        raise InvalidParameter("target", target, f"an existing Python file: {path} not found")
+        raise InvalidParameter(what, path, f"an existing Python file: {path} not found")
     spec = importlib.util.spec_from_file_location(f"attnio_user_kernel_{file.stem}", file)
     if spec is None or spec.loader is None:
-        raise InvalidParameter("target", target, "a Python file (.py)")
+        raise InvalidParameter(what, path, "a Python file (.py)")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses and Triton's source lookup want the module registered
     sys.path.insert(0, str(file.resolve().parent))  # the file's own sibling imports
     try:
         spec.loader.exec_module(module)
     except Exception as e:  # the user's file failed to import: name it
-        raise _KernelInputError(f"importing {path} raised {type(e).__name__}: {e}") from e
+        raise KernelInputError(f"importing {path} raised {type(e).__name__}: {e}") from e
     finally:
         sys.path.pop(0)
+    return module
+
+
+def load_launcher(target: str) -> Any:
+    """The function FUNCTION of PATH.py."""
+    from attnio.errors import InvalidParameter
+
+    path, sep, name = target.rpartition(":")
+    if not sep or not path or not name:
+        raise InvalidParameter("target", target, "PATH.py:FUNCTION (a Python file and a function in it)")
+    module = load_module(path)
     fn = getattr(module, name, None)
     if not callable(fn):
         raise InvalidParameter("target", target, f"a function defined in {path}: no callable {name!r} there")
     return fn
 
 
-class _KernelInputError(Exception):
+class KernelInputError(Exception):
     """Bad input found while importing the user's file."""
 
 
@@ -83,7 +91,7 @@ def main(args: argparse.Namespace) -> int:
     os.environ["TRITON_INTERPRET"] = "1"  # before the user's file imports triton and defines its kernels
     try:
         result = _run(args)
-    except (AttnioError, _KernelInputError) as e:
+    except (AttnioError, KernelInputError) as e:
         print(f"attnio kernel: error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
     if args.json:

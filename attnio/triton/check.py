@@ -165,7 +165,7 @@ def make_inputs(w: Any, names: tuple[str, ...], seed: int = 0) -> dict[str, Any]
         q64, k64, v64 = (x.to(torch.float64) for x in (t["q"], t["k"], t["v"]))
         O = reference(q64.numpy(), k64.numpy(), v64.numpy(), w.causal)
         t["o"] = torch.tensor(O, dtype=dt)
-        t["lse"] = torch.tensor(_lse(q64, k64, w), dtype=torch.float32)
+        t["lse"] = _lse(q64, k64, w).to(torch.float32)
         rng = np.random.default_rng(seed + 1)
         t["do"] = torch.tensor(rng.standard_normal((w.batch, w.heads, w.Nq, w.dv)), dtype=dt)
         t["dq"], t["dk"], t["dv"] = (torch.zeros_like(t[x]) for x in ("q", "k", "v"))
