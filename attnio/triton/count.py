@@ -400,6 +400,8 @@ class _Counter:
         if p.dtype.itemsize == 8 and p.dtype.kind == "u":
             p = p.view(np.int64)  # addresses < 2**63: a view, no copy
         if mask is not None:
+            if not isinstance(mask, np.ndarray):  # Triton 3.5 passes a block pointer's mask as a memoryview
+                mask = np.asarray(mask)
             m = mask if (mask.shape == p.shape and mask.dtype == np.bool_) else np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
             addrs = p[m].astype(np.int64, copy=False)
         else:
