@@ -242,7 +242,8 @@ def test_untested_version_and_late_interpret_are_clear_errors(monkeypatch):
 
 def test_autotuned_kernel_must_be_pinned_and_pinned_counts_are_deterministic():
     tuned = triton.autotune(
-        configs=[triton.Config({"BLOCK": 4}), triton.Config({"BLOCK": 8})], key=["n"]
+        configs=[triton.Config({"BLOCK": 4}, num_warps=4), triton.Config({"BLOCK": 4}, num_warps=8),
+                 triton.Config({"BLOCK": 8})], key=["n"]
     )(triton.jit(add_kernel.fn))
     n = 10
     x, y, o = torch.ones(n), torch.ones(n), torch.empty(n)
@@ -254,7 +255,42 @@ def test_autotuned_kernel_must_be_pinned_and_pinned_counts_are_deterministic():
         with at.pin_config(tuned, BLOCK=block), at.count_traffic(x=x, y=y, o=o) as t:
             tuned[grid](x, y, o, n)
         assert t.reads_words == {"x": n, "y": n, "o": 0} and t.launches == ["add_kernel"]
-    assert len(tuned.configs) == 2
+    with at.pin_config(tuned, num_warps=8) as chosen:  # a launch option selects too
+        assert chosen.kwargs == {"BLOCK": 4}
+    with at.pin_config(tuned, index=2) as chosen:
+        assert chosen.kwargs == {"BLOCK": 8}
+    assert len(tuned.configs) == 3  # restored
     with pytest.raises(InvalidParameter, match="config="):
         with at.pin_config(tuned, BLOCK=16):
             pass
+
+
+def _desc_pre_hook(nargs):
+    nargs["desc_x"].block_shape = [nargs["BM"], nargs["D"]]
+    nargs["desc_o"].block_shape = [nargs["BM"], nargs["D"]]
+
+
+@triton.autotune([triton.Config({"BM": bm}, num_warps=w, pre_hook=_desc_pre_hook) for bm in (16, 32) for w in (4, 8)],
+                 key=["R"])
+@triton.jit
+def double_rows_kernel(desc_x, desc_o, R, D: tl.constexpr, BM: tl.constexpr):
+    pid = tl.program_id(0)
+    desc_o.store([pid * BM, 0], desc_x.load([pid * BM, 0]) * 2)
+
+
+def test_host_tensor_descriptors_autotune_pre_hook_and_fake_gpu_together():
+    """The pattern of current third-party attention kernels: host-side tensor descriptors whose block shapes an
+    autotune pre-hook sets, a launcher that asks the driver for the target and capability."""
+    td = pytest.importorskip("triton.tools.tensor_descriptor")
+    q = torch.randn(1, 2, 40, 16)
+    o = torch.zeros_like(q)
+    R, D = 80, 16
+    with at.fake_gpu(arch=90), at.pin_config(double_rows_kernel, BM=32), at.count_traffic(q=q, o=o) as t:
+        assert triton.runtime.driver.active.get_current_target().backend == "cuda"
+        assert torch.cuda.get_device_capability()[0] >= 9
+        dx = td.TensorDescriptor(q, shape=[R, D], strides=[D, 1], block_shape=[1, 1])
+        do = td.TensorDescriptor(o, shape=[R, D], strides=[D, 1], block_shape=[1, 1])
+        double_rows_kernel[lambda m: (triton.cdiv(R, m["BM"]),)](dx, do, R, D=D)
+    assert torch.equal(o, 2 * q)
+    # 3 programs of 32 rows address 96 rows; the descriptor's bounds let 80 through
+    assert t.reads_words == {"q": R * D, "o": 0} and t.writes_words == {"q": 0, "o": R * D}

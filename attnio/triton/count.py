@@ -40,6 +40,7 @@ from attnio.errors import AttnioError, InvalidParameter, Unsupported
 TESTED_TRITON_VERSIONS: tuple[str, ...] = ("3.5.1", "3.9.0")
 
 UNATTRIBUTED = "unattributed"
+_NOTHING = object()
 
 #: tensors with more elements than this that are contiguous are looked up by arithmetic (a dense range) instead of
 #: an element table (memory: 8 bytes per element per table)
@@ -632,9 +633,20 @@ def pin_config(kernel: Any, index: int | None = None, **meta: Any) -> Iterator[A
             raise InvalidParameter("index", index, f"0..{len(configs) - 1} (the kernel's configs)")
         chosen = configs[index]
     else:
-        found = [c for c in configs if all(c.kwargs.get(k) == v for k, v in meta.items())]
-        if len(found) != 1:
-            raise InvalidParameter("config", meta, f"exactly one of {[c.kwargs for c in configs]}")
+        launch_opts = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+        def matches(c: Any) -> bool:
+            return all((getattr(c, k, None) if k in launch_opts else c.kwargs.get(k, _NOTHING)) == v
+                       for k, v in meta.items())
+
+        found = [c for c in configs if matches(c)]
+        # configs that differ only in launch options (num_warps, num_stages, ...) run the same kernel in the
+        # interpreter: any of them counts the same, the first is taken
+        if not found or any(c.kwargs != found[0].kwargs for c in found):
+            raise InvalidParameter(
+                "config", meta,
+                f"meta-parameters matching exactly one kernel variant among {[c.kwargs for c in configs]}",
+            )
         chosen = found[0]
     kernel.configs = [chosen]
     try:
