@@ -18,6 +18,12 @@ A user registers an algorithm (``attnio.algorithms.registry.register(AlgorithmSp
    appends them to a sweep store at the end of the session, ``--attnio-report DIR`` writes a report of them.
 
 See docs/byo-algorithm.md for an end-to-end example.
+
+Bring your own Triton kernel: the ``attnio_kernel`` fixture counts a launcher on a workload in Triton's
+interpreter and asserts ``counted == formula`` or ``counted ≤ c × bound`` (docs/triton.md)::
+
+    def test_my_kernel(attnio_kernel):
+        attnio_kernel(launch, N=128, d=32, causal=True).assert_within(1.1, of="best_schedule")
 """
 
 from __future__ import annotations

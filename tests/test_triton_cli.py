@@ -240,6 +240,20 @@ def test_report_section_rows(measured):
     assert "| example-noskip |" in gate.markdown([row])
 
 
+def test_a_launcher_returning_a_tuple_is_checked_on_its_first_tensor():
+    from attnio.triton.check import check
+
+    launch = _example().launch
+    w = Workload.build(N=32, d=16, gpu="h100")
+
+    def returns_tuple(q, k, v, causal, sm_scale):
+        o = q.new_zeros(q.shape[:3] + (v.shape[3],))
+        return launch(q, k, v, o, causal, sm_scale), "lse"
+
+    r = check(returns_tuple, w)
+    assert r.outputs_ok and r.traffic.writes_bytes["_fwd.O"] == 32 * 16 * 4  # an unnamed argument
+
+
 def test_check_backward_path_with_a_torch_launcher():
     """A launcher asking for do/dq/dk/dv is a backward: gradients against float64 autograd, the backward bound."""
     import torch

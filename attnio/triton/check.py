@@ -15,7 +15,8 @@ The launcher is a Python function; attnio passes the arguments it names (by para
   ``dq``, ``dk``, ``dv`` zeros (fp32 for accumulation-by-atomics kernels is the launcher's business);
 - ``causal`` (bool, bottom-right aligned), ``sm_scale`` or ``scale`` (1/√d), ``workload`` (the Workload).
 
-A forward launcher writes ``o`` (or returns the output); a backward launcher writes ``dq``, ``dk``, ``dv``.
+A forward launcher writes ``o`` or returns the output (a tensor, or a tuple whose first tensor is the output);
+a backward launcher writes ``dq``, ``dk``, ``dv``.
 Tolerances (max absolute error against float64, inputs standard normal): :data:`TOLERANCE`.
 """
 
@@ -328,6 +329,8 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0) -> Kernel
         from attnio.algorithms.workloads import reference
 
         returned = traffic.returned  # type: ignore[attr-defined]
+        if isinstance(returned, (tuple, list)):  # e.g. (o, lse): the first tensor is the output
+            returned = next((x for x in returned if hasattr(x, "shape")), None)
         got = returned if hasattr(returned, "shape") else tensors.get("o")
         if got is None:
             raise InvalidParameter("launch", getattr(launch, "__name__", launch), "a launcher that writes o or returns the output")
