@@ -276,3 +276,30 @@ def test_check_backward_path_with_a_torch_launcher():
     assert r.direction == "backward" and r.outputs_ok and set(r.max_abs_error) == {"dq", "dk", "dv"}
     assert r.lower_bound_id.startswith("workloads.bwd") and r.best_schedule.startswith("flash2-bwd")
     assert r.traffic.total_bytes == 0 and r.traffic.launches == []  # no Triton kernel ran: nothing counted
+
+
+def test_attnio_gate_kernels_fails_when_a_registered_kernel_moves_more(tmp_path, monkeypatch, capsys):
+    """End to end through ``attnio gate --kernels FILE.py``; the rest of the gate's figures are left out."""
+    f = tmp_path / "my_gate_kernels.py"
+    f.write_text(
+        "import importlib.util\n"
+        "from attnio.triton import gate\n"
+        f"spec = importlib.util.spec_from_file_location('ex_for_gate', {str(EXAMPLE)!r})\n"
+        "ex = importlib.util.module_from_spec(spec); spec.loader.exec_module(ex)\n"
+        "gate.register('user-noskip', ex.launch, formula=ex.formula_bytes, N=32, d=16, causal=True)\n"
+    )
+    monkeypatch.setattr(gate, "_REGISTRY", {})
+    monkeypatch.setattr(report_gate, "collect", lambda *a, **k: {"schema": 1, "io": {}, **gate.gate_entries(gate.registered())})
+    base = tmp_path / "baseline.json"
+    argv = ["gate", "--baseline", str(base), "--no-progress", "--no-verify", "--kernels", str(f)]
+    assert main(argv + ["--update"]) == 0
+    recorded = json.loads(base.read_text())["triton"]
+    (key, entry), = recorded.items()
+    assert key.startswith("user-noskip|") and entry["total_bytes"] == _example().formula_bytes(Workload.build(N=32, d=16, gpu="h100"))
+    capsys.readouterr()
+    assert main(argv) == 0
+    entry["total_bytes"] -= 1  # the baseline moved less: this run's count grew
+    base.write_text(json.dumps({"schema": 1, "io": {}, "triton": recorded}))
+    assert main(argv) == 1
+    assert f"triton {key}: total_bytes" in capsys.readouterr().err
+    assert main(["gate", "--baseline", str(base), "--kernels", str(tmp_path / "missing.py")]) == 2
