@@ -307,6 +307,8 @@ class _Counter:
         self.per_kernel: dict[str, _Acc] = {}
         self.launches: list[str] = []
         self.kernel = "<outside a launch>"
+        self.outside = _Acc()  # accesses outside any launch (none are expected): reported only if any
+        self.acc = self.outside
         self.index = self._index(tuple(self.named_ids))
 
     def _new_tensor_owner(self, name: str, t: Any, named: bool = False) -> int:
@@ -350,14 +352,17 @@ class _Counter:
         self.index = self._index(tuple(ids))
         self.kernel = kernel
         self.launches.append(kernel)
+        self.acc = self.per_kernel.setdefault(kernel, _Acc())
 
     def end_launch(self) -> None:
         self.kernel = "<outside a launch>"
+        self.acc = self.outside
         self.index = self._index(tuple(self.named_ids))
 
     # -- accesses
-    def _classify(self, addrs: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
-        """owner id per address, and the element-table position (-1 where the owner is a range)."""
+    def _classify(self, addrs: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray, bool]:
+        """owner id per address, the element-table position (-1 where the owner is a range), and whether every
+        address hit the element table."""
         idx = self.index
         pos = np.searchsorted(idx.addrs, addrs)
         np.minimum(pos, max(len(idx.addrs) - 1, 0), out=pos)
@@ -366,7 +371,7 @@ class _Counter:
         else:
             hit = np.zeros(addrs.shape, dtype=bool)
         if hit.all():
-            return idx.owner[pos], pos
+            return idx.owner[pos], pos, True
         owner = np.where(hit, idx.owner[pos] if len(idx.addrs) else 0, -1)
         pos = np.where(hit, pos, -1)
         for oid in idx.spans:
@@ -378,7 +383,7 @@ class _Counter:
             if self.strict:
                 self._out_of_bounds(addrs[miss], kind)
             owner[miss] = 0
-        return owner, pos
+        return owner, pos, False
 
     def _out_of_bounds(self, bad: np.ndarray, kind: str) -> None:
         a = int(bad[0])
@@ -411,14 +416,12 @@ class _Counter:
         if addrs.size == 0:
             return
         kind = "write" if writes and not reads else "read"
-        owner, pos = self._classify(addrs, kind)
+        owner, pos, all_hit = self._classify(addrs, kind)
         wsel = None
         if write_mask is not None:
             wm = np.broadcast_to(np.asarray(write_mask, dtype=bool), p.shape)
             wsel = wm[m] if m is not None else wm.ravel()
-        acc_k = self.per_kernel.get(self.kernel)
-        if acc_k is None:
-            acc_k = self.per_kernel[self.kernel] = _Acc()
+        acc_k = self.acc
         first = int(owner[0])
         if (owner == first).all():
             groups = [(first, None)]
@@ -433,16 +436,16 @@ class _Counter:
                 wl = 0
             # per kernel only: the totals are the sums (and, for touched, the unions) over kernels (result())
             acc_k.add(oid, rl * itemsize, wl * itemsize, rl, wl)
-            self._touch(acc_k, oid, addrs if sel is None else addrs[sel], pos if sel is None else pos[sel])
+            self._touch(acc_k, oid, addrs if sel is None else addrs[sel], pos if sel is None else pos[sel], all_hit)
 
-    def _touch(self, acc: _Acc, oid: int, addrs: np.ndarray, pos: np.ndarray) -> None:
+    def _touch(self, acc: _Acc, oid: int, addrs: np.ndarray, pos: np.ndarray, all_hit: bool = False) -> None:
         o = self.owners[oid]
         if o.dense:
             bits = acc.touched.get(oid)
             if bits is None:
                 bits = acc.touched[oid] = np.zeros(o.numel, dtype=bool)
             bits[(addrs - o.lo) // o.elsize] = True
-        elif o.elems is not None and (pos >= 0).all():
+        elif o.elems is not None and (all_hit or (pos >= 0).all()):
             bits = acc.touched.get(oid)
             if bits is None:
                 bits = acc.touched[oid] = np.zeros(o.numel, dtype=bool)
@@ -452,6 +455,8 @@ class _Counter:
 
     def result(self, into: Traffic) -> None:
         named = [self.owners[i].name for i in self.named_ids]
+        if self.outside.sums:
+            self.per_kernel["<outside a launch>"] = self.outside
         for acc in self.per_kernel.values():
             for oid, (rb, wb, rl, wl) in acc.sums.items():
                 self.total.add(oid, rb, wb, rl, wl)
