@@ -66,6 +66,6 @@ def measure(name: str | KernelSpec, w: Workload, *, seed: int = 0) -> KernelMeas
     err = float(np.max(np.abs(outs["o"].double().numpy() - ref)))
     bound_id, bound = best_lower_bound(w)
     return KernelMeasurement(
-        spec.name, w, t.io_count(), {n: t.reads_words[n] for n in spec.tensors},
-        {n: t.writes_words[n] for n in spec.tensors}, spec.expected(w), bound_id, bound, err,
+        spec.name, w, t.io_count(), {n: t.reads_words.get(n, 0) for n in spec.tensors},
+        {n: t.writes_words.get(n, 0) for n in spec.tensors}, spec.expected(w), bound_id, bound, err,
     )
