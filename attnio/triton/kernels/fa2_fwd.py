@@ -34,14 +34,16 @@ with g = 1 per-head; the workload moves units × that. B_c does not enter: the K
 [0, E_i) once, whatever their size. Bytes: words × element size (q's for Q, K, V, O; 4 for lse).
 
 Worked count: N_q = N_kv = 4, d = d_v = 2, causal, B_r = 1 (T_r = 4): K/V rows 1 + 2 + 3 + 4 = 10, reads =
-8 + 10·4 = 48, writes = 12, as attnio's flash2 schedule at M = 14.
+8 + 10·4 = 48, writes = 12, as attnio's flash2 schedule at M = 14. MQA, 4 query heads on one K/V head,
+N_q = 2, N_kv = 8, d = 2, M = 40 (a = 4): per-head B_r = 2, reads 4·(4 + 1·32) = 144; grouped ⌊a/g⌋ = 1,
+T_r = 2, reads 16 + 2·32 = 80 (K/V read twice, not four times).
 
 >>> from attnio.workload import Workload
 >>> traffic(Workload.build(N=4, d=2, M=14, causal=True), B_r=1)
 IOCount(reads_words=48, writes_words=12)
 >>> w = Workload.build(heads=4, kv_heads=1, Nq=2, Nkv=8, d=2, M=40)
->>> [traffic(w, B_r=1, schedule=s).reads_words for s in ("per-head", "grouped")]
-[144, 80]
+>>> [(blocks(w, s)[0], traffic(w, blocks(w, s)[0], s).reads_words) for s in ("per-head", "grouped")]
+[(2, 144), (1, 80)]
 """
 
 from __future__ import annotations

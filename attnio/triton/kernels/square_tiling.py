@@ -1,5 +1,5 @@
 """Square tiling for the small cache (Saha & Ye 2024, arXiv 2402.07443, Algorithm 1, made numerically stable as
-attnio's ``square_tiling`` schedule is) as two Triton kernels, one per phase: for M < d², where a row block of
+attnio's ``square_tiling`` schedule is) as one Triton kernel launched once per phase: for M < d², where a row block of
 FlashAttention cannot hold a full row of Q, every tile is B × B, the inner dimension d is streamed in chunks of
 B, and the logits S go to slow memory once.
 
@@ -10,9 +10,9 @@ query head reads its group's K/V itself). Causal: bottom-right aligned, query i 
 δ = N_kv − N_q ≥ 0; row tile i needs only the key columns [0, E_i), E_i = e_i + δ (N_kv without a mask).
 
 Loop nest (paper's names; T_r = ⌈N_q/B⌉ row tiles [s_i, e_i), T_d = ⌈d/B⌉, T_v = ⌈d_v/B⌉), one program per
-(query head, row tile i) in each phase::
+(query head, row tile i) in each phase (one kernel, two launches: ``PHASE`` 1 and 2)::
 
-    # phase 1 (_square_logits)
+    # phase 1
     L_i ← −∞
     for j in 1..⌈E_i/B⌉ (key columns [(j−1)B, min(E_i, jB))):
         A_ij ← 0
@@ -20,7 +20,7 @@ Loop nest (paper's names; T_r = ⌈N_q/B⌉ row tiles [s_i, e_i), T_d = ⌈d/B�
         A_ij ← scale·A_ij (−∞ where key > query + δ); write S[i, j] = A_ij
         L_i ← logaddexp(L_i, rowlogsumexp A_ij)
     write L_i
-    # phase 2 (_square_pv)
+    # phase 2
     load L_i
     for c in 1..T_v:
         O_ic ← 0
@@ -60,11 +60,11 @@ from attnio.validate import check_int
 from attnio.workload import Workload
 
 
-def _square_logits(
-    Q, K, S, L,
-    sqb, sqh, sqn, sqd, skb, skh, skn, skd, ssb, ssh, ssn, ssk, slb, slh, sln,
-    H, NQ, NKV, D, B, scale,
-    GROUP: tl.constexpr, CAUSAL: tl.constexpr, BLOCK: tl.constexpr, DOT_F32: tl.constexpr,
+def _square_tiling(
+    Q, K, V, S, L, O,
+    sqb, sqh, sqn, sqd, skb, skh, skn, skd, svb, svh, svn, svd, ssb, ssh, ssn, ssk, slb, slh, sln, sob, soh, son, sod,
+    H, NQ, NKV, D, DV, B, scale,
+    PHASE: tl.constexpr, GROUP: tl.constexpr, CAUSAL: tl.constexpr, BLOCK: tl.constexpr, DOT_F32: tl.constexpr,
 ):
     i = tl.program_id(0)
     hq = tl.program_id(1)
@@ -76,76 +76,58 @@ def _square_logits(
     rows = i * B + t
     row_ok = (t < B) & (rows < NQ)
     if CAUSAL:
-        ext = tl.minimum(NQ, (i + 1) * B) + delta
-    else:
-        ext = NKV
-    q_rows = Q + b * sqb + h * sqh + rows * sqn
-    k_base = K + b * skb + hk * skh
-    s_rows = S + b * ssb + h * ssh + rows * ssn
-    lse = tl.full([BLOCK], float("-inf"), tl.float32)
-    for c0 in range(0, ext, B):
-        cols = c0 + t
-        col_ok = (t < B) & (cols < ext)
-        a = tl.zeros([BLOCK, BLOCK], tl.float32)
-        for k0 in range(0, D, B):
-            ks = k0 + t
-            k_ok = (t < B) & (ks < D)
-            qt = tl.load(q_rows[:, None] + ks[None, :] * sqd, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
-            kt = tl.load(k_base + cols[:, None] * skn + ks[None, :] * skd, mask=col_ok[:, None] & k_ok[None, :], other=0.0)
-            if DOT_F32:
-                qt = qt.to(tl.float32)
-                kt = kt.to(tl.float32)
-            a += tl.dot(qt, tl.trans(kt))
-        a = a * scale
-        if CAUSAL:
-            a = tl.where(cols[None, :] > rows[:, None] + delta, float("-inf"), a)
-        tl.store(s_rows[:, None] + cols[None, :] * ssk, a, mask=row_ok[:, None] & col_ok[None, :])
-        a = tl.where(col_ok[None, :], a, float("-inf"))
-        mx = tl.max(a, 1)
-        mx = tl.where(mx == float("-inf"), 0.0, mx)  # a row wholly masked in this tile adds nothing
-        sm = tl.sum(tl.exp(a - mx[:, None]), 1)
-        part = tl.where(sm > 0, mx + tl.log(tl.where(sm > 0, sm, 1.0)), float("-inf"))
-        top = tl.maximum(lse, part)  # key 0 lies in the first tile: finite from then on
-        lse = top + tl.log(tl.exp(lse - top) + tl.exp(part - top))
-    tl.store(L + b * slb + h * slh + rows * sln, lse, mask=row_ok)
-
-
-def _square_pv(
-    S, V, L, O,
-    ssb, ssh, ssn, ssk, svb, svh, svn, svd, slb, slh, sln, sob, soh, son, sod,
-    H, NQ, NKV, DV, B,
-    GROUP: tl.constexpr, CAUSAL: tl.constexpr, BLOCK: tl.constexpr, DOT_F32: tl.constexpr,
-):
-    i = tl.program_id(0)
-    hq = tl.program_id(1)
-    b = hq // H
-    h = hq % H
-    hk = h // GROUP
-    t = tl.arange(0, BLOCK).to(tl.int64)  # 64-bit offsets (and no int32 overflow checks in the interpreter)
-    rows = i * B + t
-    row_ok = (t < B) & (rows < NQ)
-    if CAUSAL:
-        ext = tl.minimum(NQ, (i + 1) * B) + NKV - NQ
+        ext = tl.minimum(NQ, (i + 1) * B) + delta  # key columns [0, e_i + δ)
     else:
         ext = NKV
     s_rows = S + b * ssb + h * ssh + rows * ssn
-    v_base = V + b * svb + hk * svh
-    o_rows = O + b * sob + h * soh + rows * son
-    lse = tl.load(L + b * slb + h * slh + rows * sln, mask=row_ok, other=0.0)
-    for v0 in range(0, DV, B):
-        vc = v0 + t
-        vc_ok = (t < B) & (vc < DV)
-        acc = tl.zeros([BLOCK, BLOCK], tl.float32)
+    l_rows = L + b * slb + h * slh + rows * sln
+    if PHASE == 1:  # logits S_ij, one logsumexp L_i per row
+        q_rows = Q + b * sqb + h * sqh + rows * sqn
+        k_base = K + b * skb + hk * skh
+        lse = tl.full([BLOCK], float("-inf"), tl.float32)
         for c0 in range(0, ext, B):
             cols = c0 + t
             col_ok = (t < B) & (cols < ext)
-            st = tl.load(s_rows[:, None] + cols[None, :] * ssk, mask=row_ok[:, None] & col_ok[None, :], other=float("-inf"))
-            vt = tl.load(v_base + cols[:, None] * svn + vc[None, :] * svd, mask=col_ok[:, None] & vc_ok[None, :], other=0.0)
-            if DOT_F32:
-                vt = vt.to(tl.float32)
-            pt = tl.exp(st - lse[:, None])
-            acc += tl.dot(pt.to(vt.dtype), vt)
-        tl.store(o_rows[:, None] + vc[None, :] * sod, acc.to(O.dtype.element_ty), mask=row_ok[:, None] & vc_ok[None, :])
+            a = tl.zeros([BLOCK, BLOCK], tl.float32)
+            for k0 in range(0, D, B):
+                ks = k0 + t
+                k_ok = (t < B) & (ks < D)
+                qt = tl.load(q_rows[:, None] + ks[None, :] * sqd, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
+                kt = tl.load(k_base + cols[:, None] * skn + ks[None, :] * skd, mask=col_ok[:, None] & k_ok[None, :], other=0.0)
+                if DOT_F32:
+                    qt = qt.to(tl.float32)
+                    kt = kt.to(tl.float32)
+                a += tl.dot(qt, tl.trans(kt))
+            a = a * scale
+            if CAUSAL:
+                a = tl.where(cols[None, :] > rows[:, None] + delta, float("-inf"), a)
+            tl.store(s_rows[:, None] + cols[None, :] * ssk, a, mask=row_ok[:, None] & col_ok[None, :])
+            a = tl.where(col_ok[None, :], a, float("-inf"))
+            mx = tl.max(a, 1)
+            mx = tl.where(mx == float("-inf"), 0.0, mx)  # a row wholly masked in this tile adds nothing
+            sm = tl.sum(tl.exp(a - mx[:, None]), 1)
+            part = tl.where(sm > 0, mx + tl.log(tl.where(sm > 0, sm, 1.0)), float("-inf"))
+            top = tl.maximum(lse, part)  # key 0 lies in the first tile: finite from then on
+            lse = top + tl.log(tl.exp(lse - top) + tl.exp(part - top))
+        tl.store(l_rows, lse, mask=row_ok)
+    else:  # O_ic = Σ_j exp(S_ij − L_i)·V_jc
+        v_base = V + b * svb + hk * svh
+        o_rows = O + b * sob + h * soh + rows * son
+        lse = tl.load(l_rows, mask=row_ok, other=0.0)
+        for v0 in range(0, DV, B):
+            vc = v0 + t
+            vc_ok = (t < B) & (vc < DV)
+            acc = tl.zeros([BLOCK, BLOCK], tl.float32)
+            for c0 in range(0, ext, B):
+                cols = c0 + t
+                col_ok = (t < B) & (cols < ext)
+                st = tl.load(s_rows[:, None] + cols[None, :] * ssk, mask=row_ok[:, None] & col_ok[None, :], other=float("-inf"))
+                vt = tl.load(v_base + cols[:, None] * svn + vc[None, :] * svd, mask=col_ok[:, None] & vc_ok[None, :], other=0.0)
+                if DOT_F32:
+                    vt = vt.to(tl.float32)
+                pt = tl.exp(st - lse[:, None])
+                acc += tl.dot(pt.to(vt.dtype), vt)
+            tl.store(o_rows[:, None] + vc[None, :] * sod, acc.to(O.dtype.element_ty), mask=row_ok[:, None] & vc_ok[None, :])
 
 
 def block(w: Workload) -> int:
@@ -188,12 +170,10 @@ def square_tiling_forward(
     new = buffers(w, q)
     o, lse, s = (check_out(n, x, new[n]) for n, x in (("o", o), ("lse", lse), ("s", s)))
     grid = (-(-w.Nq // B), w.batch * w.heads)
-    common = {"GROUP": w.groups, "CAUSAL": bool(causal), "BLOCK": tile(B), "DOT_F32": dot_in_fp32(q)}
-    jit(_square_logits)[grid](
-        q, k, s, lse, *q.stride(), *k.stride(), *s.stride(), *lse.stride(),
-        w.heads, w.Nq, w.Nkv, w.d, B, default_scale(w.d, scale), **common,
-    )
-    jit(_square_pv)[grid](
-        s, v, lse, o, *s.stride(), *v.stride(), *lse.stride(), *o.stride(), w.heads, w.Nq, w.Nkv, w.dv, B, **common,
-    )
+    args = (q, k, v, s, lse, o, *q.stride(), *k.stride(), *v.stride(), *s.stride(), *lse.stride(), *o.stride(),
+            w.heads, w.Nq, w.Nkv, w.d, w.dv, B, default_scale(w.d, scale))
+    meta = {"GROUP": w.groups, "CAUSAL": bool(causal), "BLOCK": tile(B), "DOT_F32": dot_in_fp32(q)}
+    kernel = jit(_square_tiling)
+    for phase in (1, 2):  # two launches: phase 2 reads S and L after phase 1 has written them
+        kernel[grid](*args, PHASE=phase, **meta)
     return o, lse, s
