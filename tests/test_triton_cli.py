@@ -1,0 +1,258 @@
+"""``attnio.triton.check``, ``attnio kernel``, the ``attnio_kernel`` fixture, the gate's ``triton`` section (tmp
+baselines) and the report's "Triton kernels" section, on the example user kernel (examples/causal_fa2_noskip.py)
+and tiny bad kernels; skipped without triton and torch."""
+
+from __future__ import annotations
+
+import json
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import importlib.util  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+pytest.importorskip("torch")
+triton = pytest.importorskip("triton")
+
+from attnio.reports import gate as report_gate  # noqa: E402
+
+from attnio.cli import main  # noqa: E402
+from attnio.triton import gate  # noqa: E402
+from attnio.triton.count import TESTED_TRITON_VERSIONS  # noqa: E402
+from attnio.workload import Workload  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    triton.__version__ not in TESTED_TRITON_VERSIONS or os.environ.get("TRITON_INTERPRET") != "1",
+    reason="needs a tested Triton and TRITON_INTERPRET=1 before triton is imported",
+)
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "causal_fa2_noskip.py"
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("causal_fa2_noskip", EXAMPLE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _noskip_formula(w: Workload) -> dict[str, int]:
+    """Bytes per tensor of the example kernel (its ``formula_bytes``, split by tensor): per query head Q read
+    once, K and V read T_r = ⌈N_q/B_r⌉ times in full (no block skipped), O written once."""
+    Tr = -(-w.Nq // 32)
+    H, b = w.batch * w.heads, w.bytes_per_word
+    out = {"q": H * w.Nq * w.d * b, "k": H * Tr * w.Nkv * w.d * b, "v": H * Tr * w.Nkv * w.dv * b,
+           "o": H * w.Nq * w.dv * b}
+    assert sum(out.values()) == _example().formula_bytes(w)
+    return out
+
+
+def test_check_counts_the_example_exactly_and_names_the_unskipped_blocks():
+    from attnio.bounds.workloads import best_lower_bound
+
+    from attnio.triton.check import check
+
+    w = Workload.build(heads=2, kv_heads=1, N=40, d=16, causal=True, gpu="h100")  # GQA, a partial block
+    r = check(_example().launch, w)
+    t = r.traffic
+    per = {n: t.reads_bytes[n] + t.writes_bytes[n] for n in ("q", "k", "v", "o")}
+    assert per == _noskip_formula(w)
+    assert r.outputs_ok and r.max_abs_error["o"] < r.tolerance
+    assert r.lower_bound_id == best_lower_bound(w)[0]
+    assert r.ratio_to_best == r.total_bytes / r.best_bytes > 1
+    assert r.dominates.startswith("K and V are read") and "blocks above the diagonal are loaded" in r.dominates
+    d = r.as_dict()
+    assert d["total_bytes"] == sum(per.values()) and d["outputs_ok"] is True
+
+
+def test_fixture_assertions_pass_on_the_formula_and_fail_with_an_actionable_message(attnio_kernel):
+    launch = _example().launch
+    r = attnio_kernel(launch, N=64, d=16, causal=True)
+    w = r.check.workload
+    r.assert_equals(_noskip_formula(w))
+    r.assert_equals(sum(_noskip_formula(w).values()))
+    r.assert_within(r.check.ratio_to_bound, of="lower_bound")
+    with pytest.raises(pytest.fail.Exception, match=r"counted .* bytes > 1 × attnio's best schedule .*K and V are read"):
+        r.assert_within(1.0, of="best_schedule")
+    with pytest.raises(pytest.fail.Exception, match=r"k: counted 8,192 bytes, formula 1 \(\+8,191\)"):
+        r.assert_equals({"k": 1})
+
+
+def test_cli_prints_the_table_and_json(capsys):
+    assert main(["kernel", f"{EXAMPLE}:launch", "--N", "64", "--d", "16", "--causal"]) == 0
+    out = capsys.readouterr().out
+    assert "blocks above the diagonal are loaded" in out and "counted ÷ bound" in out
+    assert main(["kernel", f"{EXAMPLE}:launch", "--N", "32", "--d", "16", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["total_bytes"] == sum(_noskip_formula(Workload.build(N=32, d=16, gpu="h100")).values())
+    assert data["outputs_ok"] is True and data["workload"]["causal"] is False
+
+
+BAD = '''
+import triton, triton.language as tl
+
+@triton.jit
+def _copy(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs))  # no mask: reads past the end when n < BLOCK
+
+def raises(q, k, v, o):
+    raise ValueError("my launcher is broken")
+
+def out_of_bounds(q, k, v, o):
+    _copy[(1,)](q, o, q.numel(), BLOCK=4 * q.numel())
+
+def off_cpu(q, k, v, o):
+    m = q.to("meta")
+    _copy[(1,)](m, o, q.numel(), BLOCK=q.numel())
+
+def not_a_launcher(x, y):
+    pass
+'''
+
+
+@pytest.mark.parametrize(
+    ("function", "message"),
+    [
+        ("raises", "launcher 'raises' raised ValueError: my launcher is broken"),
+        ("out_of_bounds", "unmasked out-of-bounds read of tensor 'q' at element offset 128"),
+        ("off_cpu", "a CPU tensor"),
+        ("not_a_launcher", "launch="),
+        ("missing", "no callable 'missing'"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, function, message):
+    f = tmp_path / "bad_kernels.py"
+    f.write_text(BAD)
+    assert main(["kernel", f"{f}:{function}", "--N", "8", "--d", "16"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and message in err, err
+
+
+def test_cli_refuses_an_untested_triton(monkeypatch, capsys):
+    monkeypatch.setattr(triton, "__version__", "9.9.9")
+    assert main(["kernel", f"{EXAMPLE}:launch", "--N", "8", "--d", "16"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Triton 9.9.9 is untested" in err and "3.9.0" in err
+
+
+ASKS_THE_GPU = '''
+import torch, triton, triton.language as tl
+from triton.runtime import driver
+
+TARGET = driver.active.get_current_target()          # at import, as many kernel files do
+MAJOR, MINOR = torch.cuda.get_device_capability()
+BLOCK = 64 if (MAJOR, MINOR) >= (9, 0) else 32
+
+@triton.jit
+def _copy(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
+
+def launch(q, o):
+    assert torch.cuda.is_available() and TARGET.backend == "cuda"
+    sms = driver.active.utils.get_device_properties(torch.cuda.current_device())["multiprocessor_count"]
+    assert sms == 132
+    dev = driver.active.get_active_torch_device()
+    scratch = torch.empty(q.numel(), device=dev)
+    _copy[(triton.cdiv(q.numel(), BLOCK),)](q, scratch, q.numel(), BLOCK=BLOCK)
+    o.copy_(scratch.view_as(o))
+    return o
+'''
+
+
+def test_fake_gpu_runs_a_file_that_queries_the_gpu_unmodified(tmp_path, capsys):
+    from attnio.triton import fake_gpu
+
+    f = tmp_path / "asks_the_gpu.py"
+    f.write_text(ASKS_THE_GPU)
+    assert main(["kernel", f"{f}:launch", "--N", "8", "--d", "16"]) == 2  # no stand-in: no active driver
+    assert "importing" in capsys.readouterr().err
+    # counted; a copy is not attention, so the output check fails: exit 1, the counts still printed
+    assert main(["kernel", f"{f}:launch", "--N", "8", "--d", "16", "--fake-gpu", "cuda:90", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    per = data["counted"]["tensors"]
+    assert per["q"]["reads_bytes"] == 8 * 16 * 4 and per["_copy.y"]["writes_bytes"] == 8 * 16 * 4
+    assert data["outputs_ok"] is False
+    import torch
+
+    with fake_gpu(arch=80) as drv:
+        assert torch.cuda.get_device_capability() == (8, 0) and drv.get_current_target().arch == 80
+    assert not torch.cuda.is_available()  # restored
+
+
+@pytest.fixture(scope="module")
+def measured():
+    ex = _example()
+    entry = gate.register("example-noskip", ex.launch, formula=ex.formula_bytes, N=64, d=16, causal=True)
+    try:
+        yield gate.measure([entry])
+    finally:
+        gate.unregister(entry.key)
+
+
+def test_gate_section_holds_exact_counts_and_fails_when_they_grow(measured, tmp_path):
+    (entry, r), = measured
+    current = {"schema": 1, "io": {}, "triton": gate.gate_entries([entry])["triton"]}
+    got = current["triton"][entry.key]
+    assert got["total_bytes"] == _example().formula_bytes(entry.build()) == got["reads_bytes"] + got["writes_bytes"]
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(current))
+    baseline = report_gate.load_baseline(path)  # the schema accepts the section
+    assert report_gate.compare(baseline, current).ok
+    smaller = json.loads(json.dumps(current))
+    smaller["triton"][entry.key]["total_bytes"] -= 4
+    res = report_gate.compare(smaller, current)
+    assert res.problems == [f"triton {entry.key}: total_bytes {got['total_bytes'] - 4} -> {got['total_bytes']} (+4 bytes)"]
+    larger = json.loads(json.dumps(current))
+    larger["triton"][entry.key]["reads_bytes"] += 8
+    assert report_gate.compare(larger, current).ok and any("improved" in n for n in report_gate.compare(larger, current).notes)
+    assert report_gate.compare(current, {"schema": 1, "io": {}, "triton": {}}).problems == [
+        f"triton {entry.key}: configuration missing from this run"]
+    assert "not gated" in report_gate.compare(current, {"schema": 1, "io": {}}).notes[-1]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema": 1, "io": {}, "triton": {"k": {"total_bytes": -1}}}))
+    with pytest.raises(report_gate.BaselineError, match="triton"):
+        report_gate.load_baseline(bad)
+
+
+def test_report_section_rows(measured):
+    from attnio.reports.render import Section
+    from attnio.reports.section_triton import HEADERS, build
+
+    (entry, r), = measured
+    s = build(Section, measured)
+    assert s.title == "Triton kernels"
+    tables = [b for b in s.blocks if b[0] == "table"]
+    assert len(tables) == 1 and tables[0][1] == HEADERS and len(tables[0][2]) == 1
+    row = gate.rows(measured)[0]
+    assert row["counted_bytes"] == row["formula_bytes"] and row["counted_over_formula"] == 1.0
+    assert row["counted_over_best"] == r.ratio_to_best and "blocks above the diagonal" in row["dominates"]
+    assert "| example-noskip |" in gate.markdown([row])
+
+
+def test_check_backward_path_with_a_torch_launcher():
+    """A launcher asking for do/dq/dk/dv is a backward: gradients against float64 autograd, the backward bound."""
+    import torch
+
+    from attnio.triton.check import check
+    from attnio.workload import Workload
+
+    def torch_backward(q, k, v, do, dq, dk, dv, causal, sm_scale):
+        q_, k_, v_ = (x.detach().double().requires_grad_(True) for x in (q, k, v))
+        s = (q_ @ k_.transpose(-1, -2)) * sm_scale
+        if causal:
+            s = s.masked_fill(torch.ones_like(s, dtype=torch.bool).triu(1), float("-inf"))
+        (torch.softmax(s, -1) @ v_).backward(do.double())
+        dq.copy_(q_.grad)
+        dk.copy_(k_.grad)
+        dv.copy_(v_.grad)
+
+    w = Workload.build(N=16, d=8, causal=True, gpu="h100")
+    r = check(torch_backward, w)
+    assert r.direction == "backward" and r.outputs_ok and set(r.max_abs_error) == {"dq", "dk", "dv"}
+    assert r.lower_bound_id.startswith("workloads.bwd") and r.best_schedule.startswith("flash2-bwd")
+    assert r.traffic.total_bytes == 0 and r.traffic.launches == []  # no Triton kernel ran: nothing counted
