@@ -2,7 +2,9 @@
 
 Each entry names the kernel's launcher (imported on first use: importing this package imports neither Triton
 nor torch), the workload features it supports, and the attnio schedule whose exact formula its counted
-global traffic equals (bounds/costs.py ``WORKLOAD_FORMULAS``).
+global traffic equals (bounds/costs.py ``WORKLOAD_FORMULAS``). Importing it also registers each kernel at the
+fp32 configurations of :data:`GATE_WORKLOADS` with ``attnio.triton.gate`` (the gate's baseline and the report's
+"Triton kernels" section), with its exact formula in bytes.
 
 >>> sorted(KERNELS)
 ['flash2-grouped', 'flash2-per-head', 'square_tiling']
@@ -87,6 +89,48 @@ KERNELS: dict[str, KernelSpec] = {
         "per-head", "forward", ("o", "lse", "s"), "B × B tiles, B = ⌊√(M/4)⌋ (for M < d²)",
     ),
 }
+
+
+#: (kernel, Workload.build keywords) counted by the gate and the report: fp32, so bytes = 4 × words for every
+#: tensor (lse and the logits s are fp32 too); small enough for the interpreter (about a second each).
+GATE_WORKLOADS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("flash2-grouped", {"heads": 4, "kv_heads": 2, "N": 32, "d": 16, "causal": True, "M": 512}),
+    ("flash2-per-head", {"heads": 4, "kv_heads": 2, "N": 32, "d": 16, "causal": True, "M": 512}),
+    ("flash2-grouped", {"heads": 8, "kv_heads": 1, "Nq": 4, "Nkv": 64, "d": 16, "causal": True, "M": 512}),
+    ("square_tiling", {"N": 32, "d": 32, "M": 256}),
+    ("flash2-grouped", {"N": 32, "d": 32, "M": 256}),
+)
+
+
+def gate_launcher(spec: KernelSpec) -> Callable[..., Any]:
+    """``spec``'s launcher in attnio.triton.check's convention (tensors and ``causal``, ``workload`` by name);
+    its statistics and scratch are counted as the kernel's own arguments."""
+
+    def launch(q: Any, k: Any, v: Any, o: Any, causal: bool, workload: Any) -> Any:
+        return spec.launcher()(q, k, v, causal=causal, M=workload.M, o=o)
+
+    launch.__name__ = spec.name
+    return launch
+
+
+def _formula_bytes(spec: KernelSpec) -> Callable[[Any], int]:
+    def formula(w: Any) -> int:
+        if w.dtype != "fp32":
+            raise InvalidParameter("dtype", w.dtype, "fp32 for a formula in bytes (lse and s are fp32 whatever q is)")
+        return 4 * spec.expected(w).io_words
+
+    return formula
+
+
+def _register_gate() -> None:
+    from attnio.triton import gate
+
+    for name, kw in GATE_WORKLOADS:
+        spec = KERNELS[name]
+        gate.register(name, gate_launcher(spec), formula=_formula_bytes(spec), tags=("attnio",), dtype="fp32", **kw)
+
+
+_register_gate()
 
 
 def get(name: str) -> KernelSpec:
