@@ -238,3 +238,18 @@ def test_bad_input() -> None:
         square_tiling.square_tiling_forward(q, k, v, M=3)
     with pytest.raises(InvalidParameter, match="kernel"):
         get("flash3")
+
+
+def test_gate_registration_counts_the_formula_in_bytes() -> None:
+    """The kernels register with the gate at GATE_WORKLOADS; one configuration counted through attnio.triton.check
+    (o named, lse as the kernel's own argument) moves exactly 4 × the formula's words."""
+    from attnio.triton import gate
+    from attnio.triton.kernels import GATE_WORKLOADS
+
+    ours = [e for e in gate.registered() if "attnio" in e.tags]
+    assert sorted((e.name, repr(e.build())) for e in ours) == sorted(
+        (n, repr(Workload.build(dtype="fp32", **kw))) for n, kw in GATE_WORKLOADS)
+    entry = min(ours, key=lambda e: e.build().Nq * e.build().heads)  # the decode configuration: the quickest
+    [(_, r)] = gate.measure([entry])
+    assert r.outputs_ok
+    assert r.total_bytes == entry.formula(entry.build()) == 4 * KERNELS[entry.name].expected(entry.build()).io_words

@@ -14,7 +14,7 @@ heads (``grouped``). Loop nest (paper's names; R = B_r rows of each of the unit'
       for i in 1..T_r (T_r = ⌈N_q/B_r⌉; rows [s_i, e_i), e_i = min(N_q, i·B_r)), in parallel:
         load Q_i (R × d, each head of the unit); O_i ← 0, ℓ_i ← 0, m_i ← −∞
         E_i = e_i + δ if causal else N_kv                    # key rows this block needs
-        for j in 1..⌈E_i/B_c⌉ (K/V rows [(j−1)B_c, min(E_i, j·B_c)); the last tile masked to E_i):
+        for j in 1..T_c,i (T_c,i = ⌈E_i/B_c⌉, T_c = ⌈N_kv/B_c⌉ unmasked; rows [(j−1)B_c, min(E_i, j·B_c)), the last masked):
           load K_j; S_ij = scale·Q_i K_jᵀ (−∞ where key > query + δ, or past E_i)
           m_new = max(m_i, rowmax S_ij); P̃_ij = exp(S_ij − m_new); ℓ_i = e^{m_i−m_new}ℓ_i + rowsum P̃_ij
           load V_j; O_i = e^{m_i−m_new}O_i + P̃_ij V_j; m_i = m_new
