@@ -132,6 +132,12 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, function, messag
     assert out == "" and err.count("\n") == 1 and message in err, err
 
 
+def test_cli_refuses_a_workload_too_large_for_the_cpu(capsys):
+    assert main(["kernel", f"{EXAMPLE}:launch", "--N", str(10**12), "--d", "16"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "at most 67,108,864 (2^26)" in err
+
+
 def test_cli_refuses_an_untested_triton(monkeypatch, capsys):
     monkeypatch.setattr(triton, "__version__", "9.9.9")
     assert main(["kernel", f"{EXAMPLE}:launch", "--N", "8", "--d", "16"]) == 2
