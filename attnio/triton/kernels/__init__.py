@@ -1,1 +1,139 @@
-""""""
+"""attnio's own Triton attention kernels (docs/triton-kernels.md) and their registry, :data:`KERNELS`.
+
+Each entry names the kernel's launcher (imported on first use: importing this package imports neither Triton
+nor torch), the workload features it supports, and the attnio schedule whose exact formula its counted
+global traffic equals (bounds/costs.py ``WORKLOAD_FORMULAS``). Importing it also registers each kernel at the
+fp32 configurations of :data:`GATE_WORKLOADS` with ``attnio.triton.gate`` (the gate's baseline and the report's
+"Triton kernels" section), with its exact formula in bytes.
+
+>>> sorted(KERNELS)
+['flash2-grouped', 'flash2-per-head', 'square_tiling']
+>>> k = KERNELS["flash2-grouped"]
+>>> (k.algorithm, k.schedule, k.formula(causal=True).algorithm, k.tensors)
+('flash2', 'grouped', 'flash2/grouped/causal', ('q', 'k', 'v', 'o', 'lse'))
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from attnio.bounds.costs import CostFormula, workload_cost, workload_formula
+from attnio.counts import IOCount
+from attnio.errors import InvalidParameter
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One registered kernel: ``module``.``function`` launches it on torch tensors q, k, v (batch, heads, N,
+    width) with ``causal``, ``M`` (its block rule) and its named outputs; ``module.buffers(w, like)`` makes those
+    outputs. Its counted traffic equals ``workload_cost(algorithm, w, schedule)``."""
+
+    name: str
+    module: str
+    function: str
+    algorithm: str
+    schedule: str
+    direction: str  # "forward" (a backward kernel would say "backward")
+    outputs: tuple[str, ...]  # tensors it writes, in the launcher's return order
+    block_rule: str
+    features: tuple[str, ...] = ("causal", "gqa", "mqa", "nq!=nkv")
+    dtypes: tuple[str, ...] = ("fp32", "fp16", "bf16")
+    options: dict[str, Any] = field(default_factory=dict)  # fixed keyword arguments of the launcher
+
+    @property
+    def tensors(self) -> tuple[str, ...]:
+        """Every tensor the kernel touches, as count_traffic names them."""
+        return ("q", "k", "v", *self.outputs)
+
+    def _module(self) -> Any:
+        return importlib.import_module(self.module)
+
+    def launcher(self) -> Callable[..., Any]:
+        """``launch(q, k, v, *, causal, M, **outputs)`` → the outputs (imports Triton and torch)."""
+        fn = getattr(self._module(), self.function)
+
+        def launch(q: Any, k: Any, v: Any, *, causal: bool, M: int, **outputs: Any) -> Any:
+            return fn(q, k, v, causal=causal, M=M, **self.options, **outputs)
+
+        launch.__name__ = self.name
+        return launch
+
+    def buffers(self, w: Any, like: Any) -> dict[str, Any]:
+        """Empty outputs of the kernel for the workload ``w`` (element type of ``like``)."""
+        return self._module().buffers(w, like)
+
+    def formula(self, causal: bool) -> CostFormula:
+        return workload_formula(self.algorithm, self.schedule, causal)
+
+    def expected(self, w: Any) -> IOCount:
+        """attnio's exact count (words) of the same schedule and blocks over the workload ``w``."""
+        return workload_cost(self.algorithm, w, self.schedule)
+
+
+_FA2 = "B_r, B_c of attnio's flash2 rule: a = ⌊(M − max(d, d_v))/(d + d_v + 4)⌋ rows"
+KERNELS: dict[str, KernelSpec] = {
+    "flash2-grouped": KernelSpec(
+        "flash2-grouped", "attnio.triton.kernels.fa2_fwd", "fa2_forward", "flash2", "grouped", "forward",
+        ("o", "lse"), _FA2 + ", ⌊a/g⌋ positions of each of the g query heads of a K/V head per block",
+        options={"schedule": "grouped"},
+    ),
+    "flash2-per-head": KernelSpec(
+        "flash2-per-head", "attnio.triton.kernels.fa2_fwd", "fa2_forward", "flash2", "per-head", "forward",
+        ("o", "lse"), _FA2 + " of one query head per block", options={"schedule": "per-head"},
+    ),
+    "square_tiling": KernelSpec(
+        "square_tiling", "attnio.triton.kernels.square_tiling", "square_tiling_forward", "square_tiling",
+        "per-head", "forward", ("o", "lse", "s"), "B × B tiles, B = ⌊√(M/4)⌋ (for M < d²)",
+    ),
+}
+
+
+#: (kernel, Workload.build keywords) counted by the gate and the report: fp32, so bytes = 4 × words for every
+#: tensor (lse and the logits s are fp32 too); small enough for the interpreter (about a second each).
+GATE_WORKLOADS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("flash2-grouped", {"heads": 4, "kv_heads": 2, "N": 32, "d": 16, "causal": True, "M": 512}),
+    ("flash2-per-head", {"heads": 4, "kv_heads": 2, "N": 32, "d": 16, "causal": True, "M": 512}),
+    ("flash2-grouped", {"heads": 8, "kv_heads": 1, "Nq": 4, "Nkv": 64, "d": 16, "causal": True, "M": 512}),
+    ("square_tiling", {"N": 32, "d": 32, "M": 256}),
+    ("flash2-grouped", {"N": 32, "d": 32, "M": 256}),
+)
+
+
+def gate_launcher(spec: KernelSpec) -> Callable[..., Any]:
+    """``spec``'s launcher in attnio.triton.check's convention (tensors and ``causal``, ``workload`` by name);
+    its statistics and scratch are counted as the kernel's own arguments."""
+
+    def launch(q: Any, k: Any, v: Any, o: Any, causal: bool, workload: Any) -> Any:
+        return spec.launcher()(q, k, v, causal=causal, M=workload.M, o=o)
+
+    launch.__name__ = spec.name
+    return launch
+
+
+def _formula_bytes(spec: KernelSpec) -> Callable[[Any], int]:
+    def formula(w: Any) -> int:
+        if w.dtype != "fp32":
+            raise InvalidParameter("dtype", w.dtype, "fp32 for a formula in bytes (lse and s are fp32 whatever q is)")
+        return 4 * spec.expected(w).io_words
+
+    return formula
+
+
+def _register_gate() -> None:
+    from attnio.triton import gate
+
+    for name, kw in GATE_WORKLOADS:
+        spec = KERNELS[name]
+        gate.register(name, gate_launcher(spec), formula=_formula_bytes(spec), tags=("attnio",), dtype="fp32", **kw)
+
+
+_register_gate()
+
+
+def get(name: str) -> KernelSpec:
+    if name not in KERNELS:
+        raise InvalidParameter("kernel", name, "one of " + ", ".join(sorted(KERNELS)))
+    return KERNELS[name]
