@@ -1,0 +1,1 @@
+"""attnio's Triton attention kernels."""

@@ -1,0 +1,230 @@
+"""attnio's Triton FA-2 backward (attnio/triton/kernels/fa2_bwd.py) in Triton's interpreter: gradients equal
+torch autograd in float64, and the counted global traffic equals attnio's exact ``flash2-bwd`` workload formula
+(grouped schedule) for the same workload and blocks, preprocess and main launches together.
+
+Tolerances (max |x − autograd| / max |autograd| over dq, dk, dv): float64 1e-10 (the sums differ only in
+order); float32 1e-4; float16 1e-2 and bfloat16 3e-2 (inputs rounded to 16 bits, tl.dot inputs and dq's atomic adds in 16 bits,
+accumulators in float32).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # read by triton.jit when the kernels are built (first launch)
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+from attnio.bounds.costs import workload_backward_cost  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from attnio.errors import InvalidParameter  # noqa: E402
+from attnio.triton.kernels import fa2_bwd  # noqa: E402
+from attnio.workload import Workload  # noqa: E402
+
+
+# ------------------------------------------------------------------------------------------------ counting
+class Counted:
+    """Words read and written per named tensor and per launch (kernel name → (reads, writes))."""
+
+    def __init__(self) -> None:
+        self.reads_by: dict[str, int] = {}
+        self.writes_by: dict[str, int] = {}
+        self.per_launch: dict[str, tuple[int, int]] = {}
+
+    @property
+    def reads(self) -> int:
+        return sum(self.reads_by.values())
+
+    @property
+    def writes(self) -> int:
+        return sum(self.writes_by.values())
+
+
+def count_launch(launch, **named):
+    """Run ``launch()`` counting every active lane of the interpreter's global loads, stores and atomics
+    (an atomic rmw: one read and one write), attributed by address to ``named`` tensors and else to
+    ``scratch``. A private minimal counter (Triton 3.9's interpreter builder)."""
+    from triton.runtime import interpreter as itp
+
+    B = itp.InterpreterBuilder
+    c = Counted()
+    ranges = [(t.data_ptr(), t.data_ptr() + t.numel() * t.element_size(), n) for n, t in named.items()]
+    current = ["?"]
+
+    def add(kind: str, ptrs, mask) -> None:
+        import numpy as np
+
+        p = np.asarray(ptrs.data).ravel()[np.asarray(mask.data, dtype=bool).ravel()]
+        by = c.reads_by if kind == "r" else c.writes_by
+        left = np.ones(p.shape, dtype=bool)
+        for lo, hi, n in ranges:
+            hit = (p >= lo) & (p < hi)
+            by[n] = by.get(n, 0) + int(hit.sum())
+            left &= ~hit
+        by["scratch"] = by.get("scratch", 0) + int(left.sum())
+        r, w = c.per_launch.get(current[0], (0, 0))
+        c.per_launch[current[0]] = (r + int(p.size), w) if kind == "r" else (r, w + int(p.size))
+
+    orig = {n: getattr(B, n) for n in ("create_masked_load", "create_masked_store", "create_atomic_rmw")}
+    orig_call = itp.GridExecutor.__call__
+
+    def load(self, ptrs, mask, *a, **k):
+        add("r", ptrs, mask)
+        return orig["create_masked_load"](self, ptrs, mask, *a, **k)
+
+    def store(self, ptrs, value, mask, *a, **k):
+        add("w", ptrs, mask)
+        return orig["create_masked_store"](self, ptrs, value, mask, *a, **k)
+
+    def rmw(self, op, ptr, val, mask, *a, **k):
+        add("r", ptr, mask)
+        add("w", ptr, mask)
+        return orig["create_atomic_rmw"](self, op, ptr, val, mask, *a, **k)
+
+    def call(self, *a, **k):
+        current[0] = self.fn.__name__
+        return orig_call(self, *a, **k)
+
+    B.create_masked_load, B.create_masked_store, B.create_atomic_rmw = load, store, rmw
+    itp.GridExecutor.__call__ = call
+    try:
+        out = launch()
+    finally:
+        for n, f in orig.items():
+            setattr(B, n, f)
+        itp.GridExecutor.__call__ = orig_call
+    return out, c
+
+
+FEW = settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+
+
+def reference(q, k, v, do, causal: bool, scale: float):
+    """Float64 O, logsumexp L and the autograd gradients of attention with K/V heads repeated over each group."""
+    g = q.shape[1] // k.shape[1]
+    q, k, v = (x.detach().double().clone().requires_grad_(True) for x in (q, k, v))
+    s = scale * q @ k.repeat_interleave(g, 1).transpose(-1, -2)
+    Nq, Nkv = q.shape[2], k.shape[2]
+    if causal:
+        s = s.masked_fill(torch.arange(Nkv)[None, :] > torch.arange(Nq)[:, None] + (Nkv - Nq), float("-inf"))
+    o = torch.softmax(s, -1) @ v.repeat_interleave(g, 1)
+    o.backward(do.double())
+    return o.detach(), torch.logsumexp(s, -1).detach(), (q.grad, k.grad, v.grad)
+
+
+def inputs(w: Workload, dtype, seed: int):
+    gen = torch.Generator().manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=gen, dtype=torch.float64)  # noqa: E731
+    q, k = r(w.batch, w.heads, w.Nq, w.d), r(w.batch, w.kv_heads, w.Nkv, w.d)
+    v, do = r(w.batch, w.kv_heads, w.Nkv, w.dv), r(w.batch, w.heads, w.Nq, w.dv)
+    o, lse, grads = reference(q, k, v, do, w.causal, w.d**-0.5)
+    cast = [x.to(dtype) for x in (q, k, v, o, do)]
+    return dict(zip(("q", "k", "v", "o", "do"), cast, strict=True)) | {"lse": lse.to(torch.float32 if dtype != torch.float64 else dtype)}, grads
+
+
+def rel(x, ref) -> float:
+    """max |x − ref| / max |ref|; the absolute error where ref is all zero (one key: dq = dk = 0)."""
+    err, top = float((x.double() - ref).abs().max()), float(ref.abs().max())
+    return err / top if top > 1e-12 else err
+
+
+@st.composite
+def workloads(draw):
+    kv_heads = draw(st.sampled_from([1, 2]))
+    heads = kv_heads * draw(st.sampled_from([1, 2]))
+    causal = draw(st.booleans())
+    Nkv = draw(st.integers(1, 12))
+    Nq = draw(st.integers(1, Nkv)) if causal else draw(st.integers(1, 12))
+    d, dv = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    lo = 4 * d + 3 * dv + 4  # one row of every tile (algorithms/workloads_bwd.py)
+    M = draw(st.integers(lo, lo + 24 * (d + dv)))
+    return Workload.build(batch=draw(st.sampled_from([1, 2])), heads=heads, kv_heads=kv_heads, Nq=Nq, Nkv=Nkv,
+                          d=d, dv=dv, causal=causal, M=M)
+
+
+def _launch(w: Workload, t: dict, **blocks):
+    return fa2_bwd.fa2_backward(t["q"], t["k"], t["v"], t["o"], t["do"], t["lse"], causal=w.causal, **blocks)
+
+
+def _params(w: Workload) -> dict:
+    return dict(batch=w.batch, heads=w.heads, kv_heads=w.kv_heads, Nq=w.Nq, Nkv=w.Nkv, d=w.d, dv=w.dv, causal=w.causal)
+
+
+@FEW
+@given(w=workloads(), seed=st.integers(0, 3))
+def test_counted_equals_attnio_formula_and_gradients_equal_autograd(w: Workload, seed: int) -> None:
+    t, grads = inputs(w, torch.float64, seed)
+    out, c = count_launch(lambda: _launch(w, t, M=w.M), **t)
+    formula = workload_backward_cost("flash2-bwd", w, schedule="grouped")
+    assert (c.reads, c.writes) == (formula.reads_words, formula.writes_words), (w, c, formula)
+    pre = fa2_bwd.preprocess_count(batch=w.batch, heads=w.heads, Nq=w.Nq, d=w.d, dv=w.dv)
+    assert c.per_launch["fa2_bwd_preprocess"] == (pre.reads_words, pre.writes_words)
+    # per tensor: K, V read once and dK, dV written once (grouped); O read once (the D pass)
+    Hk, H = w.kv_heads_total, w.query_heads_total
+    assert (c.reads_by["k"], c.reads_by["v"], c.reads_by["o"]) == (Hk * w.Nkv * w.d, Hk * w.Nkv * w.dv, H * w.Nq * w.dv)
+    for x, ref in zip(out, grads, strict=True):
+        assert rel(x, ref) < 1e-10, (w, rel(x, ref))
+
+
+@FEW
+@given(w=workloads(), B_r=st.integers(1, 9), B_c=st.integers(1, 9))
+def test_counted_equals_exact_count_for_explicit_blocks(w: Workload, B_r: int, B_c: int) -> None:
+    t, grads = inputs(w, torch.float64, 0)
+    out, c = count_launch(lambda: _launch(w, t, B_r=B_r, B_c=B_c), **t)
+    want = fa2_bwd.exact_count(**_params(w), B_c=B_c)
+    assert (c.reads, c.writes) == (want.reads_words, want.writes_words)
+    for x, ref in zip(out, grads, strict=True):
+        assert rel(x, ref) < 1e-10
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(w=workloads())
+def test_exact_count_is_attnio_formula_at_the_block_rule(w: Workload) -> None:
+    """The docstring's count at attnio's rule's B_c is attnio's workload formula (no kernel launched)."""
+    B_r, B_c = fa2_bwd.block_sizes(**_params(w), M=w.M)
+    assert fa2_bwd.exact_count(**_params(w), B_c=B_c) == workload_backward_cost("flash2-bwd", w)
+
+
+@pytest.mark.parametrize(("dtype", "tol"), [("float32", 1e-4), ("float16", 1e-2), ("bfloat16", 3e-2)])
+def test_low_precision_gradients_within_documented_tolerance(dtype: str, tol: float) -> None:
+    w = Workload.build(heads=2, kv_heads=1, Nq=7, Nkv=10, d=4, dv=4, causal=True, M=80)
+    t, grads = inputs(w, getattr(torch, dtype), 1)
+    out, c = count_launch(lambda: _launch(w, t, M=w.M), **t)
+    f = workload_backward_cost("flash2-bwd", w)
+    assert (c.reads, c.writes) == (f.reads_words, f.writes_words)
+    for x, ref in zip(out, grads, strict=True):
+        assert x.dtype == (torch.float32 if dtype == "bfloat16" and x is out[0] else getattr(torch, dtype))
+        assert rel(x, ref) < tol, (dtype, rel(x, ref))
+
+
+def test_causal_skips_blocks_above_the_diagonal() -> None:
+    """Causal moves fewer Q-side words than the same workload without the mask (blocks above the diagonal)."""
+    w = Workload.build(Nq=8, Nkv=8, d=2, causal=True, M=30)
+    t, _ = inputs(w, torch.float64, 0)
+    _, causal = count_launch(lambda: _launch(w, t, B_r=2, B_c=2), **t)
+    w0 = Workload.build(Nq=8, Nkv=8, d=2, causal=False, M=30)
+    _, full = count_launch(lambda: _launch(w0, t, B_r=2, B_c=2), **t)
+    # K/V blocks start at keys 0, 2, 4, 6: R = 8 + 6 + 4 + 2 = 20 visited rows with the mask, 4·8 = 32 without;
+    # each skipped row saves 2d + d_v + 2 = 8 reads (Q, dO, dQ, L, D) and d = 2 writes (dQ)
+    assert full.reads - causal.reads == 12 * 8
+    assert full.writes - causal.writes == 12 * 2
+
+
+def test_bad_input_names_the_parameter() -> None:
+    w = Workload.build(N=4, d=2, M=30)
+    t, _ = inputs(w, torch.float64, 0)
+    with pytest.raises(InvalidParameter, match="M="):
+        _launch(w, t, M=30, B_r=1, B_c=1)
+    with pytest.raises(InvalidParameter, match="B_r, B_c"):
+        _launch(w, t, B_r=1)
+    with pytest.raises(InvalidParameter, match="M=17"):
+        _launch(w, t, M=17)  # below one row of every tile: 4d + 3d_v + 4 = 18
+    with pytest.raises(InvalidParameter, match="lse.shape"):
+        fa2_bwd.fa2_backward(t["q"], t["k"], t["v"], t["o"], t["do"], t["lse"][..., :3], M=30)
+    with pytest.raises(InvalidParameter, match="N_q=4"):
+        fa2_bwd.fa2_backward(t["q"], t["k"][:, :, :3], t["v"][:, :, :3], t["o"], t["do"], t["lse"], causal=True, M=30)
