@@ -9,7 +9,7 @@ from types import ModuleType
 from typing import NoReturn
 
 from attnio import __version__
-from attnio.commands import algorithms, bounds, gate, paper, pebble, report, run, sweep, verify
+from attnio.commands import algorithms, bounds, gate, kernel, paper, pebble, report, run, sweep, verify
 from attnio.errors import AttnioError, InvalidParameter, Unsupported
 
 # subcommand -> (module, one-line help). The one table of commands.
@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[ModuleType, str]] = {
     "report": (report, "write the regime report (Markdown + HTML) into reports/"),
     "gate": (gate, "compare this run's figures against reports/baseline.json"),
     "pebble": (pebble, "exact optimal red-blue pebbling of a tiny attention graph"),
+    "kernel": (kernel, "count a Triton attention kernel's global-memory traffic on the CPU and compare it with the bounds"),
     "paper": (paper, "a published figure beside attnio's exact counts (fa1-fig2: FlashAttention Figure 2)"),
 }
 

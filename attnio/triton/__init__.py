@@ -1,1 +1,38 @@
-"""attnio on Triton kernels: counting their global-memory traffic and attnio's own kernels."""
+"""Triton kernels, counted: the exact global-memory traffic of any Triton kernel run by Triton's interpreter on
+the CPU (``TRITON_INTERPRET=1``), and attnio's own Triton attention kernels (``attnio.triton.kernels``).
+
+- :func:`count_traffic`: a context manager counting every global access of the kernels launched inside it;
+- :func:`pin_config`: pin an autotuned kernel to one config so that a count is deterministic;
+- :data:`TESTED_TRITON_VERSIONS`, :func:`check_triton_version`.
+
+Importing this package imports neither Triton nor torch; counting needs both (``pip install 'attnio[triton]'``).
+See docs/triton.md.
+"""
+
+from __future__ import annotations
+
+from attnio.triton.count import (
+    TESTED_TRITON_VERSIONS,
+    UNATTRIBUTED,
+    OutOfBounds,
+    Tally,
+    Traffic,
+    TritonSetupError,
+    UntestedTriton,
+    check_triton_version,
+    count_traffic,
+    pin_config,
+)
+
+__all__ = [
+    "TESTED_TRITON_VERSIONS",
+    "UNATTRIBUTED",
+    "OutOfBounds",
+    "Tally",
+    "Traffic",
+    "TritonSetupError",
+    "UntestedTriton",
+    "check_triton_version",
+    "count_traffic",
+    "pin_config",
+]

@@ -1,1 +1,1 @@
-"""attnio's Triton attention kernels."""
+""""""

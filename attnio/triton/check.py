@@ -1,0 +1,346 @@
+"""Check a user's Triton attention kernel against attnio: ``check(launch, workload)``.
+
+attnio makes the inputs for the workload, calls the user's launcher under :func:`count_traffic`, checks its
+outputs against attnio's float64 reference, and sets the counted traffic beside the best proved lower bound
+for the workload (``bounds.workloads.best_lower_bound``; backward: ``best_backward_lower_bound``) and the exact
+count of attnio's best schedule for it (the cheapest of its workload schedules that fit M).
+
+The launcher is a Python function; attnio passes the arguments it names (by parameter name):
+
+- ``q`` (batch, heads, N_q, d), ``k`` (batch, kv_heads, N_kv, d), ``v`` (batch, kv_heads, N_kv, d_v),
+  ``o`` (batch, heads, N_q, d_v), zeros: contiguous torch CPU tensors of the workload's dtype (fp32, fp16, bf16),
+  standard normal from ``seed``;
+- backward (the launcher names any of ``do``, ``dq``, ``dk``, ``dv``): ``o`` holds the forward output and
+  ``lse`` (batch, heads, N_q, float32) the natural-log row sums (log Σ_j exp(scale·q·k_j)), ``do`` standard normal,
+  ``dq``, ``dk``, ``dv`` zeros (fp32 for accumulation-by-atomics kernels is the launcher's business);
+- ``causal`` (bool, bottom-right aligned), ``sm_scale`` or ``scale`` (1/√d), ``workload`` (the Workload).
+
+A forward launcher writes ``o`` (or returns the output); a backward launcher writes ``dq``, ``dk``, ``dv``.
+Tolerances (max absolute error against float64, inputs standard normal): :data:`TOLERANCE`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from attnio.errors import AttnioError, InvalidParameter, Unsupported
+from attnio.triton.count import Traffic, count_traffic
+
+#: max |out − float64 reference| accepted per dtype (fp32: the interpreter's dot may round its inputs to tf32)
+TOLERANCE: dict[str, float] = {"fp32": 5e-3, "fp16": 2e-2, "bf16": 8e-2}
+FORWARD_TENSORS = ("q", "k", "v", "o")
+BACKWARD_TENSORS = ("q", "k", "v", "o", "do", "lse", "dq", "dk", "dv")
+OTHER_PARAMS = ("causal", "sm_scale", "scale", "workload")
+# user tensor name -> attnio's array name
+ARRAY = {"q": "Q", "k": "K", "v": "V", "o": "O", "do": "dO", "lse": "L", "dq": "dQ", "dk": "dK", "dv": "dV"}
+
+
+class LauncherError(AttnioError, RuntimeError):
+    """The user's launcher raised (the message names the exception)."""
+
+
+@dataclass
+class KernelCheck:
+    """What :func:`check` returns (``as_dict()`` for JSON)."""
+
+    workload: Any
+    direction: str  # "forward" or "backward"
+    traffic: Traffic
+    lower_bound_id: str
+    lower_bound_words: int
+    best_schedule: str
+    best_words: int
+    best_per_array: dict[str, tuple[int, int]]
+    max_abs_error: dict[str, float]
+    tolerance: float
+    dominates: str
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def bytes_per_word(self) -> int:
+        return int(self.workload.bytes_per_word)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.traffic.total_bytes
+
+    @property
+    def lower_bound_bytes(self) -> int:
+        return self.lower_bound_words * self.bytes_per_word
+
+    @property
+    def best_bytes(self) -> int:
+        return self.best_words * self.bytes_per_word
+
+    @property
+    def ratio_to_bound(self) -> float:
+        return self.total_bytes / self.lower_bound_bytes if self.lower_bound_bytes else math.inf
+
+    @property
+    def ratio_to_best(self) -> float:
+        return self.total_bytes / self.best_bytes if self.best_bytes else math.inf
+
+    @property
+    def outputs_ok(self) -> bool:
+        return all(e <= self.tolerance for e in self.max_abs_error.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload.as_dict(),
+            "direction": self.direction,
+            "counted": self.traffic.as_dict(),
+            "launches": self.traffic.launches,
+            "total_bytes": self.total_bytes,
+            "lower_bound": {"id": self.lower_bound_id, "words": self.lower_bound_words, "bytes": self.lower_bound_bytes},
+            "best_schedule": {
+                "name": self.best_schedule,
+                "words": self.best_words,
+                "bytes": self.best_bytes,
+                "per_array": {k: {"reads": r, "writes": w} for k, (r, w) in self.best_per_array.items()},
+            },
+            "ratio_to_lower_bound": self.ratio_to_bound,
+            "ratio_to_best_schedule": self.ratio_to_best,
+            "max_abs_error": self.max_abs_error,
+            "tolerance": self.tolerance,
+            "outputs_ok": self.outputs_ok,
+            "dominates": self.dominates,
+            "notes": self.notes,
+            "seconds": self.seconds,
+        }
+
+    def lines(self) -> list[str]:
+        w = self.workload
+        out = [
+            f"{self.direction} of {w.batch}×{w.heads} heads ({w.kv_heads} K/V){' causal' if w.causal else ''}, "
+            f"Nq={w.Nq} Nkv={w.Nkv} d={w.d} dv={w.dv} {w.dtype}, M={w.M:,d} words ({w.memory}); "
+            f"launches: {', '.join(self.traffic.launches) or 'none'}",
+            f"  {'tensor':<24} {'read bytes':>14} {'written bytes':>14} {'touched':>10}",
+        ]
+        t = self.traffic
+        for n in t.names:
+            out.append(f"  {n:<24} {t.reads_bytes.get(n, 0):>14,d} {t.writes_bytes.get(n, 0):>14,d} {t.touched.get(n, 0):>10,d}")
+        out += [
+            f"  {'total':<24} {t.total_bytes:>29,d} bytes",
+            f"  best lower bound ({self.lower_bound_id}): {self.lower_bound_bytes:,d} bytes; counted ÷ bound = {self.ratio_to_bound:.3f}",
+            f"  attnio's best schedule ({self.best_schedule}): {self.best_bytes:,d} bytes; counted ÷ best = {self.ratio_to_best:.3f}",
+            "  outputs: " + ", ".join(f"max |{k} − ref| = {e:.2e}" for k, e in self.max_abs_error.items())
+            + f" (tolerance {self.tolerance:g}, {'ok' if self.outputs_ok else 'WRONG'})",
+            f"  {self.dominates}",
+        ]
+        out += [f"  note: {n}" for n in self.notes]
+        return out
+
+
+def _torch_dtype(w: Any) -> Any:
+    import torch
+
+    dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    if w.dtype not in dtypes:
+        raise Unsupported(f"dtype {w.dtype} has no CPU interpreter path here; use one of {', '.join(dtypes)}")
+    return dtypes[w.dtype]
+
+
+def _scale(w: Any) -> float:
+    return 1.0 / math.sqrt(w.d)
+
+
+def make_inputs(w: Any, names: tuple[str, ...], seed: int = 0) -> dict[str, Any]:
+    """The tensors a launcher asks for (module docstring), made for ``w``."""
+    import torch
+
+    from attnio.algorithms.workloads import random_inputs, reference
+
+    dt = _torch_dtype(w)
+    Q, K, V = random_inputs(w, seed)
+    t = {"q": torch.tensor(Q, dtype=dt), "k": torch.tensor(K, dtype=dt), "v": torch.tensor(V, dtype=dt)}
+    if any(n in names for n in ("do", "dq", "dk", "dv")):
+        q64, k64, v64 = (x.to(torch.float64) for x in (t["q"], t["k"], t["v"]))
+        O = reference(q64.numpy(), k64.numpy(), v64.numpy(), w.causal)
+        t["o"] = torch.tensor(O, dtype=dt)
+        t["lse"] = torch.tensor(_lse(q64, k64, w), dtype=torch.float32)
+        rng = np.random.default_rng(seed + 1)
+        t["do"] = torch.tensor(rng.standard_normal((w.batch, w.heads, w.Nq, w.dv)), dtype=dt)
+        t["dq"], t["dk"], t["dv"] = (torch.zeros_like(t[x]) for x in ("q", "k", "v"))
+    else:
+        t["o"] = torch.zeros((w.batch, w.heads, w.Nq, w.dv), dtype=dt)
+    return {n: t[n] for n in names if n in t}
+
+
+def _scores(q64: Any, k64: Any, w: Any) -> Any:
+    import torch
+
+    g = w.heads // w.kv_heads
+    s = torch.einsum("bhid,bhjd->bhij", q64, k64.repeat_interleave(g, dim=1)) * _scale(w)
+    if w.causal:
+        mask = torch.arange(w.Nkv)[None, :] > torch.arange(w.Nq)[:, None] + (w.Nkv - w.Nq)
+        s = s.masked_fill(mask, float("-inf"))
+    return s
+
+
+def _lse(q64: Any, k64: Any, w: Any) -> Any:
+    return _scores(q64, k64, w).logsumexp(dim=-1)
+
+
+def _grads(t: dict[str, Any], w: Any) -> dict[str, Any]:
+    """dq, dk, dv of the float64 reference by torch autograd (K/V gradients summed over each group)."""
+    import torch
+
+    q, k, v = (t[x].detach().to(torch.float64).requires_grad_(True) for x in ("q", "k", "v"))
+    g = w.heads // w.kv_heads
+    o = torch.softmax(_scores(q, k, w), dim=-1) @ v.repeat_interleave(g, dim=1)
+    o.backward(t["do"].to(torch.float64))
+    return {"dq": q.grad, "dk": k.grad, "dv": v.grad}
+
+
+def launcher_params(launch: Callable[..., Any]) -> tuple[tuple[str, ...], list[str]]:
+    """(tensor names the launcher asks for, other parameter names); bad signatures are InvalidParameter."""
+    try:
+        params = inspect.signature(launch).parameters
+    except (TypeError, ValueError):
+        raise InvalidParameter("launch", launch, "a Python function (a launcher)") from None
+    known = set(BACKWARD_TENSORS) | set(OTHER_PARAMS)
+    for p in params.values():
+        if p.name not in known and p.default is inspect.Parameter.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            raise InvalidParameter(
+                "launch", f"parameter {p.name!r}",
+                f"parameters named among {', '.join(BACKWARD_TENSORS + OTHER_PARAMS)} (or with defaults)",
+            )
+    tensors = tuple(n for n in BACKWARD_TENSORS if n in params)
+    if not any(n in tensors for n in ("q", "k", "v")):
+        raise InvalidParameter("launch", getattr(launch, "__name__", launch), "a launcher taking q, k and v")
+    return tensors, [n for n in OTHER_PARAMS if n in params]
+
+
+def _call(launch: Callable[..., Any], tensors: dict[str, Any], others: list[str], w: Any,
+          causal: bool | None = None) -> Traffic:
+    kw: dict[str, Any] = dict(tensors)
+    for n in others:
+        kw[n] = {"causal": w.causal if causal is None else causal, "sm_scale": _scale(w), "scale": _scale(w),
+                 "workload": w}[n]
+    with count_traffic(**tensors) as t:
+        try:
+            ret = launch(**kw)
+        except AttnioError:
+            raise
+        except Exception as e:  # the user's launcher failed: one clear error naming it
+            raise LauncherError(
+                f"launcher {getattr(launch, '__name__', launch)!r} raised {type(e).__name__}: {e}"
+            ) from e
+    t.returned = ret  # type: ignore[attr-defined]
+    return t
+
+
+def _best_forward(w: Any) -> tuple[str, int, dict[str, tuple[int, int]]]:
+    from attnio.algorithms.workloads import run_workload
+
+    cands = [("flash2", "per-head"), ("flash2", "grouped"), ("flash1-fit", "per-head"), ("square_tiling", "per-head"),
+             ("standard", "per-head")]
+    return _cheapest(w, cands, run_workload)
+
+
+def _best_backward(w: Any) -> tuple[str, int, dict[str, tuple[int, int]]]:
+    from attnio.algorithms.workloads_bwd import BACKWARD_OF, run_workload_backward
+
+    return _cheapest(w, [(b, s) for b in BACKWARD_OF.values() for s in ("per-head", "grouped")], run_workload_backward)
+
+
+def _cheapest(w: Any, cands: list[tuple[str, str]], runner: Callable[..., Any]) -> tuple[str, int, dict[str, tuple[int, int]]]:
+    best = None
+    for alg, sched in cands:
+        if sched == "grouped" and w.groups == 1:
+            continue
+        try:
+            m = runner(alg, w, schedule=sched, count_only=True).measurement
+        except (InvalidParameter, Unsupported):  # M below the schedule's minimum, or no such schedule
+            continue
+        key = (m.io_words, alg, sched)
+        if best is None or key < best[0]:
+            best = (key, m)
+    if best is None:
+        raise Unsupported(f"no attnio schedule fits this workload (M={w.M} words)")
+    (io, alg, sched), m = best
+    return f"{alg} ({sched})", io, {k: (v.reads_words, v.writes_words) for k, v in m.per_array.items()}
+
+
+def _dominates(t: Traffic, best_name: str, best: dict[str, tuple[int, int]], w: Any) -> tuple[str, str | None]:
+    """The sentence naming what the kernel moves most in excess of attnio's best schedule, and the group key."""
+    groups = [("Q is read", ("q",), "r"), ("K and V are read", ("k", "v"), "r"), ("O is written", ("o",), "w"),
+              ("dO is read", ("do",), "r"), ("dQ, dK and dV are written", ("dq", "dk", "dv"), "w")]
+    bpw = w.bytes_per_word
+    worst = None
+    for label, names, rw in groups:
+        if not any(n in t.reads_bytes for n in names):
+            continue
+        counted = sum((t.reads_bytes if rw == "r" else t.writes_bytes).get(n, 0) for n in names)
+        ref = sum(best.get(ARRAY[n], (0, 0))[0 if rw == "r" else 1] for n in names) * bpw
+        if ref == 0:
+            continue
+        excess = counted - ref
+        if worst is None or excess > worst[0]:
+            worst = (excess, label, counted / ref, names)
+    extra = {n: t.reads_bytes.get(n, 0) + t.writes_bytes.get(n, 0) for n in t.names if n not in ARRAY}
+    if extra:
+        name, b = max(extra.items(), key=lambda kv: (kv[1], kv[0]))
+        if worst is None or b > worst[0]:
+            return (f"{name} (not an array of attnio's schedules) moves {b:,d} bytes, the largest excess over "
+                    f"attnio's best schedule ({best_name})"), None
+    if worst is None or worst[0] <= 0:
+        return f"no tensor moves more than in attnio's best schedule ({best_name})", None
+    excess, label, ratio, names = worst
+    return f"{label} {ratio:.1f}× more than by attnio's best schedule ({best_name})", ",".join(names)
+
+
+def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0) -> KernelCheck:
+    """Count ``launch``'s traffic on ``workload`` (an :class:`attnio.workload.Workload`), check its outputs, and
+    compare with the best lower bound and attnio's best schedule (module docstring)."""
+    from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
+
+    t0 = time.perf_counter()
+    names, others = launcher_params(launch)
+    backward = any(n in names for n in ("do", "dq", "dk", "dv"))
+    w = workload
+    tensors = make_inputs(w, names, seed)
+    traffic = _call(launch, tensors, others, w)
+    errors: dict[str, float] = {}
+    if backward:
+        ref = _grads(make_inputs(w, BACKWARD_TENSORS, seed), w)
+        for n in ("dq", "dk", "dv"):
+            if n in tensors:
+                errors[n] = float((tensors[n].to(ref[n].dtype) - ref[n]).abs().max())
+        lb_id, lb = best_backward_lower_bound(w)
+        best_name, best_words, best_pa = _best_backward(w)
+    else:
+        from attnio.algorithms.workloads import reference
+
+        returned = traffic.returned  # type: ignore[attr-defined]
+        got = returned if hasattr(returned, "shape") else tensors.get("o")
+        if got is None:
+            raise InvalidParameter("launch", getattr(launch, "__name__", launch), "a launcher that writes o or returns the output")
+        ref = reference(*(tensors[n].double().numpy() for n in ("q", "k", "v")), w.causal)
+        if tuple(got.shape) != ref.shape:
+            raise InvalidParameter("output.shape", tuple(got.shape), f"{ref.shape} (batch, heads, Nq, dv)")
+        errors["o"] = float(np.max(np.abs(got.double().numpy() - ref)))
+        lb_id, lb = best_lower_bound(w)
+        best_name, best_words, best_pa = _best_forward(w)
+    sentence, group = _dominates(traffic, best_name, best_pa, w)
+    notes: list[str] = []
+    if w.causal and group == "k,v":
+        # measured, not assumed: the same launcher without the mask; equal K/V reads = no block is skipped
+        plain = _call(launch, make_inputs(w, names, seed), others, w, causal=False)
+        kv = traffic.reads_bytes.get("k", 0) + traffic.reads_bytes.get("v", 0)
+        kv_plain = plain.reads_bytes.get("k", 0) + plain.reads_bytes.get("v", 0)
+        if kv >= kv_plain:
+            sentence += ": blocks above the diagonal are loaded (K and V reads equal the same kernel's unmasked run)"
+        else:
+            notes.append(f"the unmasked run of the same kernel reads K and V {kv_plain / kv:.2f}× more: masked blocks are skipped")
+    lbw = math.ceil(lb) if lb > 0 else 0
+    return KernelCheck(w, "backward" if backward else "forward", traffic, lb_id, lbw, best_name, best_words, best_pa,
+                       errors, TOLERANCE.get(w.dtype, 0.0), sentence, time.perf_counter() - t0, notes)

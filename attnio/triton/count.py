@@ -1,0 +1,605 @@
+"""Exact global-memory traffic of Triton kernels run by Triton's interpreter (``TRITON_INTERPRET=1``).
+
+Every global access the interpreter makes goes through four entry points of its native module
+(``triton.runtime.interpreter._interpreter``): ``load`` (plain, masked, atomic-load, block-pointer and
+tensor-descriptor loads all end there, with the boundary mask already applied), ``store`` (likewise),
+``atomic_rmw`` and ``atomic_cas``. :func:`count_traffic` stands in front of them for the duration of a
+``with`` block and counts, per tensor, the *active* lanes of each access:
+
+- a load lane is one read; a store lane one write; an rmw lane one read and one write; a cas lane one read,
+  and one write where it succeeded (the old value equals the comparand, bit for bit);
+- a re-read counts again (there is no cache in the model); launches accumulate;
+- words are elements of the tensor's dtype; bytes are the bytes the lanes request (words x element size when the
+  kernel reads the tensor in its own dtype).
+
+Attribution: an address that is the start of an element of a named tensor goes to that tensor (the one with
+the fewest elements when views share storage; q, k, v as interleaved views of one qkv tensor are told apart
+exactly); otherwise to a kernel argument's element (``<kernel>.<argument>``); otherwise to the smallest
+enclosing address range (named, then arguments, then their storages); an address outside all of these is an
+out-of-bounds access (:class:`OutOfBounds`, as a GPU would fault), or, with ``strict=False``, ``unattributed``.
+Nothing is dropped.
+
+The count is the kernel's *requested* traffic: the two-level model's slow-memory I/O of the kernel as written,
+with no L2, no sectors and no coalescing (docs/triton.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from attnio.counts import IOCount
+from attnio.errors import AttnioError, InvalidParameter, Unsupported
+
+#: The Triton releases whose interpreter internals this module was tested against (tests/test_triton_count.py).
+TESTED_TRITON_VERSIONS: tuple[str, ...] = ("3.5.1", "3.9.0")
+
+UNATTRIBUTED = "unattributed"
+
+
+class UntestedTriton(Unsupported):
+    """The installed Triton is not one whose interpreter this counter was tested against."""
+
+
+class TritonSetupError(AttnioError, RuntimeError):
+    """The interpreter is not set up so that counting is possible (e.g. ``TRITON_INTERPRET`` set too late)."""
+
+
+class OutOfBounds(AttnioError, RuntimeError):
+    """An active lane addressed memory outside every tensor the launch knows (a GPU would fault)."""
+
+    def __init__(self, kernel: str, kind: str, address: int, nearest: str, offset_elements: int, numel: int,
+                 lanes: int) -> None:
+        self.kernel, self.kind, self.address = kernel, kind, address
+        self.tensor, self.offset, self.numel, self.lanes = nearest, offset_elements, numel, lanes
+        super().__init__(
+            f"kernel {kernel!r}: unmasked out-of-bounds {kind} of tensor {nearest!r} at element offset "
+            f"{offset_elements} (valid offsets 0..{numel - 1}); {lanes} active lane(s) outside every tensor "
+            f"of the launch (a GPU would fault)"
+        )
+
+
+def triton_version() -> str:
+    import triton
+
+    return str(triton.__version__)
+
+
+def check_triton_version() -> str:
+    """The installed Triton's version, or :class:`UntestedTriton` naming it and the tested ones."""
+    try:
+        version = triton_version()
+    except ImportError:
+        raise Unsupported("Triton is not installed: pip install 'attnio[triton]'") from None
+    if version not in TESTED_TRITON_VERSIONS:
+        raise UntestedTriton(
+            f"Triton {version} is untested: the interpreter's internals change between releases; "
+            f"tested versions are {', '.join(TESTED_TRITON_VERSIONS)}"
+        )
+    return version
+
+
+def interpret_enabled() -> bool:
+    """Whether ``TRITON_INTERPRET`` is on (kernels decorated from now on are interpreted)."""
+    try:
+        from triton import knobs
+
+        return bool(knobs.runtime.interpret)
+    except (ImportError, AttributeError):
+        pass
+    value = os.environ.get("TRITON_INTERPRET", "")
+    return value.strip().lower() in ("1", "true", "on", "yes")
+
+
+# ---------------------------------------------------------------------------------------------------- tallies
+
+
+@dataclass
+class _Owner:
+    """One attribution target: a named tensor, a kernel argument, a storage range, or ``unattributed``."""
+
+    name: str
+    elsize: int  # bytes per element of the tensor's dtype (0 for ``unattributed``)
+    numel: int
+    lo: int = 0  # byte range [lo, hi) of its elements (storage range for a storage owner)
+    hi: int = 0
+    elems: np.ndarray | None = None  # sorted distinct element start addresses (None: range only)
+    named: bool = False  # a tensor named by the caller (wins over kernel arguments)
+
+
+@dataclass
+class Tally:
+    """Per-tensor counts: ``reads_bytes``, ``writes_bytes``, ``reads_words``, ``writes_words``, ``touched``
+    (distinct elements read or written), each a dict tensor name -> int, with totals."""
+
+    reads_bytes: dict[str, int] = field(default_factory=dict)
+    writes_bytes: dict[str, int] = field(default_factory=dict)
+    reads_words: dict[str, int] = field(default_factory=dict)
+    writes_words: dict[str, int] = field(default_factory=dict)
+    touched: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.reads_bytes.values()) + sum(self.writes_bytes.values())
+
+    @property
+    def reads_total_bytes(self) -> int:
+        return sum(self.reads_bytes.values())
+
+    @property
+    def writes_total_bytes(self) -> int:
+        return sum(self.writes_bytes.values())
+
+    @property
+    def unattributed_bytes(self) -> int:
+        return self.reads_bytes.get(UNATTRIBUTED, 0) + self.writes_bytes.get(UNATTRIBUTED, 0)
+
+    def io_count(self, tensor: str | None = None) -> IOCount:
+        """attnio's :class:`IOCount` (words) of one tensor, or of all tensors together (``tensor=None``)."""
+        if tensor is None:
+            return IOCount(sum(self.reads_words.values()), sum(self.writes_words.values()))
+        if tensor not in self.reads_words and tensor not in self.writes_words:
+            raise InvalidParameter("tensor", tensor, f"one of the counted tensors {sorted(self.names)}")
+        return IOCount(self.reads_words.get(tensor, 0), self.writes_words.get(tensor, 0))
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(set(self.reads_bytes) | set(self.writes_bytes))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tensors": {
+                n: {
+                    "reads_bytes": self.reads_bytes.get(n, 0),
+                    "writes_bytes": self.writes_bytes.get(n, 0),
+                    "reads_words": self.reads_words.get(n, 0),
+                    "writes_words": self.writes_words.get(n, 0),
+                    "touched": self.touched.get(n, 0),
+                }
+                for n in self.names
+            },
+            "total_bytes": self.total_bytes,
+            "unattributed_bytes": self.unattributed_bytes,
+        }
+
+
+class _Acc:
+    """Running sums of one scope (all launches, or one kernel name): owner id -> [rb, wb, rlanes, wlanes]."""
+
+    def __init__(self) -> None:
+        self.sums: dict[int, list[int]] = {}
+        self.touched: dict[int, np.ndarray] = {}  # owner id -> bool per element (element owners only)
+        self.touched_other: dict[int, set[int]] = {}  # owner id -> distinct addresses (range owners)
+
+    def add(self, oid: int, rb: int, wb: int, rl: int, wl: int) -> None:
+        s = self.sums.setdefault(oid, [0, 0, 0, 0])
+        s[0] += rb
+        s[1] += wb
+        s[2] += rl
+        s[3] += wl
+
+    def tally(self, owners: list[_Owner], named: list[str] = ()) -> Tally:
+        t = Tally()
+        for n in named:  # every named tensor is reported, untouched ones with zeros
+            for f in (t.reads_bytes, t.writes_bytes, t.reads_words, t.writes_words, t.touched):
+                f[n] = 0
+        for oid, (rb, wb, rl, wl) in sorted(self.sums.items()):
+            o = owners[oid]
+            t.reads_bytes[o.name] = t.reads_bytes.get(o.name, 0) + rb
+            t.writes_bytes[o.name] = t.writes_bytes.get(o.name, 0) + wb
+            rw = rb // o.elsize if o.elsize else rl
+            ww = wb // o.elsize if o.elsize else wl
+            t.reads_words[o.name] = t.reads_words.get(o.name, 0) + rw
+            t.writes_words[o.name] = t.writes_words.get(o.name, 0) + ww
+            n = 0
+            if oid in self.touched:
+                n += int(self.touched[oid].sum())
+            n += len(self.touched_other.get(oid, ()))
+            t.touched[o.name] = t.touched.get(o.name, 0) + n
+        return t
+
+
+class Traffic(Tally):
+    """What :func:`count_traffic` yields: the totals over every launch (the :class:`Tally` fields) and
+    ``per_launch``: kernel name -> :class:`Tally` (launches of the same kernel accumulate), ``launches``:
+    the kernel names in launch order. The fields are filled when the ``with`` block ends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.per_launch: dict[str, Tally] = {}
+        self.launches: list[str] = []
+
+
+# ---------------------------------------------------------------------------------------------------- the index
+
+
+def _element_addresses(t: Any) -> np.ndarray:
+    """Sorted distinct start addresses of the elements of the torch tensor ``t``."""
+    itemsize = t.element_size()
+    base = t.data_ptr()
+    if t.numel() == 0:
+        return np.zeros(0, dtype=np.int64)
+    if t.is_contiguous():
+        return base + np.arange(t.numel(), dtype=np.int64) * itemsize
+    offs = np.zeros((), dtype=np.int64)
+    for size, stride in zip(t.shape, t.stride(), strict=True):
+        offs = offs[..., None] + np.arange(size, dtype=np.int64) * stride
+    return np.unique(base + offs.ravel() * itemsize)
+
+
+def _tensor_key(t: Any) -> tuple[Any, ...]:
+    return (t.data_ptr(), tuple(t.shape), tuple(t.stride()), str(t.dtype))
+
+
+class _Index:
+    """Address -> owner for a fixed set of owners: one sorted table of element starts (exact), then ranges."""
+
+    def __init__(self, owners: list[_Owner], ids: list[int]) -> None:
+        # Priority: named tensors before kernel arguments, each by fewest elements (the smallest enclosing range
+        # wins), ids as tiebreak.
+        elem_ids = [i for i in ids if owners[i].elems is not None]
+        elem_ids.sort(key=lambda i: (not owners[i].named, owners[i].numel, i))
+        if elem_ids:
+            addrs = np.concatenate([owners[i].elems for i in elem_ids])
+            prio = np.concatenate([np.full(len(owners[i].elems), p, dtype=np.int64) for p, i in enumerate(elem_ids)])
+            local = np.concatenate([np.arange(len(owners[i].elems), dtype=np.int64) for i in elem_ids])
+            order = np.lexsort((prio, addrs))
+            addrs, prio, local = addrs[order], prio[order], local[order]
+            keep = np.ones(len(addrs), dtype=bool)
+            keep[1:] = addrs[1:] != addrs[:-1]
+            self.addrs = addrs[keep]
+            self.owner = np.asarray(elem_ids, dtype=np.int64)[prio[keep]]
+            self.local = local[keep]
+        else:
+            self.addrs = np.zeros(0, dtype=np.int64)
+            self.owner = np.zeros(0, dtype=np.int64)
+            self.local = np.zeros(0, dtype=np.int64)
+        # range fallback: element owners' spans (smallest first), then range-only owners (storages) smallest first
+        spans = [i for i in ids if owners[i].hi > owners[i].lo]
+        spans.sort(key=lambda i: (owners[i].elems is None, not owners[i].named, owners[i].hi - owners[i].lo, i))
+        self.spans = spans
+
+
+# ---------------------------------------------------------------------------------------------------- the counter
+
+
+_ACTIVE: list[_Counter] = []
+
+
+class _Counter:
+    def __init__(self, named: Mapping[str, Any], strict: bool) -> None:
+        self.strict = strict
+        self.owners: list[_Owner] = [_Owner(UNATTRIBUTED, 0, 0)]
+        self.named_ids: list[int] = []
+        self.by_key: dict[tuple[Any, ...], int] = {}
+        for name, t in named.items():
+            oid = self._new_tensor_owner(name, t, named=True)
+            self.named_ids.append(oid)
+            self.by_key.setdefault(_tensor_key(t), oid)
+        self.storage_owner: dict[tuple[int, int], int] = {}
+        self.index_cache: dict[tuple[int, ...], _Index] = {}
+        self.total = _Acc()
+        self.per_kernel: dict[str, _Acc] = {}
+        self.launches: list[str] = []
+        self.kernel = "<outside a launch>"
+        self.index = self._index(tuple(self.named_ids))
+
+    def _new_tensor_owner(self, name: str, t: Any, named: bool = False) -> int:
+        elems = _element_addresses(t)
+        elsize = t.element_size()
+        lo = int(elems[0]) if len(elems) else 0
+        hi = int(elems[-1]) + elsize if len(elems) else 0
+        self.owners.append(_Owner(name, elsize, len(elems), lo, hi, elems, named))
+        return len(self.owners) - 1
+
+    def _index(self, ids: tuple[int, ...]) -> _Index:
+        idx = self.index_cache.get(ids)
+        if idx is None:
+            idx = self.index_cache[ids] = _Index(self.owners, list(ids))
+        return idx
+
+    # -- launches
+    def begin_launch(self, kernel: str, arg_tensors: list[tuple[str, Any]]) -> None:
+        ids = list(self.named_ids)
+        for arg, t in arg_tensors:
+            _require_cpu(f"{kernel}.{arg}", t)
+            key = _tensor_key(t)
+            oid = self.by_key.get(key)
+            if oid is None:
+                oid = self.by_key[key] = self._new_tensor_owner(f"{kernel}.{arg}", t)
+            if oid not in ids:
+                ids.append(oid)
+            st = t.untyped_storage()
+            skey = (st.data_ptr(), st.nbytes())
+            sid = self.storage_owner.get(skey)
+            if sid is None:
+                sname = self.owners[oid].name
+                self.owners.append(_Owner(sname, t.element_size(), 0, skey[0], skey[0] + skey[1], None))
+                sid = self.storage_owner[skey] = len(self.owners) - 1
+            if sid not in ids:
+                ids.append(sid)
+        self.index = self._index(tuple(ids))
+        self.kernel = kernel
+        self.launches.append(kernel)
+
+    def end_launch(self) -> None:
+        self.kernel = "<outside a launch>"
+        self.index = self._index(tuple(self.named_ids))
+
+    # -- accesses
+    def _classify(self, addrs: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
+        """owner id per address, and the element-table position (-1 where the owner is a range)."""
+        idx = self.index
+        pos = np.searchsorted(idx.addrs, addrs)
+        np.minimum(pos, max(len(idx.addrs) - 1, 0), out=pos)
+        if len(idx.addrs):
+            hit = idx.addrs[pos] == addrs
+        else:
+            hit = np.zeros(addrs.shape, dtype=bool)
+        if hit.all():
+            return idx.owner[pos], pos
+        owner = np.where(hit, idx.owner[pos] if len(idx.addrs) else 0, -1)
+        pos = np.where(hit, pos, -1)
+        for oid in idx.spans:
+            o = self.owners[oid]
+            sel = (owner < 0) & (addrs >= o.lo) & (addrs < o.hi)
+            owner[sel] = oid
+        miss = owner < 0
+        if miss.any():
+            if self.strict:
+                self._out_of_bounds(addrs[miss], kind)
+            owner[miss] = 0
+        return owner, pos
+
+    def _out_of_bounds(self, bad: np.ndarray, kind: str) -> None:
+        a = int(bad[0])
+        best = None
+        for oid in self.index.spans:
+            o = self.owners[oid]
+            if o.elems is None:
+                continue
+            dist = o.lo - a if a < o.lo else a - (o.hi - 1)
+            if best is None or dist < best[0]:
+                best = (dist, o)
+        if best is None:
+            raise OutOfBounds(self.kernel, kind, a, "<no tensor>", a, 0, len(bad))
+        o = best[1]
+        raise OutOfBounds(self.kernel, kind, a, o.name, (a - int(o.elems[0])) // o.elsize, o.numel, len(bad))
+
+    def access(self, ptrs: np.ndarray, mask: np.ndarray | None, itemsize: int, reads: bool, writes: bool,
+               write_mask: np.ndarray | None = None) -> None:
+        p = np.asarray(ptrs)
+        if mask is not None:
+            m = np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
+            addrs = p[m].astype(np.int64, copy=False)
+        else:
+            m = None
+            addrs = p.ravel().astype(np.int64, copy=False)
+        if addrs.size == 0:
+            return
+        kind = "write" if writes and not reads else "read"
+        owner, pos = self._classify(addrs, kind)
+        wsel = None
+        if write_mask is not None:
+            wm = np.broadcast_to(np.asarray(write_mask, dtype=bool), p.shape)
+            wsel = wm[m] if m is not None else wm.ravel()
+        acc_k = self.per_kernel.get(self.kernel)
+        if acc_k is None:
+            acc_k = self.per_kernel[self.kernel] = _Acc()
+        first = int(owner[0])
+        if (owner == first).all():
+            groups = [(first, None)]
+        else:
+            groups = [(int(o), owner == o) for o in np.unique(owner)]
+        for oid, sel in groups:
+            lanes = addrs.size if sel is None else int(sel.sum())
+            rl = lanes if reads else 0
+            if writes:
+                wl = lanes if wsel is None else int(wsel.sum() if sel is None else (wsel & sel).sum())
+            else:
+                wl = 0
+            for acc in (self.total, acc_k):
+                acc.add(oid, rl * itemsize, wl * itemsize, rl, wl)
+                self._touch(acc, oid, addrs if sel is None else addrs[sel], pos if sel is None else pos[sel])
+
+    def _touch(self, acc: _Acc, oid: int, addrs: np.ndarray, pos: np.ndarray) -> None:
+        o = self.owners[oid]
+        if o.elems is not None and (pos >= 0).all():
+            bits = acc.touched.get(oid)
+            if bits is None:
+                bits = acc.touched[oid] = np.zeros(o.numel, dtype=bool)
+            bits[self.index.local[pos]] = True
+        else:
+            acc.touched_other.setdefault(oid, set()).update(addrs.tolist())
+
+    def result(self, into: Traffic) -> None:
+        named = [self.owners[i].name for i in self.named_ids]
+        total = self.total.tally(self.owners, named)
+        for f in ("reads_bytes", "writes_bytes", "reads_words", "writes_words", "touched"):
+            setattr(into, f, getattr(total, f))
+        into.per_launch = {k: acc.tally(self.owners) for k, acc in self.per_kernel.items()}
+        into.launches = list(self.launches)
+
+
+def _require_cpu(name: str, t: Any) -> None:
+    dev = getattr(t, "device", None)
+    if dev is not None and getattr(dev, "type", "cpu") != "cpu":
+        raise InvalidParameter(name, f"a tensor on {dev}", "a CPU tensor (the interpreter counts on the CPU)")
+
+
+# ---------------------------------------------------------------------------------------------------- the hooks
+
+
+class _CountingInterpreter:
+    """Stands in for the interpreter's native module: counts, then calls the real entry point."""
+
+    def __init__(self, real: Any, counter: _Counter) -> None:
+        self._real = real
+        self._c = counter
+
+    def load(self, ptrs, mask, other, dtype):  # noqa: ANN001
+        self._c.access(ptrs, mask, np.dtype(dtype).itemsize, reads=True, writes=False)
+        return self._real.load(ptrs, mask, other, dtype)
+
+    def store(self, ptrs, value, mask):  # noqa: ANN001
+        self._c.access(ptrs, mask, np.asarray(value).dtype.itemsize, reads=False, writes=True)
+        return self._real.store(ptrs, value, mask)
+
+    def atomic_rmw(self, op, ptrs, val, mask, sem):  # noqa: ANN001
+        self._c.access(ptrs, mask, np.asarray(val).dtype.itemsize, reads=True, writes=True)
+        return self._real.atomic_rmw(op, ptrs, val, mask, sem)
+
+    def atomic_cas(self, ptrs, cmp, val, sem):  # noqa: ANN001
+        # bounds first (an out-of-bounds cas must not touch memory), then count with the success mask
+        self._c._classify(np.asarray(ptrs).ravel().astype(np.int64, copy=False), "atomic cas")
+        old = self._real.atomic_cas(ptrs, cmp, val, sem)
+        o = np.asarray(old)
+        c = np.broadcast_to(np.asarray(cmp, dtype=o.dtype), o.shape)
+        u = np.dtype(f"u{o.dtype.itemsize}")
+        ok = o.reshape(-1).view(u).reshape(o.shape) == np.ascontiguousarray(c).view(u)
+        self._c.access(ptrs, None, o.dtype.itemsize, reads=True, writes=True, write_mask=ok)
+        return old
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+def _tensor_args(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(argument name, torch tensor) for every tensor argument of a launch (tensor descriptors' bases, tuples)."""
+    try:
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+    except TypeError:
+        bound = {f"arg{i}": a for i, a in enumerate(args)} | dict(kwargs)
+    out: list[tuple[str, Any]] = []
+
+    def visit(name: str, a: Any) -> None:
+        if isinstance(a, (tuple, list)):
+            for i, x in enumerate(a):
+                visit(f"{name}[{i}]", x)
+        elif hasattr(a, "data_ptr") and hasattr(a, "untyped_storage"):
+            out.append((name, a))
+        elif hasattr(a, "base") and hasattr(a, "block_shape"):  # a host TensorDescriptor
+            visit(name, a.base)
+        elif hasattr(a, "base") and hasattr(a.base, "data_ptr"):  # a TensorWrapper (reinterpret)
+            visit(name, a.base)
+
+    for name, a in bound.items():
+        visit(name, a)
+    return out
+
+
+@contextlib.contextmanager
+def _patched(counter: _Counter) -> Iterator[None]:
+    import triton.runtime.autotuner as autotuner
+    import triton.runtime.interpreter as interp
+    import triton.runtime.jit as jit
+
+    real_native = interp._interpreter
+    real_run = interp.InterpretedFunction.run
+    real_jit_run = jit.JITFunction.run
+    real_tune_run = autotuner.Autotuner.run
+
+    def run(self, *args, grid, warmup, **kwargs):  # noqa: ANN001, ANN202
+        if warmup:
+            return real_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        counter.begin_launch(self.fn.__name__, _tensor_args(self.fn, args, kwargs))
+        try:
+            return real_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        except Exception as e:
+            # the interpreter wraps what a kernel raised into InterpreterError(repr(e)): give back attnio's own
+            if isinstance(e.__cause__, AttnioError):
+                raise e.__cause__ from None
+            raise
+        finally:
+            counter.end_launch()
+
+    def jit_run(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        raise TritonSetupError(
+            f"kernel {self.fn.__name__!r} was defined as a GPU kernel: TRITON_INTERPRET=1 must be set before the "
+            f"module that defines it ({self.fn.__module__}) is imported"
+        )
+
+    def tune_run(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        if len(self.configs) > 1:
+            raise Unsupported(
+                f"autotuned kernel {self.base_fn.__name__!r} has {len(self.configs)} configs: the interpreter would "
+                f"count every benchmarked config; pin one with attnio.triton.pin_config(kernel, ...) so the "
+                f"count is deterministic"
+            )
+        return real_tune_run(self, *args, **kwargs)
+
+    interp._interpreter = _CountingInterpreter(real_native, counter)
+    interp.InterpretedFunction.run = run
+    jit.JITFunction.run = jit_run
+    autotuner.Autotuner.run = tune_run
+    try:
+        yield
+    finally:
+        interp._interpreter = real_native
+        interp.InterpretedFunction.run = real_run
+        jit.JITFunction.run = real_jit_run
+        autotuner.Autotuner.run = real_tune_run
+
+
+@contextlib.contextmanager
+def count_traffic(*, strict: bool = True, **tensors: Any) -> Iterator[Traffic]:
+    """Count every global access of the Triton kernels launched inside the ``with`` block.
+
+    ``tensors``: name -> torch CPU tensor, the names the counts are reported under. ``strict``: an active
+    access outside every named tensor and kernel argument raises :class:`OutOfBounds` (default) or, when
+    False, is counted as ``unattributed``. The yielded :class:`Traffic` is filled when the block ends
+    (also when it raises, with what was counted up to then).
+
+    Needs ``TRITON_INTERPRET=1`` in the environment before Triton kernels are defined, and a tested Triton
+    (:data:`TESTED_TRITON_VERSIONS`).
+    """
+    check_triton_version()
+    if not interpret_enabled():
+        raise TritonSetupError(
+            "TRITON_INTERPRET=1 is not set: set it in the environment before importing triton and the kernels "
+            "(counting runs the kernels in Triton's interpreter)"
+        )
+    if _ACTIVE:
+        raise TritonSetupError("count_traffic blocks cannot be nested")
+    for name, t in tensors.items():
+        if not (hasattr(t, "data_ptr") and hasattr(t, "untyped_storage")):
+            raise InvalidParameter(name, type(t).__name__, "a torch tensor")
+        _require_cpu(name, t)
+    counter = _Counter(tensors, strict)
+    traffic = Traffic()
+    _ACTIVE.append(counter)
+    try:
+        with _patched(counter):
+            yield traffic
+    finally:
+        _ACTIVE.pop()
+        counter.result(traffic)
+
+
+@contextlib.contextmanager
+def pin_config(kernel: Any, index: int | None = None, **meta: Any) -> Iterator[Any]:
+    """Pin an autotuned kernel (``@triton.autotune``) to one of its configs for the ``with`` block, so that
+    a count is deterministic: by position (``index``) or by its meta-parameters (``BLOCK_M=64, ...``)."""
+    configs = getattr(kernel, "configs", None)
+    if configs is None:
+        raise InvalidParameter("kernel", getattr(kernel, "__name__", kernel), "an autotuned kernel (@triton.autotune)")
+    if index is not None:
+        if not 0 <= index < len(configs):
+            raise InvalidParameter("index", index, f"0..{len(configs) - 1} (the kernel's configs)")
+        chosen = configs[index]
+    else:
+        found = [c for c in configs if all(c.kwargs.get(k) == v for k, v in meta.items())]
+        if len(found) != 1:
+            raise InvalidParameter("config", meta, f"exactly one of {[c.kwargs for c in configs]}")
+        chosen = found[0]
+    kernel.configs = [chosen]
+    try:
+        yield chosen
+    finally:
+        kernel.configs = configs

@@ -1,0 +1,240 @@
+"""attnio.triton.count_traffic on tiny hand-written Triton kernels, each count derived by hand (Triton's
+interpreter on the CPU; skipped without triton and torch)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest
+
+torch = pytest.importorskip("torch")
+triton = pytest.importorskip("triton")
+tl = pytest.importorskip("triton.language")
+
+import attnio.triton as at  # noqa: E402
+from attnio.counts import IOCount  # noqa: E402
+from attnio.errors import InvalidParameter, Unsupported  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    triton.__version__ not in at.TESTED_TRITON_VERSIONS or os.environ.get("TRITON_INTERPRET") != "1",
+    reason="needs a tested Triton and TRITON_INTERPRET=1 before triton is imported",
+)
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def reread_kernel(x_ptr, out_ptr, n, REPEAT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    acc = tl.zeros([BLOCK], tl.float32)
+    for _ in range(REPEAT):
+        acc += tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, acc, mask=m)
+
+
+@triton.jit
+def strided_kernel(x_ptr, out_ptr, rows, cols, stride_r, stride_c, BR: tl.constexpr, BC: tl.constexpr):
+    r = tl.arange(0, BR)[:, None]
+    c = tl.arange(0, BC)[None, :]
+    m = (r < rows) & (c < cols)
+    x = tl.load(x_ptr + r * stride_r + c * stride_c, mask=m)
+    tl.store(out_ptr + r * cols + c, x, mask=m)
+
+
+@triton.jit
+def atomic_add_kernel(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    tl.atomic_add(acc_ptr + offs % 4, tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def cas_kernel(lock_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_cas(lock_ptr + offs, tl.zeros([BLOCK], tl.int32), tl.full([BLOCK], 1, tl.int32))
+
+
+@triton.jit
+def raw_pointer_kernel(addr, out_ptr, BLOCK: tl.constexpr):
+    p = addr.to(tl.pointer_type(tl.float32))
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(p + offs))
+
+
+def test_masked_vector_add_counts_active_lanes_and_two_launches_accumulate():
+    n, block = 10, 4  # grid 3 -> 12 lanes, 10 active
+    x, y, o = torch.arange(float(n)), torch.ones(n), torch.empty(n)
+    with at.count_traffic(x=x, y=y, o=o) as t:
+        add_kernel[(3,)](x, y, o, n, BLOCK=block)
+        add_kernel[(3,)](x, y, o, n, BLOCK=block)
+    assert torch.equal(o, x + y)
+    assert t.reads_words == {"x": 2 * n, "y": 2 * n, "o": 0}
+    assert t.writes_words == {"x": 0, "y": 0, "o": 2 * n}
+    assert t.reads_bytes["x"] == 2 * n * 4 and t.writes_bytes["o"] == 2 * n * 4
+    assert t.touched == {"x": n, "y": n, "o": n}
+    assert t.total_bytes == 3 * 2 * n * 4 and t.unattributed_bytes == 0
+    assert t.launches == ["add_kernel", "add_kernel"]
+    assert t.per_launch["add_kernel"].reads_words == t.reads_words
+    assert t.io_count() == IOCount(4 * n, 2 * n) and t.io_count("o") == IOCount(0, 2 * n)
+    with pytest.raises(InvalidParameter, match="tensor='nope'"):
+        t.io_count("nope")
+
+
+def test_rereads_count_again_and_fp16_bytes_are_two_per_word():
+    n, repeat = 6, 3
+    x, o = torch.ones(n, dtype=torch.float16), torch.empty(n, dtype=torch.float32)
+    with at.count_traffic(x=x, o=o) as t:
+        reread_kernel[(1,)](x, o, n, REPEAT=repeat, BLOCK=8)
+    assert t.reads_words["x"] == repeat * n and t.reads_bytes["x"] == 2 * repeat * n
+    assert t.touched["x"] == n
+    assert t.writes_bytes["o"] == 4 * n
+
+
+def test_strided_view_and_views_sharing_storage_are_told_apart():
+    # q and k are interleaved views of one qkv tensor: their address ranges overlap, their elements do not.
+    rows, cols = 5, 3
+    qkv = torch.randn(rows, 3, cols)
+    q, k = qkv[:, 0], qkv[:, 1]
+    o = torch.empty(rows, cols)
+    with at.count_traffic(q=q, k=k, qkv=qkv, o=o) as t:
+        strided_kernel[(1,)](k, o, rows, cols, k.stride(0), k.stride(1), BR=8, BC=4)
+    assert torch.equal(o, k)
+    # not q, not qkv: the smallest named tensor holding the element (every named tensor is reported)
+    assert t.reads_words == {"q": 0, "k": rows * cols, "qkv": 0, "o": 0}
+    assert t.touched["k"] == rows * cols
+    # a transposed (column-major) read of a named tensor
+    x = torch.randn(cols, rows).t()
+    with at.count_traffic(x=x) as t:
+        strided_kernel[(1,)](x, o, rows, cols, x.stride(0), x.stride(1), BR=8, BC=4)
+    assert torch.equal(o, x) and t.reads_words["x"] == rows * cols
+    assert t.writes_words == {"x": 0, "strided_kernel.out_ptr": rows * cols}  # an unnamed argument
+
+
+def test_atomic_rmw_is_one_read_and_one_write_per_active_lane():
+    n = 10
+    x, acc = torch.ones(n), torch.zeros(4)
+    with at.count_traffic(x=x, acc=acc) as t:
+        atomic_add_kernel[(1,)](x, acc, n, BLOCK=16)
+    assert acc.tolist() == [3.0, 3.0, 2.0, 2.0]
+    assert t.reads_words["acc"] == n and t.writes_words["acc"] == n and t.touched["acc"] == 4
+
+
+def test_cas_writes_only_where_it_succeeds():
+    lock = torch.tensor([0, 1, 0, 1, 0, 1, 0, 0], dtype=torch.int32)
+    with at.count_traffic(lock=lock) as t:
+        cas_kernel[(1,)](lock, BLOCK=8)
+    assert lock.tolist() == [1] * 8
+    assert t.reads_words["lock"] == 8 and t.writes_words["lock"] == 5
+
+
+@pytest.mark.skipif(not hasattr(tl, "make_tensor_descriptor"), reason="this Triton has no tensor descriptors")
+def test_tensor_descriptor_load_counts_only_in_bounds_rows():
+    @triton.jit
+    def desc_kernel(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+        d = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+        pid = tl.program_id(0)
+        b = d.load([pid * BM, 0])
+        r = pid * BM + tl.arange(0, BM)[:, None]
+        tl.store(out_ptr + r * BN + tl.arange(0, BN)[None, :], b, mask=r < M)
+
+    M, N = 10, 4
+    x, o = torch.arange(float(M * N)).reshape(M, N), torch.empty(M, N)
+    with at.count_traffic(x=x, o=o) as t:
+        desc_kernel[(3,)](x, o, M, N, BM=4, BN=4)  # 12 rows addressed, 10 in bounds
+    assert torch.equal(o, x) and t.reads_words["x"] == M * N and t.writes_words["o"] == M * N
+
+
+@pytest.mark.skipif(
+    "have been removed" in (getattr(tl, "make_block_ptr", None).__doc__ or "have been removed"),
+    reason="this Triton has no block pointers (removed in 3.9)",
+)
+def test_block_pointer_load_counts_only_in_bounds_lanes():
+    @triton.jit
+    def bp_kernel(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+        pid = tl.program_id(0)
+        p = tl.make_block_ptr(x_ptr, shape=(M, N), strides=(N, 1), offsets=(pid * BM, 0), block_shape=(BM, BN),
+                              order=(1, 0))
+        b = tl.load(p, boundary_check=(0, 1))
+        r = pid * BM + tl.arange(0, BM)[:, None]
+        c = tl.arange(0, BN)[None, :]
+        tl.store(out_ptr + r * N + c, b, mask=(r < M) & (c < N))
+
+    M, N = 10, 3
+    x, o = torch.arange(float(M * N)).reshape(M, N), torch.empty(M, N)
+    with at.count_traffic(x=x, o=o) as t:
+        bp_kernel[(3,)](x, o, M, N, BM=4, BN=4)
+    assert torch.equal(o, x) and t.reads_words["x"] == M * N and t.writes_words["o"] == M * N
+
+
+def test_unattributed_pointer_is_counted_not_dropped_and_strict_mode_faults():
+    hidden, o = torch.arange(8.0), torch.empty(8)
+    with at.count_traffic(o=o, strict=False) as t:
+        raw_pointer_kernel[(1,)](hidden.data_ptr(), o, BLOCK=8)
+    assert torch.equal(o, hidden)
+    assert t.reads_words == {"o": 0, at.UNATTRIBUTED: 8} and t.unattributed_bytes == 32 and t.total_bytes == 64
+    with pytest.raises(at.OutOfBounds, match="kernel 'raw_pointer_kernel'"):
+        with at.count_traffic(o=o):
+            raw_pointer_kernel[(1,)](hidden.data_ptr(), o, BLOCK=8)
+
+
+def test_unmasked_out_of_bounds_read_names_the_tensor_and_offset():
+    x, y, o = torch.zeros(10), torch.zeros(10), torch.zeros(10)
+    with pytest.raises(at.OutOfBounds, match=r"tensor 'x' at element offset 10 \(valid offsets 0..9\)"):
+        with at.count_traffic(x=x, y=y, o=o):
+            add_kernel[(1,)](x, y, o, 16, BLOCK=16)  # the mask lets lanes 10..15 through
+
+
+def test_bad_inputs_are_named():
+    with pytest.raises(InvalidParameter, match="x="):
+        with at.count_traffic(x=[1, 2]):
+            pass
+    meta = torch.zeros(4, device="meta")
+    with pytest.raises(InvalidParameter, match="a CPU tensor"):
+        with at.count_traffic(x=meta):
+            pass
+
+
+def test_untested_version_and_late_interpret_are_clear_errors(monkeypatch):
+    monkeypatch.setattr(triton, "__version__", "0.0.1")
+    with pytest.raises(Unsupported, match=r"Triton 0\.0\.1 is untested.*tested versions are"):
+        with at.count_traffic():
+            pass
+    monkeypatch.undo()
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    gpu_kernel = triton.jit(add_kernel.fn)  # decorated while TRITON_INTERPRET is off: a GPU kernel
+    with pytest.raises(at.TritonSetupError, match="TRITON_INTERPRET=1 is not set"):
+        with at.count_traffic():
+            pass
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    x = torch.zeros(4)
+    with pytest.raises(at.TritonSetupError, match="must be set before the module that defines it"):
+        with at.count_traffic(x=x):
+            gpu_kernel[(1,)](x, x, x, 4, BLOCK=4)
+
+
+def test_autotuned_kernel_must_be_pinned_and_pinned_counts_are_deterministic():
+    tuned = triton.autotune(
+        configs=[triton.Config({"BLOCK": 4}), triton.Config({"BLOCK": 8})], key=["n"]
+    )(triton.jit(add_kernel.fn))
+    n = 10
+    x, y, o = torch.ones(n), torch.ones(n), torch.empty(n)
+    grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)  # noqa: E731
+    with pytest.raises(Unsupported, match="pin one with attnio.triton.pin_config"):
+        with at.count_traffic(x=x, y=y, o=o):
+            tuned[grid](x, y, o, n)
+    for block in (4, 8):
+        with at.pin_config(tuned, BLOCK=block), at.count_traffic(x=x, y=y, o=o) as t:
+            tuned[grid](x, y, o, n)
+        assert t.reads_words == {"x": n, "y": n, "o": 0} and t.launches == ["add_kernel"]
+    assert len(tuned.configs) == 2
+    with pytest.raises(InvalidParameter, match="config="):
+        with at.pin_config(tuned, BLOCK=16):
+            pass
