@@ -23,82 +23,16 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from attnio.errors import InvalidParameter  # noqa: E402
+from attnio.triton import count_traffic  # noqa: E402
 from attnio.triton.kernels import fa2_bwd  # noqa: E402
 from attnio.workload import Workload  # noqa: E402
 
 
-# ------------------------------------------------------------------------------------------------ counting
-class Counted:
-    """Words read and written per named tensor and per launch (kernel name → (reads, writes))."""
-
-    def __init__(self) -> None:
-        self.reads_by: dict[str, int] = {}
-        self.writes_by: dict[str, int] = {}
-        self.per_launch: dict[str, tuple[int, int]] = {}
-
-    @property
-    def reads(self) -> int:
-        return sum(self.reads_by.values())
-
-    @property
-    def writes(self) -> int:
-        return sum(self.writes_by.values())
-
-
 def count_launch(launch, **named):
-    """Run ``launch()`` counting every active lane of the interpreter's global loads, stores and atomics
-    (an atomic rmw: one read and one write), attributed by address to ``named`` tensors and else to
-    ``scratch``. A private minimal counter (Triton 3.9's interpreter builder)."""
-    from triton.runtime import interpreter as itp
-
-    B = itp.InterpreterBuilder
-    c = Counted()
-    ranges = [(t.data_ptr(), t.data_ptr() + t.numel() * t.element_size(), n) for n, t in named.items()]
-    current = ["?"]
-
-    def add(kind: str, ptrs, mask) -> None:
-        import numpy as np
-
-        p = np.asarray(ptrs.data).ravel()[np.asarray(mask.data, dtype=bool).ravel()]
-        by = c.reads_by if kind == "r" else c.writes_by
-        left = np.ones(p.shape, dtype=bool)
-        for lo, hi, n in ranges:
-            hit = (p >= lo) & (p < hi)
-            by[n] = by.get(n, 0) + int(hit.sum())
-            left &= ~hit
-        by["scratch"] = by.get("scratch", 0) + int(left.sum())
-        r, w = c.per_launch.get(current[0], (0, 0))
-        c.per_launch[current[0]] = (r + int(p.size), w) if kind == "r" else (r, w + int(p.size))
-
-    orig = {n: getattr(B, n) for n in ("create_masked_load", "create_masked_store", "create_atomic_rmw")}
-    orig_call = itp.GridExecutor.__call__
-
-    def load(self, ptrs, mask, *a, **k):
-        add("r", ptrs, mask)
-        return orig["create_masked_load"](self, ptrs, mask, *a, **k)
-
-    def store(self, ptrs, value, mask, *a, **k):
-        add("w", ptrs, mask)
-        return orig["create_masked_store"](self, ptrs, value, mask, *a, **k)
-
-    def rmw(self, op, ptr, val, mask, *a, **k):
-        add("r", ptr, mask)
-        add("w", ptr, mask)
-        return orig["create_atomic_rmw"](self, op, ptr, val, mask, *a, **k)
-
-    def call(self, *a, **k):
-        current[0] = self.fn.__name__
-        return orig_call(self, *a, **k)
-
-    B.create_masked_load, B.create_masked_store, B.create_atomic_rmw = load, store, rmw
-    itp.GridExecutor.__call__ = call
-    try:
+    """``launch()`` under attnio's counter: (its result, the Traffic)."""
+    with count_traffic(**named) as t:
         out = launch()
-    finally:
-        for n, f in orig.items():
-            setattr(B, n, f)
-        itp.GridExecutor.__call__ = orig_call
-    return out, c
+    return out, t
 
 
 FEW = settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -161,12 +95,16 @@ def test_counted_equals_attnio_formula_and_gradients_equal_autograd(w: Workload,
     t, grads = inputs(w, torch.float64, seed)
     out, c = count_launch(lambda: _launch(w, t, M=w.M), **t)
     formula = workload_backward_cost("flash2-bwd", w, schedule="grouped")
-    assert (c.reads, c.writes) == (formula.reads_words, formula.writes_words), (w, c, formula)
+    assert c.io_count() == formula, (w, c, formula)
     pre = fa2_bwd.preprocess_count(batch=w.batch, heads=w.heads, Nq=w.Nq, d=w.d, dv=w.dv)
-    assert c.per_launch["fa2_bwd_preprocess"] == (pre.reads_words, pre.writes_words)
+    assert c.per_launch["fa2_bwd_preprocess"].io_count() == pre
+    assert c.launches == ["fa2_bwd_preprocess", "fa2_bwd_main"] and c.unattributed_bytes == 0
     # per tensor: K, V read once and dK, dV written once (grouped); O read once (the D pass)
     Hk, H = w.kv_heads_total, w.query_heads_total
-    assert (c.reads_by["k"], c.reads_by["v"], c.reads_by["o"]) == (Hk * w.Nkv * w.d, Hk * w.Nkv * w.dv, H * w.Nq * w.dv)
+    assert (c.reads_words["k"], c.reads_words["v"], c.reads_words["o"]) == (Hk * w.Nkv * w.d, Hk * w.Nkv * w.dv, H * w.Nq * w.dv)
+    # every visited row moves d words of Q, d_v of dO (after the D pass's one read) and 1 of L
+    main_rows = c.reads_words["lse"]
+    assert (c.reads_words["q"], c.reads_words["do"]) == (main_rows * w.d, main_rows * w.dv + H * w.Nq * w.dv)
     for x, ref in zip(out, grads, strict=True):
         assert rel(x, ref) < 1e-10, (w, rel(x, ref))
 
@@ -177,7 +115,7 @@ def test_counted_equals_exact_count_for_explicit_blocks(w: Workload, B_r: int, B
     t, grads = inputs(w, torch.float64, 0)
     out, c = count_launch(lambda: _launch(w, t, B_r=B_r, B_c=B_c), **t)
     want = fa2_bwd.exact_count(**_params(w), B_c=B_c)
-    assert (c.reads, c.writes) == (want.reads_words, want.writes_words)
+    assert c.io_count() == want
     for x, ref in zip(out, grads, strict=True):
         assert rel(x, ref) < 1e-10
 
@@ -196,7 +134,7 @@ def test_low_precision_gradients_within_documented_tolerance(dtype: str, tol: fl
     t, grads = inputs(w, getattr(torch, dtype), 1)
     out, c = count_launch(lambda: _launch(w, t, M=w.M), **t)
     f = workload_backward_cost("flash2-bwd", w)
-    assert (c.reads, c.writes) == (f.reads_words, f.writes_words)
+    assert c.io_count() == f
     for x, ref in zip(out, grads, strict=True):
         assert x.dtype == (torch.float32 if dtype == "bfloat16" and x is out[0] else getattr(torch, dtype))
         assert rel(x, ref) < tol, (dtype, rel(x, ref))
@@ -211,8 +149,8 @@ def test_causal_skips_blocks_above_the_diagonal() -> None:
     _, full = count_launch(lambda: _launch(w0, t, B_r=2, B_c=2), **t)
     # K/V blocks start at keys 0, 2, 4, 6: R = 8 + 6 + 4 + 2 = 20 visited rows with the mask, 4·8 = 32 without;
     # each skipped row saves 2d + d_v + 2 = 8 reads (Q, dO, dQ, L, D) and d = 2 writes (dQ)
-    assert full.reads - causal.reads == 12 * 8
-    assert full.writes - causal.writes == 12 * 2
+    assert full.io_count().reads_words - causal.io_count().reads_words == 12 * 8
+    assert full.io_count().writes_words - causal.io_count().writes_words == 12 * 2
 
 
 def test_bad_input_names_the_parameter() -> None:

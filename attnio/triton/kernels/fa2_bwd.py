@@ -59,11 +59,11 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from typing import Any
 
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter, Unsupported
+from attnio.triton.count import interpret_enabled
 from attnio.validate import check_int
 
 #: smallest tile edge: ``tl.dot`` needs 16 on a GPU; the extra lanes are masked (no traffic)
@@ -113,7 +113,7 @@ def _kernels() -> Any:
     import triton.language as tl
 
     @triton.jit
-    def fa2_bwd_preprocess(O, dO, Dst, dQ,
+    def fa2_bwd_preprocess(O, dO, D, dQ,
                            s_ob, s_oh, s_om, s_ok, s_dob, s_doh, s_dom, s_dok,
                            H, Nq, d, dv,
                            BLOCK_R: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
@@ -129,13 +129,13 @@ def _kernels() -> Any:
         o = tl.load(O + b * s_ob + h * s_oh + rows[:, None] * s_om + cv[None, :] * s_ok, mask=mv, other=0.0)
         do = tl.load(dO + b * s_dob + h * s_doh + rows[:, None] * s_dom + cv[None, :] * s_dok, mask=mv, other=0.0)
         Dr = tl.sum(o.to(ACC) * do.to(ACC), axis=1)
-        tl.store(Dst + bh * Nq + rows, Dr, mask=rmask)
+        tl.store(D + bh * Nq + rows, Dr, mask=rmask)
         cq = tl.arange(0, BLOCK_D)
         zero = tl.zeros((BLOCK_R, BLOCK_D), dtype=dQ.dtype.element_ty)
         tl.store(dQ + bh * Nq * d + rows[:, None] * d + cq[None, :], zero, mask=rmask[:, None] & (cq < d)[None, :])
 
     @triton.jit
-    def fa2_bwd_main(Q, K, V, dO, L, Dsrc, dQ, dK, dV,
+    def fa2_bwd_main(Q, K, V, dO, L, D, dQ, dK, dV,
                      s_qb, s_qh, s_qm, s_qk, s_kb, s_kh, s_kn, s_kk, s_vb, s_vh, s_vn, s_vk,
                      s_dob, s_doh, s_dom, s_dok, s_lb, s_lh, s_lm,
                      scale, H, H_kv, g, Nq, Nkv, d, dv, B_r, B_c, delta,
@@ -178,7 +178,7 @@ def _kernels() -> Any:
                 q = q.to(DOT)
                 do = do.to(DOT)
                 lse = tl.load(L + b * s_lb + h * s_lh + rows * s_lm, mask=rmask, other=0.0)
-                Di = tl.load(Dsrc + bh * Nq + rows, mask=rmask, other=0.0)
+                Di = tl.load(D + bh * Nq + rows, mask=rmask, other=0.0)
                 s = tl.dot(q, tl.trans(k), out_dtype=ACC) * scale
                 valid = rmask[:, None] & cmask[None, :]
                 if CAUSAL:
@@ -242,7 +242,7 @@ def fa2_backward(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, *, causal: b
     for name, t in (("k", k), ("v", v), ("o", o), ("do", do)):
         if t.dtype != q.dtype:
             raise InvalidParameter(f"{name}.dtype", t.dtype, f"q's dtype {q.dtype}")
-    if q.device.type == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+    if q.device.type == "cpu" and not interpret_enabled():
         raise Unsupported("CPU tensors run only in Triton's interpreter: set TRITON_INTERPRET=1 before the first launch")
     if M is not None:
         if B_r is not None or B_c is not None:
