@@ -164,3 +164,80 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
         uniq = {r["key"]: r for r in rows}
         make_report(list(uniq.values()), report_dir, verify=False, note="Rows from attnio_check (bring your own algorithm).")
+
+
+# ------------------------------------------------------------------------------------------- Triton kernels
+class KernelCounted:
+    """What the ``attnio_kernel`` fixture returns: the :class:`attnio.triton.check.KernelCheck` (``.check``), the
+    counted traffic (``.traffic``), and two assertions whose failure message says what to change."""
+
+    def __init__(self, check: Any, name: str) -> None:
+        self.check = check
+        self.traffic = check.traffic
+        self.name = name
+
+    @property
+    def counted_bytes(self) -> int:
+        return int(self.traffic.total_bytes)
+
+    def _table(self) -> str:
+        return "\n".join(self.check.lines())
+
+    def assert_equals(self, expected: int | dict[str, int], *, unit: str = "bytes") -> None:
+        """counted == expected: a total (int) or per tensor ({"k": reads+writes, ...}), in ``bytes`` or ``words``."""
+        t = self.traffic
+        if unit not in ("bytes", "words"):
+            raise ValueError(f"unit={unit!r}: 'bytes' or 'words'")
+        per = {n: (t.reads_bytes.get(n, 0) + t.writes_bytes.get(n, 0)) if unit == "bytes"
+               else (t.reads_words.get(n, 0) + t.writes_words.get(n, 0)) for n in t.names}
+        if isinstance(expected, dict):
+            wrong = {n: (per.get(n, 0), e) for n, e in expected.items() if per.get(n, 0) != e}
+            if wrong:
+                lines = [f"  {n}: counted {c:,d} {unit}, formula {e:,d} ({c - e:+,d})" for n, (c, e) in wrong.items()]
+                pytest.fail(f"{self.name}: counted != formula for {len(wrong)} tensor(s):\n" + "\n".join(lines)
+                            + f"\n{self._table()}", pytrace=False)
+            return
+        total = sum(per.values())
+        if total != expected:
+            pytest.fail(f"{self.name}: counted {total:,d} {unit} != formula {expected:,d} ({total - expected:+,d}); "
+                        f"per tensor: {per}\n{self._table()}", pytrace=False)
+
+    def assert_within(self, factor: float, *, of: str = "lower_bound") -> None:
+        """counted bytes ≤ factor × the best lower bound (``of="lower_bound"``) or attnio's best schedule
+        (``of="best_schedule"``)."""
+        c = self.check
+        ref, what = {"lower_bound": (c.lower_bound_bytes, f"best lower bound ({c.lower_bound_id})"),
+                     "best_schedule": (c.best_bytes, f"attnio's best schedule ({c.best_schedule})")}[of]
+        if self.counted_bytes > factor * ref:
+            pytest.fail(f"{self.name}: counted {self.counted_bytes:,d} bytes > {factor:g} × {what} {ref:,d} bytes "
+                        f"(ratio {self.counted_bytes / ref:.3f}); {c.dominates}\n{self._table()}", pytrace=False)
+
+
+@pytest.fixture
+def attnio_kernel() -> Any:
+    """Count a Triton launcher on a workload (``attnio.triton.check``); skips without triton and torch::
+
+        def test_my_kernel(attnio_kernel):
+            r = attnio_kernel(my_launch, N=128, d=32, causal=True)
+            r.assert_within(1.1, of="best_schedule")
+            r.assert_equals({"q": 128 * 32 * 4, "o": 128 * 32 * 4})
+
+    Keyword arguments are :meth:`attnio.workload.Workload.build`'s (default ``gpu="h100"`` when none of M,
+    smem, gpu is given), plus ``seed``. The outputs must match the float64 reference (else the test fails).
+    ``TRITON_INTERPRET=1`` must be set before the kernels' module is imported (e.g. in ``conftest.py``)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from attnio.triton.check import check
+    from attnio.workload import Workload
+
+    def run(launch: Any, *, seed: int = 0, check_outputs: bool = True, **workload: Any) -> KernelCounted:
+        if not any(k in workload for k in ("M", "smem", "gpu")):
+            workload["gpu"] = "h100"
+        c = check(launch, Workload.build(**workload), seed=seed)
+        name = getattr(launch, "__name__", str(launch))
+        if check_outputs and not c.outputs_ok:
+            pytest.fail(f"{name}: outputs differ from the float64 reference beyond {c.tolerance:g}: "
+                        f"{c.max_abs_error}\n" + "\n".join(c.lines()), pytrace=False)
+        return KernelCounted(c, name)
+
+    return run

@@ -145,10 +145,10 @@ def test_tensor_descriptor_load_counts_only_in_bounds_rows():
         r = pid * BM + tl.arange(0, BM)[:, None]
         tl.store(out_ptr + r * BN + tl.arange(0, BN)[None, :], b, mask=r < M)
 
-    M, N = 10, 4
+    M, N = 10, 16  # rows of 64 bytes (descriptor strides must be 16-byte aligned)
     x, o = torch.arange(float(M * N)).reshape(M, N), torch.empty(M, N)
     with at.count_traffic(x=x, o=o) as t:
-        desc_kernel[(3,)](x, o, M, N, BM=4, BN=4)  # 12 rows addressed, 10 in bounds
+        desc_kernel[(3,)](x, o, M, N, BM=4, BN=N)  # 12 rows addressed, 10 in bounds
     assert torch.equal(o, x) and t.reads_words["x"] == M * N and t.writes_words["o"] == M * N
 
 

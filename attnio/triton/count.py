@@ -26,7 +26,6 @@ with no L2, no sectors and no coalescing (docs/triton.md).
 from __future__ import annotations
 
 import contextlib
-import inspect
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -470,12 +469,8 @@ class _CountingInterpreter:
         return getattr(self._real, name)
 
 
-def _tensor_args(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
+def _tensor_args(bound: dict[str, Any]) -> list[tuple[str, Any]]:
     """(argument name, torch tensor) for every tensor argument of a launch (tensor descriptors' bases, tuples)."""
-    try:
-        bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
-    except TypeError:
-        bound = {f"arg{i}": a for i, a in enumerate(args)} | dict(kwargs)
     out: list[tuple[str, Any]] = []
 
     def visit(name: str, a: Any) -> None:
@@ -501,16 +496,17 @@ def _patched(counter: _Counter) -> Iterator[None]:
     import triton.runtime.jit as jit
 
     real_native = interp._interpreter
-    real_run = interp.InterpretedFunction.run
+    real_call = interp.GridExecutor.__call__
     real_jit_run = jit.JITFunction.run
     real_tune_run = autotuner.Autotuner.run
 
-    def run(self, *args, grid, warmup, **kwargs):  # noqa: ANN001, ANN202
-        if warmup:
-            return real_run(self, *args, grid=grid, warmup=warmup, **kwargs)
-        counter.begin_launch(self.fn.__name__, _tensor_args(self.fn, args, kwargs))
+    def call(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        # GridExecutor runs one launch over its grid (3.5 and 3.9 alike); self.fn is the kernel's rewritten function
+        names = list(self.arg_names)
+        bound = dict(zip(names, args, strict=False)) | {k: v for k, v in kwargs.items() if k in names}
+        counter.begin_launch(self.fn.__name__, _tensor_args(bound))
         try:
-            return real_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+            return real_call(self, *args, **kwargs)
         except Exception as e:
             # the interpreter wraps what a kernel raised into InterpreterError(repr(e)): give back attnio's own
             if isinstance(e.__cause__, AttnioError):
@@ -535,14 +531,14 @@ def _patched(counter: _Counter) -> Iterator[None]:
         return real_tune_run(self, *args, **kwargs)
 
     interp._interpreter = _CountingInterpreter(real_native, counter)
-    interp.InterpretedFunction.run = run
+    interp.GridExecutor.__call__ = call
     jit.JITFunction.run = jit_run
     autotuner.Autotuner.run = tune_run
     try:
         yield
     finally:
         interp._interpreter = real_native
-        interp.InterpretedFunction.run = real_run
+        interp.GridExecutor.__call__ = real_call
         jit.JITFunction.run = real_jit_run
         autotuner.Autotuner.run = real_tune_run
 

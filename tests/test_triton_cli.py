@@ -1,0 +1,133 @@
+"""``attnio.triton.check``, ``attnio kernel`` and the ``attnio_kernel`` fixture on the example user kernel
+(examples/causal_fa2_noskip.py) and tiny bad kernels; skipped without triton and torch."""
+
+from __future__ import annotations
+
+import json
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import importlib.util  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+pytest.importorskip("torch")
+triton = pytest.importorskip("triton")
+
+from attnio.cli import main  # noqa: E402
+from attnio.triton.count import TESTED_TRITON_VERSIONS  # noqa: E402
+from attnio.workload import Workload  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    triton.__version__ not in TESTED_TRITON_VERSIONS or os.environ.get("TRITON_INTERPRET") != "1",
+    reason="needs a tested Triton and TRITON_INTERPRET=1 before triton is imported",
+)
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "causal_fa2_noskip.py"
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("causal_fa2_noskip", EXAMPLE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _noskip_formula(w: Workload, block_m: int = 32) -> dict[str, int]:
+    """Bytes per tensor of the example kernel, derived by hand: per query head Q read once, K and V read
+    T_r = ⌈N_q/B_r⌉ times in full (no block skipped), O written once."""
+    Tr = -(-w.Nq // block_m)
+    H, b = w.batch * w.heads, w.bytes_per_word
+    return {"q": H * w.Nq * w.d * b, "k": H * Tr * w.Nkv * w.d * b, "v": H * Tr * w.Nkv * w.dv * b,
+            "o": H * w.Nq * w.dv * b}
+
+
+def test_check_counts_the_example_exactly_and_names_the_unskipped_blocks():
+    from attnio.bounds.workloads import best_lower_bound
+
+    from attnio.triton.check import check
+
+    w = Workload.build(heads=2, kv_heads=1, N=40, d=16, causal=True, gpu="h100")  # GQA, a partial block
+    r = check(_example().launch, w)
+    t = r.traffic
+    per = {n: t.reads_bytes[n] + t.writes_bytes[n] for n in ("q", "k", "v", "o")}
+    assert per == _noskip_formula(w)
+    assert r.outputs_ok and r.max_abs_error["o"] < r.tolerance
+    assert r.lower_bound_id == best_lower_bound(w)[0]
+    assert r.ratio_to_best == r.total_bytes / r.best_bytes > 1
+    assert r.dominates.startswith("K and V are read") and "blocks above the diagonal are loaded" in r.dominates
+    d = r.as_dict()
+    assert d["total_bytes"] == sum(per.values()) and d["outputs_ok"] is True
+
+
+def test_fixture_assertions_pass_on_the_formula_and_fail_with_an_actionable_message(attnio_kernel):
+    launch = _example().launch
+    r = attnio_kernel(launch, N=64, d=16, causal=True)
+    w = r.check.workload
+    r.assert_equals(_noskip_formula(w))
+    r.assert_equals(sum(_noskip_formula(w).values()))
+    r.assert_within(r.check.ratio_to_bound, of="lower_bound")
+    with pytest.raises(pytest.fail.Exception, match=r"counted .* bytes > 1 × attnio's best schedule .*K and V are read"):
+        r.assert_within(1.0, of="best_schedule")
+    with pytest.raises(pytest.fail.Exception, match=r"k: counted 8,192 bytes, formula 1 \(\+8,191\)"):
+        r.assert_equals({"k": 1})
+
+
+def test_cli_prints_the_table_and_json(capsys):
+    assert main(["kernel", f"{EXAMPLE}:launch", "--N", "64", "--d", "16", "--causal"]) == 0
+    out = capsys.readouterr().out
+    assert "blocks above the diagonal are loaded" in out and "counted ÷ bound" in out
+    assert main(["kernel", f"{EXAMPLE}:launch", "--N", "32", "--d", "16", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["total_bytes"] == sum(_noskip_formula(Workload.build(N=32, d=16, gpu="h100")).values())
+    assert data["outputs_ok"] is True and data["workload"]["causal"] is False
+
+
+BAD = '''
+import triton, triton.language as tl
+
+@triton.jit
+def _copy(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs))  # no mask: reads past the end when n < BLOCK
+
+def raises(q, k, v, o):
+    raise ValueError("my launcher is broken")
+
+def out_of_bounds(q, k, v, o):
+    _copy[(1,)](q, o, q.numel(), BLOCK=4 * q.numel())
+
+def off_cpu(q, k, v, o):
+    m = q.to("meta")
+    _copy[(1,)](m, o, q.numel(), BLOCK=q.numel())
+
+def not_a_launcher(x, y):
+    pass
+'''
+
+
+@pytest.mark.parametrize(
+    ("function", "message"),
+    [
+        ("raises", "launcher 'raises' raised ValueError: my launcher is broken"),
+        ("out_of_bounds", "unmasked out-of-bounds read of tensor 'q' at element offset 128"),
+        ("off_cpu", "a CPU tensor"),
+        ("not_a_launcher", "launch="),
+        ("missing", "no callable 'missing'"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, function, message):
+    f = tmp_path / "bad_kernels.py"
+    f.write_text(BAD)
+    assert main(["kernel", f"{f}:{function}", "--N", "8", "--d", "16"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and message in err, err
+
+
+def test_cli_refuses_an_untested_triton(monkeypatch, capsys):
+    monkeypatch.setattr(triton, "__version__", "9.9.9")
+    assert main(["kernel", f"{EXAMPLE}:launch", "--N", "8", "--d", "16"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Triton 9.9.9 is untested" in err and "3.9.0" in err
