@@ -2,9 +2,11 @@
 torch autograd in float64, and the counted global traffic equals attnio's exact ``flash2-bwd`` workload formula
 (grouped schedule) for the same workload and blocks, preprocess and main launches together.
 
-Tolerances (max |x − autograd| / max |autograd| over dq, dk, dv): float64 1e-10 (the sums differ only in
-order); float32 1e-4; float16 1e-2 and bfloat16 3e-2 (inputs rounded to 16 bits, tl.dot inputs and dq's atomic adds in 16 bits,
-accumulators in float32).
+Tolerances (max |x − autograd| / max |autograd| over dq, dk, dv, against the float64 autograd of the unrounded
+inputs): float64 1e-10 (the sums differ only in order; measured ≤ 5e-16); float32 1e-5 (measured ≤ 3e-7: the
+interpreter's tl.dot is exact float32, a GPU's default tf32 is not); float16 5e-3 (measured ≤ 7e-4) and
+bfloat16 3e-2 (measured ≤ 1e-2): inputs rounded to 16 bits, tl.dot inputs and float16 dq's atomic adds in 16
+bits, accumulators float32.
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ def test_exact_count_is_attnio_formula_at_the_block_rule(w: Workload) -> None:
     assert fa2_bwd.exact_count(**_params(w), B_c=B_c) == workload_backward_cost("flash2-bwd", w)
 
 
-@pytest.mark.parametrize(("dtype", "tol"), [("float32", 1e-4), ("float16", 1e-2), ("bfloat16", 3e-2)])
+@pytest.mark.parametrize(("dtype", "tol"), [("float32", 1e-5), ("float16", 5e-3), ("bfloat16", 3e-2)])
 def test_low_precision_gradients_within_documented_tolerance(dtype: str, tol: float) -> None:
     w = Workload.build(heads=2, kv_heads=1, Nq=7, Nkv=10, d=4, dv=4, causal=True, M=80)
     t, grads = inputs(w, getattr(torch, dtype), 1)
