@@ -167,6 +167,15 @@ def test_strided_views_count_and_gradients() -> None:
         assert rel(x, ref) < 1e-10
 
 
+def test_measure_backward_against_formula_bound_and_reference() -> None:
+    w = Workload.build(heads=2, kv_heads=1, Nq=6, Nkv=9, d=3, causal=True, M=40)
+    m = fa2_bwd.measure_backward(w, seed=3)
+    assert m.counted_over_formula == 1 and m.counted == m.formula
+    assert m.per_launch["fa2_bwd_preprocess"] == fa2_bwd.preprocess_count(batch=1, heads=2, Nq=6, d=3, dv=3)
+    assert m.counted_over_bound > 1 and m.bound_id.startswith("workloads.bwd")
+    assert max(m.rel_errors.values()) < 1e-5, m.rel_errors  # float32 inputs against attnio's float64 reference
+
+
 def test_bad_input_names_the_parameter() -> None:
     w = Workload.build(N=4, d=2, M=30)
     t, _ = inputs(w, torch.float64, 0)

@@ -59,12 +59,15 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter, Unsupported
 from attnio.triton.count import interpret_enabled
 from attnio.validate import check_int
+from attnio.workload import Workload
 
 #: smallest tile edge: ``tl.dot`` needs 16 on a GPU; the extra lanes are masked (no traffic)
 MIN_TILE = 16
@@ -94,7 +97,6 @@ def block_sizes(*, batch: int, heads: int, kv_heads: int, Nq: int, Nkv: int, d: 
                 M: int) -> tuple[int, int]:
     """(B_r, B_c) of attnio's io-optimal ``flash2-bwd`` rule for M elements of fast memory."""
     from attnio.algorithms.workloads_bwd import bwd_tiling
-    from attnio.workload import Workload
 
     w = Workload.build(batch=batch, heads=heads, kv_heads=kv_heads, Nq=Nq, Nkv=Nkv, d=d, dv=dv, causal=causal, M=M)
     t = bwd_tiling("flash2-bwd", w)
@@ -292,3 +294,63 @@ KERNELS: dict[str, dict[str, Any]] = {
         "launches": ("fa2_bwd_preprocess", "fa2_bwd_main"),
     },
 }
+
+
+# ---------------------------------------------------------------------------------------------- measuring
+#: torch element type of each attnio dtype name
+TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+
+
+@dataclass(frozen=True)
+class BackwardMeasurement:
+    """The kernel on one workload: counted words (both launches, every tensor), attnio's exact grouped
+    ``flash2-bwd`` formula, the best proved backward lower bound, and dq, dk, dv's relative errors against
+    attnio's float64 reference."""
+
+    workload: Workload
+    counted: IOCount
+    per_launch: dict[str, IOCount]
+    formula: IOCount
+    bound_id: str
+    bound_words: Fraction
+    rel_errors: dict[str, float]
+    seconds: float
+
+    @property
+    def counted_over_formula(self) -> Fraction:
+        return Fraction(self.counted.io_words, self.formula.io_words)
+
+    @property
+    def counted_over_bound(self) -> Fraction:
+        return Fraction(self.counted.io_words) / self.bound_words
+
+
+def measure_backward(w: Workload, *, seed: int = 0) -> BackwardMeasurement:
+    """Launch :func:`fa2_backward` with M = w.M on attnio's random inputs of ``w`` (Q, K, V from ``seed``, dO
+    from seed + 1; O and L the float64 reference's) under :func:`attnio.triton.count_traffic` (Triton's
+    interpreter) and compare with attnio's formula, bound and reference gradients."""
+    import time
+
+    import torch
+
+    from attnio.algorithms.workloads import random_inputs
+    from attnio.algorithms.workloads_bwd import random_grad, reference_backward, reference_saved, rel_error
+    from attnio.bounds.costs import workload_backward_cost
+    from attnio.bounds.workloads import best_backward_lower_bound
+    from attnio.triton.count import count_traffic
+
+    Q, K, V = random_inputs(w, seed)
+    dO = random_grad(w, seed)
+    O, L = reference_saved(Q, K, V, w.causal)
+    dt = getattr(torch, TORCH_DTYPES[w.dtype])
+    t = {n: torch.from_numpy(x).to(dt) for n, x in (("q", Q), ("k", K), ("v", V), ("o", O), ("do", dO))}
+    t["lse"] = torch.from_numpy(L).to(torch.float32)
+    t0 = time.perf_counter()
+    with count_traffic(**t) as c:
+        out = fa2_backward(t["q"], t["k"], t["v"], t["o"], t["do"], t["lse"], causal=w.causal, M=w.M)
+    secs = time.perf_counter() - t0
+    refs = reference_backward(Q, K, V, dO, w.causal)
+    errs = {n: rel_error(x.double().numpy(), r) for n, x, r in zip(("dq", "dk", "dv"), out, refs, strict=True)}
+    bound_id, bound = best_backward_lower_bound(w)
+    return BackwardMeasurement(w, c.io_count(), {k: v.io_count() for k, v in c.per_launch.items()},
+                               workload_backward_cost("flash2-bwd", w, schedule="grouped"), bound_id, bound, errs, secs)
