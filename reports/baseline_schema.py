@@ -86,6 +86,14 @@ BASELINE_SCHEMA: dict[str, Any] = {
                 "properties": {"verdict": {"type": "string"}, "constant": _CONSTANT, "kind": {"type": "string"}},
             },
         },
+        "triton": {  # counted bytes of Triton kernel configurations (attnio.triton.gate)
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["total_bytes"],
+                "properties": {f: {"type": "integer", "minimum": 0} for f in ("reads_bytes", "writes_bytes", "total_bytes")},
+            },
+        },
         "constants": {
             "type": "object",
             "additionalProperties": {

@@ -81,9 +81,21 @@ def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None
     for name, entries in section_backward.gate_entries().items():  # backward pass: same sections, keys of its own
         if name in out and (name != "io" or grid is None):  # its I/O rows belong to the default grid
             out[name].update(entries)
+    tk = _triton_kernels()
+    if "unavailable" in tk:
+        out.setdefault("unavailable", []).extend(tk.pop("unavailable"))
+    out.update(tk)
     if tasks:
         out["verdicts"] = {v["id"]: {"verdict": v["verdict"], "constant": v["constant"], "kind": v.get("kind", "")} for v in merge_verdicts(s.side)}
     return out
+
+
+def _triton_kernels() -> dict[str, Any]:
+    """Section ``triton``: counted bytes of the registered Triton kernel configurations (attnio.triton.gate);
+    without Triton, an ``unavailable`` note instead (the section is then not gated)."""
+    from attnio.triton import gate as triton_gate
+
+    return triton_gate.gate_entries()
 
 
 def _formulas() -> dict[str, Any]:
@@ -214,6 +226,11 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> GateResult:
                     else:
                         P.append(f"constants {k}: {f_} changed: {_short(a)} -> {_short(b)}")
             _new(Nt, "constants", bc, cc)
+    from attnio.triton import gate as triton_gate
+
+    tp, tn = triton_gate.compare(baseline, current)
+    P.extend(tp)
+    Nt.extend(tn)
     return res
 
 

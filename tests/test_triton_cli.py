@@ -131,3 +131,48 @@ def test_cli_refuses_an_untested_triton(monkeypatch, capsys):
     assert main(["kernel", f"{EXAMPLE}:launch", "--N", "8", "--d", "16"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and "Triton 9.9.9 is untested" in err and "3.9.0" in err
+
+
+ASKS_THE_GPU = '''
+import torch, triton, triton.language as tl
+from triton.runtime import driver
+
+TARGET = driver.active.get_current_target()          # at import, as many kernel files do
+MAJOR, MINOR = torch.cuda.get_device_capability()
+BLOCK = 64 if (MAJOR, MINOR) >= (9, 0) else 32
+
+@triton.jit
+def _copy(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
+
+def launch(q, o):
+    assert torch.cuda.is_available() and TARGET.backend == "cuda"
+    sms = driver.active.utils.get_device_properties(torch.cuda.current_device())["multiprocessor_count"]
+    assert sms == 132
+    dev = driver.active.get_active_torch_device()
+    scratch = torch.empty(q.numel(), device=dev)
+    _copy[(triton.cdiv(q.numel(), BLOCK),)](q, scratch, q.numel(), BLOCK=BLOCK)
+    o.copy_(scratch.view_as(o))
+    return o
+'''
+
+
+def test_fake_gpu_runs_a_file_that_queries_the_gpu_unmodified(tmp_path, capsys):
+    from attnio.triton import fake_gpu
+
+    f = tmp_path / "asks_the_gpu.py"
+    f.write_text(ASKS_THE_GPU)
+    assert main(["kernel", f"{f}:launch", "--N", "8", "--d", "16"]) == 2  # no stand-in: no active driver
+    assert "importing" in capsys.readouterr().err
+    # counted; a copy is not attention, so the output check fails: exit 1, the counts still printed
+    assert main(["kernel", f"{f}:launch", "--N", "8", "--d", "16", "--fake-gpu", "cuda:90", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    per = data["counted"]["tensors"]
+    assert per["q"]["reads_bytes"] == 8 * 16 * 4 and per["_copy.y"]["writes_bytes"] == 8 * 16 * 4
+    assert data["outputs_ok"] is False
+    import torch
+
+    with fake_gpu(arch=80) as drv:
+        assert torch.cuda.get_device_capability() == (8, 0) and drv.get_current_target().arch == 80
+    assert not torch.cuda.is_available()  # restored

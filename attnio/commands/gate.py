@@ -21,6 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--current", default=None, metavar="JSON", help="write this run's figures to JSON as well")
     p.add_argument("--json", action="store_true", help="print the outcome as one JSON object (same exit codes)")
+    p.add_argument("--kernels", action="append", default=[], metavar="FILE.py",
+                   help="import FILE.py, which registers Triton kernel configurations (attnio.triton.gate.register) "
+                        "whose counted bytes are gated (repeatable; docs/triton.md)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -31,6 +34,18 @@ def main(args: argparse.Namespace) -> int:
 
     if args.workers is not None:
         check_int("workers", args.workers, min=0)
+    if args.kernels:
+        import os
+
+        from attnio.commands.kernel import KernelInputError, load_module
+
+        os.environ["TRITON_INTERPRET"] = "1"  # before the files define their kernels
+        try:
+            for f in args.kernels:
+                load_module(f, "kernels")
+        except KernelInputError as e:
+            print(f"attnio gate: error: {' '.join(str(e).split())}", file=sys.stderr)
+            return 2
     grid = load_grid(args.grid) if args.grid else None
     baseline = None
     if not args.update:

@@ -39,39 +39,49 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--M", type=int_option, default=None, help="fast memory in words, for the bound and attnio's schedules")
     g.add_argument("--smem", default=None, help="fast memory in bytes (instead of --M)")
     g.add_argument("--gpu", choices=sorted(GPUS), default=None, help="fast memory = one SM's shared memory (default h100)")
+    p.add_argument("--fake-gpu", dest="fake_gpu", default=None, metavar="TARGET:ARCH",
+                   help="a CPU stand-in for a GPU the kernel file queries, e.g. cuda:90 or cuda:80 (docs/triton.md)")
     p.add_argument("--seed", type=int_option, default=0, help="seed of the inputs (default 0)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
-def load_launcher(target: str) -> Any:
-    """The function FUNCTION of PATH.py (imported with TRITON_INTERPRET=1 already set)."""
+def load_module(path: str, what: str = "target") -> Any:
+    """Import the Python file ``path`` (TRITON_INTERPRET=1 already set) as a module; errors name it."""
     from attnio.errors import InvalidParameter
 
-    path, sep, name = target.rpartition(":")
-    if not sep or not path or not name:
-        raise InvalidParameter("target", target, "PATH.py:FUNCTION (a Python file and a function in it)")
     file = Path(path)
     if not file.is_file():
-        raise InvalidParameter("target", target, f"an existing Python file: {path} not found")
+        raise InvalidParameter(what, path, f"an existing Python file: {path} not found")
     spec = importlib.util.spec_from_file_location(f"attnio_user_kernel_{file.stem}", file)
     if spec is None or spec.loader is None:
-        raise InvalidParameter("target", target, "a Python file (.py)")
+        raise InvalidParameter(what, path, "a Python file (.py)")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses and Triton's source lookup want the module registered
     sys.path.insert(0, str(file.resolve().parent))  # the file's own sibling imports
     try:
         spec.loader.exec_module(module)
     except Exception as e:  # the user's file failed to import: name it
-        raise _KernelInputError(f"importing {path} raised {type(e).__name__}: {e}") from e
+        raise KernelInputError(f"importing {path} raised {type(e).__name__}: {e}") from e
     finally:
         sys.path.pop(0)
+    return module
+
+
+def load_launcher(target: str) -> Any:
+    """The function FUNCTION of PATH.py."""
+    from attnio.errors import InvalidParameter
+
+    path, sep, name = target.rpartition(":")
+    if not sep or not path or not name:
+        raise InvalidParameter("target", target, "PATH.py:FUNCTION (a Python file and a function in it)")
+    module = load_module(path)
     fn = getattr(module, name, None)
     if not callable(fn):
         raise InvalidParameter("target", target, f"a function defined in {path}: no callable {name!r} there")
     return fn
 
 
-class _KernelInputError(Exception):
+class KernelInputError(Exception):
     """Bad input found while importing the user's file."""
 
 
@@ -81,7 +91,7 @@ def main(args: argparse.Namespace) -> int:
     os.environ["TRITON_INTERPRET"] = "1"  # before the user's file imports triton and defines its kernels
     try:
         result = _run(args)
-    except (AttnioError, _KernelInputError) as e:
+    except (AttnioError, KernelInputError) as e:
         print(f"attnio kernel: error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
     if args.json:
@@ -101,5 +111,21 @@ def _run(args: argparse.Namespace) -> Any:
     w = Workload.build(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, N=args.N, Nq=args.Nq,
                        Nkv=args.Nkv, d=args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, M=args.M,
                        smem=args.smem, gpu=gpu)
-    launch = load_launcher(args.target)
-    return check(launch, w, seed=args.seed)
+    with _stand_in(args.fake_gpu):
+        launch = load_launcher(args.target)
+        return check(launch, w, seed=args.seed)
+
+
+def _stand_in(spec: str | None) -> Any:
+    import contextlib
+
+    from attnio.errors import InvalidParameter
+
+    if spec is None:
+        return contextlib.nullcontext()
+    from attnio.triton.fake_gpu import fake_gpu
+
+    target, _, arch = spec.partition(":")
+    if target != "cuda" or not arch.isdigit():
+        raise InvalidParameter("fake-gpu", spec, "cuda:ARCH with ARCH the compute capability as digits, e.g. cuda:90")
+    return fake_gpu(target, int(arch))

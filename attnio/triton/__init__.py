@@ -3,6 +3,8 @@ the CPU (``TRITON_INTERPRET=1``), and attnio's own Triton attention kernels (``a
 
 - :func:`count_traffic`: a context manager counting every global access of the kernels launched inside it;
 - :func:`pin_config`: pin an autotuned kernel to one config so that a count is deterministic;
+- :func:`fake_gpu`: a CPU stand-in (off by default) for kernel files that query the GPU at import or launch;
+- :func:`check`: a user's launcher on an attnio workload: counts, bound, attnio's best schedule, correctness;
 - :data:`TESTED_TRITON_VERSIONS`, :func:`check_triton_version`.
 
 Importing this package imports neither Triton nor torch; counting needs both (``pip install 'attnio[triton]'``).
@@ -23,6 +25,15 @@ from attnio.triton.count import (
     count_traffic,
     pin_config,
 )
+from attnio.triton.fake_gpu import fake_gpu
+
+
+def check(launch, workload, **kwargs):  # noqa: ANN001, ANN003, ANN201
+    """:func:`attnio.triton.check.check` (imported on first use: it loads attnio's schedules)."""
+    from attnio.triton.check import check as _check
+
+    return _check(launch, workload, **kwargs)
+
 
 __all__ = [
     "TESTED_TRITON_VERSIONS",
@@ -33,6 +44,8 @@ __all__ = [
     "TritonSetupError",
     "UntestedTriton",
     "check_triton_version",
+    "check",
     "count_traffic",
+    "fake_gpu",
     "pin_config",
 ]

@@ -165,7 +165,7 @@ def make_inputs(w: Any, names: tuple[str, ...], seed: int = 0) -> dict[str, Any]
         q64, k64, v64 = (x.to(torch.float64) for x in (t["q"], t["k"], t["v"]))
         O = reference(q64.numpy(), k64.numpy(), v64.numpy(), w.causal)
         t["o"] = torch.tensor(O, dtype=dt)
-        t["lse"] = torch.tensor(_lse(q64, k64, w), dtype=torch.float32)
+        t["lse"] = _lse(q64, k64, w).to(torch.float32)
         rng = np.random.default_rng(seed + 1)
         t["do"] = torch.tensor(rng.standard_normal((w.batch, w.heads, w.Nq, w.dv)), dtype=dt)
         t["dq"], t["dk"], t["dv"] = (torch.zeros_like(t[x]) for x in ("q", "k", "v"))
@@ -307,7 +307,8 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0) -> Kernel
     names, others = launcher_params(launch)
     backward = any(n in names for n in ("do", "dq", "dk", "dv"))
     w = workload
-    tensors = make_inputs(w, names, seed)
+    made = make_inputs(w, BACKWARD_TENSORS if backward else FORWARD_TENSORS, seed)
+    tensors = {n: made[n] for n in names}
     traffic = _call(launch, tensors, others, w)
     errors: dict[str, float] = {}
     if backward:
@@ -324,7 +325,7 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0) -> Kernel
         got = returned if hasattr(returned, "shape") else tensors.get("o")
         if got is None:
             raise InvalidParameter("launch", getattr(launch, "__name__", launch), "a launcher that writes o or returns the output")
-        ref = reference(*(tensors[n].double().numpy() for n in ("q", "k", "v")), w.causal)
+        ref = reference(*(made[n].double().numpy() for n in ("q", "k", "v")), w.causal)
         if tuple(got.shape) != ref.shape:
             raise InvalidParameter("output.shape", tuple(got.shape), f"{ref.shape} (batch, heads, Nq, dv)")
         errors["o"] = float(np.max(np.abs(got.double().numpy() - ref)))

@@ -374,8 +374,10 @@ class _Counter:
     def access(self, ptrs: np.ndarray, mask: np.ndarray | None, itemsize: int, reads: bool, writes: bool,
                write_mask: np.ndarray | None = None) -> None:
         p = np.asarray(ptrs)
+        if p.dtype.itemsize == 8 and p.dtype.kind == "u":
+            p = p.view(np.int64)  # addresses < 2**63: a view, no copy
         if mask is not None:
-            m = np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
+            m = mask if (mask.shape == p.shape and mask.dtype == np.bool_) else np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
             addrs = p[m].astype(np.int64, copy=False)
         else:
             m = None
@@ -403,9 +405,9 @@ class _Counter:
                 wl = lanes if wsel is None else int(wsel.sum() if sel is None else (wsel & sel).sum())
             else:
                 wl = 0
-            for acc in (self.total, acc_k):
-                acc.add(oid, rl * itemsize, wl * itemsize, rl, wl)
-                self._touch(acc, oid, addrs if sel is None else addrs[sel], pos if sel is None else pos[sel])
+            # per kernel only: the totals are the sums (and, for touched, the unions) over kernels (result())
+            acc_k.add(oid, rl * itemsize, wl * itemsize, rl, wl)
+            self._touch(acc_k, oid, addrs if sel is None else addrs[sel], pos if sel is None else pos[sel])
 
     def _touch(self, acc: _Acc, oid: int, addrs: np.ndarray, pos: np.ndarray) -> None:
         o = self.owners[oid]
@@ -419,6 +421,16 @@ class _Counter:
 
     def result(self, into: Traffic) -> None:
         named = [self.owners[i].name for i in self.named_ids]
+        for acc in self.per_kernel.values():
+            for oid, (rb, wb, rl, wl) in acc.sums.items():
+                self.total.add(oid, rb, wb, rl, wl)
+            for oid, bits in acc.touched.items():
+                if oid in self.total.touched:
+                    self.total.touched[oid] |= bits
+                else:
+                    self.total.touched[oid] = bits.copy()
+            for oid, addrs in acc.touched_other.items():
+                self.total.touched_other.setdefault(oid, set()).update(addrs)
         total = self.total.tally(self.owners, named)
         for f in ("reads_bytes", "writes_bytes", "reads_words", "writes_words", "touched"):
             setattr(into, f, getattr(total, f))
