@@ -176,6 +176,24 @@ def test_measure_backward_against_formula_bound_and_reference() -> None:
     assert max(m.rel_errors.values()) < 1e-5, m.rel_errors  # float32 inputs against attnio's float64 reference
 
 
+def test_check_and_gate_registration() -> None:
+    """attnio.triton.check on the adapter: counted bytes == the formula's (fp32), gradients within its tolerance."""
+    from attnio.triton import gate
+    from attnio.triton.check import check
+
+    w = Workload.build(heads=2, kv_heads=1, Nq=5, Nkv=8, d=4, causal=True, M=60)
+    r = check(fa2_bwd.check_launch, w)
+    assert r.direction == "backward" and r.total_bytes == fa2_bwd.formula_bytes(w) == 4 * workload_backward_cost("flash2-bwd", w).io_words
+    assert max(r.max_abs_error.values()) <= r.tolerance, r.max_abs_error
+    entries = fa2_bwd.register_gate()
+    try:
+        assert [e.build().M for e in entries] == [c["M"] for c in fa2_bwd.GATE_WORKLOADS]
+        assert all(e.key in {x.key for x in gate.registered()} for e in entries)
+    finally:
+        for e in entries:
+            gate.unregister(e.key)
+
+
 def test_bad_input_names_the_parameter() -> None:
     w = Workload.build(N=4, d=2, M=30)
     t, _ = inputs(w, torch.float64, 0)

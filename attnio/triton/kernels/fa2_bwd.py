@@ -5,7 +5,7 @@ N_q ≠ N_kv, d_v ≠ d) word for word.
 Layout (torch tensors, any strides): q (batch, H, N_q, d), k (batch, H_kv, N_kv, d), v (batch, H_kv, N_kv, d_v),
 o and do (batch, H, N_q, d_v), lse (batch, H, N_q): the forward's natural-log logsumexp of each row of
 scale·QKᵀ (masked entries excluded). Query head h uses K/V head ⌊h/g⌋, g = H/H_kv. Returns dq (like q),
-dk (like k), dv (like v), contiguous. D (batch, H, N_q) is a slow-memory scratch tensor of the accumulator
+dk (like k), dv (like v), new contiguous tensors or the ones passed in. D (batch, H, N_q) is a slow-memory scratch tensor of the accumulator
 type (float64 for float64 inputs, else float32).
 
 Two launches, in the paper's names (T_r = ⌈N_q/B_r⌉, T_c = ⌈N_kv/B_c⌉, δ = N_kv − N_q)::
@@ -116,7 +116,7 @@ def _kernels() -> Any:
 
     @triton.jit
     def fa2_bwd_preprocess(O, dO, D, dQ,
-                           s_ob, s_oh, s_om, s_ok, s_dob, s_doh, s_dom, s_dok,
+                           s_ob, s_oh, s_om, s_ok, s_dob, s_doh, s_dom, s_dok, s_dqb, s_dqh, s_dqm, s_dqk,
                            H, Nq, d, dv,
                            BLOCK_R: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
                            ACC: tl.constexpr):
@@ -134,12 +134,14 @@ def _kernels() -> Any:
         tl.store(D + bh * Nq + rows, Dr, mask=rmask)
         cq = tl.arange(0, BLOCK_D)
         zero = tl.zeros((BLOCK_R, BLOCK_D), dtype=dQ.dtype.element_ty)
-        tl.store(dQ + bh * Nq * d + rows[:, None] * d + cq[None, :], zero, mask=rmask[:, None] & (cq < d)[None, :])
+        tl.store(dQ + b * s_dqb + h * s_dqh + rows[:, None] * s_dqm + cq[None, :] * s_dqk, zero,
+                 mask=rmask[:, None] & (cq < d)[None, :])
 
     @triton.jit
     def fa2_bwd_main(Q, K, V, dO, L, D, dQ, dK, dV,
                      s_qb, s_qh, s_qm, s_qk, s_kb, s_kh, s_kn, s_kk, s_vb, s_vh, s_vn, s_vk,
                      s_dob, s_doh, s_dom, s_dok, s_lb, s_lh, s_lm,
+                     s_dqb, s_dqh, s_dqm, s_dqk, s_dkb, s_dkh, s_dkn, s_dkk, s_dvb, s_dvh, s_dvn, s_dvk,
                      scale, H, H_kv, g, Nq, Nkv, d, dv, B_r, B_c, delta,
                      CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                      BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr, ACC: tl.constexpr, DOT: tl.constexpr):
@@ -190,12 +192,14 @@ def _kernels() -> Any:
                 dp = tl.dot(do, tl.trans(v), out_dtype=ACC)
                 ds = p * (dp - Di.to(ACC)[:, None]) * scale
                 dq = tl.dot(ds.to(DOT), k, out_dtype=ACC)
-                tl.atomic_add(dQ + bh * Nq * d + rows[:, None] * d + od[None, :], dq.to(dQ.dtype.element_ty),
+                tl.atomic_add(dQ + b * s_dqb + h * s_dqh + rows[:, None] * s_dqm + od[None, :] * s_dqk,
+                              dq.to(dQ.dtype.element_ty),
                               mask=qmask, sem="relaxed")
                 dk += tl.dot(tl.trans(ds.to(DOT)), q, out_dtype=ACC)
-        kbase = bk * Nkv
-        tl.store(dK + (kbase + cols[:, None]) * d + od[None, :], dk.to(dK.dtype.element_ty), mask=kmask)
-        tl.store(dV + (kbase + cols[:, None]) * dv + ov[None, :], dv_acc.to(dV.dtype.element_ty), mask=vvmask)
+        tl.store(dK + b * s_dkb + kh * s_dkh + cols[:, None] * s_dkn + od[None, :] * s_dkk,
+                 dk.to(dK.dtype.element_ty), mask=kmask)
+        tl.store(dV + b * s_dvb + kh * s_dvh + cols[:, None] * s_dvn + ov[None, :] * s_dvk,
+                 dv_acc.to(dV.dtype.element_ty), mask=vvmask)
 
     class _K:
         preprocess = fa2_bwd_preprocess
@@ -214,8 +218,9 @@ def _shape(name: str, t: Any, want: tuple[int, ...]) -> None:
 
 def fa2_backward(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, *, causal: bool = False,
                  scale: float | None = None, M: int | None = None, B_r: int | None = None,
-                 B_c: int | None = None) -> tuple[Any, Any, Any]:
-    """dq, dk, dv of attention by the two launches of the module docstring.
+                 B_c: int | None = None, dq: Any = None, dk: Any = None, dv: Any = None) -> tuple[Any, Any, Any]:
+    """dq, dk, dv of attention by the two launches of the module docstring (written into ``dq``, ``dk``,
+    ``dv`` when given: shapes of q, k, v, any strides; else new contiguous tensors).
 
     Blocks: exactly one of ``M`` (fast-memory elements: attnio's io-optimal ``flash2-bwd`` rule) or both
     ``B_r`` and ``B_c``. ``scale`` defaults to 1/√d. CPU tensors need ``TRITON_INTERPRET=1`` set before the
@@ -225,6 +230,7 @@ def fa2_backward(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, *, causal: b
     """
     import torch
 
+    given = {"dq": dq, "dk": dk, "dv": dv}  # dv is the width d_v below
     if q.dim() != 4:
         raise InvalidParameter("q.dim()", q.dim(), "4: (batch, heads, N_q, d)")
     batch, H, Nq, d = q.shape
@@ -263,22 +269,68 @@ def fa2_backward(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, *, causal: b
     # the interpreter's tl.dot multiplies bfloat16 bit patterns as integers: there, bfloat16 tiles go to float32
     dot = kern.float32 if dtype == "bfloat16" and q.device.type == "cpu" else kern.of[dtype]
     # Triton's interpreter has no bfloat16 atomic add: bfloat16 dq accumulates (and is returned) in float32
-    dq = torch.empty((batch, H, Nq, d), dtype=torch.float32 if q.dtype == torch.bfloat16 else q.dtype, device=q.device)
-    dk = torch.empty((batch, H_kv, Nkv, d), dtype=k.dtype, device=q.device)
-    dvt = torch.empty((batch, H_kv, Nkv, dv), dtype=v.dtype, device=q.device)
+    outs = []
+    for name, like, dt in (("dq", q, torch.float32 if q.dtype == torch.bfloat16 else q.dtype), ("dk", k, k.dtype),
+                           ("dv", v, v.dtype)):
+        t = given[name]
+        if t is None:
+            t = torch.empty(like.shape, dtype=dt, device=q.device)
+        elif tuple(t.shape) != tuple(like.shape) or t.dtype != dt or t.device != q.device:
+            raise InvalidParameter(f"{name}", f"{tuple(t.shape)} {t.dtype} {t.device}",
+                                   f"{tuple(like.shape)} {dt} on {q.device}")
+        outs.append(t)
+    dq, dk, dvt = outs
     D = torch.empty((batch, H, Nq), dtype=torch.float64 if f64 else torch.float32, device=q.device)
     sc = 1.0 / math.sqrt(d) if scale is None else float(scale)
     BD, BDV = _pow2(d), _pow2(dv)
     BR = _pow2(min(Nq, 64))
-    kern.preprocess[(-(-Nq // BR), batch * H)](o, do, D, dq, *o.stride(), *do.stride(), H, Nq, d, dv,
+    kern.preprocess[(-(-Nq // BR), batch * H)](o, do, D, dq, *o.stride(), *do.stride(), *dq.stride(), H, Nq, d, dv,
                                               BLOCK_R=BR, BLOCK_D=BD, BLOCK_DV=BDV, ACC=acc)
     kern.main[(-(-Nkv // B_c), batch * H_kv)](
         q, k, v, do, lse, D, dq, dk, dvt,
-        *q.stride(), *k.stride(), *v.stride(), *do.stride(), *lse.stride(),
+        *q.stride(), *k.stride(), *v.stride(), *do.stride(), *lse.stride(), *dq.stride(), *dk.stride(), *dvt.stride(),
         sc, H, H_kv, H // H_kv, Nq, Nkv, d, dv, B_r, B_c, Nkv - Nq,
         CAUSAL=bool(causal), BLOCK_M=_pow2(B_r), BLOCK_N=_pow2(B_c), BLOCK_D=BD, BLOCK_DV=BDV, ACC=acc, DOT=dot,
     )
     return dq, dk, dvt
+
+
+def check_launch(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, dq: Any, dk: Any, dv: Any, causal: bool,
+                 workload: Workload) -> None:
+    """:func:`fa2_backward` in :func:`attnio.triton.check`'s launcher convention (it passes zeroed dq, dk, dv
+    of the workload's dtype to write into; blocks by attnio's rule for ``workload.M``). bfloat16: the kernel's
+    dq is float32 (module docstring), copied into the bfloat16 ``dq`` by torch after the launches."""
+    if q.dtype == getattr(dq, "dtype", None) and str(q.dtype) == "torch.bfloat16":
+        dq32, _, _ = fa2_backward(q, k, v, o, do, lse, causal=causal, M=workload.M, dk=dk, dv=dv)
+        dq.copy_(dq32)
+        return
+    fa2_backward(q, k, v, o, do, lse, causal=causal, M=workload.M, dq=dq, dk=dk, dv=dv)
+
+
+def formula_bytes(w: Workload) -> int:
+    """Bytes of the grouped ``flash2-bwd`` formula for a float32 workload (every tensor, D and L included, is
+    4 bytes a word); other dtypes mix element sizes (float32 D and L) and are Unsupported here."""
+    from attnio.bounds.costs import workload_backward_cost
+
+    if w.dtype != "fp32":
+        raise Unsupported(f"formula_bytes needs an fp32 workload (got {w.dtype}: D and L stay float32)")
+    return workload_backward_cost("flash2-bwd", w, schedule="grouped").io_words * 4
+
+
+#: the gate's and report's configurations of this kernel (small: counted in the interpreter at gate time)
+GATE_WORKLOADS: tuple[dict[str, Any], ...] = (
+    {"heads": 2, "N": 64, "d": 16, "causal": True, "M": 1024},
+    {"heads": 4, "kv_heads": 2, "Nq": 32, "Nkv": 64, "d": 16, "M": 1024},
+)
+
+
+def register_gate() -> list[Any]:
+    """Register :data:`GATE_WORKLOADS` with :func:`attnio.triton.gate.register` (name ``attnio fa2-bwd``, the
+    exact formula in bytes); returns the entries."""
+    from attnio.triton.gate import register
+
+    return [register("attnio fa2-bwd", check_launch, formula=formula_bytes, tags=("attnio", "backward"), **cfg)
+            for cfg in GATE_WORKLOADS]
 
 
 #: attnio's Triton backward kernels: name → launcher, what it supports, the attnio formula it matches
@@ -292,6 +344,8 @@ KERNELS: dict[str, dict[str, Any]] = {
         "formula": ("flash2-bwd", "grouped"),  # attnio.bounds.costs.workload_backward_cost(..., schedule)
         "count": exact_count,
         "launches": ("fa2_bwd_preprocess", "fa2_bwd_main"),
+        "check_launch": check_launch,  # attnio.triton.check's convention
+        "register_gate": register_gate,
     },
 }
 
