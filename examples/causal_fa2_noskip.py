@@ -12,7 +12,8 @@ Count it (the counts are exact; the kernel is interpreted on the CPU)::
     attnio kernel examples/causal_fa2_noskip.py:launch --N 128 --d 32 --causal
 
 Reads per query head: Q once, K and V T_r = ⌈N_q / B_r⌉ times each (all T_c blocks, masked or not), O written
-once. A kernel that skips the blocks above the diagonal reads K and V only on and below it.
+once (:func:`formula_bytes`). A kernel that skips the blocks above the diagonal reads K and V only on and below
+it. For N = 128, d = 32, fp32, one head, B_r = 32: 4·(128·32 + 4·128·64 + 128·32) = 163,840 bytes.
 """
 
 from __future__ import annotations
@@ -61,3 +62,16 @@ def launch(q, k, v, o, causal, sm_scale, BLOCK_M=32, BLOCK_N=32):
     _fwd[grid](q, k, v, o, Nq, Nkv, heads // kv_heads, sm_scale, CAUSAL=causal, D=d, DV=dv,
                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
     return o
+
+
+def formula_bytes(w, BLOCK_M=32):
+    """The exact bytes this launcher moves on workload ``w`` (derived above; masks and partial blocks included:
+    masked lanes are not loaded, so each of the T_r passes reads exactly N_kv rows of K and of V).
+
+    >>> from attnio.workload import Workload
+    >>> formula_bytes(Workload.build(N=128, d=32, causal=True, gpu="h100"))
+    163840
+    """
+    Tr = -(-w.Nq // BLOCK_M)
+    per_head = w.Nq * w.d + Tr * w.Nkv * (w.d + w.dv) + w.Nq * w.dv
+    return w.bytes_per_word * w.batch * w.heads * per_head

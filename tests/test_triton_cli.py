@@ -1,5 +1,6 @@
-"""``attnio.triton.check``, ``attnio kernel`` and the ``attnio_kernel`` fixture on the example user kernel
-(examples/causal_fa2_noskip.py) and tiny bad kernels; skipped without triton and torch."""
+"""``attnio.triton.check``, ``attnio kernel``, the ``attnio_kernel`` fixture, the gate's ``triton`` section (tmp
+baselines) and the report's "Triton kernels" section, on the example user kernel (examples/causal_fa2_noskip.py)
+and tiny bad kernels; skipped without triton and torch."""
 
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ import pytest  # noqa: E402
 pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
+from attnio.reports import gate as report_gate  # noqa: E402
+
 from attnio.cli import main  # noqa: E402
+from attnio.triton import gate  # noqa: E402
 from attnio.triton.count import TESTED_TRITON_VERSIONS  # noqa: E402
 from attnio.workload import Workload  # noqa: E402
 
@@ -35,13 +39,15 @@ def _example():
     return mod
 
 
-def _noskip_formula(w: Workload, block_m: int = 32) -> dict[str, int]:
-    """Bytes per tensor of the example kernel, derived by hand: per query head Q read once, K and V read
-    T_r = ⌈N_q/B_r⌉ times in full (no block skipped), O written once."""
-    Tr = -(-w.Nq // block_m)
+def _noskip_formula(w: Workload) -> dict[str, int]:
+    """Bytes per tensor of the example kernel (its ``formula_bytes``, split by tensor): per query head Q read
+    once, K and V read T_r = ⌈N_q/B_r⌉ times in full (no block skipped), O written once."""
+    Tr = -(-w.Nq // 32)
     H, b = w.batch * w.heads, w.bytes_per_word
-    return {"q": H * w.Nq * w.d * b, "k": H * Tr * w.Nkv * w.d * b, "v": H * Tr * w.Nkv * w.dv * b,
-            "o": H * w.Nq * w.dv * b}
+    out = {"q": H * w.Nq * w.d * b, "k": H * Tr * w.Nkv * w.d * b, "v": H * Tr * w.Nkv * w.dv * b,
+           "o": H * w.Nq * w.dv * b}
+    assert sum(out.values()) == _example().formula_bytes(w)
+    return out
 
 
 def test_check_counts_the_example_exactly_and_names_the_unskipped_blocks():
@@ -126,6 +132,12 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, function, messag
     assert out == "" and err.count("\n") == 1 and message in err, err
 
 
+def test_cli_refuses_a_workload_too_large_for_the_cpu(capsys):
+    assert main(["kernel", f"{EXAMPLE}:launch", "--N", str(10**12), "--d", "16"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "at most 67,108,864 (2^26)" in err
+
+
 def test_cli_refuses_an_untested_triton(monkeypatch, capsys):
     monkeypatch.setattr(triton, "__version__", "9.9.9")
     assert main(["kernel", f"{EXAMPLE}:launch", "--N", "8", "--d", "16"]) == 2
@@ -176,3 +188,77 @@ def test_fake_gpu_runs_a_file_that_queries_the_gpu_unmodified(tmp_path, capsys):
     with fake_gpu(arch=80) as drv:
         assert torch.cuda.get_device_capability() == (8, 0) and drv.get_current_target().arch == 80
     assert not torch.cuda.is_available()  # restored
+
+
+@pytest.fixture(scope="module")
+def measured():
+    ex = _example()
+    entry = gate.register("example-noskip", ex.launch, formula=ex.formula_bytes, N=64, d=16, causal=True)
+    try:
+        yield gate.measure([entry])
+    finally:
+        gate.unregister(entry.key)
+
+
+def test_gate_section_holds_exact_counts_and_fails_when_they_grow(measured, tmp_path):
+    (entry, r), = measured
+    current = {"schema": 1, "io": {}, "triton": gate.gate_entries([entry])["triton"]}
+    got = current["triton"][entry.key]
+    assert got["total_bytes"] == _example().formula_bytes(entry.build()) == got["reads_bytes"] + got["writes_bytes"]
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(current))
+    baseline = report_gate.load_baseline(path)  # the schema accepts the section
+    assert report_gate.compare(baseline, current).ok
+    smaller = json.loads(json.dumps(current))
+    smaller["triton"][entry.key]["total_bytes"] -= 4
+    res = report_gate.compare(smaller, current)
+    assert res.problems == [f"triton {entry.key}: total_bytes {got['total_bytes'] - 4} -> {got['total_bytes']} (+4 bytes)"]
+    larger = json.loads(json.dumps(current))
+    larger["triton"][entry.key]["reads_bytes"] += 8
+    assert report_gate.compare(larger, current).ok and any("improved" in n for n in report_gate.compare(larger, current).notes)
+    assert report_gate.compare(current, {"schema": 1, "io": {}, "triton": {}}).problems == [
+        f"triton {entry.key}: configuration missing from this run"]
+    assert "not gated" in report_gate.compare(current, {"schema": 1, "io": {}}).notes[-1]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema": 1, "io": {}, "triton": {"k": {"total_bytes": -1}}}))
+    with pytest.raises(report_gate.BaselineError, match="triton"):
+        report_gate.load_baseline(bad)
+
+
+def test_report_section_rows(measured):
+    from attnio.reports.render import Section
+    from attnio.reports.section_triton import HEADERS, build
+
+    (entry, r), = measured
+    s = build(Section, measured)
+    assert s.title == "Triton kernels"
+    tables = [b for b in s.blocks if b[0] == "table"]
+    assert len(tables) == 1 and tables[0][1] == HEADERS and len(tables[0][2]) == 1
+    row = gate.rows(measured)[0]
+    assert row["counted_bytes"] == row["formula_bytes"] and row["counted_over_formula"] == 1.0
+    assert row["counted_over_best"] == r.ratio_to_best and "blocks above the diagonal" in row["dominates"]
+    assert "| example-noskip |" in gate.markdown([row])
+
+
+def test_check_backward_path_with_a_torch_launcher():
+    """A launcher asking for do/dq/dk/dv is a backward: gradients against float64 autograd, the backward bound."""
+    import torch
+
+    from attnio.triton.check import check
+    from attnio.workload import Workload
+
+    def torch_backward(q, k, v, do, dq, dk, dv, causal, sm_scale):
+        q_, k_, v_ = (x.detach().double().requires_grad_(True) for x in (q, k, v))
+        s = (q_ @ k_.transpose(-1, -2)) * sm_scale
+        if causal:
+            s = s.masked_fill(torch.ones_like(s, dtype=torch.bool).triu(1), float("-inf"))
+        (torch.softmax(s, -1) @ v_).backward(do.double())
+        dq.copy_(q_.grad)
+        dk.copy_(k_.grad)
+        dv.copy_(v_.grad)
+
+    w = Workload.build(N=16, d=8, causal=True, gpu="h100")
+    r = check(torch_backward, w)
+    assert r.direction == "backward" and r.outputs_ok and set(r.max_abs_error) == {"dq", "dk", "dv"}
+    assert r.lower_bound_id.startswith("workloads.bwd") and r.best_schedule.startswith("flash2-bwd")
+    assert r.traffic.total_bytes == 0 and r.traffic.launches == []  # no Triton kernel ran: nothing counted

@@ -86,6 +86,26 @@ def test_masked_vector_add_counts_active_lanes_and_two_launches_accumulate():
     assert t.io_count() == IOCount(4 * n, 2 * n) and t.io_count("o") == IOCount(0, 2 * n)
     with pytest.raises(InvalidParameter, match="tensor='nope'"):
         t.io_count("nope")
+    with pytest.raises(KeyError, match=r"tensor='nope' is invalid: valid range is one of the counted tensors \['o', 'x', 'y'\]"):
+        t.reads_bytes["nope"]  # a missing named tensor: an InvalidParameter that is also a KeyError
+    assert t.writes_words.get("nope") is None
+
+
+def test_large_contiguous_tensors_kept_as_ranges_count_the_same(monkeypatch):
+    from attnio.triton import count as count_mod
+
+    n = 10
+    x, y, o = torch.arange(float(n)), torch.ones(n), torch.empty(n)
+    results = []
+    for limit in (1 << 22, 4):  # element tables, then dense ranges (every tensor above the limit)
+        monkeypatch.setattr(count_mod, "TABLE_LIMIT", limit)
+        with at.count_traffic(x=x, y=y, o=o) as t:
+            add_kernel[(3,)](x, y, o, n, BLOCK=4)
+        results.append((t.reads_words, t.writes_words, t.touched))
+        with pytest.raises(at.OutOfBounds, match=r"tensor 'x' at element offset 10 \(valid offsets 0..9\)"):
+            with at.count_traffic(x=x, y=y, o=o):
+                add_kernel[(1,)](x, y, o, 16, BLOCK=16)
+    assert results[0] == results[1] == ({"x": n, "y": n, "o": 0}, {"x": 0, "y": 0, "o": n}, {"x": n, "y": n, "o": n})
 
 
 def test_rereads_count_again_and_fp16_bytes_are_two_per_word():

@@ -35,6 +35,8 @@ from attnio.triton.count import Traffic, count_traffic
 
 #: max |out − float64 reference| accepted per dtype (fp32: the interpreter's dot may round its inputs to tf32)
 TOLERANCE: dict[str, float] = {"fp32": 5e-3, "fp16": 2e-2, "bf16": 8e-2}
+#: the largest workload (elements of q, k, v and o) attnio makes inputs for: the interpreter runs on the CPU
+MAX_ELEMENTS = 1 << 26
 FORWARD_TENSORS = ("q", "k", "v", "o")
 BACKWARD_TENSORS = ("q", "k", "v", "o", "do", "lse", "dq", "dk", "dv")
 OTHER_PARAMS = ("causal", "sm_scale", "scale", "workload")
@@ -304,9 +306,13 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0) -> Kernel
     from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
 
     t0 = time.perf_counter()
+    w = workload
+    elements = w.batch * (w.heads * w.Nq + w.kv_heads * w.Nkv) * (w.d + w.dv)
+    if elements > MAX_ELEMENTS:
+        raise InvalidParameter("workload", f"{elements:,d} elements of q, k, v and o",
+                               f"at most {MAX_ELEMENTS:,d} (2^26): the interpreter runs the kernel on the CPU")
     names, others = launcher_params(launch)
     backward = any(n in names for n in ("do", "dq", "dk", "dv"))
-    w = workload
     made = make_inputs(w, BACKWARD_TENSORS if backward else FORWARD_TENSORS, seed)
     tensors = {n: made[n] for n in names}
     traffic = _call(launch, tensors, others, w)

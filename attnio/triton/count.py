@@ -41,6 +41,10 @@ TESTED_TRITON_VERSIONS: tuple[str, ...] = ("3.5.1", "3.9.0")
 
 UNATTRIBUTED = "unattributed"
 
+#: tensors with more elements than this that are contiguous are looked up by arithmetic (a dense range) instead of
+#: an element table (memory: 8 bytes per element per table)
+TABLE_LIMIT = 1 << 22
+
 
 class UntestedTriton(Unsupported):
     """The installed Triton is not one whose interpreter this counter was tested against."""
@@ -99,6 +103,19 @@ def interpret_enabled() -> bool:
 # ---------------------------------------------------------------------------------------------------- tallies
 
 
+class MissingTensor(InvalidParameter, KeyError):
+    """A tensor name that was not counted (neither named nor seen): names the valid ones."""
+
+    __str__ = Exception.__str__
+
+
+class _PerTensor(dict):
+    """tensor name -> count; a name that was not counted is an error naming the counted ones."""
+
+    def __missing__(self, key: str) -> int:
+        raise MissingTensor("tensor", key, f"one of the counted tensors {sorted(self)}")
+
+
 @dataclass
 class _Owner:
     """One attribution target: a named tensor, a kernel argument, a storage range, or ``unattributed``."""
@@ -110,6 +127,7 @@ class _Owner:
     hi: int = 0
     elems: np.ndarray | None = None  # sorted distinct element start addresses (None: range only)
     named: bool = False  # a tensor named by the caller (wins over kernel arguments)
+    dense: bool = False  # a contiguous tensor kept as a range: element i at lo + i·elsize
 
 
 @dataclass
@@ -117,11 +135,11 @@ class Tally:
     """Per-tensor counts: ``reads_bytes``, ``writes_bytes``, ``reads_words``, ``writes_words``, ``touched``
     (distinct elements read or written), each a dict tensor name -> int, with totals."""
 
-    reads_bytes: dict[str, int] = field(default_factory=dict)
-    writes_bytes: dict[str, int] = field(default_factory=dict)
-    reads_words: dict[str, int] = field(default_factory=dict)
-    writes_words: dict[str, int] = field(default_factory=dict)
-    touched: dict[str, int] = field(default_factory=dict)
+    reads_bytes: dict[str, int] = field(default_factory=_PerTensor)
+    writes_bytes: dict[str, int] = field(default_factory=_PerTensor)
+    reads_words: dict[str, int] = field(default_factory=_PerTensor)
+    writes_words: dict[str, int] = field(default_factory=_PerTensor)
+    touched: dict[str, int] = field(default_factory=_PerTensor)
 
     @property
     def total_bytes(self) -> int:
@@ -261,7 +279,8 @@ class _Index:
             self.local = np.zeros(0, dtype=np.int64)
         # range fallback: element owners' spans (smallest first), then range-only owners (storages) smallest first
         spans = [i for i in ids if owners[i].hi > owners[i].lo]
-        spans.sort(key=lambda i: (owners[i].elems is None, not owners[i].named, owners[i].hi - owners[i].lo, i))
+        spans.sort(key=lambda i: (owners[i].elems is None and not owners[i].dense, not owners[i].named,
+                                  owners[i].hi - owners[i].lo, i))
         self.spans = spans
 
 
@@ -290,8 +309,12 @@ class _Counter:
         self.index = self._index(tuple(self.named_ids))
 
     def _new_tensor_owner(self, name: str, t: Any, named: bool = False) -> int:
-        elems = _element_addresses(t)
         elsize = t.element_size()
+        if t.is_contiguous() and t.numel() > TABLE_LIMIT:
+            lo = t.data_ptr()
+            self.owners.append(_Owner(name, elsize, t.numel(), lo, lo + t.numel() * elsize, None, named, dense=True))
+            return len(self.owners) - 1
+        elems = _element_addresses(t)
         lo = int(elems[0]) if len(elems) else 0
         hi = int(elems[-1]) + elsize if len(elems) else 0
         self.owners.append(_Owner(name, elsize, len(elems), lo, hi, elems, named))
@@ -361,7 +384,7 @@ class _Counter:
         best = None
         for oid in self.index.spans:
             o = self.owners[oid]
-            if o.elems is None:
+            if o.elems is None and not o.dense:
                 continue
             dist = o.lo - a if a < o.lo else a - (o.hi - 1)
             if best is None or dist < best[0]:
@@ -369,7 +392,7 @@ class _Counter:
         if best is None:
             raise OutOfBounds(self.kernel, kind, a, "<no tensor>", a, 0, len(bad))
         o = best[1]
-        raise OutOfBounds(self.kernel, kind, a, o.name, (a - int(o.elems[0])) // o.elsize, o.numel, len(bad))
+        raise OutOfBounds(self.kernel, kind, a, o.name, (a - o.lo) // o.elsize, o.numel, len(bad))
 
     def access(self, ptrs: np.ndarray, mask: np.ndarray | None, itemsize: int, reads: bool, writes: bool,
                write_mask: np.ndarray | None = None) -> None:
@@ -377,6 +400,8 @@ class _Counter:
         if p.dtype.itemsize == 8 and p.dtype.kind == "u":
             p = p.view(np.int64)  # addresses < 2**63: a view, no copy
         if mask is not None:
+            if not isinstance(mask, np.ndarray):  # Triton 3.5 passes a block pointer's mask as a memoryview
+                mask = np.asarray(mask)
             m = mask if (mask.shape == p.shape and mask.dtype == np.bool_) else np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
             addrs = p[m].astype(np.int64, copy=False)
         else:
@@ -411,7 +436,12 @@ class _Counter:
 
     def _touch(self, acc: _Acc, oid: int, addrs: np.ndarray, pos: np.ndarray) -> None:
         o = self.owners[oid]
-        if o.elems is not None and (pos >= 0).all():
+        if o.dense:
+            bits = acc.touched.get(oid)
+            if bits is None:
+                bits = acc.touched[oid] = np.zeros(o.numel, dtype=bool)
+            bits[(addrs - o.lo) // o.elsize] = True
+        elif o.elems is not None and (pos >= 0).all():
             bits = acc.touched.get(oid)
             if bits is None:
                 bits = acc.touched[oid] = np.zeros(o.numel, dtype=bool)
