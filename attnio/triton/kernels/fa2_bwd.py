@@ -5,8 +5,8 @@ N_q ≠ N_kv, d_v ≠ d) word for word.
 Layout (torch tensors, any strides): q (batch, H, N_q, d), k (batch, H_kv, N_kv, d), v (batch, H_kv, N_kv, d_v),
 o and do (batch, H, N_q, d_v), lse (batch, H, N_q): the forward's natural-log logsumexp of each row of
 scale·QKᵀ (masked entries excluded). Query head h uses K/V head ⌊h/g⌋, g = H/H_kv. Returns dq (like q),
-dk (like k), dv (like v), new contiguous tensors or the ones passed in. D (batch, H, N_q) is a slow-memory scratch tensor of the accumulator
-type (float64 for float64 inputs, else float32).
+dk (like k), dv (like v): new contiguous tensors or the ones passed in. D (batch, H, N_q) is a slow-memory
+scratch tensor of the accumulator type (float64 for float64 inputs, else float32).
 
 Two launches, in the paper's names (T_r = ⌈N_q/B_r⌉, T_c = ⌈N_kv/B_c⌉, δ = N_kv − N_q)::
 
