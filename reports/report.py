@@ -8,8 +8,8 @@ Three modules, one job each:
 - this module: the one ordered list of sections, :data:`SECTIONS`, and :func:`make_report`, which gathers the
   verdicts, builds every section and writes the files.
 
-Adding a section (e.g. for the backward pass or a workload): write ``reports/sections_<topic>.py`` with a
-function ``section_<topic>(ctx: Context) -> Section`` that builds its blocks with the :class:`Section` API,
+Adding a section (e.g. for the backward pass or a workload): write ``reports/section_<topic>.py`` with a
+function ``section(ctx: Context) -> Section`` that builds its blocks with the :class:`Section` API,
 import it here and add it, in the place it should print, to :data:`SECTIONS`: one line. Nothing else changes.
 
 Output is deterministic: rows sorted, floats in fixed formats, SVG figures with a fixed hash salt and no

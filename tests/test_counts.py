@@ -109,7 +109,7 @@ def test_square_tiling_matches_the_saha_ye_worked_number() -> None:
 
 
 def test_square_tiling_matches_saha_ye_closed_form_when_B_divides_N_and_d() -> None:
-    """4N²d/B + N² + Nd + 2N (Saha–Ye notes §2.1, derived there from the paper's transfers)."""
+    """4N²d/B + N² + Nd + 2N (derived here from the transfers of Saha–Ye's square tiling)."""
     for N, d, M in [(256, 64, 1024), (512, 32, 256), (96, 48, 2304)]:
         B = int(np.sqrt(M // 4))
         assert N % B == 0 and d % B == 0
