@@ -228,3 +228,23 @@ def test_formula_check_table_is_identical_when_the_measured_errors_are_perturbed
         if r.get("max_abs_error"):
             r["max_abs_error"] *= rng.uniform(0.3, 3.0)  # a different summation order: same bucket
     assert render.render_markdown([sections.section_formula_check(report.Context(rows, None))]) == before
+
+
+def test_only_the_figures_module_and_the_sweep_call_the_runners() -> None:
+    """One figures pipeline: sections and the gate read figures; they never run a schedule themselves."""
+    runners = re.compile(r"algorithms\.(run|run_backward|workloads|workloads_bwd)\b|\b(count_backward|train_step|run_workload|run_workload_backward|train_workload)\(")
+    here = Path(compute.__file__).parent
+    callers = sorted(p.name for p in here.glob("*.py") if p.name not in ("figures.py", "sweep.py") and runners.search(p.read_text()))
+    assert callers == []
+
+
+def test_the_backward_section_prints_what_the_figures_module_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from attnio.reports import figures, section_backward
+
+    rows = figures.backward_measured()
+    assert rows
+    planted = [dict(rows[0], io=123456789)]  # what the section prints is what figures computed
+    monkeypatch.setattr(figures, "backward_measured", lambda: planted)
+    s = section_backward.fill(render.Section("Backward"), None)
+    measured = next(b for b in s.blocks if b[0] == "table" and "= formula" in b[1])
+    assert [str(r[4]) for r in measured[2]] == ["123456789"]
