@@ -30,7 +30,6 @@ def test_an_open_stdout_still_exits_0(capsys: pytest.CaptureFixture) -> None:
     assert capsys.readouterr().out.count("\n") > 10
 
 
-@pytest.mark.subprocess
 def test_a_real_pipe_closed_before_the_first_line_leaves_stderr_empty() -> None:
     """The real process: the reader closes its end before the command prints (it is still importing), so the
     first write meets a closed pipe; the interpreter's final flush must not print "Exception ignored"."""
