@@ -1,8 +1,9 @@
 """Shared test setup: Hypothesis profiles, GPU/oracle/nvcc auto-skips, and the test tiers (markers).
 
 The tiers (tests/README.md): ``solver`` (calls z3), ``cvc5`` (calls cvc5), ``subprocess`` (starts another
-process) and ``slow`` (over ~5 s on a quiet machine) are given here, from the one table :data:`TIERS`, so a
-test file carries no marker boilerplate and a test moved between files keeps its tier. ``cvc5`` implies
+process) and ``slow`` (over ~5 s on a quiet machine) are given here, from the one table :data:`TIERS`, so the
+tiers are read in one place and test files carry no marker boilerplate (tests/test_tiers.py checks that every
+entry names a test that exists, so a renamed or moved test cannot silently drop out). ``cvc5`` implies
 ``solver``. ``ATTNIO_MARKER_AUDIT=1`` checks the table: a test that calls z3 or cvc5 or starts a process
 without the marker errors at teardown, naming what it used.
 """

@@ -293,8 +293,8 @@ def test_cli_algorithms_backward_lists_the_backward_table_and_leaves_the_forward
 
 
 def test_report_section_lists_the_backward_constants_and_the_training_step() -> None:
-    from attnio.reports.report import Section
     from attnio.reports.figures import GATE_SOURCES
+    from attnio.reports.report import Section
     from attnio.reports.section_backward import fill
 
     verdicts = [{"id": "backward.tight.flash2-bwd", "verdict": "proved", "constant": "96"}]
