@@ -136,6 +136,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_sweep.py::test_process_pool_gives_the_same_rows_as_in_process",
         "test_sweep.py::test_sigkill_mid_sweep_then_rerun_loses_and_duplicates_nothing",
         "test_sweep.py::test_two_sweeps_writing_one_store_at_once_stay_consistent",
+        "test_vacuity.py::test_verdicts_identical_with_a_cpu_hog_beside_one_run",
         "test_validation.py::test_cli_subprocess_bad_input_prints_no_traceback",
     ),
     # 15 s or more in the measured fast loop on the loaded shared machine (about 5 s quiet)
