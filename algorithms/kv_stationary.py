@@ -1,7 +1,6 @@
 """K/V-stationary attention: hold a block of K and V rows, stream Q, read and write the partial O.
 
-A reference point for the large cache (docs/lower-bound notes §2, "K/V-stationary", constant 6; derived
-here). Partial results are combined as in split-K FlashAttention: each partial output row is kept
+A reference point for the large cache (constant 6; derived here, docs/costs.md#kv_stationary). Partial results are combined as in split-K FlashAttention: each partial output row is kept
 normalised, with its logsumexp L, and two partials (O', L'), (O'', L'') merge to
 ``L = logaddexp(L', L'')``, ``O = e^{L' − L}·O' + e^{L'' − L}·O''``. One statistic per row moves, not two.
 

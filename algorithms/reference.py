@@ -45,12 +45,6 @@ def default_scale(d: int, scale: float | None) -> float:
         return math.exp(-0.5 * math.log(d))
 
 
-def compulsory_io_words(N: int, d: int, dv: int | None = None) -> int:
-    """Words every exact algorithm must move: read Q, K (N·d each) and V (N·dv), write O (N·dv)."""
-    dv = d if dv is None else dv
-    return 2 * N * d + 2 * N * dv
-
-
 # Backward pass --------------------------------------------------------------------------------------------
 
 

@@ -199,7 +199,7 @@ def survey(
 
     Command used for docs/constants.md#segments::
 
-        python -c "from algorithms.segments import survey; [print(r) for r in survey()]"
+        python -c "from attnio.algorithms.segments import survey; [print(r) for r in survey()]"
     """
     from attnio.algorithms import registry
     from attnio.algorithms.run import run

@@ -1,5 +1,5 @@
 """Split-V attention for d_v > d_k: FlashAttention-2's loop, with the O accumulator held for only g value
-columns at a time and S recomputed for each column group (derived here: lower-bound notes §4.5).
+columns at a time and S recomputed for each column group (derived here: docs/costs.md#split_v).
 
 Loop nest (d = d_k; T_r = ⌈N/a⌉ Q blocks of a rows; G = ⌈d_v/g⌉ value-column groups; K/V streamed in
 blocks of B_c rows)::

@@ -29,7 +29,7 @@ memory holds 3B² + B words in both phases, as in the paper (≤ 4B² ≤ M).
 Exact count (derived here, docs/costs.md#square_tiling): reads = 2·T·N·d + N + T_v·N² + T·N·d_v (Q once per
 column tile, K once per row tile, L once, S once per value-column tile, V once per row tile); writes =
 N² + N + N·d_v. When B divides N and d (d_v = d) this is Saha–Ye's 4N²d/B + N² + Nd + 2N; at N = 1024,
-d = 128, M = 4096 it is 17,958,912 (notes §4.3).
+d = 128, M = 4096 it is 17,958,912.
 
 Worked count, N=4, d=2, M=16: B = 2, T = 2, T_v = 1.
 reads = 2·2·4·2 + 4 + 16 + 2·4·2 = 68, writes = 16 + 4 + 8 = 28.

@@ -4,6 +4,7 @@ and ``main(args) -> int``; this file only dispatches and turns bad input into on
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from types import ModuleType
 from typing import NoReturn
@@ -55,9 +56,40 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# The exit code of a command whose reader closed its output early (``attnio bounds | head``): what a shell reports
+# for a program ended by SIGPIPE (128 + 13), so a pipeline under ``set -o pipefail`` still sees that the command
+# did not finish, while nothing is printed.
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv``. Exit codes: 0 done; 1 a documented failure (a regression, an unproved
-    claim, the machine refusing a schedule); 2 bad input, on stderr as exactly one line."""
+    claim, the machine refusing a schedule); 2 bad input, on stderr as exactly one line; 141
+    (:data:`EXIT_BROKEN_PIPE`) the reader of stdout went away (``| head``), quietly."""
+    try:
+        code = _dispatch(argv)
+        sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return EXIT_BROKEN_PIPE
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout's file descriptor at /dev/null, so the interpreter's final flush of what is still buffered
+    does not raise a second BrokenPipeError at exit (the recipe of Python's ``signal`` documentation)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's capture): nothing is flushed at exit
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _dispatch(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -100,7 +100,7 @@ _add(
         valid=(M >= 1,),  # runs at any M in audit mode (its working set exceeds M)
         blocks={"B_c": _Bc1, "B_r": minimum(_Bc1, d), "T_c": _Tc1},
         derivation="docs/costs.md#flash1",
-        leading="12N²d²/M (Saha–Ye notes §2.4: 2Nd + T_c(3Nd + 4N), plus the N·d + 2N initialisation)",
+        leading="12N²d²/M (FlashAttention Algorithm 1's transfers, 2Nd + T_c(3Nd + 4N), plus the N·d + 2N initialisation)",
     )
 )
 

@@ -3,11 +3,16 @@
 Figures (all exact, all deterministic, so the gate is strict):
 
 - ``io``: reads and writes of every configuration of the default grid (count-only runs: the counts are the
-  same as with arithmetic, which ``tests/test_machine.py`` checks);
-- ``formulas``: each exact cost formula, as :func:`bounds.expr.to_json` structures (never printed strings);
+  same as with arithmetic, which ``tests/test_machine.py`` checks), of every backward schedule at fixed points,
+  and of every workload schedule, forward and backward, at named causal and GQA workloads;
+- ``formulas``: every exact cost formula table (forward, backward, workload forward and backward, approximate),
+  as :func:`bounds.expr.to_json` structures (never printed strings);
 - ``bounds``: each catalog bound: kind, expression and regime as ``to_json`` structures, its constant;
 - ``verdicts``: the z3 verdict of each claim, and the constant it proved;
-- ``constants``: the tight-constants table.
+- ``constants``: the tight-constants tables (forward and backward).
+
+The grid's I/O comes from the sweep; every other figure from :mod:`attnio.reports.figures`, the one place the
+report reads them from too.
 
 :func:`compare` fails when an I/O count grows, a configuration or bound disappears, a proof is lost, a constant
 worsens (a lower-bound constant falls, an upper-bound constant rises) or a bound or formula changes. Falling
@@ -55,11 +60,12 @@ def gate_key(row: dict[str, Any]) -> str:
 
 
 def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None, progress: bool = False) -> dict[str, Any]:
-    """This run's figures. ``grid`` defaults to the embedded default grid, run count-only; the z3
-    verification runs claim by claim on the same executor (``workers``: as in :func:`reports.sweep.run_sweep`)."""
+    """This run's figures: the grid's I/O from the sweep (``grid`` defaults to the embedded default grid, run
+    count-only) and every other figure from :mod:`attnio.reports.figures` (its registered gate sources); the
+    z3 verification runs claim by claim on the same executor (``workers``: as in :func:`reports.sweep.run_sweep`)."""
     import dataclasses
 
-    from attnio.reports import section_backward
+    from attnio.reports import figures
     from attnio.reports.grid import default_grid
     from attnio.reports.sources import merge_verdicts, verification_tasks
     from attnio.reports.store import Store
@@ -76,11 +82,11 @@ def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None
     io: dict[str, Any] = {}
     for r in store.rows():
         io[gate_key(r)] = {"reads": r["reads"], "writes": r["writes"]} if r["status"] == "ok" else {"error": r["error"]}
-    out.update(io=io, formulas=_formulas())
-    out.update(bounds=_bounds(), constants=_constants())
-    for name, entries in section_backward.gate_entries().items():  # backward pass: same sections, keys of its own
-        if name in out and (name != "io" or grid is None):  # its I/O rows belong to the default grid
-            out[name].update(entries)
+    out["io"] = io
+    for name, entries in figures.gate_entries(default_grid=grid is None).items():
+        clash = sorted(set(out.get(name, {})) & set(entries))
+        assert not clash, f"figures repeat keys of the sweep's {name}: {clash[:3]}"
+        out.setdefault(name, {}).update(entries)
     tk = _triton_kernels()
     if "unavailable" in tk:
         out.setdefault("unavailable", []).extend(tk.pop("unavailable"))
@@ -96,50 +102,6 @@ def _triton_kernels() -> dict[str, Any]:
     from attnio.triton import gate as triton_gate
 
     return triton_gate.gate_entries()
-
-
-def _formulas() -> dict[str, Any]:
-    from attnio.bounds import costs
-    from attnio.bounds.expr import to_json
-
-    return {
-        name: {"reads": to_json(f.reads), "writes": to_json(f.writes), "valid": [to_json(r) for r in f.valid]}
-        for name, f in sorted(costs.FORMULAS.items())
-    }
-
-
-def _bounds() -> dict[str, Any]:
-    from attnio.bounds.expr import to_json
-    from attnio.reports import sources
-
-    return {
-        b.id: {
-            "kind": b.kind,
-            "model": b.model,
-            "explicit": b.explicit,
-            "expr": to_json(b.expr),
-            "regime": [to_json(r) for r in b.regime],
-            "constant": None if b.constant is None else str(b.constant),
-        }
-        for b in sources.all_bounds()
-    }
-
-
-def _constants() -> dict[str, Any]:
-    from attnio.reports import sources
-
-    out = {}
-    for r in sources.constants_table():
-        if all(k in r for k in ("N", "d", "M", "best_proved_constant", "best_schedule_constant")):
-            out[f"N={r['N']}|d={r['d']}|M={r['M']}"] = {
-                "lower_constant": str(r["best_proved_constant"]),  # the best proved lower bound: must not fall
-                "upper_constant": str(r["best_schedule_constant"]),  # the cheapest schedule: must not rise
-                "best_proved_bound": r.get("best_proved_bound"),
-                "best_schedule": r.get("best_schedule"),
-            }
-        else:
-            out[str(r.get("id") or r.get("name") or json.dumps(r, sort_keys=True))] = r
-    return out
 
 
 # comparing -------------------------------------------------------------------------------------------

@@ -57,9 +57,9 @@ def workload() -> Any:
 
 
 def _train(name: str, w: Any) -> dict[str, int]:
-    from attnio.algorithms.run_backward import train_step
+    from attnio.reports.figures import training_step
 
-    ts = train_step(name, N=w.Nq, d=w.d, dv=w.dv, M=w.M, count_only=True)
+    ts = training_step(name, N=w.Nq, d=w.d, dv=w.dv, M=w.M)
     k = w.query_heads_total
     f, b = ts.forward.measurement, ts.backward.measurement
     return {
@@ -112,12 +112,11 @@ def fa1_fig2(sweep: bool = True) -> dict[str, Any]:
 def block_sweep(w: Any) -> list[dict[str, Any]]:
     """flash1 forward with B_c ∈ {64, 128, 256, 512} (B_r = min(B_c, d), which does not change the count)."""
     from attnio.algorithms.flash1 import Flash1Tiling
-    from attnio.algorithms.run import run
+    from attnio.reports.figures import forward_count
 
     rows = []
     for bc in BLOCK_SIZES:
-        r = run("flash1", N=w.Nq, d=w.d, M=w.M, count_only=True, tiling=Flash1Tiling(min(bc, w.d), bc))
-        m = r.measurement
+        m = forward_count("flash1", N=w.Nq, d=w.d, M=w.M, tiling=Flash1Tiling(min(bc, w.d), bc))
         words = w.query_heads_total * m.io_words
         rows.append(
             {

@@ -1,16 +1,21 @@
 """The regime report: orchestration. Markdown (renders on GitHub) and one self-contained HTML page.
 
-Three modules, one job each:
+Four modules, one job each:
 
-- :mod:`attnio.reports.compute`: what the report says, as data (:class:`Context`, regimes, summaries);
+- :mod:`attnio.reports.figures`: every figure that is not a row of the sweep (backward, workloads, the gate's
+  figures), computed once and read by the sections and by the gate;
+- :mod:`attnio.reports.compute`: what the report says about the sweep's rows, as data (:class:`Context`,
+  regimes, summaries);
 - :mod:`attnio.reports.render`: the section builder :class:`Section` (``s.p``, ``s.table``, ``s.fig``) and the
   Markdown/HTML writers;
 - this module: the one ordered list of sections, :data:`SECTIONS`, and :func:`make_report`, which gathers the
   verdicts, builds every section and writes the files.
 
-Adding a section (e.g. for the backward pass or a workload): write ``reports/sections_<topic>.py`` with a
-function ``section_<topic>(ctx: Context) -> Section`` that builds its blocks with the :class:`Section` API,
-import it here and add it, in the place it should print, to :data:`SECTIONS`: one line. Nothing else changes.
+Adding a section (e.g. for the backward pass or a workload): write ``reports/section_<topic>.py`` with a
+function ``section(ctx: Context) -> Section`` that builds its blocks with the :class:`Section` API from data
+computed in :mod:`attnio.reports.figures`, import it here and add it, in the place it should print, to
+:data:`SECTIONS`: one line. If the gate should guard its figures too, register a gate source there
+(:func:`attnio.reports.figures.gate_source`). Nothing else changes.
 
 Output is deterministic: rows sorted, floats in fixed formats, SVG figures with a fixed hash salt and no
 dates, no timestamps or timings in the body (they go to ``_work/report-meta.json``, outside the report).

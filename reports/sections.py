@@ -14,7 +14,7 @@ from typing import Any
 from attnio.bounds.expr import to_text
 from attnio.reports import compute, plots, sources
 from attnio.reports.compute import Context
-from attnio.reports.render import Section, fmt
+from attnio.reports.render import ERROR_FLOOR, Section, fmt, fmt_error
 
 from attnio import __version__
 
@@ -181,7 +181,7 @@ def section_bounds_by_regime(ctx: Context) -> Section:
 
 def section_formula_check(ctx: Context) -> Section:
     s = Section("Measured counts against the exact cost formulas")
-    s.p("For every algorithm with a cost formula, the machine's count must equal the formula at every configuration; real-arithmetic runs are checked against the float64 reference.")
+    s.p(f"For every algorithm with a cost formula, the machine's count must equal the formula at every configuration; real-arithmetic runs are checked against the float64 reference. An error below {ERROR_FLOOR:.0e} is float64 rounding, whose last digits differ between BLAS builds; it is printed as that bucket.")
     by: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in ctx.ok:
         by[r["algorithm"]].append(r)
@@ -196,7 +196,7 @@ def section_formula_check(ctx: Context) -> Section:
                 len(rs),
                 sum(1 for r in rs if not r["count_only"]),
                 f"{sum(1 for r in with_f if r['formula_io'] == r['io'])}/{len(with_f)}" if with_f else "no formula",
-                f"{max(errs):.1e}" if errs else "–",
+                fmt_error(max(errs)) if errs else "–",
                 f"{sum(1 for r in rs if r['peak_fast_words'] <= r['M'])}/{len(rs)}",
             ]
         )
@@ -251,7 +251,7 @@ def section_crossover(ctx: Context) -> Section:
         for r in sorted(approx, key=lambda r: (r["algorithm"], r["d"], r["M"], r["eps"], r["B"], r["N"])):
             b = compute.best_exact(r["N"], r["d"], r["M"], cands)
             table.append([r["algorithm"], r["N"], r["d"], r["M"], r["eps"], r["B"], r["io"], None if b is None else f"{b[0]} ({b[1]})",
-                          None if b is None else r["io"] / b[0], None if r.get("max_abs_error") is None else f"{r['max_abs_error']:.1e}"])
+                          None if b is None else r["io"] / b[0], fmt_error(r.get("max_abs_error"))])
         s.table(["algorithm", "N", "d", "M", "ε", "B", "io", "best exact io", "approx ÷ exact", "max abs error"], table)
     elif not rows:
         s.p("No approximate algorithm in this sweep.")

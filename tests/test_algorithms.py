@@ -169,3 +169,33 @@ def test_peak_is_at_most_M_at_the_minimum_M_for_every_fitting_algorithm() -> Non
             r = run(name, N=N, d=d, dv=dv, M=lo, seed=0)
             assert r.measurement.peak_fast_words <= lo and not r.measurement.overflowed, (name, N, d, dv)
             assert r.max_abs_error is not None and r.max_abs_error < 1e-12
+
+
+# --- pinned by mutation testing (tools/mutation.sh, docs/mutation.md): behaviour a surviving mutant changed ---
+
+# --- numerical edge cases of the online softmax ------------------------------------------------------------
+
+
+_SOFTMAX = [n for n in EXACT if n != "square_tiling-io"]  # the exact schedules and auto
+
+
+def _rel_err(out: np.ndarray, ref: np.ndarray) -> float:
+    return float(np.max(np.abs(out - ref)) / np.max(np.abs(ref)))
+
+
+@pytest.mark.parametrize("name", _SOFTMAX)
+def test_rows_whose_every_logit_is_far_below_zero(name: str) -> None:
+    """Every logit in [−2000, −1000]: e^{S} underflows to 0, so a running max that starts anywhere but −∞
+    (e.g. at 0) gives ℓ = 0 and 0/0. The reference subtracts the true row max."""
+    N, d = 13, 3
+    rng = np.random.default_rng(11)
+    Q = np.hstack([rng.uniform(0.5, 1.0, (N, d - 1)), np.ones((N, 1))])
+    K = np.hstack([rng.uniform(-1.0, 0.0, (N, d - 1)), np.full((N, 1), -1.0)])
+    V = rng.standard_normal((N, d))
+    scale = 1000.0
+    S = scale * Q @ K.T
+    assert S.max() < -1000 and S.min() > -3 * 1000
+    M = max(registry.get(name).tiling_cls.min_M(N, d, d), 60)
+    r = run(name, Q, K, V, M=M, scale=scale)
+    assert np.all(np.isfinite(r.output))
+    assert _rel_err(r.output, attention(Q, K, V, scale=scale)) <= 1e-10

@@ -293,8 +293,9 @@ def test_cli_algorithms_backward_lists_the_backward_table_and_leaves_the_forward
 
 
 def test_report_section_lists_the_backward_constants_and_the_training_step() -> None:
+    from attnio.reports.figures import GATE_SOURCES
     from attnio.reports.report import Section
-    from attnio.reports.section_backward import fill, gate_entries
+    from attnio.reports.section_backward import fill
 
     verdicts = [{"id": "backward.tight.flash2-bwd", "verdict": "proved", "constant": "96"}]
     s = fill(Section("Backward pass and training step"), verdicts)
@@ -306,8 +307,8 @@ def test_report_section_lists_the_backward_constants_and_the_training_step() -> 
     measured = next(t for t in tables if "= formula" in t[1])
     assert all(r[5] == "yes" for r in measured[2])  # every measured count equals its formula
     assert "ratio 1.158" in text
-    g = gate_entries()
-    assert set(g) == {"io", "formulas", "bounds", "constants"} and all(k.startswith("bwd:") for k in g["formulas"])
+    g = GATE_SOURCES["backward"]()  # the gate's backward figures (its bounds are the catalog's)
+    assert set(g) == {"io", "formulas", "constants"} and all(k.startswith("bwd:") for k in g["formulas"])
 
 
 def test_every_forward_auto_can_choose_records_what_it_saves_for_the_backward() -> None:

@@ -9,11 +9,14 @@ algorithm under the ci profile; real runs use small sizes.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from attnio.algorithms import registry
 from attnio.algorithms.run import count, run
 from attnio.bounds.costs import FORMULAS, cost
+from attnio.bounds.expr import evaluate_int, free_symbols
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -109,7 +112,7 @@ def test_square_tiling_matches_the_saha_ye_worked_number() -> None:
 
 
 def test_square_tiling_matches_saha_ye_closed_form_when_B_divides_N_and_d() -> None:
-    """4N²d/B + N² + Nd + 2N (Saha–Ye notes §2.1, derived there from the paper's transfers)."""
+    """4N²d/B + N² + Nd + 2N (derived here from the transfers of Saha–Ye's square tiling)."""
     for N, d, M in [(256, 64, 1024), (512, 32, 256), (96, 48, 2304)]:
         B = int(np.sqrt(M // 4))
         assert N % B == 0 and d % B == 0
@@ -198,3 +201,159 @@ def test_per_array_traffic_matches_the_derivations_line_by_line() -> None:
     T_r, G = ceil_div(N, (400 - d) // (2 * d + 4)), ceil_div(dv, d)
     assert (p["Q"].reads_words, p["K"].reads_words, p["V"].reads_words) == (N * d, T_r * G * N * d, T_r * N * dv)
     assert (p["O"].writes_words, p["L"].writes_words) == (N * dv, N)
+
+
+# --- pinned by mutation testing (tools/mutation.sh, docs/mutation.md): behaviour a surviving mutant changed ---
+
+# --- the cost formulas (bounds/costs.py) -------------------------------------------------------------------
+
+
+EXACT = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "kv_stationary", "split_v"]
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@st.composite
+def _point(draw: st.DrawFn, name: str) -> tuple[int, int, int, int]:
+    N = draw(st.integers(1, 400))
+    d = draw(st.integers(1, 40))
+    dv = draw(st.one_of(st.just(d), st.integers(1, 90)))
+    lo = registry.get(name).tiling_cls.min_M(N, d, dv)
+    return N, d, dv, draw(st.one_of(st.integers(lo, lo + 50), st.integers(lo, 4 * lo + 2 * N * (d + dv))))
+
+
+@pytest.mark.parametrize("name", EXACT)
+@settings(max_examples=10)
+@given(data=st.data())
+def test_the_block_sizes_a_formula_states_are_the_ones_its_schedule_uses(name: str, data: st.DataObject) -> None:
+    """``CostFormula.blocks`` against the schedule's tiling and the pass counts seen in the per-array reads."""
+    N, d, dv, M = data.draw(_point(name))
+    b = {k: evaluate_int(v, {"N": N, "d": d, "M": M, "dv": dv}) for k, v in FORMULAS[name].blocks.items()}
+    t = registry.get(name).tiling_cls.default(N, d, M, dv)
+    p = count(name, N=N, d=d, dv=dv, M=M).per_array
+    if name in ("flash2", "flash2-square"):
+        assert p["K"].reads_words == b["T_r"] * N * d and p["V"].reads_words == b["T_r"] * N * dv
+        assert b["T_r"] == _cdiv(N, t.B_r)
+        if name == "flash2":
+            assert b["a"] >= t.B_r and _cdiv(N, min(b["a"], N)) == b["T_r"]
+        else:
+            assert min(b["b"], N) == t.B_r == t.B_c
+    elif name in ("flash1", "flash1-fit"):
+        assert p["Q"].reads_words == b["T_c"] * N * d and b["T_c"] == _cdiv(N, t.B_c)
+        if name == "flash1":
+            assert (b["B_c"], b["B_r"]) == (t.B_c, t.B_r)
+        else:
+            assert b["c"] >= t.B_c and _cdiv(N, min(b["c"], N)) == b["T_c"]
+    elif name in ("standard", "square_tiling"):
+        side = t.b if name == "standard" else t.B
+        assert b["b" if name == "standard" else "B"] == side
+        assert (b["T"], b["T_v"]) == (_cdiv(N, side), _cdiv(dv, side))
+        assert p["V"].reads_words == b["T"] * N * dv
+    elif name == "kv_stationary":
+        assert p["Q"].reads_words == b["T_c"] * N * d and b["T_c"] == _cdiv(N, t.b)
+        assert b["b"] >= t.b and _cdiv(N, min(b["b"], N)) == b["T_c"]
+    else:  # split_v
+        assert (b["g"], b["G"]) == (t.g, _cdiv(dv, t.g))
+        assert p["V"].reads_words == b["T_r"] * N * dv and p["K"].reads_words == b["T_r"] * b["G"] * N * d
+        assert b["a"] >= t.a and b["T_r"] == _cdiv(N, t.a)
+
+
+@pytest.mark.parametrize("name", EXACT)
+@settings(max_examples=10)
+@given(N=st.integers(1, 300), d=st.integers(1, 40), dv=st.integers(1, 90), delta=st.integers(-3, 3))
+def test_a_formula_is_valid_exactly_from_its_schedules_minimum_M(name: str, N: int, d: int, dv: int, delta: int) -> None:
+    from attnio.errors import InvalidParameter
+
+    M = max(1, registry.get(name).tiling_cls.min_M(N, d, dv) + delta)
+    if delta < 0 and M < registry.get(name).tiling_cls.min_M(N, d, dv):
+        with pytest.raises(InvalidParameter, match="M"):
+            cost(name, N=N, d=d, M=M, dv=dv)
+    else:
+        assert cost(name, N=N, d=d, M=M, dv=dv) == count(name, N=N, d=d, M=M, dv=dv).io
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_the_dv_equal_d_form_of_a_formula_is_the_formula_at_dv_equal_d(name: str) -> None:
+    f, g = FORMULAS[name], FORMULAS[name].with_dv_equal_d()
+    assert g.algorithm == name and (g.derivation, g.leading) == (f.derivation, f.leading)
+    assert "dv" not in {s.name for e in (g.io, *g.valid, *g.blocks.values()) for s in free_symbols(e)}
+    for n_, d_, m_ in [(37, 5, 300), (100, 13, 2000), (9, 2, 60)]:
+        env, env_dv = {"N": n_, "d": d_, "M": m_}, {"N": n_, "d": d_, "M": m_, "dv": d_}
+        assert evaluate_int(g.reads, env) == evaluate_int(f.reads, env_dv)
+        assert evaluate_int(g.writes, env) == evaluate_int(f.writes, env_dv)
+        assert [r.holds(env) for r in g.valid] == [r.holds(env_dv) for r in f.valid]
+        assert {k: evaluate_int(v, env) for k, v in g.blocks.items()} == {k: evaluate_int(v, env_dv) for k, v in f.blocks.items()}
+
+
+# --- exact working sets: each schedule's stated fast-memory formula is its measured peak -----------------
+
+
+def _fast_words(name: str, t: object, N: int, d: int, dv: int) -> int:
+    cls = t  # the stated working set, read from the tiling itself (a static method)
+    if name in ("flash2", "flash2-square", "flash1-fit"):
+        return cls.fast_words(t.B_r, t.B_c, d, dv)
+    if name == "standard":
+        return cls.fast_words(t.b)
+    if name == "square_tiling":
+        return cls.fast_words(t.B)
+    if name == "kv_stationary":  # the first K/V block reads back no partial O_i (r·dv) and L_i (r)
+        first = cls.fast_words(min(t.b, N), t.r, d, dv) - t.r * (dv + 1)
+        return max(first, cls.fast_words(min(t.b, N - t.b), t.r, d, dv)) if N > t.b else first
+    assert name == "split_v"  # its fast_words bounds the peak: m_new is allocated only once K_j is freed
+    a, bc, g = t.a, t.B_c, t.g
+    assert cls.fast_words(a, bc, g, d) == a * d + a * g + 2 * a + a * bc + max(bc * d, a + bc * g) + min(a, bc * (d - g))
+    return a * d + a * g + 2 * a + a * bc + max(bc * d, a + bc * g)
+
+
+@pytest.mark.parametrize("name", [n for n in EXACT if n != "flash1"])  # flash1's: tests/test_algorithms.py
+@settings(max_examples=10)
+@given(data=st.data())
+def test_peak_fast_memory_is_exactly_the_working_set_each_schedule_states(name: str, data: st.DataObject) -> None:
+    if name in ("standard", "square_tiling"):  # the tile side is reached only when N, d, dv are at least b
+        M = data.draw(st.integers(4, 600))
+        side = registry.get(name).tiling_cls.default(1, 1, M).__dict__.popitem()[1]
+        N, d, dv = (data.draw(st.integers(side, side + 30)) for _ in range(3))
+    else:
+        N, d, dv, M = data.draw(_point(name))
+    t = registry.get(name).tiling_cls.default(N, d, M, dv)
+    assert count(name, N=N, d=d, dv=dv, M=M).peak_fast_words == _fast_words(name, t, N, d, dv) <= M
+
+
+@pytest.mark.parametrize("name", EXACT)
+@pytest.mark.parametrize("count_only", [True, False])
+def test_the_trace_counts_every_product_of_attention_exactly_once(name: str, count_only: bool) -> None:
+    """Work events: N²·d multiply-adds for QKᵀ and N²·d_v for PV, whatever the tiling (a non-divisible case);
+    split_v recomputes S once per value-column group, G = ⌈d_v/d⌉ times."""
+    N, d, dv = 23, 5, 7 if name != "split_v" else 11
+    for mm in (registry.get(name).tiling_cls.min_M(N, d, dv) * 3 + 5, 40 * d * d):  # small and large blocks
+        tr = count(name, N=N, d=d, dv=dv, M=mm, trace=True).trace if count_only else run(
+            name, N=N, d=d, dv=dv, M=mm, trace=True, seed=0).measurement.trace
+        work = {k: sum(e.words * e.weight for e in tr if e.kind == "C" and e.target == k) for k in ("qk", "pv")}
+        G = _cdiv(dv, min(d, dv)) if name == "split_v" else 1
+        assert work == {"qk": G * N * N * d, "pv": N * N * dv}, mm
+
+
+@pytest.mark.parametrize("name", [*EXACT, "poly"])
+def test_tilings_and_formulas_are_frozen_records(name: str) -> None:
+    """A tiling is chosen once per run and a formula once per algorithm: neither can be changed in place."""
+    if name == "poly":
+        from attnio.algorithms.poly import PolyTiling as cls  # noqa: N813
+
+        t = cls.for_degree("tiled", N=64, d=4, M=400, g=2)
+    else:
+        t = registry.get(name).tiling_cls.default(50, 4, 400, 4)
+        f = FORMULAS[name]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            f.reads = f.writes  # type: ignore[misc]
+    field = dataclasses.fields(t)[0].name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(t, field, 1)
+
+
+def test_an_unknown_algorithm_has_no_formula_and_the_error_lists_those_that_do() -> None:
+    from attnio.errors import InvalidParameter
+
+    with pytest.raises(InvalidParameter, match="one with a cost formula: .*flash2.*square_tiling"):
+        cost("no-such-algorithm", N=4, d=2, M=64)

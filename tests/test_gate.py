@@ -180,3 +180,88 @@ def test_identical_figures_pass_and_new_entries_are_notes() -> None:
     cur["io"]["y|N=2"] = {"reads": 1, "writes": 1}
     res = gate.compare(base, cur)
     assert res.ok and any("new entries" in n for n in res.notes)
+
+
+# figures beyond the grid: every formula table, backward and workload counts ------------------------------
+
+
+@pytest.fixture
+def small_default_grid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate as run without --grid (every figure source, the workload and backward counts included), over a
+    small default grid so the test stays quick."""
+    from attnio.reports import grid as grid_mod
+
+    monkeypatch.setattr(grid_mod, "default_grid", lambda: grid_mod.grid_from_dict(GRID))
+
+
+@pytest.fixture(scope="module")
+def default_baseline(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One baseline written by ``attnio gate --update`` over the small default grid, shared by the tests below
+    (each then plants its change in a copy)."""
+    from attnio.reports import grid as grid_mod
+
+    b = tmp_path_factory.mktemp("gate") / "baseline.json"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(grid_mod, "default_grid", lambda: grid_mod.grid_from_dict(GRID))
+        assert _gate_default(b, "--update") == 0
+    return json.loads(b.read_text())
+
+
+def _gate_default(baseline: Path, *extra: str) -> int:
+    p = argparse.ArgumentParser()
+    gate_cmd.add_arguments(p)
+    return gate_cmd.main(p.parse_args(["--baseline", str(baseline), "--workers", "0", "--no-progress", "--no-verify", *extra]))
+
+
+def test_the_gate_holds_every_formula_table_and_causal_and_gqa_counts(tmp_path: Path, small_default_grid: None, default_baseline: dict) -> None:
+    from attnio.bounds import approx, costs
+
+    b = tmp_path / "baseline.json"
+    b.write_text(json.dumps(default_baseline))
+    data = gate.load_baseline(b)  # the file is a valid baseline under the schema
+    f = data["formulas"]
+    assert set(costs.FORMULAS) <= set(f)
+    assert {f"bwd:{n}" for n in costs.BACKWARD_FORMULAS} <= set(f)
+    assert {f"approx:{n}" for n in approx.FORMULAS} <= set(f)
+    for kind, table in (("workload", costs.WORKLOAD_FORMULAS), ("workload-bwd", costs.WORKLOAD_BACKWARD_FORMULAS)):
+        assert {f"{kind}:{a}|{s}|{'causal' if c else 'full'}" for a, s, c in table} <= set(f)
+    io = data["io"]
+    for kind, alg in (("workload", "flash2"), ("workload-bwd", "flash2-bwd")):
+        for sched in ("per-head", "grouped"):
+            assert f"{kind}:{alg}|{sched}|gqa-prefill-causal" in io and f"{kind}:{alg}|{sched}|gqa-decode-causal" in io
+    assert any(k.startswith("flash2-bwd|") for k in io) and len(io) > 8  # backward points beside the grid's rows
+    assert _gate_default(b) == 0
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "workload:flash2|grouped|gqa-decode-causal",  # a GQA schedule, causal
+        "workload:flash2|per-head|gqa-prefill",  # a workload schedule without the mask
+        "workload:standard|per-head|one-head-causal-odd",  # causal, ceilings
+        "workload-bwd:flash2-bwd|grouped|gqa-prefill-causal",  # a workload backward
+        "flash2-bwd|N=1000|d=13|dv=13|M=777|eps=-|B=-",  # a plain backward
+    ],
+)
+def test_a_grown_workload_or_backward_count_fails_the_gate(tmp_path: Path, small_default_grid: None, capsys: pytest.CaptureFixture, key: str, default_baseline: dict) -> None:
+    b = tmp_path / "baseline.json"
+    data = copy.deepcopy(default_baseline)
+    data["io"][key]["reads"] -= 1  # the baseline moved one word fewer: this run's count grew by one word
+    b.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert _gate_default(b) == 1
+    assert f"io {key}: reads" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key", ["workload:flash2|grouped|causal", "workload-bwd:flash2-bwd|per-head|full", "approx:tiled", "bwd:flash2-bwd"])
+def test_a_changed_workload_backward_or_approximate_formula_fails_the_gate(tmp_path: Path, small_default_grid: None, capsys: pytest.CaptureFixture, key: str, default_baseline: dict) -> None:
+    from attnio.bounds.expr import to_json
+    from attnio.bounds.symbols import N
+
+    b = tmp_path / "baseline.json"
+    data = copy.deepcopy(default_baseline)
+    data["formulas"][key]["writes"] = to_json(N)  # the baseline's formula differs from this run's
+    b.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert _gate_default(b) == 1
+    assert f"formulas {key}: writes changed" in capsys.readouterr().err

@@ -327,23 +327,31 @@ LIMIT_CASES = [
 ]
 
 
+class _RacingClock:
+    """A clock each reading of which is 2 s after the last: a 1 s deadline has passed at its next reading."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def perf_counter(self) -> float:
+        self.t += 2.0
+        return self.t
+
+
 @pytest.mark.parametrize("argv", LIMIT_CASES, ids=lambda a: " ".join(a))
-def test_cli_pebble_time_limit_1_returns_within_2_s_of_wall_or_cpu_time(argv, capsys):
+def test_cli_pebble_time_limit_stops_every_phase_at_its_first_check(argv, capsys, monkeypatch):
     """--time-limit 1 covers building the graph, the automorphisms, the greedy schedule and every search loop.
 
-    Wall time is the target; on a machine loaded by other processes the wall clock also counts their time, so
-    the check accepts 2 s of this process's CPU time instead (a loop that ignored the limit spends minutes of
-    both)."""
-    import time
+    No wall clock: the deadline's clock is replaced by one that passes 2 s per reading, so every phase stops at
+    its first check and the answer is the bounds proved so far, never "optimal" (a loop that ignored the limit
+    would run its whole search: minutes on these instances, which CI's job timeout reports). How long a real 1 s limit takes on the wall clock is a benchmark's question, not a test's."""
+    from attnio.solver.pebble import limits
 
-    t0, c0 = time.perf_counter(), time.process_time()
+    monkeypatch.setattr(limits, "time", _RacingClock())
     rc = cli_main(["pebble", *argv, "--time-limit", "1", "--json"])
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     out = json.loads(capsys.readouterr().out)
-    assert rc == 0 and out["status"] in ("bounds", "optimal", "optimal within horizon")
-    assert min(wall, cpu) < 2.0, f"wall {wall:.2f} s, cpu {cpu:.2f} s"
-    if out["status"] == "bounds" and out["upper"] is not None:
-        assert out["lower"] <= out["upper"]
+    assert rc == 0 and out["status"] == "bounds", out
+    assert out["lower"] is not None and (out["upper"] is None or out["lower"] <= out["upper"])
 
 
 @pytest.mark.parametrize(

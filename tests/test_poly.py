@@ -292,3 +292,70 @@ def test_count_only_at_a_million_rows_runs() -> None:
     meas = run("poly", N=N, d=d, M=M, tiling=t, count_only=True).measurement
     assert meas.io == approx_cost(t.schedule, N=N, d=d, M=M, r=t.r)
     assert meas.io_words < cost("flash2", N=N, d=d, M=M).io_words
+
+
+# --- pinned by mutation testing (tools/mutation.sh, docs/mutation.md): behaviour a surviving mutant changed ---
+
+# --- poly (algorithms/poly.py) --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("schedule", ["stream", "chunked", "tiled"])
+@pytest.mark.parametrize("d,g", [(2, 1), (3, 2), (5, 2), (6, 1)])
+def test_each_poly_schedule_runs_from_exactly_its_minimum_M(schedule: str, d: int, g: int) -> None:
+    from attnio.algorithms.poly import PolyTiling
+    from attnio.algorithms.poly_features import rank
+
+    from attnio.errors import InvalidParameter
+
+    r = rank(d, g)
+    need = {"stream": r * (d + 2) + 2 * d, "chunked": 3 * d + 3, "tiled": max(d + 1, 5)}[schedule]  # module docstring
+    assert PolyTiling.min_M(40, d) == max(d + 1, 5)  # the least of the three: tiled's
+    with pytest.raises(InvalidParameter, match=f"M >= {need} for poly schedule {schedule}"):
+        PolyTiling.for_degree(schedule, N=40, d=d, M=need - 1, g=g)
+    t = PolyTiling.for_degree(schedule, N=40, d=d, M=need, g=g)
+    res = run("poly", N=40, d=d, M=need, tiling=t, count_only=True).measurement
+    assert res.peak_fast_words <= need and not res.overflowed
+
+
+def test_random_inputs_in_beta_mode_are_scaled_onto_the_logit_promise() -> None:
+    """β given: uniform inputs are shrunk so that scale·max‖q‖·max‖k‖ = β (up to 1e-12), not below it."""
+    import math
+
+    from attnio.algorithms.poly import PolyTiling
+
+    N, d = 16, 4
+    t = PolyTiling.build("stream", N=N, d=d, M=2000, eps=1e-3, B=1.0, beta=0.5)
+    assert t.beta_from == "beta"
+    Q, K, V = t.prepare_inputs(None, None, None, 3, N, d, np)
+    prod = np.linalg.norm(Q, axis=1).max() * np.linalg.norm(K, axis=1).max() / math.sqrt(d)
+    assert 0.5 * (1 - 1e-9) <= prod <= 0.5
+    assert np.abs(V).max() <= 1.0 and np.abs(V).max() > 0.5  # V is not rescaled
+
+
+@pytest.mark.parametrize("schedule", ["stream", "chunked"])
+def test_poly_work_events_count_the_products_of_both_factors(schedule: str) -> None:
+    """U₂ᵀV: N·r·d multiply-adds; U₁[S | s]: N·r·(d + 1); stream also counts the N·r features of K."""
+    from attnio.algorithms.poly import PolyTiling
+
+    N, d, g = 37, 3, 2
+    t = PolyTiling.for_degree(schedule, N=N, d=d, M=400, g=g)
+    tr = run("poly", N=N, d=d, M=400, tiling=t, count_only=True, trace=True).measurement.trace
+    work = {k: sum(e.words * e.weight for e in tr if e.kind == "C" and e.target == k) for k in ("sv", "ys", "features")}
+    r = t.r
+    assert work == {"sv": N * r * d, "ys": N * r * (d + 1), "features": N * r if schedule == "stream" else 0}
+
+
+def test_the_rounding_check_refuses_exactly_when_the_bound_exceeds_half_of_eps() -> None:
+    import dataclasses as dc
+
+    from attnio.algorithms.poly import PolyTiling
+    from attnio.algorithms.poly_features import Budget
+
+    from attnio.errors import Unsupported
+
+    N, d = 64, 4
+    t = PolyTiling.build("tiled", N=N, d=d, M=400, eps=1e-6, B=1.0)
+    bound = Budget(t.eps, t.B, t.beta, t.beta_from, 0.0, t.g, t.delta, t.h).rounding_bound(N, t.r)
+    dc.replace(t, eps=2 * bound * 1.001).rounding_check(N, d)  # ε/2 just above the bound: runs
+    with pytest.raises(Unsupported, match="float64"):
+        dc.replace(t, eps=2 * bound * 0.999).rounding_check(N, d)  # ε/2 just below it: refused

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import math
+import random
 import re
 from pathlib import Path
 
@@ -183,3 +185,66 @@ def test_constants_status_line_is_text_not_a_python_dict() -> None:
     s = sections.section_constants(report.Context([], None))
     line = next(b[1] for b in s.blocks if b[0] == "p" and b[1].startswith("Status of the constants"))
     assert "{" not in line and "'" not in line and "constants.b1: derived here" in line
+
+
+def _near_an_edge(x: float, rel: float = 1e-9) -> bool:
+    """Within ``rel`` of a boundary of :func:`render.fmt_error`: the floor, or the midpoint between two
+    two-digit numbers (where any format must round one way or the other)."""
+    if abs(x - render.ERROR_FLOOR) <= rel * x:
+        return True
+    e = 10.0 ** math.floor(math.log10(x))
+    mid = (math.floor(x / e * 10) + 0.5) * e / 10  # the rounding edge of x's two significant digits
+    return abs(x - mid) <= rel * x
+
+
+def test_error_cells_are_stable_under_a_few_ulps_of_noise() -> None:
+    rng = random.Random(20261201)
+    draws = [10 ** rng.uniform(-17, -2) for _ in range(2000)] + [1.1e-15, 2.9e-15, 3.3e-15, 3.1e-05, 4.4e-07]
+    checked = 0
+    for x in (x for x in draws if not _near_an_edge(x)):
+        want = render.fmt_error(x)
+        for k in (1, 2, 8):
+            up = down = x
+            for _ in range(k):
+                up, down = math.nextafter(up, math.inf), math.nextafter(down, 0.0)
+            assert render.fmt_error(up) == render.fmt_error(down) == want, (x, k)
+        checked += 1
+    assert checked > 1900
+
+
+def test_rounding_level_errors_print_as_one_bucket_whatever_the_blas() -> None:
+    """Another BLAS sums in another order: an error of a few ulps of entries of size ~1 may halve or triple."""
+    for ulps in (0, 1, 3, 5, 13, 40, 200):
+        assert render.fmt_error(ulps * 2.0**-52) == "< 1e-13"
+    assert render.fmt_error(1.2e-12) == "1.2e-12" and render.fmt_error(3.14e-05) == "3.1e-05"
+
+
+def test_formula_check_table_is_identical_when_the_measured_errors_are_perturbed(no_verifier: None) -> None:
+    rows = _rows()
+    assert any(r.get("max_abs_error") for r in rows)  # real-arithmetic runs are among them
+    before = render.render_markdown([sections.section_formula_check(report.Context(rows, None))])
+    rng = random.Random(7)
+    for r in rows:
+        if r.get("max_abs_error"):
+            r["max_abs_error"] *= rng.uniform(0.3, 3.0)  # a different summation order: same bucket
+    assert render.render_markdown([sections.section_formula_check(report.Context(rows, None))]) == before
+
+
+def test_only_the_figures_module_and_the_sweep_call_the_runners() -> None:
+    """One figures pipeline: sections and the gate read figures; they never run a schedule themselves."""
+    runners = re.compile(r"algorithms\.(run|run_backward|workloads|workloads_bwd)\b|\b(count_backward|train_step|run_workload|run_workload_backward|train_workload)\(")
+    here = Path(compute.__file__).parent
+    callers = sorted(p.name for p in here.glob("*.py") if p.name not in ("figures.py", "sweep.py") and runners.search(p.read_text()))
+    assert callers == []
+
+
+def test_the_backward_section_prints_what_the_figures_module_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from attnio.reports import figures, section_backward
+
+    rows = figures.backward_measured()
+    assert rows
+    planted = [dict(rows[0], io=123456789)]  # what the section prints is what figures computed
+    monkeypatch.setattr(figures, "backward_measured", lambda: planted)
+    s = section_backward.fill(render.Section("Backward"), None)
+    measured = next(b for b in s.blocks if b[0] == "table" and "= formula" in b[1])
+    assert [str(r[4]) for r in measured[2]] == ["123456789"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from attnio.bounds import expr as ex
 from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import ceil, eq, evaluate, floor, log2, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d
@@ -254,3 +255,110 @@ def test_cli_verify_exit_codes():
     bad = subprocess.run([sys.executable, "-m", "attnio.cli", "verify", "--claim", "no.such.claim"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "no.such.claim" in bad.stderr
+
+
+# --- pinned by mutation testing (tools/mutation.sh, docs/mutation.md): behaviour a surviving mutant changed ---
+
+# --- the translator (solver/translator.py): its facts are true of the true value, and pin it exactly --------
+
+_TRANSLATED = [
+    ex.floor(N / M), ex.ceil(N / M), ex.floor(ex.sqrt(M / 4)), ex.floor(ex.sqrt(M)), ex.ceil(ex.sqrt(M) / 2),
+    ex.floor((M - d) / (2 * d + 4)), ex.ceil(N / ex.floor((M - d) / (2 * d + 4))), ex.ceil(3 * N / 4),
+    ex.floor(Fraction(1, 3) * N), ex.minimum(N, d, M), ex.maximum(N, d, M), N**-2, (N + d) ** 3 / M, ex.log2(M),
+    ex.floor(N) + ex.ceil(d) + N**0,
+    # arguments that are no ratio p/q (only the plain brackets apply) and arguments that can be negative
+    ex.floor(ex.sqrt(N + Fraction(1, 2))), ex.floor(N / 2 + Fraction(1, 2)), ex.floor((M - 20) / 3), ex.ceil((M - 20) / 3),
+    ex.sqrt(N / M), ex.sqrt(M) - N,  # square roots below 1 (√(1/16) = 1/4) and exact ones
+]
+_TRANSLATION_POINTS = [{"N": 1, "d": 1, "M": 16}, {"N": 7, "d": 2, "M": 64}, {"N": 100, "d": 3, "M": 1024}, {"N": 5, "d": 9, "M": 4}]
+
+
+@pytest.mark.parametrize("e", _TRANSLATED, ids=str)
+def test_the_translation_of_an_expression_is_exactly_its_value_at_integer_points(e: ex.Expr) -> None:
+    """In mode "int" (floors and ceilings as integers) the facts admit the true value and no other one; at
+    these points √ is rational or under a floor and log₂'s argument is a power of two."""
+    import z3
+    from attnio.solver.translator import Translator
+
+    for env in _TRANSLATION_POINTS:
+        if env["M"] - env["d"] < 2 * env["d"] + 4 and "2·d + 4" in str(e):
+            continue  # the inner floor is 0 there: ⌈N/0⌉ is outside the formula's domain
+        value = ex.evaluate(e, env)
+        if not isinstance(value, Fraction):
+            continue  # an irrational √ (no exact value to pin)
+        t = Translator("z3", mode="int")
+        term = t.expr(e)
+        true = value
+        s = z3.Solver(ctx=t.ctx)  # the translator's own context (a fresh one per translator)
+        s.add(*t.facts, *(t.vars[k] == v for k, v in env.items() if k in t.vars))
+        s.add(*(c for _, c in t.side_conditions))
+        assert s.check(term == z3.RealVal(true.numerator, t.ctx) / true.denominator) == z3.sat, (str(e), env)
+        assert s.check(term != z3.RealVal(true.numerator, t.ctx) / true.denominator) == z3.unsat, (str(e), env)
+
+
+def test_real_mode_floor_and_ceil_brackets_are_sound_and_tight_for_ratios() -> None:
+    """Over the reals ⌊N/M⌋ is only bracketed; with integer N, M the bracket (N − M + 1)/M ≤ c ≤ N/M holds
+    for the true floor and excludes anything a whole step away."""
+    import z3
+    from attnio.solver.translator import Translator
+
+    for n, m in [(7, 2), (8, 2), (1, 5), (100, 7), (5, 1)]:
+        # the exact real interval the facts allow: ⌊n/m⌋ ∈ [max((n − m + 1)/m, 0, 1 if n ≥ m), n/m] and
+        # ⌈n/m⌉ ∈ [max(n/m, 1), (n + m − 1)/m]
+        x = Fraction(n, m)
+        for e, true, lo, hi in [(ex.floor(N / M), n // m, max(Fraction(n - m + 1, m), Fraction(int(n >= m))), x),
+                                (ex.ceil(N / M), -(-n // m), max(x, Fraction(1)), Fraction(n + m - 1, m))]:
+            t = Translator("z3")
+            c = t.expr(e)
+            s = z3.Solver(ctx=t.ctx)  # the translator's own context (a fresh one per translator)
+            s.add(*t.facts, t.vars["N"] == n, t.vars["M"] == m)
+            q = lambda v, ctx=t.ctx: z3.RealVal(v.numerator, ctx) / v.denominator  # noqa: E731
+            assert s.check(c == true) == z3.sat and s.check(c == q(lo)) == z3.sat and s.check(c == q(hi)) == z3.sat
+            eps = Fraction(1, 1000)
+            assert s.check(c < q(lo - eps)) == z3.unsat and s.check(c > q(hi + eps)) == z3.unsat, (str(e), n, m)
+
+
+def test_real_mode_floor_of_zero_is_zero_and_log2_between_powers_of_two_is_chord_and_tangent() -> None:
+    import z3
+    from attnio.solver.translator import INV_LN2_UPPER, LOG_RANGE, Translator
+
+    t = Translator("z3")
+    c = t.expr(ex.floor((M - 16) / 4))
+    s = z3.Solver(ctx=t.ctx)  # the translator's own context (a fresh one per translator)
+    s.add(*t.facts, t.vars["M"] == 16)
+    assert s.check(c == 0) == z3.sat and s.check(c < 0) == z3.unsat  # ⌊0⌋ = 0 even over the reals
+    for n in (3, 6, 100):
+        t = Translator("z3")
+        L = t.expr(ex.log2(N))
+        s = z3.Solver(ctx=t.ctx)  # the translator's own context (a fresh one per translator)
+        s.add(*t.facts, t.vars["N"] == n)
+        k = n.bit_length() - 1
+        chord = k + Fraction(n - 2**k, 2**k)  # from below: the chord on [2^k, 2^(k+1)]
+        tangent = min(j + Fraction(n - 2**j, 2**j) * INV_LN2_UPPER for j in range(LOG_RANGE + 1))  # from above
+        q = lambda v, ctx=t.ctx: z3.RealVal(v.numerator, ctx) / v.denominator  # noqa: E731
+        assert s.check(L == q(chord)) == z3.sat and s.check(L < q(chord)) == z3.unsat, n
+        assert s.check(L == q(tangent)) == z3.sat and s.check(L > q(tangent)) == z3.unsat, n
+
+
+def test_log2_is_pinned_exactly_at_every_power_of_two_of_its_range() -> None:
+    import z3
+    from attnio.solver.translator import LOG_RANGE, Translator
+
+    for k in (0, 1, 10, LOG_RANGE):
+        t = Translator("z3")
+        L = t.expr(ex.log2(N))
+        s = z3.Solver(ctx=t.ctx)  # the translator's own context (a fresh one per translator)
+        s.add(*t.facts, t.vars["N"] == 2**k)
+        assert s.check(L == k) == z3.sat and s.check(L != k) == z3.unsat, k
+
+
+def test_which_expressions_the_translator_treats_as_integers_and_as_ratios() -> None:
+    from attnio.solver.translator import as_ratio, is_integer_valued
+
+    for e in (N, 3 * N + 2, N**2 * d, ex.floor(N / M), ex.ceil(ex.sqrt(M)), ex.minimum(N, ex.floor(M / 2)), ex.maximum(N, d)):
+        assert is_integer_valued(e), str(e)
+    for e in (N / M, ex.sqrt(N), Fraction(1, 2) * N, ex.log2(N), ex.minimum(N, M / 2), N + Fraction(1, 3)):
+        assert not is_integer_valued(e), str(e)
+    assert as_ratio(N / ex.floor(M / 4)) == (N, ex.floor(M / 4))
+    assert as_ratio(3 * N / 4) == (3 * N, ex.Const(Fraction(4))) and as_ratio(N * d / 2) == (N * d, ex.Const(Fraction(2)))
+    assert as_ratio(N) == (N, ex.Const(Fraction(1))) and as_ratio(ex.sqrt(N)) is None and as_ratio(N / ex.sqrt(M)) is None

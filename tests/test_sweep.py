@@ -65,6 +65,44 @@ def _count(path: Path) -> int:
         return 0
 
 
+def _wait_until(done, what: str, patience_s: float = 120.0) -> None:
+    """Poll ``done()``; ``patience_s`` is how long a stuck run is waited for before the test reports it (a hang
+    guard, not a speed requirement)."""
+    give_up = time.monotonic() + patience_s
+    while not done():
+        assert time.monotonic() < give_up, what
+        time.sleep(0.02)
+
+
+def _lock_after_rows(path: Path, rows: int, p: subprocess.Popen) -> tuple[sqlite3.Connection, int]:
+    """Wait until the store at ``path`` holds at least ``rows`` rows, and return a connection holding its write
+    lock (no other process can commit until it is released) with the row count read under that lock. Each poll
+    takes the lock first and reads the count second, and the driver commits one row per transaction, so the
+    count returned is between ``rows`` and the first count at or above it that any commit produced."""
+    found: list[tuple[sqlite3.Connection, int]] = []
+
+    def poll() -> bool:
+        assert p.poll() is None, f"sweep ended before it could be killed: {p.communicate()}"
+        if not path.exists():
+            return False
+        db = sqlite3.connect(path, timeout=60, isolation_level=None)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            n = int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+        except sqlite3.OperationalError:  # the store's table not created yet
+            db.close()
+            return False
+        if n < rows:
+            db.execute("ROLLBACK")
+            db.close()
+            return False
+        found.append((db, n))
+        return True
+
+    _wait_until(poll, "the sweep made no progress")
+    return found[0]
+
+
 def _session(sid: int) -> list[str]:
     """Live (not zombie) processes of session ``sid``, as "pid cmdline" (Linux /proc)."""
     out = []
@@ -84,26 +122,29 @@ def _session(sid: int) -> list[str]:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
 def test_sigkill_mid_sweep_then_rerun_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    """Kill the sweep once at least 3 of its 12 rows are committed, with the store's write lock held by this
+    test from the moment it counts them to after the kill: the driver cannot commit a row in between, so the
+    count read is exactly what the killed sweep left. The rerun must then add exactly the missing rows. Each
+    row takes a noticeable fraction of a second, so the kill lands mid-sweep; no assertion depends on where."""
     grid = tmp_path / "grid.json"
     grid.write_text(json.dumps(SLOW_GRID))
     store = tmp_path / "s.sqlite"
     args = _cli("sweep", "--grid", str(grid), "--store", str(store), "--workers", "1", "--batch", "1", "--no-progress")
     p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 120
+    lock = None
     try:
-        while _count(store) < 3:
-            assert p.poll() is None, f"sweep ended before it could be killed: {p.communicate()}"
-            assert time.monotonic() < deadline, "sweep made no progress"
-            time.sleep(0.02)
+        lock, partial = _lock_after_rows(store, 3, p)
         assert _session(p.pid), "the sweep's pool worker was not seen"
         os.kill(p.pid, signal.SIGKILL)
-        p.wait(timeout=30)
-        killed = time.monotonic()
+        p.wait(timeout=60)
+        lock.execute("ROLLBACK")
+        lock.close()
+        lock = None
         # the pool workers and multiprocessing's resource tracker notice the driver's death and exit
-        while _session(p.pid) and time.monotonic() < killed + 5:
-            time.sleep(0.05)
-        left = _session(p.pid)
+        _wait_until(lambda: not _session(p.pid), f"processes of the killed sweep stay alive: {_session(p.pid)}")
     finally:
+        if lock is not None:
+            lock.close()
         if p.poll() is None:
             os.kill(p.pid, signal.SIGKILL)
             p.wait()
@@ -111,10 +152,8 @@ def test_sigkill_mid_sweep_then_rerun_loses_and_duplicates_nothing(tmp_path: Pat
             os.killpg(p.pid, signal.SIGKILL)  # clean up whatever a failing run left (its own session)
         except ProcessLookupError:
             pass
-    assert not left, f"processes left 5 s after the driver was killed: {left}"
     assert p.returncode == -signal.SIGKILL
-    partial = _count(store)
-    assert 3 <= partial < 12, f"the kill did not land mid-sweep ({partial} of 12 rows)"
+    assert _count(store) == partial >= 3, f"{partial} rows read under the lock, {_count(store)} in the store"
     out = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert f"{partial} already in" in out.stdout and f"{12 - partial} run now" in out.stdout, out.stdout

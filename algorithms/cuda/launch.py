@@ -24,7 +24,7 @@ i.e. 65,432 bytes (more than 48 KiB: the launch opts in).
 >>> q = square_tiling_plan(N=1024, d=128, M=4096)
 >>> q.tiling.B, [(l.kernel, l.grid[0], l.shared_words) for l in q.launches]
 (32, [('square_tiling_phase1', 32, 3104), ('square_tiling_phase2', 32, 3104)])
->>> sum(q.words().values(), IOCount(0, 0)).io_words   # Saha–Ye worked example (notes §4.3, row 2)
+>>> sum(q.words().values(), IOCount(0, 0)).io_words   # 4N²d/B + N² + Nd + 2N at B = 32 (docs/costs.md#square_tiling)
 17958912
 """
 
