@@ -131,28 +131,22 @@ def _b(id_: str, pairs_: object, factor: int, regime: tuple, what: str) -> Bound
 B1_RECT = _b("workloads.b1.rect", PAIRS_RECT, 1, (M >= 2 * d**2,), "N_q queries and N_kv keys, no mask")
 B1_CAUSAL = _b("workloads.b1.causal", PAIRS_CAUSAL, 1, (M >= 2 * d**2, Nq <= Nkv), "a bottom-right causal mask")
 # B2_P counts the P·d_v PV products against the V face: d_v = d is part of its regime (at d_v < d flash2 moves
-# less than 2P·d²/M − M, e.g. N = 16384, d = 32, d_v = 1, M = 4096, H = 8, H_kv = 4; tests/test_workloads.py).
+# less than 2P·d²/M − M, e.g. N = 16384, d = 32, d_v = 1, M = 4096, H = 8, H_kv = 4; tests/test_bound_falsification.py).
 B2_RECT = _b("workloads.b2.rect", PAIRS_RECT, 2, (M >= 4 * d**2, DV_EQ_D), "N_q queries and N_kv keys, no mask")
 B2_CAUSAL = _b("workloads.b2.causal", PAIRS_CAUSAL, 2, (M >= 4 * d**2, DV_EQ_D, Nq <= Nkv), "a bottom-right causal mask")
 
 TRIVIAL_ONE_KEY = Bound(
-    id="workloads.trivial.one-key",
-    statement="With one key (N_kv = 1) the softmax is the constant 1 and every output row is V₀: per K/V head and "
-    "its g query heads every exact algorithm moves at least g·N_q·d_v + d_v words (O written once per query head, "
-    "V₀ read once; Q and K are not needed), where " + conditions(ONE_KEY) + ".",
-    kind="lower",
-    model="any exact attention algorithm over a workload (inputs start and outputs end in slow memory)",
-    regime=ONE_KEY,
-    expr=g * Nq * dv + dv,
-    explicit=True,
-    constant=Fraction(1),
-    provenance="derived here",
-    status="derived here",
-    doc=DOC,
-    symbols=("Nq", "Nkv", "g", "dv"),
-    cdag=ANY_ALGORITHM,
-    notes="A workload is batch·H_kv such units. Exact: an algorithm that reads V₀ once and writes it to every O row "
-    "of the group moves this many words.",
+    **{
+        **vars(TRIVIAL),
+        "id": "workloads.trivial.one-key",
+        "statement": "With one key (N_kv = 1) the softmax is the constant 1 and every output row is V₀: per K/V head "
+        "and its g query heads every exact algorithm moves at least g·N_q·d_v + d_v words (O written once per query "
+        "head, V₀ read once; Q and K are not needed), where " + conditions(ONE_KEY) + ".",
+        "regime": ONE_KEY,
+        "expr": g * Nq * dv + dv,
+        "notes": "A workload is batch·H_kv such units. Exact: reading V₀ once and writing it to every O row of the "
+        "group moves this many words.",
+    }
 )
 
 BOUNDS: list[Bound] = [TRIVIAL, TRIVIAL_CAUSAL, TRIVIAL_ONE_KEY, B1_RECT, B1_CAUSAL, B2_RECT, B2_CAUSAL]
