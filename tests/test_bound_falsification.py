@@ -282,6 +282,7 @@ def test_bound_never_exceeds_an_exact_count_on_its_encoded_regime(b: Bound) -> N
         assert not bad, f"{b.id} at {env}: " + "; ".join(bad)
 
     check()
+    assert seen["points"] >= EXAMPLES, f"{b.id}: only {seen['points']} points of its regime were drawn"
     assert seen["compared"] > 0, f"{b.id}: no schedule ran at any drawn point (vacuous)"
 
 
