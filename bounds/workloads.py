@@ -161,8 +161,9 @@ def _b3(id_: str, pairs_: object, regime: tuple, what: str) -> Bound:
         symbols=("Nq", "Nkv", "d", "dv", "M"),
         cdag=CDAG_QK_PV_ACC,
         notes="Not refereed. The expression less its −M is linear in (P, L), both of which add up over heads, so "
-        "over a workload it is batch·H × (expression + M) − M (workload_value). Consistency with every exact "
-        "workload count is measured (tests/test_bound_falsification.py), not proved by z3.",
+        "over a workload it is batch·H × (expression + M) − M (workload_value). Consistency: proved by z3 and cvc5 "
+        "for every rectangular workload formula (claims bounds_v3.b3p.consistency.*); measured for the causal ones "
+        "(tests/test_bound_falsification.py).",
     )
 
 

@@ -5,7 +5,8 @@ B3_P is B3's proof (docs/bounds/b3.md) with two counts generalised: the P·d pro
 of the N²·d products (steps 8 and 13), and the L output slots (final writes) in place of the N·d slots (steps 10
 and 12). Steps 1–11 are per segment and do not use N: they are B3's claims ``constants.b3.amgm4``,
 ``.lw_to_T2``, ``.type2``, ``.square_term``. The three claims here are steps 12 and 13 over symbols P, L of their
-own: they hold for every real P, L ≥ 0, not only P = N², L = Nd.
+own: they hold for every real P, L ≥ 0, not only P = N², L = Nd. :func:`consistency_claims` adds, for every
+rectangular workload formula, unit count ≥ B3_P per unit without its non-positive terms.
 """
 
 from __future__ import annotations
@@ -76,6 +77,42 @@ CLAIMS: list[Implication] = [
         13,
     ),
 ]
+
+
+
+def consistency_claims() -> list[Implication]:
+    """Every rectangular workload unit count (d_v = d) ≥ g·4P·d²·M/(M² + 16d⁴) (g query heads in the unit), i.e.
+    B3_P per unit without its −1.5·M·L and −M terms, both ≤ 0: summed over the units the workload's count is ≥
+    batch·H·(expression + M) − M = workload_value(workloads.b3.rect). Stated with the denominator multiplied out.
+    The causal formulas are not claimed (measured: tests/test_bound_falsification.py)."""
+    from attnio.bounds.costs import WORKLOAD_FORMULAS
+    from attnio.bounds.expr import substitute, substitute_rel
+    from attnio.bounds.symbols import Nkv, Nq, dv, g
+    from attnio.bounds.workloads import PAIRS_RECT
+
+    out = []
+    for (alg, sched, causal), fm in sorted(WORKLOAD_FORMULAS.items()):
+        if causal or alg == "flash1":  # flash1's published blocks exceed M (audit mode)
+            continue
+        sub = {dv: d}
+        units_g = g if sched == "grouped" else 1
+        out.append(
+            Implication(
+                f"bounds_v3.b3p.consistency.{alg}.{sched}",
+                "consistency",
+                f"[B3_P] {fm.algorithm}'s unit count (d_v = d)·(M² + 16d⁴) ≥ {units_g}·4P·d²·M, P = N_q·N_kv: "
+                "B3_P per unit without its non-positive terms −1.5·M·L and −M",
+                (*_BASE, g >= 1, Nq >= 1, Nkv >= 1, *(substitute_rel(r, sub) for r in fm.valid)),
+                substitute(fm.io, sub) * (M**2 + 16 * d**4) >= units_g * 4 * PAIRS_RECT * d**2 * M,
+                provenance=f"{DOC}#consistency-and-numbers",
+                assume_defined=True,
+                about=(ABOUT[0],),
+            )
+        )
+    return out
+
+
+CLAIMS += consistency_claims()
 
 # Which proof steps are machine-checked (docs/bounds/b3p.md numbers the same steps as b3.md): B3's steps 1–11, then
 # steps 12 and 13 on P and L.
