@@ -344,3 +344,19 @@ def test_every_condition_a_statement_names_is_in_its_regime() -> None:
         if family(b).startswith("workload") and b.regime:
             assert b.statement.endswith(workloads.conditions(b.regime) + "."), b.id
     assert not missing, missing
+
+
+@pytest.mark.parametrize(
+    "shape,words",
+    [(dict(Nq=8, d=2), 18), (dict(Nq=4096, d=128, heads=32, kv_heads=8), 16_778_240)],
+)
+def test_one_key_counts_the_output_and_V0_not_Q(shape: dict, words: int) -> None:
+    """N_kv = 1: O = V₀ in every row, so the trivial count is g·N_q·d_v + d_v per unit (the referee's points: the
+    earlier count, Q read and V₀ not, gave 32 and 33,554,432 words), and every workload schedule moves at least it."""
+    w = Workload.build(Nkv=1, M=1 << 20, **shape)
+    assert workloads.trivial_words(w) == words
+    assert workloads.best_lower_bound(w) == (workloads.TRIVIAL_ONE_KEY.id, Fraction(words))
+    env = {"Nq": w.Nq, "Nkv": 1, "d": w.d, "dv": w.dv, "M": w.M, "g": w.groups, "causal": False, "batch": 1,
+           "heads": w.heads, "kv_heads": w.kv_heads}
+    counts = exact_counts(workloads.TRIVIAL_ONE_KEY, env)
+    assert counts and min(counts.values()) >= words
