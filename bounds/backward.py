@@ -11,10 +11,11 @@ claims where the algebra is B1's); the combinatorial steps are argued in prose t
   dP_ij = Σ_ℓ dO_iℓ·V_jℓ by a sum tree of its d products (B1's argument with (dO, V) in place of (Q, K), kept
   with both endpoints). Applies to every schedule here. (= N²d²/M − M for M ≥ 2d².)
 - **BWD-SdP** Q ≥ min(4N²d²/M, N²/2) − M for every M, d_v = d (= 4N²d²/M − M for M ≥ 8d²): every backward
-  that recomputes S (each dS_ij depends,
-  through a per-pair vertex P_ij, on the S-tree of (Q_i, K_j), and on the dP-tree of (dO_i, V_j)). Applies to
-  flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd; not to standard-bwd and square_tiling-bwd, which
-  read the forward's P or S (for those only BWD-dP and the trivial bound speak).
+  that recomputes S, each pair's vertices designated in a set Π_ij (S-tree, dP-tree, scale·S_ij, scale·S_ij − L_i,
+  P_ij, dP_ij − D_i, (dP_ij − D_i)·P_ij, dS_ij) whose designated parents lead from dS_ij back to both roots S_ij and
+  dP_ij (docs/bounds/backward.md#type-2). Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd; not
+  to standard-bwd and square_tiling-bwd, which read the forward's P or S (for those only BWD-dP and the trivial
+  bound speak).
 - **BWD-trivial** Q ≥ 7Nd (N ≥ 2, d_v = d): read Q, K, V, dO once, write dQ, dK, dV once.
 
 Small cache (M ≤ d²; docs/bounds/backward-small.md), the segment count of BS (docs/bounds/bs.md) on the scalar
@@ -45,22 +46,27 @@ from fractions import Fraction
 from attnio.bounds.constants import BS_COEFF
 from attnio.bounds.constants import PROOF_STEPS as BS_PROOF_STEPS
 from attnio.bounds.costs import BACKWARD_FORMULAS
-from attnio.bounds.expr import evaluate, minimum, sqrt
-from attnio.bounds.symbols import M, N, d
+from attnio.bounds.expr import eq, evaluate, minimum, sqrt
+from attnio.bounds.symbols import M, N, d, dv
 from attnio.bounds.types import ANY_ALGORITHM, CDAG_BACKWARD, Bound
 
 from attnio.errors import InvalidParameter
 
 BWD_CDAG = (
     "standard backward CDAG (d_v = d): each dO_iℓ·V_jℓ product its own vertex, summed by any tree into dP_ij; "
-    "dS_ij depends on dP_ij (the rest of the graph may be anything; recomputation allowed; no fast matrix "
-    "multiplication)"
+    "every dP_ij an ancestor of an output (P3); the rest of the graph may be anything (recomputation allowed; no "
+    "fast matrix multiplication)"
 )
 BWD_RECOMPUTE_CDAG = (
     "backward CDAG with S recomputed (d_v = d): the S-tree of (Q_i, K_j) and the dP-tree of (dO_i, V_j) as sum "
-    "trees of their d products; a per-pair vertex P_ij depending on S_ij; dS_ij depending on P_ij and dP_ij "
-    "(recomputation allowed; no fast matrix multiplication)"
+    "trees of their d products; for each pair a designated set Π_ij of pair-level vertices, pairwise disjoint and "
+    "free of inputs (scale·S_ij, scale·S_ij − L_i, P_ij, dP_ij − D_i, (dP_ij − D_i)·P_ij, dS_ij), each of which has "
+    "a parent in Π_ij or is a child of S_ij or dP_ij, dS_ij reaching both roots through Π_ij; every dS_ij an "
+    "ancestor of an output (recomputation allowed; no fast matrix multiplication; docs/bounds/backward.md)"
 )
+# d_v = d, as a relation of every regime below: the dP-trees have d_v products and the input rows have widths
+# d, d_v, d, d_v, so the constants are proved for d_v = d only.
+DV_EQ_D = eq(dv, d)
 
 BWD_DP = Bound(
     id="backward.bwd-dp",
@@ -68,7 +74,7 @@ BWD_DP = Bound(
     "min(N²d²/M, N²/2) − M words (d_v = d; recomputation allowed); N²d²/M − M when M ≥ 2d².",
     kind="lower",
     model=BWD_CDAG,
-    regime=(),
+    regime=(DV_EQ_D,),
     expr=minimum(N**2 * d**2 / M, N**2 / 2) - M,
     explicit=True,
     constant=Fraction(1),
@@ -88,7 +94,7 @@ BWD_SDP = Bound(
     "4N²d²/M − M when M ≥ 8d².",
     kind="lower",
     model=BWD_RECOMPUTE_CDAG,
-    regime=(),
+    regime=(DV_EQ_D,),
     expr=minimum(4 * N**2 * d**2 / M, N**2 / 2) - M,
     explicit=True,
     constant=Fraction(4),
@@ -108,7 +114,7 @@ BWD_TRIVIAL = Bound(
     "is read and each word of dQ, dK, dV written at least once.",
     kind="lower",
     model="any exact attention backward pass (inputs start and outputs end in slow memory)",
-    regime=(2 <= N,),
+    regime=(2 <= N, DV_EQ_D),
     expr=7 * N * d,
     explicit=True,
     constant=Fraction(7),
@@ -130,7 +136,7 @@ BWD_DP_SMALL = Bound(
     "(25/18)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (d_v = d; recomputation allowed).",
     kind="lower",
     model=BWD_CDAG,
-    regime=(M <= d**2,),
+    regime=(M <= d**2, DV_EQ_D),
     expr=BWD_SMALL_DP_COEFF * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
     explicit=True,
     constant=BWD_SMALL_DP_COEFF,
@@ -151,7 +157,7 @@ BWD_SDP_SMALL = Bound(
     "dO_iℓ·V_jℓ; d_v = d; recomputation allowed).",
     kind="lower",
     model=BWD_RECOMPUTE_CDAG,
-    regime=(M <= d**2,),
+    regime=(M <= d**2, DV_EQ_D),
     expr=BWD_SMALL_SDP_COEFF * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
     explicit=True,
     constant=BWD_SMALL_SDP_COEFF,

@@ -34,7 +34,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from attnio.solver import claims_approx, claims_backward, claims_constants, claims_core, claims_workloads
+from attnio.solver import (
+    claims_approx,
+    claims_backward,
+    claims_bounds_v3,
+    claims_constants,
+    claims_core,
+    claims_workloads,
+)
 from attnio.solver.claim_types import (  # noqa: F401  (re-exported: the claim types)
     IMPLICATION_KINDS,
     Claim,
@@ -53,7 +60,7 @@ def all_claims() -> list[Claim]:
     step's ``about`` is read from the bounds' step tables (:func:`step_links`), the one place that says which
     bound a step proves."""
     out: list[Claim] = [*claims_core.claims(), *claims_constants.CLAIMS, *claims_approx.CLAIMS, *claims_backward.CLAIMS,
-                        *claims_workloads.claims()]
+                        *claims_workloads.claims(), *claims_bounds_v3.CLAIMS]
     steps = step_links()
     seen: set[str] = set()
     for i, c in enumerate(out):

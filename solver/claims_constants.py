@@ -219,23 +219,6 @@ STEP_CLAIMS: list[Implication] = [
         _B3 + "#step-8",
     ),
     _claim(
-        "b3.fresh_regime",
-        "B3",
-        "R = M, M ≤ Nd/4 ⇒ M + R ≤ Nd/2 (the referee's sketch capped completed slots this way; not needed in "
-        "the written proof, where final writes are partial I/O)",
-        (*_BASE, 4 * M <= N * d),
-        2 * M <= N * d / 2,
-        _B3 + "#step-9",
-    ),
-    _claim(
-        "b3.fresh_cap",
-        "B3",
-        "f = 2d(M + R)/N with R = M and N ≥ 4d ⇒ f ≤ M",
-        (*_BASE, N >= 4 * d),
-        2 * d * (2 * M) / N <= M,
-        _B3 + "#step-9",
-    ),
-    _claim(
         "b3.square_term",
         "B3",
         "per segment, z = w − U ∈ [−U, M + f], 0 ≤ U ≤ R: (M+R+z)² ≤ (M+R)² + (3M+2R+f)·z + (M+R+f)·U",

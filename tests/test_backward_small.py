@@ -34,7 +34,7 @@ def test_the_small_cache_bounds_are_in_the_backward_catalog_with_their_regime_an
     assert bb.SMALL_CACHE == {bb.BWD_DP_SMALL.id, bb.BWD_SDP_SMALL.id}
     for b in (bb.BWD_DP_SMALL, bb.BWD_SDP_SMALL):
         assert b.kind == "lower" and b.computation == "backward" and b.explicit and b.doc == "docs/bounds/backward-small.md"
-        assert [str(r) for r in b.regime] == [str(M <= d**2)]
+        assert [str(r) for r in b.regime] == [str(M <= d**2), str(bb.DV_EQ_D)]  # d_v = d: encoded, not prose
     assert bb.BWD_DP_SMALL.constant == BS_COEFF and bb.BWD_SDP_SMALL.constant == 2 * BS_COEFF == Fraction(25, 9)
     assert bb.COVERS[bb.BWD_DP_SMALL.id] == set(BACKWARD_FORMULAS)
     assert bb.COVERS[bb.BWD_SDP_SMALL.id] == bb.RECOMPUTES_S

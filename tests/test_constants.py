@@ -166,7 +166,8 @@ def test_every_proof_step_list_matches_the_claims_and_the_docs() -> None:
         page = (
             ROOT / {"constants.b1": B1.doc, "constants.b2": B2.doc, "constants.b3": B3.doc, "constants.bs": BS.doc}[bound_id]
         ).read_text()
-        assert [n for n, _ in steps] == list(range(1, len(steps) + 1))
+        numbers = [n for n, _ in steps]  # a step proved in links lists each link under its number, in order
+        assert numbers == sorted(numbers) and sorted(set(numbers)) == list(range(1, len(set(numbers)) + 1))
         for n, how in steps:
             m = re.search(rf"^{n}\. .*$", page, flags=re.M)
             assert m, f"{bound_id}: step {n} missing from its docs page"
@@ -175,7 +176,7 @@ def test_every_proof_step_list_matches_the_claims_and_the_docs() -> None:
                 assert "argued in prose" in line, line
             else:
                 assert how in ids, how
-                assert f"machine-checked: claim {how}" in line, line
+                assert "machine-checked" in line and f"claim {how}" in line, line
 
 
 # --------------------------------------------------------------------------- z3: bounds ≤ every exact cost

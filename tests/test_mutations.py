@@ -6,14 +6,16 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from attnio.bounds.costs import FORMULAS
+from attnio.bounds.costs import FORMULAS, WORKLOAD_FORMULAS
 from attnio.bounds.expr import eq, minimum, sqrt
-from attnio.bounds.symbols import M, N, d
+from attnio.bounds.symbols import M, N, d, g
+from attnio.bounds.workloads import B2_RECT, DV_EQ_D, PAIRS_RECT
 from attnio.solver import logic
 from attnio.solver.claims import Implication
 from attnio.solver.verify import verify_claim
 
 F2 = FORMULAS["flash2"].with_dv_equal_d()
+_F2G = WORKLOAD_FORMULAS[("flash2", "grouped", False)]
 LARGE_D = (64 <= d, 4 * d**2 <= M, M <= N * d) + F2.valid
 SMALL = N**2 * d / sqrt(M)
 LARGE = N**2 * d**2 / M
@@ -36,6 +38,10 @@ MUTANTS = [
                 logic.Iff(8 * SMALL + N**2 < 4 * LARGE, M < d**2)),
     # Saha–Ye's meeting point typed wrongly as M = d
     Implication("mut.meet", "identity", "formulas meet at M = d", (eq(M, d),), eq(SMALL, LARGE)),
+    # B2_P's earlier encoding: its regime without d_v = d (grouped flash2 moves less than 2g·P·d²/M at d_v < d)
+    Implication("mut.b2p-without-dv", "consistency", "grouped flash2 unit ≥ 2g·N_q·N_kv·d²/M where M ≥ 4d² (any d_v)",
+                (1 <= g,) + _F2G.valid + tuple(r for r in B2_RECT.regime if r != DV_EQ_D),
+                _F2G.io >= g * 2 * PAIRS_RECT * d**2 / M, assume_defined=True),
 ]
 
 
