@@ -24,6 +24,7 @@ from attnio.bounds.workloads import (
     PAIRS_RECT,
     TRIVIAL,
     TRIVIAL_CAUSAL,
+    TRIVIAL_ONE_KEY,
 )
 from attnio.solver.claim_factory import links
 from attnio.solver.claim_types import Claim, Implication
@@ -852,7 +853,20 @@ def trivial_causal_claims() -> list[Claim]:
             TRIVIAL_CAUSAL.expr <= TRIVIAL.expr,
             provenance=DOC,
             about=(TRIVIAL_CAUSAL.id, TRIVIAL.id),
-        )
+        ),
+        *(
+            Implication(
+                f"workloads.trivial.one-key.le.flash2.{sched}",
+                "consistency",
+                f"With one key (N_kv = 1) flash2's {sched} unit count is ≥ the one-key bound g·N_q·d_v + d_v.",
+                _BASE + (eq(Nkv, 1),) + WORKLOAD_FORMULAS[("flash2", sched, False)].valid,
+                WORKLOAD_FORMULAS[("flash2", sched, False)].io >= (TRIVIAL_ONE_KEY.expr if sched == "grouped"
+                                                                   else substitute(TRIVIAL_ONE_KEY.expr, {g: 1})),
+                provenance=DOC,
+                about=(TRIVIAL_ONE_KEY.id,),
+            )
+            for sched in ("per-head", "grouped")
+        ),
     ]
 
 

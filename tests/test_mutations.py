@@ -41,7 +41,7 @@ MUTANTS = [
     # B2_P's earlier encoding: its regime without d_v = d (grouped flash2 moves less than 2g·P·d²/M at d_v < d)
     Implication("mut.b2p-without-dv", "consistency", "grouped flash2 unit ≥ 2g·N_q·N_kv·d²/M where M ≥ 4d² (any d_v)",
                 (1 <= g,) + _F2G.valid + tuple(r for r in B2_RECT.regime if r != DV_EQ_D),
-                _F2G.io >= g * 2 * PAIRS_RECT * d**2 / M, assume_defined=True),
+                _F2G.io >= g * 2 * PAIRS_RECT * d**2 / M),
 ]
 
 
