@@ -1,11 +1,12 @@
 """Decoding against a KV cache on the two-level machine: Flash-Decoding's split-KV with GQA packing, an optional
 paged cache (block table), fp8 K/V with scales, and MLA's shared K/V row (docs/serving.md).
 
-Loop nest, per unit (one sequence × one K/V head; R = g·s_q packed query rows, n = N_kv cached tokens,
-s splits of C tokens, B_c tokens per step; P tokens per page when paged, then B_c = P)::
+Loop nest, per unit (one sequence × one K/V head; R = g·s_q packed query rows taken B_q at a time,
+T_q = ⌈R/B_q⌉; n = N_kv cached tokens, s splits of C tokens, B_c tokens per step; P tokens per page when
+paged, then B_c = P)::
 
-    for σ in 1..s:                                   # split σ: KV tokens [σC, min((σ+1)C, n))
-        load Q (R×d); O_σ ← 0, ℓ ← 0, m ← −∞          # Q and the accumulators stay in fast memory
+    for σ in 1..s, for each block of B_q rows:      # split σ: KV tokens [σC, min((σ+1)C, n))
+        load Q (B_q×d); O_σ ← 0, ℓ ← 0, m ← −∞        # Q and the accumulators stay in fast memory
         for j over the split's steps of B_c tokens:
             [paged] load BT[page j] (1 int32)           # the block table gives the page's physical slot
             load K_j (B_c×d) [fp8: and its scales]; S = scale·Q K_jᵀ (R×B_c); free K_j
@@ -16,9 +17,12 @@ s splits of C tokens, B_c tokens per step; P tokens per page when paged, then B_
         s > 1: write O_part[σ] = O_σ/ℓ and LSE_part[σ] = m + log ℓ (fp32)
     combine (s > 1): load LSE_part (s·R); for σ: load O_part[σ], O += exp(LSE_σ − LSE)·O_part[σ]; write O
 
-Fast memory: Q, O_σ (R(d + d_v)), S (R·B_c), m, ℓ, m_new (3R), one K/V buffer B_c·max(d, d_v) (MLA: B_c·d,
-K_j kept for V_j), its scales, one table entry: ``R(d + d_v + 3) + R·B_c + B_c·w + …  ≤ M``. Block rule
-(contiguous cache): B_c as large as fits, at most C; the count does not depend on B_c.
+Fast memory: Q, O_σ (B_q(d + d_v)), S (B_q·B_c), m, ℓ, m_new (3B_q), one K/V buffer B_c·max(d, d_v) (MLA:
+B_c·d, K_j kept for V_j), its scales, one table entry: ``B_q(d + d_v + 3) + B_q·B_c + B_c·w + …  ≤ M``.
+Block rule (``attnio.bounds.serving.blocks``): B_q = R when the packed rows fit beside one step (GQA packing:
+K/V read once per split), else the fewest row blocks, each streaming K/V again (MLA with 128 query heads
+of 576 + 512 channels does not fit one SM's shared memory: the registers that real kernels also use are not
+part of the two-level model); B_c as many tokens as fit (the count does not depend on it).
 
 Exact count: ``attnio.bounds.serving.decode_count`` (derived in docs/serving.md); a test checks
 measured == formula per tensor.
@@ -46,44 +50,31 @@ from attnio.algorithms.backend import to_numpy
 from attnio.algorithms.machine import Machine, Measurement, SlowArray
 from attnio.algorithms.reference import default_scale
 from attnio.algorithms.workloads import reference
-from attnio.bounds.serving import SCALE_GROUP, Decode, chunking, resolve
+from attnio.bounds.serving import SCALE_GROUP, Decode, blocks, resolve
 
-from attnio.errors import InvalidParameter
 from attnio.validate import check_run_sizes
 from attnio.workload import Workload
 
 
 @dataclass(frozen=True)
 class DecodeTiling:
-    """s splits of ``chunk`` KV tokens, B_c tokens per inner step, R packed query rows per unit."""
+    """s splits of ``chunk`` KV tokens, B_c tokens per inner step, R packed query rows per unit taken B_q at a
+    time (T_q = ⌈R/B_q⌉ row blocks, each streaming the split's K/V once)."""
 
     splits: int
     chunk: int
     B_c: int
     R: int
+    B_q: int
 
-    @staticmethod
-    def fast_words(R: int, B_c: int, d: int, dv: int, dec: Decode, fp8: bool) -> int:
-        w = d if dec.shared_kv else max(d, dv)
-        scales = B_c * math.ceil(w / SCALE_GROUP) if fp8 else 0
-        return R * (d + dv + 3) + R * B_c + B_c * w + scales + (dec.page is not None)
+    @property
+    def T_q(self) -> int:
+        return -(-self.R // self.B_q)
 
     @classmethod
     def default(cls, w: Workload, dec: Decode) -> DecodeTiling:
-        dec = resolve(w, dec)
-        s, chunk = chunking(w, dec.splits, dec.page)  # type: ignore[arg-type]
-        R = w.groups * w.Nq
-        fp8 = (dec.kv_dtype or w.dtype) == "fp8"
-        lo = cls.fast_words(R, dec.page or 1, w.d, w.dv, dec, fp8)
-        if w.M < lo:
-            raise InvalidParameter("M", w.M, f"M >= {lo} for decode (Q, O, statistics of {R} rows, one step of {dec.page or 1} tokens)")
-        if dec.page is not None:
-            return cls(s, chunk, dec.page, R)
-        lo_b, hi_b = 1, min(chunk, w.Nkv)  # the largest B_c that fits (fast_words grows with B_c)
-        while lo_b < hi_b:
-            mid = (lo_b + hi_b + 1) // 2
-            lo_b, hi_b = (mid, hi_b) if cls.fast_words(R, mid, w.d, w.dv, dec, fp8) <= w.M else (lo_b, mid - 1)
-        return cls(s, chunk, lo_b, R)
+        """The block rule of ``attnio.bounds.serving.blocks`` (written once, shared with the formula)."""
+        return cls(*blocks(w, resolve(w, dec)))
 
 
 @dataclass(frozen=True)
@@ -160,13 +151,14 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
         LSE_part = m.slow("LSE_part", (t.splits * U * R,))
     for us in m.tiles(U, 1):
         u = us.start
-        rows = slice(u * R, (u + 1) * R)
-        for sp in m.tiles(n, t.chunk):
+        for sp, qb in ((sp, qb) for sp in m.tiles(n, t.chunk) for qb in m.tiles(R, t.B_q)):
             sigma = sp.start // t.chunk
-            Qb = m.load(arrays["Q"], rows, what="Q")  # resident for the whole split
-            Ob = m.alloc((R, dv), what="O_sigma")
-            mi = m.alloc((R,), what="m", fill=-np.inf)
-            li = m.alloc((R,), what="ℓ")
+            rq = qb.stop - qb.start
+            qrows = slice(u * R + qb.start, u * R + qb.stop)
+            Qb = m.load(arrays["Q"], qrows, what="Q")  # resident for the whole split
+            Ob = m.alloc((rq, dv), what="O_sigma")
+            mi = m.alloc((rq,), what="m", fill=-np.inf)
+            li = m.alloc((rq,), what="ℓ")
             for st in m.tiles(sp.stop - sp.start, t.B_c):
                 toks = slice(sp.start + st.start, sp.start + st.stop)
                 bc = toks.stop - toks.start
@@ -177,18 +169,18 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
                 phys = _rows(u, toks, w, e, dec.page, pages, m.numeric)
                 Kb = m.load(arrays["K"], phys, what="K_j")
                 Kd = _dequant(m, arrays.get("K_scale"), Kb, phys, d) if fp8 else (Kb.data if m.numeric else None)
-                S = m.alloc((R, bc), what="S", fill=None)
+                S = m.alloc((rq, bc), what="S", fill=None)
                 if m.numeric:
                     S.data[...] = (Qb.data @ Kd.T) * sc
-                    _causal(S.data, w, toks)
-                m.work("qk", R * bc * d)
+                    _causal(S.data, w, toks, qb)
+                m.work("qk", rq * bc * d)
                 if dec.shared_kv:  # MLA absorbed: V_j is K_j's first d_v channels, already resident
                     Vd = Kd[:, :dv] if m.numeric else None
                 else:
                     m.free(Kb)
                     Kb = m.load(arrays["V"], phys, what="V_j")
                     Vd = _dequant(m, arrays.get("V_scale"), Kb, phys, dv) if fp8 else (Kb.data if m.numeric else None)
-                mnew = m.alloc((R,), what="m_new", fill=None)
+                mnew = m.alloc((rq,), what="m_new", fill=None)
                 if m.numeric:
                     mnew.data[...] = np.maximum(mi.data, S.data.max(axis=1))
                     fin = np.isfinite(mnew.data)  # a row that has seen no key yet keeps its zeros
@@ -197,21 +189,22 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
                     li.data[...] = alpha * li.data + S.data.sum(axis=1)
                     Ob.data[...] = alpha[:, None] * Ob.data + S.data @ Vd
                     mi.data[...] = mnew.data
-                m.work("pv", R * bc * dv)
+                m.work("pv", rq * bc * dv)
                 m.free(Kb, S, mnew, *((e,) if e is not None else ()))
             if m.numeric:  # a row whose keys in this split are all masked keeps O_σ = 0 and LSE_σ = −∞
                 seen = li.data > 0
                 Ob.data[seen] /= li.data[seen, None]
                 mi.data[...] = np.where(seen, mi.data + np.log(np.where(seen, li.data, 1.0)), -np.inf)
             if t.splits == 1:
-                m.store(Ob, O, rows)
+                m.store(Ob, O, qrows)
             else:
-                prow = slice((sigma * U + u) * R, (sigma * U + u + 1) * R)
+                prow = slice((sigma * U + u) * R + qb.start, (sigma * U + u) * R + qb.stop)
                 m.store(Ob, O_part, prow)
                 m.store(mi, LSE_part, prow)
             m.free(Qb, Ob, mi, li)
         if t.splits > 1:
-            _combine(m, O_part, LSE_part, O, u, U, R, dv, t.splits)
+            for qb in m.tiles(R, t.B_q):
+                _combine(m, O_part, LSE_part, O, u, U, R, qb, dv, t.splits)
     meas = m.finish()
     out = err = None
     if not count_only:
@@ -260,30 +253,31 @@ def _dequant(m: Machine, scales: SlowArray, block: Any, rows: slice, width: int)
     return out
 
 
-def _causal(S: np.ndarray, w: Workload, toks: slice) -> None:
+def _causal(S: np.ndarray, w: Workload, toks: slice, qb: slice) -> None:
     """Bottom-right causal mask on packed rows (row r is token r mod s_q of its head): token t sees keys
     j ≤ t + N_kv − s_q. Every key is needed by the last token, so the mask removes no load."""
     if not w.causal:
         return
-    t = np.arange(S.shape[0]) % w.Nq
+    t = np.arange(qb.start, qb.stop) % w.Nq
     keys = np.arange(toks.start, toks.stop)
     S[keys[None, :] > (t + w.Nkv - w.Nq)[:, None]] = -np.inf
 
 
-def _combine(m: Machine, O_part: SlowArray, LSE_part: SlowArray, O: SlowArray, u: int, U: int, R: int, dv: int,
-             s: int) -> None:
-    """Merge unit u's s partial outputs: LSE = log Σ_σ exp(LSE_σ), O = Σ_σ exp(LSE_σ − LSE)·O_σ."""
-    lse = [m.load(LSE_part, slice((sg * U + u) * R, (sg * U + u + 1) * R), what="LSE_σ") for sg in range(s)]
-    total = m.alloc((R,), what="LSE", fill=None)
-    acc = m.alloc((R, dv), what="O")
+def _combine(m: Machine, O_part: SlowArray, LSE_part: SlowArray, O: SlowArray, u: int, U: int, R: int, qb: slice,
+             dv: int, s: int) -> None:
+    """Merge the s partial outputs of unit u's rows ``qb``: LSE = log Σ_σ exp(LSE_σ), O = Σ_σ exp(LSE_σ − LSE)·O_σ."""
+    at = [slice((sg * U + u) * R + qb.start, (sg * U + u) * R + qb.stop) for sg in range(s)]
+    lse = [m.load(LSE_part, r, what="LSE_σ") for r in at]
+    total = m.alloc((qb.stop - qb.start,), what="LSE", fill=None)
+    acc = m.alloc((qb.stop - qb.start, dv), what="O")
     if m.numeric:
         stack = np.stack([x.data for x in lse])
         top = stack.max(axis=0)
         total.data[...] = top + np.log(np.exp(stack - top).sum(axis=0))
     for sg in range(s):
-        part = m.load(O_part, slice((sg * U + u) * R, (sg * U + u + 1) * R), what="O_σ")
+        part = m.load(O_part, at[sg], what="O_σ")
         if m.numeric:
             acc.data += np.exp(lse[sg].data - total.data)[:, None] * part.data
         m.free(part)
-    m.store(acc, O, slice(u * R, (u + 1) * R))
+    m.store(acc, O, slice(u * R + qb.start, u * R + qb.stop))
     m.free(acc, total, *lse)

@@ -79,6 +79,7 @@ class DecodeCount:
 
     splits: int
     chunk: int  # KV tokens per split (the last split may hold fewer)
+    T_q: int  # row blocks per unit (1 when the g·s_q packed rows fit beside one step)
     words: dict[str, tuple[int, int]]
     bpw: dict[str, int] = field(repr=False)
 
@@ -124,6 +125,44 @@ def chunking(w: Workload, splits: int, page: int | None) -> tuple[int, int]:
     return -(-w.Nkv // chunk), chunk
 
 
+def fast_words(rows: int, B_c: int, w: Workload, dec: Decode) -> int:
+    """Fast-memory words of one decode step: Q, O_σ and three statistics per row, the R×B_c scores, one K/V
+    buffer of B_c rows (MLA's shared row: K_j kept as V_j), its fp8 scales, one block-table entry."""
+    width = w.d if dec.shared_kv else max(w.d, w.dv)
+    fp8 = (dec.kv_dtype or w.dtype) == "fp8"
+    scales = B_c * math.ceil(width / SCALE_GROUP) if fp8 else 0
+    return rows * (w.d + w.dv + 3) + rows * B_c + B_c * width + scales + (dec.page is not None)
+
+
+def _largest(hi: int, fits: object) -> int:
+    """The largest b in [1, hi] with fits(b), for a monotone ``fits`` that holds at 1."""
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)  # type: ignore[operator]
+    return lo
+
+
+def blocks(w: Workload, dec: Decode) -> tuple[int, int, int, int, int]:
+    """The block rule: (s, chunk, B_c, R, B_q). B_q = all R = g·s_q packed rows when they fit beside one step
+    and, with s > 1, in the combine (s LSEs, the total, O and one O_σ per row) (K/V read once per split), else the fewest row blocks T_q = ⌈R/B_q⌉ (each streams the split's K/V), rows
+    shared evenly; B_c = the page (paged) or as many tokens as fit (the count does not depend on it)."""
+    s, chunk = chunking(w, dec.splits, dec.page)  # type: ignore[arg-type]
+    R, step = w.groups * w.Nq, dec.page or 1
+
+    def fits(b: int) -> bool:  # a split's step, and the combine's s LSEs, LSE, O and one O_σ of b rows
+        return fast_words(b, step, w, dec) <= w.M and (s == 1 or b * (s + 1 + 2 * w.dv) <= w.M)
+
+    if not fits(1):
+        lo = max(fast_words(1, step, w, dec), 0 if s == 1 else s + 1 + 2 * w.dv)
+        raise InvalidParameter("M", w.M, f"M >= {lo} for decode with {s} split(s) (one row's Q, O and statistics "
+                               f"beside one step of {step} tokens, and the combine's {s} LSEs)")
+    B_q = _largest(R, fits)
+    B_q = -(-R // -(-R // B_q))
+    B_c = dec.page or _largest(min(chunk, w.Nkv), lambda b: fast_words(B_q, b, w, dec) <= w.M)
+    return s, chunk, B_c, R, B_q
+
+
 def dtypes(w: Workload, dec: Decode) -> dict[str, str]:
     """Each tensor's element type: Q and O the workload's, K and V ``kv_dtype``, partials fp32, table int32."""
     kv = dec.kv_dtype or w.dtype
@@ -143,16 +182,16 @@ def resolve(w: Workload, dec: Decode) -> Decode:
 def decode_count(w: Workload, dec: Decode) -> DecodeCount:
     """The exact per-tensor count of the decode schedule (module docstring), summed over b·H_kv units."""
     dec = resolve(w, dec)
-    s, chunk = chunking(w, dec.splits, dec.page)  # type: ignore[arg-type]
-    R, n, d, dv = w.groups * w.Nq, w.Nkv, w.d, w.dv
+    s, chunk, _, R, B_q = blocks(w, dec)
+    T_q, n, d, dv = -(-R // B_q), w.Nkv, w.d, w.dv
     fp8 = (dec.kv_dtype or w.dtype) == "fp8"
-    per_unit = {
+    per_unit = {  # K/V, their scales and the table: once per row block of each split
         "Q": (s * R * d, 0),
-        "K": (n * d, 0),
-        "V": (0 if dec.shared_kv else n * dv, 0),
-        "K_scale": (n * math.ceil(d / SCALE_GROUP) if fp8 else 0, 0),
-        "V_scale": (n * math.ceil(dv / SCALE_GROUP) if fp8 and not dec.shared_kv else 0, 0),
-        "BT": (0 if dec.page is None else -(-n // dec.page), 0),
+        "K": (T_q * n * d, 0),
+        "V": (0 if dec.shared_kv else T_q * n * dv, 0),
+        "K_scale": (T_q * n * math.ceil(d / SCALE_GROUP) if fp8 else 0, 0),
+        "V_scale": (T_q * n * math.ceil(dv / SCALE_GROUP) if fp8 and not dec.shared_kv else 0, 0),
+        "BT": (0 if dec.page is None else T_q * -(-n // dec.page), 0),
         "O_part": (s * R * dv, s * R * dv) if s > 1 else (0, 0),
         "LSE_part": (s * R, s * R) if s > 1 else (0, 0),
         "O": (0, R * dv),
@@ -160,7 +199,7 @@ def decode_count(w: Workload, dec: Decode) -> DecodeCount:
     units = w.batch * w.kv_heads
     types = dtypes(w, dec)
     words = {t: (units * r, units * wr) for t, (r, wr) in per_unit.items() if r or wr}
-    return DecodeCount(s, chunk, words, {t: TYPE_BYTES[types[t]] for t in words})
+    return DecodeCount(s, chunk, T_q, words, {t: TYPE_BYTES[types[t]] for t in words})
 
 
 def compulsory_bytes(w: Workload, dec: Decode) -> int:
@@ -179,8 +218,8 @@ def lower_bound_bytes(w: Workload, dec: Decode) -> int:
     key, O = V₀ whatever Q is). Every word of K and V is needed: the last query token sees every key."""
     types = dtypes(w, dec)
     q_read = w.batch * w.heads * w.Nq * w.d * TYPE_BYTES[types["Q"]] if w.Nkv >= 2 else 0
-    c = decode_count(w, Decode(1, None, dec.kv_dtype, dec.shared_kv))  # one split, no table: K, V, scales once
-    kv = sum(c.words[t][0] * c.bpw[t] for t in ("K", "V", "K_scale", "V_scale") if t in c.words)
+    c = decode_count(w, Decode(1, None, dec.kv_dtype, dec.shared_kv))  # one split, no table: K, V, scales T_q times
+    kv = sum(c.words[t][0] * c.bpw[t] for t in ("K", "V", "K_scale", "V_scale") if t in c.words) // c.T_q
     if w.Nkv < 2:  # only V₀ is needed (and its scales); K is not
         kv -= c.words["K"][0] * c.bpw["K"] + (c.words["K_scale"][0] * c.bpw["K_scale"] if "K_scale" in c.words else 0)
         if dec.shared_kv:  # V₀ is the first d_v channels of K₀'s row
@@ -191,3 +230,90 @@ def lower_bound_bytes(w: Workload, dec: Decode) -> int:
 def flops(w: Workload) -> int:
     """Multiply-add FLOPs of QKᵀ and PV (2 per multiply-add): 2·b·H·s_q·N_kv·(d + d_v)."""
     return 2 * w.batch * w.heads * w.Nq * w.Nkv * (w.d + w.dv)
+
+
+# -- MLA ------------------------------------------------------------------------------------------------------
+#: DeepSeek-V3's multi-head latent attention widths (arXiv 2412.19437 §2.1): latent d_c = 512, RoPE part 64,
+#: per-head no-RoPE part 128 and value width 128.
+MLA_LATENT, MLA_ROPE, MLA_NOPE, MLA_V = 512, 64, 128, 128
+
+
+def mla(form: str, *, batch: int, heads: int, Nq: int, Nkv: int, dtype: str = "bf16", M: int = 1 << 20,
+        kv_dtype: str | None = None) -> tuple[Workload, Decode]:
+    """MLA decode as a workload. ``absorbed``: one latent K/V head per sequence, rows [c | k_rope] of
+    d_c + 64 = 576 channels, V = c, the first 512 (``shared_kv``), read once for all h_q query heads (the
+    up-projections absorbed into Q and O). ``naive``: per-head K (128 + 64) and V (128) reconstructed and
+    cached, h_q K/V heads (the reconstruction's own traffic is not counted).
+
+    >>> w, dec = mla("absorbed", batch=1, heads=128, Nq=1, Nkv=1024)
+    >>> (w.kv_heads, w.d, w.dv, dec.shared_kv, decode_count(w, dec).words["K"])
+    (1, 576, 512, True, (589824, 0))
+    """
+    check_choice("form", form, ["absorbed", "naive"])
+    if form == "absorbed":
+        w = Workload.build(batch=batch, heads=heads, kv_heads=1, Nq=Nq, Nkv=Nkv, d=MLA_LATENT + MLA_ROPE,
+                           dv=MLA_LATENT, dtype=dtype, M=M)
+        return w, Decode(splits=1, kv_dtype=kv_dtype, shared_kv=True)
+    w = Workload.build(batch=batch, heads=heads, kv_heads=heads, Nq=Nq, Nkv=Nkv, d=MLA_NOPE + MLA_ROPE, dv=MLA_V,
+                       dtype=dtype, M=M)
+    return w, Decode(splits=1, kv_dtype=kv_dtype)
+
+
+# -- roofline -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Roofline:
+    """A decode call on a GPU preset: bytes (exact schedule and compulsory), FLOPs, arithmetic intensity, the
+    preset's ridge point, the bound kind, and (given a measured time) achieved bandwidth and its fraction."""
+
+    gpu: str
+    schedule_bytes: int
+    compulsory_bytes: int
+    flops: int
+    intensity: float  # FLOPs per schedule byte
+    ridge: float  # peak FLOP/s ÷ peak bytes/s
+    bound: str  # "memory" or "compute"
+    time_s: float | None = None
+    achieved_bytes_per_s: float | None = None  # compulsory bytes ÷ time (what published figures report)
+    achieved_schedule_bytes_per_s: float | None = None
+    fraction_of_peak: float | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def roofline(w: Workload, dec: Decode, gpu: str, time_s: float | None = None) -> Roofline:
+    """The roofline of a decode call on ``gpu``: memory-bound when FLOPs per byte < the ridge point
+    (peak FLOP/s of the K/V operand type ÷ peak DRAM bandwidth)."""
+    check_choice("gpu", gpu, list(GPUS))
+    if time_s is not None and not time_s > 0:
+        raise InvalidParameter("time", time_s, "a measured time > 0 seconds")
+    p = GPUS[gpu]
+    c = decode_count(w, dec)
+    comp = compulsory_bytes(w, dec)
+    f = flops(w)
+    ridge = p.peak_flops(dec.kv_dtype or w.dtype) / p.hbm_bytes_per_s
+    inten = f / c.bytes_total
+    r = Roofline(gpu, c.bytes_total, comp, f, inten, ridge, "memory" if inten < ridge else "compute")
+    if time_s is None:
+        return r
+    bw = comp / time_s
+    return Roofline(**{**r.__dict__, "time_s": time_s, "achieved_bytes_per_s": bw,
+                       "achieved_schedule_bytes_per_s": c.bytes_total / time_s,
+                       "fraction_of_peak": bw / p.hbm_bytes_per_s})
+
+
+def mla_ridge_rows(Nkv: int = 32768) -> list[dict[str, object]]:
+    """Per preset: the ridge point of absorbed MLA decode in h_q·s_q, (peak FLOP/s ÷ bandwidth)·d_k/(d_k + d_v)
+    with d_k = 576, d_v = 512 (K/V bytes only), and the least h_q (s_q = 1, batch 1, N_kv = ``Nkv``) at which the
+    exact schedule bytes make the call compute-bound."""
+    rows = []
+    dk, dv = MLA_LATENT + MLA_ROPE, MLA_LATENT
+    for name, p in GPUS.items():
+        ridge = p.bf16_flops / p.hbm_bytes_per_s
+        lo, hi = 1, 1 << 16
+        while lo < hi:  # intensity grows with h_q: the least compute-bound h_q
+            mid = (lo + hi) // 2
+            w, dec = mla("absorbed", batch=1, heads=mid, Nq=1, Nkv=Nkv)
+            lo, hi = (mid + 1, hi) if roofline(w, dec, name).bound == "memory" else (lo, mid)
+        rows.append({"gpu": name, "ridge_flops_per_byte": ridge, "ridge_hq_sq": ridge * dk / (dk + dv), "least_hq_compute_bound": lo})
+    return rows

@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import pytest
 from attnio.algorithms.decode import DecodeTiling, run_decode
-from attnio.bounds.serving import Decode, compulsory_bytes, decode_count, lower_bound_bytes, split_heuristic
-from hypothesis import given, settings
+from attnio.bounds.serving import (
+    Decode,
+    blocks,
+    compulsory_bytes,
+    decode_count,
+    lower_bound_bytes,
+    mla,
+    roofline,
+    split_heuristic,
+)
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from attnio.errors import InvalidParameter
-from attnio.workload import Workload
+from attnio.workload import GPUS, Workload
 
 
 @st.composite
@@ -23,9 +32,14 @@ def calls(draw):
     nq = draw(st.integers(1, 3))
     nkv = draw(st.integers(nq, 40))
     w = Workload.build(batch=draw(st.integers(1, 2)), heads=g * kv, kv_heads=kv, Nq=nq, Nkv=nkv, d=d, dv=dv,
-                       causal=draw(st.booleans()), dtype=draw(st.sampled_from(["bf16", "fp16", "fp32"])), M=4096)
+                       causal=draw(st.booleans()), dtype=draw(st.sampled_from(["bf16", "fp16", "fp32"])),
+                       M=draw(st.sampled_from([4096, 60, 40, 30])))
     dec = Decode(splits=draw(st.integers(1, 6)), page=draw(st.one_of(st.none(), st.integers(1, 8))),
                  kv_dtype=draw(st.sampled_from([None, "fp8"])), shared_kv=shared)
+    try:
+        blocks(w, dec)
+    except InvalidParameter:
+        assume(False)  # M below one row and one step: refused (tested below)
     return w, dec
 
 
@@ -57,7 +71,7 @@ def test_lower_bound_never_exceeds_a_schedule_and_compulsory_is_q_k_v_o(case):
     c = decode_count(w, dec)
     assert lower_bound_bytes(w, dec) <= c.bytes_total
     if w.Nkv >= 2:  # then the bound is the compulsory traffic plus the fp8 scales
-        scales = sum(c.words[t][0] * c.bpw[t] for t in ("K_scale", "V_scale") if t in c.words)
+        scales = sum(c.words[t][0] // c.T_q * c.bpw[t] for t in ("K_scale", "V_scale") if t in c.words)
         assert lower_bound_bytes(w, dec) == compulsory_bytes(w, dec) + scales
 
 
@@ -93,9 +107,37 @@ def test_split_heuristic_fills_the_sms_and_splits_cost_partials():
     assert extra == 8 * ((s - 1) * R * 128 * 2 + 2 * s * R * 128 * 4 + 2 * s * R * 4)  # Q re-reads, O/LSE partials
 
 
+def test_rows_that_do_not_fit_are_taken_in_blocks_each_streaming_kv():
+    w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=64, d=8, M=60)  # one row + one step = 8+8+3+1+8 = 28
+    t = DecodeTiling.default(w, Decode(splits=1))
+    assert (t.R, t.B_q, t.T_q) == (4, 2, 2)
+    assert decode_count(w, Decode(splits=1)).words["K"] == (2 * 64 * 8, 0)
+
+
+def test_mla_absorbed_reads_one_latent_row_per_token_for_all_heads():
+    w, dec = mla("absorbed", batch=2, heads=16, Nq=1, Nkv=256)
+    c = decode_count(w, dec)
+    assert c.words["K"] == (2 * 256 * 576, 0) and "V" not in c.words
+    nw, ndec = mla("naive", batch=2, heads=16, Nq=1, Nkv=256)
+    assert decode_count(nw, ndec).words["V"] == (2 * 16 * 256 * 128, 0)
+    r = run_decode(*mla("absorbed", batch=1, heads=3, Nq=2, Nkv=9, M=20000), seed=2)
+    assert r.max_abs_error < 1e-9
+
+
+def test_roofline_ridge_and_achieved_bandwidth():
+    w = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=32768, d=128, dtype="bf16", gpu="h200")
+    r = roofline(w, Decode(splits=1), "h200", time_s=1e-4)
+    assert r.bound == "memory" and r.ridge == GPUS["h200"].bf16_flops / GPUS["h200"].hbm_bytes_per_s
+    assert r.achieved_bytes_per_s == compulsory_bytes(w, Decode(splits=1)) / 1e-4
+    w_mla, dec = mla("absorbed", batch=1, heads=256, Nq=1, Nkv=32768)
+    assert roofline(w_mla, dec, "h200").bound == "compute"
+    with pytest.raises(InvalidParameter, match="time"):
+        roofline(w, Decode(splits=1), "h200", time_s=0)
+
+
 def test_tiling_refuses_a_fast_memory_too_small_naming_M():
-    w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=64, d=8, M=40)
-    with pytest.raises(InvalidParameter, match="M=40"):
+    w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=64, d=8, M=20)
+    with pytest.raises(InvalidParameter, match="M=20"):
         DecodeTiling.default(w, Decode(splits=1))
 
 
@@ -107,3 +149,39 @@ def test_tiling_refuses_a_fast_memory_too_small_naming_M():
 def test_bad_decode_parameters_name_the_parameter(kw, name):
     with pytest.raises(InvalidParameter, match=name):
         Decode(**kw)
+
+
+def test_cli_decode_prints_equal_counts_and_json(capsys):
+    import json
+
+    from attnio.cli import main
+
+    assert main(["decode", "--Nkv", "4096", "--heads", "32", "--kv-heads", "8", "--gpu", "h200", "--page", "16",
+                 "--time-us", "10", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["machine_equals_formula"] is True and out["splits"] == 16  # 17 asked: 256 pages in chunks of 16
+    assert out["per_tensor"]["BT"]["reads_words"] == 8 * 4096 // 16
+    assert out["roofline"]["achieved_bytes_per_s"] == pytest.approx(out["roofline"]["compulsory_bytes"] / 1e-5, rel=1e-12)
+
+
+@pytest.mark.parametrize("argv, name", [(["--Nkv", "0"], "Nkv"), (["--Nkv", "8", "--page", "0"], "page"),
+                                        (["--Nkv", "8", "--time-us", "-1"], "time"),
+                                        (["--Nkv", "8", "--mla", "absorbed", "--dv", "9"], "mla")])
+def test_cli_decode_bad_input_is_one_line_and_exit_2(capsys, argv, name):
+    from attnio.cli import main
+
+    rc = main(["decode", *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and name in err
+
+
+def test_paper_decode_rows_match_published_digits(capsys):
+    from attnio.reports.paper_decode import published_rows
+
+    from attnio.cli import main
+
+    rows = published_rows()
+    assert len(rows) == 9 and all(r["match"] for r in rows)
+    fa = [r for r in rows if r["source"].startswith("flash-attention")]
+    assert {r["compulsory_bytes"] for r in fa} == {4_295_491_584}
+    assert main(["paper", "decode"]) == 0 and "not data movement" in capsys.readouterr().out
