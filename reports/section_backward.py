@@ -13,12 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from attnio.algorithms import auto_bwd
-from attnio.algorithms import registry_backward as reg
-from attnio.algorithms import run_backward as rb
+from attnio.algorithms import auto_bwd, registry_backward as reg, run_backward as rb
 from attnio.bounds import backward as bb
 from attnio.bounds import constants as cons
-from attnio.bounds import costs, expr
+from attnio.bounds import costs
+from attnio.bounds import expr
 from attnio.reports import plots
 from attnio.reports.compute import Context
 from attnio.reports.render import Section
