@@ -1,0 +1,425 @@
+"""Attention masks as data (docs/masks.md): a predicate on (query index, key index), named families with
+closed forms, combinations, and the block mask a schedule's tiles see.
+
+A mask answers "does output row q depend on key/value row k?". Conventions:
+
+- FlexAttention's ``mask_mod(b, h, q_idx, kv_idx) -> bool`` (:class:`MaskMod`), evaluated vectorised: the
+  function receives NumPy integer arrays that broadcast (q_idx a column, kv_idx a row) and returns a boolean
+  array; a plain Python predicate works too, more slowly.
+- Bottom-right alignment, as FlashAttention ≥ 2.1 and attnio's workloads: with δ = N_kv − N_q, query q sits at
+  key position q + δ. :class:`Causal` allows k ≤ q + δ; :class:`SlidingWindow` allows
+  q + δ − window_left ≤ k ≤ q + δ + window_right, −1 meaning unbounded on that side (FlashAttention's
+  ``window_size``); causal is the window (−1, 0).
+- :class:`Document` (packed variable-length sequences, ``cu_seqlens`` as FlashAttention's varlen API takes them):
+  a query sees the keys of its own sequence (N_q = N_kv = cu_seqlens[-1]). :class:`PrefixLM`: every query sees the
+  first ``prefix`` keys, and the rest causally. :class:`BlockSparse`: a boolean layout of (block_q × block_kv)
+  blocks. :class:`And` / :class:`Or` (also ``a & b``, ``a | b``) combine any of them.
+
+A query row that sees no key has a zero output (FlexAttention's convention; documented in docs/masks.md).
+
+The named families except :class:`BlockSparse` (and their conjunctions) are *interval* masks: row q sees one
+contiguous key range [lo_q, hi_q] with lo and hi non-decreasing in q. Their pair count has a closed form, and
+their blocks are classified in closed form per tile (no per-pair work), so a block mask at N = 2¹⁷ takes well
+under a second; any other mask is evaluated per tile.
+
+>>> Causal().pairs(4, 4), SlidingWindow(1, 0).pairs(4, 4), Document([0, 2, 5]).pairs(5, 5)
+(10, 7, 13)
+>>> bm = Causal().blocks(4, 4, 2, 2)
+>>> bm.kinds.tolist()   # 0 empty, 1 partial, 2 full
+[[1, 0], [2, 1]]
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from attnio.errors import InvalidParameter
+from attnio.validate import check_int
+
+EMPTY, PARTIAL, FULL = 0, 1, 2
+#: keys per evaluation chunk of a general mask (bounds the memory of one vectorised call)
+_CHUNK = 1 << 22
+
+
+class _IntOps:
+    """Integer arithmetic for the closed forms; ``attnio.solver``'s z3 check passes z3's instead, so one
+    definition is both computed and proved."""
+
+    @staticmethod
+    def max(a: Any, b: Any) -> Any:
+        return a if a >= b else b
+
+    @staticmethod
+    def min(a: Any, b: Any) -> Any:
+        return a if a <= b else b
+
+    @staticmethod
+    def ite(c: Any, a: Any, b: Any) -> Any:
+        return a if c else b
+
+    @staticmethod
+    def half(x: Any) -> Any:
+        return x // 2
+
+
+INT_OPS = _IntOps()
+
+
+def _tsum(n: Any, c: Any, ops: Any = INT_OPS) -> Any:
+    """Σ_{i=0}^{n−1} max(0, i + c), in closed form: the arithmetic series of max(c, 1) … c + n − 1."""
+    top = c + n - 1
+    lo = ops.max(c, 1)
+    return ops.ite(top < lo, 0, ops.half((lo + top) * (top - lo + 1)))
+
+
+def _clip_sum(n: Any, c: Any, K: Any, ops: Any = INT_OPS) -> Any:
+    """Σ_{i=0}^{n−1} clip(i + c, 0, K) = T(c) − T(c − K), T the sum above."""
+    return _tsum(n, c, ops) - _tsum(n, c - K, ops)
+
+
+def window_pairs(Nq: Any, Nkv: Any, left: Any, right: Any, ops: Any = INT_OPS) -> Any:
+    """P of :class:`SlidingWindow`: Σ_q clip(q + b + 1, 0, N_kv) − Σ_q clip(q + a, 0, N_kv), a = δ − left,
+    b = δ + right, δ = N_kv − N_q; −1 unbounded (row q's keys are [max(0, q + a), min(N_kv − 1, q + b)])."""
+    d = Nkv - Nq
+    upper = ops.ite(right < 0, Nq * Nkv, _clip_sum(Nq, d + right + 1, Nkv, ops))
+    lower = ops.ite(left < 0, 0, _clip_sum(Nq, d - left, Nkv, ops))
+    return upper - lower
+
+
+def prefix_pairs(Nq: Any, Nkv: Any, prefix: Any, ops: Any = INT_OPS) -> Any:
+    """P of :class:`PrefixLM`: the r₀ = clip(p − δ − 1, 0, N_q) first rows see p' = min(p, N_kv) keys, the rest
+    clip(q + δ + 1, 0, N_kv)."""
+    d, p = Nkv - Nq, ops.min(prefix, Nkv)
+    r0 = ops.min(ops.max(p - d - 1, 0), Nq)
+    return r0 * p + _clip_sum(Nq - r0, r0 + d + 1, Nkv, ops)
+
+
+class Mask:
+    """Base class: subclasses give :meth:`allowed` (vectorised) and, for interval masks, :meth:`bounds`."""
+
+    name = "mask"
+
+    def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def bounds(self, q: np.ndarray, Nq: int, Nkv: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(lo, hi) per query row, the allowed keys being [lo, hi] ∩ [0, N_kv) (empty where lo > hi), lo and hi
+        non-decreasing in q; ``None`` when the mask is not an interval mask."""
+        return None
+
+    def check(self, Nq: int, Nkv: int) -> None:
+        """Raise InvalidParameter when the mask cannot apply to an N_q × N_kv problem."""
+
+    # -- derived ------------------------------------------------------------------------------------------
+    def pairs(self, Nq: int, Nkv: int) -> int:
+        """P: the number of (query, key) pairs some output depends on."""
+        self.check(Nq, Nkv)
+        b = self.bounds(np.arange(Nq), Nq, Nkv)
+        if b is not None:
+            lo, hi = np.maximum(b[0], 0), np.minimum(b[1], Nkv - 1)
+            return int(np.maximum(hi - lo + 1, 0).sum())
+        return int(sum(self._dense(rows, slice(0, Nkv), Nq, Nkv).sum() for rows in _row_chunks(Nq, Nkv)))
+
+    def dense(self, Nq: int, Nkv: int) -> np.ndarray:
+        """The N_q × N_kv boolean matrix (small sizes: tests and references)."""
+        self.check(Nq, Nkv)
+        return self._dense(slice(0, Nq), slice(0, Nkv), Nq, Nkv)
+
+    def _dense(self, rows: slice, cols: slice, Nq: int, Nkv: int) -> np.ndarray:
+        q = np.arange(rows.start, rows.stop)[:, None]
+        k = np.arange(cols.start, cols.stop)[None, :]
+        out = np.asarray(self.allowed(q, k, Nq, Nkv), dtype=bool)
+        return np.broadcast_to(out, (q.shape[0], k.shape[1]))
+
+    def blocks(self, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
+        """The block mask of tiles B_r × B_c: each tile full, partial or empty, and the key span each Q block
+        needs inside each tile."""
+        self.check(Nq, Nkv)
+        check_int("B_r", B_r, min=1)
+        check_int("B_c", B_c, min=1)
+        b = self.bounds(np.arange(Nq), Nq, Nkv)
+        return _interval_blocks(b, Nq, Nkv, B_r, B_c) if b is not None else _dense_blocks(self, Nq, Nkv, B_r, B_c)
+
+    def __and__(self, other: Mask) -> Mask:
+        return And(self, other)
+
+    def __or__(self, other: Mask) -> Mask:
+        return Or(self, other)
+
+
+def _row_chunks(Nq: int, Nkv: int):
+    step = max(1, _CHUNK // max(Nkv, 1))
+    for r in range(0, Nq, step):
+        yield slice(r, min(Nq, r + step))
+
+
+@dataclass(frozen=True)
+class SlidingWindow(Mask):
+    """Query q sees keys q + δ − window_left … q + δ + window_right (δ = N_kv − N_q; −1: unbounded)."""
+
+    window_left: int = -1
+    window_right: int = -1
+    name = "sliding-window"
+
+    def __post_init__(self) -> None:
+        check_int("window_left", self.window_left, min=-1)
+        check_int("window_right", self.window_right, min=-1)
+
+    def bounds(self, q: np.ndarray, Nq: int, Nkv: int) -> tuple[np.ndarray, np.ndarray]:
+        c = q + (Nkv - Nq)
+        lo = np.zeros_like(c) if self.window_left < 0 else c - self.window_left
+        hi = np.full_like(c, Nkv - 1) if self.window_right < 0 else c + self.window_right
+        return lo, hi
+
+    def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
+        lo, hi = self.bounds(q, Nq, Nkv)
+        return (k >= lo) & (k <= hi)
+
+    def pairs(self, Nq: int, Nkv: int) -> int:
+        """Closed form :func:`window_pairs`."""
+        self.check(Nq, Nkv)
+        return window_pairs(Nq, Nkv, self.window_left, self.window_right)
+
+
+@dataclass(frozen=True)
+class Causal(SlidingWindow):
+    """Bottom-right causal: query q sees keys k ≤ q + N_kv − N_q (the window (−1, 0))."""
+
+    window_left: int = field(default=-1, init=False)
+    window_right: int = field(default=0, init=False)
+    name = "causal"
+
+
+@dataclass(frozen=True)
+class PrefixLM(Mask):
+    """Every query sees the first ``prefix`` keys; beyond them, causally (bottom-right)."""
+
+    prefix: int
+    name = "prefix-lm"
+
+    def __post_init__(self) -> None:
+        check_int("prefix", self.prefix, min=0)
+
+    def bounds(self, q: np.ndarray, Nq: int, Nkv: int) -> tuple[np.ndarray, np.ndarray]:
+        return np.zeros_like(q), np.maximum(self.prefix - 1, q + (Nkv - Nq))
+
+    def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
+        return (k < self.prefix) | (k <= q + (Nkv - Nq))
+
+    def pairs(self, Nq: int, Nkv: int) -> int:
+        """Closed form :func:`prefix_pairs`."""
+        self.check(Nq, Nkv)
+        return prefix_pairs(Nq, Nkv, self.prefix)
+
+
+@dataclass(frozen=True)
+class Document(Mask):
+    """Packed sequences: ``cu_seqlens`` = [0, s₁, s₁ + s₂, …, N] (strictly increasing, ending at N = N_q = N_kv);
+    a query sees the keys of its own sequence."""
+
+    cu_seqlens: tuple[int, ...]
+    name = "document"
+
+    def __init__(self, cu_seqlens: Any) -> None:
+        cu = tuple(int(x) for x in cu_seqlens)
+        if len(cu) < 2 or cu[0] != 0 or any(b <= a for a, b in zip(cu, cu[1:], strict=False)):
+            raise InvalidParameter("cu_seqlens", list(cu), "strictly increasing integers starting at 0, at least one sequence")
+        object.__setattr__(self, "cu_seqlens", cu)
+
+    def check(self, Nq: int, Nkv: int) -> None:
+        if Nq != Nkv or self.cu_seqlens[-1] != Nq:
+            raise InvalidParameter("cu_seqlens", list(self.cu_seqlens), f"ending at N = N_q = N_kv (here N_q={Nq}, N_kv={Nkv})")
+
+    def _doc(self, i: np.ndarray) -> np.ndarray:
+        return np.searchsorted(np.asarray(self.cu_seqlens), i, side="right") - 1
+
+    def bounds(self, q: np.ndarray, Nq: int, Nkv: int) -> tuple[np.ndarray, np.ndarray]:
+        cu = np.asarray(self.cu_seqlens)
+        d = self._doc(q)
+        return cu[d], cu[d + 1] - 1
+
+    def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
+        return self._doc(q) == self._doc(k)
+
+    def pairs(self, Nq: int, Nkv: int) -> int:
+        """Closed form: Σ over sequences of length²."""
+        self.check(Nq, Nkv)
+        return sum((b - a) ** 2 for a, b in zip(self.cu_seqlens, self.cu_seqlens[1:], strict=False))
+
+
+@dataclass(frozen=True)
+class BlockSparse(Mask):
+    """A boolean ``layout`` of ⌈N_q/block_q⌉ × ⌈N_kv/block_kv⌉ blocks: the pairs of a True block are allowed."""
+
+    layout: Any
+    block_q: int
+    block_kv: int
+    name = "block-sparse"
+
+    def __post_init__(self) -> None:
+        check_int("block_q", self.block_q, min=1)
+        check_int("block_kv", self.block_kv, min=1)
+        lay = np.asarray(self.layout)
+        if lay.ndim != 2 or lay.dtype != bool:
+            raise InvalidParameter("layout", getattr(lay, "shape", lay), "a 2-D boolean array of blocks")
+        object.__setattr__(self, "layout", lay)
+
+    def check(self, Nq: int, Nkv: int) -> None:
+        want = (-(-Nq // self.block_q), -(-Nkv // self.block_kv))
+        if self.layout.shape != want:
+            raise InvalidParameter("layout", self.layout.shape, f"shape {want} (⌈N_q/block_q⌉, ⌈N_kv/block_kv⌉)")
+
+    def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
+        return self.layout[q // self.block_q, k // self.block_kv]
+
+    def pairs(self, Nq: int, Nkv: int) -> int:
+        """Closed form: Σ over True blocks of their (edge-clipped) area."""
+        self.check(Nq, Nkv)
+        rq = np.minimum(self.block_q, Nq - self.block_q * np.arange(self.layout.shape[0]))
+        rk = np.minimum(self.block_kv, Nkv - self.block_kv * np.arange(self.layout.shape[1]))
+        return int((self.layout * np.outer(rq, rk)).sum())
+
+
+@dataclass(frozen=True)
+class And(Mask):
+    a: Mask
+    b: Mask
+    name = "and"
+
+    def check(self, Nq: int, Nkv: int) -> None:
+        self.a.check(Nq, Nkv)
+        self.b.check(Nq, Nkv)
+
+    def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
+        return self.a.allowed(q, k, Nq, Nkv) & self.b.allowed(q, k, Nq, Nkv)
+
+    def bounds(self, q: np.ndarray, Nq: int, Nkv: int) -> tuple[np.ndarray, np.ndarray] | None:
+        x, y = self.a.bounds(q, Nq, Nkv), self.b.bounds(q, Nq, Nkv)
+        if x is None or y is None:
+            return None
+        return np.maximum(x[0], y[0]), np.minimum(x[1], y[1])  # an intersection of intervals, still monotone
+
+
+@dataclass(frozen=True)
+class Or(Mask):
+    a: Mask
+    b: Mask
+    name = "or"
+
+    def check(self, Nq: int, Nkv: int) -> None:
+        self.a.check(Nq, Nkv)
+        self.b.check(Nq, Nkv)
+
+    def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
+        return self.a.allowed(q, k, Nq, Nkv) | self.b.allowed(q, k, Nq, Nkv)
+
+
+class MaskMod(Mask):
+    """FlexAttention's ``mask_mod(b, h, q_idx, kv_idx)`` at one (batch, head)."""
+
+    name = "mask_mod"
+
+    def __init__(self, fn: Callable[..., Any], b: int = 0, h: int = 0) -> None:
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            params = None
+        if not callable(fn) or params is None or len(params) != 4:
+            raise InvalidParameter("mask_mod", getattr(fn, "__name__", fn), "a function mask_mod(b, h, q_idx, kv_idx) -> bool")
+        self.fn, self.b, self.h = fn, b, h
+
+    def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
+        shape = np.broadcast_shapes(q.shape, k.shape)
+        try:
+            out = self.fn(self.b, self.h, q, k)
+        except (TypeError, ValueError):  # a scalar predicate (e.g. bool(q >= k)): evaluated pair by pair below
+            out = None
+        if out is None or np.shape(out) != shape:
+            out = np.vectorize(lambda i, j: bool(self.fn(self.b, self.h, int(i), int(j))))(q, k)
+        return np.broadcast_to(np.asarray(out, dtype=bool), shape)
+
+
+@dataclass(frozen=True)
+class BlockMask:
+    """Per tile (Q block i, K/V block j): ``kinds`` EMPTY/PARTIAL/FULL and ``span`` the number of key rows of
+    the tile that some row of Q block i needs, counted as one contiguous range (first needed key to last);
+    ``row_empty``: Q blocks none of whose rows sees a key."""
+
+    B_r: int
+    B_c: int
+    kinds: np.ndarray
+    span: np.ndarray
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"full": int((self.kinds == FULL).sum()), "partial": int((self.kinds == PARTIAL).sum()),
+                "empty": int((self.kinds == EMPTY).sum())}
+
+    @property
+    def nonzero_fraction(self) -> float:
+        return float((self.kinds != EMPTY).mean())
+
+    @property
+    def kv_rows(self) -> int:
+        """Σ over non-empty tiles of their needed key span: the K/V rows an FA-2 forward loads."""
+        return int(self.span.sum())
+
+    @property
+    def active_q_blocks(self) -> int:
+        return int((self.kinds != EMPTY).any(axis=1).sum())
+
+
+def _interval_blocks(b: tuple[np.ndarray, np.ndarray], Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
+    """Closed form per tile for an interval mask (lo, hi non-decreasing): row i's keys in tile columns
+    [c0, c1) are [max(lo_i, c0), min(hi_i, c1 − 1)]. The tile is full iff lo at its last row ≤ c0 and hi at its
+    first row ≥ c1 − 1; its needed span runs from max(c0, lo of its first row that sees a key of the tile) to
+    min(c1 − 1, hi of the last such row). Work: O(N_q + tiles), none per pair."""
+    lo = np.maximum(b[0], 0).astype(np.int64)
+    hi = np.minimum(b[1], Nkv - 1).astype(np.int64)
+    Tr, Tc = -(-Nq // B_r), -(-Nkv // B_c)
+    r0 = np.arange(Tr) * B_r
+    r1 = np.minimum(r0 + B_r, Nq)
+    c0 = np.arange(Tc) * B_c
+    c1 = np.minimum(c0 + B_c, Nkv)
+    ok = lo <= hi  # rows that see some key; lo and hi are monotone, so these rows form one range
+    # first row i ≥ r0 with hi_i ≥ c0 (hi non-decreasing), last row i < r1 with lo_i ≤ c1 − 1 (lo non-decreasing)
+    big = np.iinfo(np.int64).max // 4
+    hi_ok = np.where(ok, hi, -big)  # a row that sees nothing must not count as reaching the tile
+    lo_ok = np.where(ok, lo, big)
+    hi_mono = np.maximum.accumulate(hi_ok)
+    lo_mono = np.minimum.accumulate(lo_ok[::-1])[::-1]
+    first = np.maximum(r0[:, None], np.searchsorted(hi_mono, c0[None, :], side="left"))
+    last = np.minimum(r1[:, None] - 1, np.searchsorted(lo_mono, c1[None, :] - 1, side="right") - 1)
+    nonempty = first <= last
+    fi = np.clip(first, 0, Nq - 1)
+    la = np.clip(last, 0, Nq - 1)
+    start = np.maximum(c0[None, :], lo[fi])
+    stop = np.minimum(c1[None, :] - 1, hi[la])
+    span = np.where(nonempty, np.maximum(stop - start + 1, 0), 0)
+    full = nonempty & (lo[r1 - 1][:, None] <= c0[None, :]) & (hi[r0][:, None] >= c1[None, :] - 1) & ok[r0][:, None] & ok[r1 - 1][:, None]
+    kinds = np.where(full, FULL, np.where(nonempty, PARTIAL, EMPTY))
+    return BlockMask(B_r, B_c, kinds.astype(np.int8), span.astype(np.int64))
+
+
+def _dense_blocks(mask: Mask, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
+    """A general mask, evaluated one Q block (all key tiles) at a time, vectorised: O(N_q·N_kv) predicate calls."""
+    Tr, Tc = -(-Nq // B_r), -(-Nkv // B_c)
+    kinds = np.zeros((Tr, Tc), dtype=np.int8)
+    span = np.zeros((Tr, Tc), dtype=np.int64)
+    pad = Tc * B_c - Nkv
+    for i in range(Tr):
+        rows = slice(i * B_r, min(Nq, (i + 1) * B_r))
+        a = mask._dense(rows, slice(0, Nkv), Nq, Nkv)
+        any_col = np.pad(a.any(axis=0), (0, pad)).reshape(Tc, B_c)
+        all_col = np.pad(a.all(axis=0), (0, pad), constant_values=True).reshape(Tc, B_c)
+        nz = any_col.any(axis=1)
+        first = np.argmax(any_col, axis=1)
+        last = B_c - 1 - np.argmax(any_col[:, ::-1], axis=1)
+        span[i] = np.where(nz, last - first + 1, 0)
+        kinds[i] = np.where(all_col.all(axis=1), FULL, np.where(nz, PARTIAL, EMPTY))
+    return BlockMask(B_r, B_c, kinds, span)

@@ -1,0 +1,170 @@
+"""Masks as data (bounds/masks.py): closed-form pair counts and block masks against the dense predicate, z3 on
+small cases, bad input."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from attnio.bounds.masks import (
+    EMPTY,
+    FULL,
+    PARTIAL,
+    BlockSparse,
+    Causal,
+    Document,
+    MaskMod,
+    PrefixLM,
+    SlidingWindow,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnio.errors import InvalidParameter
+
+
+@st.composite
+def masks(draw, Nq: int, Nkv: int):
+    kind = draw(st.sampled_from(["causal", "window", "prefix", "document", "sparse", "mod", "and", "or"]))
+    if kind == "causal":
+        return Causal()
+    if kind == "window":
+        return SlidingWindow(draw(st.integers(-1, Nkv + 1)), draw(st.integers(-1, Nkv + 1)))
+    if kind == "prefix":
+        return PrefixLM(draw(st.integers(0, Nkv + 2)))
+    if kind == "document":
+        if Nq != Nkv:
+            return Causal()
+        cuts = sorted(draw(st.sets(st.integers(1, Nq - 1), max_size=4))) if Nq > 1 else []
+        return Document([0, *cuts, Nq])
+    if kind == "sparse":
+        bq, bk = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+        shape = (-(-Nq // bq), -(-Nkv // bk))
+        lay = np.array(draw(st.lists(st.booleans(), min_size=shape[0] * shape[1], max_size=shape[0] * shape[1]))).reshape(shape)
+        return BlockSparse(lay.astype(bool), bq, bk)
+    if kind == "mod":
+        m = draw(st.integers(1, 3))
+        return MaskMod(lambda b, h, q, k: (q + k) % m == 0)
+    a, b = draw(masks(Nq, Nkv)), draw(masks(Nq, Nkv))
+    return a & b if kind == "and" else a | b
+
+
+@st.composite
+def cases(draw):
+    Nq = draw(st.integers(1, 12))
+    Nkv = draw(st.integers(1, 12))
+    return Nq, Nkv, draw(masks(Nq, Nkv)), draw(st.integers(1, 5)), draw(st.integers(1, 5))
+
+
+def _brute_blocks(dense: np.ndarray, B_r: int, B_c: int) -> tuple[np.ndarray, np.ndarray]:
+    Nq, Nkv = dense.shape
+    Tr, Tc = -(-Nq // B_r), -(-Nkv // B_c)
+    kinds, span = np.zeros((Tr, Tc), int), np.zeros((Tr, Tc), int)
+    for i in range(Tr):
+        for j in range(Tc):
+            t = dense[i * B_r:(i + 1) * B_r, j * B_c:(j + 1) * B_c]
+            cols = np.flatnonzero(t.any(axis=0))
+            kinds[i, j] = FULL if t.all() else PARTIAL if t.any() else EMPTY
+            span[i, j] = cols[-1] - cols[0] + 1 if cols.size else 0
+    return kinds, span
+
+
+@settings(max_examples=400, deadline=None)
+@given(cases())
+def test_pairs_and_block_mask_equal_the_dense_predicate(case):
+    Nq, Nkv, mask, B_r, B_c = case
+    dense = mask.dense(Nq, Nkv)
+    assert mask.pairs(Nq, Nkv) == int(dense.sum())
+    kinds, span = _brute_blocks(dense, B_r, B_c)
+    bm = mask.blocks(Nq, Nkv, B_r, B_c)
+    assert bm.kinds.tolist() == kinds.tolist()
+    assert bm.span.tolist() == span.tolist()
+
+
+def test_closed_forms_are_the_familiar_counts():
+    assert Causal().pairs(8, 8) == 36 and Causal().pairs(3, 8) == 3 * 8 - 3  # N_q·N_kv − N_q(N_q − 1)/2
+    assert SlidingWindow(-1, -1).pairs(5, 7) == 35
+    assert Document([0, 3, 7]).pairs(7, 7) == 9 + 16
+    assert (Document([0, 3, 7]) & Causal()).pairs(7, 7) == 6 + 10
+    assert PrefixLM(3).pairs(6, 6) == 3 * 3 + 4 + 5 + 6
+
+
+class _Z3Ops:
+    """z3 terms for the closed forms of bounds/masks.py (the same code that computes them)."""
+
+    def __init__(self, z3):
+        self.z3 = z3
+
+    def max(self, a, b):
+        return self.z3.If(a >= b, a, b)
+
+    def min(self, a, b):
+        return self.z3.If(a <= b, a, b)
+
+    def ite(self, c, a, b):
+        return self.z3.If(c, a, b)
+
+    def half(self, x):
+        return x / 2  # z3 integer division; the products halved are even
+
+
+@pytest.mark.parametrize("family", ["window", "prefix"])
+def test_closed_forms_proved_by_z3_against_the_definition_on_all_small_cases(family):
+    """For every N_q, N_kv ≤ 6, z3 proves, for every window −1 … 8 (prefix 0 … 8) at once, the closed form (the
+    same Python function, run on z3 terms) equal to the definition's pair count, a double sum of the
+    predicate: unsat of their difference; a planted wrong form is refuted."""
+    z3 = pytest.importorskip("z3")
+    from attnio.bounds.masks import prefix_pairs, window_pairs
+
+    n, ops = 6, _Z3Ops(z3)
+    L, R = z3.Ints("L R")
+    for Nq in range(1, n + 1):
+        for Nkv in range(1, n + 1):
+            def inside(i: int, j: int):
+                c = i + Nkv - Nq
+                if family == "window":
+                    return z3.And(z3.Or(L == -1, j >= c - L), z3.Or(R == -1, j <= c + R))
+                return z3.Or(j < L, j <= c)
+
+            definition = z3.Sum([z3.If(inside(i, j), 1, 0) for i in range(Nq) for j in range(Nkv)])
+            closed = window_pairs(Nq, Nkv, L, R, ops) if family == "window" else prefix_pairs(Nq, Nkv, L, ops)
+            dom = [L >= (-1 if family == "window" else 0), L <= 8, R >= -1, R <= 8]
+            s = z3.Solver()
+            s.add(*dom, definition != closed)
+            assert s.check() == z3.unsat, (Nq, Nkv, s.model())
+    s = z3.Solver()  # a deliberately wrong form is refuted
+    s.add(L >= 0, L <= 8, R >= -1, R <= 8, z3.Sum([z3.If(z3.Or(j < L, j <= i), 1, 0) for i in range(3) for j in range(3)])
+          != prefix_pairs(3, 3, L, ops) + z3.If(L == 2, 1, 0))
+    assert s.check() == z3.sat
+
+
+def test_named_family_block_mask_at_two_to_the_17_is_closed_form_and_fast():
+    t0 = time.perf_counter()
+    bm = SlidingWindow(4096, 0).blocks(1 << 17, 1 << 17, 128, 128)
+    elapsed = time.perf_counter() - t0
+    assert bm.counts["full"] + bm.counts["partial"] + bm.counts["empty"] == 1024 * 1024
+    assert bm.counts["partial"] == 1024 + (1024 - 32)  # the diagonal tiles, and the left edge once the window (32 tiles) starts
+    print(f"block mask at N = 2^17: {elapsed:.3f} s")  # measured, not asserted (benchmarks/bench_masks.py)
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [(lambda: SlidingWindow(-2, 0), "window_left"), (lambda: SlidingWindow(0, -5), "window_right"),
+     (lambda: Document([0, 3, 3, 5]), "cu_seqlens"), (lambda: Document([1, 5]), "cu_seqlens"),
+     (lambda: PrefixLM(-1), "prefix"), (lambda: MaskMod(lambda q, k: q >= k), "mask_mod"),
+     (lambda: MaskMod(42), "mask_mod"), (lambda: BlockSparse(np.ones((2, 2)), 2, 2), "layout")],
+)
+def test_bad_masks_name_the_parameter(make, name):
+    with pytest.raises(InvalidParameter, match=name):
+        make()
+
+
+def test_document_must_end_at_N():
+    with pytest.raises(InvalidParameter, match="cu_seqlens"):
+        Document([0, 3, 5]).pairs(6, 6)
+
+
+def test_scalar_mask_mod_is_evaluated_pair_by_pair():
+    m = MaskMod(lambda b, h, q, k: bool(q >= k))  # not vectorised: bool() of an array raises, so it is called per pair
+    assert m.pairs(4, 4) == 10
