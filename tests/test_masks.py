@@ -121,7 +121,7 @@ def test_closed_forms_proved_by_z3_against_the_definition_on_all_small_cases(fam
     L, R = z3.Ints("L R")
     for Nq in range(1, n + 1):
         for Nkv in range(1, n + 1):
-            def inside(i: int, j: int):
+            def inside(i: int, j: int, Nq: int = Nq, Nkv: int = Nkv):
                 c = i + Nkv - Nq
                 if family == "window":
                     return z3.And(z3.Or(L == -1, j >= c - L), z3.Or(R == -1, j <= c + R))
