@@ -34,6 +34,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -423,3 +424,70 @@ def _dense_blocks(mask: Mask, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMas
         span[i] = np.where(nz, last - first + 1, 0)
         kinds[i] = np.where(all_col.all(axis=1), FULL, np.where(nz, PARTIAL, EMPTY))
     return BlockMask(B_r, B_c, kinds, span)
+
+
+# -- counts and bounds of masked attention ---------------------------------------------------------------------
+def _row_stats(mask: Mask, Nq: int, Nkv: int) -> tuple[int, int, int]:
+    """(rows that see ≥ 2 keys, keys seen by such a row, keys seen by any row) of one head."""
+    b = mask.bounds(np.arange(Nq), Nq, Nkv)
+    if b is not None:
+        lo, hi = np.maximum(b[0], 0), np.minimum(b[1], Nkv - 1)
+        n = np.maximum(hi - lo + 1, 0)
+        many, any_ = n >= 2, n >= 1
+        def covered(sel: np.ndarray) -> int:  # |∪ [lo_i, hi_i]| over the selected rows (monotone intervals)
+            if not sel.any():
+                return 0
+            l, h = lo[sel], hi[sel]
+            reach = np.maximum.accumulate(h)
+            starts = np.maximum(l, np.concatenate(([l[0]], reach[:-1] + 1)))
+            return int(np.maximum(h - starts + 1, 0).sum())
+        return int(many.sum()), covered(many), covered(any_)
+    rows2 = 0
+    k2 = np.zeros(Nkv, dtype=bool)
+    k1 = np.zeros(Nkv, dtype=bool)
+    for rows in _row_chunks(Nq, Nkv):
+        a = mask._dense(rows, slice(0, Nkv), Nq, Nkv)
+        cnt = a.sum(axis=1)
+        rows2 += int((cnt >= 2).sum())
+        k2 |= a[cnt >= 2].any(axis=0)
+        k1 |= a.any(axis=0)
+    return rows2, int(k2.sum()), int(k1.sum())
+
+
+def trivial_masked_words(w: Any, mask: Mask) -> int:
+    """The trivial bound of masked attention (derived here, docs/masks.md): every output word is written once
+    (a row that sees no key still ends as zeros in slow memory); a Q row is read when it sees ≥ 2 keys (with one
+    key its softmax is 1 and O_i is that key's V row); a K row when some such row sees it; a V row when any row
+    sees it. Q and O per query head, K and V per K/V head."""
+    r2, k2, k1 = _row_stats(mask, w.Nq, w.Nkv)
+    return w.query_heads_total * (r2 * w.d + w.Nq * w.dv) + w.kv_heads_total * (k2 * w.d + k1 * w.dv)
+
+
+def masked_lower_bound(w: Any, mask: Mask) -> tuple[str, Fraction]:
+    """The largest lower bound (words) for the masked workload: the trivial bound above, or B1_P / B2_P
+    (docs/bounds/workloads.md) with the mask's pair count P (they count required pairs, whatever their
+    pattern): P·d²/M − M for M ≥ 2d², 2P·d²/M − M for M ≥ 4d² and d_v = d."""
+    P = w.query_heads_total * mask.pairs(w.Nq, w.Nkv)
+    cands = {"masks.trivial": Fraction(trivial_masked_words(w, mask))}
+    if w.M >= 2 * w.d * w.d:
+        cands["masks.b1"] = Fraction(P * w.d * w.d, w.M) - w.M
+    if w.M >= 4 * w.d * w.d and w.dv == w.d:
+        cands["masks.b2"] = Fraction(2 * P * w.d * w.d, w.M) - w.M
+    best = max(cands, key=lambda k: (cands[k], k))
+    return best, cands[best]
+
+
+def flash2_masked_words(w: Any, mask: Mask, B_r: int, B_c: int, *, grouped: bool) -> tuple[int, int]:
+    """(reads, writes) of FlashAttention-2's forward under ``mask`` (derived here, docs/masks.md), the block
+    mask's counts in place of the causal sums: a Q block of B_r positions (of each of the g heads of a group
+    when ``grouped``) is read only when one of its tiles is non-empty; in each non-empty tile it reads the K/V
+    rows of the tile's needed span; empty tiles are skipped; every O row and its logsumexp is written."""
+    bm = mask.blocks(w.Nq, w.Nkv, B_r, B_c)
+    active = (bm.kinds != EMPTY).any(axis=1)
+    rows = np.minimum(B_r, w.Nq - B_r * np.arange(active.size))
+    q_rows = int((rows * active).sum())
+    g = w.groups if grouped else 1
+    units = w.kv_heads_total if grouped else w.query_heads_total
+    reads = units * (g * q_rows * w.d + bm.kv_rows * (w.d + w.dv))
+    writes = units * g * w.Nq * (w.dv + 1)
+    return reads, writes

@@ -18,7 +18,7 @@ from attnio.bounds.masks import (
     PrefixLM,
     SlidingWindow,
 )
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from attnio.errors import InvalidParameter
@@ -168,3 +168,58 @@ def test_document_must_end_at_N():
 def test_scalar_mask_mod_is_evaluated_pair_by_pair():
     m = MaskMod(lambda b, h, q, k: bool(q >= k))  # not vectorised: bool() of an array raises, so it is called per pair
     assert m.pairs(4, 4) == 10
+
+
+@st.composite
+def workloads_and_masks(draw):
+    from attnio.workload import Workload
+
+    kv, g = draw(st.integers(1, 2)), draw(st.integers(1, 3))
+    Nkv = draw(st.integers(1, 24))
+    Nq = draw(st.integers(1, Nkv))
+    d = draw(st.integers(1, 4))
+    dv = draw(st.sampled_from([d, draw(st.integers(1, 4))]))
+    w = Workload.build(batch=draw(st.integers(1, 2)), heads=g * kv, kv_heads=kv, Nq=Nq, Nkv=Nkv, d=d, dv=dv,
+                       M=draw(st.integers(2 * d + 2 * dv + 8, 400)))
+    return w, draw(masks(Nq, Nkv))
+
+
+@settings(max_examples=200, deadline=None)
+@given(workloads_and_masks(), st.sampled_from(["per-head", "grouped"]))
+def test_causal_mask_reproduces_the_causal_workload_formula(case, schedule):
+    """The block-mask formula with the Causal mask equals attnio's causal flash2 workload formula exactly."""
+    from dataclasses import replace
+
+    from attnio.algorithms.workloads import tiling
+    from attnio.bounds.costs import workload_cost
+    from attnio.bounds.masks import flash2_masked_words
+
+    w, _ = case
+    w = replace(w, causal=True)
+    try:
+        t = tiling("flash2", w, schedule)
+    except InvalidParameter:
+        assume(False)  # M below the schedule's least working set
+    c = workload_cost("flash2", w, schedule)
+    assert flash2_masked_words(w, Causal(), t.B_r, t.B_c, grouped=schedule == "grouped") == (c.reads_words, c.writes_words)
+
+
+@settings(max_examples=300, deadline=None)
+@given(workloads_and_masks(), st.integers(1, 6), st.integers(1, 6), st.booleans())
+def test_masked_lower_bounds_never_exceed_the_masked_flash2_count(case, B_r, B_c, grouped):
+    from attnio.bounds.masks import flash2_masked_words, masked_lower_bound, trivial_masked_words
+
+    w, mask = case
+    reads, writes = flash2_masked_words(w, mask, B_r, B_c, grouped=grouped)
+    _, lb = masked_lower_bound(w, mask)
+    assert trivial_masked_words(w, mask) <= lb <= reads + writes
+
+
+def test_masked_trivial_bound_is_the_causal_trivial_bound_at_delta_zero():
+    from attnio.bounds.masks import trivial_masked_words
+    from attnio.bounds.workloads import trivial_words
+    from attnio.workload import Workload
+
+    for n in (2, 5, 64):
+        w = Workload.build(heads=4, kv_heads=2, N=n, d=8, M=4096, causal=True)
+        assert trivial_masked_words(w, Causal()) == trivial_words(w)
