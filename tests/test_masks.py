@@ -218,6 +218,7 @@ def test_masked_lower_bounds_never_exceed_the_masked_flash2_count(case, B_r, B_c
 def test_masked_trivial_bound_is_the_causal_trivial_bound_at_delta_zero():
     from attnio.bounds.masks import trivial_masked_words
     from attnio.bounds.workloads import trivial_words
+
     from attnio.workload import Workload
 
     for n in (2, 5, 64):
