@@ -67,7 +67,6 @@ def mla_rows(Nkv: int = 32768, heads: int = 128, gpu: str = "h200") -> list[dict
 
 def _mask_cases(N: int) -> list[tuple[str, Any]]:
     import numpy as np
-
     from attnio.bounds.masks import BlockSparse, Causal, Document, PrefixLM, SlidingWindow
 
     T = -(-N // 128)
@@ -89,6 +88,7 @@ def mask_rows(N: int = 8192, gpu: str = "h100") -> list[dict[str, Any]]:
     the best masked lower bound, for a Llama-style GQA layer in bf16 on one SM's shared memory."""
     from attnio.algorithms.workloads import tiling
     from attnio.bounds.masks import flash2_masked_words, masked_lower_bound
+
     from attnio.workload import Workload
 
     w = Workload.build(**LLAMA, N=N, dtype="bf16", gpu=gpu)
