@@ -146,6 +146,24 @@ class Mask:
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         return _interval_blocks(b, Nq, Nkv, B_r, B_c) if b is not None else _dense_blocks(self, Nq, Nkv, B_r, B_c)
 
+    def kv_block_rows(self, Nq: int, Nkv: int, B_c: int) -> np.ndarray:
+        """Per K/V block of B_c keys: the query rows that need one of its keys, counted as one contiguous range
+        (first such row to last), what a backward that keeps the K/V block resident visits."""
+        self.check(Nq, Nkv)
+        b = self.bounds(np.arange(Nq), Nq, Nkv)
+        if b is not None:
+            first, last = _reach(b, Nq, Nkv, np.array([0]), np.array([Nq]), B_c)
+            return np.where(first <= last, last - first + 1, 0)[0]
+        Tc = -(-Nkv // B_c)
+        hit = np.zeros((Nq, Tc), dtype=bool)
+        for rows in _row_chunks(Nq, Nkv):
+            a = self._dense(rows, slice(0, Nkv), Nq, Nkv)
+            hit[rows] = np.pad(a, ((0, 0), (0, Tc * B_c - Nkv))).reshape(a.shape[0], Tc, B_c).any(axis=2)
+        any_ = hit.any(axis=0)
+        first = np.argmax(hit, axis=0)
+        last = Nq - 1 - np.argmax(hit[::-1], axis=0)
+        return np.where(any_, last - first + 1, 0)
+
     def __and__(self, other: Mask) -> Mask:
         return And(self, other)
 
@@ -375,6 +393,23 @@ class BlockMask:
         return int((self.kinds != EMPTY).any(axis=1).sum())
 
 
+def _reach(b: tuple[np.ndarray, np.ndarray], Nq: int, Nkv: int, r0: np.ndarray, r1: np.ndarray, B_c: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """For row blocks [r0, r1) and key tiles of B_c: the first row of the block that sees a key of the tile
+    (the first with hi ≥ c0, hi non-decreasing) and the last (the last with lo ≤ c1 − 1); first > last: none."""
+    lo = np.maximum(b[0], 0).astype(np.int64)
+    hi = np.minimum(b[1], Nkv - 1).astype(np.int64)
+    c0 = np.arange(-(-Nkv // B_c)) * B_c
+    c1 = np.minimum(c0 + B_c, Nkv)
+    ok = lo <= hi  # rows that see some key; lo and hi are monotone, so these rows form one range
+    big = np.iinfo(np.int64).max // 4
+    hi_mono = np.maximum.accumulate(np.where(ok, hi, -big))  # a row that sees nothing must not reach a tile
+    lo_mono = np.minimum.accumulate(np.where(ok, lo, big)[::-1])[::-1]
+    first = np.maximum(r0[:, None], np.searchsorted(hi_mono, c0[None, :], side="left"))
+    last = np.minimum(r1[:, None] - 1, np.searchsorted(lo_mono, c1[None, :] - 1, side="right") - 1)
+    return first, last
+
+
 def _interval_blocks(b: tuple[np.ndarray, np.ndarray], Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
     """Closed form per tile for an interval mask (lo, hi non-decreasing): row i's keys in tile columns
     [c0, c1) are [max(lo_i, c0), min(hi_i, c1 − 1)]. The tile is full iff lo at its last row ≤ c0 and hi at its
@@ -387,15 +422,8 @@ def _interval_blocks(b: tuple[np.ndarray, np.ndarray], Nq: int, Nkv: int, B_r: i
     r1 = np.minimum(r0 + B_r, Nq)
     c0 = np.arange(Tc) * B_c
     c1 = np.minimum(c0 + B_c, Nkv)
-    ok = lo <= hi  # rows that see some key; lo and hi are monotone, so these rows form one range
-    # first row i ≥ r0 with hi_i ≥ c0 (hi non-decreasing), last row i < r1 with lo_i ≤ c1 − 1 (lo non-decreasing)
-    big = np.iinfo(np.int64).max // 4
-    hi_ok = np.where(ok, hi, -big)  # a row that sees nothing must not count as reaching the tile
-    lo_ok = np.where(ok, lo, big)
-    hi_mono = np.maximum.accumulate(hi_ok)
-    lo_mono = np.minimum.accumulate(lo_ok[::-1])[::-1]
-    first = np.maximum(r0[:, None], np.searchsorted(hi_mono, c0[None, :], side="left"))
-    last = np.minimum(r1[:, None] - 1, np.searchsorted(lo_mono, c1[None, :] - 1, side="right") - 1)
+    first, last = _reach(b, Nq, Nkv, r0, r1, B_c)
+    ok = lo <= hi
     nonempty = first <= last
     fi = np.clip(first, 0, Nq - 1)
     la = np.clip(last, 0, Nq - 1)
@@ -491,3 +519,19 @@ def flash2_masked_words(w: Any, mask: Mask, B_r: int, B_c: int, *, grouped: bool
     reads = units * (g * q_rows * w.d + bm.kv_rows * (w.d + w.dv))
     writes = units * g * w.Nq * (w.dv + 1)
     return reads, writes
+
+
+def flash2_bwd_masked_words(w: Any, mask: Mask, B_c: int, *, grouped: bool = True) -> tuple[int, int]:
+    """(reads, writes) of FlashAttention-2's backward (attnio's flash2-bwd workload schedule, docs/costs.md) under
+    ``mask``, its visited query rows per K/V block (:meth:`Mask.kv_block_rows`) in place of the causal sums:
+    per unit (a K/V head and its g query heads) the D pass reads O and dO and writes D; dQ is initialised; each
+    K/V block of B_c keys (read once; dK, dV written once) visits the query rows that need it, reading Q, dO, L, D
+    and dQ and writing dQ per visited row. ``grouped=False``: the per-head schedule (K/V read per query head,
+    partial dK/dV read back)."""
+    R = int(mask.kv_block_rows(w.Nq, w.Nkv, B_c).sum())
+    g, d, dv = w.groups, w.d, w.dv
+    q_reads = g * (2 * w.Nq * dv + R * (2 * d + dv + 2))
+    q_writes = g * (w.Nq + w.Nq * d + R * d)
+    kv = w.Nkv * (d + dv)
+    reads, writes = (q_reads + kv, q_writes + kv) if grouped else (q_reads + (2 * g - 1) * kv, q_writes + g * kv)
+    return w.kv_heads_total * reads, w.kv_heads_total * writes

@@ -204,6 +204,38 @@ def test_causal_mask_reproduces_the_causal_workload_formula(case, schedule):
     assert flash2_masked_words(w, Causal(), t.B_r, t.B_c, grouped=schedule == "grouped") == (c.reads_words, c.writes_words)
 
 
+@settings(max_examples=200, deadline=None)
+@given(workloads_and_masks(), st.sampled_from(["per-head", "grouped"]))
+def test_causal_mask_reproduces_the_causal_workload_backward_formula(case, schedule):
+    from dataclasses import replace
+
+    from attnio.algorithms.workloads_bwd import bwd_tiling
+    from attnio.bounds.costs import workload_backward_cost
+    from attnio.bounds.masks import flash2_bwd_masked_words
+
+    w, _ = case
+    w = replace(w, causal=True)
+    try:
+        t = bwd_tiling("flash2-bwd", w, schedule)
+    except InvalidParameter:
+        assume(False)
+    c = workload_backward_cost("flash2-bwd", w, schedule)
+    got = flash2_bwd_masked_words(w, Causal(), t.B_c, grouped=schedule == "grouped")
+    assert got == (c.reads_words, c.writes_words)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases())
+def test_kv_block_rows_equal_the_dense_predicate(case):
+    Nq, Nkv, mask, _, B_c = case
+    dense = mask.dense(Nq, Nkv)
+    want = []
+    for j in range(-(-Nkv // B_c)):
+        rows = np.flatnonzero(dense[:, j * B_c:(j + 1) * B_c].any(axis=1))
+        want.append(rows[-1] - rows[0] + 1 if rows.size else 0)
+    assert mask.kv_block_rows(Nq, Nkv, B_c).tolist() == want
+
+
 @settings(max_examples=300, deadline=None)
 @given(workloads_and_masks(), st.integers(1, 6), st.integers(1, 6), st.booleans())
 def test_masked_lower_bounds_never_exceed_the_masked_flash2_count(case, B_r, B_c, grouped):
