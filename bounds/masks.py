@@ -367,12 +367,13 @@ class MaskMod(Mask):
 class BlockMask:
     """Per tile (Q block i, K/V block j): ``kinds`` EMPTY/PARTIAL/FULL and ``span`` the number of key rows of
     the tile that some row of Q block i needs, counted as one contiguous range (first needed key to last);
-    ``row_empty``: Q blocks none of whose rows sees a key."""
+    ``start``: the first needed key of each non-empty tile (a schedule loads keys [start, start + span))."""
 
     B_r: int
     B_c: int
     kinds: np.ndarray
     span: np.ndarray
+    start: np.ndarray
 
     @property
     def counts(self) -> dict[str, int]:
@@ -432,7 +433,7 @@ def _interval_blocks(b: tuple[np.ndarray, np.ndarray], Nq: int, Nkv: int, B_r: i
     span = np.where(nonempty, np.maximum(stop - start + 1, 0), 0)
     full = nonempty & (lo[r1 - 1][:, None] <= c0[None, :]) & (hi[r0][:, None] >= c1[None, :] - 1) & ok[r0][:, None] & ok[r1 - 1][:, None]
     kinds = np.where(full, FULL, np.where(nonempty, PARTIAL, EMPTY))
-    return BlockMask(B_r, B_c, kinds.astype(np.int8), span.astype(np.int64))
+    return BlockMask(B_r, B_c, kinds.astype(np.int8), span.astype(np.int64), np.where(nonempty, start, 0).astype(np.int64))
 
 
 def _dense_blocks(mask: Mask, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
@@ -440,6 +441,7 @@ def _dense_blocks(mask: Mask, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMas
     Tr, Tc = -(-Nq // B_r), -(-Nkv // B_c)
     kinds = np.zeros((Tr, Tc), dtype=np.int8)
     span = np.zeros((Tr, Tc), dtype=np.int64)
+    start = np.zeros((Tr, Tc), dtype=np.int64)
     pad = Tc * B_c - Nkv
     for i in range(Tr):
         rows = slice(i * B_r, min(Nq, (i + 1) * B_r))
@@ -450,8 +452,9 @@ def _dense_blocks(mask: Mask, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMas
         first = np.argmax(any_col, axis=1)
         last = B_c - 1 - np.argmax(any_col[:, ::-1], axis=1)
         span[i] = np.where(nz, last - first + 1, 0)
+        start[i] = np.where(nz, np.arange(Tc) * B_c + first, 0)
         kinds[i] = np.where(all_col.all(axis=1), FULL, np.where(nz, PARTIAL, EMPTY))
-    return BlockMask(B_r, B_c, kinds, span)
+    return BlockMask(B_r, B_c, kinds, span, start)
 
 
 # -- counts and bounds of masked attention ---------------------------------------------------------------------

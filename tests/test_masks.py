@@ -60,14 +60,15 @@ def cases(draw):
 def _brute_blocks(dense: np.ndarray, B_r: int, B_c: int) -> tuple[np.ndarray, np.ndarray]:
     Nq, Nkv = dense.shape
     Tr, Tc = -(-Nq // B_r), -(-Nkv // B_c)
-    kinds, span = np.zeros((Tr, Tc), int), np.zeros((Tr, Tc), int)
+    kinds, span, start = np.zeros((Tr, Tc), int), np.zeros((Tr, Tc), int), np.zeros((Tr, Tc), int)
     for i in range(Tr):
         for j in range(Tc):
             t = dense[i * B_r:(i + 1) * B_r, j * B_c:(j + 1) * B_c]
             cols = np.flatnonzero(t.any(axis=0))
             kinds[i, j] = FULL if t.all() else PARTIAL if t.any() else EMPTY
             span[i, j] = cols[-1] - cols[0] + 1 if cols.size else 0
-    return kinds, span
+            start[i, j] = j * B_c + cols[0] if cols.size else 0
+    return kinds, span, start
 
 
 @settings(max_examples=400, deadline=None)
@@ -76,10 +77,11 @@ def test_pairs_and_block_mask_equal_the_dense_predicate(case):
     Nq, Nkv, mask, B_r, B_c = case
     dense = mask.dense(Nq, Nkv)
     assert mask.pairs(Nq, Nkv) == int(dense.sum())
-    kinds, span = _brute_blocks(dense, B_r, B_c)
+    kinds, span, start = _brute_blocks(dense, B_r, B_c)
     bm = mask.blocks(Nq, Nkv, B_r, B_c)
     assert bm.kinds.tolist() == kinds.tolist()
     assert bm.span.tolist() == span.tolist()
+    assert bm.start.tolist() == start.tolist()
 
 
 def test_closed_forms_are_the_familiar_counts():
