@@ -214,10 +214,13 @@ def compulsory_bytes(w: Workload, dec: Decode) -> int:
 
 def lower_bound_bytes(w: Workload, dec: Decode) -> int:
     """The decode lower bound (derived here, docs/serving.md): every K/V word (and fp8 scale) some output
-    depends on is read once and every output word written once; Q is read only when N_kv ≥ 2 (with one
-    key, O = V₀ whatever Q is). Every word of K and V is needed: the last query token sees every key."""
+    depends on is read once and every output word written once; a Q row is read only when its token sees ≥ 2
+    keys (with one key, O = V₀ whatever Q is): all N_kv ≥ 2 keys without a mask, t + N_kv − s_q + 1 keys for
+    token t under the bottom-right causal mask (token 0 sees one key when s_q = N_kv). Every word of K and V
+    is needed: the last query token sees every key."""
     types = dtypes(w, dec)
-    q_read = w.batch * w.heads * w.Nq * w.d * TYPE_BYTES[types["Q"]] if w.Nkv >= 2 else 0
+    one_key = min(w.Nq, max(0, w.Nq - w.Nkv + 1)) if w.causal else (w.Nq if w.Nkv < 2 else 0)
+    q_read = w.batch * w.heads * (w.Nq - one_key) * w.d * TYPE_BYTES[types["Q"]]
     c = decode_count(w, Decode(1, None, dec.kv_dtype, dec.shared_kv))  # one split, no table: K, V, scales T_q times
     kv = sum(c.words[t][0] * c.bpw[t] for t in ("K", "V", "K_scale", "V_scale") if t in c.words) // c.T_q
     if w.Nkv < 2:  # only V₀ is needed (and its scales); K is not

@@ -70,9 +70,10 @@ def test_lower_bound_never_exceeds_a_schedule_and_compulsory_is_q_k_v_o(case):
     w, dec = case
     c = decode_count(w, dec)
     assert lower_bound_bytes(w, dec) <= c.bytes_total
-    if w.Nkv >= 2:  # then the bound is the compulsory traffic plus the fp8 scales
+    if w.Nkv >= 2:  # then the bound is the compulsory traffic plus the fp8 scales (less Q_0 when causal, s_q = N_kv)
         scales = sum(c.words[t][0] // c.T_q * c.bpw[t] for t in ("K_scale", "V_scale") if t in c.words)
-        assert lower_bound_bytes(w, dec) == compulsory_bytes(w, dec) + scales
+        q0 = w.batch * w.heads * w.d * c.bpw["Q"] if w.causal and w.Nq == w.Nkv else 0
+        assert lower_bound_bytes(w, dec) == compulsory_bytes(w, dec) + scales - q0
 
 
 def test_one_key_needs_no_query():
@@ -80,6 +81,22 @@ def test_one_key_needs_no_query():
     r = run_decode(w, Decode(splits=1), seed=3)
     assert r.max_abs_error < 1e-12  # O = V₀ whatever Q is
     assert lower_bound_bytes(w, Decode(splits=1)) == (2 * 4 + 2 * 4) * 4  # V₀ per head read, O written (fp32)
+
+
+def test_causal_with_as_many_new_tokens_as_keys_needs_no_first_query_row():
+    """Bottom-right causal with s_q = N_kv: new token 0 sees key 0 only, so O_0 = V_0 whatever Q_0 is and an exact
+    algorithm need not read Q_0; the bound may count only the other s_q − 1 rows of each query head."""
+    import numpy as np
+    from attnio.algorithms.workloads import reference
+
+    w = Workload.build(batch=2, heads=4, kv_heads=2, Nq=3, Nkv=3, d=8, causal=True, dtype="bf16", M=4096)
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.standard_normal((2, 4, 3, 8)), rng.standard_normal((2, 2, 3, 8)), rng.standard_normal((2, 2, 3, 8))
+    Q2 = Q.copy()
+    Q2[:, :, 0] = rng.standard_normal((2, 4, 8))
+    assert np.array_equal(reference(Q, K, V, True)[:, :, 0], reference(Q2, K, V, True)[:, :, 0])
+    q0 = w.batch * w.heads * w.d * 2  # row 0 of every query head, bf16
+    assert lower_bound_bytes(w, Decode(splits=1)) == compulsory_bytes(w, Decode(splits=1)) - q0
 
 
 def test_kv_bytes_do_not_depend_on_the_page_size_apart_from_the_block_table():
