@@ -26,15 +26,17 @@ from attnio.workload import GPUS, Workload
 def calls(draw):
     kv = draw(st.integers(1, 2))
     g = draw(st.integers(1, 3))
-    d = draw(st.integers(1, 5))
+    d = draw(st.one_of(st.integers(1, 5), st.integers(129, 130)))  # 129, 130: two fp8 scale groups per row
     shared = draw(st.booleans())
-    dv = draw(st.integers(1, d)) if shared else draw(st.integers(1, 5))
-    nq = draw(st.integers(1, 3))
-    nkv = draw(st.integers(nq, 40))
-    w = Workload.build(batch=draw(st.integers(1, 2)), heads=g * kv, kv_heads=kv, Nq=nq, Nkv=nkv, d=d, dv=dv,
-                       causal=draw(st.booleans()), dtype=draw(st.sampled_from(["bf16", "fp16", "fp32"])),
-                       M=draw(st.sampled_from([4096, 60, 40, 30])))
-    dec = Decode(splits=draw(st.integers(1, 6)), page=draw(st.one_of(st.none(), st.integers(1, 8))),
+    dv = draw(st.integers(1, d)) if shared else draw(st.one_of(st.integers(1, 5), st.integers(129, 130)))
+    causal = draw(st.booleans())
+    nq = draw(st.integers(1, 4))
+    nkv = draw(st.integers(nq if causal else 1, 40))  # without a mask s_q > N_kv and N_kv = 1 are valid calls
+    w = Workload.build(batch=draw(st.integers(1, 3)), heads=g * kv, kv_heads=kv, Nq=nq, Nkv=nkv, d=d, dv=dv,
+                       causal=causal, dtype=draw(st.sampled_from(["bf16", "fp16", "fp32"])),
+                       M=draw(st.sampled_from([4096, 1000, 60, 40, 30])))
+    # splits and pages above the chunks available (splits > pages, a page longer than N_kv) are drawn too
+    dec = Decode(splits=draw(st.integers(1, 12)), page=draw(st.one_of(st.none(), st.integers(1, 12), st.integers(41, 50))),
                  kv_dtype=draw(st.sampled_from([None, "fp8"])), shared_kv=shared)
     try:
         blocks(w, dec)
