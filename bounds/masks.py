@@ -186,8 +186,8 @@ class SlidingWindow(Mask):
     name = "sliding-window"
 
     def __post_init__(self) -> None:
-        check_int("window_left", self.window_left, min=-1)
-        check_int("window_right", self.window_right, min=-1)
+        object.__setattr__(self, "window_left", check_int("window_left", self.window_left, min=-1))
+        object.__setattr__(self, "window_right", check_int("window_right", self.window_right, min=-1))
 
     def bounds(self, q: np.ndarray, Nq: int, Nkv: int) -> tuple[np.ndarray, np.ndarray]:
         c = q + (Nkv - Nq)
@@ -222,7 +222,7 @@ class PrefixLM(Mask):
     name = "prefix-lm"
 
     def __post_init__(self) -> None:
-        check_int("prefix", self.prefix, min=0)
+        object.__setattr__(self, "prefix", check_int("prefix", self.prefix, min=0))
 
     def bounds(self, q: np.ndarray, Nq: int, Nkv: int) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros_like(q), np.maximum(self.prefix - 1, q + (Nkv - Nq))
@@ -245,9 +245,13 @@ class Document(Mask):
     name = "document"
 
     def __init__(self, cu_seqlens: Any) -> None:
-        cu = tuple(int(x) for x in cu_seqlens)
+        want = "strictly increasing integers starting at 0, at least one sequence"
+        try:
+            cu = tuple(check_int("cu_seqlens", x) for x in cu_seqlens)
+        except (TypeError, InvalidParameter):  # not iterable, or an entry that is not an integer (1.5, "2")
+            raise InvalidParameter("cu_seqlens", cu_seqlens, want) from None
         if len(cu) < 2 or cu[0] != 0 or any(b <= a for a, b in zip(cu, cu[1:], strict=False)):
-            raise InvalidParameter("cu_seqlens", list(cu), "strictly increasing integers starting at 0, at least one sequence")
+            raise InvalidParameter("cu_seqlens", list(cu), want)
         object.__setattr__(self, "cu_seqlens", cu)
 
     def check(self, Nq: int, Nkv: int) -> None:
@@ -281,8 +285,8 @@ class BlockSparse(Mask):
     name = "block-sparse"
 
     def __post_init__(self) -> None:
-        check_int("block_q", self.block_q, min=1)
-        check_int("block_kv", self.block_kv, min=1)
+        object.__setattr__(self, "block_q", check_int("block_q", self.block_q, min=1))
+        object.__setattr__(self, "block_kv", check_int("block_kv", self.block_kv, min=1))
         lay = np.asarray(self.layout)
         if lay.ndim != 2 or lay.dtype != bool:
             raise InvalidParameter("layout", getattr(lay, "shape", lay), "a 2-D boolean array of blocks")
@@ -304,11 +308,20 @@ class BlockSparse(Mask):
         return int((self.layout * np.outer(rq, rk)).sum())
 
 
+def _check_masks(*ms: object) -> None:
+    for m in ms:
+        if not isinstance(m, Mask):
+            raise InvalidParameter("mask", m, "a Mask (a named family, a MaskMod, or an And/Or of them)")
+
+
 @dataclass(frozen=True)
 class And(Mask):
     a: Mask
     b: Mask
     name = "and"
+
+    def __post_init__(self) -> None:
+        _check_masks(self.a, self.b)
 
     def check(self, Nq: int, Nkv: int) -> None:
         self.a.check(Nq, Nkv)
@@ -329,6 +342,9 @@ class Or(Mask):
     a: Mask
     b: Mask
     name = "or"
+
+    def __post_init__(self) -> None:
+        _check_masks(self.a, self.b)
 
     def check(self, Nq: int, Nkv: int) -> None:
         self.a.check(Nq, Nkv)

@@ -11,10 +11,12 @@ from attnio.bounds.masks import (
     EMPTY,
     FULL,
     PARTIAL,
+    And,
     BlockSparse,
     Causal,
     Document,
     MaskMod,
+    Or,
     PrefixLM,
     SlidingWindow,
 )
@@ -155,11 +157,23 @@ def test_named_family_block_mask_at_two_to_the_17_is_closed_form_and_fast():
     [(lambda: SlidingWindow(-2, 0), "window_left"), (lambda: SlidingWindow(0, -5), "window_right"),
      (lambda: Document([0, 3, 3, 5]), "cu_seqlens"), (lambda: Document([1, 5]), "cu_seqlens"),
      (lambda: PrefixLM(-1), "prefix"), (lambda: MaskMod(lambda q, k: q >= k), "mask_mod"),
-     (lambda: MaskMod(42), "mask_mod"), (lambda: BlockSparse(np.ones((2, 2)), 2, 2), "layout")],
+     (lambda: MaskMod(42), "mask_mod"), (lambda: BlockSparse(np.ones((2, 2)), 2, 2), "layout"),
+     (lambda: Document([0, 1.5, 3]), "cu_seqlens"), (lambda: Document(["0", "2"]), "cu_seqlens"),
+     (lambda: Document(5), "cu_seqlens"), (lambda: SlidingWindow(1.5, 0), "window_left"),
+     (lambda: BlockSparse(np.ones((2, 2), dtype=bool), 1.5, 2), "block_q"),
+     (lambda: And(Causal(), 3), "mask"), (lambda: Or(3, Causal()), "mask")],
 )
 def test_bad_masks_name_the_parameter(make, name):
     with pytest.raises(InvalidParameter, match=name):
         make()
+
+
+def test_integral_floats_are_stored_as_integers():
+    """check_int accepts 2.0 as 2: the mask must then hold the int, not index with a float."""
+    assert SlidingWindow(2.0, 0) == SlidingWindow(2, 0) and type(SlidingWindow(2.0, 0).pairs(5, 5)) is int
+    lay = np.array([[True, False], [False, True]])
+    assert BlockSparse(lay, 2.0, 2).dense(4, 4).tolist() == BlockSparse(lay, 2, 2).dense(4, 4).tolist()
+    assert Document([0.0, 2.0, 3.0]).cu_seqlens == (0, 2, 3) and PrefixLM(2.0).prefix == 2
 
 
 def test_document_must_end_at_N():
