@@ -288,8 +288,8 @@ def roofline(w: Workload, dec: Decode, gpu: str, time_s: float | None = None) ->
     """The roofline of a decode call on ``gpu``: memory-bound when FLOPs per byte < the ridge point
     (peak FLOP/s of the K/V operand type ÷ peak DRAM bandwidth)."""
     check_choice("gpu", gpu, list(GPUS))
-    if time_s is not None and not time_s > 0:
-        raise InvalidParameter("time", time_s, "a measured time > 0 seconds")
+    if time_s is not None and not (time_s > 0 and math.isfinite(time_s)):
+        raise InvalidParameter("time", time_s, "a finite measured time > 0 seconds")
     p = GPUS[gpu]
     c = decode_count(w, dec)
     comp = compulsory_bytes(w, dec)

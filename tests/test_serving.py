@@ -185,6 +185,10 @@ def test_cli_decode_prints_equal_counts_and_json(capsys):
 
 @pytest.mark.parametrize("argv, name", [(["--Nkv", "0"], "Nkv"), (["--Nkv", "8", "--page", "0"], "page"),
                                         (["--Nkv", "8", "--time-us", "-1"], "time"),
+                                        (["--Nkv", "8", "--time-us", "inf"], "time"),
+                                        (["--Nkv", "8", "--time-us", "nan"], "time"),
+                                        (["--Nkv", "8", "--splits", "0"], "splits"),
+                                        (["--Nkv", "8", "--heads", "3", "--kv-heads", "2"], "kv_heads"),
                                         (["--Nkv", "8", "--mla", "absorbed", "--dv", "9"], "mla")])
 def test_cli_decode_bad_input_is_one_line_and_exit_2(capsys, argv, name):
     from attnio.cli import main
