@@ -58,7 +58,7 @@ GPUS: dict[str, GPU] = {
         "FlashAttention (Dao et al. 2022, arXiv 2205.14135) §2.1: '192KB of on-chip SRAM per each of 108 streaming "
         "multiprocessors'; NVIDIA A100 Tuning Guide: 192 KB combined L1/shared memory per SM",
         164 * KiB,
-        hbm_bytes_per_s=2.039e12, bf16_flops=312e12, fp8_flops=None, sm_count=108, l2_bytes=40 * 10**6,
+        hbm_bytes_per_s=2.039e12, bf16_flops=312e12, fp8_flops=None, sm_count=108, l2_bytes=40 * 2**20,
     ),
     "h100": GPU(
         "h100",
@@ -66,7 +66,7 @@ GPUS: dict[str, GPU] = {
         "FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608) §2.2: H100 SXM5 SMEM 228 KiB per SM; NVIDIA Hopper "
         "Tuning Guide: up to 228 KB of shared memory per SM",
         227 * KiB,
-        hbm_bytes_per_s=3.35e12, bf16_flops=989.4e12, fp8_flops=1978.9e12, sm_count=132, l2_bytes=50 * 10**6,
+        hbm_bytes_per_s=3.35e12, bf16_flops=989.4e12, fp8_flops=1978.9e12, sm_count=132, l2_bytes=50 * 2**20,
     ),
     "h200": GPU(
         "h200",
@@ -74,7 +74,7 @@ GPUS: dict[str, GPU] = {
         "same GH100 streaming multiprocessor as the H100 (NVIDIA H200 datasheet; Hopper Tuning Guide: 228 KB of "
         "shared memory per SM); only HBM capacity and bandwidth differ",
         227 * KiB,
-        hbm_bytes_per_s=4.8e12, bf16_flops=989.4e12, fp8_flops=1978.9e12, sm_count=132, l2_bytes=50 * 10**6,
+        hbm_bytes_per_s=4.8e12, bf16_flops=989.4e12, fp8_flops=1978.9e12, sm_count=132, l2_bytes=50 * 2**20,
     ),
     "b200": GPU(
         "b200",
