@@ -374,9 +374,23 @@ class MaskMod(Mask):
             out = self.fn(self.b, self.h, q, k)
         except (TypeError, ValueError):  # a scalar predicate (e.g. bool(q >= k)): evaluated pair by pair below
             out = None
+        if out is not None and np.shape(out) == () and _is_bool(out):
+            out = np.full(shape, bool(out))  # a constant predicate
         if out is None or np.shape(out) != shape:
-            out = np.vectorize(lambda i, j: bool(self.fn(self.b, self.h, int(i), int(j))))(q, k)
+            out = np.vectorize(lambda i, j: self._bool(self.fn(self.b, self.h, int(i), int(j))), otypes=[bool])(q, k)
+        if np.asarray(out).dtype != bool:  # an int or a string read as truthy would silently change the mask
+            self._bool(out)
         return np.broadcast_to(np.asarray(out, dtype=bool), shape)
+
+    def _bool(self, v: Any) -> bool:
+        if not _is_bool(v):
+            raise InvalidParameter("mask_mod", getattr(self.fn, "__name__", self.fn),
+                                   f"a predicate returning booleans (it returned {type(v).__name__})")
+        return bool(v)
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, bool | np.bool_) or (isinstance(v, np.ndarray) and v.dtype == bool)
 
 
 @dataclass(frozen=True)

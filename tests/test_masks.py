@@ -181,6 +181,18 @@ def test_document_must_end_at_N():
         Document([0, 3, 5]).pairs(6, 6)
 
 
+@pytest.mark.parametrize("fn", [lambda b, h, q, k: (q + k) % 2, lambda b, h, q, k: int(q >= k),
+                                lambda b, h, q, k: "yes"])
+def test_mask_mod_returning_non_booleans_is_refused(fn):
+    """(q + k) % 2 is an int, not a predicate: read as truthy it would silently flip the mask's meaning."""
+    with pytest.raises(InvalidParameter, match="mask_mod"):
+        MaskMod(fn).dense(3, 3)
+
+
+def test_constant_mask_mod_broadcasts():
+    assert MaskMod(lambda b, h, q, k: True).pairs(3, 4) == 12
+
+
 def test_scalar_mask_mod_is_evaluated_pair_by_pair():
     m = MaskMod(lambda b, h, q, k: bool(q >= k))  # not vectorised: bool() of an array raises, so it is called per pair
     assert m.pairs(4, 4) == 10
