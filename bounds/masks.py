@@ -116,10 +116,16 @@ class Mask:
     def check(self, Nq: int, Nkv: int) -> None:
         """Raise InvalidParameter when the mask cannot apply to an N_q × N_kv problem."""
 
+    def _sizes(self, Nq: int, Nkv: int) -> None:
+        """N_q, N_kv integers ≥ 1, then the mask's own :meth:`check`."""
+        check_int("Nq", Nq, min=1)
+        check_int("Nkv", Nkv, min=1)
+        self.check(Nq, Nkv)
+
     # -- derived ------------------------------------------------------------------------------------------
     def pairs(self, Nq: int, Nkv: int) -> int:
         """P: the number of (query, key) pairs some output depends on."""
-        self.check(Nq, Nkv)
+        self._sizes(Nq, Nkv)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         if b is not None:
             lo, hi = np.maximum(b[0], 0), np.minimum(b[1], Nkv - 1)
@@ -128,7 +134,7 @@ class Mask:
 
     def dense(self, Nq: int, Nkv: int) -> np.ndarray:
         """The N_q × N_kv boolean matrix (small sizes: tests and references)."""
-        self.check(Nq, Nkv)
+        self._sizes(Nq, Nkv)
         return self._dense(slice(0, Nq), slice(0, Nkv), Nq, Nkv)
 
     def _dense(self, rows: slice, cols: slice, Nq: int, Nkv: int) -> np.ndarray:
@@ -140,7 +146,7 @@ class Mask:
     def blocks(self, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
         """The block mask of tiles B_r × B_c: each tile full, partial or empty, and the key span each Q block
         needs inside each tile."""
-        self.check(Nq, Nkv)
+        self._sizes(Nq, Nkv)
         check_int("B_r", B_r, min=1)
         check_int("B_c", B_c, min=1)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
@@ -149,7 +155,7 @@ class Mask:
     def kv_block_rows(self, Nq: int, Nkv: int, B_c: int) -> np.ndarray:
         """Per K/V block of B_c keys: the query rows that need one of its keys, counted as one contiguous range
         (first such row to last), what a backward that keeps the K/V block resident visits."""
-        self.check(Nq, Nkv)
+        self._sizes(Nq, Nkv)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         if b is not None:
             first, last = _reach(b, Nq, Nkv, np.array([0]), np.array([Nq]), B_c)
@@ -201,7 +207,7 @@ class SlidingWindow(Mask):
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form :func:`window_pairs`."""
-        self.check(Nq, Nkv)
+        self._sizes(Nq, Nkv)
         return window_pairs(Nq, Nkv, self.window_left, self.window_right)
 
 
@@ -232,7 +238,7 @@ class PrefixLM(Mask):
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form :func:`prefix_pairs`."""
-        self.check(Nq, Nkv)
+        self._sizes(Nq, Nkv)
         return prefix_pairs(Nq, Nkv, self.prefix)
 
 
@@ -271,7 +277,7 @@ class Document(Mask):
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form: Σ over sequences of length²."""
-        self.check(Nq, Nkv)
+        self._sizes(Nq, Nkv)
         return sum((b - a) ** 2 for a, b in zip(self.cu_seqlens, self.cu_seqlens[1:], strict=False))
 
 
@@ -302,7 +308,7 @@ class BlockSparse(Mask):
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form: Σ over True blocks of their (edge-clipped) area."""
-        self.check(Nq, Nkv)
+        self._sizes(Nq, Nkv)
         rq = np.minimum(self.block_q, Nq - self.block_q * np.arange(self.layout.shape[0]))
         rk = np.minimum(self.block_kv, Nkv - self.block_kv * np.arange(self.layout.shape[1]))
         return int((self.layout * np.outer(rq, rk)).sum())

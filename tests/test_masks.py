@@ -168,6 +168,14 @@ def test_bad_masks_name_the_parameter(make, name):
         make()
 
 
+@pytest.mark.parametrize("call, name", [(lambda: Causal().pairs(0, 3), "Nq"), (lambda: Causal().blocks(-1, 3, 1, 1), "Nq"),
+                                        (lambda: Causal().pairs(2.5, 3), "Nq"), (lambda: PrefixLM(2).dense(3, 0), "Nkv"),
+                                        (lambda: SlidingWindow(1, 1).kv_block_rows(3, 0, 1), "Nkv")])
+def test_sizes_below_one_name_the_parameter(call, name):
+    with pytest.raises(InvalidParameter, match=name):
+        call()
+
+
 def test_integral_floats_are_stored_as_integers():
     """check_int accepts 2.0 as 2: the mask must then hold the int, not index with a float."""
     assert SlidingWindow(2.0, 0) == SlidingWindow(2, 0) and type(SlidingWindow(2.0, 0).pairs(5, 5)) is int
