@@ -101,9 +101,9 @@ class DecodeCount:
 
 
 def split_heuristic(w: Workload, gpu: str, page: int | None = None) -> int:
-    """Flash-Decoding's rule: enough splits that (sequences × K/V heads) × splits ≈ the preset's SM count,
-    s = min(⌈SMs / (b·H_kv)⌉, KV chunks, 128), KV chunks = pages (paged) or tokens; 1 when the units alone
-    fill the GPU.
+    """Enough splits that (sequences × K/V heads) × splits ≈ the preset's SM count (a simplification of
+    flash-attention's wave-efficiency rule, docs/serving.md), s = min(⌈SMs / (b·H_kv)⌉, KV chunks, 128), KV
+    chunks = pages (paged) or tokens; 1 when the units alone fill the GPU.
 
     >>> split_heuristic(Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=32768, d=128, M=10**6), "h200")
     17
