@@ -314,24 +314,26 @@ class BlockSparse(Mask):
         return int((self.layout * np.outer(rq, rk)).sum())
 
 
-def _check_masks(*ms: object) -> None:
-    for m in ms:
-        if not isinstance(m, Mask):
-            raise InvalidParameter("mask", m, "a Mask (a named family, a MaskMod, or an And/Or of them)")
-
-
 @dataclass(frozen=True)
-class And(Mask):
+class _Combined(Mask):
+    """Two masks combined (:class:`And`, :class:`Or`); each operand must be a :class:`Mask`."""
+
     a: Mask
     b: Mask
-    name = "and"
 
     def __post_init__(self) -> None:
-        _check_masks(self.a, self.b)
+        for m in (self.a, self.b):
+            if not isinstance(m, Mask):
+                raise InvalidParameter("mask", m, "a Mask (a named family, a MaskMod, or an And/Or of them)")
 
     def check(self, Nq: int, Nkv: int) -> None:
         self.a.check(Nq, Nkv)
         self.b.check(Nq, Nkv)
+
+
+@dataclass(frozen=True)
+class And(_Combined):
+    name = "and"
 
     def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
         return self.a.allowed(q, k, Nq, Nkv) & self.b.allowed(q, k, Nq, Nkv)
@@ -344,17 +346,8 @@ class And(Mask):
 
 
 @dataclass(frozen=True)
-class Or(Mask):
-    a: Mask
-    b: Mask
+class Or(_Combined):
     name = "or"
-
-    def __post_init__(self) -> None:
-        _check_masks(self.a, self.b)
-
-    def check(self, Nq: int, Nkv: int) -> None:
-        self.a.check(Nq, Nkv)
-        self.b.check(Nq, Nkv)
 
     def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
         return self.a.allowed(q, k, Nq, Nkv) | self.b.allowed(q, k, Nq, Nkv)
