@@ -221,12 +221,16 @@ def lower_bound_bytes(w: Workload, dec: Decode) -> int:
     types = dtypes(w, dec)
     one_key = min(w.Nq, max(0, w.Nq - w.Nkv + 1)) if w.causal else (w.Nq if w.Nkv < 2 else 0)
     q_read = w.batch * w.heads * (w.Nq - one_key) * w.d * TYPE_BYTES[types["Q"]]
-    c = decode_count(w, Decode(1, None, dec.kv_dtype, dec.shared_kv))  # one split, no table: K, V, scales T_q times
-    kv = sum(c.words[t][0] * c.bpw[t] for t in ("K", "V", "K_scale", "V_scale") if t in c.words) // c.T_q
-    if w.Nkv < 2:  # only V₀ is needed (and its scales); K is not
-        kv -= c.words["K"][0] * c.bpw["K"] + (c.words["K_scale"][0] * c.bpw["K_scale"] if "K_scale" in c.words else 0)
-        if dec.shared_kv:  # V₀ is the first d_v channels of K₀'s row
-            kv += w.batch * w.kv_heads * w.dv * TYPE_BYTES[types["K"]]
+    fp8 = (dec.kv_dtype or w.dtype) == "fp8"
+
+    def row(width: int) -> int:  # bytes of one K/V row of ``width`` channels, with its fp8 scales
+        return width * TYPE_BYTES[types["K"]] + (math.ceil(width / SCALE_GROUP) * TYPE_BYTES[SCALE_DTYPE] if fp8 else 0)
+
+    if w.Nkv >= 2:  # every K row, and every V row (a slice of K's row when shared_kv)
+        per_token = row(w.d) + (0 if dec.shared_kv else row(w.dv))
+    else:  # only V₀ (with its scales; when shared_kv, the first d_v channels of K₀'s row); K is not needed
+        per_token = row(w.dv)
+    kv = w.batch * w.kv_heads * w.Nkv * per_token
     return q_read + kv + w.batch * w.heads * w.Nq * w.dv * TYPE_BYTES[types["O"]]
 
 

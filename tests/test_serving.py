@@ -101,6 +101,18 @@ def test_causal_with_as_many_new_tokens_as_keys_needs_no_first_query_row():
     assert lower_bound_bytes(w, Decode(splits=1)) == compulsory_bytes(w, Decode(splits=1)) - q0
 
 
+def test_lower_bound_does_not_depend_on_the_schedule_fitting_or_its_row_blocks():
+    """The bound is about every exact algorithm: with one key it is V₀ per K/V head plus O, also when the
+    schedule's packed rows need two row blocks (M = 60) or do not fit at all (M = 21)."""
+    for M in (60, 21, 4096):
+        w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=1, d=8, M=M)  # fp32
+        assert lower_bound_bytes(w, Decode(splits=1)) == (1 * 8 + 4 * 8) * 4
+        w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=64, d=8, M=M)
+        assert lower_bound_bytes(w, Decode(splits=1)) == (4 * 8 + 64 * 8 * 2 + 4 * 8) * 4
+    w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=1, d=8, M=60)
+    assert DecodeTiling.default(w, Decode(splits=1)).T_q == 2
+
+
 def test_kv_bytes_do_not_depend_on_the_page_size_apart_from_the_block_table():
     w = Workload.build(batch=4, heads=8, kv_heads=2, Nq=1, Nkv=1000, d=16, dtype="bf16", M=1 << 16)
     counts = [decode_count(w, Decode(splits=4, page=p)) for p in (1, 8, 16, 256)]
