@@ -290,7 +290,8 @@ class Roofline:
 
 def roofline(w: Workload, dec: Decode, gpu: str, time_s: float | None = None) -> Roofline:
     """The roofline of a decode call on ``gpu``: memory-bound when FLOPs per byte < the ridge point
-    (peak FLOP/s of the K/V operand type ÷ peak DRAM bandwidth)."""
+    (peak FLOP/s of the MMA operands ÷ peak DRAM bandwidth: the fp8 tensor rate only when Q and K/V are both
+    fp8, since a bf16 query against an fp8 cache is multiplied in bf16)."""
     check_choice("gpu", gpu, list(GPUS))
     if time_s is not None and not (time_s > 0 and math.isfinite(time_s)):
         raise InvalidParameter("time", time_s, "a finite measured time > 0 seconds")
@@ -298,7 +299,8 @@ def roofline(w: Workload, dec: Decode, gpu: str, time_s: float | None = None) ->
     c = decode_count(w, dec)
     comp = compulsory_bytes(w, dec)
     f = flops(w)
-    ridge = p.peak_flops(dec.kv_dtype or w.dtype) / p.hbm_bytes_per_s
+    both_fp8 = w.dtype == "fp8" and (dec.kv_dtype or w.dtype) == "fp8"
+    ridge = p.peak_flops("fp8" if both_fp8 else w.dtype) / p.hbm_bytes_per_s
     inten = f / c.bytes_total
     r = Roofline(gpu, c.bytes_total, comp, f, inten, ridge, "memory" if inten < ridge else "compute")
     if time_s is None:

@@ -166,6 +166,15 @@ def test_roofline_ridge_and_achieved_bandwidth():
         roofline(w, Decode(splits=1), "h200", time_s=0)
 
 
+def test_fp8_tensor_rate_only_when_both_mma_operands_are_fp8():
+    """A bf16 query against an fp8 cache multiplies in bf16 (the fp8 MMA takes two fp8 operands): bf16 ridge."""
+    p = GPUS["h200"]
+    w = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=4096, d=128, dtype="bf16", gpu="h200")
+    assert roofline(w, Decode(splits=1, kv_dtype="fp8"), "h200").ridge == p.bf16_flops / p.hbm_bytes_per_s
+    w8 = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=4096, d=128, dtype="fp8", gpu="h200")
+    assert roofline(w8, Decode(splits=1), "h200").ridge == p.fp8_flops / p.hbm_bytes_per_s
+
+
 def test_tiling_refuses_a_fast_memory_too_small_naming_M():
     w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=64, d=8, M=20)
     with pytest.raises(InvalidParameter, match="M=20"):
