@@ -69,6 +69,8 @@ class Decode:
             check_choice("kv_dtype", self.kv_dtype, list(DTYPES))
         if self.gpu is not None:
             check_choice("gpu", self.gpu, list(GPUS))
+        if not isinstance(self.shared_kv, bool):
+            raise InvalidParameter("shared_kv", self.shared_kv, "True or False (V is the first d_v channels of K's row)")
         if self.splits is None and self.gpu is None:
             raise InvalidParameter("splits", None, "a split count >= 1, or a gpu preset for the split heuristic")
 

@@ -184,7 +184,7 @@ def test_tiling_refuses_a_fast_memory_too_small_naming_M():
 @pytest.mark.parametrize(
     "kw, name",
     [({"splits": 0}, "splits"), ({"splits": 1, "page": 0}, "page"), ({"splits": 1, "kv_dtype": "int4"}, "kv_dtype"),
-     ({}, "splits"), ({"gpu": "v100"}, "gpu")],
+     ({}, "splits"), ({"gpu": "v100"}, "gpu"), ({"splits": 1, "shared_kv": "yes"}, "shared_kv")],
 )
 def test_bad_decode_parameters_name_the_parameter(kw, name):
     with pytest.raises(InvalidParameter, match=name):
