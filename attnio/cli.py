@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import NoReturn
 
 from attnio import __version__
-from attnio.commands import algorithms, bounds, gate, kernel, paper, pebble, report, run, sweep, verify
+from attnio.commands import algorithms, bounds, decode, gate, kernel, paper, pebble, report, run, sweep, verify
 from attnio.errors import AttnioError, InvalidParameter, Unsupported
 
 # subcommand -> (module, one-line help). The one table of commands.
@@ -22,9 +22,10 @@ COMMANDS: dict[str, tuple[ModuleType, str]] = {
     "sweep": (sweep, "run a grid of configurations into a results store"),
     "report": (report, "write the regime report (Markdown + HTML) into reports/"),
     "gate": (gate, "compare this run's figures against reports/baseline.json"),
+    "decode": (decode, "exact bytes of decoding against a KV cache (split-KV, paged, GQA, fp8, MLA) and its roofline"),
     "pebble": (pebble, "exact optimal red-blue pebbling of a tiny attention graph"),
     "kernel": (kernel, "count a Triton attention kernel's global-memory traffic on the CPU and compare it with the bounds"),
-    "paper": (paper, "a published figure beside attnio's exact counts (fa1-fig2: FlashAttention Figure 2)"),
+    "paper": (paper, "a published figure beside attnio's exact counts (fa1-fig2: FlashAttention Figure 2; decode: published decode bandwidths)"),
 }
 
 

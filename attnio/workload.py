@@ -29,12 +29,24 @@ DTYPES: dict[str, int] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
 
 @dataclass(frozen=True)
 class GPU:
-    """A GPU preset: the on-chip shared memory (SRAM) of one streaming multiprocessor, in bytes, and its source."""
+    """A GPU preset: the on-chip shared memory (SRAM) of one streaming multiprocessor, in bytes, its source, and
+    what a roofline needs (vendor figures, dense, no sparsity; sources in docs/serving.md): peak DRAM
+    bandwidth, dense bf16 and fp8 tensor FLOP/s (``None``: no fp8 tensor cores), SM count and L2 size."""
 
     name: str
     smem_bytes: int
     source: str
     max_per_block_bytes: int  # what one thread block may allocate (for reference; M uses smem_bytes)
+    hbm_bytes_per_s: float = 0.0
+    bf16_flops: float = 0.0
+    fp8_flops: float | None = None
+    sm_count: int = 0
+    l2_bytes: int = 0
+
+    def peak_flops(self, dtype: str) -> float:
+        """Dense tensor-core FLOP/s for ``dtype`` operands (fp8 where the GPU has fp8 tensor cores, else bf16;
+        fp16 as bf16; fp32 operands are counted at the bf16 rate, an upper bound)."""
+        return self.fp8_flops if dtype == "fp8" and self.fp8_flops else self.bf16_flops
 
 
 KiB = 1024
@@ -46,6 +58,7 @@ GPUS: dict[str, GPU] = {
         "FlashAttention (Dao et al. 2022, arXiv 2205.14135) §2.1: '192KB of on-chip SRAM per each of 108 streaming "
         "multiprocessors'; NVIDIA A100 Tuning Guide: 192 KB combined L1/shared memory per SM",
         164 * KiB,
+        hbm_bytes_per_s=2.039e12, bf16_flops=312e12, fp8_flops=None, sm_count=108, l2_bytes=40 * 2**20,
     ),
     "h100": GPU(
         "h100",
@@ -53,6 +66,7 @@ GPUS: dict[str, GPU] = {
         "FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608) §2.2: H100 SXM5 SMEM 228 KiB per SM; NVIDIA Hopper "
         "Tuning Guide: up to 228 KB of shared memory per SM",
         227 * KiB,
+        hbm_bytes_per_s=3.35e12, bf16_flops=989.4e12, fp8_flops=1978.9e12, sm_count=132, l2_bytes=50 * 2**20,
     ),
     "h200": GPU(
         "h200",
@@ -60,6 +74,22 @@ GPUS: dict[str, GPU] = {
         "same GH100 streaming multiprocessor as the H100 (NVIDIA H200 datasheet; Hopper Tuning Guide: 228 KB of "
         "shared memory per SM); only HBM capacity and bandwidth differ",
         227 * KiB,
+        hbm_bytes_per_s=4.8e12, bf16_flops=989.4e12, fp8_flops=1978.9e12, sm_count=132, l2_bytes=50 * 2**20,
+    ),
+    "b200": GPU(
+        "b200",
+        228 * KiB,
+        "NVIDIA Blackwell Tuning Guide: up to 228 KB of shared memory per SM (as Hopper); 148 SMs enabled",
+        227 * KiB,
+        hbm_bytes_per_s=8.0e12, bf16_flops=2.25e15, fp8_flops=4.5e15, sm_count=148, l2_bytes=126 * 10**6,
+    ),
+    "a6000": GPU(
+        "a6000",
+        100 * KiB,
+        "NVIDIA Ampere Tuning Guide (GA10x, compute capability 8.6): 128 KB combined L1/shared memory per SM, of "
+        "which at most 100 KB shared memory",
+        99 * KiB,
+        hbm_bytes_per_s=768e9, bf16_flops=154.8e12, fp8_flops=None, sm_count=84, l2_bytes=6 * 2**20,
     ),
 }
 
@@ -143,7 +173,7 @@ class Workload:
         check_choice("dtype", dtype, list(DTYPES))
         given = [k for k, v in (("M", M), ("smem", smem), ("gpu", gpu)) if v is not None]
         if len(given) != 1:
-            raise InvalidParameter("M", given or None, "exactly one of M (words), smem (bytes) or gpu (a100, h100, h200)")
+            raise InvalidParameter("M", given or None, "exactly one of M (words), smem (bytes) or gpu (" + ", ".join(GPUS) + ")")
         bpw = DTYPES[dtype]
         if M is not None:
             words, memory = check_int("M", M, min=1), "M"

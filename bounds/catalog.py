@@ -54,6 +54,7 @@ k_ = sym("k", doc="inner dimension of C = A·B")
 n_ = sym("n", doc="columns of B in C = A·B")
 QmmNdN = sym("QmmNdN", integer=False, lo=0, doc="I/O complexity of multiplying N×d by d×N with cache M")
 QmmNNd = sym("QmmNNd", integer=False, lo=0, doc="I/O complexity of multiplying N×N by N×d with cache M")
+sparsity = sym("s", integer=False, lo=0, doc="fraction of non-zero blocks of a block-sparsity mask (0 < s ≤ 1)")
 
 SY = "Saha & Ye, arXiv 2402.07443 v1 (ICML 2024)"
 FA = "Dao et al., FlashAttention, arXiv 2205.14135"
@@ -154,6 +155,20 @@ def seed_bounds() -> list[Bound]:
             notes="Argued only at M = Θ(Nd), where N²d²/M = Nd and the trivial bound applies; it says nothing "
             "for M ≪ Nd (Saha–Ye answer that).",
             attained_by=("flash2", "kv_stationary", "split_v"),
+        ),
+        _b(
+            id="fa.prop4",
+            statement="Block-sparse FlashAttention (a block mask with a fraction s of non-zero blocks) makes "
+            "Θ(Nd + N²d²s/M) HBM accesses for d ≤ M ≤ Nd.",
+            kind="upper",
+            model="algorithm block-sparse FlashAttention (Dao et al. Algorithm 5)",
+            regime=FA_REGIME + (0 < sparsity, sparsity <= 1),
+            expr=N * d + N**2 * d**2 * sparsity / M,
+            provenance=f"{FA}, Proposition 4",
+            status="paper",
+            symbols=("N", "d", "M", "s"),
+            notes="Asymptotic only (no constants are given). attnio's masked FA-2 count in terms of the block mask "
+            "is bounds/masks.py::flash2_masked_words (docs/masks.md).",
         ),
         _b(
             id="fa.thm5.standard-backward",

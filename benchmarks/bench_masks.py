@@ -1,0 +1,77 @@
+"""Masks (bounds/masks.py): block-mask and pair-count times against their targets, from one run; ratios < 1 are
+within target. Also the decode and mask figures the closing notes quote.
+
+1. Named families, N = 2^17 (N_q = N_kv), 128 × 128 tiles: block mask + pair count + masked FA-2 count;
+   target 1 s each.
+2. An arbitrary FlexAttention mask_mod (vectorised NumPy), N = 16384, 128 × 128 tiles; target 10 s.
+3. Split-KV ÷ no-split bytes at the heuristic's split count on the H200 (Llama-style GQA, N_kv = 32768, 131072).
+4. FA-2 forward ÷ best masked lower bound under sliding-window and block-sparse masks (three configurations).
+
+    .venv/bin/python benchmarks/bench_masks.py
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from attnio.bounds.masks import (
+    BlockSparse,
+    Causal,
+    Document,
+    MaskMod,
+    PrefixLM,
+    SlidingWindow,
+    flash2_masked_words,
+    masked_lower_bound,
+)
+from attnio.bounds.serving import Decode, decode_count
+
+from attnio.workload import Workload
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def main() -> None:
+    N = 1 << 17
+    print("1. named families, N = 2^17, tiles 128 x 128 (target 1 s)")
+    w = Workload.build(heads=32, kv_heads=8, N=N, d=128, dtype="bf16", gpu="h100")
+    for name, m in (("causal", Causal()), ("window (4096, 0)", SlidingWindow(4096, 0)),
+                    ("document x 16 & causal", Document(np.linspace(0, N, 17, dtype=int)) & Causal()),
+                    ("prefix-LM 8192", PrefixLM(8192))):
+        (_, t1) = timed(lambda m=m: m.blocks(N, N, 128, 128))
+        (_, t2) = timed(lambda m=m: m.pairs(N, N))
+        (_, t3) = timed(lambda m=m: flash2_masked_words(w, m, 128, 128, grouped=True))
+        print(f"   {name:<24} block mask {t1:6.3f} s ({t1 / 1:.2f}), pairs {t2:6.3f} s ({t2:.2f}), FA-2 count {t3:6.3f} s ({t3:.2f})")
+    n = 16384
+    print(f"2. arbitrary mask_mod, N = {n} (target 10 s)")
+    mod = MaskMod(lambda b, h, q, k: ((q - k) % 7 == 0) | (k <= q // 2))
+    bm, t = timed(lambda: mod.blocks(n, n, 128, 128))
+    print(f"   mask_mod block mask {t:.2f} s, ratio {t / 10:.2f}; {bm.counts}")
+    print("3. split-KV / no-split bytes, H200 heuristic, H = 32, H_kv = 8, d = 128, bf16, batch 1")
+    for nkv in (32768, 131072):
+        w = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=nkv, d=128, dtype="bf16", gpu="h200")
+        c, one = decode_count(w, Decode(gpu="h200")), decode_count(w, Decode(1))
+        print(f"   N_kv = {nkv}: {c.splits} splits, {c.bytes_total:,} / {one.bytes_total:,} = {c.bytes_total / one.bytes_total:.4f}")
+    print("4. FA-2 forward (grouped) / best masked lower bound, H = 32, H_kv = 8, d = 128, bf16, H100 SM")
+    from attnio.algorithms.workloads import tiling
+
+    for nn, mask, name in ((8192, SlidingWindow(1024, 0), "window (1024, 0)"), (32768, SlidingWindow(4096, 0), "window (4096, 0)"),
+                           (8192, None, "block-sparse band +-1 + global column, 128")):
+        w = Workload.build(heads=32, kv_heads=8, N=nn, d=128, dtype="bf16", gpu="h100")
+        if mask is None:
+            T = nn // 128
+            i, j = np.indices((T, T))
+            mask = BlockSparse((np.abs(i - j) <= 1) | (j == 0), 128, 128)
+        t = tiling("flash2", w, "grouped")
+        r, wr = flash2_masked_words(w, mask, t.B_r, t.B_c, grouped=True)
+        lb_id, lb = masked_lower_bound(w, mask)
+        print(f"   N = {nn}, {name}: {r + wr:,} words / {lb_id} {float(lb):,.0f} = {float((r + wr) / lb):.3f}")
+
+
+if __name__ == "__main__":
+    main()

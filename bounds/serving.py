@@ -1,0 +1,330 @@
+"""Decoding against a KV cache: split-KV (Flash-Decoding), paged KV, GQA packing, MLA and per-tensor dtypes.
+
+Exact counts of the decode schedule of ``attnio.algorithms.decode`` (derived here, docs/serving.md), the
+compulsory traffic and the decode lower bound. Everything is per tensor, in words of that tensor's own type,
+so bytes are exact when Q/O, K/V, the fp32 partials and the int32 block table have different widths.
+
+A decode call is a :class:`attnio.workload.Workload` (batch b, query heads H, K/V heads H_kv, N_q = s_q new
+tokens, N_kv cached tokens, widths d, d_v, fast memory M) plus a :class:`Decode`: KV splits, page size, the
+K/V element type and whether V is a slice of K's row (MLA's absorbed form).
+
+One *unit* is one (sequence, K/V head): its g = H/H_kv query heads × s_q tokens, R = g·s_q rows, are packed
+into one Q block, so each K/V word is read once per split, not once per query head (GQA packing). With s
+splits (page-aligned when paged), per unit:
+
+- reads: Q s·R·d; K n·d; V n·d_v (none when V is a slice of K's row); the block table ⌈n/P⌉ int32 entries
+  (paged); fp8 scales n·(⌈d/128⌉ + ⌈d_v/128⌉) fp32 (one per 128 channels of a row); with s > 1 the combine
+  reads back s·R·d_v partial outputs and s·R log-sum-exps (fp32);
+- writes: O R·d_v; with s > 1 also the s·R·d_v partial outputs and s·R log-sum-exps (fp32).
+
+>>> from attnio.workload import Workload
+>>> w = Workload.build(batch=2, heads=8, kv_heads=2, Nq=1, Nkv=100, d=4, dtype="bf16", M=4096)
+>>> c = decode_count(w, Decode(splits=3, page=16))
+>>> c.splits, c.chunk, c.words["Q"], c.words["K"], c.words["BT"], c.words["O_part"]
+(3, 48, (192, 0), (1600, 0), (28, 0), (192, 192))
+
+(4 units of R = 4 rows; 7 pages of 16 tokens, 3 pages per split; Q 4·3·4·4, K 4·100·4, BT 4·7, O_part 4·3·4·4.)
+>>> c.bytes_total == sum(r * c.bpw[t] + wr * c.bpw[t] for t, (r, wr) in c.words.items())
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from attnio.counts import IOCount
+from attnio.errors import InvalidParameter
+from attnio.validate import check_choice, check_int
+from attnio.workload import DTYPES, GPUS, Workload
+
+#: bytes of the types that only serving tensors use: fp32 partials and statistics, int32 block-table entries.
+PARTIAL_DTYPE, TABLE_DTYPE, SCALE_DTYPE = "fp32", "int32", "fp32"
+TYPE_BYTES: dict[str, int] = {**DTYPES, "int32": 4}
+#: channels per fp8 scale (one fp32 scale per 128 channels of a K or V row, the layout of docs/serving.md).
+SCALE_GROUP = 128
+#: Flash-Decoding's largest split count (the split heuristic never exceeds it).
+MAX_SPLITS = 128
+
+
+@dataclass(frozen=True)
+class Decode:
+    """How a decode call is run: ``splits`` KV splits per unit (``None``: the heuristic for ``gpu``), ``page``
+    tokens per KV page (``None``: a contiguous cache, no block table), ``kv_dtype`` (``None``: the workload's
+    dtype; ``"fp8"`` adds fp32 scales), ``shared_kv`` (V is the first d_v channels of K's row: MLA absorbed),
+    ``gpu`` (a preset, for the split heuristic)."""
+
+    splits: int | None = None
+    page: int | None = None
+    kv_dtype: str | None = None
+    shared_kv: bool = False
+    gpu: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.splits is not None:
+            check_int("splits", self.splits, min=1)
+        if self.page is not None:
+            check_int("page", self.page, min=1)
+        if self.kv_dtype is not None:
+            check_choice("kv_dtype", self.kv_dtype, list(DTYPES))
+        if self.gpu is not None:
+            check_choice("gpu", self.gpu, list(GPUS))
+        if not isinstance(self.shared_kv, bool):
+            raise InvalidParameter("shared_kv", self.shared_kv, "True or False (V is the first d_v channels of K's row)")
+        if self.splits is None and self.gpu is None:
+            raise InvalidParameter("splits", None, "a split count >= 1, or a gpu preset for the split heuristic")
+
+
+@dataclass(frozen=True)
+class DecodeCount:
+    """Per tensor: (reads, writes) in words of that tensor's type; ``bpw`` its bytes per word."""
+
+    splits: int
+    chunk: int  # KV tokens per split (the last split may hold fewer)
+    T_q: int  # row blocks per unit (1 when the g·s_q packed rows fit beside one step)
+    words: dict[str, tuple[int, int]]
+    bpw: dict[str, int] = field(repr=False)
+
+    @property
+    def io(self) -> IOCount:
+        return IOCount(sum(r for r, _ in self.words.values()), sum(w for _, w in self.words.values()))
+
+    @property
+    def reads_bytes(self) -> int:
+        return sum(r * self.bpw[t] for t, (r, _) in self.words.items())
+
+    @property
+    def writes_bytes(self) -> int:
+        return sum(w * self.bpw[t] for t, (_, w) in self.words.items())
+
+    @property
+    def bytes_total(self) -> int:
+        return self.reads_bytes + self.writes_bytes
+
+
+def split_heuristic(w: Workload, gpu: str, page: int | None = None) -> int:
+    """Enough splits that (sequences × K/V heads) × splits ≈ the preset's SM count (a simplification of
+    flash-attention's wave-efficiency rule, docs/serving.md), s = min(⌈SMs / (b·H_kv)⌉, KV chunks, 128), KV
+    chunks = pages (paged) or tokens; 1 when the units alone fill the GPU.
+
+    >>> split_heuristic(Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=32768, d=128, M=10**6), "h200")
+    17
+    """
+    units = w.batch * w.kv_heads
+    sms = GPUS[gpu].sm_count
+    chunks = w.Nkv if page is None else -(-w.Nkv // page)
+    return max(1, min(-(-sms // units), chunks, MAX_SPLITS))
+
+
+def chunking(w: Workload, splits: int, page: int | None) -> tuple[int, int]:
+    """(effective splits, KV tokens per split): page-aligned chunks of ⌈pages/s⌉ pages when paged, else
+    ⌈N_kv/s⌉ tokens; a split count above the chunks available gives fewer, never empty, splits."""
+    if page is None:
+        chunk = -(-w.Nkv // splits)
+    else:
+        pages = -(-w.Nkv // page)
+        chunk = -(-pages // splits) * page
+    return -(-w.Nkv // chunk), chunk
+
+
+def fast_words(rows: int, B_c: int, w: Workload, dec: Decode) -> int:
+    """Fast-memory words of one decode step: Q, O_σ and three statistics per row, the R×B_c scores, one K/V
+    buffer of B_c rows (MLA's shared row: K_j kept as V_j), its fp8 scales, one block-table entry."""
+    width = w.d if dec.shared_kv else max(w.d, w.dv)
+    fp8 = (dec.kv_dtype or w.dtype) == "fp8"
+    scales = B_c * math.ceil(width / SCALE_GROUP) if fp8 else 0
+    return rows * (w.d + w.dv + 3) + rows * B_c + B_c * width + scales + (dec.page is not None)
+
+
+def _largest(hi: int, fits: object) -> int:
+    """The largest b in [1, hi] with fits(b), for a monotone ``fits`` that holds at 1."""
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)  # type: ignore[operator]
+    return lo
+
+
+def blocks(w: Workload, dec: Decode) -> tuple[int, int, int, int, int]:
+    """The block rule: (s, chunk, B_c, R, B_q). B_q = all R = g·s_q packed rows when they fit beside one step
+    and, with s > 1, in the combine (s LSEs, the total, O and one O_σ per row) (K/V read once per split), else the fewest row blocks T_q = ⌈R/B_q⌉ (each streams the split's K/V), rows
+    shared evenly; B_c = the page (paged) or as many tokens as fit (the count does not depend on it)."""
+    s, chunk = chunking(w, dec.splits, dec.page)  # type: ignore[arg-type]
+    R, step = w.groups * w.Nq, dec.page or 1
+
+    def fits(b: int) -> bool:  # a split's step, and the combine's s LSEs, LSE, O and one O_σ of b rows
+        return fast_words(b, step, w, dec) <= w.M and (s == 1 or b * (s + 1 + 2 * w.dv) <= w.M)
+
+    if not fits(1):
+        lo = max(fast_words(1, step, w, dec), 0 if s == 1 else s + 1 + 2 * w.dv)
+        raise InvalidParameter("M", w.M, f"M >= {lo} for decode with {s} split(s) (one row's Q, O and statistics "
+                               f"beside one step of {step} tokens, and the combine's {s} LSEs)")
+    B_q = _largest(R, fits)
+    B_q = -(-R // -(-R // B_q))
+    B_c = dec.page or _largest(min(chunk, w.Nkv), lambda b: fast_words(B_q, b, w, dec) <= w.M)
+    return s, chunk, B_c, R, B_q
+
+
+def dtypes(w: Workload, dec: Decode) -> dict[str, str]:
+    """Each tensor's element type: Q and O the workload's, K and V ``kv_dtype``, partials fp32, table int32."""
+    kv = dec.kv_dtype or w.dtype
+    return {"Q": w.dtype, "K": kv, "V": kv, "K_scale": SCALE_DTYPE, "V_scale": SCALE_DTYPE, "BT": TABLE_DTYPE,
+            "O_part": PARTIAL_DTYPE, "LSE_part": PARTIAL_DTYPE, "O": w.dtype}
+
+
+def resolve(w: Workload, dec: Decode) -> Decode:
+    """``dec`` with its split count decided (the heuristic when not given)."""
+    if dec.shared_kv and w.dv > w.d:
+        raise InvalidParameter("dv", w.dv, f"dv <= d={w.d} when V is a slice of K's row (shared_kv)")
+    if dec.splits is not None:
+        return dec
+    return Decode(split_heuristic(w, dec.gpu, dec.page), dec.page, dec.kv_dtype, dec.shared_kv, dec.gpu)  # type: ignore[arg-type]
+
+
+def decode_count(w: Workload, dec: Decode) -> DecodeCount:
+    """The exact per-tensor count of the decode schedule (module docstring), summed over b·H_kv units."""
+    dec = resolve(w, dec)
+    s, chunk, _, R, B_q = blocks(w, dec)
+    T_q, n, d, dv = -(-R // B_q), w.Nkv, w.d, w.dv
+    fp8 = (dec.kv_dtype or w.dtype) == "fp8"
+    per_unit = {  # K/V, their scales and the table: once per row block of each split
+        "Q": (s * R * d, 0),
+        "K": (T_q * n * d, 0),
+        "V": (0 if dec.shared_kv else T_q * n * dv, 0),
+        "K_scale": (T_q * n * math.ceil(d / SCALE_GROUP) if fp8 else 0, 0),
+        "V_scale": (T_q * n * math.ceil(dv / SCALE_GROUP) if fp8 and not dec.shared_kv else 0, 0),
+        "BT": (0 if dec.page is None else T_q * -(-n // dec.page), 0),
+        "O_part": (s * R * dv, s * R * dv) if s > 1 else (0, 0),
+        "LSE_part": (s * R, s * R) if s > 1 else (0, 0),
+        "O": (0, R * dv),
+    }
+    units = w.batch * w.kv_heads
+    types = dtypes(w, dec)
+    words = {t: (units * r, units * wr) for t, (r, wr) in per_unit.items() if r or wr}
+    return DecodeCount(s, chunk, T_q, words, {t: TYPE_BYTES[types[t]] for t in words})
+
+
+def compulsory_bytes(w: Workload, dec: Decode) -> int:
+    """Q + K + V + O, each moved once in its own type: the figure published decode bandwidths divide by
+    (V not counted apart when it is a slice of K's row)."""
+    types = dtypes(w, dec)
+    q = w.batch * w.heads * w.Nq
+    kv = w.batch * w.kv_heads * w.Nkv
+    v = 0 if dec.shared_kv else kv * w.dv * TYPE_BYTES[types["V"]]
+    return q * w.d * TYPE_BYTES[types["Q"]] + kv * w.d * TYPE_BYTES[types["K"]] + v + q * w.dv * TYPE_BYTES[types["O"]]
+
+
+def lower_bound_bytes(w: Workload, dec: Decode) -> int:
+    """The decode lower bound (derived here, docs/serving.md): every K/V word (and fp8 scale) some output
+    depends on is read once and every output word written once; a Q row is read only when its token sees ≥ 2
+    keys (with one key, O = V₀ whatever Q is): all N_kv ≥ 2 keys without a mask, t + N_kv − s_q + 1 keys for
+    token t under the bottom-right causal mask (token 0 sees one key when s_q = N_kv). Every word of K and V
+    is needed: the last query token sees every key."""
+    types = dtypes(w, dec)
+    one_key = min(w.Nq, max(0, w.Nq - w.Nkv + 1)) if w.causal else (w.Nq if w.Nkv < 2 else 0)
+    q_read = w.batch * w.heads * (w.Nq - one_key) * w.d * TYPE_BYTES[types["Q"]]
+    fp8 = (dec.kv_dtype or w.dtype) == "fp8"
+
+    def row(width: int) -> int:  # bytes of one K/V row of ``width`` channels, with its fp8 scales
+        return width * TYPE_BYTES[types["K"]] + (math.ceil(width / SCALE_GROUP) * TYPE_BYTES[SCALE_DTYPE] if fp8 else 0)
+
+    if w.Nkv >= 2:  # every K row, and every V row (a slice of K's row when shared_kv)
+        per_token = row(w.d) + (0 if dec.shared_kv else row(w.dv))
+    else:  # only V₀ (with its scales; when shared_kv, the first d_v channels of K₀'s row); K is not needed
+        per_token = row(w.dv)
+    kv = w.batch * w.kv_heads * w.Nkv * per_token
+    return q_read + kv + w.batch * w.heads * w.Nq * w.dv * TYPE_BYTES[types["O"]]
+
+
+def flops(w: Workload) -> int:
+    """Multiply-add FLOPs of QKᵀ and PV (2 per multiply-add): 2·b·H·s_q·N_kv·(d + d_v)."""
+    return 2 * w.batch * w.heads * w.Nq * w.Nkv * (w.d + w.dv)
+
+
+# -- MLA ------------------------------------------------------------------------------------------------------
+#: DeepSeek-V3's multi-head latent attention widths (arXiv 2412.19437 §2.1): latent d_c = 512, RoPE part 64,
+#: per-head no-RoPE part 128 and value width 128.
+MLA_LATENT, MLA_ROPE, MLA_NOPE, MLA_V = 512, 64, 128, 128
+
+
+def mla(form: str, *, batch: int, heads: int, Nq: int, Nkv: int, dtype: str = "bf16", M: int = 1 << 20,
+        kv_dtype: str | None = None) -> tuple[Workload, Decode]:
+    """MLA decode as a workload. ``absorbed``: one latent K/V head per sequence, rows [c | k_rope] of
+    d_c + 64 = 576 channels, V = c, the first 512 (``shared_kv``), read once for all h_q query heads (the
+    up-projections absorbed into Q and O). ``naive``: per-head K (128 + 64) and V (128) reconstructed and
+    cached, h_q K/V heads (the reconstruction's own traffic is not counted).
+
+    >>> w, dec = mla("absorbed", batch=1, heads=128, Nq=1, Nkv=1024)
+    >>> (w.kv_heads, w.d, w.dv, dec.shared_kv, decode_count(w, dec).words["K"])
+    (1, 576, 512, True, (589824, 0))
+    """
+    check_choice("form", form, ["absorbed", "naive"])
+    if form == "absorbed":
+        w = Workload.build(batch=batch, heads=heads, kv_heads=1, Nq=Nq, Nkv=Nkv, d=MLA_LATENT + MLA_ROPE,
+                           dv=MLA_LATENT, dtype=dtype, M=M)
+        return w, Decode(splits=1, kv_dtype=kv_dtype, shared_kv=True)
+    w = Workload.build(batch=batch, heads=heads, kv_heads=heads, Nq=Nq, Nkv=Nkv, d=MLA_NOPE + MLA_ROPE, dv=MLA_V,
+                       dtype=dtype, M=M)
+    return w, Decode(splits=1, kv_dtype=kv_dtype)
+
+
+# -- roofline -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Roofline:
+    """A decode call on a GPU preset: bytes (exact schedule and compulsory), FLOPs, arithmetic intensity, the
+    preset's ridge point, the bound kind, and (given a measured time) achieved bandwidth and its fraction."""
+
+    gpu: str
+    schedule_bytes: int
+    compulsory_bytes: int
+    flops: int
+    intensity: float  # FLOPs per schedule byte
+    ridge: float  # peak FLOP/s ÷ peak bytes/s
+    bound: str  # "memory" or "compute"
+    time_s: float | None = None
+    achieved_bytes_per_s: float | None = None  # compulsory bytes ÷ time (what published figures report)
+    achieved_schedule_bytes_per_s: float | None = None
+    fraction_of_peak: float | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def roofline(w: Workload, dec: Decode, gpu: str, time_s: float | None = None) -> Roofline:
+    """The roofline of a decode call on ``gpu``: memory-bound when FLOPs per byte < the ridge point
+    (peak FLOP/s of the MMA operands ÷ peak DRAM bandwidth: the fp8 tensor rate only when Q and K/V are both
+    fp8, since a bf16 query against an fp8 cache is multiplied in bf16)."""
+    check_choice("gpu", gpu, list(GPUS))
+    if time_s is not None and not (time_s > 0 and math.isfinite(time_s)):
+        raise InvalidParameter("time", time_s, "a finite measured time > 0 seconds")
+    p = GPUS[gpu]
+    c = decode_count(w, dec)
+    comp = compulsory_bytes(w, dec)
+    f = flops(w)
+    both_fp8 = w.dtype == "fp8" and (dec.kv_dtype or w.dtype) == "fp8"
+    ridge = p.peak_flops("fp8" if both_fp8 else w.dtype) / p.hbm_bytes_per_s
+    inten = f / c.bytes_total
+    r = Roofline(gpu, c.bytes_total, comp, f, inten, ridge, "memory" if inten < ridge else "compute")
+    if time_s is None:
+        return r
+    bw = comp / time_s
+    return Roofline(**{**r.__dict__, "time_s": time_s, "achieved_bytes_per_s": bw,
+                       "achieved_schedule_bytes_per_s": c.bytes_total / time_s,
+                       "fraction_of_peak": bw / p.hbm_bytes_per_s})
+
+
+def mla_ridge_rows(Nkv: int = 32768) -> list[dict[str, object]]:
+    """Per preset: the ridge point of absorbed MLA decode in h_q·s_q, (peak FLOP/s ÷ bandwidth)·d_k/(d_k + d_v)
+    with d_k = 576, d_v = 512 (K/V bytes only), and the least h_q (s_q = 1, batch 1, N_kv = ``Nkv``) at which the
+    exact schedule bytes make the call compute-bound."""
+    rows = []
+    dk, dv = MLA_LATENT + MLA_ROPE, MLA_LATENT
+    for name, p in GPUS.items():
+        ridge = p.bf16_flops / p.hbm_bytes_per_s
+        lo, hi = 1, 1 << 16
+        while lo < hi:  # intensity grows with h_q: the least compute-bound h_q
+            mid = (lo + hi) // 2
+            w, dec = mla("absorbed", batch=1, heads=mid, Nq=1, Nkv=Nkv)
+            lo, hi = (mid + 1, hi) if roofline(w, dec, name).bound == "memory" else (lo, mid)
+        rows.append({"gpu": name, "ridge_flops_per_byte": ridge, "ridge_hq_sq": ridge * dk / (dk + dv), "least_hq_compute_bound": lo})
+    return rows

@@ -1,0 +1,232 @@
+"""Decode (split-KV, paged KV, GQA packing, fp8 K/V, MLA's shared row): measured == formula per tensor, outputs
+against the float64 reference, the lower bound below every schedule, and the published rows (docs/serving.md)."""
+
+from __future__ import annotations
+
+import pytest
+from attnio.algorithms.decode import DecodeTiling, run_decode
+from attnio.bounds.serving import (
+    Decode,
+    blocks,
+    compulsory_bytes,
+    decode_count,
+    lower_bound_bytes,
+    mla,
+    roofline,
+    split_heuristic,
+)
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from attnio.errors import InvalidParameter
+from attnio.workload import GPUS, Workload
+
+
+@st.composite
+def calls(draw):
+    kv = draw(st.integers(1, 2))
+    g = draw(st.integers(1, 3))
+    d = draw(st.one_of(st.integers(1, 5), st.integers(129, 130)))  # 129, 130: two fp8 scale groups per row
+    shared = draw(st.booleans())
+    dv = draw(st.integers(1, d)) if shared else draw(st.one_of(st.integers(1, 5), st.integers(129, 130)))
+    causal = draw(st.booleans())
+    nq = draw(st.integers(1, 4))
+    nkv = draw(st.integers(nq if causal else 1, 40))  # without a mask s_q > N_kv and N_kv = 1 are valid calls
+    w = Workload.build(batch=draw(st.integers(1, 3)), heads=g * kv, kv_heads=kv, Nq=nq, Nkv=nkv, d=d, dv=dv,
+                       causal=causal, dtype=draw(st.sampled_from(["bf16", "fp16", "fp32"])),
+                       M=draw(st.sampled_from([4096, 1000, 60, 40, 30])))
+    # splits and pages above the chunks available (splits > pages, a page longer than N_kv) are drawn too
+    dec = Decode(splits=draw(st.integers(1, 12)), page=draw(st.one_of(st.none(), st.integers(1, 12), st.integers(41, 50))),
+                 kv_dtype=draw(st.sampled_from([None, "fp8"])), shared_kv=shared)
+    try:
+        blocks(w, dec)
+    except InvalidParameter:
+        assume(False)  # M below one row and one step: refused (tested below)
+    return w, dec
+
+
+def _measured(r) -> dict[str, tuple[int, int]]:
+    return {t: (c.reads_words, c.writes_words) for t, c in r.measurement.per_array.items() if c.reads_words or c.writes_words}
+
+
+@settings(max_examples=60, deadline=None)
+@given(calls())
+def test_measured_equals_formula_per_tensor_and_output_is_exact(case):
+    w, dec = case
+    r = run_decode(w, dec, seed=1)
+    assert _measured(r) == decode_count(w, dec).words
+    assert r.max_abs_error < 1e-9
+    assert r.measurement.peak_fast_words <= w.M
+
+
+@settings(max_examples=30, deadline=None)
+@given(calls())
+def test_count_only_equals_numeric(case):
+    w, dec = case
+    assert _measured(run_decode(w, dec, count_only=True)) == _measured(run_decode(w, dec, seed=0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(calls())
+def test_lower_bound_never_exceeds_a_schedule_and_compulsory_is_q_k_v_o(case):
+    w, dec = case
+    c = decode_count(w, dec)
+    assert lower_bound_bytes(w, dec) <= c.bytes_total
+    if w.Nkv >= 2:  # then the bound is the compulsory traffic plus the fp8 scales (less Q_0 when causal, s_q = N_kv)
+        scales = sum(c.words[t][0] // c.T_q * c.bpw[t] for t in ("K_scale", "V_scale") if t in c.words)
+        q0 = w.batch * w.heads * w.d * c.bpw["Q"] if w.causal and w.Nq == w.Nkv else 0
+        assert lower_bound_bytes(w, dec) == compulsory_bytes(w, dec) + scales - q0
+
+
+def test_one_key_needs_no_query():
+    w = Workload.build(heads=2, Nq=1, Nkv=1, d=4, M=4096)
+    r = run_decode(w, Decode(splits=1), seed=3)
+    assert r.max_abs_error < 1e-12  # O = V₀ whatever Q is
+    assert lower_bound_bytes(w, Decode(splits=1)) == (2 * 4 + 2 * 4) * 4  # V₀ per head read, O written (fp32)
+
+
+def test_causal_with_as_many_new_tokens_as_keys_needs_no_first_query_row():
+    """Bottom-right causal with s_q = N_kv: new token 0 sees key 0 only, so O_0 = V_0 whatever Q_0 is and an exact
+    algorithm need not read Q_0; the bound may count only the other s_q − 1 rows of each query head."""
+    import numpy as np
+    from attnio.algorithms.workloads import reference
+
+    w = Workload.build(batch=2, heads=4, kv_heads=2, Nq=3, Nkv=3, d=8, causal=True, dtype="bf16", M=4096)
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.standard_normal((2, 4, 3, 8)), rng.standard_normal((2, 2, 3, 8)), rng.standard_normal((2, 2, 3, 8))
+    Q2 = Q.copy()
+    Q2[:, :, 0] = rng.standard_normal((2, 4, 8))
+    assert np.array_equal(reference(Q, K, V, True)[:, :, 0], reference(Q2, K, V, True)[:, :, 0])
+    q0 = w.batch * w.heads * w.d * 2  # row 0 of every query head, bf16
+    assert lower_bound_bytes(w, Decode(splits=1)) == compulsory_bytes(w, Decode(splits=1)) - q0
+
+
+def test_lower_bound_does_not_depend_on_the_schedule_fitting_or_its_row_blocks():
+    """The bound is about every exact algorithm: with one key it is V₀ per K/V head plus O, also when the
+    schedule's packed rows need two row blocks (M = 60) or do not fit at all (M = 21)."""
+    for M in (60, 21, 4096):
+        w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=1, d=8, M=M)  # fp32
+        assert lower_bound_bytes(w, Decode(splits=1)) == (1 * 8 + 4 * 8) * 4
+        w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=64, d=8, M=M)
+        assert lower_bound_bytes(w, Decode(splits=1)) == (4 * 8 + 64 * 8 * 2 + 4 * 8) * 4
+    w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=1, d=8, M=60)
+    assert DecodeTiling.default(w, Decode(splits=1)).T_q == 2
+
+
+def test_kv_bytes_do_not_depend_on_the_page_size_apart_from_the_block_table():
+    w = Workload.build(batch=4, heads=8, kv_heads=2, Nq=1, Nkv=1000, d=16, dtype="bf16", M=1 << 16)
+    counts = [decode_count(w, Decode(splits=4, page=p)) for p in (1, 8, 16, 256)]
+    no_table = [{t: v for t, v in c.words.items() if t != "BT"} for c in counts]
+    assert all(x == no_table[0] for x in no_table)
+    assert [c.words["BT"][0] for c in counts] == [8 * -(-1000 // p) for p in (1, 8, 16, 256)]
+
+
+def test_gqa_packing_scales_kv_with_kv_heads_not_query_heads():
+    mha = Workload.build(heads=32, kv_heads=32, Nq=1, Nkv=4096, d=128, dtype="bf16", M=1 << 16)
+    gqa = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=4096, d=128, dtype="bf16", M=1 << 16)
+    k = lambda w: decode_count(w, Decode(splits=1)).words["K"][0]  # noqa: E731
+    assert k(mha) == 4 * k(gqa)
+
+
+def test_split_heuristic_fills_the_sms_and_splits_cost_partials():
+    w = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=32768, d=128, dtype="bf16", gpu="h200")
+    s = split_heuristic(w, "h200")
+    assert s == 17 and w.batch * w.kv_heads * s >= 132 > w.batch * w.kv_heads * (s - 1)
+    one, many = decode_count(w, Decode(splits=1)), decode_count(w, Decode(gpu="h200"))
+    extra = many.bytes_total - one.bytes_total
+    R = 4  # g·s_q
+    assert extra == 8 * ((s - 1) * R * 128 * 2 + 2 * s * R * 128 * 4 + 2 * s * R * 4)  # Q re-reads, O/LSE partials
+
+
+def test_rows_that_do_not_fit_are_taken_in_blocks_each_streaming_kv():
+    w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=64, d=8, M=60)  # one row + one step = 8+8+3+1+8 = 28
+    t = DecodeTiling.default(w, Decode(splits=1))
+    assert (t.R, t.B_q, t.T_q) == (4, 2, 2)
+    assert decode_count(w, Decode(splits=1)).words["K"] == (2 * 64 * 8, 0)
+
+
+def test_mla_absorbed_reads_one_latent_row_per_token_for_all_heads():
+    w, dec = mla("absorbed", batch=2, heads=16, Nq=1, Nkv=256)
+    c = decode_count(w, dec)
+    assert c.words["K"] == (2 * 256 * 576, 0) and "V" not in c.words
+    nw, ndec = mla("naive", batch=2, heads=16, Nq=1, Nkv=256)
+    assert decode_count(nw, ndec).words["V"] == (2 * 16 * 256 * 128, 0)
+    r = run_decode(*mla("absorbed", batch=1, heads=3, Nq=2, Nkv=9, M=20000), seed=2)
+    assert r.max_abs_error < 1e-9
+
+
+def test_roofline_ridge_and_achieved_bandwidth():
+    w = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=32768, d=128, dtype="bf16", gpu="h200")
+    r = roofline(w, Decode(splits=1), "h200", time_s=1e-4)
+    assert r.bound == "memory" and r.ridge == GPUS["h200"].bf16_flops / GPUS["h200"].hbm_bytes_per_s
+    assert r.achieved_bytes_per_s == compulsory_bytes(w, Decode(splits=1)) / 1e-4
+    w_mla, dec = mla("absorbed", batch=1, heads=256, Nq=1, Nkv=32768)
+    assert roofline(w_mla, dec, "h200").bound == "compute"
+    with pytest.raises(InvalidParameter, match="time"):
+        roofline(w, Decode(splits=1), "h200", time_s=0)
+
+
+def test_fp8_tensor_rate_only_when_both_mma_operands_are_fp8():
+    """A bf16 query against an fp8 cache multiplies in bf16 (the fp8 MMA takes two fp8 operands): bf16 ridge."""
+    p = GPUS["h200"]
+    w = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=4096, d=128, dtype="bf16", gpu="h200")
+    assert roofline(w, Decode(splits=1, kv_dtype="fp8"), "h200").ridge == p.bf16_flops / p.hbm_bytes_per_s
+    w8 = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=4096, d=128, dtype="fp8", gpu="h200")
+    assert roofline(w8, Decode(splits=1), "h200").ridge == p.fp8_flops / p.hbm_bytes_per_s
+
+
+def test_tiling_refuses_a_fast_memory_too_small_naming_M():
+    w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=64, d=8, M=20)
+    with pytest.raises(InvalidParameter, match="M=20"):
+        DecodeTiling.default(w, Decode(splits=1))
+
+
+@pytest.mark.parametrize(
+    "kw, name",
+    [({"splits": 0}, "splits"), ({"splits": 1, "page": 0}, "page"), ({"splits": 1, "kv_dtype": "int4"}, "kv_dtype"),
+     ({}, "splits"), ({"gpu": "v100"}, "gpu"), ({"splits": 1, "shared_kv": "yes"}, "shared_kv")],
+)
+def test_bad_decode_parameters_name_the_parameter(kw, name):
+    with pytest.raises(InvalidParameter, match=name):
+        Decode(**kw)
+
+
+def test_cli_decode_prints_equal_counts_and_json(capsys):
+    import json
+
+    from attnio.cli import main
+
+    assert main(["decode", "--Nkv", "4096", "--heads", "32", "--kv-heads", "8", "--gpu", "h200", "--page", "16",
+                 "--time-us", "10", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["machine_equals_formula"] is True and out["splits"] == 16  # 17 asked: 256 pages in chunks of 16
+    assert out["per_tensor"]["BT"]["reads_words"] == 8 * 4096 // 16
+    assert out["roofline"]["achieved_bytes_per_s"] == pytest.approx(out["roofline"]["compulsory_bytes"] / 1e-5, rel=1e-12)
+
+
+@pytest.mark.parametrize("argv, name", [(["--Nkv", "0"], "Nkv"), (["--Nkv", "8", "--page", "0"], "page"),
+                                        (["--Nkv", "8", "--time-us", "-1"], "time"),
+                                        (["--Nkv", "8", "--time-us", "inf"], "time"),
+                                        (["--Nkv", "8", "--time-us", "nan"], "time"),
+                                        (["--Nkv", "8", "--splits", "0"], "splits"),
+                                        (["--Nkv", "8", "--heads", "3", "--kv-heads", "2"], "kv_heads"),
+                                        (["--Nkv", "8", "--mla", "absorbed", "--dv", "9"], "mla")])
+def test_cli_decode_bad_input_is_one_line_and_exit_2(capsys, argv, name):
+    from attnio.cli import main
+
+    rc = main(["decode", *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and name in err
+
+
+def test_paper_decode_rows_match_published_digits(capsys):
+    from attnio.reports.paper_decode import published_rows
+
+    from attnio.cli import main
+
+    rows = published_rows()
+    assert len(rows) == 9 and all(r["match"] for r in rows)
+    fa = [r for r in rows if r["source"].startswith("flash-attention")]
+    b, H, Hkv, n, d, bf16 = 32, 32, 4, 65536, 128, 2  # Q + O per query head, K + V per K/V head, each once
+    assert {r["compulsory_bytes"] for r in fa} == {b * (H * 2 * d + Hkv * n * 2 * d) * bf16}
+    assert main(["paper", "decode"]) == 0 and "not data movement" in capsys.readouterr().out
