@@ -167,8 +167,10 @@ def seed_bounds() -> list[Bound]:
             provenance=f"{FA}, Proposition 4",
             status="paper",
             symbols=("N", "d", "M", "s"),
-            notes="Asymptotic only (no constants are given). attnio's masked FA-2 count in terms of the block mask "
-            "is bounds/masks.py::flash2_masked_words (docs/masks.md).",
+            notes="attnio's masked FA-2 count in terms of the block mask is bounds/masks.py::flash2_masked_words "
+            "(docs/masks.md).",
+            asymptotic_only="a Θ statement without constants about an algorithm of unstated block sizes: there is "
+            "no explicit inequality to prove; attnio's exact masked count stands beside it (docs/masks.md)",
         ),
         _b(
             id="fa.thm5.standard-backward",
