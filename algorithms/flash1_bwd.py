@@ -37,8 +37,8 @@ dQ once per K/V block, dK and dV once). Leading term (d_v = d, T_c ≈ 4Nd/M): 2
 Worked count, N=4, d=2, M=16 (flash1-bwd): B_c = ⌈16/8⌉ = 2, B_r = min(2, 2) = 2, T_c = 2.
 reads = 16 + 2·4·10 = 96, writes = 24 + 2·8 + 16 = 56, peak = 2·4·4 + 8 + 6 = 46 > M.
 
->>> from attnio.algorithms.run_backward import run_backward
->>> r = run_backward("flash1-bwd", N=4, d=2, M=16, seed=0)
+>>> from attnio.algorithms.run import run
+>>> r = run("flash1-bwd", N=4, d=2, M=16, seed=0)
 >>> r.tiling
 Flash1BwdTiling(B_r=2, B_c=2)
 >>> m = r.measurement
@@ -48,7 +48,7 @@ Flash1BwdTiling(B_r=2, B_c=2)
 flash1-fit-bwd at N=4, d=2, M=30: c = ⌊(30 − 11)/10⌋ = 1, T_c = 4, B_c = 1, B_r = ⌊22/13⌋ = 1.
 reads = 16 + 4·40 = 176, writes = 24 + 32 + 16 = 72.
 
->>> r = run_backward("flash1-fit-bwd", N=4, d=2, M=30, seed=0)
+>>> r = run("flash1-fit-bwd", N=4, d=2, M=30, seed=0)
 >>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words <= 30)
 (Flash1FitBwdTiling(B_r=1, B_c=1), 176, 72, True)
 """

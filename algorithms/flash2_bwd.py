@@ -42,8 +42,8 @@ Worked count, N=4, d=2, M=30 (flash2-bwd): c = ⌊(30 − 8)/10⌋ = 2, T_c = 2,
 B_r = ⌊(30 − 16)/(8 + 4)⌋ = 1. reads = 16 + 16 + 2·4·8 = 96, writes = 4 + 8 + 2·8 + 16 = 44;
 peak = 16 + 8 + 4 = 28.
 
->>> from attnio.algorithms.run_backward import run_backward
->>> r = run_backward("flash2-bwd", N=4, d=2, M=30, seed=0)
+>>> from attnio.algorithms.run import run
+>>> r = run("flash2-bwd", N=4, d=2, M=30, seed=0)
 >>> r.tiling
 Flash2BwdTiling(B_r=1, B_c=2)
 >>> m = r.measurement
@@ -53,7 +53,7 @@ Flash2BwdTiling(B_r=1, B_c=2)
 flash2-square-bwd at the same point: p = 16, b = ⌊(⌊√496⌋ − 16)/4⌋ = ⌊6/4⌋ = 1, T_c = 4:
 reads = 32 + 4·32 = 160, writes = 12 + 32 + 16 = 60.
 
->>> r = run_backward("flash2-square-bwd", N=4, d=2, M=30, seed=0)
+>>> r = run("flash2-square-bwd", N=4, d=2, M=30, seed=0)
 >>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words)
 (Flash2SquareBwdTiling(B_r=1, B_c=1), 160, 60)
 """

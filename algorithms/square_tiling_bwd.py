@@ -31,8 +31,8 @@ Leading term (d_v = d, B ≈ √(M/3)): 8√3·N²d/√M + 2N², Θ(N²d/√M) f
 Worked count, N=4, d=2, M=16: B = ⌊(7 − 1)/3⌋ = 2, T = 2, T_d = T_v = 1.
 reads = 16 + 8 + 48 + 16 + 16 + 8 + 32 + 32 = 176, writes = 4 + 16 + 8 + 16 = 44, peak 3·4 + 4 = 16.
 
->>> from attnio.algorithms.run_backward import run_backward
->>> r = run_backward("square_tiling-bwd", N=4, d=2, M=16, seed=0)
+>>> from attnio.algorithms.run import run
+>>> r = run("square_tiling-bwd", N=4, d=2, M=16, seed=0)
 >>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words)
 (SquareTilingBwdTiling(B=2), 176, 44, 16)
 """

@@ -30,8 +30,8 @@ reads = T_v·N² + 3T·N·d_v + 4N² + 2T_d·N² + 2T·N·d, writes = N·d_v + 2
 Worked count, N=4, d=2, M=12: b = 2, T = 2, T_d = T_v = 1.
 reads = 16 + 48 + 64 + 32 + 32 = 192, writes = 8 + 32 + 16 = 56, peak 3·4 = 12.
 
->>> from attnio.algorithms.run_backward import run_backward
->>> r = run_backward("standard-bwd", N=4, d=2, M=12, seed=0)
+>>> from attnio.algorithms.run import run
+>>> r = run("standard-bwd", N=4, d=2, M=12, seed=0)
 >>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words)
 (StandardBwdTiling(b=2), 192, 56, 12)
 """

@@ -37,9 +37,10 @@ Schedules (``schedule=``):
 Worked count, per-head flash2, causal, N_q = N_kv = 4, d = 2, M = 14 (a = 1, T_r = 4, B_r = 1): K/V rows
 read 1 + 2 + 3 + 4 = 10, so reads = 8 + 10·4 = 48 (non-causal: 72), writes = 12.
 
+>>> from attnio.algorithms.run import run
 >>> from attnio.workload import Workload
 >>> w = Workload.build(N=4, d=2, M=14, causal=True)
->>> r = run_workload("flash2", w, seed=0)
+>>> r = run("flash2", w, seed=0)
 >>> (r.measurement.reads_words, r.measurement.writes_words, r.max_abs_error < 1e-12)
 (48, 12, True)
 
@@ -47,14 +48,13 @@ Grouped, H = 4 query heads on one K/V head, N_q = 2, N_kv = 8, d = 2, M = 40 (a 
 per-head reads 4·(4 + 1·32) = 144; grouped reads 16 + 2·32 = 80 (K/V read twice, not four times).
 
 >>> w = Workload.build(heads=4, kv_heads=1, Nq=2, Nkv=8, d=2, M=40)
->>> [run_workload("flash2", w, schedule=s, count_only=True).measurement.reads_words for s in ("per-head", "grouped")]
+>>> [run("flash2", w, schedule=s, count_only=True).measurement.reads_words for s in ("per-head", "grouped")]
 [144, 80]
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -62,17 +62,11 @@ from typing import Any
 import numpy as np
 from attnio.algorithms import registry
 from attnio.algorithms.backend import to_numpy
-from attnio.algorithms.machine import FastBlock, Machine, Measurement, SlowArray
-from attnio.algorithms.reference import default_scale
+from attnio.algorithms.machine import FastBlock, Machine, SlowArray
+from attnio.algorithms.reference import attention4, default_scale
 
-from attnio.errors import InvalidParameter, Unsupported
-from attnio.validate import check_choice
+from attnio.errors import InvalidParameter
 from attnio.workload import Workload
-
-SCHEDULES = ("per-head", "grouped")
-#: algorithms with a workload schedule of their own (causal, N_q ≠ N_kv); others run per head when plain.
-NATIVE = ("flash2", "flash1", "flash1-fit", "standard", "square_tiling")
-GROUPED = ("flash2",)
 
 
 # ---------------------------------------------------------------------------------------------- tilings
@@ -107,8 +101,6 @@ def tiling(algorithm: str, w: Workload, schedule: str = "per-head") -> WorkloadT
         B_c = min(Nkv, (M - R * (d + dv + 3)) // (max(d, dv) + R))
         assert B_c >= 1
         return WorkloadTiling(algorithm, schedule, B_r, B_c)
-    if schedule != "per-head":
-        raise Unsupported(f"{algorithm} has no grouped (K/V-sharing) schedule; grouped: {', '.join(GROUPED)}")
     if algorithm == "flash1":
         B_c = -(-M // (4 * d))
         return WorkloadTiling(algorithm, schedule, min(B_c, d), B_c)
@@ -133,7 +125,7 @@ def tiling(algorithm: str, w: Workload, schedule: str = "per-head") -> WorkloadT
             raise InvalidParameter("M", M, "M >= 4 for square_tiling (B = floor(sqrt(M/4)) >= 1)")
         b = math.isqrt(M // 4)
         return WorkloadTiling(algorithm, schedule, b, b)
-    raise Unsupported(f"{algorithm} has no workload schedule of its own; with causal or N_q != N_kv use one of {', '.join(NATIVE)}")
+    raise AssertionError(f"{algorithm}: a workload schedule in its spec without a block rule here")
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -422,173 +414,20 @@ SCHEDULE_FNS = {"flash2": flash2, "flash1": flash1, "flash1-fit": flash1, "stand
 
 
 # ---------------------------------------------------------------------------------------------- running
-@dataclass(frozen=True)
-class WorkloadResult:
-    algorithm: str
-    schedule: str
-    workload: Workload
-    tiling: Any
-    measurement: Measurement
-    output: Any  # (batch·H·N_q) × d_v, numeric mode only
-    max_abs_error: float | None
-    seconds: float
-
-    @property
-    def io_bytes(self) -> int:
-        return self.workload.io_bytes(self.measurement.io_words)
-
-    def as_dict(self) -> dict[str, Any]:
-        m, w = self.measurement, self.workload
-        t = self.tiling
-        return {
-            "algorithm": self.algorithm,
-            "schedule": self.schedule,
-            "workload": w.as_dict(),
-            "reads": m.reads_words,
-            "writes": m.writes_words,
-            "io": m.io_words,
-            "reads_bytes": w.io_bytes(m.reads_words),
-            "writes_bytes": w.io_bytes(m.writes_words),
-            "io_bytes": self.io_bytes,
-            "peak_fast_words": m.peak_fast_words,
-            "overflowed": m.overflowed,
-            "blocks": dict(vars(t)) if hasattr(t, "__dict__") else str(t),
-            "per_array": {k: {"reads": v.reads_words, "writes": v.writes_words} for k, v in m.per_array.items()},
-            "max_abs_error": self.max_abs_error,
-            "count_only": m.count_only,
-            "seconds": self.seconds,
-        }
-
-
-def random_inputs(w: Workload, seed: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Q (batch, H, N_q, d), K (batch, H_kv, N_kv, d), V (batch, H_kv, N_kv, d_v), standard normal."""
-    rng = np.random.default_rng(seed)
-    return (
-        rng.standard_normal((w.batch, w.heads, w.Nq, w.d)),
-        rng.standard_normal((w.batch, w.kv_heads, w.Nkv, w.d)),
-        rng.standard_normal((w.batch, w.kv_heads, w.Nkv, w.dv)),
-    )
-
-
-def reference(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool, scale: float | None = None) -> np.ndarray:
-    """Float64 attention of a 4-D workload, K/V heads repeated over their groups, bottom-right causal mask.
-
-    >>> Q = np.zeros((1, 2, 2, 1)); K = np.zeros((1, 1, 2, 1)); V = np.arange(2.0).reshape(1, 1, 2, 1)
-    >>> reference(Q, K, V, causal=True)[0, :, :, 0].tolist()   # row 0 sees key 0 only; row 1 averages
-    [[0.0, 0.5], [0.0, 0.5]]
-    """
-    q, k, v = (np.asarray(x, dtype=np.float64) for x in (Q, K, V))
-    g = q.shape[1] // k.shape[1]
-    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    s = np.einsum("bhid,bhjd->bhij", q, k) * default_scale(q.shape[3], scale)
-    if causal:
-        Nq, Nkv = q.shape[2], k.shape[2]
-        mask = np.arange(Nkv)[None, :] > np.arange(Nq)[:, None] + (Nkv - Nq)
-        s[..., mask] = -np.inf
-    s -= s.max(axis=-1, keepdims=True)
-    p = np.exp(s)
-    return np.einsum("bhij,bhjd->bhid", p, v) / p.sum(axis=-1, keepdims=True)
-
-
-def run_workload(
-    algorithm: str,
-    w: Workload,
-    *,
-    schedule: str = "per-head",
-    inputs: tuple[Any, Any, Any] | None = None,
-    seed: int | None = 0,
-    count_only: bool = False,
-    scale: float | None = None,
-    check: bool = True,
-) -> WorkloadResult:
-    """Run ``algorithm`` over the whole workload; counts in words (``io_bytes`` in bytes of ``w.dtype``).
-
-    Algorithms of :data:`NATIVE` have workload schedules of their own; any other registered exact algorithm runs
-    per head with its own schedule when the workload is plain (no mask, N_q = N_kv), and is otherwise
-    :class:`Unsupported`. ``inputs``: 4-D (batch, heads, rows, width) arrays, else random from ``seed``.
-    """
-    check_choice("schedule", schedule, SCHEDULES)
-    spec = registry.get(algorithm)
-    t0 = time.perf_counter()
-    if algorithm not in NATIVE:
-        if w.causal or w.Nq != w.Nkv:
-            raise Unsupported(
-                f"{algorithm} has no schedule for causal masks or N_q != N_kv; use one of {', '.join(NATIVE)}"
-            )
-        if schedule != "per-head":
-            raise Unsupported(f"{algorithm} has no grouped (K/V-sharing) schedule; grouped: {', '.join(GROUPED)}")
-        return _per_head_plain(algorithm, w, inputs, seed, count_only, scale, check, t0)
-    t = tiling(algorithm, w, schedule)
-    m = Machine(w.M, algorithm=f"{algorithm} ({schedule})", count_only=count_only, audit=spec.audit)
+def run_schedule(spec: registry.AlgorithmSpec, w: Workload, schedule: str, inputs: tuple[Any, ...] | None,
+                 count_only: bool, scale: float | None, check: bool) -> tuple[Any, ...]:
+    """The forward workload schedule ``schedule`` of ``spec`` on the machine (inputs validated by the runner,
+    :func:`attnio.algorithms.run.run`): (tiling, measurement, outputs, errors)."""
+    t = tiling(spec.name, w, schedule)
+    m = Machine(w.M, algorithm=f"{spec.name} ({schedule})", count_only=count_only, audit=spec.audit)
     H, Hk = w.query_heads_total, w.kv_heads_total
-    if count_only:
-        Qs, Ks, Vs = m.input("Q", (H * w.Nq, w.d)), m.input("K", (Hk * w.Nkv, w.d)), m.input("V", (Hk * w.Nkv, w.dv))
-        Q4 = K4 = V4 = None
-    else:
-        Q4, K4, V4 = _inputs(w, inputs, seed)
-        Qs = m.input("Q", Q4.reshape(H * w.Nq, w.d))
-        Ks = m.input("K", K4.reshape(Hk * w.Nkv, w.d))
-        Vs = m.input("V", V4.reshape(Hk * w.Nkv, w.dv))
-    O = SCHEDULE_FNS[algorithm](m, Qs, Ks, Vs, w, t, default_scale(w.d, scale))
+    shapes = {"Q": (H * w.Nq, w.d), "K": (Hk * w.Nkv, w.d), "V": (Hk * w.Nkv, w.dv)}
+    arrays = inputs  # 4-D, drawn or checked by the runner
+    ins = [m.input(k, s if count_only else np.ascontiguousarray(a).reshape(s)) for (k, s), a in zip(shapes.items(), arrays or (0, 0, 0), strict=True)]
+    O = SCHEDULE_FNS[spec.name](m, *ins, w, t, default_scale(w.d, scale))
     meas = m.finish()
-    out = err = None
-    if not count_only:
-        out = to_numpy(m.output_data(O)).reshape(w.batch, w.heads, w.Nq, w.dv)
-        if check:
-            err = float(np.max(np.abs(out - reference(Q4, K4, V4, w.causal, scale))))
-    return WorkloadResult(algorithm, schedule, w, t, meas, out, err, time.perf_counter() - t0)
-
-
-def _inputs(w: Workload, inputs: tuple[Any, Any, Any] | None, seed: int | None) -> tuple[np.ndarray, ...]:
-    if inputs is None:
-        return random_inputs(w, seed)
-    shapes = {"Q": (w.batch, w.heads, w.Nq, w.d), "K": (w.batch, w.kv_heads, w.Nkv, w.d), "V": (w.batch, w.kv_heads, w.Nkv, w.dv)}
-    out = []
-    for (name, shape), x in zip(shapes.items(), inputs, strict=True):
-        x = np.asarray(to_numpy(x), dtype=np.float64)
-        if x.shape != shape:
-            raise InvalidParameter(f"{name}.shape", x.shape, f"{shape} (batch, heads, rows, width) for this workload")
-        if not np.all(np.isfinite(x)):
-            raise InvalidParameter(name, "<array with NaN/Inf entries>", "finite values only")
-        out.append(x)
-    return tuple(out)
-
-
-def _per_head_plain(algorithm: str, w: Workload, inputs: Any, seed: int | None, count_only: bool,
-                    scale: float | None, check: bool, t0: float) -> WorkloadResult:
-    """A plain workload with another registered algorithm: each query head is one run of its own schedule on
-    (Q_h, K_⌊h/g⌋, V_⌊h/g⌋); counts add up (count-only: one head's count × batch·H)."""
-    from attnio.algorithms.run import run
-
-    H = w.query_heads_total
     if count_only:
-        one = run(algorithm, N=w.Nq, d=w.d, M=w.M, dv=w.dv, count_only=True)
-        return WorkloadResult(algorithm, "per-head", w, one.tiling, _times(one.measurement, H), None, None, time.perf_counter() - t0)
-    Q4, K4, V4 = _inputs(w, inputs, seed)
-    g = w.groups
-    outs, meas, t = [], None, None
-    for b in range(w.batch):
-        for h in range(w.heads):
-            r = run(algorithm, Q4[b, h], K4[b, h // g], V4[b, h // g], M=w.M, scale=scale, check=False)
-            outs.append(to_numpy(r.output))
-            meas = r.measurement if meas is None else _plus(meas, r.measurement)
-            t = r.tiling
-    out = np.stack(outs).reshape(w.batch, w.heads, w.Nq, w.dv)
-    err = float(np.max(np.abs(out - reference(Q4, K4, V4, False, scale)))) if check else None
-    return WorkloadResult(algorithm, "per-head", w, t, meas, out, err, time.perf_counter() - t0)
-
-
-def _times(a: Measurement, k: int) -> Measurement:
-    from attnio.counts import IOCount
-
-    return Measurement(
-        a.algorithm, a.M, IOCount(a.reads_words * k, a.writes_words * k), a.peak_fast_words,
-        {n: IOCount(c.reads_words * k, c.writes_words * k) for n, c in a.per_array.items()}, a.overflowed, a.count_only,
-    )
-
-
-def _plus(a: Measurement, b: Measurement) -> Measurement:
-    return Measurement(
-        a.algorithm, a.M, a.io + b.io, max(a.peak_fast_words, b.peak_fast_words),
-        {n: a.per_array[n] + b.per_array[n] for n in a.per_array}, a.overflowed or b.overflowed, a.count_only,
-    )
+        return t, meas, None, None
+    out = to_numpy(m.output_data(O)).reshape(w.batch, w.heads, w.Nq, w.dv)
+    err = {"O": float(np.max(np.abs(out - attention4(*arrays, w.causal, scale))))} if check else None
+    return t, meas, (out,), err

@@ -57,9 +57,9 @@ def workload() -> Any:
 
 
 def _train(name: str, w: Any) -> dict[str, int]:
-    from attnio.algorithms.run_backward import train_step
+    from attnio.algorithms.run import run
 
-    ts = train_step(name, N=w.Nq, d=w.d, dv=w.dv, M=w.M, count_only=True)
+    ts = run(name, pass_="step", N=w.Nq, d=w.d, dv=w.dv, M=w.M, count_only=True)
     k = w.query_heads_total
     f, b = ts.forward.measurement, ts.backward.measurement
     return {

@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from attnio.algorithms import auto_bwd, registry_backward as reg, run_backward as rb
+from attnio.algorithms import auto
+from attnio.algorithms import registry as reg
+from attnio.algorithms import run as rb
 from attnio.bounds import backward as bb
 from attnio.bounds import constants as cons
-from attnio.bounds import costs
-from attnio.bounds import expr
+from attnio.bounds import costs, expr
 from attnio.reports import plots
 from attnio.reports.compute import Context
 from attnio.reports.render import Section
@@ -43,21 +44,21 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
     F = costs.BACKWARD_FORMULAS
     s.p(
         "The backward pass (dQ, dK, dV from Q, K, V, O, dO and the forward's saved statistics; docs/costs.md#backward) "
-        "on the same two-level machine. Schedules: " + ", ".join(f"`{n}` ({reg.get(n).summary})" for n in reg.names()) + ". "
+        "on the same two-level machine. Schedules: " + ", ".join(f"`{n}` ({reg.get(n).summary})" for n in reg.names("backward")) + ". "
         "Lower bounds (docs/bounds/backward.md and, for M ≤ d², docs/bounds/backward-small.md; derived here, standard "
         "backward CDAG): "
         + "; ".join(f"`{b.id}`: {b.statement}" for b in bb.BOUNDS) + "."
     )
 
     # regime map -----------------------------------------------------------------------------------------
-    cands = [n for n in auto_bwd.CANDIDATES if n in F]
+    cands = [n for n in reg.candidates("backward") if n in F]
     best: dict[tuple[int, int], str] = {}
     tight: dict[tuple[int, int], str] = {}
     for d in MAP_DS:
         for M in MAP_MS:
             name = "none fits"
             try:
-                name = auto_bwd.choose(MAP_N, d, M)[0]
+                name = auto.choose("backward", MAP_N, d, M)[0]
             except Exception:  # noqa: BLE001  (InvalidParameter: nothing fits)
                 pass
             best[(d, M)] = name
@@ -81,7 +82,7 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
             spec = reg.get(name)
             if M < spec.tiling_cls.min_M(N, d, d):
                 continue
-            meas = rb.count_backward(name, N=N, d=d, M=M)
+            meas = rb.count(name, N=N, d=d, M=M)
             form = costs.backward_cost(name, N=N, d=d, M=M)
             lb_id, lb = bb.best_lower_bound(N, d, M, name)
             rows.append([N, d, M, name, meas.io_words, "yes" if meas.io == form else "NO", f"{meas.io_words / _unit(N, d, M):.2f}",
@@ -119,7 +120,7 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
     # log-log slopes ---------------------------------------------------------------------------------------
     srows = []
     for name, d, M in SLOPE_POINTS:
-        ios = [rb.count_backward(name, N=N, d=d, M=M).io_words for N in SLOPE_NS]
+        ios = [rb.count(name, N=N, d=d, M=M).io_words for N in SLOPE_NS]
         slope = (math.log(ios[-1]) - math.log(ios[0])) / (math.log(SLOPE_NS[-1]) - math.log(SLOPE_NS[0]))
         srows.append([name, d, M, f"{SLOPE_NS[0]}..{SLOPE_NS[-1]}", f"{slope:.3f}"])
     s.p("Log-log slope of measured backward I/O in N (2 = quadratic, as every bound here).")
@@ -133,7 +134,7 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
     trows = []
     for fwd in PAIRS:
         try:
-            st = rb.train_step(fwd, N=N, d=d, M=M, count_only=True)
+            st = rb.run(fwd, pass_="step", N=N, d=d, M=M, count_only=True)
         except Exception as e:  # noqa: BLE001  (a forward that does not fit M at this point)
             trows.append([fwd, "—", "—", "—", "—", f"not run: {type(e).__name__}"])
             continue
@@ -158,18 +159,18 @@ def section(ctx: Context) -> Section:
 def gate_entries() -> dict[str, dict[str, Any]]:
     """Backward figures for the gate: ``io`` (count-only reads/writes at GATE_POINTS, keyed like the forward's
     rows), ``formulas``, ``bounds`` and ``constants`` (keys prefixed ``bwd:`` where they could clash)."""
-    from attnio.algorithms import registry_backward as reg
-    from attnio.algorithms.run_backward import count_backward
+    from attnio.algorithms import registry as reg
+    from attnio.algorithms.run import count
     from attnio.bounds import backward as bb
     from attnio.bounds.costs import BACKWARD_FORMULAS
     from attnio.bounds.expr import to_json
 
     io: dict[str, Any] = {}
-    for name in reg.names():
+    for name in reg.names("backward"):
         for N, d, M in GATE_POINTS:
             if M < reg.get(name).tiling_cls.min_M(N, d, d):
                 continue
-            m = count_backward(name, N=N, d=d, M=M)
+            m = count(name, N=N, d=d, M=M)
             io[f"{name}|N={N}|d={d}|dv={d}|M={M}|eps=-|B=-"] = {"reads": m.reads_words, "writes": m.writes_words}
     formulas = {
         f"bwd:{name}": {"reads": to_json(f.reads), "writes": to_json(f.writes), "valid": [to_json(r) for r in f.valid]}

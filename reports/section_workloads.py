@@ -3,7 +3,7 @@
 
 :func:`section` is the report's section function (one entry in ``reports/report.py``'s ``SECTIONS``).
 
-Every count is the machine's (count-only ``run_workload``, equal to the exact formulas by
+Every count is the machine's (count-only ``attnio.algorithms.run.run``, equal to the exact formulas by
 tests/test_workloads.py); the lower bounds are ``bounds.workloads.best_lower_bound`` (trivial, B1_P, B2_P).
 
 >>> rows = model_rows(models=(("tiny", dict(heads=4, kv_heads=2, N=256, d=16)),), gpus=("a100",))
@@ -31,7 +31,7 @@ CANDIDATES = (("flash2", "per-head"), ("flash2", "grouped"), ("flash1-fit", "per
 
 
 def _counts(w: Any) -> dict[str, Any]:
-    from attnio.algorithms.workloads import run_workload
+    from attnio.algorithms.run import run
 
     from attnio.errors import InvalidParameter
 
@@ -40,7 +40,7 @@ def _counts(w: Any) -> dict[str, Any]:
         if sched == "grouped" and w.groups == 1:
             continue  # one query head per K/V head: the grouped loop is the per-head loop
         try:
-            out[f"{alg} ({sched})"] = run_workload(alg, w, schedule=sched, count_only=True).measurement
+            out[f"{alg} ({sched})"] = run(alg, w, schedule=sched, count_only=True).measurement
         except InvalidParameter:  # M below the schedule's minimum
             continue
     return out
@@ -93,7 +93,7 @@ def training_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus:
     >>> r["ratio"] >= 1, r["total_bytes"] == r["forward_bytes"] + r["backward_bytes"]
     (True, True)
     """
-    from attnio.algorithms.workloads_bwd import train_workload
+    from attnio.algorithms.run import run
     from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
 
     from attnio.workload import Workload
@@ -102,7 +102,7 @@ def training_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus:
     for model, shape in models:
         for gpu in gpus:
             w = Workload.build(batch=1, causal=True, dtype="bf16", gpu=gpu, **shape)
-            steps = {s: train_workload("flash2", w, schedule=s, count_only=True) for s in ("per-head", "grouped")}
+            steps = {s: run("flash2", w, pass_="step", schedule=s, count_only=True) for s in ("per-head", "grouped")}
             best = min(steps, key=lambda s: (steps[s].forward.measurement.io_words + steps[s].backward.measurement.io_words, s != "per-head"))
             f, b = steps[best].forward.measurement, steps[best].backward.measurement
             fid, flb = best_lower_bound(w)
@@ -155,14 +155,14 @@ def decode_rows(gpus: tuple[str, ...] = GPUS) -> list[dict[str, Any]]:
 
 def causal_half_rows(gpu: str = "h100") -> list[dict[str, Any]]:
     """Per-head flash2, one head (d = 128, bf16): causal ÷ non-causal words as N/B_r grows (FlashAttention-2 §3.1.1)."""
-    from attnio.algorithms.workloads import run_workload
+    from attnio.algorithms.run import run
 
     from attnio.workload import Workload
 
     rows = []
     for n in (1024, 4096, 32768, 131072):
-        c = run_workload("flash2", Workload.build(N=n, d=128, causal=True, dtype="bf16", gpu=gpu), count_only=True)
-        f = run_workload("flash2", Workload.build(N=n, d=128, dtype="bf16", gpu=gpu), count_only=True)
+        c = run("flash2", Workload.build(N=n, d=128, causal=True, dtype="bf16", gpu=gpu), schedule="per-head", count_only=True)
+        f = run("flash2", Workload.build(N=n, d=128, dtype="bf16", gpu=gpu), schedule="per-head", count_only=True)
         T = -(-n // c.tiling.B_r)
         rows.append({"N": n, "T_r": T, "ratio": c.measurement.io_words / f.measurement.io_words,
                      "kv_ratio": c.measurement.per_array["K"].reads_words / f.measurement.per_array["K"].reads_words})

@@ -344,7 +344,7 @@ def test_rows_whose_every_logit_is_far_below_zero(name: str) -> None:
     S = scale * Q @ K.T
     assert S.max() < -1000 and S.min() > -3 * 1000
     M = max(registry.get(name).tiling_cls.min_M(N, d, d), 60)
-    r = run(name, Q, K, V, M=M, scale=scale)
+    r = run(name, inputs=(Q, K, V), M=M, scale=scale)
     assert np.all(np.isfinite(r.output))
     assert _rel_err(r.output, attention(Q, K, V, scale=scale)) <= 1e-10
 
@@ -415,8 +415,7 @@ def test_the_trace_counts_every_product_of_attention_exactly_once(name: str, cou
     split_v recomputes S once per value-column group, G = ⌈d_v/d⌉ times."""
     N, d, dv = 23, 5, 7 if name != "split_v" else 11
     for mm in (registry.get(name).tiling_cls.min_M(N, d, dv) * 3 + 5, 40 * d * d):  # small and large blocks
-        tr = count(name, N=N, d=d, dv=dv, M=mm, trace=True).trace if count_only else run(
-            name, N=N, d=d, dv=dv, M=mm, trace=True, seed=0).measurement.trace
+        tr = count(name, N=N, d=d, dv=dv, M=mm, trace=True).trace if count_only else run(name, N=N, d=d, dv=dv, M=mm, trace=True, seed=0).measurement.trace
         work = {k: sum(e.words * e.weight for e in tr if e.kind == "C" and e.target == k) for k in ("qk", "pv")}
         G = _cdiv(dv, min(d, dv)) if name == "split_v" else 1
         assert work == {"qk": G * N * N * d, "pv": N * N * dv}, mm
