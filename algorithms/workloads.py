@@ -55,13 +55,14 @@ per-head reads 4·(4 + 1·32) = 144; grouped reads 16 + 2·32 = 80 (K/V read twi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from attnio.algorithms import registry
 from attnio.algorithms.backend import to_numpy
+from attnio.algorithms.causal import crosses, each, mask, shift
+from attnio.algorithms.flash2 import block as flash2_block
 from attnio.algorithms.machine import FastBlock, Machine, SlowArray
 from attnio.algorithms.reference import attention4, default_scale
 
@@ -128,106 +129,27 @@ def tiling(algorithm: str, w: Workload, schedule: str = "per-head") -> WorkloadT
     raise AssertionError(f"{algorithm}: a workload schedule in its spec without a block rule here")
 
 
-# ---------------------------------------------------------------------------------------------- helpers
-def _shift(s: slice, off: int) -> slice:
-    return slice(s.start + off, s.stop + off)
-
-
-def _each(extent: int, size: int) -> Iterator[slice]:
-    """Every tile of range(extent), also in count-only mode (for loops whose body depends on the tile index)."""
-    for t in range(-(-extent // size)):
-        yield slice(t * size, min(extent, (t + 1) * size))
-
-
-def _mask(S: Any, rows: slice, cols: slice, delta: int) -> None:
-    """Causal mask of a tile crossing the diagonal: logits of key j > query i + δ become −∞ (in place)."""
-    r = np.arange(rows.start, rows.stop)[:, None]
-    c = np.arange(cols.start, cols.stop)[None, :]
-    S[np.broadcast_to(c > r + delta, S.shape)] = -np.inf
-
-
-def _crosses(rows: slice, cols: slice, delta: int) -> bool:
-    """True when some key of ``cols`` lies above the diagonal for some query of ``rows``."""
-    return cols.stop - 1 > rows.start + delta
-
-
 # ---------------------------------------------------------------------------------------------- flash2
-def _flash2_block(
-    m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, O: SlowArray, L: SlowArray,
-    q_offs: list[int], kv_off: int, rows: slice, kv_extent: int, B_c: int, scale: float, causal: bool, delta: int,
-) -> None:
-    """One Q block (rows ``rows`` of each query head at row offsets ``q_offs``) against K/V rows [0, kv_extent)."""
-    xp = m.xp
-    d, dv = Q.shape[1], V.shape[1]
-    br = rows.stop - rows.start
-    B_c = min(B_c, kv_extent)
-    heads = []
-    for qo in q_offs:
-        Qi = m.load(Q, _shift(rows, qo), what="Q_i")
-        Oi = m.alloc((br, dv), what="O_i")
-        mi = m.alloc((br,), what="m_i", fill=-math.inf)
-        li = m.alloc((br,), what="ℓ_i")
-        S = m.alloc((br, B_c), what="S_ij", fill=None)
-        mnew = m.alloc((br,), what="m_new", fill=None)
-        heads.append((qo, Qi, Oi, mi, li, S, mnew))
-    for cols in m.tiles(kv_extent, B_c):
-        bc = cols.stop - cols.start
-        Kj = m.load(K, _shift(cols, kv_off), what="K_j")
-        for _, Qi, _, _, _, Sb, _ in heads:
-            if m.numeric:
-                S = Sb.data[:, :bc]
-                S[...] = (Qi.data @ Kj.data.T) * scale
-                if causal and _crosses(rows, cols, delta):
-                    _mask(S, rows, cols, delta)
-            m.work("qk", br * bc * d)
-        m.free(Kj)
-        if m.numeric:
-            for _, _, Oi, mi, li, Sb, mnew in heads:
-                S = Sb.data[:, :bc]
-                xp.maximum(mi.data, S.max(axis=1), out=mnew.data)
-                S -= mnew.data[:, None]
-                xp.exp(S, out=S)
-                mi.data -= mnew.data
-                xp.exp(mi.data, out=mi.data)
-                li.data *= mi.data
-                li.data += S.sum(axis=1)
-                Oi.data *= mi.data[:, None]
-        Vj = m.load(V, _shift(cols, kv_off), what="V_j")
-        for _, _, Oi, mi, _, Sb, mnew in heads:
-            if m.numeric:
-                Oi.data += Sb.data[:, :bc] @ Vj.data
-                mi.data[...] = mnew.data
-            m.work("pv", br * bc * dv)
-        m.free(Vj)
-    for qo, Qi, Oi, mi, li, S, mnew in heads:
-        m.free(S, mnew)
-        if m.numeric:
-            Oi.data /= li.data[:, None]
-            mi.data += xp.log(li.data)
-        m.store(Oi, O, _shift(rows, qo))
-        m.store(mi, L, _shift(rows, qo))
-        m.free(Qi, Oi, mi, li)
-
-
 def flash2(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t: WorkloadTiling, scale: float) -> SlowArray:
     Nq, Nkv, g, dv = w.Nq, w.Nkv, w.groups, w.dv
     delta = Nkv - Nq
     O = m.slow("O", (w.query_heads_total * Nq, dv), role="output")
     L = m.slow("L", (w.query_heads_total * Nq,), role="scratch")
-    Qblocks = _each if w.causal else m.tiles  # causal: the K/V extent depends on the Q block
+    Qblocks = each if w.causal else m.tiles  # causal: the K/V extent depends on the Q block
+    diag = delta if w.causal else None  # the causal mask offset (None: no mask)
     if t.schedule == "per-head":
         for hs in m.tiles(w.query_heads_total, 1):
             h = hs.start
             for rows in Qblocks(Nq, t.B_r):
                 ext = rows.stop + delta if w.causal else Nkv
-                _flash2_block(m, Q, K, V, O, L, [h * Nq], (h // g) * Nkv, rows, ext, t.B_c, scale, w.causal, delta)
+                flash2_block(m, Q, K, V, O, L, rows, t.B_c, scale, q_offs=(h * Nq,), kv_off=(h // g) * Nkv, kv_extent=ext, delta=diag)
     else:
         for ks in m.tiles(w.kv_heads_total, 1):
             k = ks.start
-            q_offs = [(k * g + j) * Nq for j in range(g)]
+            q_offs = tuple((k * g + j) * Nq for j in range(g))
             for rows in Qblocks(Nq, t.B_r):
                 ext = rows.stop + delta if w.causal else Nkv
-                _flash2_block(m, Q, K, V, O, L, q_offs, k * Nkv, rows, ext, t.B_c, scale, w.causal, delta)
+                flash2_block(m, Q, K, V, O, L, rows, t.B_c, scale, q_offs=q_offs, kv_off=k * Nkv, kv_extent=ext, delta=diag)
     return O
 
 
@@ -240,18 +162,18 @@ def flash1(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t:
     O = m.slow("O", (H * Nq, dv), role="output", init=0.0)
     ell = m.slow("ell", (H * Nq,), init=0.0)
     mx = m.slow("m", (H * Nq,), init=-math.inf)
-    KVblocks = _each if w.causal else m.tiles  # causal: the Q range depends on the K/V block
+    KVblocks = each if w.causal else m.tiles  # causal: the Q range depends on the K/V block
     for hs in m.tiles(H, 1):
         qo, ko = hs.start * Nq, (hs.start // g) * Nkv
         for cols in KVblocks(Nkv, t.B_c):
             bc = cols.stop - cols.start
-            Kj = m.load(K, _shift(cols, ko), what="K_j")
-            Vj = m.load(V, _shift(cols, ko), what="V_j")
+            Kj = m.load(K, shift(cols, ko), what="K_j")
+            Vj = m.load(V, shift(cols, ko), what="V_j")
             start = max(0, cols.start - delta) if w.causal else 0
             for r0 in m.tiles(Nq - start, t.B_r):
-                rows = _shift(r0, start)
+                rows = shift(r0, start)
                 br = rows.stop - rows.start
-                R = _shift(rows, qo)
+                R = shift(rows, qo)
                 Qi = m.load(Q, R, what="Q_i")
                 Oi = m.load(O, R, what="O_i")
                 li = m.load(ell, R, what="ℓ_i")
@@ -263,8 +185,8 @@ def flash1(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t:
                 lnew = m.alloc((br,), what="ℓ_new", fill=None)
                 if m.numeric:
                     S.data[...] = (Qi.data @ Kj.data.T) * scale
-                    if w.causal and _crosses(rows, cols, delta):
-                        _mask(S.data, rows, cols, delta)
+                    if w.causal and crosses(rows, cols, delta):
+                        mask(S.data, rows, cols, delta)
                     S.data.max(axis=1, out=mt.data)
                     S.data -= mt.data[:, None]
                     xp.exp(S.data, out=S.data)
@@ -293,16 +215,16 @@ def _logits(m: Machine, Q: SlowArray, K: SlowArray, S: SlowArray, rows: slice, c
     d = Q.shape[1]
     A = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what="S_ij")
     for ks in m.tiles(d, b):
-        Qik = m.load(Q, _shift(rows, qo), ks, what="Q_ik")
-        Kjk = m.load(K, _shift(cols, ko), ks, what="K_jk")
+        Qik = m.load(Q, shift(rows, qo), ks, what="Q_ik")
+        Kjk = m.load(K, shift(cols, ko), ks, what="K_jk")
         if m.numeric:
             A.data += Qik.data @ Kjk.data.T
         m.work("qk", A.words * (ks.stop - ks.start))
         m.free(Qik, Kjk)
     if m.numeric:
         A.data *= scale
-        if causal and _crosses(rows, cols, delta):
-            _mask(A.data, rows, cols, delta)
+        if causal and crosses(rows, cols, delta):
+            mask(A.data, rows, cols, delta)
     return A
 
 
@@ -314,7 +236,7 @@ def _pv(m: Machine, P: SlowArray, V: SlowArray, O: SlowArray, Lrow: FastBlock | 
         Oij = m.alloc((rows.stop - rows.start, vcols.stop - vcols.start), what="O_ij")
         for ks in m.tiles(ext, b):
             Pik = m.load(P, rows, ks, what="P_ik")
-            Vkj = m.load(V, _shift(ks, ko), vcols, what="V_kj")
+            Vkj = m.load(V, shift(ks, ko), vcols, what="V_kj")
             if m.numeric:
                 if Lrow is not None:
                     Pik.data -= Lrow.data[:, None]
@@ -322,7 +244,7 @@ def _pv(m: Machine, P: SlowArray, V: SlowArray, O: SlowArray, Lrow: FastBlock | 
                 Oij.data += Pik.data @ Vkj.data
             m.work("pv", Oij.words * (ks.stop - ks.start))
             m.free(Pik, Vkj)
-        m.store(Oij, O, _shift(rows, qo), vcols)
+        m.store(Oij, O, shift(rows, qo), vcols)
         m.free(Oij)
 
 
@@ -334,7 +256,7 @@ def standard(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, 
     O = m.slow("O", (H * Nq, dv), role="output")
     S = m.slow("S", (Nq, Nkv))  # one head's scores at a time (reused by every head)
     P = m.slow("P", (Nq, Nkv))
-    Rows = _each if w.causal else m.tiles
+    Rows = each if w.causal else m.tiles
     for hs in m.tiles(H, 1):
         qo, ko = hs.start * Nq, (hs.start // g) * Nkv
         for rows in Rows(Nq, b):  # pass 1
@@ -383,7 +305,7 @@ def square_tiling(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workl
     O = m.slow("O", (H * Nq, dv), role="output")
     S = m.slow("S", (Nq, Nkv))
     L = m.slow("L", (Nq,))
-    Rows = _each if w.causal else m.tiles
+    Rows = each if w.causal else m.tiles
     for hs in m.tiles(H, 1):
         qo, ko = hs.start * Nq, (hs.start // g) * Nkv
         for rows in Rows(Nq, B):  # phase 1

@@ -71,10 +71,10 @@ from typing import Any
 
 import numpy as np
 from attnio.algorithms.backend import to_numpy
+from attnio.algorithms.causal import crosses, each, mask, shift
 from attnio.algorithms.flash2_bwd import rowsum_pass
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.reference import attention4_backward, attention4_saved, default_scale, rel_error
-from attnio.algorithms.workloads import _crosses, _each, _mask, _shift
 
 from attnio.errors import InvalidParameter
 from attnio.workload import Workload
@@ -125,10 +125,10 @@ def _kv_loop(m: Machine, a: dict[str, SlowArray], q_offs: list[int], kv_off: int
     Q, K, V, dO, L, D, dQ, dK, dV = (a[k] for k in ("Q", "K", "V", "dO", "L", "D", "dQ", "dK", "dV"))
     Nq, Nkv, d, dv = w.Nq, w.Nkv, w.d, w.dv
     delta = Nkv - Nq
-    KVblocks = _each if w.causal else m.tiles  # causal: the Q range depends on the K/V block
+    KVblocks = each if w.causal else m.tiles  # causal: the Q range depends on the K/V block
     for cols in KVblocks(Nkv, t.B_c):
         bc = cols.stop - cols.start
-        C = _shift(cols, kv_off)
+        C = shift(cols, kv_off)
         Kj = m.load(K, C, what="K_j")
         Vj = m.load(V, C, what="V_j")
         dKj = m.alloc((bc, d), what="dK_j")
@@ -136,9 +136,9 @@ def _kv_loop(m: Machine, a: dict[str, SlowArray], q_offs: list[int], kv_off: int
         start = max(0, cols.start - delta) if w.causal else 0
         for qo in q_offs:
             for r0 in m.tiles(Nq - start, t.B_r):
-                rows = _shift(r0, start)
+                rows = shift(r0, start)
                 br = rows.stop - rows.start
-                R = _shift(rows, qo)
+                R = shift(rows, qo)
                 Qi = m.load(Q, R, what="Q_i")
                 dOi = m.load(dO, R, what="dO_i")
                 dQi = m.load(dQ, R, what="dQ_i")
@@ -149,8 +149,8 @@ def _kv_loop(m: Machine, a: dict[str, SlowArray], q_offs: list[int], kv_off: int
                 if m.numeric:
                     xp.matmul(Qi.data, Kj.data.T, out=P.data)
                     P.data *= scale
-                    if w.causal and _crosses(rows, cols, delta):
-                        _mask(P.data, rows, cols, delta)
+                    if w.causal and crosses(rows, cols, delta):
+                        mask(P.data, rows, cols, delta)
                     P.data -= Li.data[:, None]
                     xp.exp(P.data, out=P.data)
                     dVj.data += P.data.T @ dOi.data

@@ -1,0 +1,54 @@
+"""The numeric steps of the schedules, as small pure functions on fast-memory buffers (in place).
+
+A schedule reads as its I/O skeleton (load, alloc, store, free) with one ``if m.numeric: step(...)`` per step;
+the arithmetic, its buffer reuse and its backend quirks live here. Names are the papers'. Each function only
+computes: it moves no word, so it changes no count.
+
+>>> import numpy as np
+>>> S = np.zeros((1, 2)); m_i = np.array([-np.inf]); l_i = np.zeros(1); O_i = np.zeros((1, 1)); m_new = np.zeros(1)
+>>> fa2_rescale(S, m_i, l_i, O_i, m_new, np); fa2_accumulate(O_i, S, np.array([[1.0], [3.0]]), m_i, m_new)
+>>> fa2_finish(O_i, m_i, l_i, np); O_i.tolist(), m_i.round(6).tolist()   # mean of V; L = log 2
+([[2.0]], [0.693147])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def scores(S: Any, Q_i: Any, K_j: Any, scale: float, xp: Any) -> None:
+    """S ← scale·Q_i K_jᵀ. S may be a narrower view of its buffer (the last K/V block): CuPy's matmul wants a
+    contiguous ``out``, so a view is filled by assignment."""
+    if S.flags.c_contiguous:
+        xp.matmul(Q_i, K_j.T, out=S)
+    else:
+        S[...] = Q_i @ K_j.T
+    S *= scale
+
+
+def fa2_rescale(S: Any, m_i: Any, l_i: Any, O_i: Any, m_new: Any, xp: Any) -> None:
+    """FlashAttention-2 Algorithm 1 lines 9–10, before V_j arrives: m_new = max(m_i, rowmax S);
+    P̃ = exp(S − m_new) in S's buffer; α = exp(m_i − m_new) in m_i's buffer; ℓ_i ← α·ℓ_i + rowsum P̃;
+    O_i ← α·O_i."""
+    xp.maximum(m_i, S.max(axis=1), out=m_new)
+    S -= m_new[:, None]
+    xp.exp(S, out=S)
+    alpha = m_i
+    alpha -= m_new
+    xp.exp(alpha, out=alpha)
+    l_i *= alpha
+    l_i += S.sum(axis=1)
+    O_i *= alpha[:, None]
+
+
+def fa2_accumulate(O_i: Any, P: Any, V_j: Any, m_i: Any, m_new: Any) -> None:
+    """Line 10, once V_j is in: O_i += P̃ V_j; m_i ← m_new (α's buffer becomes m_i again)."""
+    O_i += P @ V_j
+    m_i[...] = m_new
+
+
+def fa2_finish(O_i: Any, m_i: Any, l_i: Any, xp: Any) -> None:
+    """Lines 12–13: O_i ← O_i/ℓ_i; L_i = m_i + log ℓ_i (the logsumexp FA-2 keeps for its backward), in m_i's
+    buffer."""
+    O_i /= l_i[:, None]
+    m_i += xp.log(l_i)
