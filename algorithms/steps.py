@@ -52,3 +52,20 @@ def fa2_finish(O_i: Any, m_i: Any, l_i: Any, xp: Any) -> None:
     buffer."""
     O_i /= l_i[:, None]
     m_i += xp.log(l_i)
+
+
+def fa1_update(S: Any, V_j: Any, O_i: Any, l_i: Any, m_i: Any, m_t: Any, l_t: Any, m_new: Any, l_new: Any, xp: Any) -> None:
+    """FlashAttention Algorithm 1 lines 10–12 on the logits S: m̃ = rowmax S; P̃ = exp(S − m̃) in S's buffer;
+    ℓ̃ = rowsum P̃; m_new = max(m_i, m̃); ℓ_new = e^{m_i − m_new}ℓ_i + e^{m̃ − m_new}ℓ̃;
+    O_i ← diag(ℓ_new)⁻¹(diag(ℓ_i)e^{m_i − m_new}O_i + e^{m̃ − m_new}P̃ V_j) (e^{m_i − m_new} = 0 while m_i = −∞)."""
+    S.max(axis=1, out=m_t)
+    S -= m_t[:, None]
+    xp.exp(S, out=S)
+    S.sum(axis=1, out=l_t)
+    xp.maximum(m_i, m_t, out=m_new)
+    a_old = xp.exp(m_i - m_new)
+    a_new = xp.exp(m_t - m_new)
+    l_new[...] = a_old * l_i + a_new * l_t
+    O_i *= (l_i * a_old)[:, None]
+    O_i += a_new[:, None] * (S @ V_j)
+    O_i /= l_new[:, None]

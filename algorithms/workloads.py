@@ -59,6 +59,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from attnio.algorithms import flash1 as flash1_mod
 from attnio.algorithms import registry
 from attnio.algorithms.backend import to_numpy
 from attnio.algorithms.causal import crosses, each, mask, shift
@@ -155,56 +156,11 @@ def flash2(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t:
 
 # ---------------------------------------------------------------------------------------------- flash1
 def flash1(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t: WorkloadTiling, scale: float) -> SlowArray:
-    xp = m.xp
-    Nq, Nkv, g, d, dv = w.Nq, w.Nkv, w.groups, w.d, w.dv
-    delta = Nkv - Nq
-    H = w.query_heads_total
-    O = m.slow("O", (H * Nq, dv), role="output", init=0.0)
-    ell = m.slow("ell", (H * Nq,), init=0.0)
-    mx = m.slow("m", (H * Nq,), init=-math.inf)
-    KVblocks = each if w.causal else m.tiles  # causal: the Q range depends on the K/V block
+    Nq, Nkv, g, H = w.Nq, w.Nkv, w.groups, w.query_heads_total
+    O, ell, mx = flash1_mod.statistics(m, H * Nq, w.dv)
     for hs in m.tiles(H, 1):
-        qo, ko = hs.start * Nq, (hs.start // g) * Nkv
-        for cols in KVblocks(Nkv, t.B_c):
-            bc = cols.stop - cols.start
-            Kj = m.load(K, shift(cols, ko), what="K_j")
-            Vj = m.load(V, shift(cols, ko), what="V_j")
-            start = max(0, cols.start - delta) if w.causal else 0
-            for r0 in m.tiles(Nq - start, t.B_r):
-                rows = shift(r0, start)
-                br = rows.stop - rows.start
-                R = shift(rows, qo)
-                Qi = m.load(Q, R, what="Q_i")
-                Oi = m.load(O, R, what="O_i")
-                li = m.load(ell, R, what="ℓ_i")
-                mi = m.load(mx, R, what="m_i")
-                S = m.alloc((br, bc), what="S_ij", fill=None)
-                mt = m.alloc((br,), what="m̃_ij", fill=None)
-                lt = m.alloc((br,), what="ℓ̃_ij", fill=None)
-                mnew = m.alloc((br,), what="m_new", fill=None)
-                lnew = m.alloc((br,), what="ℓ_new", fill=None)
-                if m.numeric:
-                    S.data[...] = (Qi.data @ Kj.data.T) * scale
-                    if w.causal and crosses(rows, cols, delta):
-                        mask(S.data, rows, cols, delta)
-                    S.data.max(axis=1, out=mt.data)
-                    S.data -= mt.data[:, None]
-                    xp.exp(S.data, out=S.data)
-                    S.data.sum(axis=1, out=lt.data)
-                    xp.maximum(mi.data, mt.data, out=mnew.data)
-                    a_old = xp.exp(mi.data - mnew.data)
-                    a_new = xp.exp(mt.data - mnew.data)
-                    lnew.data[...] = a_old * li.data + a_new * lt.data
-                    Oi.data *= (li.data * a_old)[:, None]
-                    Oi.data += a_new[:, None] * (S.data @ Vj.data)
-                    Oi.data /= lnew.data[:, None]
-                m.work("qk", br * bc * d)
-                m.work("pv", br * bc * dv)
-                m.store(Oi, O, R)
-                m.store(lnew, ell, R)
-                m.store(mnew, mx, R)
-                m.free(Qi, Oi, li, mi, S, mt, lt, mnew, lnew)
-            m.free(Kj, Vj)
+        flash1_mod.kv_loop(m, Q, K, V, O, ell, mx, t.B_r, t.B_c, scale, q_off=hs.start * Nq, kv_off=(hs.start // g) * Nkv,
+                           Nq=Nq, Nkv=Nkv, delta=Nkv - Nq if w.causal else None)
     return O
 
 
