@@ -58,6 +58,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
+from attnio.algorithms.steps import bwd_tile, scores
 
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
@@ -148,19 +149,12 @@ def schedule(m: Machine, ins: dict[str, SlowArray], t: Flash1BwdTiling, scale: f
             dS = m.alloc((br, bc), what="dP_ij", fill=None)
             Di = m.alloc((br,), what="D_i", fill=None)
             if m.numeric:
-                xp.matmul(Qi.data, Kj.data.T, out=P.data)  # line 11
-                P.data *= scale
+                scores(P.data, Qi.data, Kj.data, scale, xp)  # line 11
                 P.data -= mi.data[:, None]
                 xp.exp(P.data, out=P.data)
                 P.data /= li.data[:, None]  # line 13: P_ij
-                dVj.data += P.data.T @ dOi.data  # line 16
-                xp.matmul(dOi.data, Vj.data.T, out=dS.data)  # line 17: dP_ij
-                xp.einsum("ij,ij->i", dOi.data, Oi.data, out=Di.data)  # line 19
-                dS.data -= Di.data[:, None]
-                dS.data *= P.data  # line 20: dS_ij
-                dS.data *= scale
-                dQi.data += dS.data @ Kj.data  # line 21
-                dKj.data += dS.data.T @ Qi.data  # line 22
+                xp.einsum("ij,ij->i", dOi.data, Oi.data, out=Di.data)  # line 19: D_i
+                bwd_tile(P.data, dS.data, Qi.data, Kj.data, Vj.data, dOi.data, Di.data, dQi.data, dKj.data, dVj.data, scale, xp)  # lines 16–22
             m.work("qk", br * bc * d)
             m.work("bwd", br * bc * (2 * dv + 2 * d))
             m.store(dQi, dQ, rows)  # line 21: write

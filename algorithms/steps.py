@@ -69,3 +69,18 @@ def fa1_update(S: Any, V_j: Any, O_i: Any, l_i: Any, m_i: Any, m_t: Any, l_t: An
     O_i *= (l_i * a_old)[:, None]
     O_i += a_new[:, None] * (S @ V_j)
     O_i /= l_new[:, None]
+
+
+def bwd_tile(P: Any, dS: Any, Q_i: Any, K_j: Any, V_j: Any, dO_i: Any, D_i: Any, dQ_i: Any, dK_j: Any, dV_j: Any,
+             scale: float, xp: Any) -> None:
+    """One tile of the FlashAttention backward, given the probabilities P_ij (FlashAttention-2 Algorithm 2
+    lines 12–16; FlashAttention Algorithm 4 lines 16–21): dV_j += P_ijᵀ dO_i; dP_ij = dO_i V_jᵀ (in dS's buffer);
+    dS_ij = P_ij ∘ (dP_ij − D_i), times ``scale`` (folded in for the next two); dQ_i += dS_ij K_j;
+    dK_j += dS_ijᵀ Q_i."""
+    dV_j += P.T @ dO_i
+    xp.matmul(dO_i, V_j.T, out=dS)
+    dS -= D_i[:, None]
+    dS *= P
+    dS *= scale
+    dQ_i += dS @ K_j
+    dK_j += dS.T @ Q_i

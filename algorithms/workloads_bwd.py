@@ -70,9 +70,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from attnio.algorithms import flash2_bwd as flash2_bwd_mod
 from attnio.algorithms.backend import to_numpy
-from attnio.algorithms.causal import crosses, each, mask, shift
-from attnio.algorithms.flash2_bwd import rowsum_pass
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.reference import attention4_backward, attention4_saved, default_scale, rel_error
 
@@ -117,81 +116,17 @@ def _first_then_rest(m: Machine, g: int) -> Iterator[int]:
         yield 1 + s.start
 
 
-def _kv_loop(m: Machine, a: dict[str, SlowArray], q_offs: list[int], kv_off: int, w: Workload, t: WorkloadBwdTiling,
-             scale: float, combine: bool) -> None:
-    """The K/V-block loop of one K/V head over the query heads at row offsets ``q_offs``; ``combine``: add the
-    partial dK, dV already in slow memory (per-head schedule, heads after the first)."""
-    xp = m.xp
-    Q, K, V, dO, L, D, dQ, dK, dV = (a[k] for k in ("Q", "K", "V", "dO", "L", "D", "dQ", "dK", "dV"))
-    Nq, Nkv, d, dv = w.Nq, w.Nkv, w.d, w.dv
-    delta = Nkv - Nq
-    KVblocks = each if w.causal else m.tiles  # causal: the Q range depends on the K/V block
-    for cols in KVblocks(Nkv, t.B_c):
-        bc = cols.stop - cols.start
-        C = shift(cols, kv_off)
-        Kj = m.load(K, C, what="K_j")
-        Vj = m.load(V, C, what="V_j")
-        dKj = m.alloc((bc, d), what="dK_j")
-        dVj = m.alloc((bc, dv), what="dV_j")
-        start = max(0, cols.start - delta) if w.causal else 0
-        for qo in q_offs:
-            for r0 in m.tiles(Nq - start, t.B_r):
-                rows = shift(r0, start)
-                br = rows.stop - rows.start
-                R = shift(rows, qo)
-                Qi = m.load(Q, R, what="Q_i")
-                dOi = m.load(dO, R, what="dO_i")
-                dQi = m.load(dQ, R, what="dQ_i")
-                Li = m.load(L, R, what="L_i")
-                Di = m.load(D, R, what="D_i")
-                P = m.alloc((br, bc), what="S_ij", fill=None)
-                dS = m.alloc((br, bc), what="dP_ij", fill=None)
-                if m.numeric:
-                    xp.matmul(Qi.data, Kj.data.T, out=P.data)
-                    P.data *= scale
-                    if w.causal and crosses(rows, cols, delta):
-                        mask(P.data, rows, cols, delta)
-                    P.data -= Li.data[:, None]
-                    xp.exp(P.data, out=P.data)
-                    dVj.data += P.data.T @ dOi.data
-                    xp.matmul(dOi.data, Vj.data.T, out=dS.data)
-                    dS.data -= Di.data[:, None]
-                    dS.data *= P.data
-                    dS.data *= scale
-                    dQi.data += dS.data @ Kj.data
-                    dKj.data += dS.data.T @ Qi.data
-                m.work("qk", br * bc * d)
-                m.work("bwd", br * bc * (2 * dv + 2 * d))
-                m.store(dQi, dQ, R)
-                m.free(Qi, dOi, dQi, Li, Di, P, dS)
-        m.free(Kj, Vj)
-        if combine:  # per-head: add the partial sums of the group's earlier heads (read, add, write back)
-            pK = m.load(dK, C, what="dK_j (partial)")
-            pV = m.load(dV, C, what="dV_j (partial)")
-            if m.numeric:
-                dKj.data += pK.data
-                dVj.data += pV.data
-            m.free(pK, pV)
-        m.store(dKj, dK, C)
-        m.store(dVj, dV, C)
-        m.free(dKj, dVj)
-
-
 def flash2_bwd(m: Machine, a: dict[str, SlowArray], w: Workload, t: WorkloadBwdTiling, scale: float) -> tuple[SlowArray, ...]:
-    H, Hk, Nq, Nkv, d, dv, g = w.query_heads_total, w.kv_heads_total, w.Nq, w.Nkv, w.d, w.dv, w.groups
-    a = dict(a)
-    a["dQ"] = m.slow("dQ", (H * Nq, d), role="output", init=0.0)
-    a["dK"] = m.slow("dK", (Hk * Nkv, d), role="output")
-    a["dV"] = m.slow("dV", (Hk * Nkv, dv), role="output")
-    a["D"] = m.slow("D", (H * Nq,))
-    rowsum_pass(m, a["O"], a["dO"], a["D"])
+    Hk, Nq, Nkv, g = w.kv_heads_total, w.Nq, w.Nkv, w.groups
+    a = flash2_bwd_mod.outputs(m, a, w.query_heads_total * Nq, Hk * Nkv)
+    kw = {"Nq": Nq, "Nkv": Nkv, "delta": Nkv - Nq if w.causal else None}
     for ks in m.tiles(Hk, 1):
         k = ks.start
         if t.schedule == "grouped":
-            _kv_loop(m, a, [(k * g + j) * Nq for j in range(g)], k * Nkv, w, t, scale, combine=False)
+            flash2_bwd_mod.kv_loop(m, a, t.B_r, t.B_c, scale, q_offs=tuple((k * g + j) * Nq for j in range(g)), kv_off=k * Nkv, **kw)
         else:
             for j in _first_then_rest(m, g):
-                _kv_loop(m, a, [(k * g + j) * Nq], k * Nkv, w, t, scale, combine=j > 0)
+                flash2_bwd_mod.kv_loop(m, a, t.B_r, t.B_c, scale, q_offs=((k * g + j) * Nq,), kv_off=k * Nkv, combine=j > 0, **kw)
     return a["dQ"], a["dK"], a["dV"]
 
 
