@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 
 def scores(S: Any, Q_i: Any, K_j: Any, scale: float, xp: Any) -> None:
     """S ← scale·Q_i K_jᵀ. S may be a narrower view of its buffer (the last K/V block): CuPy's matmul wants a
@@ -84,3 +86,26 @@ def bwd_tile(P: Any, dS: Any, Q_i: Any, K_j: Any, V_j: Any, dO_i: Any, D_i: Any,
     dS *= scale
     dQ_i += dS @ K_j
     dK_j += dS.T @ Q_i
+
+
+def softmax_stats(S: Any, m_i: Any, l_i: Any, m_new: Any, xp: Any) -> None:
+    """The online row max and row sum of one logits tile (standard attention's pass 2): m_new = max(m_i, rowmax S);
+    exp(S − m_new) in S's buffer; ℓ_i ← e^{m_i − m_new}ℓ_i + rowsum; m_i ← m_new."""
+    xp.maximum(m_i, S.max(axis=1), out=m_new)
+    S -= m_new[:, None]
+    xp.exp(S, out=S)
+    m_i -= m_new
+    l_i *= xp.exp(m_i)
+    l_i += S.sum(axis=1)
+    m_i[...] = m_new
+
+
+def logsumexp_into(A: Any, L_i: Any, xp: Any) -> None:
+    """L_i ← logaddexp(L_i, row logsumexp of the logits tile A), computed in A's own buffer (Saha–Ye's d[i] += A_ij·1,
+    kept stable). A row wholly masked in this tile adds exp(−∞) = 0: no change to L_i."""
+    mx = A.max(axis=1)
+    mx[~xp.isfinite(mx)] = 0.0
+    A -= mx[:, None]
+    xp.exp(A, out=A)
+    with np.errstate(divide="ignore"):  # log 0 = −∞ for a wholly masked row
+        xp.logaddexp(L_i, mx + xp.log(A.sum(axis=1)), out=L_i)

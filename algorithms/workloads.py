@@ -61,10 +61,12 @@ from typing import Any
 import numpy as np
 from attnio.algorithms import flash1 as flash1_mod
 from attnio.algorithms import registry
+from attnio.algorithms import square_tiling as square_tiling_mod
+from attnio.algorithms import standard as standard_mod
 from attnio.algorithms.backend import to_numpy
-from attnio.algorithms.causal import crosses, each, mask, shift
+from attnio.algorithms.causal import each
 from attnio.algorithms.flash2 import block as flash2_block
-from attnio.algorithms.machine import FastBlock, Machine, SlowArray
+from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.reference import attention4, default_scale
 
 from attnio.errors import InvalidParameter
@@ -165,126 +167,25 @@ def flash1(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t:
 
 
 # ------------------------------------------------------------------------------- standard, square tiling
-def _logits(m: Machine, Q: SlowArray, K: SlowArray, S: SlowArray, rows: slice, cols: slice, qo: int, ko: int,
-            b: int, scale: float, causal: bool, delta: int) -> FastBlock:
-    """S_ij = scale·Q_i K_jᵀ from b×b tiles of Q and K (inner dimension d in chunks of b); masked if it crosses."""
-    d = Q.shape[1]
-    A = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what="S_ij")
-    for ks in m.tiles(d, b):
-        Qik = m.load(Q, shift(rows, qo), ks, what="Q_ik")
-        Kjk = m.load(K, shift(cols, ko), ks, what="K_jk")
-        if m.numeric:
-            A.data += Qik.data @ Kjk.data.T
-        m.work("qk", A.words * (ks.stop - ks.start))
-        m.free(Qik, Kjk)
-    if m.numeric:
-        A.data *= scale
-        if causal and crosses(rows, cols, delta):
-            mask(A.data, rows, cols, delta)
-    return A
-
-
-def _pv(m: Machine, P: SlowArray, V: SlowArray, O: SlowArray, Lrow: FastBlock | None, rows: slice, ext: int,
-        qo: int, ko: int, b: int) -> None:
-    """O_i = P_i[:, :ext]·V[:ext] in b×b tiles; with ``Lrow`` the tiles of P are logits, turned into exp(S − L)."""
-    dv = V.shape[1]
-    for vcols in m.tiles(dv, b):
-        Oij = m.alloc((rows.stop - rows.start, vcols.stop - vcols.start), what="O_ij")
-        for ks in m.tiles(ext, b):
-            Pik = m.load(P, rows, ks, what="P_ik")
-            Vkj = m.load(V, shift(ks, ko), vcols, what="V_kj")
-            if m.numeric:
-                if Lrow is not None:
-                    Pik.data -= Lrow.data[:, None]
-                    m.xp.exp(Pik.data, out=Pik.data)
-                Oij.data += Pik.data @ Vkj.data
-            m.work("pv", Oij.words * (ks.stop - ks.start))
-            m.free(Pik, Vkj)
-        m.store(Oij, O, shift(rows, qo), vcols)
-        m.free(Oij)
-
-
 def standard(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t: WorkloadTiling, scale: float) -> SlowArray:
-    xp = m.xp
-    Nq, Nkv, g, dv, b = w.Nq, w.Nkv, w.groups, w.dv, t.B_r
-    delta = Nkv - Nq
-    H = w.query_heads_total
-    O = m.slow("O", (H * Nq, dv), role="output")
+    Nq, Nkv, g, H = w.Nq, w.Nkv, w.groups, w.query_heads_total
+    O = m.slow("O", (H * Nq, w.dv), role="output")
     S = m.slow("S", (Nq, Nkv))  # one head's scores at a time (reused by every head)
     P = m.slow("P", (Nq, Nkv))
-    Rows = each if w.causal else m.tiles
     for hs in m.tiles(H, 1):
-        qo, ko = hs.start * Nq, (hs.start // g) * Nkv
-        for rows in Rows(Nq, b):  # pass 1
-            ext = rows.stop + delta if w.causal else Nkv
-            for cols in m.tiles(ext, b):
-                A = _logits(m, Q, K, S, rows, cols, qo, ko, b, scale, w.causal, delta)
-                m.store(A, S, rows, cols)
-                m.free(A)
-        for rows in Rows(Nq, b):  # pass 2
-            ext = rows.stop + delta if w.causal else Nkv
-            br = rows.stop - rows.start
-            mi = m.alloc((br,), what="m_i", fill=-math.inf)
-            li = m.alloc((br,), what="ℓ_i")
-            for cols in m.tiles(ext, b):
-                Sij = m.load(S, rows, cols, what="S_ij")
-                mnew = m.alloc((br,), what="m_new", fill=None)
-                if m.numeric:
-                    xp.maximum(mi.data, Sij.data.max(axis=1), out=mnew.data)
-                    Sij.data -= mnew.data[:, None]
-                    xp.exp(Sij.data, out=Sij.data)
-                    mi.data -= mnew.data
-                    li.data *= xp.exp(mi.data)
-                    li.data += Sij.data.sum(axis=1)
-                    mi.data[...] = mnew.data
-                m.free(Sij, mnew)
-            for cols in m.tiles(ext, b):
-                Sij = m.load(S, rows, cols, what="S_ij")
-                if m.numeric:
-                    Sij.data -= mi.data[:, None]
-                    xp.exp(Sij.data, out=Sij.data)
-                    Sij.data /= li.data[:, None]
-                m.store(Sij, P, rows, cols)
-                m.free(Sij)
-            m.free(mi, li)
-        for rows in Rows(Nq, b):  # pass 3
-            ext = rows.stop + delta if w.causal else Nkv
-            _pv(m, P, V, O, None, rows, ext, qo, ko, b)
+        standard_mod.head(m, Q, K, V, O, S, P, t.B_r, scale, q_off=hs.start * Nq, kv_off=(hs.start // g) * Nkv,
+                          delta=Nkv - Nq if w.causal else None)
     return O
 
 
 def square_tiling(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t: WorkloadTiling, scale: float) -> SlowArray:
-    xp = m.xp
-    Nq, Nkv, g, dv, B = w.Nq, w.Nkv, w.groups, w.dv, t.B_r
-    delta = Nkv - Nq
-    H = w.query_heads_total
-    O = m.slow("O", (H * Nq, dv), role="output")
+    Nq, Nkv, g, H = w.Nq, w.Nkv, w.groups, w.query_heads_total
+    O = m.slow("O", (H * Nq, w.dv), role="output")
     S = m.slow("S", (Nq, Nkv))
     L = m.slow("L", (Nq,))
-    Rows = each if w.causal else m.tiles
     for hs in m.tiles(H, 1):
-        qo, ko = hs.start * Nq, (hs.start // g) * Nkv
-        for rows in Rows(Nq, B):  # phase 1
-            ext = rows.stop + delta if w.causal else Nkv
-            Li = m.alloc((rows.stop - rows.start,), what="L_i", fill=-math.inf)
-            for cols in m.tiles(ext, B):
-                A = _logits(m, Q, K, S, rows, cols, qo, ko, B, scale, w.causal, delta)
-                m.store(A, S, rows, cols)
-                if m.numeric:
-                    mxv = A.data.max(axis=1)
-                    mxv[~xp.isfinite(mxv)] = 0.0  # a row wholly masked in this tile adds exp(−∞) = 0
-                    A.data -= mxv[:, None]
-                    xp.exp(A.data, out=A.data)
-                    with np.errstate(divide="ignore"):  # log 0 = −∞ for a wholly masked row: no change to L_i
-                        xp.logaddexp(Li.data, mxv + xp.log(A.data.sum(axis=1)), out=Li.data)
-                m.free(A)
-            m.store(Li, L, rows)
-            m.free(Li)
-        for rows in Rows(Nq, B):  # phase 2
-            ext = rows.stop + delta if w.causal else Nkv
-            Li = m.load(L, rows, what="L_i")
-            _pv(m, S, V, O, Li, rows, ext, qo, ko, B)
-            m.free(Li)
+        square_tiling_mod.head(m, Q, K, V, O, S, L, t.B_r, scale, q_off=hs.start * Nq, kv_off=(hs.start // g) * Nkv,
+                               delta=Nkv - Nq if w.causal else None)
     return O
 
 
