@@ -59,6 +59,7 @@ from dataclasses import dataclass
 from attnio.algorithms.causal import each, mask_if_crossing, shift
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import fa1_update, scores
+from attnio.bounds import blocks
 
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
@@ -98,22 +99,14 @@ class Flash1FitTiling(Flash1Tiling):
 
     @staticmethod
     def min_M(N: int, d: int, dv: int | None = None) -> int:
-        dv = d if dv is None else dv
-        return Flash1Tiling.fast_words(1, 1, d, dv)
+        return blocks.flash1_fit(d, dv).min_M
 
     @classmethod
     def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash1FitTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash1-fit (one row of K, V, Q, O, one score, 6 statistics)")
-        w = d + dv
-        c = (M - w - 6) // (w + 1)
-        T_c = -(-N // min(c, N))
-        B_c = -(-N // T_c)
-        B_r = min(N, (M - B_c * w) // (w + B_c + 6))
-        assert B_r >= 1 and cls.fast_words(B_r, B_c, d, dv) <= M, (N, d, dv, M, B_r, B_c)
-        return cls(B_r, B_c)
+        budget = blocks.flash1_fit(d, dv)
+        if M < budget.min_M:
+            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash1-fit (one row of K, V, Q, O, one score, 6 statistics)")
+        return cls(*budget.io_optimal(N, M, side="cols"))
 
 
 def peak_fast_words(N: int, d: int, M: int, dv: int | None = None) -> int:

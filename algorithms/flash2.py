@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from attnio.algorithms.causal import mask_if_crossing, shift
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import fa2_accumulate, fa2_finish, fa2_rescale, scores
+from attnio.bounds import blocks
 
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
@@ -62,27 +63,19 @@ class Flash2Tiling:
     @staticmethod
     def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
         """Peak fast-memory words of one inner step: Q_i, O_i, S_ij, m_i, ℓ_i, m_new, and the K_j/V_j buffer."""
-        return B_r * d + B_r * dv + B_r * B_c + 3 * B_r + B_c * max(d, dv)
+        return blocks.flash2(d, dv).words(B_r, B_c)
 
     @staticmethod
     def min_M(N: int, d: int, dv: int | None = None) -> int:
-        dv = d if dv is None else dv
-        return Flash2Tiling.fast_words(1, 1, d, dv)
+        return blocks.flash2(d, dv).min_M
 
     @classmethod
     def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2Tiling:
-        """The io-optimal rule above (with dv ≠ d the K/V buffer is max(d, dv) wide)."""
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash2 (one query row, its output row, one K/V row, one score and 3 statistics)")
-        w = max(d, dv)
-        a = (M - w) // (d + dv + 4)
-        T_r = -(-N // min(a, N))
-        B_r = -(-N // T_r)
-        B_c = min(N, (M - B_r * (d + dv + 3)) // (w + B_r))
-        assert B_c >= 1 and cls.fast_words(B_r, B_c, d, dv) <= M, (N, d, M, B_r, B_c)
-        return cls(B_r, B_c)
+        """The io-optimal rule above (with dv ≠ d the K/V buffer is max(d, dv) wide; attnio.bounds.blocks)."""
+        budget = blocks.flash2(d, dv)
+        if M < budget.min_M:
+            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash2 (one query row, its output row, one K/V row, one score and 3 statistics)")
+        return cls(*budget.io_optimal(N, M))
 
 
 @dataclass(frozen=True)
@@ -107,13 +100,10 @@ class Flash2SquareTiling(Flash2Tiling):
 
     @classmethod
     def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2SquareTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash2-square (one query row, its output row, one K/V row, one score and 3 statistics)")
-        p = d + dv + max(d, dv) + 3
-        b = min(N, (math.isqrt(p * p + 4 * M) - p) // 2)
-        assert b >= 1 and cls.fast_words(b, b, d, dv) <= M, (N, d, dv, M, b)
+        budget = blocks.flash2(d, dv)
+        if M < budget.min_M:
+            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash2-square (one query row, its output row, one K/V row, one score and 3 statistics)")
+        b = min(N, budget.square(M))
         return cls(b, b)
 
 

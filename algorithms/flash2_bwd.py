@@ -60,12 +60,12 @@ reads = 32 + 4·32 = 160, writes = 12 + 32 + 16 = 60.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from attnio.algorithms.causal import each, mask_if_crossing, shift
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import bwd_tile, scores
+from attnio.bounds import blocks
 
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
@@ -85,25 +85,18 @@ class Flash2BwdTiling:
     @staticmethod
     def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
         """K_j, V_j, dK_j, dV_j; Q_i, dQ_i, dO_i, L_i, D_i; the S/P and dP/dS tiles."""
-        return 2 * B_c * (d + dv) + B_r * (2 * d + dv + 2) + 2 * B_r * B_c
+        return blocks.flash2_bwd(d, dv).words(B_r, B_c)
 
     @staticmethod
     def min_M(N: int, d: int, dv: int | None = None) -> int:
-        dv = d if dv is None else dv
-        return Flash2BwdTiling.fast_words(1, 1, d, dv)
+        return blocks.flash2_bwd(d, dv).min_M
 
     @classmethod
     def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2BwdTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash2-bwd (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
-        c = (M - 2 * d - dv - 2) // (2 * d + 2 * dv + 2)
-        T_c = -(-N // min(c, N))
-        B_c = -(-N // T_c)
-        B_r = min(N, (M - 2 * B_c * (d + dv)) // (2 * d + dv + 2 + 2 * B_c))
-        assert B_r >= 1 and cls.fast_words(B_r, B_c, d, dv) <= M, (N, d, dv, M, B_r, B_c)
-        return cls(B_r, B_c)
+        budget = blocks.flash2_bwd(d, dv)
+        if M < budget.min_M:
+            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash2-bwd (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
+        return cls(*budget.io_optimal(N, M, side="cols"))
 
 
 @dataclass(frozen=True)
@@ -112,13 +105,10 @@ class Flash2SquareBwdTiling(Flash2BwdTiling):
 
     @classmethod
     def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2SquareBwdTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash2-square-bwd (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
-        p = 4 * d + 3 * dv + 2
-        b = min(N, (math.isqrt(p * p + 8 * M) - p) // 4)
-        assert b >= 1 and cls.fast_words(b, b, d, dv) <= M, (N, d, dv, M, b)
+        budget = blocks.flash2_bwd(d, dv)
+        if M < budget.min_M:
+            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash2-square-bwd (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
+        b = min(N, budget.square(M))
         return cls(b, b)
 
 

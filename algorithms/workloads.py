@@ -68,6 +68,7 @@ from attnio.algorithms.causal import each
 from attnio.algorithms.flash2 import block as flash2_block
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.reference import attention4, default_scale
+from attnio.bounds import blocks
 
 from attnio.errors import InvalidParameter
 from attnio.workload import Workload
@@ -85,40 +86,24 @@ class WorkloadTiling:
     B_c: int
 
 
-def flash2_rows(M: int, d: int, dv: int) -> int:
-    """a = ⌊(M − max(d, d_v))/(d + d_v + 4)⌋: rows of Q (and O) a FlashAttention-2 Q block can hold."""
-    return (M - max(d, dv)) // (d + dv + 4)
-
-
 def tiling(algorithm: str, w: Workload, schedule: str = "per-head") -> WorkloadTiling:
     """The block rule of each workload schedule (module docstring); InvalidParameter when M is too small."""
     Nq, Nkv, d, dv, M = w.Nq, w.Nkv, w.d, w.dv, w.M
     if algorithm == "flash2":
         g = w.groups if schedule == "grouped" else 1
-        a = flash2_rows(M, d, dv) // g
-        if a < 1:
-            lo = max(d, dv) + g * (d + dv + 4)
-            raise InvalidParameter("M", M, f"M >= {lo} for flash2 {schedule} (one row of each of the {g} query heads, one K/V row)")
-        T_r = -(-Nq // min(a, Nq))
-        B_r = -(-Nq // T_r)
-        R = g * B_r
-        B_c = min(Nkv, (M - R * (d + dv + 3)) // (max(d, dv) + R))
-        assert B_c >= 1
-        return WorkloadTiling(algorithm, schedule, B_r, B_c)
+        f2 = blocks.flash2(d, dv)
+        budget = blocks.Budget(g * f2.rows, f2.cols, g * f2.pair)  # g query heads' rows per position
+        if M < budget.min_M:
+            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash2 {schedule} (one row of each of the {g} query heads, one K/V row)")
+        return WorkloadTiling(algorithm, schedule, *budget.io_optimal(Nq, M, N_other=Nkv))
     if algorithm == "flash1":
         B_c = -(-M // (4 * d))
         return WorkloadTiling(algorithm, schedule, min(B_c, d), B_c)
     if algorithm == "flash1-fit":
-        wd = d + dv
-        lo = 2 * wd + 7
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash1-fit (one row of K, V, Q, O, one score, 6 statistics)")
-        c = (M - wd - 6) // (wd + 1)
-        T_c = -(-Nkv // min(c, Nkv))
-        B_c = -(-Nkv // T_c)
-        B_r = min(Nq, (M - B_c * wd) // (wd + B_c + 6))
-        assert B_r >= 1
-        return WorkloadTiling(algorithm, schedule, B_r, B_c)
+        budget = blocks.flash1_fit(d, dv)
+        if M < budget.min_M:
+            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash1-fit (one row of K, V, Q, O, one score, 6 statistics)")
+        return WorkloadTiling(algorithm, schedule, *budget.io_optimal(Nkv, M, side="cols", N_other=Nq))
     if algorithm == "standard":
         if M < 4:
             raise InvalidParameter("M", M, "M >= 4 for standard (one S tile of 1 word plus m, ℓ, m_new)")

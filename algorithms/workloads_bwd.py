@@ -74,6 +74,7 @@ from attnio.algorithms import flash2_bwd as flash2_bwd_mod
 from attnio.algorithms.backend import to_numpy
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.reference import attention4_backward, attention4_saved, default_scale, rel_error
+from attnio.bounds import blocks
 
 from attnio.errors import InvalidParameter
 from attnio.workload import Workload
@@ -88,24 +89,14 @@ class WorkloadBwdTiling:
     B_r: int
     B_c: int
 
-    @staticmethod
-    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
-        """K_j, V_j, dK_j, dV_j; Q_i, dQ_i, dO_i, L_i, D_i; the S/P and dP/dS tiles."""
-        return 2 * B_c * (d + dv) + B_r * (2 * d + dv + 2) + 2 * B_r * B_c
-
 
 def bwd_tiling(algorithm: str, w: Workload, schedule: str = "grouped") -> WorkloadBwdTiling:
     """The block rule of the workload backward; InvalidParameter naming M when M is too small."""
     Nq, Nkv, d, dv, M = w.Nq, w.Nkv, w.d, w.dv, w.M
-    lo = WorkloadBwdTiling.fast_words(1, 1, d, dv)
-    if M < lo:
-        raise InvalidParameter("M", M, f"M >= {lo} for {algorithm} (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
-    c = (M - 2 * d - dv - 2) // (2 * d + 2 * dv + 2)
-    T_c = -(-Nkv // min(c, Nkv))
-    B_c = -(-Nkv // T_c)
-    B_r = min(Nq, (M - 2 * B_c * (d + dv)) // (2 * d + dv + 2 + 2 * B_c))
-    assert B_r >= 1 and WorkloadBwdTiling.fast_words(B_r, B_c, d, dv) <= M, (w, B_r, B_c)
-    return WorkloadBwdTiling(algorithm, schedule, B_r, B_c)
+    budget = blocks.flash2_bwd(d, dv)  # the one-head working set: the heads pass through one at a time
+    if M < budget.min_M:
+        raise InvalidParameter("M", M, f"M >= {budget.min_M} for {algorithm} (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
+    return WorkloadBwdTiling(algorithm, schedule, *budget.io_optimal(Nkv, M, side="cols", N_other=Nq))
 
 
 # ---------------------------------------------------------------------------------------------- schedule
