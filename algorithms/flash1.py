@@ -59,54 +59,27 @@ from dataclasses import dataclass
 from attnio.algorithms.causal import each, mask_if_crossing, shift
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import fa1_update, scores
+from attnio.algorithms.tilings import Blocks
 from attnio.bounds import blocks
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
 
 
 @dataclass(frozen=True)
-class Flash1Tiling:
+class Flash1Tiling(Blocks):
     """B_r query rows per Q/O block, B_c key/value rows per K/V block; the published rule."""
 
-    B_r: int
-    B_c: int
-
-    def __post_init__(self) -> None:
-        check_int("B_r", self.B_r, min=1)
-        check_int("B_c", self.B_c, min=1)
-
-    @staticmethod
-    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
-        """Words resident after line 11: K_j, V_j, Q_i, O_i, S_ij and six B_r-vectors."""
-        return (B_c + B_r) * (d + dv) + B_r * B_c + 6 * B_r
-
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return 1  # runs in audit mode: any M
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash1Tiling:
-        """Dao et al. 2022, Algorithm 1, line 1."""
-        check_int("M", M, min=1)
-        bc = -(-M // (4 * d))
-        return cls(min(bc, d), bc)
+    budget = staticmethod(blocks.flash1_fit)  # the working set after line 11: K_j, V_j, Q_i, O_i, S_ij, 6 vectors
+    resident = "cols"
+    rule = "published"
+    name = "flash1"
 
 
 @dataclass(frozen=True)
 class Flash1FitTiling(Flash1Tiling):
     """The same loop, with the largest blocks whose working set fits M."""
 
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return blocks.flash1_fit(d, dv).min_M
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash1FitTiling:
-        budget = blocks.flash1_fit(d, dv)
-        if M < budget.min_M:
-            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash1-fit (one row of K, V, Q, O, one score, 6 statistics)")
-        return cls(*budget.io_optimal(N, M, side="cols"))
+    rule = "io-optimal"
+    name = "flash1-fit"
+    needs = "one row of K, V, Q, O, one score, 6 statistics"
 
 
 def peak_fast_words(N: int, d: int, M: int, dv: int | None = None) -> int:

@@ -59,54 +59,27 @@ from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import bwd_tile, scores
+from attnio.algorithms.tilings import Blocks
 from attnio.bounds import blocks
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
 
 
 @dataclass(frozen=True)
-class Flash1BwdTiling:
+class Flash1BwdTiling(Blocks):
     """B_r query rows per Q block, B_c key/value rows per K/V block; the published rule."""
 
-    B_r: int
-    B_c: int
-
-    def __post_init__(self) -> None:
-        check_int("B_r", self.B_r, min=1)
-        check_int("B_c", self.B_c, min=1)
-
-    @staticmethod
-    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
-        """Words resident after line 20."""
-        return 2 * (B_c + B_r) * (d + dv) + 2 * B_r * B_c + 3 * B_r
-
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return 1  # runs in audit mode: any M
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash1BwdTiling:
-        """Dao et al. 2022, Algorithm 4, line 2."""
-        check_int("M", M, min=1)
-        bc = -(-M // (4 * d))
-        return cls(min(bc, d), bc)
+    budget = staticmethod(blocks.flash1_fit_bwd)  # the words resident after line 20
+    resident = "cols"
+    rule = "published"
+    name = "flash1-bwd"
 
 
 @dataclass(frozen=True)
 class Flash1FitBwdTiling(Flash1BwdTiling):
     """The same loop, with the largest blocks whose working set fits M."""
 
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return blocks.flash1_fit_bwd(d, dv).min_M
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash1FitBwdTiling:
-        budget = blocks.flash1_fit_bwd(d, dv)
-        if M < budget.min_M:
-            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash1-fit-bwd (one row each of K, V, dK, dV, Q, dQ, O, dO, 3 statistics, 2 scores)")
-        return cls(*budget.io_optimal(N, M, side="cols"))
+    rule = "io-optimal"
+    name = "flash1-fit-bwd"
+    needs = "one row each of K, V, dK, dV, Q, dQ, O, dO, 3 statistics, 2 scores"
 
 
 def peak_fast_words(N: int, d: int, M: int, dv: int | None = None) -> int:

@@ -43,39 +43,17 @@ from dataclasses import dataclass
 from attnio.algorithms.causal import mask_if_crossing, shift
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import fa2_accumulate, fa2_finish, fa2_rescale, scores
+from attnio.algorithms.tilings import Blocks
 from attnio.bounds import blocks
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
 
 
 @dataclass(frozen=True)
-class Flash2Tiling:
+class Flash2Tiling(Blocks):
     """B_r query rows per Q block, B_c key/value rows per K/V block."""
 
-    B_r: int
-    B_c: int
-
-    def __post_init__(self) -> None:
-        check_int("B_r", self.B_r, min=1)
-        check_int("B_c", self.B_c, min=1)
-
-    @staticmethod
-    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
-        """Peak fast-memory words of one inner step: Q_i, O_i, S_ij, m_i, ℓ_i, m_new, and the K_j/V_j buffer."""
-        return blocks.flash2(d, dv).words(B_r, B_c)
-
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return blocks.flash2(d, dv).min_M
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2Tiling:
-        """The io-optimal rule above (with dv ≠ d the K/V buffer is max(d, dv) wide; attnio.bounds.blocks)."""
-        budget = blocks.flash2(d, dv)
-        if M < budget.min_M:
-            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash2 (one query row, its output row, one K/V row, one score and 3 statistics)")
-        return cls(*budget.io_optimal(N, M))
+    budget = staticmethod(blocks.flash2)
+    name = "flash2"
+    needs = "one query row, its output row, one K/V row, one score and 3 statistics"
 
 
 @dataclass(frozen=True)
@@ -98,13 +76,8 @@ class Flash2SquareTiling(Flash2Tiling):
     Flash2SquareTiling(B_r=176, B_c=176)
     """
 
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2SquareTiling:
-        budget = blocks.flash2(d, dv)
-        if M < budget.min_M:
-            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash2-square (one query row, its output row, one K/V row, one score and 3 statistics)")
-        b = min(N, budget.square(M))
-        return cls(b, b)
+    rule = "square"
+    name = "flash2-square"
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: Flash2Tiling, scale: float) -> SlowArray:

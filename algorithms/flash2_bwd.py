@@ -65,51 +65,26 @@ from dataclasses import dataclass
 from attnio.algorithms.causal import each, mask_if_crossing, shift
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import bwd_tile, scores
+from attnio.algorithms.tilings import Blocks
 from attnio.bounds import blocks
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
 
 
 @dataclass(frozen=True)
-class Flash2BwdTiling:
+class Flash2BwdTiling(Blocks):
     """B_r query rows per Q block, B_c key/value rows per K/V block; the io-optimal rule."""
 
-    B_r: int
-    B_c: int
-
-    def __post_init__(self) -> None:
-        check_int("B_r", self.B_r, min=1)
-        check_int("B_c", self.B_c, min=1)
-
-    @staticmethod
-    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
-        """K_j, V_j, dK_j, dV_j; Q_i, dQ_i, dO_i, L_i, D_i; the S/P and dP/dS tiles."""
-        return blocks.flash2_bwd(d, dv).words(B_r, B_c)
-
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return blocks.flash2_bwd(d, dv).min_M
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2BwdTiling:
-        budget = blocks.flash2_bwd(d, dv)
-        if M < budget.min_M:
-            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash2-bwd (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
-        return cls(*budget.io_optimal(N, M, side="cols"))
+    budget = staticmethod(blocks.flash2_bwd)
+    resident = "cols"
+    name = "flash2-bwd"
+    needs = "one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores"
 
 
 @dataclass(frozen=True)
 class Flash2SquareBwdTiling(Flash2BwdTiling):
     """Square blocks B_r = B_c = b, the largest whose working set fits M."""
 
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2SquareBwdTiling:
-        budget = blocks.flash2_bwd(d, dv)
-        if M < budget.min_M:
-            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash2-square-bwd (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
-        b = min(N, budget.square(M))
-        return cls(b, b)
+    rule = "square"
+    name = "flash2-square-bwd"
 
 
 def rowsum_pass(m: Machine, O: SlowArray, dO: SlowArray, D: SlowArray) -> None:

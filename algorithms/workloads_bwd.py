@@ -66,7 +66,6 @@ writes 72 + 16 = 88 (dK/dV written by each head).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -74,29 +73,20 @@ from attnio.algorithms import flash2_bwd as flash2_bwd_mod
 from attnio.algorithms.backend import to_numpy
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.reference import attention4_backward, attention4_saved, default_scale, rel_error
+from attnio.algorithms.workloads import WorkloadTiling
 from attnio.bounds import blocks
 
 from attnio.errors import InvalidParameter
 from attnio.workload import Workload
 
 
-@dataclass(frozen=True)
-class WorkloadBwdTiling:
-    """B_r query rows per Q block, B_c key/value rows per K/V block (the io-optimal rule, module docstring)."""
-
-    algorithm: str
-    schedule: str
-    B_r: int
-    B_c: int
-
-
-def bwd_tiling(algorithm: str, w: Workload, schedule: str = "grouped") -> WorkloadBwdTiling:
+def bwd_tiling(algorithm: str, w: Workload, schedule: str = "grouped") -> WorkloadTiling:
     """The block rule of the workload backward; InvalidParameter naming M when M is too small."""
     Nq, Nkv, d, dv, M = w.Nq, w.Nkv, w.d, w.dv, w.M
     budget = blocks.flash2_bwd(d, dv)  # the one-head working set: the heads pass through one at a time
     if M < budget.min_M:
         raise InvalidParameter("M", M, f"M >= {budget.min_M} for {algorithm} (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
-    return WorkloadBwdTiling(algorithm, schedule, *budget.io_optimal(Nkv, M, side="cols", N_other=Nq))
+    return WorkloadTiling(algorithm, schedule, *budget.io_optimal(Nkv, M, side="cols", N_other=Nq))
 
 
 # ---------------------------------------------------------------------------------------------- schedule
@@ -107,7 +97,7 @@ def _first_then_rest(m: Machine, g: int) -> Iterator[int]:
         yield 1 + s.start
 
 
-def flash2_bwd(m: Machine, a: dict[str, SlowArray], w: Workload, t: WorkloadBwdTiling, scale: float) -> tuple[SlowArray, ...]:
+def flash2_bwd(m: Machine, a: dict[str, SlowArray], w: Workload, t: WorkloadTiling, scale: float) -> tuple[SlowArray, ...]:
     Hk, Nq, Nkv, g = w.kv_heads_total, w.Nq, w.Nkv, w.groups
     a = flash2_bwd_mod.outputs(m, a, w.query_heads_total * Nq, Hk * Nkv)
     kw = {"Nq": Nq, "Nkv": Nkv, "delta": Nkv - Nq if w.causal else None}
