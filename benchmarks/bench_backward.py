@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -29,22 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from attnio.algorithms.run import count, run  # noqa: E402
 
-
-def best_of(repeat: int, f: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.process_time()
-        f()
-        times.append(time.process_time() - t0)
-    return min(times)
-
-
-def interleaved(repeat: int, *fs: Callable[[], object]) -> list[float]:
-    best = [float("inf")] * len(fs)
-    for _ in range(repeat):
-        for k, f in enumerate(fs):
-            best[k] = min(best[k], best_of(1, f))
-    return best
+from benchmarks.bench_machine import best_of, interleaved  # noqa: E402  (the one timing helper)
 
 
 def oneshot_backward(Q, K, V, dO, scale):

@@ -23,6 +23,8 @@ from attnio.reports import plots
 from attnio.reports.compute import Context
 from attnio.reports.render import Section
 
+from attnio.errors import InvalidParameter
+
 MAP_N = 4096
 MAP_DS = [8, 16, 32, 64, 128, 256]
 MAP_MS = [2**k for k in range(6, 21)]
@@ -59,7 +61,7 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
             name = "none fits"
             try:
                 name = auto.choose("backward", MAP_N, d, M)[0]
-            except Exception:  # noqa: BLE001  (InvalidParameter: nothing fits)
+            except InvalidParameter:  # nothing fits
                 pass
             best[(d, M)] = name
             tight[(d, M)] = bb.best_lower_bound(MAP_N, d, M, None if name == "none fits" else name)[0]
