@@ -15,6 +15,7 @@ import json
 
 import numpy as np
 import pytest
+import strategies
 from attnio.algorithms import auto, flash1_bwd, registry
 from attnio.algorithms.reference import attention_backward
 from attnio.algorithms.run import count, run
@@ -47,22 +48,8 @@ def test_every_backward_schedule_with_a_formula_is_checked_here_and_the_forward_
     assert not set(registry.names()) & set(registry.names("backward"))
 
 
-@st.composite
-def points(draw: st.DrawFn, name: str, max_N: int, max_d: int, max_M_factor: int) -> tuple[int, int, int, int]:
-    """(N, d, dv, M) with M ≥ the schedule's minimum; small, odd and large sizes."""
-    N = draw(st.one_of(st.integers(1, 9), st.integers(1, max_N)))
-    d = draw(st.one_of(st.integers(1, 4), st.integers(1, max_d)))
-    dv = draw(st.one_of(st.just(d), st.integers(1, max_d), st.integers(d, 4 * d)))
-    lo = registry.get(name).tiling_cls.min_M(N, d, dv)
-    M = draw(
-        st.one_of(
-            st.just(lo),
-            st.integers(lo, lo + 40),
-            st.integers(lo, lo * max_M_factor),
-            st.integers(lo, max(lo, 5 * N * (d + dv))),  # up to "everything fits"
-        )
-    )
-    return N, d, dv, M
+def points(name: str, max_N: int, max_d: int, max_M_factor: int) -> st.SearchStrategy[tuple[int, int, int, int]]:
+    return strategies.points(name, max_N, max_d, max_M_factor, fits=5)
 
 
 @pytest.mark.parametrize("name", WITH_FORMULA)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import strategies
 from attnio.algorithms import registry
 from attnio.algorithms.reference import attention4 as reference
 from attnio.algorithms.run import count, run
@@ -31,21 +32,8 @@ def min_M(name: str, schedule: str, d: int, dv: int, g: int) -> int:
     return 4
 
 
-@st.composite
-def workloads(draw: st.DrawFn, name: str, schedule: str, max_N: int, max_d: int, max_heads: int, max_M_factor: int) -> Workload:
-    kv = draw(st.integers(1, max_heads))
-    g = draw(st.one_of(st.just(1), st.integers(1, max_heads)))
-    Nkv = draw(st.one_of(st.integers(1, 9), st.integers(1, max_N)))
-    causal = draw(st.booleans())
-    Nq = draw(st.one_of(st.just(Nkv), st.integers(1, Nkv), st.just(1)) if causal else st.one_of(st.just(Nkv), st.integers(1, max_N)))
-    d = draw(st.one_of(st.integers(1, 4), st.integers(1, max_d)))
-    dv = draw(st.one_of(st.just(d), st.integers(1, max_d)))
-    lo = min_M(name, schedule, d, dv, g)
-    M = draw(st.one_of(st.just(lo), st.integers(lo, lo + 40), st.integers(lo, lo * max_M_factor), st.integers(lo, max(lo, 3 * Nkv * (d + dv) * g))))
-    return Workload.build(
-        batch=draw(st.integers(1, 3)), heads=kv * g, kv_heads=kv, Nq=Nq, Nkv=Nkv, d=d, dv=dv, causal=causal,
-        dtype=draw(st.sampled_from(sorted(DTYPES))), M=M,
-    )
+def workloads(name: str, schedule: str, **kw: int) -> st.SearchStrategy[Workload]:
+    return strategies.workloads(lambda d, dv, g: min_M(name, schedule, d, dv, g), **kw)
 
 
 @pytest.mark.parametrize(("name", "schedule"), SCHEDULES)

@@ -12,6 +12,7 @@ import json
 
 import numpy as np
 import pytest
+import strategies
 from attnio.algorithms.reference import attention4 as reference
 from attnio.algorithms.reference import attention4_backward as reference_backward
 from attnio.algorithms.reference import attention_backward
@@ -25,22 +26,8 @@ from attnio.errors import Unsupported
 from attnio.workload import DTYPES, Workload
 
 
-@st.composite
-def workloads(draw: st.DrawFn, max_N: int, max_d: int, max_heads: int, max_M_factor: int) -> Workload:
-    kv = draw(st.integers(1, max_heads))
-    g = draw(st.one_of(st.just(1), st.integers(1, max_heads)))
-    Nkv = draw(st.one_of(st.integers(1, 9), st.integers(1, max_N)))
-    causal = draw(st.booleans())
-    Nq = draw(st.one_of(st.just(Nkv), st.integers(1, Nkv), st.just(1)) if causal else st.one_of(st.just(Nkv), st.integers(1, max_N)))
-    d = draw(st.one_of(st.integers(1, 4), st.integers(1, max_d)))
-    dv = draw(st.one_of(st.just(d), st.integers(1, max_d)))
-    lo = 4 * d + 3 * dv + 4
-    M = draw(st.one_of(st.just(lo), st.integers(lo, lo + 40), st.integers(lo, lo * max_M_factor),
-                       st.integers(lo, max(lo, 3 * Nkv * (d + dv)))))
-    return Workload.build(
-        batch=draw(st.integers(1, 3)), heads=kv * g, kv_heads=kv, Nq=Nq, Nkv=Nkv, d=d, dv=dv, causal=causal,
-        dtype=draw(st.sampled_from(sorted(DTYPES))), M=M,
-    )
+def workloads(**kw: int) -> st.SearchStrategy[Workload]:
+    return strategies.workloads(lambda d, dv, g: 4 * d + 3 * dv + 4, per_group=False, **kw)
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
