@@ -51,19 +51,16 @@ from attnio.algorithms.causal import each
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import logsumexp_into
 from attnio.algorithms.tiled import logits, pv
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.tilings import Side
 
 
 @dataclass(frozen=True)
-class SquareTiling:
+class SquareTiling(Side):
     """Side B of every tile."""
 
     B: int
-
-    def __post_init__(self) -> None:
-        check_int("B", self.B, min=1)
+    name = "square_tiling"
+    needs = "B = floor(sqrt(M/4)) >= 1"
 
     @staticmethod
     def fast_words(B: int) -> int:
@@ -71,15 +68,9 @@ class SquareTiling:
         return 3 * B * B + B
 
     @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return 4  # B = ⌊√(M/4)⌋ ≥ 1
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> SquareTiling:
+    def side(M: int) -> int:
         """Saha–Ye Algorithm 1, line 1: B = ⌊√(M/4)⌋."""
-        if M < 4:
-            raise InvalidParameter("M", M, "M >= 4 for square_tiling (B = floor(sqrt(M/4)) >= 1)")
-        return cls(math.isqrt(M // 4))
+        return math.isqrt(M // 4)
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: SquareTiling, scale: float) -> SlowArray:

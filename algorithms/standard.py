@@ -53,19 +53,16 @@ from attnio.algorithms.causal import each
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import softmax_stats
 from attnio.algorithms.tiled import logits, pv
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.tilings import Side
 
 
 @dataclass(frozen=True)
-class StandardTiling:
+class StandardTiling(Side):
     """Side b of every square tile."""
 
     b: int
-
-    def __post_init__(self) -> None:
-        check_int("b", self.b, min=1)
+    name = "standard"
+    needs = "one S tile of 1 word plus m, ℓ, m_new"
 
     @staticmethod
     def fast_words(b: int) -> int:
@@ -73,17 +70,8 @@ class StandardTiling:
         return max(3 * b * b, b * b + 3 * b)
 
     @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return StandardTiling.fast_words(1)
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> StandardTiling:
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for standard (one S tile of 1 word plus m, ℓ, m_new)")
-        b = math.isqrt(M // 3)  # ⌊√(M/3)⌋
-        assert cls.fast_words(b) <= M, (M, b)
-        return cls(b)
+    def side(M: int) -> int:
+        return math.isqrt(M // 3)  # ⌊√(M/3)⌋
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: StandardTiling, scale: float) -> SlowArray:

@@ -10,7 +10,7 @@ FlashAttention papers' own B_c = ⌈M/4d⌉, B_r = min(B_c, d), which runs at an
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from attnio.bounds import blocks
@@ -58,3 +58,37 @@ class Blocks:
             side = min(N, b.square(M))
             return cls(side, side)
         return cls(*b.io_optimal(N, M, side=cls.resident))
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of every square tile (the subclass's one field, ``b`` or ``B``): the largest side ``side(M)``
+    whose working set ``fast_words(side)`` fits M; the least M is ``fast_words(1)``."""
+
+    name: ClassVar[str] = ""
+    needs: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        f = fields(self)[0].name
+        check_int(f, getattr(self, f), min=1)
+
+    @staticmethod
+    def fast_words(s: int) -> int:
+        raise NotImplementedError
+
+    @staticmethod
+    def side(M: int) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def min_M(cls, N: int, d: int, dv: int | None = None) -> int:
+        return cls.fast_words(1)
+
+    @classmethod
+    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Any:
+        lo = cls.min_M(N, d, dv)
+        if M < lo:
+            raise InvalidParameter("M", M, f"M >= {lo} for {cls.name} ({cls.needs})")
+        s = cls.side(M)
+        assert s >= 1 and cls.fast_words(s) <= M, (cls.name, M, s)
+        return cls(s)
