@@ -199,7 +199,7 @@ def survey(
 
     Command used for docs/constants.md#segments::
 
-        python -c "from algorithms.segments import survey; [print(r) for r in survey()]"
+        python -c "from attnio.algorithms.segments import survey; [print(r) for r in survey()]"
     """
     from attnio.algorithms import registry
     from attnio.algorithms.run import run
@@ -207,7 +207,7 @@ def survey(
     rows = []
     for name in names or registry.names():
         spec = registry.get(name)
-        if spec.summary.upper().startswith("APPROXIMATE"):
+        if spec.approximate:
             continue
         for n, dd, mm in points:
             lo = spec.tiling_cls.min_M(n, dd, dd) if spec.supports_dv else spec.tiling_cls.min_M(n, dd)
