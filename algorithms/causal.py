@@ -38,6 +38,15 @@ def crosses(rows: slice, cols: slice, delta: int) -> bool:
     return cols.stop - 1 > rows.start + delta
 
 
+def q_blocks(m: Any, Nq: int, B_r: int, cols: slice, delta: int | None, q_off: int = 0) -> Iterator[tuple[slice, slice]]:
+    """The Q blocks a K/V block ``cols`` visits, as (rows of the head, rows in slow memory at offset ``q_off``):
+    all N_q rows without a mask (``delta`` None), else the rows i ≥ c_j − δ that see its first key."""
+    start = 0 if delta is None else max(0, cols.start - delta)
+    for r0 in m.tiles(Nq - start, B_r):
+        rows = shift(r0, start)
+        yield rows, shift(rows, q_off)
+
+
 def mask_if_crossing(S: Any, rows: slice, cols: slice, delta: int | None) -> None:
     """Mask the logits tile S (rows × cols) where it crosses the diagonal; ``delta`` None: no mask."""
     if delta is not None and crosses(rows, cols, delta):

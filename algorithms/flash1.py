@@ -56,7 +56,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from attnio.algorithms.causal import each, mask_if_crossing, shift
+from attnio.algorithms.causal import each, mask_if_crossing, q_blocks, shift
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import fa1_update, scores
 from attnio.algorithms.tilings import Blocks
@@ -121,11 +121,8 @@ def kv_loop(
         bc = cols.stop - cols.start
         Kj = m.load(K, shift(cols, kv_off), what="K_j")  # line 6
         Vj = m.load(V, shift(cols, kv_off), what="V_j")
-        start = 0 if delta is None else max(0, cols.start - delta)
-        for r0 in m.tiles(Nq - start, B_r):  # line 7
-            rows = shift(r0, start)
+        for rows, R in q_blocks(m, Nq, B_r, cols, delta, q_off):  # line 7
             br = rows.stop - rows.start
-            R = shift(rows, q_off)
             Qi = m.load(Q, R, what="Q_i")  # line 8
             Oi = m.load(O, R, what="O_i")
             li = m.load(ell, R, what="ℓ_i")

@@ -62,7 +62,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnio.algorithms.causal import each, mask_if_crossing, shift
+from attnio.algorithms.causal import each, mask_if_crossing, q_blocks, shift
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import bwd_tile, scores
 from attnio.algorithms.tilings import Blocks
@@ -141,12 +141,9 @@ def kv_loop(
         Vj = m.load(V, C, what="V_j")
         dKj = m.alloc((bc, d), what="dK_j")  # line 7
         dVj = m.alloc((bc, dv), what="dV_j")
-        start = 0 if delta is None else max(0, cols.start - delta)
         for qo in q_offs:
-            for r0 in m.tiles(Nq - start, B_r):  # line 8
-                rows = shift(r0, start)
+            for rows, R in q_blocks(m, Nq, B_r, cols, delta, qo):  # line 8
                 br = rows.stop - rows.start
-                R = shift(rows, qo)
                 Qi = m.load(Q, R, what="Q_i")  # line 9
                 dOi = m.load(dO, R, what="dO_i")
                 dQi = m.load(dQ, R, what="dQ_i")
