@@ -1,7 +1,7 @@
 """attnio's algorithms: the two-level memory machine and the attention schedules that run on it.
 
-Importing the package registers the built-in algorithms in :data:`attnio.algorithms.registry.REGISTRY`.
+Importing the package registers the built-in algorithms, forward and backward, in
+:data:`attnio.algorithms.registry.REGISTRY`.
 """
 
 from attnio.algorithms import builtin as _builtin  # noqa: F401  (fills the registry)
-from attnio.algorithms import builtin_backward as _builtin_backward  # noqa: F401,E402  (fills the backward table)

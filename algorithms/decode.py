@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 from attnio.algorithms.backend import to_numpy
 from attnio.algorithms.machine import Machine, Measurement, SlowArray
+from attnio.algorithms.reference import attention4 as reference
 from attnio.algorithms.reference import default_scale
-from attnio.algorithms.workloads import reference
 from attnio.bounds.serving import SCALE_GROUP, Decode, blocks, resolve
 
 from attnio.validate import check_run_sizes
@@ -101,8 +101,8 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
     reference (``max_abs_error``); a fully cached causal call is bottom-right aligned as in docs/workloads.md."""
     dec = resolve(w, dec)
     t = DecodeTiling.default(w, dec)
-    # numeric runs hold every (sequence, head)'s K/V: the size guard counts them all as rows
-    check_run_sizes(w.batch * max(w.heads, w.kv_heads) * max(w.Nq, w.Nkv), w.d, w.dv, count_only=count_only)
+    # numeric runs hold every head's rows and the float64 reference's scores of every head
+    check_run_sizes(w.Nq, w.d, w.dv, count_only=count_only, Nkv=w.Nkv, heads=w.batch * w.heads)
     fp8 = (dec.kv_dtype or w.dtype) == "fp8"
     paged = dec.page is not None
     U, R, n, d, dv = w.batch * w.kv_heads, t.R, w.Nkv, w.d, w.dv

@@ -56,62 +56,30 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from attnio.algorithms.causal import each, mask_if_crossing, q_blocks, shift
 from attnio.algorithms.machine import Machine, SlowArray
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.steps import fa1_update, scores
+from attnio.algorithms.tilings import Blocks
+from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class Flash1Tiling:
+class Flash1Tiling(Blocks):
     """B_r query rows per Q/O block, B_c key/value rows per K/V block; the published rule."""
 
-    B_r: int
-    B_c: int
-
-    def __post_init__(self) -> None:
-        check_int("B_r", self.B_r, min=1)
-        check_int("B_c", self.B_c, min=1)
-
-    @staticmethod
-    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
-        """Words resident after line 11: K_j, V_j, Q_i, O_i, S_ij and six B_r-vectors."""
-        return (B_c + B_r) * (d + dv) + B_r * B_c + 6 * B_r
-
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return 1  # runs in audit mode: any M
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash1Tiling:
-        """Dao et al. 2022, Algorithm 1, line 1."""
-        check_int("M", M, min=1)
-        bc = -(-M // (4 * d))
-        return cls(min(bc, d), bc)
+    budget = staticmethod(blocks.flash1_fit)  # the working set after line 11: K_j, V_j, Q_i, O_i, S_ij, 6 vectors
+    resident = "cols"
+    rule = "published"
+    name = "flash1"
 
 
 @dataclass(frozen=True)
 class Flash1FitTiling(Flash1Tiling):
     """The same loop, with the largest blocks whose working set fits M."""
 
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        dv = d if dv is None else dv
-        return Flash1Tiling.fast_words(1, 1, d, dv)
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash1FitTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash1-fit (one row of K, V, Q, O, one score, 6 statistics)")
-        w = d + dv
-        c = (M - w - 6) // (w + 1)
-        T_c = -(-N // min(c, N))
-        B_c = -(-N // T_c)
-        B_r = min(N, (M - B_c * w) // (w + B_c + 6))
-        assert B_r >= 1 and cls.fast_words(B_r, B_c, d, dv) <= M, (N, d, dv, M, B_r, B_c)
-        return cls(B_r, B_c)
+    rule = "io-optimal"
+    name = "flash1-fit"
+    needs = "one row of K, V, Q, O, one score, 6 statistics"
 
 
 def peak_fast_words(N: int, d: int, M: int, dv: int | None = None) -> int:
@@ -122,49 +90,56 @@ def peak_fast_words(N: int, d: int, M: int, dv: int | None = None) -> int:
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: Flash1Tiling, scale: float) -> SlowArray:
+    """The one-head, unmasked case of :func:`heads`."""
+    N, dv = Q.shape[0], V.shape[1]
+    O, ell, mx = statistics(m, N, dv)
+    kv_loop(m, Q, K, V, O, ell, mx, t.B_r, t.B_c, scale)
+    return O
+
+
+def statistics(m: Machine, rows: int, dv: int) -> tuple[SlowArray, SlowArray, SlowArray]:
+    """Line 2: O ← 0, ℓ ← 0, m ← −∞ in slow memory (rows·d_v + 2·rows initialising writes)."""
+    O = m.slow("O", (rows, dv), role="output", init=0.0)
+    ell = m.slow("ell", (rows,), init=0.0)
+    mx = m.slow("m", (rows,), init=-math.inf)
+    return O, ell, mx
+
+
+def kv_loop(
+    m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, O: SlowArray, ell: SlowArray, mx: SlowArray,
+    B_r: int, B_c: int, scale: float, *, q_off: int = 0, kv_off: int = 0, Nq: int | None = None,
+    Nkv: int | None = None, delta: int | None = None,
+) -> None:
+    """Lines 5–15 for one query head (rows [q_off, q_off + N_q) of Q, O, ℓ, m) against one K/V head (rows
+    [kv_off, kv_off + N_kv) of K, V). ``delta``: bottom-right causal mask offset N_kv − N_q (None: no mask);
+    then K/V block j (key rows [c_j, c_j + B_c)) visits only the query rows i ≥ c_j − δ that see its first key."""
     xp = m.xp
-    N, d = Q.shape
-    dv = V.shape[1]
-    O = m.slow("O", (N, dv), role="output", init=0.0)  # line 2: N·d_v writes
-    ell = m.slow("ell", (N,), init=0.0)  # N writes
-    mx = m.slow("m", (N,), init=-math.inf)  # N writes
-    for cols in m.tiles(N, t.B_c):
+    Nq = Q.shape[0] if Nq is None else Nq
+    Nkv = K.shape[0] if Nkv is None else Nkv
+    d, dv = Q.shape[1], V.shape[1]
+    for cols in (m.tiles if delta is None else each)(Nkv, B_c):  # line 5 (causal: the Q range depends on j)
         bc = cols.stop - cols.start
-        Kj = m.load(K, cols, what="K_j")  # line 6
-        Vj = m.load(V, cols, what="V_j")
-        for rows in m.tiles(N, t.B_r):
+        Kj = m.load(K, shift(cols, kv_off), what="K_j")  # line 6
+        Vj = m.load(V, shift(cols, kv_off), what="V_j")
+        for rows, R in q_blocks(m, Nq, B_r, cols, delta, q_off):  # line 7
             br = rows.stop - rows.start
-            Qi = m.load(Q, rows, what="Q_i")  # line 8
-            Oi = m.load(O, rows, what="O_i")
-            li = m.load(ell, rows, what="ℓ_i")
-            mi = m.load(mx, rows, what="m_i")
+            Qi = m.load(Q, R, what="Q_i")  # line 8
+            Oi = m.load(O, R, what="O_i")
+            li = m.load(ell, R, what="ℓ_i")
+            mi = m.load(mx, R, what="m_i")
             S = m.alloc((br, bc), what="S_ij", fill=None)  # line 9
-            if m.numeric:
-                xp.matmul(Qi.data, Kj.data.T, out=S.data)
-                S.data *= scale
-            m.work("qk", br * bc * d)
             mt = m.alloc((br,), what="m̃_ij", fill=None)  # line 10
             lt = m.alloc((br,), what="ℓ̃_ij", fill=None)
-            if m.numeric:
-                S.data.max(axis=1, out=mt.data)
-                S.data -= mt.data[:, None]
-                xp.exp(S.data, out=S.data)  # P̃_ij, in place
-                S.data.sum(axis=1, out=lt.data)
             mnew = m.alloc((br,), what="m_new", fill=None)  # line 11
             lnew = m.alloc((br,), what="ℓ_new", fill=None)
-            if m.numeric:
-                xp.maximum(mi.data, mt.data, out=mnew.data)
-                a_old = xp.exp(mi.data - mnew.data)  # e^{m_i − m_new} (0 while m_i = −∞)
-                a_new = xp.exp(mt.data - mnew.data)
-                lnew.data[...] = a_old * li.data + a_new * lt.data
-                # line 12: O_i ← diag(ℓ_new)⁻¹(diag(ℓ_i)e^{m_i − m_new}O_i + e^{m̃ − m_new}P̃_ij V_j)
-                Oi.data *= (li.data * a_old)[:, None]
-                Oi.data += a_new[:, None] * (S.data @ Vj.data)
-                Oi.data /= lnew.data[:, None]
+            if m.numeric:  # lines 9–12
+                scores(S.data, Qi.data, Kj.data, scale, xp)
+                mask_if_crossing(S.data, rows, cols, delta)
+                fa1_update(S.data, Vj.data, Oi.data, li.data, mi.data, mt.data, lt.data, mnew.data, lnew.data, xp)
+            m.work("qk", br * bc * d)
             m.work("pv", br * bc * dv)
-            m.store(Oi, O, rows)  # line 12
-            m.store(lnew, ell, rows)  # line 13
-            m.store(mnew, mx, rows)
+            m.store(Oi, O, R)  # line 12
+            m.store(lnew, ell, R)  # line 13
+            m.store(mnew, mx, R)
             m.free(Qi, Oi, li, mi, S, mt, lt, mnew, lnew)
         m.free(Kj, Vj)
-    return O

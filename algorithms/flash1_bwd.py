@@ -37,8 +37,8 @@ dQ once per K/V block, dK and dV once). Leading term (d_v = d, T_c ≈ 4Nd/M): 2
 Worked count, N=4, d=2, M=16 (flash1-bwd): B_c = ⌈16/8⌉ = 2, B_r = min(2, 2) = 2, T_c = 2.
 reads = 16 + 2·4·10 = 96, writes = 24 + 2·8 + 16 = 56, peak = 2·4·4 + 8 + 6 = 46 > M.
 
->>> from attnio.algorithms.run_backward import run_backward
->>> r = run_backward("flash1-bwd", N=4, d=2, M=16, seed=0)
+>>> from attnio.algorithms.run import run
+>>> r = run("flash1-bwd", N=4, d=2, M=16, seed=0)
 >>> r.tiling
 Flash1BwdTiling(B_r=2, B_c=2)
 >>> m = r.measurement
@@ -48,7 +48,7 @@ Flash1BwdTiling(B_r=2, B_c=2)
 flash1-fit-bwd at N=4, d=2, M=30: c = ⌊(30 − 11)/10⌋ = 1, T_c = 4, B_c = 1, B_r = ⌊22/13⌋ = 1.
 reads = 16 + 4·40 = 176, writes = 24 + 32 + 16 = 72.
 
->>> r = run_backward("flash1-fit-bwd", N=4, d=2, M=30, seed=0)
+>>> r = run("flash1-fit-bwd", N=4, d=2, M=30, seed=0)
 >>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words <= 30)
 (Flash1FitBwdTiling(B_r=1, B_c=1), 176, 72, True)
 """
@@ -58,61 +58,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.steps import bwd_tile, scores
+from attnio.algorithms.tilings import Blocks
+from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class Flash1BwdTiling:
+class Flash1BwdTiling(Blocks):
     """B_r query rows per Q block, B_c key/value rows per K/V block; the published rule."""
 
-    B_r: int
-    B_c: int
-
-    def __post_init__(self) -> None:
-        check_int("B_r", self.B_r, min=1)
-        check_int("B_c", self.B_c, min=1)
-
-    @staticmethod
-    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
-        """Words resident after line 20."""
-        return 2 * (B_c + B_r) * (d + dv) + 2 * B_r * B_c + 3 * B_r
-
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return 1  # runs in audit mode: any M
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash1BwdTiling:
-        """Dao et al. 2022, Algorithm 4, line 2."""
-        check_int("M", M, min=1)
-        bc = -(-M // (4 * d))
-        return cls(min(bc, d), bc)
+    budget = staticmethod(blocks.flash1_fit_bwd)  # the words resident after line 20
+    resident = "cols"
+    rule = "published"
+    name = "flash1-bwd"
 
 
 @dataclass(frozen=True)
 class Flash1FitBwdTiling(Flash1BwdTiling):
     """The same loop, with the largest blocks whose working set fits M."""
 
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        dv = d if dv is None else dv
-        return Flash1BwdTiling.fast_words(1, 1, d, dv)
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash1FitBwdTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash1-fit-bwd (one row each of K, V, dK, dV, Q, dQ, O, dO, 3 statistics, 2 scores)")
-        w = d + dv
-        c = (M - 2 * w - 3) // (2 * w + 2)
-        T_c = -(-N // min(c, N))
-        B_c = -(-N // T_c)
-        B_r = min(N, (M - 2 * B_c * w) // (2 * w + 2 * B_c + 3))
-        assert B_r >= 1 and cls.fast_words(B_r, B_c, d, dv) <= M, (N, d, dv, M, B_r, B_c)
-        return cls(B_r, B_c)
+    rule = "io-optimal"
+    name = "flash1-fit-bwd"
+    needs = "one row each of K, V, dK, dV, Q, dQ, O, dO, 3 statistics, 2 scores"
 
 
 def peak_fast_words(N: int, d: int, M: int, dv: int | None = None) -> int:
@@ -148,19 +115,12 @@ def schedule(m: Machine, ins: dict[str, SlowArray], t: Flash1BwdTiling, scale: f
             dS = m.alloc((br, bc), what="dP_ij", fill=None)
             Di = m.alloc((br,), what="D_i", fill=None)
             if m.numeric:
-                xp.matmul(Qi.data, Kj.data.T, out=P.data)  # line 11
-                P.data *= scale
+                scores(P.data, Qi.data, Kj.data, scale, xp)  # line 11
                 P.data -= mi.data[:, None]
                 xp.exp(P.data, out=P.data)
                 P.data /= li.data[:, None]  # line 13: P_ij
-                dVj.data += P.data.T @ dOi.data  # line 16
-                xp.matmul(dOi.data, Vj.data.T, out=dS.data)  # line 17: dP_ij
-                xp.einsum("ij,ij->i", dOi.data, Oi.data, out=Di.data)  # line 19
-                dS.data -= Di.data[:, None]
-                dS.data *= P.data  # line 20: dS_ij
-                dS.data *= scale
-                dQi.data += dS.data @ Kj.data  # line 21
-                dKj.data += dS.data.T @ Qi.data  # line 22
+                xp.einsum("ij,ij->i", dOi.data, Oi.data, out=Di.data)  # line 19: D_i
+                bwd_tile(P.data, dS.data, Qi.data, Kj.data, Vj.data, dOi.data, Di.data, dQi.data, dKj.data, dVj.data, scale, xp)  # lines 16–22
             m.work("qk", br * bc * d)
             m.work("bwd", br * bc * (2 * dv + 2 * d))
             m.store(dQi, dQ, rows)  # line 21: write

@@ -40,47 +40,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from attnio.algorithms.causal import mask_if_crossing, shift
 from attnio.algorithms.machine import Machine, SlowArray
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.steps import fa2_accumulate, fa2_finish, fa2_rescale, scores
+from attnio.algorithms.tilings import Blocks
+from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class Flash2Tiling:
+class Flash2Tiling(Blocks):
     """B_r query rows per Q block, B_c key/value rows per K/V block."""
 
-    B_r: int
-    B_c: int
-
-    def __post_init__(self) -> None:
-        check_int("B_r", self.B_r, min=1)
-        check_int("B_c", self.B_c, min=1)
-
-    @staticmethod
-    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
-        """Peak fast-memory words of one inner step: Q_i, O_i, S_ij, m_i, ℓ_i, m_new, and the K_j/V_j buffer."""
-        return B_r * d + B_r * dv + B_r * B_c + 3 * B_r + B_c * max(d, dv)
-
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        dv = d if dv is None else dv
-        return Flash2Tiling.fast_words(1, 1, d, dv)
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2Tiling:
-        """The io-optimal rule above (with dv ≠ d the K/V buffer is max(d, dv) wide)."""
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash2 (one query row, its output row, one K/V row, one score and 3 statistics)")
-        w = max(d, dv)
-        a = (M - w) // (d + dv + 4)
-        T_r = -(-N // min(a, N))
-        B_r = -(-N // T_r)
-        B_c = min(N, (M - B_r * (d + dv + 3)) // (w + B_r))
-        assert B_c >= 1 and cls.fast_words(B_r, B_c, d, dv) <= M, (N, d, M, B_r, B_c)
-        return cls(B_r, B_c)
+    budget = staticmethod(blocks.flash2)
+    name = "flash2"
+    needs = "one query row, its output row, one K/V row, one score and 3 statistics"
 
 
 @dataclass(frozen=True)
@@ -103,65 +76,63 @@ class Flash2SquareTiling(Flash2Tiling):
     Flash2SquareTiling(B_r=176, B_c=176)
     """
 
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2SquareTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash2-square (one query row, its output row, one K/V row, one score and 3 statistics)")
-        p = d + dv + max(d, dv) + 3
-        b = min(N, (math.isqrt(p * p + 4 * M) - p) // 2)
-        assert b >= 1 and cls.fast_words(b, b, d, dv) <= M, (N, d, dv, M, b)
-        return cls(b, b)
+    rule = "square"
+    name = "flash2-square"
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: Flash2Tiling, scale: float) -> SlowArray:
-    xp = m.xp
-    N, d = Q.shape
-    dv = V.shape[1]
+    """The one-head, unmasked case: the Q blocks of the one head against all N key rows."""
+    N, dv = Q.shape[0], V.shape[1]
     O = m.slow("O", (N, dv), role="output")
     L = m.slow("L", (N,), role="scratch")  # logsumexp per row, FA-2's saved statistic
-    B_c = min(t.B_c, N)
-    for rows in m.tiles(N, t.B_r):
-        br = rows.stop - rows.start
-        Qi = m.load(Q, rows, what="Q_i")  # stays resident for the whole inner loop
-        Oi = m.alloc((br, dv), what="O_i")  # accumulator, never leaves fast memory until the end
-        mi = m.alloc((br,), what="m_i", fill=-float("inf"))
-        li = m.alloc((br,), what="ℓ_i")
-        S_buf = m.alloc((br, B_c), what="S_ij", fill=None)  # one score buffer for the whole inner loop
-        mnew = m.alloc((br,), what="m_new", fill=None)
-        for cols in m.tiles(N, B_c):
-            bc = cols.stop - cols.start
-            Kj = m.load(K, cols, what="K_j")
-            if m.numeric:
-                S = S_buf.data[:, :bc]  # (the last K/V block may be narrower: a strided view)
-                if bc == S_buf.shape[1]:
-                    xp.matmul(Qi.data, Kj.data.T, out=S)
-                else:
-                    S[...] = Qi.data @ Kj.data.T  # CuPy's matmul wants a contiguous out
-                S *= scale
-            m.work("qk", br * bc * d)
-            m.free(Kj)  # K_j's space is reused for V_j
-            if m.numeric:
-                xp.maximum(mi.data, S.max(axis=1), out=mnew.data)
-                S -= mnew.data[:, None]
-                xp.exp(S, out=S)  # P̃_ij, in place
-                mi.data -= mnew.data
-                xp.exp(mi.data, out=mi.data)  # α, in m_i's buffer
-                li.data *= mi.data
-                li.data += S.sum(axis=1)
-                Oi.data *= mi.data[:, None]
-            Vj = m.load(V, cols, what="V_j")
-            if m.numeric:
-                Oi.data += S @ Vj.data
-                mi.data[...] = mnew.data
-            m.work("pv", br * bc * dv)
-            m.free(Vj)
-        m.free(S_buf, mnew)
-        if m.numeric:
-            Oi.data /= li.data[:, None]
-            mi.data += xp.log(li.data)  # L_i = m_i + log ℓ_i, in m_i's buffer
-        m.store(Oi, O, rows)
-        m.store(mi, L, rows)
-        m.free(Qi, Oi, mi, li)
+    for rows in m.tiles(N, t.B_r):  # line 3
+        block(m, Q, K, V, O, L, rows, t.B_c, scale)
     return O
+
+
+def block(
+    m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, O: SlowArray, L: SlowArray, rows: slice, B_c: int,
+    scale: float, *, q_offs: tuple[int, ...] = (0,), kv_off: int = 0, kv_extent: int | None = None,
+    delta: int | None = None,
+) -> None:
+    """One Q block of FA-2 (the body of the outer loop, lines 4–14): query rows ``rows`` of each query head at
+    row offset ``q_offs`` (several: a K/V-sharing group, each K/V tile loaded once for all of them) against the
+    K/V rows [kv_off, kv_off + kv_extent) (default all of K). ``delta``: bottom-right causal mask offset
+    N_kv − N_q (None: no mask); tiles crossing the diagonal are masked."""
+    xp = m.xp
+    d, dv = Q.shape[1], V.shape[1]
+    br = rows.stop - rows.start
+    kv_extent = K.shape[0] if kv_extent is None else kv_extent
+    B_c = min(B_c, kv_extent)
+    heads = []
+    for qo in q_offs:
+        Qi = m.load(Q, shift(rows, qo), what="Q_i")  # line 4: stays resident for the whole inner loop
+        Oi = m.alloc((br, dv), what="O_i")  # line 5: accumulator, never leaves fast memory until the end
+        mi = m.alloc((br,), what="m_i", fill=-math.inf)
+        li = m.alloc((br,), what="ℓ_i")
+        S = m.alloc((br, B_c), what="S_ij", fill=None)  # one score buffer for the whole inner loop
+        mnew = m.alloc((br,), what="m_new", fill=None)
+        heads.append((qo, Qi, Oi, mi, li, S, mnew))
+    for cols in m.tiles(kv_extent, B_c):  # line 6
+        bc = cols.stop - cols.start
+        Kj = m.load(K, shift(cols, kv_off), what="K_j")  # line 7
+        for _, Qi, Oi, mi, li, S, mnew in heads:
+            if m.numeric:  # lines 8–9: S_ij, m_new, P̃_ij, ℓ_i; the α·O_i of line 10
+                scores(S.data[:, :bc], Qi.data, Kj.data, scale, xp)
+                mask_if_crossing(S.data[:, :bc], rows, cols, delta)
+                fa2_rescale(S.data[:, :bc], mi.data, li.data, Oi.data, mnew.data, xp)
+            m.work("qk", br * bc * d)
+        m.free(Kj)  # K_j's space is reused for V_j
+        Vj = m.load(V, shift(cols, kv_off), what="V_j")  # line 7
+        for _, _Qi, Oi, mi, _li, S, mnew in heads:
+            if m.numeric:  # line 10: O_i += P̃_ij V_j
+                fa2_accumulate(Oi.data, S.data[:, :bc], Vj.data, mi.data, mnew.data)
+            m.work("pv", br * bc * dv)
+        m.free(Vj)
+    for qo, Qi, Oi, mi, li, S, mnew in heads:
+        m.free(S, mnew)
+        if m.numeric:  # lines 12–13: O_i / ℓ_i, L_i = m_i + log ℓ_i
+            fa2_finish(Oi.data, mi.data, li.data, xp)
+        m.store(Oi, O, shift(rows, qo))  # line 14
+        m.store(mi, L, shift(rows, qo))  # line 15
+        m.free(Qi, Oi, mi, li)

@@ -42,8 +42,8 @@ Worked count, N=4, d=2, M=30 (flash2-bwd): c = ⌊(30 − 8)/10⌋ = 2, T_c = 2,
 B_r = ⌊(30 − 16)/(8 + 4)⌋ = 1. reads = 16 + 16 + 2·4·8 = 96, writes = 4 + 8 + 2·8 + 16 = 44;
 peak = 16 + 8 + 4 = 28.
 
->>> from attnio.algorithms.run_backward import run_backward
->>> r = run_backward("flash2-bwd", N=4, d=2, M=30, seed=0)
+>>> from attnio.algorithms.run import run
+>>> r = run("flash2-bwd", N=4, d=2, M=30, seed=0)
 >>> r.tiling
 Flash2BwdTiling(B_r=1, B_c=2)
 >>> m = r.measurement
@@ -53,71 +53,38 @@ Flash2BwdTiling(B_r=1, B_c=2)
 flash2-square-bwd at the same point: p = 16, b = ⌊(⌊√496⌋ − 16)/4⌋ = ⌊6/4⌋ = 1, T_c = 4:
 reads = 32 + 4·32 = 160, writes = 12 + 32 + 16 = 60.
 
->>> r = run_backward("flash2-square-bwd", N=4, d=2, M=30, seed=0)
+>>> r = run("flash2-square-bwd", N=4, d=2, M=30, seed=0)
 >>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words)
 (Flash2SquareBwdTiling(B_r=1, B_c=1), 160, 60)
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from attnio.algorithms.causal import each, mask_if_crossing, q_blocks, shift
 from attnio.algorithms.machine import Machine, SlowArray
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.steps import bwd_tile, scores
+from attnio.algorithms.tilings import Blocks
+from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class Flash2BwdTiling:
+class Flash2BwdTiling(Blocks):
     """B_r query rows per Q block, B_c key/value rows per K/V block; the io-optimal rule."""
 
-    B_r: int
-    B_c: int
-
-    def __post_init__(self) -> None:
-        check_int("B_r", self.B_r, min=1)
-        check_int("B_c", self.B_c, min=1)
-
-    @staticmethod
-    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
-        """K_j, V_j, dK_j, dV_j; Q_i, dQ_i, dO_i, L_i, D_i; the S/P and dP/dS tiles."""
-        return 2 * B_c * (d + dv) + B_r * (2 * d + dv + 2) + 2 * B_r * B_c
-
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        dv = d if dv is None else dv
-        return Flash2BwdTiling.fast_words(1, 1, d, dv)
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2BwdTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash2-bwd (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
-        c = (M - 2 * d - dv - 2) // (2 * d + 2 * dv + 2)
-        T_c = -(-N // min(c, N))
-        B_c = -(-N // T_c)
-        B_r = min(N, (M - 2 * B_c * (d + dv)) // (2 * d + dv + 2 + 2 * B_c))
-        assert B_r >= 1 and cls.fast_words(B_r, B_c, d, dv) <= M, (N, d, dv, M, B_r, B_c)
-        return cls(B_r, B_c)
+    budget = staticmethod(blocks.flash2_bwd)
+    resident = "cols"
+    name = "flash2-bwd"
+    needs = "one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores"
 
 
 @dataclass(frozen=True)
 class Flash2SquareBwdTiling(Flash2BwdTiling):
     """Square blocks B_r = B_c = b, the largest whose working set fits M."""
 
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Flash2SquareBwdTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash2-square-bwd (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
-        p = 4 * d + 3 * dv + 2
-        b = min(N, (math.isqrt(p * p + 8 * M) - p) // 4)
-        assert b >= 1 and cls.fast_words(b, b, d, dv) <= M, (N, d, dv, M, b)
-        return cls(b, b)
+    rule = "square"
+    name = "flash2-square-bwd"
 
 
 def rowsum_pass(m: Machine, O: SlowArray, dO: SlowArray, D: SlowArray) -> None:
@@ -135,47 +102,73 @@ def rowsum_pass(m: Machine, O: SlowArray, dO: SlowArray, D: SlowArray) -> None:
 
 
 def schedule(m: Machine, ins: dict[str, SlowArray], t: Flash2BwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:
+    """The one-head, unmasked case of :func:`kv_loop`."""
+    a = outputs(m, ins, ins["Q"].shape[0], ins["K"].shape[0])
+    kv_loop(m, a, t.B_r, t.B_c, scale)
+    return a["dQ"], a["dK"], a["dV"]
+
+
+def outputs(m: Machine, ins: dict[str, SlowArray], q_rows: int, kv_rows: int) -> dict[str, SlowArray]:
+    """Lines 3–4: dQ ← 0 (written), dK, dV, and D = rowsum(dO ∘ O) for every query row; ``ins`` with them."""
+    d, dv = ins["Q"].shape[1], ins["V"].shape[1]
+    a = dict(ins)
+    a["dQ"] = m.slow("dQ", (q_rows, d), role="output", init=0.0)  # line 3
+    a["dK"] = m.slow("dK", (kv_rows, d), role="output")
+    a["dV"] = m.slow("dV", (kv_rows, dv), role="output")
+    a["D"] = m.slow("D", (q_rows,))
+    rowsum_pass(m, a["O"], a["dO"], a["D"])  # line 4
+    return a
+
+
+def kv_loop(
+    m: Machine, a: dict[str, SlowArray], B_r: int, B_c: int, scale: float, *, q_offs: tuple[int, ...] = (0,),
+    kv_off: int = 0, Nq: int | None = None, Nkv: int | None = None, delta: int | None = None, combine: bool = False,
+) -> None:
+    """Lines 5–19 for one K/V head (rows [kv_off, kv_off + N_kv) of K, V, dK, dV) and the query heads at row
+    offsets ``q_offs`` (several: a group whose dK_j, dV_j accumulate in fast memory). ``delta``: bottom-right
+    causal mask offset N_kv − N_q (None: no mask); K/V block j then visits only the query rows i ≥ c_j − δ.
+    ``combine``: add the partial dK, dV already in slow memory before writing (heads after a group's first, one
+    at a time)."""
     xp = m.xp
-    Q, K, V, O, dO, L = (ins[k] for k in ("Q", "K", "V", "O", "dO", "L"))
-    N, d = Q.shape
-    dv = V.shape[1]
-    dQ = m.slow("dQ", (N, d), role="output", init=0.0)  # line 3
-    dK = m.slow("dK", (N, d), role="output")
-    dV = m.slow("dV", (N, dv), role="output")
-    D = m.slow("D", (N,))
-    rowsum_pass(m, O, dO, D)  # line 4
-    for cols in m.tiles(N, t.B_c):  # line 5
+    Q, K, V, dO, L, D, dQ, dK, dV = (a[k] for k in ("Q", "K", "V", "dO", "L", "D", "dQ", "dK", "dV"))
+    Nq = Q.shape[0] if Nq is None else Nq
+    Nkv = K.shape[0] if Nkv is None else Nkv
+    d, dv = Q.shape[1], V.shape[1]
+    for cols in (m.tiles if delta is None else each)(Nkv, B_c):  # line 5 (causal: the Q range depends on j)
         bc = cols.stop - cols.start
-        Kj = m.load(K, cols, what="K_j")  # line 6
-        Vj = m.load(V, cols, what="V_j")
+        C = shift(cols, kv_off)
+        Kj = m.load(K, C, what="K_j")  # line 6
+        Vj = m.load(V, C, what="V_j")
         dKj = m.alloc((bc, d), what="dK_j")  # line 7
         dVj = m.alloc((bc, dv), what="dV_j")
-        for rows in m.tiles(N, t.B_r):  # line 8
-            br = rows.stop - rows.start
-            Qi = m.load(Q, rows, what="Q_i")  # line 9
-            dOi = m.load(dO, rows, what="dO_i")
-            dQi = m.load(dQ, rows, what="dQ_i")
-            Li = m.load(L, rows, what="L_i")
-            Di = m.load(D, rows, what="D_i")
-            P = m.alloc((br, bc), what="S_ij", fill=None)
-            dS = m.alloc((br, bc), what="dP_ij", fill=None)
+        for qo in q_offs:
+            for rows, R in q_blocks(m, Nq, B_r, cols, delta, qo):  # line 8
+                br = rows.stop - rows.start
+                Qi = m.load(Q, R, what="Q_i")  # line 9
+                dOi = m.load(dO, R, what="dO_i")
+                dQi = m.load(dQ, R, what="dQ_i")
+                Li = m.load(L, R, what="L_i")
+                Di = m.load(D, R, what="D_i")
+                P = m.alloc((br, bc), what="S_ij", fill=None)
+                dS = m.alloc((br, bc), what="dP_ij", fill=None)
+                if m.numeric:  # lines 10–16
+                    scores(P.data, Qi.data, Kj.data, scale, xp)  # line 10
+                    mask_if_crossing(P.data, rows, cols, delta)
+                    P.data -= Li.data[:, None]
+                    xp.exp(P.data, out=P.data)  # line 11: P_ij = exp(S_ij − L_i)
+                    bwd_tile(P.data, dS.data, Qi.data, Kj.data, Vj.data, dOi.data, Di.data, dQi.data, dKj.data, dVj.data, scale, xp)
+                m.work("qk", br * bc * d)
+                m.work("bwd", br * bc * (2 * dv + 2 * d))
+                m.store(dQi, dQ, R)  # line 15: write back
+                m.free(Qi, dOi, dQi, Li, Di, P, dS)
+        m.free(Kj, Vj)
+        if combine:  # add the partial sums of the group's earlier heads (read, add, write back)
+            pK = m.load(dK, C, what="dK_j (partial)")
+            pV = m.load(dV, C, what="dV_j (partial)")
             if m.numeric:
-                xp.matmul(Qi.data, Kj.data.T, out=P.data)  # line 10
-                P.data *= scale
-                P.data -= Li.data[:, None]
-                xp.exp(P.data, out=P.data)  # line 11: P_ij
-                dVj.data += P.data.T @ dOi.data  # line 12
-                xp.matmul(dOi.data, Vj.data.T, out=dS.data)  # line 13: dP_ij
-                dS.data -= Di.data[:, None]
-                dS.data *= P.data  # line 14: dS_ij
-                dS.data *= scale  # (scale folded into dS for lines 15-16)
-                dQi.data += dS.data @ Kj.data  # line 15
-                dKj.data += dS.data.T @ Qi.data  # line 16
-            m.work("qk", br * bc * d)
-            m.work("bwd", br * bc * (2 * dv + 2 * d))
-            m.store(dQi, dQ, rows)  # line 15: write back
-            m.free(Qi, dOi, dQi, Li, Di, P, dS)
-        m.store(dKj, dK, cols)  # line 18
-        m.store(dVj, dV, cols)
-        m.free(Kj, Vj, dKj, dVj)
-    return dQ, dK, dV
+                dKj.data += pK.data
+                dVj.data += pV.data
+            m.free(pK, pV)
+        m.store(dKj, dK, C)  # line 18
+        m.store(dVj, dV, C)
+        m.free(dKj, dVj)

@@ -102,3 +102,70 @@ def attention_backward(
     D = (do * o).sum(axis=1)
     ds = p * (dp - D[:, None])
     return sc * (ds @ k), sc * (ds.T @ q), dv
+
+
+# Workloads (4-D: batch, heads, rows, width; K/V heads shared by groups of g query heads) -----------------
+
+
+def attention4(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool, scale: float | None = None) -> np.ndarray:
+    """Float64 attention of a 4-D workload, K/V heads repeated over their groups, bottom-right causal mask.
+
+    >>> Q = np.zeros((1, 2, 2, 1)); K = np.zeros((1, 1, 2, 1)); V = np.arange(2.0).reshape(1, 1, 2, 1)
+    >>> attention4(Q, K, V, causal=True)[0, :, :, 0].tolist()   # row 0 sees key 0 only; row 1 averages
+    [[0.0, 0.5], [0.0, 0.5]]
+    """
+    return attention4_saved(Q, K, V, causal, scale)[0]
+
+
+def _scores(Q: np.ndarray, K: np.ndarray, causal: bool, scale: float | None) -> tuple[np.ndarray, int]:
+    q, k = (np.asarray(x, dtype=np.float64) for x in (Q, K))
+    g = q.shape[1] // k.shape[1]
+    s = np.einsum("bhid,bhjd->bhij", q, np.repeat(k, g, axis=1)) * default_scale(q.shape[3], scale)
+    if causal:
+        Nq, Nkv = q.shape[2], k.shape[2]
+        s[..., np.arange(Nkv)[None, :] > np.arange(Nq)[:, None] + (Nkv - Nq)] = -np.inf
+    return s, g
+
+
+def attention4_saved(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool, scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Float64 O (batch, H, N_q, d_v) and logsumexp L (batch, H, N_q) of a 4-D workload (K/V heads repeated);
+    the plain one-head case is batch = H = 1."""
+    s, g = _scores(Q, K, causal, scale)
+    mx = s.max(axis=-1, keepdims=True)
+    p = np.exp(s - mx)
+    ell = p.sum(axis=-1, keepdims=True)
+    O = np.einsum("bhij,bhjd->bhid", p / ell, np.repeat(np.asarray(V, dtype=np.float64), g, axis=1))
+    return O, (mx + np.log(ell))[..., 0]
+
+
+def attention4_backward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray, causal: bool,
+                       scale: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Float64 (dQ, dK, dV) of a 4-D workload: dK, dV of a K/V head are the sums over its g query heads.
+
+    One query head on one key: softmax is 1, so dQ = dK = 0 and dV = dO; two heads sharing it: dV = dO₁ + dO₂.
+
+    >>> z = np.zeros((1, 2, 1, 1)); dO = np.array([1.0, 2.0]).reshape(1, 2, 1, 1)
+    >>> [x.ravel().tolist() for x in attention4_backward(z, z[:, :1], z[:, :1], dO, causal=True)]
+    [[0.0, 0.0], [0.0], [3.0]]
+    """
+    s, g = _scores(Q, K, causal, scale)
+    sc = default_scale(np.shape(Q)[3], scale)
+    q, k, v, do = (np.asarray(x, dtype=np.float64) for x in (Q, K, V, dO))
+    kr, vr = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    o = np.einsum("bhij,bhjd->bhid", p, vr)
+    dv = np.einsum("bhij,bhid->bhjd", p, do)
+    dp = np.einsum("bhid,bhjd->bhij", do, vr)
+    ds = p * (dp - (do * o).sum(axis=-1)[..., None])
+    dq = sc * np.einsum("bhij,bhjd->bhid", ds, kr)
+    dk = sc * np.einsum("bhij,bhid->bhjd", ds, q)
+    B, Hk = k.shape[0], k.shape[1]
+    return dq, dk.reshape(B, Hk, g, *dk.shape[2:]).sum(axis=2), dv.reshape(B, Hk, g, *dv.shape[2:]).sum(axis=2)
+
+
+def rel_error(x: np.ndarray, ref: np.ndarray) -> float:
+    """max|x − ref| / max|ref|; the absolute error where ref is all zero (dQ = dK = 0 with one key)."""
+    scale_ = float(np.max(np.abs(ref))) if ref.size else 0.0
+    err = float(np.max(np.abs(x - ref))) if ref.size else 0.0
+    return err / scale_ if scale_ > 1e-12 else err

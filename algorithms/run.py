@@ -1,70 +1,122 @@
-"""Run an algorithm on the machine: validate the input, pick the tiling, count, and check the output."""
+"""The one runner: ``run(name, workload, pass_=...)`` validates once, picks the schedule and its tiling, runs it
+on the machine, and returns one :class:`Result` (docs/architecture.md).
+
+Every kind of run goes through :func:`run`: a forward or a backward schedule alone, or a training step (the
+forward, then its backward on the same inputs and the forward's own output); a plain run (one head, N_q = N_kv,
+no mask: ``N``, ``d``, ``M`` or 2-D ``inputs``) or a :class:`~attnio.workload.Workload` (batch, heads, grouped
+K/V heads, N_q ≠ N_kv, causal masks). Inputs are drawn from ``seed`` as 4-D (batch, heads, rows, width) arrays
+(Q, K, V; dO from ``seed`` + 1), so a plain run draws exactly the one head of its workload.
+
+>>> r = run("flash2", pass_="step", N=64, d=8, M=400, count_only=True)
+>>> r.as_dict()["total"]["io"] == r.forward.measurement.io_words + r.backward.measurement.io_words
+True
+>>> count("flash2-bwd", N=4, d=2, M=30).io     # a backward name runs its backward
+IOCount(reads_words=96, writes_words=44)
+"""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from attnio.algorithms import registry
 from attnio.algorithms.backend import get_backend, namespace, to_numpy
 from attnio.algorithms.machine import Machine, Measurement
-from attnio.algorithms.reference import attention, default_scale
+from attnio.algorithms.reference import attention, attention4, attention4_backward, default_scale, rel_error
 
+from attnio.counts import IOCount
 from attnio.errors import InvalidParameter, Unsupported
 from attnio.validate import check_choice, check_int, check_run_sizes, check_seed
+from attnio.workload import Workload
+
+PASSES = ("forward", "backward", "step")
 
 
 @dataclass(frozen=True)
-class RunResult:
+class Result:
+    """One run of any pass. ``schedule`` is None for the plain one-head schedule, else the workload schedule
+    (``per-head``, ``grouped``). ``outputs``: (O,) forward, (dQ, dK, dV) backward, numeric mode only (2-D for a
+    plain run, 4-D for a workload). ``errors``: ``{"O": max|O − O_ref|}`` forward; per output the relative
+    error against the float64 analytic backward. A step's ``parts`` are its forward and backward results; its
+    ``measurement`` is their sum (peak: the larger)."""
+
     algorithm: str
-    N: int
-    d: int
-    dv: int
-    M: int
+    pass_: str
+    workload: Workload
+    schedule: str | None
     tiling: Any
     measurement: Measurement
-    output: Any  # the O array (NumPy or CuPy) in numeric mode, else None
-    max_abs_error: float | None  # against the float64 reference, numeric mode only
+    outputs: tuple[Any, ...] | None
+    errors: dict[str, float] | None
     seconds: float
-    backend: str
+    backend: str = "numpy"
+    parts: tuple[Result, Result] | None = None
+
+    N = property(lambda self: self.workload.Nq)
+    d = property(lambda self: self.workload.d)
+    dv = property(lambda self: self.workload.dv)
+    M = property(lambda self: self.workload.M)
+
+    @property
+    def forward(self) -> Result:
+        assert self.parts is not None, "only a step has parts"
+        return self.parts[0]
+
+    @property
+    def backward(self) -> Result:
+        assert self.parts is not None, "only a step has parts"
+        return self.parts[1]
+
+    @property
+    def output(self) -> Any:
+        """O of a forward in numeric mode, else None."""
+        return self.outputs[0] if self.outputs is not None and self.pass_ == "forward" else None
+
+    @property
+    def max_abs_error(self) -> float | None:
+        return None if self.errors is None else self.errors.get("O")
+
+    @property
+    def rel_errors(self) -> dict[str, float] | None:
+        return self.errors if self.pass_ == "backward" else None
+
+    @property
+    def io_bytes(self) -> int:
+        return self.workload.io_bytes(self.measurement.io_words)
 
     def as_dict(self) -> dict[str, Any]:
-        return {**counts_dict(self), "max_abs_error": self.max_abs_error, "count_only": self.measurement.count_only,
-                "backend": self.backend, "seconds": self.seconds}
-
-
-def counts_dict(r: Any) -> dict[str, Any]:
-    """The configuration and exact counts of a run (forward or backward result) as plain data, in one order."""
-    m = r.measurement
-    return {
-        "algorithm": r.algorithm,
-        "N": r.N,
-        "d": r.d,
-        "dv": r.dv,
-        "M": r.M,
-        "reads": m.reads_words,
-        "writes": m.writes_words,
-        "io": m.io_words,
-        "peak_fast_words": m.peak_fast_words,
-        "overflowed": m.overflowed,
-        "blocks": dict(vars(r.tiling)) if hasattr(r.tiling, "__dict__") else str(r.tiling),
-        "per_array": {k: {"reads": v.reads_words, "writes": v.writes_words} for k, v in m.per_array.items()},
-    }
+        """The JSON of ``attnio run --json``: a step has ``forward``, ``backward``, ``total`` and ``workload``."""
+        w, m = self.workload, self.measurement
+        counts = {"reads": m.reads_words, "writes": m.writes_words, "io": m.io_words, "peak_fast_words": m.peak_fast_words}
+        counts.update({f"{k}_bytes": w.io_bytes(counts[k]) for k in ("reads", "writes", "io")})
+        if self.parts is not None:
+            return {"forward": self.forward.as_dict(), "backward": self.backward.as_dict(), "total": counts, "workload": w.as_dict()}
+        t = self.tiling
+        out = {"algorithm": self.algorithm, "pass": self.pass_, "schedule": self.schedule,
+               "N": w.Nq, "d": w.d, "dv": w.dv, "M": w.M, "workload": w.as_dict(), **counts,
+               "overflowed": m.overflowed, "blocks": dict(vars(t)) if hasattr(t, "__dict__") else str(t),
+               "per_array": {k: {"reads": v.reads_words, "writes": v.writes_words} for k, v in m.per_array.items()}}
+        out["max_abs_error" if self.pass_ == "forward" else "rel_errors"] = (
+            self.max_abs_error if self.pass_ == "forward" else self.errors)
+        out.update(count_only=m.count_only, backend=self.backend, seconds=self.seconds)
+        return out
 
 
 def run(
     algorithm: str,
-    Q: Any = None,
-    K: Any = None,
-    V: Any = None,
+    workload: Workload | None = None,
     *,
-    M: int,
+    pass_: str | None = None,
+    schedule: str | None = None,
+    inputs: tuple[Any, ...] | None = None,
     N: int | None = None,
     d: int | None = None,
     dv: int | None = None,
-    seed: int | None = None,
+    M: int | None = None,
+    O: Any = None,
+    seed: int | None = 0,
     count_only: bool = False,
     tiling: Any = None,
     scale: float | None = None,
@@ -72,73 +124,330 @@ def run(
     trace: bool = False,
     audit: bool | None = None,
     check: bool = True,
+    stats: tuple[str, ...] | None = None,
     eps: float | None = None,
     B: float | None = None,
     beta: float | None = None,
-) -> RunResult:
-    """Run ``algorithm`` on given inputs (``Q``, ``K``, ``V``) or on random ones of shape (``N``, ``d``).
+) -> Result:
+    """Run ``algorithm`` (``pass_``: ``"forward"``, ``"backward"`` or ``"step"``; default the name's own pass)
+    on ``workload``, or on the plain one-head case given by ``N``, ``d``, ``dv``, ``M`` or by 2-D ``inputs``.
 
-    Bad input raises :class:`~attnio.errors.InvalidParameter`. ``count_only`` needs only the shapes.
-    ``eps``, ``B``, ``beta``: error target and input bounds of approximate algorithms (docs/approx.md); their
-    spec has ``approximate=True`` and their tiling class ``prepare_inputs`` (bounded random inputs, or a check of
-    given ones).
+    ``inputs``: (Q, K, V) for a forward or a step, (Q, K, V, dO) for a backward; 2-D (N × width) for a plain
+    run, 4-D (batch, heads, rows, width) with a workload; else random from ``seed``. ``O``: a backward's forward
+    output (default the float64 reference). ``schedule``: a workload schedule (``per-head``, ``grouped``) or
+    ``best`` (the cheaper of the algorithm's own; default: the plain schedule for a plain run, else
+    ``per-head``). ``tiling``, ``backend``, ``trace``, ``audit``, ``stats`` (the statistics ``auto-bwd`` may
+    read) and ``eps``/``B``/``beta`` (approximate algorithms, docs/approx.md) apply to plain runs.
+
+    Validation runs here, once, before anything is drawn or allocated: bad input raises
+    :class:`~attnio.errors.InvalidParameter` naming the parameter, its value and the valid range; a valid
+    request that no schedule covers raises :class:`~attnio.errors.Unsupported`.
     """
     spec = registry.get(algorithm)
+    pass_ = _check_pass(spec, pass_)
+    check_choice("backend", backend, ["numpy", "cupy"])
+    seed = check_seed(seed)
+    if schedule is not None:
+        check_choice("schedule", schedule, [*registry.SCHEDULES, "best"])
     params = {k: v for k, v in (("eps", eps), ("B", B), ("beta", beta)) if v is not None}
-    approx = spec.approximate
-    if params and not approx:
+    if params and not spec.approximate:
         k = next(iter(params))
         raise InvalidParameter(k, params[k], f"not given: {algorithm} is exact (eps/B/beta are for approximate algorithms)")
-    check_choice("backend", backend, ["numpy", "cupy"])
-    M = check_int("M", M, min=1)
-    seed = check_seed(seed)
-    t0 = time.perf_counter()
-    if Q is not None or K is not None or V is not None:
-        Q, K, V = _check_arrays(Q, K, V)
-        N, d = Q.shape
-        dv = V.shape[1]
-        xp = namespace(Q, K, V)
-        backend = xp.__name__
+    if inputs is not None:
+        inputs = tuple(inputs)
+        want = 4 if pass_ == "backward" else 3
+        if len(inputs) != want:
+            raise InvalidParameter("inputs", f"<{len(inputs)} arrays>", f"{want} arrays: " + ("Q, K, V, dO" if want == 4 else "Q, K, V"))
+    plain_arrays = inputs is not None and getattr(inputs[0], "ndim", None) != 4
+    if workload is None:
+        if plain_arrays:
+            inputs = _check_arrays(inputs)
+            N, d, dv = inputs[0].shape[0], inputs[0].shape[1], inputs[2].shape[1]
+            backend = namespace(*inputs).__name__
+        elif inputs is not None:
+            raise InvalidParameter("inputs", "<4-D arrays>", "2-D arrays (N × width) without a workload, 4-D ones with one")
+        workload = Workload.build(N=check_int("N", N, min=1), d=check_int("d", d, min=1), dv=dv, M=check_int("M", M, min=1))
+        plain = schedule is None
     else:
-        N = check_int("N", N, min=1)
-        d = check_int("d", d, min=1)
-        dv = d if dv is None else check_int("dv", dv, min=1)
-        if dv != d and not spec.supports_dv:  # before anything is drawn
-            raise Unsupported(f"{algorithm} needs d_v = d (got d={d}, dv={dv})")
-        check_run_sizes(N, d, dv, count_only=count_only)
-        xp = get_backend(backend)
-        if not count_only and not approx:  # approximate algorithms draw bounded inputs (prepare_inputs below)
-            rng = np.random.default_rng(seed)
-            Q, K, V = (xp.asarray(rng.standard_normal(shape)) for shape in ((N, d), (N, d), (N, dv)))
-    if dv != d and not spec.supports_dv:
-        raise Unsupported(f"{algorithm} needs d_v = d (got d={d}, dv={dv})")
-    if tiling is None:
-        tiling = spec.tiling_cls.default(N, d, M, dv, params=params) if approx else spec.tiling_cls.default(N, d, M, dv)
-    if approx and not count_only:
-        Q, K, V = tiling.prepare_inputs(Q, K, V, seed, N, d, xp)
-    m = Machine(M, algorithm=algorithm, xp=xp, count_only=count_only, audit=spec.audit if audit is None else audit, trace=trace)
-    if count_only:
-        Qs, Ks, Vs = m.input("Q", (N, d)), m.input("K", (N, d)), m.input("V", (N, dv))
-    else:
-        Qs, Ks, Vs = m.input("Q", Q), m.input("K", K), m.input("V", V)
-    # overflow in float64 arithmetic is reported once, as an error naming its cause (_check_finite), not as
-    # NumPy warnings
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        O = spec.schedule(m, Qs, Ks, Vs, tiling, default_scale(d, scale))
-    meas = m.finish()
-    out = err = None
-    if not count_only:
-        out = m.output_data(O)
-        _check_finite(out, Q, K, default_scale(d, scale))
-        if check:
-            ref = attention(Q, K, V, scale=default_scale(d, scale))
-            err = float(np.max(np.abs(to_numpy(out) - ref))) if ref.size else 0.0
-    return RunResult(algorithm, N, d, dv, M, tiling, meas, out, err, time.perf_counter() - t0, backend)
+        if not isinstance(workload, Workload):
+            raise InvalidParameter("workload", workload, "an attnio.workload.Workload (Workload.build(...))")
+        for k, v in (("N", N), ("d", d), ("dv", dv), ("M", M)):
+            if v is not None:
+                raise InvalidParameter(k, v, "not given with a workload (the workload carries N, d, d_v and M)")
+        if plain_arrays:
+            raise InvalidParameter("inputs", "<2-D arrays>", "4-D arrays (batch, heads, rows, width) with a workload")
+        plain = schedule is None and _is_plain(workload) and inputs is None
+    w = workload
+    if w.dv != w.d and not spec.supports_dv:  # before anything is drawn
+        raise Unsupported(f"{algorithm} needs d_v = d (got d={w.d}, dv={w.dv})")
+    check_run_sizes(w.Nq, w.d, w.dv, count_only=count_only, Nkv=w.Nkv, heads=w.query_heads_total)
+    if not plain:
+        extra = [k for k, v in (("tiling", tiling), ("stats", stats), ("trace", trace or None), ("audit", audit), *params.items()) if v is not None]
+        if extra or backend != "numpy":
+            name = extra[0] if extra else "backend"
+            raise InvalidParameter(name, tiling if name == "tiling" else backend if name == "backend" else "<given>",
+                                   "not given with a workload schedule (it applies to plain one-head runs)")
+    req = _Request(w, plain, schedule, inputs, O, seed, count_only, tiling, scale, backend, trace, audit, check, stats, params)
+    if pass_ == "step":
+        return _step(spec, req)
+    return _one(spec, pass_, req)
 
 
 def count(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None, **kw: Any) -> Measurement:
-    """Count-only run: the exact counts without arithmetic, for any N."""
+    """Count-only run: the exact counts without arithmetic, for any N (forward and backward names alike)."""
     return run(algorithm, N=N, d=d, M=M, dv=dv, count_only=True, **kw).measurement
+
+
+# ---------------------------------------------------------------------------------------------- validation
+def _check_pass(spec: registry.AlgorithmSpec, pass_: str | None) -> str:
+    if pass_ is None:
+        return spec.pass_
+    check_choice("pass_", pass_, PASSES)
+    if spec.pass_ == "backward" and pass_ != "backward":
+        raise InvalidParameter("algorithm", spec.name, f"a forward algorithm for pass_={pass_!r} ({spec.name} is a backward schedule)")
+    if spec.pass_ == "forward" and pass_ == "backward":
+        raise InvalidParameter("algorithm", spec.name, "a backward schedule for pass_='backward' (one of " + ", ".join(registry.names("backward")) + ")")
+    return pass_
+
+
+def _is_plain(w: Workload) -> bool:
+    return w.query_heads_total == 1 and w.Nq == w.Nkv and not w.causal
+
+
+def _check_arrays(arrays: tuple[Any, ...]) -> tuple[Any, ...]:
+    names = ("Q", "K", "V", "dO")
+    for name, x in zip(names, arrays, strict=False):
+        if x is None:
+            raise InvalidParameter(name, None, "an N×d array (Q, K and V must all be given)")
+        if getattr(x, "ndim", None) != 2:
+            raise InvalidParameter(f"{name}.shape", getattr(x, "shape", None), "a 2-D array of shape (N, d)")
+        if 0 in x.shape:
+            raise InvalidParameter(f"{name}.shape", tuple(x.shape), "N >= 1 and d >= 1")
+        xp = namespace(x)
+        if not bool(xp.all(xp.isfinite(x))):
+            bad = int(x.size - int(xp.isfinite(x).sum()))
+            raise InvalidParameter(name, f"<array with {bad} NaN/Inf entries>", "finite values only")
+    Q, K, V = arrays[:3]
+    if K.shape != Q.shape:
+        raise InvalidParameter("K.shape", tuple(K.shape), f"equal to Q.shape={tuple(Q.shape)}")
+    if V.shape[0] != Q.shape[0]:
+        raise InvalidParameter("V.shape", tuple(V.shape), f"({Q.shape[0]}, dv): as many rows as Q")
+    if len(arrays) == 4 and arrays[3].shape != V.shape:
+        raise InvalidParameter("dO.shape", tuple(arrays[3].shape), f"equal to V.shape={tuple(V.shape)}")
+    return arrays
+
+
+def check_inputs4(w: Workload, arrays: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
+    """4-D (batch, heads, rows, width) inputs of a workload as float64 host arrays; wrong shapes or NaN/Inf raise."""
+    shapes = {"Q": (w.batch, w.heads, w.Nq, w.d), "K": (w.batch, w.kv_heads, w.Nkv, w.d),
+              "V": (w.batch, w.kv_heads, w.Nkv, w.dv), "dO": (w.batch, w.heads, w.Nq, w.dv)}
+    out = []
+    for (name, shape), x in zip(shapes.items(), arrays, strict=False):
+        x = np.asarray(to_numpy(x), dtype=np.float64)
+        if x.shape != shape:
+            raise InvalidParameter(f"{name}.shape", x.shape, f"{shape} (batch, heads, rows, width) for this workload")
+        if not np.all(np.isfinite(x)):
+            raise InvalidParameter(name, "<array with NaN/Inf entries>", "finite values only")
+        out.append(x)
+    return tuple(out)
+
+
+def random_inputs(w: Workload, seed: int | None, grad: bool = False) -> tuple[np.ndarray, ...]:
+    """Q (batch, H, N_q, d), K (batch, H_kv, N_kv, d), V (batch, H_kv, N_kv, d_v), standard normal from ``seed``;
+    with ``grad`` also dO (batch, H, N_q, d_v) from ``seed`` + 1."""
+    rng = np.random.default_rng(seed)
+    out = (rng.standard_normal((w.batch, w.heads, w.Nq, w.d)), rng.standard_normal((w.batch, w.kv_heads, w.Nkv, w.d)),
+           rng.standard_normal((w.batch, w.kv_heads, w.Nkv, w.dv)))
+    if grad:
+        out += (np.random.default_rng(None if seed is None else seed + 1).standard_normal((w.batch, w.heads, w.Nq, w.dv)),)
+    return out
+
+
+def _arrays4(w: Workload, inputs: tuple[Any, ...] | None, seed: int | None, pass_: str) -> tuple[np.ndarray, ...]:
+    return check_inputs4(w, inputs) if inputs is not None else random_inputs(w, seed, grad=pass_ == "backward")
+
+
+# ---------------------------------------------------------------------------------------------- dispatch
+@dataclass(frozen=True)
+class _Request:
+    w: Workload
+    plain: bool  # the plain one-head schedule (no workload schedule asked for)
+    schedule: str | None
+    inputs: tuple[Any, ...] | None
+    O: Any
+    seed: int | None
+    count_only: bool
+    tiling: Any
+    scale: float | None
+    backend: str
+    trace: bool
+    audit: bool | None
+    check: bool
+    stats: tuple[str, ...] | None
+    params: dict[str, float]
+
+
+def _one(spec: registry.AlgorithmSpec, pass_: str, r: _Request) -> Result:
+    """One pass: the plain schedule, a workload schedule of the algorithm's own, or the plain schedule per head."""
+    if r.plain:
+        return _plain(spec, pass_, r)
+    w = r.w
+    if r.schedule == "best":
+        cands = spec.workload_schedules or ("per-head",)
+        results = []
+        for s in cands:
+            try:
+                results.append(_one(spec, pass_, replace(r, schedule=s)))
+            except InvalidParameter:
+                if s == cands[0]:
+                    raise
+        return min(results, key=lambda x: (x.measurement.io_words, x.schedule))
+    schedule = r.schedule or "per-head"
+    if schedule in spec.workload_schedules:
+        from attnio.algorithms import workloads, workloads_bwd
+
+        t0 = time.perf_counter()
+        arrays = None if r.count_only else _arrays4(w, r.inputs, r.seed, pass_)
+        if pass_ == "forward":
+            t, meas, outs, errs = workloads.run_schedule(spec, w, schedule, arrays, r.count_only, r.scale, r.check)
+        else:
+            t, meas, outs, errs = workloads_bwd.run_schedule(spec, w, schedule, arrays, r.O, r.count_only, r.scale, r.check)
+        return Result(spec.name, pass_, w, schedule, t, meas, outs, errs, time.perf_counter() - t0)
+    native = registry.with_schedule(schedule, pass_)
+    if schedule != "per-head":
+        raise Unsupported(f"{spec.name} has no {schedule} (K/V-sharing) schedule; {schedule}: {', '.join(native)}")
+    what = [x for x, on in (("a causal mask", w.causal), (f"Nq={w.Nq} != Nkv={w.Nkv}", w.Nq != w.Nkv),
+                            (f"kv_heads={w.kv_heads} < heads={w.heads}", pass_ == "backward" and w.kv_heads != w.heads)) if on]
+    if what:
+        raise Unsupported(f"{spec.name} runs its one-head {pass_} schedule per head: none for {', '.join(what)} "
+                          f"(workload {pass_} schedules: {', '.join(native)})")
+    return _per_head(spec, pass_, r)
+
+
+def _plain(spec: registry.AlgorithmSpec, pass_: str, r: _Request) -> Result:
+    from attnio.algorithms.run_backward import backward_plain
+
+    w = r.w
+    t0 = time.perf_counter()
+    if r.count_only or (spec.approximate and r.inputs is None):  # approximate: bounded inputs (prepare_inputs)
+        arrays = None
+    elif r.inputs is not None and getattr(r.inputs[0], "ndim", None) == 2:
+        arrays = r.inputs
+    else:
+        xp = get_backend(r.backend)
+        drawn = random_inputs(w, r.seed, grad=pass_ == "backward") if r.inputs is None else r.inputs
+        arrays = tuple(xp.asarray(np.asarray(x).reshape(x.shape[-2:])) for x in drawn)
+    run_fn = forward_plain if pass_ == "forward" else backward_plain
+    tiling, meas, outs, errs, backend = run_fn(spec, w, arrays, r)
+    return Result(spec.name, pass_, w, None, tiling, meas, outs, errs, time.perf_counter() - t0, backend)
+
+
+def forward_plain(spec: registry.AlgorithmSpec, w: Workload, arrays: tuple[Any, ...] | None, r: _Request) -> tuple[Any, ...]:
+    """The plain forward on the machine: (tiling, measurement, outputs, errors, backend)."""
+    N, d, dv, M = w.Nq, w.d, w.dv, w.M
+    xp = get_backend(r.backend) if arrays is None else namespace(*arrays)
+    sc = default_scale(d, r.scale)
+    tiling = r.tiling
+    if tiling is None:
+        tiling = spec.tiling_cls.default(N, d, M, dv, params=r.params) if spec.approximate else spec.tiling_cls.default(N, d, M, dv)
+    if spec.approximate and not r.count_only:
+        arrays = tiling.prepare_inputs(*(arrays or (None, None, None)), r.seed, N, d, xp)  # bounded inputs (docs/approx.md)
+    m = Machine(M, algorithm=spec.name, xp=xp, count_only=r.count_only, audit=spec.audit if r.audit is None else r.audit, trace=r.trace)
+    shapes = {"Q": (N, d), "K": (N, d), "V": (N, dv)}
+    Qs, Ks, Vs = (m.input(k, s) for k, s in shapes.items()) if r.count_only else (m.input(k, a) for k, a in zip(shapes, arrays, strict=True))
+    # overflow in float64 arithmetic is reported once, as an error naming its cause (_check_finite), not as
+    # NumPy warnings
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        Os = spec.schedule(m, Qs, Ks, Vs, tiling, sc)
+    meas = m.finish()
+    outs = errs = None
+    if not r.count_only:
+        Q, K, V = arrays
+        out = m.output_data(Os)
+        _check_finite(out, Q, K, sc)
+        outs = (out,)
+        if r.check:
+            ref = attention(Q, K, V, scale=sc)
+            errs = {"O": float(np.max(np.abs(to_numpy(out) - ref))) if ref.size else 0.0}
+    return tiling, meas, outs, errs, xp.__name__
+
+
+def _per_head(spec: registry.AlgorithmSpec, pass_: str, r: _Request) -> Result:
+    """A plain workload (no mask, N_q = N_kv) with the plain one-head schedule: each query head is one plain run
+    on (Q_h, K_⌊h/g⌋, V_⌊h/g⌋); counts add up (count-only: one head's count × batch·H)."""
+    w = r.w
+    H, g = w.query_heads_total, w.groups
+    one_w = Workload.build(N=w.Nq, d=w.d, dv=w.dv, M=w.M, dtype=w.dtype)
+    t0 = time.perf_counter()
+    if r.count_only:
+        one = _plain(spec, pass_, replace(r, w=one_w, inputs=None))
+        return Result(spec.name, pass_, w, "per-head", one.tiling, _times(one.measurement, H), None, None, time.perf_counter() - t0)
+    arrays = _arrays4(w, r.inputs, r.seed, pass_)
+    O4 = None if r.O is None else np.asarray(to_numpy(r.O), dtype=np.float64).reshape(w.batch, w.heads, w.Nq, w.dv)
+    parts, meas, tiling = [], None, None
+    for b in range(w.batch):
+        for h in range(w.heads):
+            head = (arrays[0][b, h], arrays[1][b, h // g], arrays[2][b, h // g], *(x[b, h] for x in arrays[3:]))
+            one = _plain(spec, pass_, replace(r, w=one_w, inputs=head, check=False, O=None if O4 is None else O4[b, h]))
+            parts.append([to_numpy(x) for x in one.outputs])
+            meas = one.measurement if meas is None else _plus(meas, one.measurement)
+            tiling = one.tiling
+    outs = tuple(np.stack([p[i] for p in parts]).reshape(w.batch, w.heads, *parts[0][i].shape) for i in range(len(parts[0])))
+    errs = _errors4(pass_, w, arrays, outs, r.scale) if r.check else None
+    return Result(spec.name, pass_, w, "per-head", tiling, meas, outs, errs, time.perf_counter() - t0)
+
+
+def _errors4(pass_: str, w: Workload, arrays: tuple[np.ndarray, ...], outs: tuple[np.ndarray, ...], scale: float | None) -> dict[str, float]:
+    """Errors of 4-D outputs against the float64 4-D references (:mod:`attnio.algorithms.reference`)."""
+    if pass_ == "forward":
+        return {"O": float(np.max(np.abs(outs[0] - attention4(*arrays[:3], w.causal, scale))))}
+    refs = attention4_backward(*arrays[:4], w.causal, scale)
+    return {n: rel_error(x, ref) for n, x, ref in zip(("dQ", "dK", "dV"), outs, refs, strict=True)}
+
+
+def _step(spec: registry.AlgorithmSpec, r: _Request) -> Result:
+    """The forward, then its backward on the same inputs (dO from seed + 1) and the forward's own output. The
+    backward is the spec's ``backward``; without one (and for ``auto``) ``auto-bwd`` over what the forward that
+    ran saved. ``schedule="best"``: the schedule with the cheaper whole step."""
+    if spec.approximate or not (spec.backward or spec.saves or spec.name == "auto"):
+        raise Unsupported(f"{spec.name} has no backward schedule (exact forward algorithms with a backward: "
+                          + ", ".join(sorted([*registry.forward_saves(), "auto"])) + ")")
+    if r.schedule == "best":
+        steps = [_step(spec, replace(r, schedule=s)) for s in spec.workload_schedules or ("per-head",)]
+        return min(steps, key=lambda x: (x.measurement.io_words, x.schedule))
+    w = r.w
+    t0 = time.perf_counter()
+    if not r.count_only:
+        drawn = random_inputs(w, r.seed, grad=True)
+        ins = r.inputs if r.inputs is not None else drawn[:3]
+        xp = namespace(ins[0]) if getattr(ins[0], "ndim", 4) == 2 else np
+        grad = drawn[3] if getattr(ins[0], "ndim", 4) == 4 else xp.asarray(drawn[3].reshape(drawn[3].shape[-2:]))
+        r = replace(r, inputs=(*ins, grad))
+    f = _one(spec, "forward", replace(r, inputs=None if r.inputs is None else r.inputs[:3]))
+    if spec.name == "auto":
+        bname, stats = "auto-bwd", registry.get(f.tiling.algorithm).saves
+    else:
+        bname, stats = spec.backward or "auto-bwd", None if spec.backward else spec.saves
+    b = _one(registry.get(bname), "backward", replace(r, O=None if f.outputs is None else f.outputs[0], stats=stats))
+    total = _plus(f.measurement, b.measurement, merge=True)
+    return Result(spec.name, "step", w, f.schedule, None, total, None, None, time.perf_counter() - t0, f.backend, (f, b))
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def _times(a: Measurement, k: int) -> Measurement:
+    return Measurement(
+        a.algorithm, a.M, IOCount(a.reads_words * k, a.writes_words * k), a.peak_fast_words,
+        {n: IOCount(c.reads_words * k, c.writes_words * k) for n, c in a.per_array.items()}, a.overflowed, a.count_only,
+    )
+
+
+def _plus(a: Measurement, b: Measurement, merge: bool = False) -> Measurement:
+    keys = dict.fromkeys([*a.per_array, *b.per_array]) if merge else a.per_array
+    zero = IOCount(0, 0)
+    return Measurement(
+        a.algorithm, a.M, a.io + b.io, max(a.peak_fast_words, b.peak_fast_words),
+        {n: a.per_array.get(n, zero) + b.per_array.get(n, zero) for n in keys}, a.overflowed or b.overflowed, a.count_only,
+    )
 
 
 def _check_finite(out: Any, Q: Any, K: Any, scale: float) -> None:
@@ -160,24 +469,3 @@ def _check_finite(out: Any, Q: Any, K: Any, scale: float) -> None:
         if not np.isfinite(bound) or bound > 1e300
         else "inputs for which the schedule's float64 arithmetic stays finite",
     )
-
-
-def _check_arrays(Q: Any, K: Any, V: Any) -> tuple[Any, Any, Any]:
-    for name, x in (("Q", Q), ("K", K), ("V", V)):
-        if x is None:
-            raise InvalidParameter(name, None, "an N×d array (Q, K and V must all be given)")
-        if getattr(x, "ndim", None) != 2:
-            raise InvalidParameter(f"{name}.shape", getattr(x, "shape", None), "a 2-D array of shape (N, d)")
-        if 0 in x.shape:
-            raise InvalidParameter(f"{name}.shape", tuple(x.shape), "N >= 1 and d >= 1")
-        xp = namespace(x)
-        if not bool(xp.all(xp.isfinite(x))):
-            bad = int(x.size - int(xp.isfinite(x).sum()))
-            raise InvalidParameter(name, f"<array with {bad} NaN/Inf entries>", "finite values only")
-    if K.shape != Q.shape:
-        raise InvalidParameter("K.shape", tuple(K.shape), f"equal to Q.shape={tuple(Q.shape)}")
-    if V.shape[0] != Q.shape[0]:
-        raise InvalidParameter("V.shape", tuple(V.shape), f"({Q.shape[0]}, dv): as many rows as Q")
-    return Q, K, V
-
-

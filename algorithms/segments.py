@@ -207,7 +207,7 @@ def survey(
     rows = []
     for name in names or registry.names():
         spec = registry.get(name)
-        if spec.summary.upper().startswith("APPROXIMATE"):
+        if spec.approximate:
             continue
         for n, dd, mm in points:
             lo = spec.tiling_cls.min_M(n, dd, dd) if spec.supports_dv else spec.tiling_cls.min_M(n, dd)

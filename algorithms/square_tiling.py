@@ -47,20 +47,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from attnio.algorithms.causal import each
 from attnio.algorithms.machine import Machine, SlowArray
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.steps import logsumexp_into
+from attnio.algorithms.tiled import logits, pv
+from attnio.algorithms.tilings import Side
 
 
 @dataclass(frozen=True)
-class SquareTiling:
+class SquareTiling(Side):
     """Side B of every tile."""
 
     B: int
-
-    def __post_init__(self) -> None:
-        check_int("B", self.B, min=1)
+    name = "square_tiling"
+    needs = "B = floor(sqrt(M/4)) >= 1"
 
     @staticmethod
     def fast_words(B: int) -> int:
@@ -68,65 +68,49 @@ class SquareTiling:
         return 3 * B * B + B
 
     @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return 4  # B = ⌊√(M/4)⌋ ≥ 1
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> SquareTiling:
+    def side(M: int) -> int:
         """Saha–Ye Algorithm 1, line 1: B = ⌊√(M/4)⌋."""
-        if M < 4:
-            raise InvalidParameter("M", M, "M >= 4 for square_tiling (B = floor(sqrt(M/4)) >= 1)")
-        return cls(math.isqrt(M // 4))
+        return math.isqrt(M // 4)
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: SquareTiling, scale: float) -> SlowArray:
-    xp = m.xp
-    N, d = Q.shape
-    dv = V.shape[1]
-    B = t.B
+    """The one-head, unmasked case of :func:`head`."""
+    N, dv = Q.shape[0], V.shape[1]
     S = m.slow("S", (N, N))  # logits (the paper: A = exp(QKᵀ))
     L = m.slow("L", (N,))  # row logsumexp (the paper: row sums d)
     O = m.slow("O", (N, dv), role="output")
+    head(m, Q, K, V, O, S, L, t.B, scale)
+    return O
 
-    # Phase 1
-    for rows in m.tiles(N, B):
+
+def head(
+    m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, O: SlowArray, S: SlowArray, L: SlowArray, B: int, scale: float,
+    *, q_off: int = 0, kv_off: int = 0, delta: int | None = None,
+) -> None:
+    """Both phases for one query head (rows [q_off, q_off + N_q) of Q and O) and its K/V head (rows
+    [kv_off, kv_off + N_kv) of K and V); S (N_q × N_kv) and L hold one head's logits. ``delta``: bottom-right
+    causal mask offset (None: no mask); row tile i then covers only the columns [0, e_i + δ)."""
+    xp = m.xp
+    Nq, Nkv = S.shape
+    Rows = m.tiles if delta is None else each
+
+    def ext(rows: slice) -> int:
+        return Nkv if delta is None else rows.stop + delta
+
+    # Phase 1 (lines 2-14)
+    for rows in Rows(Nq, B):
         Li = m.alloc((rows.stop - rows.start,), what="L_i", fill=-math.inf)
-        for cols in m.tiles(N, B):
-            A = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what="A_ij")
-            for ks in m.tiles(d, B):
-                Qil = m.load(Q, rows, ks, what="Q_iℓ")
-                Kjl = m.load(K, cols, ks, what="K_jℓ")
-                if m.numeric:
-                    A.data += Qil.data @ Kjl.data.T
-                m.work("qk", A.words * (ks.stop - ks.start))
-                m.free(Qil, Kjl)
-            if m.numeric:
-                A.data *= scale
+        for cols in m.tiles(ext(rows), B):
+            A = logits(m, Q, K, rows, cols, B, scale, q_off=q_off, kv_off=kv_off, delta=delta, names=("A_ij", "Q_iℓ", "K_jℓ"))
             m.store(A, S, rows, cols)  # logits → slow
             if m.numeric:  # row logsumexp of the tile, in the tile's own space
-                mx = A.data.max(axis=1)
-                A.data -= mx[:, None]
-                xp.exp(A.data, out=A.data)
-                xp.logaddexp(Li.data, mx + xp.log(A.data.sum(axis=1)), out=Li.data)
+                logsumexp_into(A.data, Li.data, xp)
             m.free(A)
         m.store(Li, L, rows)  # one logsumexp per row
         m.free(Li)
 
-    # Phase 2
-    for rows in m.tiles(N, B):
+    # Phase 2 (lines 15-25)
+    for rows in Rows(Nq, B):
         Li = m.load(L, rows, what="L_i")
-        for vcols in m.tiles(dv, B):
-            Oij = m.alloc((rows.stop - rows.start, vcols.stop - vcols.start), what="O_ij")
-            for ks in m.tiles(N, B):
-                Sik = m.load(S, rows, ks, what="S_ik")
-                Vkj = m.load(V, ks, vcols, what="V_kj")
-                if m.numeric:
-                    Sik.data -= Li.data[:, None]
-                    xp.exp(Sik.data, out=Sik.data)  # exp(S − L) = diag(d)⁻¹A, in place
-                    Oij.data += Sik.data @ Vkj.data
-                m.work("pv", Oij.words * (ks.stop - ks.start))
-                m.free(Sik, Vkj)
-            m.store(Oij, O, rows, vcols)
-            m.free(Oij)
+        pv(m, S, V, O, rows, ext(rows), B, L_i=Li, q_off=q_off, kv_off=kv_off, name="S_ik")
         m.free(Li)
-    return O

@@ -31,8 +31,8 @@ Leading term (d_v = d, B ≈ √(M/3)): 8√3·N²d/√M + 2N², Θ(N²d/√M) f
 Worked count, N=4, d=2, M=16: B = ⌊(7 − 1)/3⌋ = 2, T = 2, T_d = T_v = 1.
 reads = 16 + 8 + 48 + 16 + 16 + 8 + 32 + 32 = 176, writes = 4 + 16 + 8 + 16 = 44, peak 3·4 + 4 = 16.
 
->>> from attnio.algorithms.run_backward import run_backward
->>> r = run_backward("square_tiling-bwd", N=4, d=2, M=16, seed=0)
+>>> from attnio.algorithms.run import run
+>>> r = run("square_tiling-bwd", N=4, d=2, M=16, seed=0)
 >>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words)
 (SquareTilingBwdTiling(B=2), 176, 44, 16)
 """
@@ -44,36 +44,26 @@ from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.standard_bwd import tiled_product
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.tilings import Side
 
 
 @dataclass(frozen=True)
-class SquareTilingBwdTiling:
+class SquareTilingBwdTiling(Side):
     """Side B of every tile."""
 
     B: int
-
-    def __post_init__(self) -> None:
-        check_int("B", self.B, min=1)
+    name = "square_tiling-bwd"
+    needs = "three 1×1 tiles and two statistics"
 
     @staticmethod
     def fast_words(B: int) -> int:
         return 3 * B * B + 2 * B
 
     @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return SquareTilingBwdTiling.fast_words(1)
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> SquareTilingBwdTiling:
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for square_tiling-bwd (three 1×1 tiles and two statistics)")
-        B = (math.isqrt(3 * M + 1) - 1) // 3
-        assert B >= 1 and cls.fast_words(B) <= M < cls.fast_words(B + 1), (M, B)
-        return cls(B)
+    def side(M: int) -> int:
+        B = (math.isqrt(3 * M + 1) - 1) // 3  # the largest B with 3B² + 2B ≤ M
+        assert M < SquareTilingBwdTiling.fast_words(B + 1), (M, B)
+        return B
 
 
 def schedule(m: Machine, ins: dict[str, SlowArray], t: SquareTilingBwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:

@@ -49,20 +49,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from attnio.algorithms.causal import each
 from attnio.algorithms.machine import Machine, SlowArray
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.steps import softmax_stats
+from attnio.algorithms.tiled import logits, pv
+from attnio.algorithms.tilings import Side
 
 
 @dataclass(frozen=True)
-class StandardTiling:
+class StandardTiling(Side):
     """Side b of every square tile."""
 
     b: int
-
-    def __post_init__(self) -> None:
-        check_int("b", self.b, min=1)
+    name = "standard"
+    needs = "one S tile of 1 word plus m, ℓ, m_new"
 
     @staticmethod
     def fast_words(b: int) -> int:
@@ -70,62 +70,54 @@ class StandardTiling:
         return max(3 * b * b, b * b + 3 * b)
 
     @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return StandardTiling.fast_words(1)
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> StandardTiling:
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for standard (one S tile of 1 word plus m, ℓ, m_new)")
-        b = math.isqrt(M // 3)  # ⌊√(M/3)⌋
-        assert cls.fast_words(b) <= M, (M, b)
-        return cls(b)
+    def side(M: int) -> int:
+        return math.isqrt(M // 3)  # ⌊√(M/3)⌋
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: StandardTiling, scale: float) -> SlowArray:
-    xp = m.xp
-    N, d = Q.shape
-    dv = V.shape[1]
-    b = t.b
+    """The one-head, unmasked case of :func:`head`."""
+    N, dv = Q.shape[0], V.shape[1]
     S = m.slow("S", (N, N))
     P = m.slow("P", (N, N))
     O = m.slow("O", (N, dv), role="output")
+    head(m, Q, K, V, O, S, P, t.b, scale)
+    return O
+
+
+def head(
+    m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, O: SlowArray, S: SlowArray, P: SlowArray, b: int, scale: float,
+    *, q_off: int = 0, kv_off: int = 0, delta: int | None = None,
+) -> None:
+    """The three passes for one query head (rows [q_off, q_off + N_q) of Q and O) and its K/V head (rows
+    [kv_off, kv_off + N_kv) of K and V); S and P (N_q × N_kv) hold one head's scores. ``delta``: bottom-right
+    causal mask offset N_kv − N_q (None: no mask); then row tile i computes, stores and reads only the columns
+    [0, e_i + δ), the tiles crossing the diagonal masked (−∞ logits)."""
+    xp = m.xp
+    Nq, Nkv = S.shape
+    Rows = m.tiles if delta is None else each  # causal: the columns depend on the row tile
+
+    def ext(rows: slice) -> int:
+        return Nkv if delta is None else rows.stop + delta
 
     # pass 1: S = scale·QKᵀ, square tiles, inner dimension d in chunks of b
-    for rows in m.tiles(N, b):
-        for cols in m.tiles(N, b):
-            Sij = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what="S_ij")
-            for ks in m.tiles(d, b):
-                Qik = m.load(Q, rows, ks, what="Q_ik")
-                Kjk = m.load(K, cols, ks, what="K_jk")
-                if m.numeric:
-                    Sij.data += Qik.data @ Kjk.data.T
-                m.work("qk", Sij.words * (ks.stop - ks.start))
-                m.free(Qik, Kjk)
-            if m.numeric:
-                Sij.data *= scale
+    for rows in Rows(Nq, b):
+        for cols in m.tiles(ext(rows), b):
+            Sij = logits(m, Q, K, rows, cols, b, scale, q_off=q_off, kv_off=kv_off, delta=delta)
             m.store(Sij, S, rows, cols)  # S_ij → slow
             m.free(Sij)
 
     # pass 2: P = softmax(S) per row block: one read of S for (max, sum), one to write P
-    for rows in m.tiles(N, b):
+    for rows in Rows(Nq, b):
         br = rows.stop - rows.start
         mi = m.alloc((br,), what="m_i", fill=-math.inf)
         li = m.alloc((br,), what="ℓ_i")
-        for cols in m.tiles(N, b):
+        for cols in m.tiles(ext(rows), b):
             Sij = m.load(S, rows, cols, what="S_ij")
             mnew = m.alloc((br,), what="m_new", fill=None)
             if m.numeric:
-                xp.maximum(mi.data, Sij.data.max(axis=1), out=mnew.data)
-                Sij.data -= mnew.data[:, None]
-                xp.exp(Sij.data, out=Sij.data)  # in place: this copy of S_ij is not needed again
-                mi.data -= mnew.data
-                li.data *= xp.exp(mi.data)
-                li.data += Sij.data.sum(axis=1)
-                mi.data[...] = mnew.data
+                softmax_stats(Sij.data, mi.data, li.data, mnew.data, xp)
             m.free(Sij, mnew)
-        for cols in m.tiles(N, b):
+        for cols in m.tiles(ext(rows), b):
             Sij = m.load(S, rows, cols, what="S_ij")
             if m.numeric:
                 Sij.data -= mi.data[:, None]
@@ -135,17 +127,6 @@ def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: StandardTi
             m.free(Sij)
         m.free(mi, li)
 
-    # pass 3: O = P·V, square tiles, inner dimension N in chunks of b
-    for rows in m.tiles(N, b):
-        for vcols in m.tiles(dv, b):
-            Oij = m.alloc((rows.stop - rows.start, vcols.stop - vcols.start), what="O_ij")
-            for ks in m.tiles(N, b):
-                Pik = m.load(P, rows, ks, what="P_ik")
-                Vkj = m.load(V, ks, vcols, what="V_kj")
-                if m.numeric:
-                    Oij.data += Pik.data @ Vkj.data
-                m.work("pv", Oij.words * (ks.stop - ks.start))
-                m.free(Pik, Vkj)
-            m.store(Oij, O, rows, vcols)  # O_ij → slow
-            m.free(Oij)
-    return O
+    # pass 3: O = P·V, square tiles, inner dimension N_kv in chunks of b
+    for rows in Rows(Nq, b):
+        pv(m, P, V, O, rows, ext(rows), b, q_off=q_off, kv_off=kv_off)

@@ -30,8 +30,8 @@ reads = T_v·N² + 3T·N·d_v + 4N² + 2T_d·N² + 2T·N·d, writes = N·d_v + 2
 Worked count, N=4, d=2, M=12: b = 2, T = 2, T_d = T_v = 1.
 reads = 16 + 48 + 64 + 32 + 32 = 192, writes = 8 + 32 + 16 = 56, peak 3·4 = 12.
 
->>> from attnio.algorithms.run_backward import run_backward
->>> r = run_backward("standard-bwd", N=4, d=2, M=12, seed=0)
+>>> from attnio.algorithms.run import run
+>>> r = run("standard-bwd", N=4, d=2, M=12, seed=0)
 >>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words)
 (StandardBwdTiling(b=2), 192, 56, 12)
 """
@@ -42,36 +42,24 @@ import math
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.tilings import Side
 
 
 @dataclass(frozen=True)
-class StandardBwdTiling:
+class StandardBwdTiling(Side):
     """Side b of every square tile."""
 
     b: int
-
-    def __post_init__(self) -> None:
-        check_int("b", self.b, min=1)
+    name = "standard-bwd"
+    needs = "three 1×1 tiles"
 
     @staticmethod
     def fast_words(b: int) -> int:
         return max(3 * b * b, 2 * b * b + b)
 
     @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return StandardBwdTiling.fast_words(1)
-
-    @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> StandardBwdTiling:
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for standard-bwd (three 1×1 tiles)")
-        b = math.isqrt(M // 3)
-        assert cls.fast_words(b) <= M, (M, b)
-        return cls(b)
+    def side(M: int) -> int:
+        return math.isqrt(M // 3)
 
 
 def tiled_product(

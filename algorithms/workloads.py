@@ -37,9 +37,10 @@ Schedules (``schedule=``):
 Worked count, per-head flash2, causal, N_q = N_kv = 4, d = 2, M = 14 (a = 1, T_r = 4, B_r = 1): K/V rows
 read 1 + 2 + 3 + 4 = 10, so reads = 8 + 10·4 = 48 (non-causal: 72), writes = 12.
 
+>>> from attnio.algorithms.run import run
 >>> from attnio.workload import Workload
 >>> w = Workload.build(N=4, d=2, M=14, causal=True)
->>> r = run_workload("flash2", w, seed=0)
+>>> r = run("flash2", w, seed=0)
 >>> (r.measurement.reads_words, r.measurement.writes_words, r.max_abs_error < 1e-12)
 (48, 12, True)
 
@@ -47,32 +48,30 @@ Grouped, H = 4 query heads on one K/V head, N_q = 2, N_kv = 8, d = 2, M = 40 (a 
 per-head reads 4·(4 + 1·32) = 144; grouped reads 16 + 2·32 = 80 (K/V read twice, not four times).
 
 >>> w = Workload.build(heads=4, kv_heads=1, Nq=2, Nkv=8, d=2, M=40)
->>> [run_workload("flash2", w, schedule=s, count_only=True).measurement.reads_words for s in ("per-head", "grouped")]
+>>> [run("flash2", w, schedule=s, count_only=True).measurement.reads_words for s in ("per-head", "grouped")]
 [144, 80]
 """
 
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from attnio.algorithms import flash1 as flash1_mod
 from attnio.algorithms import registry
+from attnio.algorithms import square_tiling as square_tiling_mod
+from attnio.algorithms import standard as standard_mod
 from attnio.algorithms.backend import to_numpy
-from attnio.algorithms.machine import FastBlock, Machine, Measurement, SlowArray
-from attnio.algorithms.reference import default_scale
+from attnio.algorithms.causal import each
+from attnio.algorithms.flash2 import block as flash2_block
+from attnio.algorithms.machine import Machine, SlowArray
+from attnio.algorithms.reference import attention4, default_scale
+from attnio.bounds import blocks
 
-from attnio.errors import InvalidParameter, Unsupported
-from attnio.validate import check_choice
+from attnio.errors import InvalidParameter
 from attnio.workload import Workload
-
-SCHEDULES = ("per-head", "grouped")
-#: algorithms with a workload schedule of their own (causal, N_q ≠ N_kv); others run per head when plain.
-NATIVE = ("flash2", "flash1", "flash1-fit", "standard", "square_tiling")
-GROUPED = ("flash2",)
 
 
 # ---------------------------------------------------------------------------------------------- tilings
@@ -87,42 +86,24 @@ class WorkloadTiling:
     B_c: int
 
 
-def flash2_rows(M: int, d: int, dv: int) -> int:
-    """a = ⌊(M − max(d, d_v))/(d + d_v + 4)⌋: rows of Q (and O) a FlashAttention-2 Q block can hold."""
-    return (M - max(d, dv)) // (d + dv + 4)
-
-
 def tiling(algorithm: str, w: Workload, schedule: str = "per-head") -> WorkloadTiling:
     """The block rule of each workload schedule (module docstring); InvalidParameter when M is too small."""
     Nq, Nkv, d, dv, M = w.Nq, w.Nkv, w.d, w.dv, w.M
     if algorithm == "flash2":
         g = w.groups if schedule == "grouped" else 1
-        a = flash2_rows(M, d, dv) // g
-        if a < 1:
-            lo = max(d, dv) + g * (d + dv + 4)
-            raise InvalidParameter("M", M, f"M >= {lo} for flash2 {schedule} (one row of each of the {g} query heads, one K/V row)")
-        T_r = -(-Nq // min(a, Nq))
-        B_r = -(-Nq // T_r)
-        R = g * B_r
-        B_c = min(Nkv, (M - R * (d + dv + 3)) // (max(d, dv) + R))
-        assert B_c >= 1
-        return WorkloadTiling(algorithm, schedule, B_r, B_c)
-    if schedule != "per-head":
-        raise Unsupported(f"{algorithm} has no grouped (K/V-sharing) schedule; grouped: {', '.join(GROUPED)}")
+        f2 = blocks.flash2(d, dv)
+        budget = blocks.Budget(g * f2.rows, f2.cols, g * f2.pair)  # g query heads' rows per position
+        if M < budget.min_M:
+            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash2 {schedule} (one row of each of the {g} query heads, one K/V row)")
+        return WorkloadTiling(algorithm, schedule, *budget.io_optimal(Nq, M, N_other=Nkv))
     if algorithm == "flash1":
         B_c = -(-M // (4 * d))
         return WorkloadTiling(algorithm, schedule, min(B_c, d), B_c)
     if algorithm == "flash1-fit":
-        wd = d + dv
-        lo = 2 * wd + 7
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for flash1-fit (one row of K, V, Q, O, one score, 6 statistics)")
-        c = (M - wd - 6) // (wd + 1)
-        T_c = -(-Nkv // min(c, Nkv))
-        B_c = -(-Nkv // T_c)
-        B_r = min(Nq, (M - B_c * wd) // (wd + B_c + 6))
-        assert B_r >= 1
-        return WorkloadTiling(algorithm, schedule, B_r, B_c)
+        budget = blocks.flash1_fit(d, dv)
+        if M < budget.min_M:
+            raise InvalidParameter("M", M, f"M >= {budget.min_M} for flash1-fit (one row of K, V, Q, O, one score, 6 statistics)")
+        return WorkloadTiling(algorithm, schedule, *budget.io_optimal(Nkv, M, side="cols", N_other=Nq))
     if algorithm == "standard":
         if M < 4:
             raise InvalidParameter("M", M, "M >= 4 for standard (one S tile of 1 word plus m, ℓ, m_new)")
@@ -133,288 +114,63 @@ def tiling(algorithm: str, w: Workload, schedule: str = "per-head") -> WorkloadT
             raise InvalidParameter("M", M, "M >= 4 for square_tiling (B = floor(sqrt(M/4)) >= 1)")
         b = math.isqrt(M // 4)
         return WorkloadTiling(algorithm, schedule, b, b)
-    raise Unsupported(f"{algorithm} has no workload schedule of its own; with causal or N_q != N_kv use one of {', '.join(NATIVE)}")
-
-
-# ---------------------------------------------------------------------------------------------- helpers
-def _shift(s: slice, off: int) -> slice:
-    return slice(s.start + off, s.stop + off)
-
-
-def _each(extent: int, size: int) -> Iterator[slice]:
-    """Every tile of range(extent), also in count-only mode (for loops whose body depends on the tile index)."""
-    for t in range(-(-extent // size)):
-        yield slice(t * size, min(extent, (t + 1) * size))
-
-
-def _mask(S: Any, rows: slice, cols: slice, delta: int) -> None:
-    """Causal mask of a tile crossing the diagonal: logits of key j > query i + δ become −∞ (in place)."""
-    r = np.arange(rows.start, rows.stop)[:, None]
-    c = np.arange(cols.start, cols.stop)[None, :]
-    S[np.broadcast_to(c > r + delta, S.shape)] = -np.inf
-
-
-def _crosses(rows: slice, cols: slice, delta: int) -> bool:
-    """True when some key of ``cols`` lies above the diagonal for some query of ``rows``."""
-    return cols.stop - 1 > rows.start + delta
+    raise AssertionError(f"{algorithm}: a workload schedule in its spec without a block rule here")
 
 
 # ---------------------------------------------------------------------------------------------- flash2
-def _flash2_block(
-    m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, O: SlowArray, L: SlowArray,
-    q_offs: list[int], kv_off: int, rows: slice, kv_extent: int, B_c: int, scale: float, causal: bool, delta: int,
-) -> None:
-    """One Q block (rows ``rows`` of each query head at row offsets ``q_offs``) against K/V rows [0, kv_extent)."""
-    xp = m.xp
-    d, dv = Q.shape[1], V.shape[1]
-    br = rows.stop - rows.start
-    B_c = min(B_c, kv_extent)
-    heads = []
-    for qo in q_offs:
-        Qi = m.load(Q, _shift(rows, qo), what="Q_i")
-        Oi = m.alloc((br, dv), what="O_i")
-        mi = m.alloc((br,), what="m_i", fill=-math.inf)
-        li = m.alloc((br,), what="ℓ_i")
-        S = m.alloc((br, B_c), what="S_ij", fill=None)
-        mnew = m.alloc((br,), what="m_new", fill=None)
-        heads.append((qo, Qi, Oi, mi, li, S, mnew))
-    for cols in m.tiles(kv_extent, B_c):
-        bc = cols.stop - cols.start
-        Kj = m.load(K, _shift(cols, kv_off), what="K_j")
-        for _, Qi, _, _, _, Sb, _ in heads:
-            if m.numeric:
-                S = Sb.data[:, :bc]
-                S[...] = (Qi.data @ Kj.data.T) * scale
-                if causal and _crosses(rows, cols, delta):
-                    _mask(S, rows, cols, delta)
-            m.work("qk", br * bc * d)
-        m.free(Kj)
-        if m.numeric:
-            for _, _, Oi, mi, li, Sb, mnew in heads:
-                S = Sb.data[:, :bc]
-                xp.maximum(mi.data, S.max(axis=1), out=mnew.data)
-                S -= mnew.data[:, None]
-                xp.exp(S, out=S)
-                mi.data -= mnew.data
-                xp.exp(mi.data, out=mi.data)
-                li.data *= mi.data
-                li.data += S.sum(axis=1)
-                Oi.data *= mi.data[:, None]
-        Vj = m.load(V, _shift(cols, kv_off), what="V_j")
-        for _, _, Oi, mi, _, Sb, mnew in heads:
-            if m.numeric:
-                Oi.data += Sb.data[:, :bc] @ Vj.data
-                mi.data[...] = mnew.data
-            m.work("pv", br * bc * dv)
-        m.free(Vj)
-    for qo, Qi, Oi, mi, li, S, mnew in heads:
-        m.free(S, mnew)
-        if m.numeric:
-            Oi.data /= li.data[:, None]
-            mi.data += xp.log(li.data)
-        m.store(Oi, O, _shift(rows, qo))
-        m.store(mi, L, _shift(rows, qo))
-        m.free(Qi, Oi, mi, li)
-
-
 def flash2(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t: WorkloadTiling, scale: float) -> SlowArray:
     Nq, Nkv, g, dv = w.Nq, w.Nkv, w.groups, w.dv
     delta = Nkv - Nq
     O = m.slow("O", (w.query_heads_total * Nq, dv), role="output")
     L = m.slow("L", (w.query_heads_total * Nq,), role="scratch")
-    Qblocks = _each if w.causal else m.tiles  # causal: the K/V extent depends on the Q block
+    Qblocks = each if w.causal else m.tiles  # causal: the K/V extent depends on the Q block
+    diag = delta if w.causal else None  # the causal mask offset (None: no mask)
     if t.schedule == "per-head":
         for hs in m.tiles(w.query_heads_total, 1):
             h = hs.start
             for rows in Qblocks(Nq, t.B_r):
                 ext = rows.stop + delta if w.causal else Nkv
-                _flash2_block(m, Q, K, V, O, L, [h * Nq], (h // g) * Nkv, rows, ext, t.B_c, scale, w.causal, delta)
+                flash2_block(m, Q, K, V, O, L, rows, t.B_c, scale, q_offs=(h * Nq,), kv_off=(h // g) * Nkv, kv_extent=ext, delta=diag)
     else:
         for ks in m.tiles(w.kv_heads_total, 1):
             k = ks.start
-            q_offs = [(k * g + j) * Nq for j in range(g)]
+            q_offs = tuple((k * g + j) * Nq for j in range(g))
             for rows in Qblocks(Nq, t.B_r):
                 ext = rows.stop + delta if w.causal else Nkv
-                _flash2_block(m, Q, K, V, O, L, q_offs, k * Nkv, rows, ext, t.B_c, scale, w.causal, delta)
+                flash2_block(m, Q, K, V, O, L, rows, t.B_c, scale, q_offs=q_offs, kv_off=k * Nkv, kv_extent=ext, delta=diag)
     return O
 
 
 # ---------------------------------------------------------------------------------------------- flash1
 def flash1(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t: WorkloadTiling, scale: float) -> SlowArray:
-    xp = m.xp
-    Nq, Nkv, g, d, dv = w.Nq, w.Nkv, w.groups, w.d, w.dv
-    delta = Nkv - Nq
-    H = w.query_heads_total
-    O = m.slow("O", (H * Nq, dv), role="output", init=0.0)
-    ell = m.slow("ell", (H * Nq,), init=0.0)
-    mx = m.slow("m", (H * Nq,), init=-math.inf)
-    KVblocks = _each if w.causal else m.tiles  # causal: the Q range depends on the K/V block
+    Nq, Nkv, g, H = w.Nq, w.Nkv, w.groups, w.query_heads_total
+    O, ell, mx = flash1_mod.statistics(m, H * Nq, w.dv)
     for hs in m.tiles(H, 1):
-        qo, ko = hs.start * Nq, (hs.start // g) * Nkv
-        for cols in KVblocks(Nkv, t.B_c):
-            bc = cols.stop - cols.start
-            Kj = m.load(K, _shift(cols, ko), what="K_j")
-            Vj = m.load(V, _shift(cols, ko), what="V_j")
-            start = max(0, cols.start - delta) if w.causal else 0
-            for r0 in m.tiles(Nq - start, t.B_r):
-                rows = _shift(r0, start)
-                br = rows.stop - rows.start
-                R = _shift(rows, qo)
-                Qi = m.load(Q, R, what="Q_i")
-                Oi = m.load(O, R, what="O_i")
-                li = m.load(ell, R, what="ℓ_i")
-                mi = m.load(mx, R, what="m_i")
-                S = m.alloc((br, bc), what="S_ij", fill=None)
-                mt = m.alloc((br,), what="m̃_ij", fill=None)
-                lt = m.alloc((br,), what="ℓ̃_ij", fill=None)
-                mnew = m.alloc((br,), what="m_new", fill=None)
-                lnew = m.alloc((br,), what="ℓ_new", fill=None)
-                if m.numeric:
-                    S.data[...] = (Qi.data @ Kj.data.T) * scale
-                    if w.causal and _crosses(rows, cols, delta):
-                        _mask(S.data, rows, cols, delta)
-                    S.data.max(axis=1, out=mt.data)
-                    S.data -= mt.data[:, None]
-                    xp.exp(S.data, out=S.data)
-                    S.data.sum(axis=1, out=lt.data)
-                    xp.maximum(mi.data, mt.data, out=mnew.data)
-                    a_old = xp.exp(mi.data - mnew.data)
-                    a_new = xp.exp(mt.data - mnew.data)
-                    lnew.data[...] = a_old * li.data + a_new * lt.data
-                    Oi.data *= (li.data * a_old)[:, None]
-                    Oi.data += a_new[:, None] * (S.data @ Vj.data)
-                    Oi.data /= lnew.data[:, None]
-                m.work("qk", br * bc * d)
-                m.work("pv", br * bc * dv)
-                m.store(Oi, O, R)
-                m.store(lnew, ell, R)
-                m.store(mnew, mx, R)
-                m.free(Qi, Oi, li, mi, S, mt, lt, mnew, lnew)
-            m.free(Kj, Vj)
+        flash1_mod.kv_loop(m, Q, K, V, O, ell, mx, t.B_r, t.B_c, scale, q_off=hs.start * Nq, kv_off=(hs.start // g) * Nkv,
+                           Nq=Nq, Nkv=Nkv, delta=Nkv - Nq if w.causal else None)
     return O
 
 
 # ------------------------------------------------------------------------------- standard, square tiling
-def _logits(m: Machine, Q: SlowArray, K: SlowArray, S: SlowArray, rows: slice, cols: slice, qo: int, ko: int,
-            b: int, scale: float, causal: bool, delta: int) -> FastBlock:
-    """S_ij = scale·Q_i K_jᵀ from b×b tiles of Q and K (inner dimension d in chunks of b); masked if it crosses."""
-    d = Q.shape[1]
-    A = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what="S_ij")
-    for ks in m.tiles(d, b):
-        Qik = m.load(Q, _shift(rows, qo), ks, what="Q_ik")
-        Kjk = m.load(K, _shift(cols, ko), ks, what="K_jk")
-        if m.numeric:
-            A.data += Qik.data @ Kjk.data.T
-        m.work("qk", A.words * (ks.stop - ks.start))
-        m.free(Qik, Kjk)
-    if m.numeric:
-        A.data *= scale
-        if causal and _crosses(rows, cols, delta):
-            _mask(A.data, rows, cols, delta)
-    return A
-
-
-def _pv(m: Machine, P: SlowArray, V: SlowArray, O: SlowArray, Lrow: FastBlock | None, rows: slice, ext: int,
-        qo: int, ko: int, b: int) -> None:
-    """O_i = P_i[:, :ext]·V[:ext] in b×b tiles; with ``Lrow`` the tiles of P are logits, turned into exp(S − L)."""
-    dv = V.shape[1]
-    for vcols in m.tiles(dv, b):
-        Oij = m.alloc((rows.stop - rows.start, vcols.stop - vcols.start), what="O_ij")
-        for ks in m.tiles(ext, b):
-            Pik = m.load(P, rows, ks, what="P_ik")
-            Vkj = m.load(V, _shift(ks, ko), vcols, what="V_kj")
-            if m.numeric:
-                if Lrow is not None:
-                    Pik.data -= Lrow.data[:, None]
-                    m.xp.exp(Pik.data, out=Pik.data)
-                Oij.data += Pik.data @ Vkj.data
-            m.work("pv", Oij.words * (ks.stop - ks.start))
-            m.free(Pik, Vkj)
-        m.store(Oij, O, _shift(rows, qo), vcols)
-        m.free(Oij)
-
-
 def standard(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t: WorkloadTiling, scale: float) -> SlowArray:
-    xp = m.xp
-    Nq, Nkv, g, dv, b = w.Nq, w.Nkv, w.groups, w.dv, t.B_r
-    delta = Nkv - Nq
-    H = w.query_heads_total
-    O = m.slow("O", (H * Nq, dv), role="output")
+    Nq, Nkv, g, H = w.Nq, w.Nkv, w.groups, w.query_heads_total
+    O = m.slow("O", (H * Nq, w.dv), role="output")
     S = m.slow("S", (Nq, Nkv))  # one head's scores at a time (reused by every head)
     P = m.slow("P", (Nq, Nkv))
-    Rows = _each if w.causal else m.tiles
     for hs in m.tiles(H, 1):
-        qo, ko = hs.start * Nq, (hs.start // g) * Nkv
-        for rows in Rows(Nq, b):  # pass 1
-            ext = rows.stop + delta if w.causal else Nkv
-            for cols in m.tiles(ext, b):
-                A = _logits(m, Q, K, S, rows, cols, qo, ko, b, scale, w.causal, delta)
-                m.store(A, S, rows, cols)
-                m.free(A)
-        for rows in Rows(Nq, b):  # pass 2
-            ext = rows.stop + delta if w.causal else Nkv
-            br = rows.stop - rows.start
-            mi = m.alloc((br,), what="m_i", fill=-math.inf)
-            li = m.alloc((br,), what="ℓ_i")
-            for cols in m.tiles(ext, b):
-                Sij = m.load(S, rows, cols, what="S_ij")
-                mnew = m.alloc((br,), what="m_new", fill=None)
-                if m.numeric:
-                    xp.maximum(mi.data, Sij.data.max(axis=1), out=mnew.data)
-                    Sij.data -= mnew.data[:, None]
-                    xp.exp(Sij.data, out=Sij.data)
-                    mi.data -= mnew.data
-                    li.data *= xp.exp(mi.data)
-                    li.data += Sij.data.sum(axis=1)
-                    mi.data[...] = mnew.data
-                m.free(Sij, mnew)
-            for cols in m.tiles(ext, b):
-                Sij = m.load(S, rows, cols, what="S_ij")
-                if m.numeric:
-                    Sij.data -= mi.data[:, None]
-                    xp.exp(Sij.data, out=Sij.data)
-                    Sij.data /= li.data[:, None]
-                m.store(Sij, P, rows, cols)
-                m.free(Sij)
-            m.free(mi, li)
-        for rows in Rows(Nq, b):  # pass 3
-            ext = rows.stop + delta if w.causal else Nkv
-            _pv(m, P, V, O, None, rows, ext, qo, ko, b)
+        standard_mod.head(m, Q, K, V, O, S, P, t.B_r, scale, q_off=hs.start * Nq, kv_off=(hs.start // g) * Nkv,
+                          delta=Nkv - Nq if w.causal else None)
     return O
 
 
 def square_tiling(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t: WorkloadTiling, scale: float) -> SlowArray:
-    xp = m.xp
-    Nq, Nkv, g, dv, B = w.Nq, w.Nkv, w.groups, w.dv, t.B_r
-    delta = Nkv - Nq
-    H = w.query_heads_total
-    O = m.slow("O", (H * Nq, dv), role="output")
+    Nq, Nkv, g, H = w.Nq, w.Nkv, w.groups, w.query_heads_total
+    O = m.slow("O", (H * Nq, w.dv), role="output")
     S = m.slow("S", (Nq, Nkv))
     L = m.slow("L", (Nq,))
-    Rows = _each if w.causal else m.tiles
     for hs in m.tiles(H, 1):
-        qo, ko = hs.start * Nq, (hs.start // g) * Nkv
-        for rows in Rows(Nq, B):  # phase 1
-            ext = rows.stop + delta if w.causal else Nkv
-            Li = m.alloc((rows.stop - rows.start,), what="L_i", fill=-math.inf)
-            for cols in m.tiles(ext, B):
-                A = _logits(m, Q, K, S, rows, cols, qo, ko, B, scale, w.causal, delta)
-                m.store(A, S, rows, cols)
-                if m.numeric:
-                    mxv = A.data.max(axis=1)
-                    mxv[~xp.isfinite(mxv)] = 0.0  # a row wholly masked in this tile adds exp(−∞) = 0
-                    A.data -= mxv[:, None]
-                    xp.exp(A.data, out=A.data)
-                    with np.errstate(divide="ignore"):  # log 0 = −∞ for a wholly masked row: no change to L_i
-                        xp.logaddexp(Li.data, mxv + xp.log(A.data.sum(axis=1)), out=Li.data)
-                m.free(A)
-            m.store(Li, L, rows)
-            m.free(Li)
-        for rows in Rows(Nq, B):  # phase 2
-            ext = rows.stop + delta if w.causal else Nkv
-            Li = m.load(L, rows, what="L_i")
-            _pv(m, S, V, O, Li, rows, ext, qo, ko, B)
-            m.free(Li)
+        square_tiling_mod.head(m, Q, K, V, O, S, L, t.B_r, scale, q_off=hs.start * Nq, kv_off=(hs.start // g) * Nkv,
+                               delta=Nkv - Nq if w.causal else None)
     return O
 
 
@@ -422,173 +178,20 @@ SCHEDULE_FNS = {"flash2": flash2, "flash1": flash1, "flash1-fit": flash1, "stand
 
 
 # ---------------------------------------------------------------------------------------------- running
-@dataclass(frozen=True)
-class WorkloadResult:
-    algorithm: str
-    schedule: str
-    workload: Workload
-    tiling: Any
-    measurement: Measurement
-    output: Any  # (batch·H·N_q) × d_v, numeric mode only
-    max_abs_error: float | None
-    seconds: float
-
-    @property
-    def io_bytes(self) -> int:
-        return self.workload.io_bytes(self.measurement.io_words)
-
-    def as_dict(self) -> dict[str, Any]:
-        m, w = self.measurement, self.workload
-        t = self.tiling
-        return {
-            "algorithm": self.algorithm,
-            "schedule": self.schedule,
-            "workload": w.as_dict(),
-            "reads": m.reads_words,
-            "writes": m.writes_words,
-            "io": m.io_words,
-            "reads_bytes": w.io_bytes(m.reads_words),
-            "writes_bytes": w.io_bytes(m.writes_words),
-            "io_bytes": self.io_bytes,
-            "peak_fast_words": m.peak_fast_words,
-            "overflowed": m.overflowed,
-            "blocks": dict(vars(t)) if hasattr(t, "__dict__") else str(t),
-            "per_array": {k: {"reads": v.reads_words, "writes": v.writes_words} for k, v in m.per_array.items()},
-            "max_abs_error": self.max_abs_error,
-            "count_only": m.count_only,
-            "seconds": self.seconds,
-        }
-
-
-def random_inputs(w: Workload, seed: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Q (batch, H, N_q, d), K (batch, H_kv, N_kv, d), V (batch, H_kv, N_kv, d_v), standard normal."""
-    rng = np.random.default_rng(seed)
-    return (
-        rng.standard_normal((w.batch, w.heads, w.Nq, w.d)),
-        rng.standard_normal((w.batch, w.kv_heads, w.Nkv, w.d)),
-        rng.standard_normal((w.batch, w.kv_heads, w.Nkv, w.dv)),
-    )
-
-
-def reference(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool, scale: float | None = None) -> np.ndarray:
-    """Float64 attention of a 4-D workload, K/V heads repeated over their groups, bottom-right causal mask.
-
-    >>> Q = np.zeros((1, 2, 2, 1)); K = np.zeros((1, 1, 2, 1)); V = np.arange(2.0).reshape(1, 1, 2, 1)
-    >>> reference(Q, K, V, causal=True)[0, :, :, 0].tolist()   # row 0 sees key 0 only; row 1 averages
-    [[0.0, 0.5], [0.0, 0.5]]
-    """
-    q, k, v = (np.asarray(x, dtype=np.float64) for x in (Q, K, V))
-    g = q.shape[1] // k.shape[1]
-    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    s = np.einsum("bhid,bhjd->bhij", q, k) * default_scale(q.shape[3], scale)
-    if causal:
-        Nq, Nkv = q.shape[2], k.shape[2]
-        mask = np.arange(Nkv)[None, :] > np.arange(Nq)[:, None] + (Nkv - Nq)
-        s[..., mask] = -np.inf
-    s -= s.max(axis=-1, keepdims=True)
-    p = np.exp(s)
-    return np.einsum("bhij,bhjd->bhid", p, v) / p.sum(axis=-1, keepdims=True)
-
-
-def run_workload(
-    algorithm: str,
-    w: Workload,
-    *,
-    schedule: str = "per-head",
-    inputs: tuple[Any, Any, Any] | None = None,
-    seed: int | None = 0,
-    count_only: bool = False,
-    scale: float | None = None,
-    check: bool = True,
-) -> WorkloadResult:
-    """Run ``algorithm`` over the whole workload; counts in words (``io_bytes`` in bytes of ``w.dtype``).
-
-    Algorithms of :data:`NATIVE` have workload schedules of their own; any other registered exact algorithm runs
-    per head with its own schedule when the workload is plain (no mask, N_q = N_kv), and is otherwise
-    :class:`Unsupported`. ``inputs``: 4-D (batch, heads, rows, width) arrays, else random from ``seed``.
-    """
-    check_choice("schedule", schedule, SCHEDULES)
-    spec = registry.get(algorithm)
-    t0 = time.perf_counter()
-    if algorithm not in NATIVE:
-        if w.causal or w.Nq != w.Nkv:
-            raise Unsupported(
-                f"{algorithm} has no schedule for causal masks or N_q != N_kv; use one of {', '.join(NATIVE)}"
-            )
-        if schedule != "per-head":
-            raise Unsupported(f"{algorithm} has no grouped (K/V-sharing) schedule; grouped: {', '.join(GROUPED)}")
-        return _per_head_plain(algorithm, w, inputs, seed, count_only, scale, check, t0)
-    t = tiling(algorithm, w, schedule)
-    m = Machine(w.M, algorithm=f"{algorithm} ({schedule})", count_only=count_only, audit=spec.audit)
+def run_schedule(spec: registry.AlgorithmSpec, w: Workload, schedule: str, inputs: tuple[Any, ...] | None,
+                 count_only: bool, scale: float | None, check: bool) -> tuple[Any, ...]:
+    """The forward workload schedule ``schedule`` of ``spec`` on the machine (inputs validated by the runner,
+    :func:`attnio.algorithms.run.run`): (tiling, measurement, outputs, errors)."""
+    t = tiling(spec.name, w, schedule)
+    m = Machine(w.M, algorithm=f"{spec.name} ({schedule})", count_only=count_only, audit=spec.audit)
     H, Hk = w.query_heads_total, w.kv_heads_total
-    if count_only:
-        Qs, Ks, Vs = m.input("Q", (H * w.Nq, w.d)), m.input("K", (Hk * w.Nkv, w.d)), m.input("V", (Hk * w.Nkv, w.dv))
-        Q4 = K4 = V4 = None
-    else:
-        Q4, K4, V4 = _inputs(w, inputs, seed)
-        Qs = m.input("Q", Q4.reshape(H * w.Nq, w.d))
-        Ks = m.input("K", K4.reshape(Hk * w.Nkv, w.d))
-        Vs = m.input("V", V4.reshape(Hk * w.Nkv, w.dv))
-    O = SCHEDULE_FNS[algorithm](m, Qs, Ks, Vs, w, t, default_scale(w.d, scale))
+    shapes = {"Q": (H * w.Nq, w.d), "K": (Hk * w.Nkv, w.d), "V": (Hk * w.Nkv, w.dv)}
+    arrays = inputs  # 4-D, drawn or checked by the runner
+    ins = [m.input(k, s if count_only else np.ascontiguousarray(a).reshape(s)) for (k, s), a in zip(shapes.items(), arrays or (0, 0, 0), strict=True)]
+    O = SCHEDULE_FNS[spec.name](m, *ins, w, t, default_scale(w.d, scale))
     meas = m.finish()
-    out = err = None
-    if not count_only:
-        out = to_numpy(m.output_data(O)).reshape(w.batch, w.heads, w.Nq, w.dv)
-        if check:
-            err = float(np.max(np.abs(out - reference(Q4, K4, V4, w.causal, scale))))
-    return WorkloadResult(algorithm, schedule, w, t, meas, out, err, time.perf_counter() - t0)
-
-
-def _inputs(w: Workload, inputs: tuple[Any, Any, Any] | None, seed: int | None) -> tuple[np.ndarray, ...]:
-    if inputs is None:
-        return random_inputs(w, seed)
-    shapes = {"Q": (w.batch, w.heads, w.Nq, w.d), "K": (w.batch, w.kv_heads, w.Nkv, w.d), "V": (w.batch, w.kv_heads, w.Nkv, w.dv)}
-    out = []
-    for (name, shape), x in zip(shapes.items(), inputs, strict=True):
-        x = np.asarray(to_numpy(x), dtype=np.float64)
-        if x.shape != shape:
-            raise InvalidParameter(f"{name}.shape", x.shape, f"{shape} (batch, heads, rows, width) for this workload")
-        if not np.all(np.isfinite(x)):
-            raise InvalidParameter(name, "<array with NaN/Inf entries>", "finite values only")
-        out.append(x)
-    return tuple(out)
-
-
-def _per_head_plain(algorithm: str, w: Workload, inputs: Any, seed: int | None, count_only: bool,
-                    scale: float | None, check: bool, t0: float) -> WorkloadResult:
-    """A plain workload with another registered algorithm: each query head is one run of its own schedule on
-    (Q_h, K_⌊h/g⌋, V_⌊h/g⌋); counts add up (count-only: one head's count × batch·H)."""
-    from attnio.algorithms.run import run
-
-    H = w.query_heads_total
     if count_only:
-        one = run(algorithm, N=w.Nq, d=w.d, M=w.M, dv=w.dv, count_only=True)
-        return WorkloadResult(algorithm, "per-head", w, one.tiling, _times(one.measurement, H), None, None, time.perf_counter() - t0)
-    Q4, K4, V4 = _inputs(w, inputs, seed)
-    g = w.groups
-    outs, meas, t = [], None, None
-    for b in range(w.batch):
-        for h in range(w.heads):
-            r = run(algorithm, Q4[b, h], K4[b, h // g], V4[b, h // g], M=w.M, scale=scale, check=False)
-            outs.append(to_numpy(r.output))
-            meas = r.measurement if meas is None else _plus(meas, r.measurement)
-            t = r.tiling
-    out = np.stack(outs).reshape(w.batch, w.heads, w.Nq, w.dv)
-    err = float(np.max(np.abs(out - reference(Q4, K4, V4, False, scale)))) if check else None
-    return WorkloadResult(algorithm, "per-head", w, t, meas, out, err, time.perf_counter() - t0)
-
-
-def _times(a: Measurement, k: int) -> Measurement:
-    from attnio.counts import IOCount
-
-    return Measurement(
-        a.algorithm, a.M, IOCount(a.reads_words * k, a.writes_words * k), a.peak_fast_words,
-        {n: IOCount(c.reads_words * k, c.writes_words * k) for n, c in a.per_array.items()}, a.overflowed, a.count_only,
-    )
-
-
-def _plus(a: Measurement, b: Measurement) -> Measurement:
-    return Measurement(
-        a.algorithm, a.M, a.io + b.io, max(a.peak_fast_words, b.peak_fast_words),
-        {n: a.per_array[n] + b.per_array[n] for n in a.per_array}, a.overflowed or b.overflowed, a.count_only,
-    )
+        return t, meas, None, None
+    out = to_numpy(m.output_data(O)).reshape(w.batch, w.heads, w.Nq, w.dv)
+    err = {"O": float(np.max(np.abs(out - attention4(*arrays, w.causal, scale))))} if check else None
+    return t, meas, (out,), err

@@ -1,6 +1,6 @@
 """Backward schedules over a whole :class:`~attnio.workload.Workload` (batch × heads, grouped K/V heads,
-N_q ≠ N_kv, bottom-right causal masks), and the training step (forward + backward) of a workload
-(docs/costs.md#workloads, docs/workloads.md).
+N_q ≠ N_kv, bottom-right causal masks) (docs/costs.md#workloads, docs/workloads.md). A training step of a
+workload is ``run(forward, workload, pass_="step")`` (:mod:`attnio.algorithms.run`).
 
 Slow memory holds the workload row-stacked as in :mod:`attnio.algorithms.workloads`: Q, O, dO (and dQ) are
 (batch·H·N_q) × width, K, V (and dK, dV) are (batch·H_kv·N_kv) × width, L (the forward's logsumexp) is batch·H·N_q;
@@ -48,8 +48,9 @@ Worked count, causal, N_q = N_kv = 4, d = 2, M = 30 (c = 2, T_c = 2, B_c = 2, B_
 0..3, block 1 rows 2..3, R = 6. reads = 16 + 6·8 + 16 = 80, writes = 4 + 8 + 12 + 16 = 40 (without the mask
 R = 8: 96 and 44, the one-head flash2-bwd count).
 
+>>> from attnio.algorithms.run import run
 >>> from attnio.workload import Workload
->>> r = run_workload_backward("flash2-bwd", Workload.build(N=4, d=2, M=30, causal=True), seed=0)
+>>> r = run("flash2-bwd", Workload.build(N=4, d=2, M=30, causal=True), seed=0)
 >>> (r.measurement.reads_words, r.measurement.writes_words, max(r.rel_errors.values()) < 1e-12)
 (80, 40, True)
 
@@ -58,78 +59,34 @@ GQA, H = 2 query heads on one K/V head (same sizes, no mask): grouped reads 2(16
 writes 72 + 16 = 88 (dK/dV written by each head).
 
 >>> w = Workload.build(heads=2, kv_heads=1, N=4, d=2, M=30)
->>> [run_workload_backward("flash2-bwd", w, schedule=s, count_only=True).measurement.io for s in ("grouped", "per-head")]
+>>> [run("flash2-bwd", w, schedule=s, count_only=True).measurement.io for s in ("grouped", "per-head")]
 [IOCount(reads_words=176, writes_words=72), IOCount(reads_words=208, writes_words=88)]
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from attnio.algorithms import flash2_bwd as flash2_bwd_mod
 from attnio.algorithms.backend import to_numpy
-from attnio.algorithms.flash2_bwd import rowsum_pass
-from attnio.algorithms.machine import Machine, Measurement, SlowArray
-from attnio.algorithms.reference import default_scale
-from attnio.algorithms.workloads import (
-    SCHEDULES,
-    WorkloadResult,
-    _crosses,
-    _each,
-    _inputs,
-    _mask,
-    _shift,
-    random_inputs,
-    run_workload,
-)
+from attnio.algorithms.machine import Machine, SlowArray
+from attnio.algorithms.reference import attention4_backward, attention4_saved, default_scale, rel_error
+from attnio.algorithms.workloads import WorkloadTiling
+from attnio.bounds import blocks
 
-from attnio.errors import InvalidParameter, Unsupported
-from attnio.validate import check_choice
+from attnio.errors import InvalidParameter
 from attnio.workload import Workload
 
-#: backward schedules with a workload schedule (causal, N_q ≠ N_kv, GQA); the forward each completes.
-BWD_NATIVE = ("flash2-bwd",)
-BACKWARD_OF = {"flash2": "flash2-bwd"}
-#: one-head backward schedules with no workload schedule yet (plain workloads run them per head, × heads).
-BWD_PLAIN_ONLY = ("flash2-square-bwd", "flash1-bwd", "flash1-fit-bwd", "standard-bwd", "square_tiling-bwd")
 
-
-@dataclass(frozen=True)
-class WorkloadBwdTiling:
-    """B_r query rows per Q block, B_c key/value rows per K/V block (the io-optimal rule, module docstring)."""
-
-    algorithm: str
-    schedule: str
-    B_r: int
-    B_c: int
-
-    @staticmethod
-    def fast_words(B_r: int, B_c: int, d: int, dv: int) -> int:
-        """K_j, V_j, dK_j, dV_j; Q_i, dQ_i, dO_i, L_i, D_i; the S/P and dP/dS tiles."""
-        return 2 * B_c * (d + dv) + B_r * (2 * d + dv + 2) + 2 * B_r * B_c
-
-
-def bwd_tiling(algorithm: str, w: Workload, schedule: str = "grouped") -> WorkloadBwdTiling:
-    """The block rule of the workload backward; Unsupported for schedules without one, InvalidParameter for M."""
-    check_choice("schedule", schedule, SCHEDULES)
-    if algorithm not in BWD_NATIVE:
-        raise Unsupported(
-            f"{algorithm} has no workload backward schedule (causal masks, N_q != N_kv, kv_heads < heads): "
-            f"use {', '.join(BWD_NATIVE)}"
-        )
+def bwd_tiling(algorithm: str, w: Workload, schedule: str = "grouped") -> WorkloadTiling:
+    """The block rule of the workload backward; InvalidParameter naming M when M is too small."""
     Nq, Nkv, d, dv, M = w.Nq, w.Nkv, w.d, w.dv, w.M
-    lo = WorkloadBwdTiling.fast_words(1, 1, d, dv)
-    if M < lo:
-        raise InvalidParameter("M", M, f"M >= {lo} for {algorithm} (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
-    c = (M - 2 * d - dv - 2) // (2 * d + 2 * dv + 2)
-    T_c = -(-Nkv // min(c, Nkv))
-    B_c = -(-Nkv // T_c)
-    B_r = min(Nq, (M - 2 * B_c * (d + dv)) // (2 * d + dv + 2 + 2 * B_c))
-    assert B_r >= 1 and WorkloadBwdTiling.fast_words(B_r, B_c, d, dv) <= M, (w, B_r, B_c)
-    return WorkloadBwdTiling(algorithm, schedule, B_r, B_c)
+    budget = blocks.flash2_bwd(d, dv)  # the one-head working set: the heads pass through one at a time
+    if M < budget.min_M:
+        raise InvalidParameter("M", M, f"M >= {budget.min_M} for {algorithm} (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
+    return WorkloadTiling(algorithm, schedule, *budget.io_optimal(Nkv, M, side="cols", N_other=Nq))
 
 
 # ---------------------------------------------------------------------------------------------- schedule
@@ -140,275 +97,52 @@ def _first_then_rest(m: Machine, g: int) -> Iterator[int]:
         yield 1 + s.start
 
 
-def _kv_loop(m: Machine, a: dict[str, SlowArray], q_offs: list[int], kv_off: int, w: Workload, t: WorkloadBwdTiling,
-             scale: float, combine: bool) -> None:
-    """The K/V-block loop of one K/V head over the query heads at row offsets ``q_offs``; ``combine``: add the
-    partial dK, dV already in slow memory (per-head schedule, heads after the first)."""
-    xp = m.xp
-    Q, K, V, dO, L, D, dQ, dK, dV = (a[k] for k in ("Q", "K", "V", "dO", "L", "D", "dQ", "dK", "dV"))
-    Nq, Nkv, d, dv = w.Nq, w.Nkv, w.d, w.dv
-    delta = Nkv - Nq
-    KVblocks = _each if w.causal else m.tiles  # causal: the Q range depends on the K/V block
-    for cols in KVblocks(Nkv, t.B_c):
-        bc = cols.stop - cols.start
-        C = _shift(cols, kv_off)
-        Kj = m.load(K, C, what="K_j")
-        Vj = m.load(V, C, what="V_j")
-        dKj = m.alloc((bc, d), what="dK_j")
-        dVj = m.alloc((bc, dv), what="dV_j")
-        start = max(0, cols.start - delta) if w.causal else 0
-        for qo in q_offs:
-            for r0 in m.tiles(Nq - start, t.B_r):
-                rows = _shift(r0, start)
-                br = rows.stop - rows.start
-                R = _shift(rows, qo)
-                Qi = m.load(Q, R, what="Q_i")
-                dOi = m.load(dO, R, what="dO_i")
-                dQi = m.load(dQ, R, what="dQ_i")
-                Li = m.load(L, R, what="L_i")
-                Di = m.load(D, R, what="D_i")
-                P = m.alloc((br, bc), what="S_ij", fill=None)
-                dS = m.alloc((br, bc), what="dP_ij", fill=None)
-                if m.numeric:
-                    xp.matmul(Qi.data, Kj.data.T, out=P.data)
-                    P.data *= scale
-                    if w.causal and _crosses(rows, cols, delta):
-                        _mask(P.data, rows, cols, delta)
-                    P.data -= Li.data[:, None]
-                    xp.exp(P.data, out=P.data)
-                    dVj.data += P.data.T @ dOi.data
-                    xp.matmul(dOi.data, Vj.data.T, out=dS.data)
-                    dS.data -= Di.data[:, None]
-                    dS.data *= P.data
-                    dS.data *= scale
-                    dQi.data += dS.data @ Kj.data
-                    dKj.data += dS.data.T @ Qi.data
-                m.work("qk", br * bc * d)
-                m.work("bwd", br * bc * (2 * dv + 2 * d))
-                m.store(dQi, dQ, R)
-                m.free(Qi, dOi, dQi, Li, Di, P, dS)
-        m.free(Kj, Vj)
-        if combine:  # per-head: add the partial sums of the group's earlier heads (read, add, write back)
-            pK = m.load(dK, C, what="dK_j (partial)")
-            pV = m.load(dV, C, what="dV_j (partial)")
-            if m.numeric:
-                dKj.data += pK.data
-                dVj.data += pV.data
-            m.free(pK, pV)
-        m.store(dKj, dK, C)
-        m.store(dVj, dV, C)
-        m.free(dKj, dVj)
-
-
-def flash2_bwd(m: Machine, a: dict[str, SlowArray], w: Workload, t: WorkloadBwdTiling, scale: float) -> tuple[SlowArray, ...]:
-    H, Hk, Nq, Nkv, d, dv, g = w.query_heads_total, w.kv_heads_total, w.Nq, w.Nkv, w.d, w.dv, w.groups
-    a = dict(a)
-    a["dQ"] = m.slow("dQ", (H * Nq, d), role="output", init=0.0)
-    a["dK"] = m.slow("dK", (Hk * Nkv, d), role="output")
-    a["dV"] = m.slow("dV", (Hk * Nkv, dv), role="output")
-    a["D"] = m.slow("D", (H * Nq,))
-    rowsum_pass(m, a["O"], a["dO"], a["D"])
+def flash2_bwd(m: Machine, a: dict[str, SlowArray], w: Workload, t: WorkloadTiling, scale: float) -> tuple[SlowArray, ...]:
+    Hk, Nq, Nkv, g = w.kv_heads_total, w.Nq, w.Nkv, w.groups
+    a = flash2_bwd_mod.outputs(m, a, w.query_heads_total * Nq, Hk * Nkv)
+    kw = {"Nq": Nq, "Nkv": Nkv, "delta": Nkv - Nq if w.causal else None}
     for ks in m.tiles(Hk, 1):
         k = ks.start
         if t.schedule == "grouped":
-            _kv_loop(m, a, [(k * g + j) * Nq for j in range(g)], k * Nkv, w, t, scale, combine=False)
+            flash2_bwd_mod.kv_loop(m, a, t.B_r, t.B_c, scale, q_offs=tuple((k * g + j) * Nq for j in range(g)), kv_off=k * Nkv, **kw)
         else:
             for j in _first_then_rest(m, g):
-                _kv_loop(m, a, [(k * g + j) * Nq], k * Nkv, w, t, scale, combine=j > 0)
+                flash2_bwd_mod.kv_loop(m, a, t.B_r, t.B_c, scale, q_offs=((k * g + j) * Nq,), kv_off=k * Nkv, combine=j > 0, **kw)
     return a["dQ"], a["dK"], a["dV"]
 
 
 SCHEDULE_FNS = {"flash2-bwd": flash2_bwd}
 
 
-# ---------------------------------------------------------------------------------------------- references
-def _scores(Q: np.ndarray, K: np.ndarray, causal: bool, scale: float | None) -> tuple[np.ndarray, int]:
-    q, k = (np.asarray(x, dtype=np.float64) for x in (Q, K))
-    g = q.shape[1] // k.shape[1]
-    s = np.einsum("bhid,bhjd->bhij", q, np.repeat(k, g, axis=1)) * default_scale(q.shape[3], scale)
-    if causal:
-        Nq, Nkv = q.shape[2], k.shape[2]
-        s[..., np.arange(Nkv)[None, :] > np.arange(Nq)[:, None] + (Nkv - Nq)] = -np.inf
-    return s, g
-
-
-def reference_saved(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool, scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Float64 O (batch, H, N_q, d_v) and logsumexp L (batch, H, N_q) of a 4-D workload (K/V heads repeated)."""
-    s, g = _scores(Q, K, causal, scale)
-    mx = s.max(axis=-1, keepdims=True)
-    p = np.exp(s - mx)
-    ell = p.sum(axis=-1, keepdims=True)
-    O = np.einsum("bhij,bhjd->bhid", p / ell, np.repeat(np.asarray(V, dtype=np.float64), g, axis=1))
-    return O, (mx + np.log(ell))[..., 0]
-
-
-def reference_backward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray, causal: bool,
-                       scale: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Float64 (dQ, dK, dV) of a 4-D workload: dK, dV of a K/V head are the sums over its g query heads.
-
-    One query head on one key: softmax is 1, so dQ = dK = 0 and dV = dO; two heads sharing it: dV = dO₁ + dO₂.
-
-    >>> z = np.zeros((1, 2, 1, 1)); dO = np.array([1.0, 2.0]).reshape(1, 2, 1, 1)
-    >>> [x.ravel().tolist() for x in reference_backward(z, z[:, :1], z[:, :1], dO, causal=True)]
-    [[0.0, 0.0], [0.0], [3.0]]
-    """
-    s, g = _scores(Q, K, causal, scale)
-    sc = default_scale(np.shape(Q)[3], scale)
-    q, k, v, do = (np.asarray(x, dtype=np.float64) for x in (Q, K, V, dO))
-    kr, vr = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    p = np.exp(s - s.max(axis=-1, keepdims=True))
-    p /= p.sum(axis=-1, keepdims=True)
-    o = np.einsum("bhij,bhjd->bhid", p, vr)
-    dv = np.einsum("bhij,bhid->bhjd", p, do)
-    dp = np.einsum("bhid,bhjd->bhij", do, vr)
-    ds = p * (dp - (do * o).sum(axis=-1)[..., None])
-    dq = sc * np.einsum("bhij,bhjd->bhid", ds, kr)
-    dk = sc * np.einsum("bhij,bhid->bhjd", ds, q)
-    B, Hk = k.shape[0], k.shape[1]
-    return dq, dk.reshape(B, Hk, g, *dk.shape[2:]).sum(axis=2), dv.reshape(B, Hk, g, *dv.shape[2:]).sum(axis=2)
-
-
 # ---------------------------------------------------------------------------------------------- running
-@dataclass(frozen=True)
-class WorkloadBwdResult:
-    algorithm: str
-    schedule: str
-    workload: Workload
-    tiling: WorkloadBwdTiling
-    measurement: Measurement
-    outputs: tuple[Any, Any, Any] | None  # dQ, dK, dV as 4-D arrays, numeric mode only
-    rel_errors: dict[str, float] | None  # max|X − X_ref| / max|X_ref| (absolute where X_ref = 0)
-    seconds: float
-
-    @property
-    def io_bytes(self) -> int:
-        return self.workload.io_bytes(self.measurement.io_words)
-
-    def as_dict(self) -> dict[str, Any]:
-        m, w = self.measurement, self.workload
-        return {
-            "algorithm": self.algorithm,
-            "schedule": self.schedule,
-            "workload": w.as_dict(),
-            "reads": m.reads_words,
-            "writes": m.writes_words,
-            "io": m.io_words,
-            "reads_bytes": w.io_bytes(m.reads_words),
-            "writes_bytes": w.io_bytes(m.writes_words),
-            "io_bytes": self.io_bytes,
-            "peak_fast_words": m.peak_fast_words,
-            "overflowed": m.overflowed,
-            "blocks": {"B_r": self.tiling.B_r, "B_c": self.tiling.B_c},
-            "per_array": {k: {"reads": v.reads_words, "writes": v.writes_words} for k, v in m.per_array.items()},
-            "rel_errors": self.rel_errors,
-            "count_only": m.count_only,
-            "seconds": self.seconds,
-        }
-
-
-def random_grad(w: Workload, seed: int | None) -> np.ndarray:
-    """dO (batch, H, N_q, d_v), standard normal from ``seed`` + 1 (the forward's inputs use ``seed``)."""
-    return np.random.default_rng(None if seed is None else seed + 1).standard_normal((w.batch, w.heads, w.Nq, w.dv))
-
-
-def run_workload_backward(
-    algorithm: str,
-    w: Workload,
-    *,
-    schedule: str = "grouped",
-    inputs: tuple[Any, Any, Any, Any] | None = None,
-    O: Any = None,
-    seed: int | None = 0,
-    count_only: bool = False,
-    scale: float | None = None,
-    check: bool = True,
-) -> WorkloadBwdResult:
-    """Run the backward ``algorithm`` over the whole workload; counts in words.
-
-    ``inputs``: 4-D (Q, K, V, dO), else random from ``seed`` (Q, K, V as the forward draws them, dO from seed + 1).
-    ``O``: the forward's output (default the float64 reference); L is the float64 reference's logsumexp (its
-    values do not change a count). Plain one-head schedules other than those of :data:`BWD_NATIVE` are
-    :class:`Unsupported` here (``attnio run --backward`` runs them per head on plain workloads).
-    """
-    t = bwd_tiling(algorithm, w, schedule)
-    t0 = time.perf_counter()
+def run_schedule(spec: Any, w: Workload, schedule: str, inputs: tuple[Any, ...] | None, O: Any,
+                 count_only: bool, scale: float | None, check: bool) -> tuple[Any, ...]:
+    """The backward workload schedule ``schedule`` of ``spec`` on the machine (inputs validated and drawn by the
+    runner, :func:`attnio.algorithms.run.run`): (tiling, measurement, outputs, errors). ``O``: the forward's
+    output (default the float64 reference); L is the float64 reference's logsumexp (its values change no count)."""
+    t = bwd_tiling(spec.name, w, schedule)
     sc = default_scale(w.d, scale)
     H, Hk = w.query_heads_total, w.kv_heads_total
-    m = Machine(w.M, algorithm=f"{algorithm} ({schedule})", count_only=count_only)
+    m = Machine(w.M, algorithm=f"{spec.name} ({schedule})", count_only=count_only)
     shapes = {"Q": (H * w.Nq, w.d), "K": (Hk * w.Nkv, w.d), "V": (Hk * w.Nkv, w.dv), "O": (H * w.Nq, w.dv),
               "dO": (H * w.Nq, w.dv), "L": (H * w.Nq,)}
     if count_only:
         ins = {k: m.input(k, s) for k, s in shapes.items()}
-        arrs = None
     else:
-        if inputs is None:
-            Q4, K4, V4 = random_inputs(w, seed)
-            dO4 = random_grad(w, seed)
-        else:
-            Q4, K4, V4 = _inputs(w, inputs[:3], seed)
-            dO4 = np.asarray(to_numpy(inputs[3]), dtype=np.float64)
-            if dO4.shape != (w.batch, w.heads, w.Nq, w.dv):
-                raise InvalidParameter("dO.shape", dO4.shape, f"{(w.batch, w.heads, w.Nq, w.dv)} (batch, heads, rows, width)")
-        O_ref, L4 = reference_saved(Q4, K4, V4, w.causal, scale)
+        assert inputs is not None
+        Q4, K4, V4, dO4 = inputs
+        O_ref, L4 = attention4_saved(Q4, K4, V4, w.causal, scale)
         O4 = O_ref if O is None else np.asarray(to_numpy(O), dtype=np.float64).reshape(O_ref.shape)
         arrs = {"Q": Q4, "K": K4, "V": V4, "O": O4, "dO": dO4, "L": L4}
         ins = {k: m.input(k, np.ascontiguousarray(arrs[k]).reshape(s)) for k, s in shapes.items()}
-    outs = SCHEDULE_FNS[algorithm](m, ins, w, t, sc)
+    outs = SCHEDULE_FNS[spec.name](m, ins, w, t, sc)
     meas = m.finish()
-    data = errs = None
-    if not count_only:
-        assert arrs is not None
-        q4 = (w.batch, w.heads, w.Nq)
-        k4 = (w.batch, w.kv_heads, w.Nkv)
-        data = (
-            to_numpy(m.output_data(outs[0])).reshape(*q4, w.d),
-            to_numpy(m.output_data(outs[1])).reshape(*k4, w.d),
-            to_numpy(m.output_data(outs[2])).reshape(*k4, w.dv),
-        )
-        if check:
-            refs = reference_backward(arrs["Q"], arrs["K"], arrs["V"], arrs["dO"], w.causal, scale)
-            errs = {n: rel_error(x, r) for n, x, r in zip(("dQ", "dK", "dV"), data, refs, strict=True)}
-    return WorkloadBwdResult(algorithm, schedule, w, t, meas, data, errs, time.perf_counter() - t0)
-
-
-def rel_error(x: np.ndarray, ref: np.ndarray) -> float:
-    """max|x − ref| / max|ref|; the absolute error where ref is all zero (dQ = dK = 0 with one key)."""
-    scale_ = float(np.max(np.abs(ref))) if ref.size else 0.0
-    err = float(np.max(np.abs(x - ref))) if ref.size else 0.0
-    return err / scale_ if scale_ > 1e-12 else err
-
-
-# ---------------------------------------------------------------------------------------------- training step
-@dataclass(frozen=True)
-class WorkloadTrainStep:
-    forward: WorkloadResult
-    backward: WorkloadBwdResult
-
-    def as_dict(self) -> dict[str, Any]:
-        f, b = self.forward.measurement, self.backward.measurement
-        w = self.forward.workload
-        total = {
-            "reads": f.reads_words + b.reads_words,
-            "writes": f.writes_words + b.writes_words,
-            "io": f.io_words + b.io_words,
-            "peak_fast_words": max(f.peak_fast_words, b.peak_fast_words),
-        }
-        total.update(reads_bytes=w.io_bytes(total["reads"]), writes_bytes=w.io_bytes(total["writes"]), io_bytes=w.io_bytes(total["io"]))
-        return {"forward": self.forward.as_dict(), "backward": self.backward.as_dict(), "total": total, "workload": w.as_dict()}
-
-
-def train_workload(forward: str, w: Workload, *, schedule: str = "grouped", seed: int | None = 0,
-                   count_only: bool = False, scale: float | None = None) -> WorkloadTrainStep:
-    """Forward ``forward`` over the workload (its workload schedule ``schedule``), then its backward with the same
-    schedule on the same inputs (dO from seed + 1); O of the backward is the forward's own output."""
-    if forward not in BACKWARD_OF:
-        raise Unsupported(
-            f"{forward} has no workload backward (causal masks, N_q != N_kv, kv_heads < heads): training steps of "
-            f"workloads: {', '.join(BACKWARD_OF)}"
-        )
-    f = run_workload(forward, w, schedule=schedule, seed=seed, count_only=count_only, scale=scale)
     if count_only:
-        b = run_workload_backward(BACKWARD_OF[forward], w, schedule=schedule, count_only=True, scale=scale)
-    else:
-        b = run_workload_backward(BACKWARD_OF[forward], w, schedule=schedule, seed=seed, O=f.output, scale=scale)
-    return WorkloadTrainStep(f, b)
+        return t, meas, None, None
+    q4, k4 = (w.batch, w.heads, w.Nq), (w.batch, w.kv_heads, w.Nkv)
+    data = tuple(to_numpy(m.output_data(a)).reshape(*s) for a, s in zip(outs, ((*q4, w.d), (*k4, w.d), (*k4, w.dv)), strict=True))
+    errs = None
+    if check:
+        refs = attention4_backward(*inputs, w.causal, scale)
+        errs = {n: rel_error(x, r) for n, x, r in zip(("dQ", "dK", "dV"), data, refs, strict=True)}
+    return t, meas, data, errs

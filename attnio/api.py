@@ -5,6 +5,8 @@ cheap: the bounds catalog, the solver (z3) and the machine are loaded on first u
 
 >>> count("flash2", N=256, d=16, M=1024) == cost("flash2", N=256, d=16, M=1024)   # measured == formula
 True
+>>> count("flash2-bwd", N=256, d=16, M=1024) == cost("flash2-bwd", N=256, d=16, M=1024)
+True
 >>> bound("sy.thm3.5").kind
 'upper'
 """
@@ -16,15 +18,20 @@ from typing import TYPE_CHECKING
 
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter
+from attnio.validate import check_int
 
 if TYPE_CHECKING:
     from attnio.bounds.types import Bound
     from attnio.solver.claim_types import Claim
     from attnio.solver.verify import Verdict
+    from attnio.workload import Workload
 
 
-def count(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None) -> IOCount:
-    """Words ``algorithm`` moves at (N, d, M[, d_v]), measured on the two-level machine without arithmetic.
+def count(algorithm: str, workload: Workload | None = None, *, N: int | None = None, d: int | None = None,
+          M: int | None = None, dv: int | None = None, pass_: str | None = None, schedule: str | None = None) -> IOCount:
+    """Words ``algorithm`` moves at (N, d, M[, d_v]) or over ``workload``, measured on the two-level machine
+    without arithmetic. A backward name (``"flash2-bwd"``) counts its backward; ``pass_="step"`` a training
+    step (the forward, then its backward); ``schedule`` a workload schedule (``per-head``, ``grouped``, ``best``).
 
     Any N (count-only mode runs one representative block per block shape). The same type as :func:`cost`, so
     ``count(...) == cost(...)`` reads "measured equals formula". Bad input raises
@@ -32,15 +39,26 @@ def count(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None) -> I
     """
     from attnio.algorithms.run import run
 
-    return run(algorithm, N=N, d=d, M=M, dv=dv, count_only=True).measurement.io
+    return run(algorithm, workload, N=N, d=d, M=M, dv=dv, pass_=pass_, schedule=schedule, count_only=True).measurement.io
 
 
-def cost(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None) -> IOCount:
+def cost(algorithm: str, workload: Workload | None = None, *, N: int | None = None, d: int | None = None,
+         M: int | None = None, dv: int | None = None, schedule: str = "per-head") -> IOCount:
     """Words ``algorithm`` moves at (N, d, M[, d_v]) by its exact cost formula (``attnio bounds`` lists them
-    as ``exact.<algorithm>``)."""
-    from attnio.bounds.costs import cost as _cost
+    as ``exact.<algorithm>``; backward names such as ``"flash2-bwd"`` by the backward formulas), or over
+    ``workload`` by the workload formulas (``schedule``: ``per-head`` or ``grouped``)."""
+    from attnio.bounds import costs
 
-    return _cost(algorithm, N=N, d=d, M=M, dv=dv)
+    if workload is not None:
+        if any(x is not None for x in (N, d, M, dv)):
+            raise InvalidParameter("N", N, "not given with a workload (the workload carries N, d, d_v and M)")
+        backward = any(a == algorithm for a, _, _ in costs.WORKLOAD_BACKWARD_FORMULAS)
+        return (costs.workload_backward_cost if backward else costs.workload_cost)(algorithm, workload, schedule)
+    N, d, M = (check_int(k, v, min=1) for k, v in (("N", N), ("d", d), ("M", M)))
+    dv = None if dv is None else check_int("dv", dv, min=1)
+    if algorithm in costs.BACKWARD_FORMULAS:
+        return costs.backward_cost(algorithm, N=N, d=d, M=M, dv=dv)
+    return costs.cost(algorithm, N=N, d=d, M=M, dv=dv)
 
 
 def catalog() -> list[Bound]:

@@ -22,7 +22,10 @@ class IOCount:
     writes_words: int
 
     def __post_init__(self) -> None:
-        assert self.reads_words >= 0 and self.writes_words >= 0, self
+        from attnio.validate import check_int  # a public type: bad counts are bad input, not an assertion
+
+        check_int("reads_words", self.reads_words, min=0)
+        check_int("writes_words", self.writes_words, min=0)
 
     @property
     def io_words(self) -> int:

@@ -106,30 +106,43 @@ NUMERIC_MAX_N = 2**14  # the reference's N×N scores: 2 GiB of float64 (benchmar
 SEED_MAX = 2**64 - 1
 
 
-def check_run_sizes(N: int, d: int, dv: int, *, count_only: bool) -> None:
-    """Refuse, before anything is allocated, a numeric run whose arrays cannot be held in memory.
+def check_run_sizes(N: int, d: int, dv: int, *, count_only: bool, Nkv: int | None = None, heads: int = 1) -> None:
+    """Refuse, before anything is allocated, a numeric run whose arrays cannot be held in memory: the rows of
+    all ``heads`` (query or key rows, whichever are more) times the width, and the float64 reference's
+    ``heads``·N·N_kv scores (``Nkv``: key rows, default N).
 
     >>> check_run_sizes(10**30, 10**30, 10**30, count_only=True)
     >>> check_run_sizes(4096, 64, 64, count_only=False)
     >>> check_run_sizes(2**20, 64, 64, count_only=False)
     Traceback (most recent call last):
     attnio.errors.InvalidParameter: N·d=67108864 is invalid: valid range is N·max(d, dv) <= 16777216 for a numeric run (its float64 arrays are held in memory); use --count-only above N·d = 16777216
+    >>> check_run_sizes(4096, 8, 8, count_only=False, heads=32)
+    Traceback (most recent call last):
+    attnio.errors.InvalidParameter: heads·N·Nkv=536870912 is invalid: valid range is heads·N·Nkv <= 268435456 for a numeric run (the float64 reference holds every head's scores); use --count-only
     """
     if count_only:
         return
-    nd = N * max(d, dv)
-    if nd > NUMERIC_MAX_ND:
-        name, value = ("N·d", N * d) if d >= dv else ("N·dv", N * dv)
+    Nkv = N if Nkv is None else Nkv
+    rows = heads * max(N, Nkv)
+    if rows * max(d, dv) > NUMERIC_MAX_ND:
+        name, value = ("N·d", rows * d) if d >= dv else ("N·dv", rows * dv)
+        if heads > 1:
+            name = "heads·" + name
         raise InvalidParameter(
             name, value,
             f"N·max(d, dv) <= {NUMERIC_MAX_ND} for a numeric run (its float64 arrays are held in memory); "
             f"use --count-only above N·d = {NUMERIC_MAX_ND}",
         )
-    if N > NUMERIC_MAX_N:
+    if heads == 1 and max(N, Nkv) > NUMERIC_MAX_N:
         raise InvalidParameter(
-            "N", N,
+            "N", max(N, Nkv),
             f"N <= {NUMERIC_MAX_N} for a numeric run (the float64 reference holds the N×N scores); "
             f"use --count-only above N = {NUMERIC_MAX_N}",
+        )
+    if heads * N * Nkv > NUMERIC_MAX_N**2:
+        raise InvalidParameter(
+            "heads·N·Nkv", heads * N * Nkv,
+            f"heads·N·Nkv <= {NUMERIC_MAX_N**2} for a numeric run (the float64 reference holds every head's scores); use --count-only",
         )
 
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -27,29 +25,14 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from attnio.algorithms.run_backward import count_backward, run_backward  # noqa: E402
+from attnio.algorithms.run import count, run  # noqa: E402
 
-
-def best_of(repeat: int, f: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.process_time()
-        f()
-        times.append(time.process_time() - t0)
-    return min(times)
-
-
-def interleaved(repeat: int, *fs: Callable[[], object]) -> list[float]:
-    best = [float("inf")] * len(fs)
-    for _ in range(repeat):
-        for k, f in enumerate(fs):
-            best[k] = min(best[k], best_of(1, f))
-    return best
+from benchmarks.bench_machine import best_of, interleaved  # noqa: E402  (the one timing helper)
 
 
 def oneshot_backward(Q, K, V, dO, scale):
     """The analytic backward on whole matrices (float64) from Q, K, V, dO alone: it recomputes the forward's P and
-    O, as ``run_backward`` does (it forms O and the saved statistics with the float64 reference before the
+    O, as a standalone backward ``run`` does (it forms O and the saved statistics with the float64 reference before the
     schedule runs, and that time is part of the machine's figure)."""
     S = (Q @ K.T) * scale
     S -= S.max(axis=1, keepdims=True)
@@ -70,7 +53,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 
-    t_count = best_of(args.repeat, lambda: count_backward("flash2-bwd", N=2**20, d=128, M=2**17))
+    t_count = best_of(args.repeat, lambda: count("flash2-bwd", N=2**20, d=128, M=2**17))
     print(f"1. count-only flash2-bwd N=2^20, d=128, M=2^17      = {t_count * 1e3:8.2f} ms  (target <= 2 s)")
 
     N, d = 4096, 64
@@ -80,21 +63,21 @@ def main() -> int:
     ref = oneshot_backward(Q, K, V, dO, scale)
     cases = [("flash2-bwd", 2**20), ("flash2-bwd", 65536), ("flash2-square-bwd", 65536)]
     for name, M in cases:
-        r = run_backward(name, Q, K, V, dO, M=M, check=False)
+        r = run(name, inputs=(Q, K, V, dO), M=M, check=False)
         for x, y in zip(r.outputs, ref, strict=True):
             assert np.max(np.abs(x - y)) <= 1e-10 * np.max(np.abs(y)), name
     times = interleaved(
         args.repeat,
         lambda: oneshot_backward(Q, K, V, dO, scale),
-        *[(lambda name=name, M=M: run_backward(name, Q, K, V, dO, M=M, check=False)) for name, M in cases],
+        *[(lambda name=name, M=M: run(name, inputs=(Q, K, V, dO), M=M, check=False)) for name, M in cases],
     )
     t_one = times[0]
     print(f"2. one-shot NumPy backward N={N}, d={d}: {t_one:.3f} s")
     for (name, M), t in zip(cases, times[1:], strict=True):
-        tl = run_backward(name, N=N, d=d, M=M, count_only=True).tiling
+        tl = run(name, N=N, d=d, M=M, count_only=True).tiling
         print(f"   {name:18s} M={M:8d} {tl}: machine / one-shot = {t / t_one:6.2f}x  (target <= 3; {t:.3f} s)")
-    f1 = count_backward("flash1-bwd", N=N, d=d, M=65536).io_words
-    f2 = count_backward("flash2-bwd", N=N, d=d, M=65536).io_words
+    f1 = count("flash1-bwd", N=N, d=d, M=65536).io_words
+    f2 = count("flash2-bwd", N=N, d=d, M=65536).io_words
     print(f"3. FA-1 / FA-2 backward I/O at N={N}, d={d}, M=65536: {f1:,d} / {f2:,d} = {f1 / f2:.4f}")
     return 0
 

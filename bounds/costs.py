@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnio.bounds import blocks
 from attnio.bounds.expr import Expr, Rel, ceil, evaluate_int, floor, maximum, minimum, sqrt, substitute
 from attnio.bounds.symbols import M, N, d, dv
 
@@ -59,7 +60,7 @@ def _add(f: CostFormula) -> None:
 
 
 # flash2, io-optimal rule: a = ⌊(M − max(d,dv))/(d + dv + 4)⌋ rows per Q block; T_r = ⌈N/a⌉.
-_a = floor((M - maximum(d, dv)) / (d + dv + 4))
+_a = blocks.flash2(d, dv).resident(M)
 _Tr = ceil(N / _a)
 _add(
     CostFormula(
@@ -74,8 +75,7 @@ _add(
 )
 
 # flash2, square rule: B_r = B_c = b = ⌊(⌊√(p² + 4M)⌋ − p)/2⌋ with p = d + dv + max(d, dv) + 3.
-_p = d + dv + maximum(d, dv) + 3
-_b_sq = floor((floor(sqrt(_p**2 + 4 * M)) - d - dv - maximum(d, dv) - 3) / 2)  # (−p spelled out term by term)
+_b_sq = blocks.flash2(d, dv).square(M)
 _Tr_sq = ceil(N / _b_sq)
 _add(
     CostFormula(
@@ -105,7 +105,7 @@ _add(
 )
 
 # flash1-fit: the same loop, c = ⌊(M − d − dv − 6)/(d + dv + 1)⌋ K/V rows per block.
-_c1f = floor((M - d - dv - 6) / (d + dv + 1))
+_c1f = blocks.flash1_fit(d, dv).resident(M, "cols")
 _Tc1f = ceil(N / _c1f)
 _add(
     CostFormula(
@@ -269,7 +269,7 @@ WORKLOAD_FORMULAS: dict[tuple[str, str, bool], CostFormula] = {}
 
 # flash2: a rows per Q block (io-optimal rule), ⌊a/g⌋ positions of each of the g heads per block.
 _w2 = maximum(d, dv)
-_ag = floor(floor((M - _w2) / (d + dv + 4)) / g)
+_ag = floor(blocks.flash2(d, dv).resident(M) / g)
 _T2 = ceil(Nq / _ag)
 _B2 = ceil(Nq / _T2)
 _A2, _ = _causal_sums(_B2, _T2)
@@ -293,7 +293,7 @@ for _sched, _gsub in (("per-head", {g: 1}), ("grouped", {})):
 
 # flash1 (published B_c = ⌈M/4d⌉) and flash1-fit (c = ⌊(M − d − dv − 6)/(d + dv + 1)⌋, B_c = ⌈N_kv/T_c⌉), per head.
 _Bc1w = ceil(M / (4 * d))
-_c1w = floor((M - d - dv - 6) / (d + dv + 1))
+_c1w = blocks.flash1_fit(d, dv).resident(M, "cols")
 for _name, _Bc, _Tc, _valid in (
     ("flash1", _Bc1w, ceil(Nkv / _Bc1w), (M >= 1,)),
     ("flash1-fit", ceil(Nkv / ceil(Nkv / _c1w)), ceil(Nkv / _c1w), (M >= 2 * (d + dv) + 7,)),
@@ -383,7 +383,7 @@ def _add_bwd(f: CostFormula) -> None:
 
 
 # flash2-bwd (FA-2 Alg. 2, io-optimal rule): c = ⌊(M − 2d − dv − 2)/(2d + 2dv + 2)⌋ K/V rows, T_c = ⌈N/c⌉.
-_cb2 = floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2))
+_cb2 = blocks.flash2_bwd(d, dv).resident(M, "cols")
 _Tcb2 = ceil(N / _cb2)
 _R_B2 = 2 * N * dv + N * (d + dv)  # D pass (O, dO) + K, V once
 _W_B2 = N + N * d + N * (d + dv)  # D, the dQ initialisation, dK and dV once
@@ -400,8 +400,7 @@ _add_bwd(
 )
 
 # flash2-square-bwd: B_r = B_c = b = ⌊(⌊√(p² + 8M)⌋ − p)/4⌋, p = 4d + 3dv + 2.
-_pb = 4 * d + 3 * dv + 2
-_bb2 = floor((floor(sqrt(_pb**2 + 8 * M)) - 4 * d - 3 * dv - 2) / 4)
+_bb2 = blocks.flash2_bwd(d, dv).square(M)
 _Tbb2 = ceil(N / _bb2)
 _add_bwd(
     CostFormula(
@@ -431,7 +430,7 @@ _add_bwd(
 )
 
 # flash1-fit-bwd: c = ⌊(M − 2(d + dv) − 3)/(2(d + dv) + 2)⌋.
-_cb1f = floor((M - 2 * (d + dv) - 3) / (2 * (d + dv) + 2))
+_cb1f = blocks.flash1_fit_bwd(d, dv).resident(M, "cols")
 _Tcb1f = ceil(N / _cb1f)
 _add_bwd(
     CostFormula(
@@ -505,7 +504,7 @@ def backward_cost(algorithm: str, *, N: int, d: int, M: int, dv: int | None = No
 WORKLOAD_BACKWARD_FORMULAS: dict[tuple[str, str, bool], CostFormula] = {}
 
 # flash2-bwd, io-optimal rule on N_kv key rows: c K/V rows, T_c = ⌈N_kv/c⌉ blocks of B_c = ⌈N_kv/T_c⌉.
-_cbw = floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2))
+_cbw = blocks.flash2_bwd(d, dv).resident(M, "cols")
 _Tcbw = ceil(Nkv / _cbw)
 _Bcbw = ceil(Nkv / _Tcbw)
 _Jbw = minimum(_Tcbw, floor(_delta / _Bcbw) + 1)  # K/V blocks j with j·B_c ≤ δ: every query row visits them

@@ -32,9 +32,9 @@ from attnio.bounds.expr import to_json
 
 def backward_count(name: str, N: int, d: int, M: int) -> Any:
     """The measurement of a count-only backward run of ``name`` (plain, one head)."""
-    from attnio.algorithms.run_backward import count_backward
+    from attnio.algorithms.run import run
 
-    return count_backward(name, N=N, d=d, M=M)
+    return run(name, pass_="backward", N=N, d=d, M=M, count_only=True).measurement
 
 
 def forward_count(name: str, N: int, d: int, M: int, tiling: Any = None) -> Any:
@@ -47,30 +47,30 @@ def forward_count(name: str, N: int, d: int, M: int, tiling: Any = None) -> Any:
 
 def training_step(forward: str, N: int, d: int, M: int, dv: int | None = None) -> Any:
     """A count-only training step (``forward``, then its backward), plain, one head."""
-    from attnio.algorithms.run_backward import train_step
+    from attnio.algorithms.run import run
 
-    return train_step(forward, N=N, d=d, dv=dv, M=M, count_only=True)
+    return run(forward, pass_="step", N=N, d=d, dv=dv, M=M, count_only=True)
 
 
 def workload_count(algorithm: str, w: Any, schedule: str = "per-head") -> Any:
     """The result (``.measurement``, ``.tiling``) of a count-only forward run over workload ``w``."""
-    from attnio.algorithms.workloads import run_workload
+    from attnio.algorithms.run import run
 
-    return run_workload(algorithm, w, schedule=schedule, count_only=True)
+    return run(algorithm, w, pass_="forward", schedule=schedule, count_only=True)
 
 
 def workload_backward_count(algorithm: str, w: Any, schedule: str) -> Any:
     """The measurement of a count-only backward run over workload ``w``."""
-    from attnio.algorithms.workloads_bwd import run_workload_backward
+    from attnio.algorithms.run import run
 
-    return run_workload_backward(algorithm, w, schedule=schedule, count_only=True).measurement
+    return run(algorithm, w, pass_="backward", schedule=schedule, count_only=True).measurement
 
 
 def workload_training(forward: str, w: Any, schedule: str) -> Any:
     """A count-only training step over workload ``w`` (``.forward.measurement``, ``.backward.measurement``)."""
-    from attnio.algorithms.workloads_bwd import train_workload
+    from attnio.algorithms.run import run
 
-    return train_workload(forward, w, schedule=schedule, count_only=True)
+    return run(forward, w, pass_="step", schedule=schedule, count_only=True)
 
 
 # backward figures ----------------------------------------------------------------------------------------
@@ -91,7 +91,7 @@ def _bwd_unit(N: int, d: int, M: int) -> float:
 
 
 def _fits(name: str, N: int, d: int, M: int) -> bool:
-    from attnio.algorithms import registry_backward as reg
+    from attnio.algorithms import registry as reg
 
     return M >= reg.get(name).tiling_cls.min_M(N, d, d)
 
@@ -99,7 +99,7 @@ def _fits(name: str, N: int, d: int, M: int) -> bool:
 def backward_regime_map() -> tuple[dict[tuple[int, int], str], dict[tuple[int, int], str]]:
     """At N = :data:`BWD_MAP_N`, per (d, M): the backward schedule auto picks ("none fits" if none), and the
     largest backward lower bound whose model covers it."""
-    from attnio.algorithms import auto_bwd
+    from attnio.algorithms import auto
     from attnio.bounds import backward as bb
 
     from attnio.errors import InvalidParameter
@@ -109,7 +109,7 @@ def backward_regime_map() -> tuple[dict[tuple[int, int], str], dict[tuple[int, i
     for d in BWD_MAP_DS:
         for M in BWD_MAP_MS:
             try:
-                name = auto_bwd.choose(BWD_MAP_N, d, M)[0]
+                name = auto.choose("backward", BWD_MAP_N, d, M)[0]
             except InvalidParameter:  # nothing fits
                 name = "none fits"
             best[(d, M)] = name
@@ -418,12 +418,12 @@ def _backward() -> dict[str, dict[str, Any]]:
     """Count-only backward I/O at :data:`BWD_GATE_POINTS` (keyed like the forward's rows), the exact backward
     formulas and the backward constants table (keys ``bwd:`` where they could clash; its bounds are the
     catalog's)."""
-    from attnio.algorithms import registry_backward as reg
+    from attnio.algorithms import registry as reg
     from attnio.bounds import backward as bb
     from attnio.bounds.costs import BACKWARD_FORMULAS
 
     io: dict[str, Any] = {}
-    for name in reg.names():
+    for name in reg.names("backward"):
         for N, d, M in BWD_GATE_POINTS:
             if _fits(name, N, d, M):
                 io[f"{name}|N={N}|d={d}|dv={d}|M={M}|eps=-|B=-"] = io_entry(backward_count(name, N, d, M))

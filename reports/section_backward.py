@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from attnio.algorithms import auto_bwd
-from attnio.algorithms import registry_backward as reg
+from attnio.algorithms import registry as reg
 from attnio.bounds import backward as bb
 from attnio.bounds import costs
 from attnio.reports import figures, plots
@@ -27,14 +26,14 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
     F = costs.BACKWARD_FORMULAS
     s.p(
         "The backward pass (dQ, dK, dV from Q, K, V, O, dO and the forward's saved statistics; docs/costs.md#backward) "
-        "on the same two-level machine. Schedules: " + ", ".join(f"`{n}` ({reg.get(n).summary})" for n in reg.names()) + ". "
+        "on the same two-level machine. Schedules: " + ", ".join(f"`{n}` ({reg.get(n).summary})" for n in reg.names("backward")) + ". "
         "Lower bounds (docs/bounds/backward.md and, for M ≤ d², docs/bounds/backward-small.md; derived here, standard "
         "backward CDAG): "
         + "; ".join(f"`{b.id}`: {b.statement}" for b in bb.BOUNDS) + "."
     )
 
     # regime map -----------------------------------------------------------------------------------------
-    cands = [n for n in auto_bwd.CANDIDATES if n in F]
+    cands = [n for n in reg.candidates("backward") if n in F]
     best, tight = figures.backward_regime_map()
     N_map, ds, ms = figures.BWD_MAP_N, figures.BWD_MAP_DS, figures.BWD_MAP_MS
     s.p(

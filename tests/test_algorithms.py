@@ -12,7 +12,6 @@ import json
 import numpy as np
 import pytest
 from attnio.algorithms import flash1, registry
-from attnio.algorithms.auto import CANDIDATES
 from attnio.algorithms.reference import attention
 from attnio.algorithms.run import count, run
 from hypothesis import given, settings
@@ -52,7 +51,7 @@ def small_points(draw: st.DrawFn, name: str) -> tuple[int, int, int, int, int]:
 def test_output_equals_float64_reference_within_1e_10_relative(name: str, data: st.DataObject) -> None:
     N, d, dv, M, seed = data.draw(small_points(name))
     Q, K, V = inputs(seed, N, d, dv)
-    r = run(name, Q, K, V, M=M)
+    r = run(name, inputs=(Q, K, V), M=M)
     assert rel_err(r.output, attention(Q, K, V)) <= 1e-10, (N, d, dv, M)
 
 
@@ -61,7 +60,7 @@ def test_output_on_a_non_divisible_medium_case(name: str) -> None:
     N, d, dv = 53, 11, 11 if name != "split_v" else 23
     M = max(registry.get(name).tiling_cls.min_M(N, d, dv), 400)
     Q, K, V = inputs(7, N, d, dv)
-    r = run(name, Q, K, V, M=M)
+    r = run(name, inputs=(Q, K, V), M=M)
     assert rel_err(r.output, attention(Q, K, V)) <= 1e-10
 
 
@@ -77,7 +76,7 @@ def test_softmax_is_stable_for_logits_of_1e4(name: str, sign: float) -> None:
     S = Q @ K.T
     scale = sign * 1e4 / float(np.max(np.abs(S)))  # the largest |logit| is exactly 1e4
     M = max(registry.get(name).tiling_cls.min_M(N, d, d), 120)
-    r = run(name, Q, K, V, M=M, scale=scale)
+    r = run(name, inputs=(Q, K, V), M=M, scale=scale)
     ref = attention(Q, K, V, scale=scale)
     assert np.all(np.isfinite(r.output))
     assert rel_err(r.output, ref) <= 1e-10
@@ -91,7 +90,7 @@ def test_square_tiling_is_stable_where_the_published_version_overflows() -> None
     Q, K, V = inputs(5, N, d, d, spread=40.0)
     with np.errstate(over="ignore"):
         assert not np.all(np.isfinite(np.exp(Q @ K.T)))
-    r = run("square_tiling", Q, K, V, M=64, scale=1.0)
+    r = run("square_tiling", inputs=(Q, K, V), M=64, scale=1.0)
     assert rel_err(r.output, attention(Q, K, V, scale=1.0)) <= 1e-10
 
 
@@ -135,7 +134,7 @@ def test_auto_moves_exactly_the_least_measured_io_of_its_candidates(N: int, d: i
     dv = 2 * d if wide_v else d
     M = 4 + extra
     best = {}
-    for name in CANDIDATES:
+    for name in registry.candidates("forward"):
         if M >= registry.get(name).tiling_cls.min_M(N, d, dv):
             best[name] = count(name, N=N, d=d, dv=dv, M=M).io_words
     r = run("auto", N=N, d=d, dv=dv, M=M, count_only=True)
@@ -148,7 +147,7 @@ def test_auto_reports_its_choice_through_the_cli(capsys: pytest.CaptureFixture[s
 
     assert main(["run", "auto", "--N", "300", "--d", "16", "--M", "2000", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["blocks"]["algorithm"] in CANDIDATES
+    assert out["blocks"]["algorithm"] in registry.candidates("forward")
     assert out["max_abs_error"] < 1e-12
 
 
@@ -196,6 +195,6 @@ def test_rows_whose_every_logit_is_far_below_zero(name: str) -> None:
     S = scale * Q @ K.T
     assert S.max() < -1000 and S.min() > -3 * 1000
     M = max(registry.get(name).tiling_cls.min_M(N, d, d), 60)
-    r = run(name, Q, K, V, M=M, scale=scale)
+    r = run(name, inputs=(Q, K, V), M=M, scale=scale)
     assert np.all(np.isfinite(r.output))
     assert _rel_err(r.output, attention(Q, K, V, scale=scale)) <= 1e-10

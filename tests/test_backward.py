@@ -15,10 +15,10 @@ import json
 
 import numpy as np
 import pytest
-from attnio.algorithms import flash1_bwd, registry_backward
-from attnio.algorithms.auto_bwd import CANDIDATES, choose
+import strategies
+from attnio.algorithms import auto, flash1_bwd, registry
 from attnio.algorithms.reference import attention_backward
-from attnio.algorithms.run_backward import count_backward, run_backward, train_step
+from attnio.algorithms.run import count, run
 from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS, backward_cost
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -42,40 +42,24 @@ def grad_errors(outs, Q, K, V, dO, scale=None) -> list[float]:
 
 
 def test_every_backward_schedule_with_a_formula_is_checked_here_and_the_forward_table_is_untouched() -> None:
-    with_formula = {n for n in registry_backward.names() if registry_backward.get(n).cost is not None}
+    with_formula = {n for n in registry.names("backward") if registry.get(n).cost is not None}
     assert with_formula == set(WITH_FORMULA) == set(BACKWARD_FORMULAS)
     assert not set(BACKWARD_FORMULAS) & set(FORMULAS)
-    from attnio.algorithms import registry
-
-    assert not set(registry.names()) & set(registry_backward.names())
+    assert not set(registry.names()) & set(registry.names("backward"))
 
 
-@st.composite
-def points(draw: st.DrawFn, name: str, max_N: int, max_d: int, max_M_factor: int) -> tuple[int, int, int, int]:
-    """(N, d, dv, M) with M ≥ the schedule's minimum; small, odd and large sizes."""
-    N = draw(st.one_of(st.integers(1, 9), st.integers(1, max_N)))
-    d = draw(st.one_of(st.integers(1, 4), st.integers(1, max_d)))
-    dv = draw(st.one_of(st.just(d), st.integers(1, max_d), st.integers(d, 4 * d)))
-    lo = registry_backward.get(name).tiling_cls.min_M(N, d, dv)
-    M = draw(
-        st.one_of(
-            st.just(lo),
-            st.integers(lo, lo + 40),
-            st.integers(lo, lo * max_M_factor),
-            st.integers(lo, max(lo, 5 * N * (d + dv))),  # up to "everything fits"
-        )
-    )
-    return N, d, dv, M
+def points(name: str, max_N: int, max_d: int, max_M_factor: int) -> st.SearchStrategy[tuple[int, int, int, int]]:
+    return strategies.points(name, max_N, max_d, max_M_factor, fits=5)
 
 
 @pytest.mark.parametrize("name", WITH_FORMULA)
 @given(data=st.data())
 def test_count_only_counts_equal_the_backward_formula_exactly(name: str, data: st.DataObject) -> None:
     N, d, dv, M = data.draw(points(name, max_N=5000, max_d=300, max_M_factor=400))
-    measured = count_backward(name, N=N, d=d, M=M, dv=dv)
+    measured = count(name, N=N, d=d, M=M, dv=dv)
     predicted = backward_cost(name, N=N, d=d, M=M, dv=dv)
     assert (measured.reads_words, measured.writes_words) == (predicted.reads_words, predicted.writes_words), (N, d, dv, M)
-    if not registry_backward.get(name).audit:
+    if not registry.get(name).audit:
         assert measured.peak_fast_words <= M and not measured.overflowed
 
 
@@ -84,23 +68,23 @@ def test_count_only_counts_equal_the_backward_formula_exactly(name: str, data: s
 @given(data=st.data())
 def test_real_backward_counts_equal_count_only_and_the_formula(name: str, data: st.DataObject) -> None:
     N, d, dv, M = data.draw(points(name, max_N=20, max_d=7, max_M_factor=30))
-    real = run_backward(name, N=N, d=d, dv=dv, M=M, seed=N * 31 + d, check=False)
-    fast = count_backward(name, N=N, d=d, dv=dv, M=M)
+    real = run(name, N=N, d=d, dv=dv, M=M, seed=N * 31 + d, check=False)
+    fast = count(name, N=N, d=d, dv=dv, M=M)
     assert real.measurement.per_array == fast.per_array, (N, d, dv, M)
     assert real.measurement.io == fast.io
     assert real.measurement.peak_fast_words == fast.peak_fast_words
     chosen = real.tiling.algorithm if name == "auto-bwd" else name
     assert real.measurement.io == backward_cost(chosen, N=N, d=d, dv=dv, M=M)
-    if not registry_backward.get(chosen).audit:
+    if not registry.get(chosen).audit:
         assert real.measurement.peak_fast_words <= M and not real.measurement.overflowed
 
 
 def test_real_equals_count_only_on_a_larger_non_divisible_case() -> None:
     for name in ALL:
         N, d, dv = 67, 13, 17
-        M = registry_backward.get(name).tiling_cls.min_M(N, d, dv) * 5 + 3
-        real = run_backward(name, N=N, d=d, dv=dv, M=M, seed=1)
-        fast = count_backward(name, N=N, d=d, dv=dv, M=M)
+        M = registry.get(name).tiling_cls.min_M(N, d, dv) * 5 + 3
+        real = run(name, N=N, d=d, dv=dv, M=M, seed=1)
+        fast = count(name, N=N, d=d, dv=dv, M=M)
         assert real.measurement.io == fast.io and real.measurement.per_array == fast.per_array, name
         assert max(real.rel_errors.values()) <= 1e-10, name
 
@@ -110,7 +94,7 @@ def small_points(draw: st.DrawFn, name: str) -> tuple[int, int, int, int, int]:
     N = draw(st.integers(1, 24))
     d = draw(st.integers(1, 8))
     dv = draw(st.one_of(st.just(d), st.integers(1, 12)))
-    lo = registry_backward.get(name).tiling_cls.min_M(N, d, dv)
+    lo = registry.get(name).tiling_cls.min_M(N, d, dv)
     M = draw(st.one_of(st.just(lo), st.integers(lo, lo + 30), st.integers(lo, 6 * N * (d + dv) + lo)))
     return N, d, dv, M, draw(st.integers(0, 2**32 - 1))
 
@@ -122,7 +106,7 @@ def test_gradients_equal_the_float64_analytic_backward_within_1e_10_relative(nam
     N, d, dv, M, seed = data.draw(small_points(name))
     rng = np.random.default_rng(seed)
     Q, K, V, dO = rng.standard_normal((N, d)), rng.standard_normal((N, d)), rng.standard_normal((N, dv)), rng.standard_normal((N, dv))
-    r = run_backward(name, Q, K, V, dO, M=M, check=False)
+    r = run(name, inputs=(Q, K, V, dO), M=M, check=False)
     assert max(grad_errors(r.outputs, Q, K, V, dO)) <= 1e-10, (N, d, dv, M, grad_errors(r.outputs, Q, K, V, dO))
 
 
@@ -134,8 +118,8 @@ def test_backward_is_stable_for_logits_of_1e4(name: str, sign: float) -> None:
     rng = np.random.default_rng(3)
     Q, K, V, dO = (rng.standard_normal((N, d)) for _ in range(4))
     scale = sign * 1e4 / float(np.max(np.abs(Q @ K.T)))
-    M = max(registry_backward.get(name).tiling_cls.min_M(N, d, d), 150)
-    r = run_backward(name, Q, K, V, dO, M=M, scale=scale, check=False)
+    M = max(registry.get(name).tiling_cls.min_M(N, d, d), 150)
+    r = run(name, inputs=(Q, K, V, dO), M=M, scale=scale, check=False)
     assert all(np.all(np.isfinite(x)) for x in r.outputs)
     assert max(grad_errors(r.outputs, Q, K, V, dO, scale)) <= 1e-10
 
@@ -143,7 +127,7 @@ def test_backward_is_stable_for_logits_of_1e4(name: str, sign: float) -> None:
 @settings(max_examples=60)
 @given(st.integers(1, 300), st.integers(1, 40), st.integers(1, 40), st.integers(1, 20000))
 def test_flash1_bwd_as_published_reports_its_working_set_and_overflows_exactly_when_it_exceeds_M(N: int, d: int, dv: int, M: int) -> None:
-    meas = count_backward("flash1-bwd", N=N, d=d, dv=dv, M=M)
+    meas = count("flash1-bwd", N=N, d=d, dv=dv, M=M)
     peak = flash1_bwd.peak_fast_words(N, d, M, dv)
     assert meas.peak_fast_words == peak
     assert meas.overflowed == (peak > M)
@@ -152,7 +136,7 @@ def test_flash1_bwd_as_published_reports_its_working_set_and_overflows_exactly_w
 def test_flash1_bwd_as_published_never_fits_at_realistic_sizes() -> None:
     """Alg. 4's B_c = ⌈M/4d⌉ budgets four blocks; the backward holds eight (≈ 2M for M ≤ 4d²)."""
     for M in (4096, 16384, 65536, 262144):
-        meas = count_backward("flash1-bwd", N=4096, d=64, M=M)
+        meas = count("flash1-bwd", N=4096, d=64, M=M)
         assert meas.overflowed and meas.peak_fast_words > 1.4 * M, M
 
 
@@ -169,16 +153,16 @@ def test_more_M_never_increases_backward_io(name: str, data: st.DataObject) -> N
 @given(st.integers(1, 3000), st.integers(1, 150), st.integers(0, 200000))
 def test_auto_bwd_runs_the_measured_argmin(N: int, d: int, extra: int) -> None:
     M = 5 + extra
-    r = count_backward("auto-bwd", N=N, d=d, M=M)
-    fits = [n for n in CANDIDATES if registry_backward.get(n).tiling_cls.min_M(N, d, d) <= M]
-    measured = {n: count_backward(n, N=N, d=d, M=M).io_words for n in fits}
+    r = count("auto-bwd", N=N, d=d, M=M)
+    fits = [n for n in registry.candidates("backward") if registry.get(n).tiling_cls.min_M(N, d, d) <= M]
+    measured = {n: count(n, N=N, d=d, M=M).io_words for n in fits}
     assert r.io_words == min(measured.values())
 
 
 @settings(max_examples=60)
 @given(st.integers(1, 3000), st.integers(1, 150), st.integers(0, 200000))
 def test_flash2_bwd_block_rule_is_never_beaten_by_the_square_rule(N: int, d: int, extra: int) -> None:
-    M = registry_backward.get("flash2-bwd").tiling_cls.min_M(N, d, d) + extra
+    M = registry.get("flash2-bwd").tiling_cls.min_M(N, d, d) + extra
     assert backward_cost("flash2-bwd", N=N, d=d, M=M).io_words <= backward_cost("flash2-square-bwd", N=N, d=d, M=M).io_words
 
 
@@ -189,7 +173,7 @@ def ceil_div(a: int, b: int) -> int:
 def test_per_array_traffic_matches_the_derivations_line_by_line() -> None:
     """docs/costs.md#backward, array by array, at N=101, d=13, dv=13 (no block size divides)."""
     N, d = 101, 13
-    io = lambda name, M: count_backward(name, N=N, d=d, M=M).per_array  # noqa: E731
+    io = lambda name, M: count(name, N=N, d=d, M=M).per_array  # noqa: E731
 
     M = 800  # flash2-bwd: c = ⌊(800 − 41)/54⌋ = 14, T_c = 8
     p, T_c = io("flash2-bwd", M), ceil_div(N, (M - 3 * d - 2) // (4 * d + 2))
@@ -222,7 +206,7 @@ def test_per_array_traffic_matches_the_derivations_line_by_line() -> None:
                                               ("flash1-fit", "flash1-fit-bwd"), ("standard", "standard-bwd"),
                                               ("square_tiling", "square_tiling-bwd")])
 def test_training_step_pairs_each_forward_with_its_backward_and_adds_up(forward: str, backward: str) -> None:
-    s = train_step(forward, N=29, d=5, M=300, seed=2)
+    s = run(forward, pass_="step", N=29, d=5, M=300, seed=2)
     assert s.backward.algorithm == backward
     out = s.as_dict()
     for key in ("reads", "writes", "io"):
@@ -234,31 +218,31 @@ def test_training_step_pairs_each_forward_with_its_backward_and_adds_up(forward:
 
 def test_training_step_with_auto_uses_the_statistics_its_forward_saved() -> None:
     for N, d, M in [(4096, 64, 65536), (4096, 256, 4096), (64, 8, 60)]:
-        s = train_step("auto", N=N, d=d, M=M, count_only=True)
+        s = run("auto", pass_="step", N=N, d=d, M=M, count_only=True)
         chosen_fwd = s.forward.tiling.algorithm
         chosen_bwd = s.backward.tiling.algorithm
-        saves = registry_backward.FORWARD_SAVES[chosen_fwd]
-        assert set(registry_backward.get(chosen_bwd).stats) <= set(saves), (N, d, M, chosen_fwd, chosen_bwd)
-        assert s.backward.measurement.io == choose(N, d, M, stats=saves)[1]
+        saves = registry.get(chosen_fwd).saves
+        assert set(registry.get(chosen_bwd).stats) <= set(saves), (N, d, M, chosen_fwd, chosen_bwd)
+        assert s.backward.measurement.io == auto.choose("backward", N, d, M, stats=saves)[1]
 
 
 def test_bad_input_is_rejected_with_the_parameter_named() -> None:
     with pytest.raises(InvalidParameter, match="algorithm"):
-        run_backward("flash3-bwd", N=4, d=2, M=100)
+        run("flash3-bwd", N=4, d=2, M=100)
     for name in WITH_FORMULA:
-        lo = registry_backward.get(name).tiling_cls.min_M(10, 8, 8)
+        lo = registry.get(name).tiling_cls.min_M(10, 8, 8)
         if lo <= 1:
             continue
         with pytest.raises(InvalidParameter, match="M"):
-            count_backward(name, N=10, d=8, M=lo - 1)
+            count(name, N=10, d=8, M=lo - 1)
         with pytest.raises(InvalidParameter, match="M"):
             backward_cost(name, N=10, d=8, M=lo - 1)
-        count_backward(name, N=10, d=8, M=lo)
+        count(name, N=10, d=8, M=lo)
     with pytest.raises(InvalidParameter, match="dO"):
         Q = np.ones((3, 2))
-        run_backward("flash2-bwd", Q, Q, Q, np.ones((3, 5)), M=100)
+        run("flash2-bwd", inputs=(Q, Q, Q, np.ones((3, 5))), M=100)
     with pytest.raises(Unsupported):
-        train_step("poly", N=8, d=2, M=1000, count_only=True)
+        run("poly", pass_="step", N=8, d=2, M=1000, count_only=True)
 
 
 def test_cli_training_step_json_holds_forward_backward_and_total(capsys: pytest.CaptureFixture) -> None:
@@ -266,7 +250,7 @@ def test_cli_training_step_json_holds_forward_backward_and_total(capsys: pytest.
 
     assert main(["run", "flash2", "--backward", "--N", "4096", "--d", "64", "--M", "65536", "--count-only", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"forward", "backward", "total"}
+    assert set(out) == {"forward", "backward", "total", "workload"}
     assert (out["forward"]["algorithm"], out["backward"]["algorithm"]) == ("flash2", "flash2-bwd")
     for part in ("forward", "backward", "total"):
         assert {"reads", "writes", "io", "peak_fast_words"} <= set(out[part])
@@ -281,12 +265,11 @@ def test_cli_training_step_json_holds_forward_backward_and_total(capsys: pytest.
 
 
 def test_cli_algorithms_backward_lists_the_backward_table_and_leaves_the_forward_listing_alone(capsys: pytest.CaptureFixture) -> None:
-    from attnio.algorithms import registry
     from attnio.cli import main
 
     assert main(["algorithms", "--backward", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["algorithms"]
-    assert [r["name"] for r in rows] == registry_backward.names()
+    assert [r["name"] for r in rows] == registry.names("backward")
     assert all(r["reads"] for r in rows if r["name"] != "auto-bwd")
     assert main(["algorithms", "--json"]) == 0
     assert [r["name"] for r in json.loads(capsys.readouterr().out)["algorithms"]] == registry.names()
@@ -314,6 +297,5 @@ def test_report_section_lists_the_backward_constants_and_the_training_step() -> 
 def test_every_forward_auto_can_choose_records_what_it_saves_for_the_backward() -> None:
     # auto's training step pairs the forward it chose with a backward that reads what that forward saved:
     # a forward candidate missing from FORWARD_SAVES would leave auto-bwd with no statistics at all.
-    from attnio.algorithms.auto import CANDIDATES
 
-    assert set(CANDIDATES) <= set(registry_backward.FORWARD_SAVES), set(CANDIDATES) - set(registry_backward.FORWARD_SAVES)
+    assert set(registry.candidates("forward")) <= set(registry.forward_saves()), set(registry.candidates("forward")) - set(registry.forward_saves())

@@ -10,7 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from attnio.algorithms.run_backward import count_backward
+from attnio.algorithms.run import count
 from attnio.bounds import backward as bb
 from attnio.bounds.backward import PROOF_STEPS, backward_constants_table
 from attnio.bounds.costs import backward_cost
@@ -176,10 +176,10 @@ def test_exact_backward_costs_cross_where_the_leading_terms_say(d: int) -> None:
         M = max(int(r * d * d), 7 * d + 4)
         if M > r * d * d:
             continue
-        assert count_backward("square_tiling-bwd", N=N, d=d, M=M).io_words < count_backward("flash2-bwd", N=N, d=d, M=M).io_words
+        assert count("square_tiling-bwd", N=N, d=d, M=M).io_words < count("flash2-bwd", N=N, d=d, M=M).io_words
     for r in (2, 4):
         M = r * d * d
-        assert count_backward("square_tiling-bwd", N=N, d=d, M=M).io_words > count_backward("flash2-bwd", N=N, d=d, M=M).io_words
+        assert count("square_tiling-bwd", N=N, d=d, M=M).io_words > count("flash2-bwd", N=N, d=d, M=M).io_words
 
 
 def _exact_crossover() -> Crossover:
@@ -224,8 +224,8 @@ def test_exact_crossover_sides_agree_with_the_exact_counts(d: int, exact_crossov
     if d == 64:  # measured on the machine (count-only), at one point of each side
         N = 64 * d
         for M, st_wins in ((int(lo * d * d), True), (-(-hi.numerator * d * d // hi.denominator), False)):
-            st = count_backward("square_tiling-bwd", N=N, d=d, M=M).io_words
-            f2 = count_backward("flash2-bwd", N=N, d=d, M=M).io_words
+            st = count("square_tiling-bwd", N=N, d=d, M=M).io_words
+            f2 = count("flash2-bwd", N=N, d=d, M=M).io_words
             assert st == backward_cost("square_tiling-bwd", N=N, d=d, M=M).io_words
             assert (st < f2) == st_wins, (M, st, f2)
 
@@ -266,10 +266,10 @@ def test_backward_constants_table_at_the_forward_points() -> None:
 
 
 def test_overflowing_backward_schedules_are_those_run_in_audit_mode() -> None:
-    from attnio.algorithms import registry_backward
+    from attnio.algorithms import registry
 
-    assert bb.OVERFLOWS == {n for n in registry_backward.names() if registry_backward.get(n).audit}
-    assert bb.RECOMPUTES_S == {n for n in registry_backward.names() if registry_backward.get(n).recomputes_S}
+    assert bb.OVERFLOWS == {n for n in registry.names("backward") if registry.get(n).audit}
+    assert bb.RECOMPUTES_S == {n for n in registry.names("backward") if registry.get(n).recomputes_S}
 
 
 def test_the_exact_crossover_proves_the_sides_its_cvc5_lemmas_state() -> None:

@@ -10,7 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from attnio.algorithms.run_backward import count_backward
+from attnio.algorithms.run import count
 from attnio.bounds import backward as bb
 from attnio.bounds.constants import BS, BS_COEFF
 from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
@@ -137,7 +137,7 @@ def test_measured_costs_over_the_small_cache_bounds_at_the_table_points() -> Non
     for r in rows:
         for name, bound, ratio in (("square_tiling-bwd", bb.BWD_DP_SMALL, r.ratio_square_tiling_bwd),
                                    ("flash2-bwd", bb.BWD_SDP_SMALL, r.ratio_flash2_bwd)):
-            m = count_backward(name, N=r.N, d=r.d, M=r.M)
+            m = count(name, N=r.N, d=r.d, M=r.M)
             assert m.io == backward_cost(name, N=r.N, d=r.d, M=r.M)
             lb = evaluate(bound.expr, {"N": r.N, "d": r.d, "M": r.M})
             assert lb > 0 and 1 <= m.io_words / lb == pytest.approx(ratio)

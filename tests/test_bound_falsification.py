@@ -34,7 +34,7 @@ import re
 from fractions import Fraction
 
 import pytest
-from attnio.algorithms import registry, registry_backward
+from attnio.algorithms import registry
 from attnio.bounds import approx, backward, workloads
 from attnio.bounds.catalog import NOT_IO, all_bounds
 from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS, WORKLOAD_BACKWARD_FORMULAS, WORKLOAD_FORMULAS
@@ -77,7 +77,7 @@ def lower_bounds() -> list[Bound]:
 
 LOWER = lower_bounds()
 FORWARD_AUDIT = frozenset(n for n in registry.names() if registry.get(n).audit)
-BACKWARD_AUDIT = frozenset(n for n in registry_backward.names() if registry_backward.get(n).audit)
+BACKWARD_AUDIT = frozenset(n for n in registry.names("backward") if registry.get(n).audit)
 # docs/approx.md §5: the class of each approximate lower bound (which poly schedules are in it).
 APPROX_CLASS = {
     "approx.lower.trivial": ("stream", "chunked", "tiled"),

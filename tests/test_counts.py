@@ -19,6 +19,7 @@ from attnio.bounds.costs import FORMULAS, cost
 from attnio.bounds.expr import evaluate_int, free_symbols
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from strategies import points
 
 # Every algorithm with a formula. flash1 (as published) runs in audit mode: its peak is checked in
 # tests/test_algorithms.py instead of against M.
@@ -29,24 +30,6 @@ def test_every_registered_algorithm_with_a_cost_formula_is_checked_here() -> Non
     with_formula = {n for n in registry.names() if registry.get(n).cost is not None}
     assert with_formula == set(ALGORITHMS)
     assert set(ALGORITHMS) <= set(FORMULAS)
-
-
-@st.composite
-def points(draw: st.DrawFn, name: str, max_N: int, max_d: int, max_M_factor: int) -> tuple[int, int, int, int]:
-    """(N, d, dv, M) with M ≥ the algorithm's minimum; small, odd and large sizes."""
-    N = draw(st.one_of(st.integers(1, 9), st.integers(1, max_N)))
-    d = draw(st.one_of(st.integers(1, 4), st.integers(1, max_d)))
-    dv = draw(st.one_of(st.just(d), st.integers(1, max_d), st.integers(d, 4 * d)))
-    lo = registry.get(name).tiling_cls.min_M(N, d, dv)
-    M = draw(
-        st.one_of(
-            st.just(lo),
-            st.integers(lo, lo + 40),
-            st.integers(lo, lo * max_M_factor),
-            st.integers(lo, max(lo, 3 * N * (d + dv))),  # up to "everything fits"
-        )
-    )
-    return N, d, dv, M
 
 
 @pytest.mark.parametrize("name", ALGORITHMS)

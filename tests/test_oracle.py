@@ -38,7 +38,7 @@ def test_matches_torch_sdpa_float64(name: str, N: int, d: int, dv: int, extra: i
     rng = np.random.default_rng(seed)
     Q, K, V = rng.standard_normal((N, d)), rng.standard_normal((N, d)), rng.standard_normal((N, dv))
     M = registry.get(name).tiling_cls.min_M(N, d, dv) + extra
-    r = run(name, Q, K, V, M=M, check=False)
+    r = run(name, inputs=(Q, K, V), M=M, check=False)
     assert rel_err(np.asarray(r.output), torch_attention(Q, K, V)) <= 1e-10
 
 
@@ -49,6 +49,6 @@ def test_matches_torch_sdpa_with_logits_of_1e4(name: str) -> None:
     Q, K, V = rng.standard_normal((N, d)), rng.standard_normal((N, d)), rng.standard_normal((N, d))
     scale = 1e4 / float(np.max(np.abs(Q @ K.T)))
     M = max(registry.get(name).tiling_cls.min_M(N, d, d), 200)
-    r = run(name, Q, K, V, M=M, scale=scale, check=False)
+    r = run(name, inputs=(Q, K, V), M=M, scale=scale, check=False)
     ref = torch_attention(Q, K, V, scale=scale)
     assert np.all(np.isfinite(r.output)) and rel_err(np.asarray(r.output), ref) <= 1e-10

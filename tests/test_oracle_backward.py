@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from attnio.algorithms import registry_backward
-from attnio.algorithms.run_backward import run_backward
+from attnio.algorithms import registry
+from attnio.algorithms.run import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,8 +45,8 @@ def errors(outs, refs, Q, K, V, dO, scale) -> list[float]:
 def test_gradients_match_torch_autograd_float64(name: str, N: int, d: int, dv: int, extra: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     Q, K, V, dO = rng.standard_normal((N, d)), rng.standard_normal((N, d)), rng.standard_normal((N, dv)), rng.standard_normal((N, dv))
-    M = registry_backward.get(name).tiling_cls.min_M(N, d, dv) + extra
-    r = run_backward(name, Q, K, V, dO, M=M, check=False)
+    M = registry.get(name).tiling_cls.min_M(N, d, dv) + extra
+    r = run(name, inputs=(Q, K, V, dO), M=M, check=False)
     assert max(errors(r.outputs, torch_gradients(Q, K, V, dO), Q, K, V, dO, None)) <= 1e-10
 
 
@@ -57,7 +57,7 @@ def test_gradients_match_torch_autograd_with_logits_of_1e4(name: str, sign: floa
     N, d = 24, 8
     Q, K, V, dO = (rng.standard_normal((N, d)) for _ in range(4))
     scale = sign * 1e4 / float(np.max(np.abs(Q @ K.T)))
-    M = max(registry_backward.get(name).tiling_cls.min_M(N, d, d), 300)
-    r = run_backward(name, Q, K, V, dO, M=M, scale=scale, check=False)
+    M = max(registry.get(name).tiling_cls.min_M(N, d, d), 300)
+    r = run(name, inputs=(Q, K, V, dO), M=M, scale=scale, check=False)
     assert all(np.all(np.isfinite(x)) for x in r.outputs)
     assert max(errors(r.outputs, torch_gradients(Q, K, V, dO, scale), Q, K, V, dO, scale)) <= 1e-10

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from attnio.algorithms.workloads import GROUPED, NATIVE, random_inputs, run_workload
+from attnio.algorithms import registry
+from attnio.algorithms.reference import rel_error
+from attnio.algorithms.run import random_inputs, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnio.workload import Workload
 
 pytestmark = pytest.mark.oracle
-SCHEDULES = [(a, "per-head") for a in NATIVE] + [(a, "grouped") for a in GROUPED]
+SCHEDULES = [(a, s) for s in registry.SCHEDULES for a in registry.with_schedule(s)]
 
 
 def _has_enable_gqa() -> bool:
@@ -62,7 +64,7 @@ def test_workloads_match_torch_sdpa_float64(name, schedule, batch, kv, g, Nq, ex
     lo = {"flash2": 3 * d + 4 + (g if schedule == "grouped" else 1) * (2 * d + 4), "flash1-fit": 4 * d + 7}.get(name, 4)
     w = Workload.build(batch=batch, heads=kv * g, kv_heads=kv, Nq=Nq, Nkv=Nkv, d=d, causal=causal, M=lo + extra_M)
     Q, K, V = random_inputs(w, seed)
-    r = run_workload(name, w, schedule=schedule, inputs=(Q, K, V), check=False)
+    r = run(name, w, schedule=schedule, inputs=(Q, K, V), check=False)
     ref = torch_workload(Q, K, V, causal)
     assert float(np.max(np.abs(r.output - ref)) / np.max(np.abs(ref))) <= 1e-10
 
@@ -76,7 +78,7 @@ def test_torch_is_causal_is_top_left_so_the_oracle_builds_the_bottom_right_mask(
     Q, K, V = random_inputs(w, 0)
     q, k, v = (torch.from_numpy(x) for x in (Q, K, V))
     top_left = F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy()
-    ours = run_workload("flash2", w, inputs=(Q, K, V)).output
+    ours = run("flash2", w, schedule="per-head", inputs=(Q, K, V)).output
     assert not np.allclose(ours, top_left)
     assert np.allclose(ours, torch_workload(Q, K, V, True), rtol=0, atol=1e-12)
 
@@ -112,11 +114,10 @@ def torch_workload_backward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.
     st.integers(1, 6), st.booleans(), st.integers(0, 300), st.integers(0, 2**32 - 1),
 )
 def test_workload_backward_matches_torch_autograd_float64(schedule, batch, kv, g, Nq, extra_kv, d, causal, extra_M, seed) -> None:
-    from attnio.algorithms.workloads_bwd import random_grad, rel_error, run_workload_backward
 
     w = Workload.build(batch=batch, heads=kv * g, kv_heads=kv, Nq=Nq, Nkv=Nq + extra_kv, d=d, causal=causal, M=7 * d + 4 + extra_M)
     Q, K, V = random_inputs(w, seed)
-    dO = random_grad(w, seed)
-    r = run_workload_backward("flash2-bwd", w, schedule=schedule, inputs=(Q, K, V, dO), check=False)
+    dO = random_inputs(w, seed, grad=True)[3]
+    r = run("flash2-bwd", w, schedule=schedule, inputs=(Q, K, V, dO), check=False)
     for ours, ref in zip(r.outputs, torch_workload_backward(Q, K, V, dO, causal), strict=True):
         assert rel_error(ours, ref) <= 1e-10

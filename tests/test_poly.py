@@ -96,7 +96,7 @@ def test_max_error_is_at_most_eps_against_float64_exact_attention(inst: tuple) -
     eps, B, schedule, M, Q, K, V = inst
     N, d = Q.shape
     t = PolyTiling.build(schedule, N=N, d=d, M=M, eps=eps, B=B)
-    res = run("poly", Q, K, V, M=M, tiling=t)
+    res = run("poly", inputs=(Q, K, V), M=M, tiling=t)
     err = float(np.max(np.abs(res.output - attention(Q, K, V))))
     assert err <= eps, (err, eps, t)
     assert res.measurement.peak_fast_words <= M and not res.measurement.overflowed
@@ -111,12 +111,12 @@ def test_beta_mode_bounds_the_logits_instead_of_the_entries() -> None:
     K /= np.linalg.norm(K, axis=1, keepdims=True)
     Q *= 1.3  # scale·max‖q‖·max‖k‖ = 0.65 ≤ β = 0.7, while entries reach ~1.3
     V = rng.uniform(-1, 1, (N, d))
-    res = run("poly", Q, K, V, M=400, eps=1e-6, B=1.0, beta=0.7)
+    res = run("poly", inputs=(Q, K, V), M=400, eps=1e-6, B=1.0, beta=0.7)
     assert res.tiling.beta_from == "beta" and res.max_abs_error <= 1e-6
     with pytest.raises(InvalidParameter, match="beta"):
-        run("poly", Q * 2, K, V, M=400, eps=1e-6, B=1.0, beta=0.7)
+        run("poly", inputs=(Q * 2, K, V), M=400, eps=1e-6, B=1.0, beta=0.7)
     with pytest.raises(InvalidParameter, match="Q"):  # same inputs, entry-bound mode: entries exceed B = 1
-        run("poly", Q * 2, K, V, M=400, eps=1e-6, B=1.0)
+        run("poly", inputs=(Q * 2, K, V), M=400, eps=1e-6, B=1.0)
 
 
 # -- exact counts ---------------------------------------------------------------------------------------
@@ -250,7 +250,7 @@ def test_entries_outside_the_promised_bound_are_invalid() -> None:
     Q, K, V = rng.uniform(-0.5, 0.5, (3, 16, 4))
     V[3, 2] = 0.51
     with pytest.raises(InvalidParameter, match=r"^V=.*\[−B, B\]"):
-        run("poly", Q, K, V, M=256, eps=1e-3, B=0.5)
+        run("poly", inputs=(Q, K, V), M=256, eps=1e-3, B=0.5)
 
 
 def test_eps_and_B_for_an_exact_algorithm_are_invalid() -> None:

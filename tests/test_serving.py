@@ -89,7 +89,7 @@ def test_causal_with_as_many_new_tokens_as_keys_needs_no_first_query_row():
     """Bottom-right causal with s_q = N_kv: new token 0 sees key 0 only, so O_0 = V_0 whatever Q_0 is and an exact
     algorithm need not read Q_0; the bound may count only the other s_q − 1 rows of each query head."""
     import numpy as np
-    from attnio.algorithms.workloads import reference
+    from attnio.algorithms.reference import attention4 as reference
 
     w = Workload.build(batch=2, heads=4, kv_heads=2, Nq=3, Nkv=3, d=8, causal=True, dtype="bf16", M=4096)
     rng = np.random.default_rng(0)

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 import numpy as np  # noqa: E402
-from attnio.algorithms.workloads import reference  # noqa: E402
+from attnio.algorithms.reference import attention4 as reference  # noqa: E402
 from attnio.algorithms.workloads import tiling as schedule_tiling  # noqa: E402
 from attnio.bounds.costs import workload_cost  # noqa: E402
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402

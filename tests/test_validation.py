@@ -14,10 +14,16 @@ from attnio import validate
 from attnio.cli import main
 from attnio.errors import InvalidParameter, Unsupported
 from attnio.validate import check_choice, check_int, check_real, check_run_sizes, check_seed
+from attnio.workload import Workload
 
 
 def bad(fn, *args, **kwargs):  # a row of the table, with an id that reads like the call
-    call = ", ".join([*map(repr, args), *(f"{k}={v!r}" if not isinstance(v, np.ndarray) else f"{k}=<array {v.shape}>" for k, v in kwargs.items())])
+    def show(v):
+        if isinstance(v, tuple):
+            return "(" + ", ".join(map(show, v)) + ")"
+        return f"<array {v.shape}>" if isinstance(v, np.ndarray) else repr(v)
+
+    call = ", ".join([*map(repr, args), *(f"{k}={show(v)}" for k, v in kwargs.items())])
     return pytest.param(fn, args, kwargs, id=f"{fn.__name__}({call})")
 
 
@@ -51,12 +57,28 @@ BAD_CALLS = [
     bad(run, "flash2", N=8.5, d=4, M=100),
     bad(run, "no-such-algorithm", N=8, d=4, M=100),
     bad(run, "flash2", N=8, d=4, M=100, backend="tpu"),
-    bad(run, "flash2", Q=NAN, K=np.ones((4, 2)), V=np.ones((4, 2)), M=100),
-    bad(run, "flash2", Q=np.ones((4, 2)), K=INF, V=np.ones((4, 2)), M=100),
-    bad(run, "flash2", Q=np.ones((4, 2)), K=np.ones((5, 2)), V=np.ones((4, 2)), M=100),
-    bad(run, "flash2", Q=np.ones((4, 2)), K=np.ones((4, 2)), V=np.ones((3, 2)), M=100),
-    bad(run, "flash2", Q=np.ones(4), K=np.ones((4, 2)), V=np.ones((4, 2)), M=100),
-    bad(run, "flash2", Q=np.ones((4, 2)), K=None, V=np.ones((4, 2)), M=100),
+    bad(run, "flash2", inputs=(NAN, np.ones((4, 2)), np.ones((4, 2))), M=100),
+    bad(run, "flash2", inputs=(np.ones((4, 2)), INF, np.ones((4, 2))), M=100),
+    bad(run, "flash2", inputs=(np.ones((4, 2)), np.ones((5, 2)), np.ones((4, 2))), M=100),
+    bad(run, "flash2", inputs=(np.ones((4, 2)), np.ones((4, 2)), np.ones((3, 2))), M=100),
+    bad(run, "flash2", inputs=(np.ones(4), np.ones((4, 2)), np.ones((4, 2))), M=100),
+    bad(run, "flash2", inputs=(np.ones((4, 2)), None, np.ones((4, 2))), M=100),
+    # every pass and every workload path validates: seeds, passes, schedules, sizes, inputs
+    bad(run, "flash2-bwd", N=8, d=4, M=100, seed=-1),
+    bad(run, "flash2", Workload.build(N=8, d=4, M=100, causal=True), seed=-1),
+    bad(run, "flash2-bwd", Workload.build(heads=2, N=8, d=4, M=100, causal=True), seed=2**64),
+    bad(run, "flash2", pass_="step", N=8, d=4, M=100, seed=-1),
+    bad(run, "flash2", pass_="sideways", N=8, d=4, M=100),
+    bad(run, "flash2-bwd", pass_="forward", N=8, d=4, M=100),
+    bad(run, "flash2", pass_="backward", N=8, d=4, M=100),
+    bad(run, "flash2", Workload.build(N=8, d=4, M=100), schedule="by-token"),
+    bad(run, "flash2-bwd", N=2**15, d=2, M=100),  # numeric: the N×N float64 reference is refused before drawing
+    bad(run, "flash2", Workload.build(heads=64, N=4096, d=2, M=100)),  # numeric: every head's N×N scores
+    bad(run, "flash2-bwd", inputs=(np.ones((4, 2)), np.ones((4, 2)), np.ones((4, 2)), np.ones((3, 2))), M=100),
+    bad(run, "flash2-bwd", inputs=(np.ones((4, 2)), np.ones((4, 2)), np.ones((4, 2))), M=100),
+    bad(run, "flash2", Workload.build(N=8, d=4, M=100), inputs=(np.ones((8, 4)), np.ones((8, 4)), np.ones((8, 4)))),
+    bad(run, "flash2", Workload.build(heads=2, N=8, d=4, M=100), backend="cupy"),
+    bad(run, "flash2", Workload.build(heads=2, N=8, d=4, M=100), M=100),
 ]
 
 
@@ -133,6 +155,11 @@ HUGE = str(10**30)
         (["run", "poly", "--N", "8", "--d", "2", "--dv", HUGE, "--M", "64", "--eps", "0.1", "--B", "0.5"], "needs d_v = d"),
         (["run", "flash2", "--N", "8", "--d", "2", "--M", "64", "--seed", "-1"], "seed=-1 is invalid"),
         (["run", "flash2", "--N", "8", "--d", "2", "--M", "64", "--seed", str(2**64)], "seed=18446744073709551616"),
+        (["run", "flash2-bwd", "--N", "8", "--d", "2", "--M", "64", "--seed", "-1"], "seed=-1 is invalid"),
+        (["run", "flash2-bwd", "--N", "8", "--d", "2", "--M", "64", "--causal", "--seed", "-1"], "seed=-1 is invalid"),
+        (["run", "flash2", "--N", "8", "--d", "2", "--M", "64", "--backward", "--seed", "-1"], "seed=-1 is invalid"),
+        (["run", "flash2", "--N", "8", "--d", "2", "--M", "64", "--heads", "2", "--backward", "--seed", "-1"], "seed=-1 is invalid"),
+        (["run", "flash2-bwd", "--N", "32768", "--d", "2", "--M", "64"], "use --count-only above N = 16384"),
         ([], "no command given"),
         (["run"], "the following arguments are required"),
         (["run", "flash2", "--N", "x", "--d", "2", "--M", "64"], "'x' is not an integer"),
@@ -162,9 +189,9 @@ def test_count_only_takes_any_size_including_d_beyond_float_range(capsys) -> Non
 def test_overflowing_logits_are_an_error_naming_the_cause_not_silent_nan() -> None:
     Q = np.full((4, 2), 1e155)  # finite, but q·k = 2e310 overflows float64
     with pytest.raises(InvalidParameter, match="logits overflowed") as e:
-        run("flash2", Q, Q, np.ones((4, 2)), M=64)
+        run("flash2", inputs=(Q, Q, np.ones((4, 2))), M=64)
     assert "output entries are NaN/Inf" in str(e.value)
-    r = run("flash2", Q / 1e150, Q / 1e150, np.ones((4, 2)), M=64)  # large but representable logits are fine
+    r = run("flash2", inputs=(Q / 1e150, Q / 1e150, np.ones((4, 2))), M=64)  # large but representable logits are fine
     assert np.isfinite(r.max_abs_error)
 
 

@@ -3,15 +3,17 @@ equal the exact workload formulas (bounds/costs.py WORKLOAD_FORMULAS, docs/costs
 count-only runs, outputs equal the float64 reference (K/V heads repeated over their groups, bottom-right causal
 mask), peaks fit M, and bad workloads are InvalidParameter / Unsupported naming the parameter.
 
-Error measure: max|O − O_ref| / max|O_ref| ≤ 1e-10 (O_ref from attnio.algorithms.workloads.reference).
+Error measure: max|O − O_ref| / max|O_ref| ≤ 1e-10 (O_ref from attnio.algorithms.reference.attention4).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from attnio.algorithms.run import count
-from attnio.algorithms.workloads import GROUPED, NATIVE, reference, run_workload
+import strategies
+from attnio.algorithms import registry
+from attnio.algorithms.reference import attention4 as reference
+from attnio.algorithms.run import count, run
 from attnio.bounds.costs import cost, workload_cost
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,7 +21,7 @@ from hypothesis import strategies as st
 from attnio.errors import InvalidParameter, Unsupported
 from attnio.workload import DTYPES, GPUS, Workload, parse_bytes
 
-SCHEDULES = [(a, "per-head") for a in NATIVE] + [(a, "grouped") for a in GROUPED]
+SCHEDULES = [(a, s) for s in registry.SCHEDULES for a in registry.with_schedule(s)]
 
 
 def min_M(name: str, schedule: str, d: int, dv: int, g: int) -> int:
@@ -30,28 +32,15 @@ def min_M(name: str, schedule: str, d: int, dv: int, g: int) -> int:
     return 4
 
 
-@st.composite
-def workloads(draw: st.DrawFn, name: str, schedule: str, max_N: int, max_d: int, max_heads: int, max_M_factor: int) -> Workload:
-    kv = draw(st.integers(1, max_heads))
-    g = draw(st.one_of(st.just(1), st.integers(1, max_heads)))
-    Nkv = draw(st.one_of(st.integers(1, 9), st.integers(1, max_N)))
-    causal = draw(st.booleans())
-    Nq = draw(st.one_of(st.just(Nkv), st.integers(1, Nkv), st.just(1)) if causal else st.one_of(st.just(Nkv), st.integers(1, max_N)))
-    d = draw(st.one_of(st.integers(1, 4), st.integers(1, max_d)))
-    dv = draw(st.one_of(st.just(d), st.integers(1, max_d)))
-    lo = min_M(name, schedule, d, dv, g)
-    M = draw(st.one_of(st.just(lo), st.integers(lo, lo + 40), st.integers(lo, lo * max_M_factor), st.integers(lo, max(lo, 3 * Nkv * (d + dv) * g))))
-    return Workload.build(
-        batch=draw(st.integers(1, 3)), heads=kv * g, kv_heads=kv, Nq=Nq, Nkv=Nkv, d=d, dv=dv, causal=causal,
-        dtype=draw(st.sampled_from(sorted(DTYPES))), M=M,
-    )
+def workloads(name: str, schedule: str, **kw: int) -> st.SearchStrategy[Workload]:
+    return strategies.workloads(lambda d, dv, g: min_M(name, schedule, d, dv, g), **kw)
 
 
 @pytest.mark.parametrize(("name", "schedule"), SCHEDULES)
 @given(data=st.data())
 def test_count_only_workload_counts_equal_the_formula_exactly(name: str, schedule: str, data: st.DataObject) -> None:
     w = data.draw(workloads(name, schedule, max_N=3000, max_d=160, max_heads=6, max_M_factor=300))
-    r = run_workload(name, w, schedule=schedule, count_only=True)
+    r = run(name, w, schedule=schedule, count_only=True)
     assert r.measurement.io == workload_cost(name, w, schedule), w
     assert r.io_bytes == r.measurement.io_words * DTYPES[w.dtype]
     if name != "flash1":  # published blocks: audit mode (tests/test_algorithms.py checks its peak)
@@ -63,8 +52,8 @@ def test_count_only_workload_counts_equal_the_formula_exactly(name: str, schedul
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_real_workload_runs_equal_count_only_and_the_float64_reference(name: str, schedule: str, data: st.DataObject, seed: int) -> None:
     w = data.draw(workloads(name, schedule, max_N=18, max_d=6, max_heads=3, max_M_factor=20))
-    real = run_workload(name, w, schedule=schedule, seed=seed)
-    fast = run_workload(name, w, schedule=schedule, count_only=True)
+    real = run(name, w, schedule=schedule, seed=seed)
+    fast = run(name, w, schedule=schedule, count_only=True)
     assert real.measurement.per_array == fast.measurement.per_array, w
     assert real.measurement.peak_fast_words == fast.measurement.peak_fast_words
     Q, K, V = _inputs(w, seed)
@@ -73,7 +62,7 @@ def test_real_workload_runs_equal_count_only_and_the_float64_reference(name: str
 
 
 def _inputs(w: Workload, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from attnio.algorithms.workloads import random_inputs
+    from attnio.algorithms.run import random_inputs
 
     return random_inputs(w, seed)
 
@@ -81,7 +70,7 @@ def _inputs(w: Workload, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 @given(st.integers(1, 2000), st.integers(1, 128), st.integers(1, 128), st.integers(0, 10**6))
 def test_a_plain_one_head_workload_costs_what_the_one_head_formula_says(N: int, d: int, dv: int, extra: int) -> None:
     """With batch = heads = 1, N_q = N_kv and no mask, every workload formula is the original cost formula."""
-    for name in NATIVE:
+    for name in registry.with_schedule("per-head"):
         M = min_M(name, "per-head", d, dv, 1) + extra
         w = Workload.build(N=N, d=d, dv=dv, M=M)
         assert workload_cost(name, w) == cost(name, N=N, d=d, dv=dv, M=M), name
@@ -91,7 +80,7 @@ def test_a_plain_one_head_workload_costs_what_the_one_head_formula_says(N: int, 
 def test_per_head_plain_workloads_are_heads_times_one_head(N: int, d: int, heads: int, extra: int) -> None:
     M = 3 * d + 4 + extra
     w = Workload.build(batch=2, heads=heads, N=N, d=d, M=M)
-    assert run_workload("flash2", w, count_only=True).measurement.io_words == 2 * heads * count("flash2", N=N, d=d, M=M).io_words
+    assert run("flash2", w, schedule="per-head", count_only=True).measurement.io_words == 2 * heads * count("flash2", N=N, d=d, M=M).io_words
 
 
 @settings(max_examples=60)
@@ -101,8 +90,8 @@ def test_causal_flash2_reads_at_least_half_and_at_most_half_plus_one_pass_of_kv(
     for schedule in ("per-head", "grouped"):
         w = Workload.build(heads=g, kv_heads=1, N=N, d=d, M=3 * d + 4 + g * (2 * d + 4) + extra, causal=True)
         full = Workload.build(heads=g, kv_heads=1, N=N, d=d, M=w.M)
-        kv_c = run_workload("flash2", w, schedule=schedule, count_only=True).measurement.per_array["K"].reads_words
-        kv_f = run_workload("flash2", full, schedule=schedule, count_only=True).measurement.per_array["K"].reads_words
+        kv_c = run("flash2", w, schedule=schedule, count_only=True).measurement.per_array["K"].reads_words
+        kv_f = run("flash2", full, schedule=schedule, count_only=True).measurement.per_array["K"].reads_words
         units = g if schedule == "per-head" else 1
         T_r = kv_f // (units * N * d)
         assert units * N * d * (T_r + 1) <= 2 * kv_c <= units * N * d * (T_r + 2)
@@ -113,8 +102,8 @@ def test_grouped_flash2_reads_kv_once_per_group_when_decoding() -> None:
     schedule once per query head: a saving of exactly g on the K/V words."""
     for Nq in (1, 4, 16):
         w = Workload.build(batch=2, heads=32, kv_heads=8, Nq=Nq, Nkv=4096, d=128, causal=True, dtype="bf16", gpu="h100")
-        ph = run_workload("flash2", w, schedule="per-head", count_only=True).measurement.per_array
-        gr = run_workload("flash2", w, schedule="grouped", count_only=True).measurement.per_array
+        ph = run("flash2", w, schedule="per-head", count_only=True).measurement.per_array
+        gr = run("flash2", w, schedule="grouped", count_only=True).measurement.per_array
         assert ph["K"].reads_words == 4 * gr["K"].reads_words == 2 * 32 * 4096 * 128
         assert ph["Q"].reads_words == gr["Q"].reads_words
 
@@ -172,20 +161,20 @@ def test_bad_workloads_name_the_parameter(kw: dict, param: str) -> None:
 def test_unsupported_combinations_say_so() -> None:
     causal = Workload.build(N=8, d=4, M=200, causal=True)
     with pytest.raises(Unsupported):
-        run_workload("kv_stationary", causal, count_only=True)
+        run("kv_stationary", causal, schedule="per-head", count_only=True)
     with pytest.raises(Unsupported):
-        run_workload("flash1", Workload.build(heads=2, kv_heads=1, N=8, d=4, M=200), schedule="grouped")
+        run("flash1", Workload.build(heads=2, kv_heads=1, N=8, d=4, M=200), schedule="grouped")
     with pytest.raises(InvalidParameter, match="M >= "):
-        run_workload("flash2", Workload.build(heads=8, kv_heads=1, N=8, d=4, M=40), schedule="grouped")
+        run("flash2", Workload.build(heads=8, kv_heads=1, N=8, d=4, M=40), schedule="grouped")
     with pytest.raises(InvalidParameter):
-        run_workload("flash2", causal, schedule="by-token")
+        run("flash2", causal, schedule="by-token")
 
 
 def test_given_inputs_of_the_wrong_shape_are_rejected() -> None:
     w = Workload.build(heads=2, N=4, d=2, M=100)
     Q = np.zeros((1, 2, 4, 2))
     with pytest.raises(InvalidParameter, match="K.shape"):
-        run_workload("flash2", w, inputs=(Q, np.zeros((1, 2, 5, 2)), np.zeros((1, 2, 4, 2))))
+        run("flash2", w, schedule="per-head", inputs=(Q, np.zeros((1, 2, 5, 2)), np.zeros((1, 2, 4, 2))))
 
 
 # ---------------------------------------------------------------------------------------------- CLI
@@ -288,10 +277,8 @@ def test_workload_claims_are_in_the_aggregate_and_the_catalog_has_the_bounds() -
 
 
 def test_cli_workload_training_step_is_heads_times_one_head_with_bytes(capsys: pytest.CaptureFixture[str]) -> None:
-    from attnio.algorithms.run_backward import train_step
-
     out = _json_run(capsys, "flash2", "--N", "50", "--d", "8", "--heads", "3", "--batch", "2", "--dtype", "fp16", "--M", "400", "--backward", "--count-only")
-    one = train_step("flash2", N=50, d=8, M=400, count_only=True).as_dict()
+    one = run("flash2", pass_="step", N=50, d=8, M=400, count_only=True).as_dict()
     for part in ("forward", "backward", "total"):
         assert out[part]["io"] == 6 * one[part]["io"]
         assert out[part]["io_bytes"] == 2 * out[part]["io"]
@@ -329,9 +316,9 @@ def test_report_workloads_section_builds_and_its_figures_are_consistent() -> Non
 def test_other_algorithms_run_plain_workloads_per_head(name: str) -> None:
     """Algorithms without a workload schedule of their own: heads × one head, counts and output."""
     w = Workload.build(batch=2, heads=4, kv_heads=2, N=23, d=5, M=400)
-    fast = run_workload(name, w, count_only=True).measurement
+    fast = run(name, w, schedule="per-head", count_only=True).measurement
     assert fast.io_words == 8 * count(name, N=23, d=5, M=400).io_words
-    real = run_workload(name, w, seed=3)
+    real = run(name, w, schedule="per-head", seed=3)
     assert real.measurement.io == fast.io and real.max_abs_error < 1e-12
 
 

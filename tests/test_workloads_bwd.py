@@ -3,7 +3,7 @@ measured counts equal the exact formulas (bounds/costs.py WORKLOAD_BACKWARD_FORM
 real runs equal count-only runs, gradients equal the float64 reference backward, peaks fit M, and the schedules
 without a workload backward say so.
 
-Error measure: max|X − X_ref| / max|X_ref| ≤ 1e-10 for X = dQ, dK, dV (X_ref from reference_backward).
+Error measure: max|X − X_ref| / max|X_ref| ≤ 1e-10 for X = dQ, dK, dV (X_ref from attnio.algorithms.reference.attention4_backward).
 """
 
 from __future__ import annotations
@@ -12,16 +12,12 @@ import json
 
 import numpy as np
 import pytest
+import strategies
+from attnio.algorithms.reference import attention4 as reference
+from attnio.algorithms.reference import attention4_backward as reference_backward
 from attnio.algorithms.reference import attention_backward
-from attnio.algorithms.run_backward import run_backward
-from attnio.algorithms.workloads import random_inputs
-from attnio.algorithms.workloads_bwd import (
-    SCHEDULES,
-    random_grad,
-    reference_backward,
-    run_workload_backward,
-    train_workload,
-)
+from attnio.algorithms.registry import SCHEDULES
+from attnio.algorithms.run import random_inputs, run
 from attnio.bounds.costs import backward_cost, workload_backward_cost, workload_cost
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,29 +26,15 @@ from attnio.errors import Unsupported
 from attnio.workload import DTYPES, Workload
 
 
-@st.composite
-def workloads(draw: st.DrawFn, max_N: int, max_d: int, max_heads: int, max_M_factor: int) -> Workload:
-    kv = draw(st.integers(1, max_heads))
-    g = draw(st.one_of(st.just(1), st.integers(1, max_heads)))
-    Nkv = draw(st.one_of(st.integers(1, 9), st.integers(1, max_N)))
-    causal = draw(st.booleans())
-    Nq = draw(st.one_of(st.just(Nkv), st.integers(1, Nkv), st.just(1)) if causal else st.one_of(st.just(Nkv), st.integers(1, max_N)))
-    d = draw(st.one_of(st.integers(1, 4), st.integers(1, max_d)))
-    dv = draw(st.one_of(st.just(d), st.integers(1, max_d)))
-    lo = 4 * d + 3 * dv + 4
-    M = draw(st.one_of(st.just(lo), st.integers(lo, lo + 40), st.integers(lo, lo * max_M_factor),
-                       st.integers(lo, max(lo, 3 * Nkv * (d + dv)))))
-    return Workload.build(
-        batch=draw(st.integers(1, 3)), heads=kv * g, kv_heads=kv, Nq=Nq, Nkv=Nkv, d=d, dv=dv, causal=causal,
-        dtype=draw(st.sampled_from(sorted(DTYPES))), M=M,
-    )
+def workloads(**kw: int) -> st.SearchStrategy[Workload]:
+    return strategies.workloads(lambda d, dv, g: 4 * d + 3 * dv + 4, per_group=False, **kw)
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @given(data=st.data())
 def test_count_only_backward_counts_equal_the_formula_exactly(schedule: str, data: st.DataObject) -> None:
     w = data.draw(workloads(max_N=3000, max_d=160, max_heads=6, max_M_factor=300))
-    r = run_workload_backward("flash2-bwd", w, schedule=schedule, count_only=True)
+    r = run("flash2-bwd", w, schedule=schedule, count_only=True)
     assert r.measurement.io == workload_backward_cost("flash2-bwd", w, schedule), w
     assert r.measurement.peak_fast_words <= w.M and not r.measurement.overflowed
     assert r.io_bytes == r.measurement.io_words * DTYPES[w.dtype]
@@ -63,8 +45,8 @@ def test_count_only_backward_counts_equal_the_formula_exactly(schedule: str, dat
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_real_backward_runs_equal_count_only_and_the_float64_reference(schedule: str, data: st.DataObject, seed: int) -> None:
     w = data.draw(workloads(max_N=14, max_d=5, max_heads=3, max_M_factor=20))
-    real = run_workload_backward("flash2-bwd", w, schedule=schedule, seed=seed)
-    fast = run_workload_backward("flash2-bwd", w, schedule=schedule, count_only=True)
+    real = run("flash2-bwd", w, schedule=schedule, seed=seed)
+    fast = run("flash2-bwd", w, schedule=schedule, count_only=True)
     assert real.measurement.per_array == fast.measurement.per_array, w
     assert real.measurement.peak_fast_words == fast.measurement.peak_fast_words
     assert max(real.rel_errors.values()) <= 1e-10, (w, real.rel_errors)
@@ -76,7 +58,7 @@ def test_reference_backward_without_a_mask_is_the_one_head_gradient_summed_over_
     """The 4-D reference against the one-head analytic backward (attention_backward), dK/dV summed over g heads."""
     w = Workload.build(heads=kv * g, kv_heads=kv, N=N, d=d, M=1000)
     Q, K, V = random_inputs(w, seed)
-    dO = random_grad(w, seed)
+    dO = random_inputs(w, seed, grad=True)[3]
     dQ, dK, dV = reference_backward(Q, K, V, dO, causal=False)
     for h in range(w.heads):
         q, k, v = attention_backward(Q[0, h], K[0, h // g], V[0, h // g], dO[0, h])
@@ -89,11 +71,10 @@ def test_reference_backward_without_a_mask_is_the_one_head_gradient_summed_over_
 
 def test_reference_backward_with_a_causal_mask_matches_finite_differences() -> None:
     """Central differences of ⟨dO, O(Q, K, V)⟩ on a small causal GQA workload with N_q < N_kv."""
-    from attnio.algorithms.workloads import reference
 
     w = Workload.build(heads=2, kv_heads=1, Nq=3, Nkv=5, d=2, M=1000, causal=True)
     Q, K, V = random_inputs(w, 3)
-    dO = random_grad(w, 3)
+    dO = random_inputs(w, 3, grad=True)[3]
     grads = reference_backward(Q, K, V, dO, causal=True)
     h = 1e-6
     for which, X in enumerate((Q, K, V)):
@@ -120,8 +101,8 @@ def test_per_head_backward_costs_exactly_the_extra_kv_traffic_of_the_grouped_one
     """Per-head − grouped = (g − 1)·N_kv(d + d_v) K/V reads + (g − 1)·N_kv(d + d_v) partial dK/dV reads and as many
     writes, per K/V head: measured, compared with the difference stated in docs/costs.md#workloads."""
     w = Workload.build(heads=2 * g, kv_heads=2, N=N, d=d, M=7 * d + 4 + extra, causal=True)
-    ph = run_workload_backward("flash2-bwd", w, schedule="per-head", count_only=True).measurement
-    gr = run_workload_backward("flash2-bwd", w, schedule="grouped", count_only=True).measurement
+    ph = run("flash2-bwd", w, schedule="per-head", count_only=True).measurement
+    gr = run("flash2-bwd", w, schedule="grouped", count_only=True).measurement
     kv = 2 * N * (2 * d)
     assert ph.reads_words - gr.reads_words == 2 * (g - 1) * kv
     assert ph.writes_words - gr.writes_words == (g - 1) * kv
@@ -131,8 +112,8 @@ def test_per_head_backward_costs_exactly_the_extra_kv_traffic_of_the_grouped_one
 @given(st.integers(2, 4000), st.integers(1, 128), st.integers(0, 200_000))
 def test_causal_backward_moves_between_half_and_all_of_the_unmasked_words(N: int, d: int, extra: int) -> None:
     M = 7 * d + 4 + extra
-    full = run_workload_backward("flash2-bwd", Workload.build(N=N, d=d, M=M), count_only=True)
-    half = run_workload_backward("flash2-bwd", Workload.build(N=N, d=d, M=M, causal=True), count_only=True)
+    full = run("flash2-bwd", Workload.build(N=N, d=d, M=M), schedule="grouped", count_only=True)
+    half = run("flash2-bwd", Workload.build(N=N, d=d, M=M, causal=True), schedule="grouped", count_only=True)
     f, c = full.measurement.io_words, half.measurement.io_words
     assert f <= 2 * c <= 2 * f
     if N > full.tiling.B_c:  # two or more K/V blocks: some Q rows are skipped
@@ -140,17 +121,17 @@ def test_causal_backward_moves_between_half_and_all_of_the_unmasked_words(N: int
 
 
 def test_worked_numbers_from_the_docstring() -> None:
-    r = run_workload_backward("flash2-bwd", Workload.build(N=4, d=2, M=30, causal=True), seed=0)
+    r = run("flash2-bwd", Workload.build(N=4, d=2, M=30, causal=True), schedule="grouped", seed=0)
     assert (r.measurement.reads_words, r.measurement.writes_words) == (80, 40)
-    one = run_backward("flash2-bwd", N=4, d=2, M=30, count_only=True).measurement
-    plain = run_workload_backward("flash2-bwd", Workload.build(N=4, d=2, M=30), count_only=True).measurement
+    one = run("flash2-bwd", N=4, d=2, M=30, count_only=True).measurement
+    plain = run("flash2-bwd", Workload.build(N=4, d=2, M=30), schedule="grouped", count_only=True).measurement
     assert plain.io == one.io
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_training_step_is_forward_plus_backward_with_the_forward_output(schedule: str) -> None:
     w = Workload.build(batch=2, heads=4, kv_heads=2, Nq=5, Nkv=9, d=3, M=400, causal=True, dtype="bf16")
-    ts = train_workload("flash2", w, schedule=schedule, seed=4)
+    ts = run("flash2", w, pass_="step", schedule=schedule, seed=4)
     d = ts.as_dict()
     assert d["total"]["io"] == workload_cost("flash2", w, schedule).io_words + workload_backward_cost("flash2-bwd", w, schedule).io_words
     assert d["total"]["io_bytes"] == 2 * d["total"]["io"]
@@ -163,13 +144,13 @@ def test_other_backward_schedules_are_unsupported_naming_the_schedule_and_option
     w = Workload.build(N=8, d=2, M=400, causal=True)
     for name in ("flash1-bwd", "standard-bwd", "square_tiling-bwd"):
         with pytest.raises(Unsupported, match=name):
-            run_workload_backward(name, w)
+            run(name, w, schedule="grouped")
     with pytest.raises(Unsupported, match="flash1"):
-        train_workload("flash1", w)
+        run("flash1", w, pass_="step", schedule="grouped")
     assert main(["run", "standard", "--N", "8", "--d", "2", "--M", "400", "--backward", "--causal"]) == 2
     assert main(["run", "flash1", "--N", "8", "--d", "2", "--M", "400", "--backward", "--heads", "2", "--kv-heads", "1"]) == 2
     err = capsys.readouterr().err
-    assert "--causal" in err and "--kv-heads 1 < --heads 2" in err and "standard" in err
+    assert "a causal mask" in err and "kv_heads=1 < heads=2" in err and "standard" in err
 
 
 def test_cli_training_step_of_a_causal_gqa_workload(capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,16 +17,10 @@ def main(args: argparse.Namespace) -> int:
     from attnio.bounds import costs
     from attnio.bounds.expr import to_json, to_text
 
-    if args.backward:
-        from attnio.algorithms import registry_backward as registry  # same fields: name, summary, regime, audit, cost
-
-        formulas = costs.BACKWARD_FORMULAS
-        table = registry.BACKWARD
-    else:
-        formulas, table = costs.FORMULAS, registry.REGISTRY
+    formulas = costs.BACKWARD_FORMULAS if args.backward else costs.FORMULAS
     rows = []
-    for name in registry.names():
-        spec = table[name]
+    for name in registry.names("backward" if args.backward else "forward"):
+        spec = registry.get(name)
         f = formulas.get(spec.cost) if spec.cost else None
         rows.append(
             {

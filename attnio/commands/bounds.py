@@ -52,14 +52,14 @@ def _row(b) -> dict:
 
 def schedules(b) -> list[dict]:
     """The algorithms that attain ``b``, each with its exact cost formula (d_v = d) where it has one."""
-    from attnio.algorithms import registry, registry_backward
+    from attnio.algorithms import registry
     from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS
     from attnio.bounds.expr import to_text
 
-    get, formulas = (registry.get, FORMULAS) if b.computation == "forward" else (registry_backward.get, BACKWARD_FORMULAS)
+    formulas = FORMULAS if b.computation == "forward" else BACKWARD_FORMULAS
     out = []
     for name in b.attained_by:
-        spec = get(name)
+        spec = registry.get(name)
         f = formulas.get(spec.cost) if spec.cost else None
         g = f.with_dv_equal_d() if f is not None else None
         out.append(

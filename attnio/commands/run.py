@@ -1,19 +1,22 @@
-"""``attnio run ALGORITHM --N --d --M``: one run on the machine, exact counts, error against float64."""
+"""``attnio run ALGORITHM --N --d --M``: one run on the machine (a forward, a backward ``<name>-bwd``, or with
+``--backward`` a training step; plain or over a workload), exact counts, error against float64. One path:
+:func:`attnio.algorithms.run.run`."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from attnio.commands import _workload
 from attnio.commands._common import int_option, print_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("algorithm", help="an algorithm name (see `attnio algorithms`), or `auto`")
-    p.add_argument("--N", type=int_option, required=True, help="sequence length")
+    p.add_argument("algorithm", help="an algorithm name (see `attnio algorithms`, `attnio algorithms --backward`), or `auto`")
+    p.add_argument("--N", type=int_option, default=None, help="sequence length (or --Nq and --Nkv)")
     p.add_argument("--d", type=int_option, required=True, help="head dimension")
     p.add_argument("--dv", type=int_option, default=None, help="value width d_v (default d)")
-    p.add_argument("--M", type=int_option, required=True, help="fast-memory capacity in words")
+    p.add_argument("--M", type=int_option, default=None, help="fast-memory capacity in words (or --smem, --gpu)")
     p.add_argument("--seed", type=int_option, default=0, help="seed of the random inputs")
     p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     p.add_argument("--count-only", action="store_true", help="counts only, no arithmetic (any N)")
@@ -29,76 +32,40 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from attnio.algorithms.registry_backward import BACKWARD
+    from attnio.algorithms import registry
     from attnio.algorithms.run import run
+    from attnio.errors import InvalidParameter
 
-    if _workload.requested(args):
-        return _workload.main(args)
-    if args.backward or args.algorithm in BACKWARD:
-        return _main_backward(args)
-
-    extra = {}
-    if args.eps is not None or args.B is not None:
-        extra = {"eps": args.eps, "B": args.B}
-    r = run(
-        args.algorithm,
-        N=args.N,
-        d=args.d,
-        dv=args.dv,
-        M=args.M,
-        seed=args.seed,
-        backend=args.backend,
-        count_only=args.count_only,
-        **extra,
-    )
+    if args.backward and registry.get(args.algorithm).pass_ == "backward":
+        raise InvalidParameter("algorithm", args.algorithm, "a forward algorithm with --backward (it runs its backward itself)")
+    w = _workload.build(args) if _workload.requested(args) else None
+    plain = {} if w is not None else {"N": args.N, "d": args.d, "dv": args.dv, "M": args.M}
+    r = run(args.algorithm, w, pass_="step" if args.backward else None, schedule=args.schedule or ("per-head" if w else None),
+            seed=args.seed, backend=args.backend, count_only=args.count_only, eps=args.eps, B=args.B, **plain)
     out = r.as_dict()
-    out.update(_workload.plain_fields(out))
     if args.json:
         print_json(out)
         return 0
-    print(f"{out['algorithm']}  N={out['N']} d={out['d']} dv={out['dv']} M={out['M']}  blocks={out['blocks']}")
-    print(f"  reads  {out['reads']:>16,d} words")
-    print(f"  writes {out['writes']:>16,d} words")
-    print(f"  io     {out['io']:>16,d} words")
-    print(f"  peak   {out['peak_fast_words']:>16,d} words of fast memory (M={out['M']:,d})" + ("  OVERFLOW (audit mode)" if out["overflowed"] else ""))
-    if out["max_abs_error"] is not None:
+    w = r.workload
+    print(f"{args.algorithm}{' training step' if args.backward else ''}: batch={w.batch} heads={w.heads} kv_heads={w.kv_heads} "
+          f"Nq={w.Nq} Nkv={w.Nkv} d={w.d} dv={w.dv}{' causal' if w.causal else ''} {w.dtype} ({w.bytes_per_word} B/word)  "
+          f"M={w.M:,d} words ({w.memory})")
+    for key, part in (("forward", out["forward"]), ("backward", out["backward"])) if args.backward else ((r.pass_, out),):
+        _print_part(key, part, w.M)
+    if args.backward:
+        t = out["total"]
+        print(f"total (training step)  reads {t['reads']:,d}  writes {t['writes']:,d}  io {t['io']:,d} words ({t['io_bytes']:,d} bytes)  "
+              f"peak {t['peak_fast_words']:,d} words")
+    return 0
+
+
+def _print_part(key: str, out: dict[str, Any], M: int) -> None:
+    print(f"{key}: {out['algorithm']}" + (f", {out['schedule']}" if out["schedule"] else "") + f"  blocks={out['blocks']}")
+    for k in ("reads", "writes", "io"):
+        print(f"  {k:<6} {out[k]:>20,d} words {out[k + '_bytes']:>22,d} bytes")
+    print(f"  peak   {out['peak_fast_words']:>20,d} words of fast memory (M={M:,d})" + ("  OVERFLOW (audit mode)" if out["overflowed"] else ""))
+    if out.get("max_abs_error") is not None:
         print(f"  max |O − O_ref| = {out['max_abs_error']:.3e} (float64 reference)")
+    if out.get("rel_errors"):
+        print("  " + ", ".join(f"{k} rel. error {v:.2e}" for k, v in out["rel_errors"].items()) + " (float64 analytic backward)")
     print(f"  {out['seconds']:.3f} s on {out['backend']}")
-    return 0
-
-
-def _main_backward(args: argparse.Namespace) -> int:
-    """``attnio run <forward> --backward`` (a training step) and ``attnio run <name>-bwd`` (a backward alone)."""
-    from attnio.algorithms.registry_backward import BACKWARD
-    from attnio.algorithms.run_backward import run_backward, train_step
-    from attnio.errors import InvalidParameter
-
-    if args.eps is not None or args.B is not None:
-        raise InvalidParameter("eps" if args.eps is not None else "B", args.eps if args.eps is not None else args.B,
-                               "not given: the backward schedules are exact")
-    kw = dict(N=args.N, d=args.d, dv=args.dv, M=args.M, count_only=args.count_only, backend=args.backend)
-    if args.algorithm in BACKWARD:
-        if args.backward:
-            raise InvalidParameter("algorithm", args.algorithm, "a forward algorithm with --backward (it runs its backward itself)")
-        parts = {"backward": run_backward(args.algorithm, seed=args.seed, **kw).as_dict()}
-    else:
-        parts = train_step(args.algorithm, seed=args.seed, **kw).as_dict()
-    _workload.add_bytes(parts)  # io_bytes (fp32) in forward, backward, total
-    if args.json:
-        print_json(parts if "forward" in parts else parts["backward"])
-        return 0
-    for key, out in parts.items():
-        if key == "total":
-            print(f"total (training step)  reads {out['reads']:,d}  writes {out['writes']:,d}  io {out['io']:,d}  "
-                  f"peak {out['peak_fast_words']:,d} words")
-            continue
-        print(f"{key}: {out['algorithm']}  N={out['N']} d={out['d']} dv={out['dv']} M={out['M']}  blocks={out['blocks']}")
-        print(f"  reads  {out['reads']:>16,d} words")
-        print(f"  writes {out['writes']:>16,d} words")
-        print(f"  io     {out['io']:>16,d} words")
-        print(f"  peak   {out['peak_fast_words']:>16,d} words of fast memory (M={out['M']:,d})" + ("  OVERFLOW (audit mode)" if out["overflowed"] else ""))
-        if out.get("max_abs_error") is not None:
-            print(f"  max |O − O_ref| = {out['max_abs_error']:.3e} (float64 reference)")
-        if out.get("rel_errors"):
-            print("  " + ", ".join(f"{k} rel. error {v:.2e}" for k, v in out["rel_errors"].items()) + " (float64 analytic backward)")
-    return 0

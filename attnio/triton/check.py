@@ -159,7 +159,8 @@ def make_inputs(w: Any, names: tuple[str, ...], seed: int = 0) -> dict[str, Any]
     """The tensors a launcher asks for (module docstring), made for ``w``."""
     import torch
 
-    from attnio.algorithms.workloads import random_inputs, reference
+    from attnio.algorithms.reference import attention4 as reference
+    from attnio.algorithms.run import random_inputs
 
     dt = _torch_dtype(w)
     Q, K, V = random_inputs(w, seed)
@@ -242,17 +243,19 @@ def _call(launch: Callable[..., Any], tensors: dict[str, Any], others: list[str]
 
 
 def _best_forward(w: Any) -> tuple[str, int, dict[str, tuple[int, int]]]:
-    from attnio.algorithms.workloads import run_workload
+    from attnio.algorithms.run import run
 
     cands = [("flash2", "per-head"), ("flash2", "grouped"), ("flash1-fit", "per-head"), ("square_tiling", "per-head"),
              ("standard", "per-head")]
-    return _cheapest(w, cands, run_workload)
+    return _cheapest(w, cands, lambda a, w, **kw: run(a, w, pass_="forward", **kw))
 
 
 def _best_backward(w: Any) -> tuple[str, int, dict[str, tuple[int, int]]]:
-    from attnio.algorithms.workloads_bwd import BACKWARD_OF, run_workload_backward
+    from attnio.algorithms import registry
+    from attnio.algorithms.run import run
 
-    return _cheapest(w, [(b, s) for b in BACKWARD_OF.values() for s in ("per-head", "grouped")], run_workload_backward)
+    cands = [(b, s) for s in ("per-head", "grouped") for b in registry.with_schedule(s, "backward")]
+    return _cheapest(w, cands, lambda a, w, **kw: run(a, w, pass_="backward", **kw))
 
 
 def _cheapest(w: Any, cands: list[tuple[str, str]], runner: Callable[..., Any]) -> tuple[str, int, dict[str, tuple[int, int]]]:
@@ -326,7 +329,7 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0) -> Kernel
         lb_id, lb = best_backward_lower_bound(w)
         best_name, best_words, best_pa = _best_backward(w)
     else:
-        from attnio.algorithms.workloads import reference
+        from attnio.algorithms.reference import attention4 as reference
 
         returned = traffic.returned  # type: ignore[attr-defined]
         if isinstance(returned, (tuple, list)):  # e.g. (o, lse): the first tensor is the output

@@ -387,14 +387,15 @@ def measure_backward(w: Workload, *, seed: int = 0) -> BackwardMeasurement:
 
     import torch
 
-    from attnio.algorithms.workloads import random_inputs
-    from attnio.algorithms.workloads_bwd import random_grad, reference_backward, reference_saved, rel_error
+    from attnio.algorithms.reference import attention4_backward as reference_backward
+    from attnio.algorithms.reference import attention4_saved as reference_saved
+    from attnio.algorithms.reference import rel_error
+    from attnio.algorithms.run import random_inputs
     from attnio.bounds.costs import workload_backward_cost
     from attnio.bounds.workloads import best_backward_lower_bound
     from attnio.triton.count import count_traffic
 
-    Q, K, V = random_inputs(w, seed)
-    dO = random_grad(w, seed)
+    Q, K, V, dO = random_inputs(w, seed, grad=True)
     O, L = reference_saved(Q, K, V, w.causal)
     dt = getattr(torch, TORCH_DTYPES[w.dtype])
     t = {n: torch.from_numpy(x).to(dt) for n, x in (("q", Q), ("k", K), ("v", V), ("o", O), ("do", dO))}

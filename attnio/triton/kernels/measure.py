@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from attnio.algorithms.workloads import random_inputs, reference
+from attnio.algorithms.reference import attention4 as reference
+from attnio.algorithms.run import random_inputs
 from attnio.bounds.workloads import best_lower_bound
 from attnio.counts import IOCount
 from attnio.triton.kernels import KernelSpec, get

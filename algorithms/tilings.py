@@ -1,0 +1,94 @@
+"""The tiling classes of the (B_r, B_c) schedules, written once over their :class:`~attnio.bounds.blocks.Budget`.
+
+A subclass names its budget (``budget(d, dv)``, from :mod:`attnio.bounds.blocks`), which side stays resident
+(``resident``: the Q blocks of FlashAttention-2, the K/V blocks of Algorithm 1 and of the backward passes) and
+what one row of each holds (``needs``, for the error naming M). ``fast_words``, ``min_M`` and the io-optimal
+``default`` follow from the budget and the ``rule``: ``io-optimal``, ``square``, or ``published`` (the
+FlashAttention papers' own B_c = ⌈M/4d⌉, B_r = min(B_c, d), which runs at any M in audit mode).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from attnio.bounds import blocks
+from attnio.bounds.blocks import Budget
+
+from attnio.errors import InvalidParameter
+from attnio.validate import check_int
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """B_r query rows per Q block, B_c key/value rows per K/V block; the block rule ``rule`` of its budget."""
+
+    B_r: int
+    B_c: int
+    budget: ClassVar[Callable[..., Budget]]
+    resident: ClassVar[str] = "rows"
+    rule: ClassVar[str] = "io-optimal"  # or "square", or "published" (the papers' rule, audit mode)
+    name: ClassVar[str] = ""
+    needs: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        check_int("B_r", self.B_r, min=1)
+        check_int("B_c", self.B_c, min=1)
+
+    @classmethod
+    def fast_words(cls, B_r: int, B_c: int, d: int, dv: int) -> int:
+        """Peak fast-memory words of one step: rows·B_r + cols·B_c + pair·B_r·B_c of the budget."""
+        return cls.budget(d, dv).words(B_r, B_c)
+
+    @classmethod
+    def min_M(cls, N: int, d: int, dv: int | None = None) -> int:
+        return 1 if cls.rule == "published" else cls.budget(d, dv).min_M
+
+    @classmethod
+    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Any:
+        if cls.rule == "published":  # B_c = ⌈M/(4d)⌉, B_r = min(B_c, d)
+            check_int("M", M, min=1)
+            bc = blocks.cdiv(M, 4 * d)
+            return cls(min(bc, d), bc)
+        b = cls.budget(d, dv)
+        if M < b.min_M:
+            raise InvalidParameter("M", M, f"M >= {b.min_M} for {cls.name} ({cls.needs})")
+        if cls.rule == "square":
+            side = min(N, b.square(M))
+            return cls(side, side)
+        return cls(*b.io_optimal(N, M, side=cls.resident))
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of every square tile (the subclass's one field, ``b`` or ``B``): the largest side ``side(M)``
+    whose working set ``fast_words(side)`` fits M; the least M is ``fast_words(1)``."""
+
+    name: ClassVar[str] = ""
+    needs: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        f = fields(self)[0].name
+        check_int(f, getattr(self, f), min=1)
+
+    @staticmethod
+    def fast_words(s: int) -> int:
+        raise NotImplementedError
+
+    @staticmethod
+    def side(M: int) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def min_M(cls, N: int, d: int, dv: int | None = None) -> int:
+        return cls.fast_words(1)
+
+    @classmethod
+    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Any:
+        lo = cls.min_M(N, d, dv)
+        if M < lo:
+            raise InvalidParameter("M", M, f"M >= {lo} for {cls.name} ({cls.needs})")
+        s = cls.side(M)
+        assert s >= 1 and cls.fast_words(s) <= M, (cls.name, M, s)
+        return cls(s)
