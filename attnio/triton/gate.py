@@ -74,7 +74,9 @@ def unregister(key: str) -> None:
 
 
 def available() -> str | None:
-    """None when Triton's interpreter can count here, else why not."""
+    """None when Triton's interpreter can count here, else why not. Turns the interpreter on first: Triton reads
+    ``TRITON_INTERPRET`` when it is imported, so it must be set before (the gate and the report count on the CPU)."""
+    os.environ["TRITON_INTERPRET"] = "1"
     try:
         import torch  # noqa: F401
         import triton  # noqa: F401
