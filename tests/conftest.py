@@ -17,6 +17,10 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Triton runs here only under its interpreter (CPU), and Triton reads TRITON_INTERPRET when it is imported: set it
+# before any test module (or a doctest of attnio.triton) imports Triton, so the order of collection cannot matter.
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
 # "ci" is loaded when CI is set: more examples, deterministic, no deadline (shared machines are noisy).
 settings.register_profile(
     "ci",
