@@ -185,6 +185,8 @@ def test_check_and_gate_registration() -> None:
     r = check(fa2_bwd.check_launch, w)
     assert r.direction == "backward" and r.total_bytes == fa2_bwd.formula_bytes(w) == 4 * workload_backward_cost("flash2-bwd", w).io_words
     assert max(r.max_abs_error.values()) <= r.tolerance, r.max_abs_error
+    # D (the preprocess's fa2_bwd_preprocess.D) and lse are attnio's D and L: no excess is invented
+    assert r.dominates == "matches attnio's best schedule (flash2-bwd (grouped)) word for word" and r.notes == []
     entries = fa2_bwd.register_gate()
     try:
         assert [e.build().M for e in entries] == [c["M"] for c in fa2_bwd.GATE_WORKLOADS]

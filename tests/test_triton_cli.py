@@ -68,6 +68,70 @@ def test_check_counts_the_example_exactly_and_names_the_unskipped_blocks():
     assert d["total_bytes"] == sum(per.values()) and d["outputs_ok"] is True
 
 
+def _traffic(**per: tuple[int, int]):
+    """A Traffic of fp32 tensors: name -> (read words, written words)."""
+    from attnio.triton.count import Traffic
+
+    t = Traffic()
+    for n, (r, w) in per.items():
+        t.reads_words[n], t.writes_words[n], t.reads_bytes[n], t.writes_bytes[n] = r, w, 4 * r, 4 * w
+    return t
+
+
+def test_dominates_maps_a_kernels_statistics_and_scratch_to_attnios_arrays():
+    """A kernel's own lse / logits / D (counted as ``<kernel>.<argument>``) are attnio's L / S / D: a kernel
+    that moves what attnio's best schedule moves is said to match it word for word, not to have an excess."""
+    from attnio.triton.check import _dominates, role_of
+
+    best = {"Q": (64, 0), "K": (96, 0), "V": (96, 0), "O": (0, 64), "L": (0, 8), "S": (40, 16), "D": (8, 8)}
+    same = dict(q=(64, 0), k=(96, 0), v=(96, 0), o=(0, 64))
+    kernel_own = {"_fwd.L": (0, 8), "_square_tiling.S": (40, 16), "fa2_bwd_preprocess.D": (8, 8)}
+    assert [role_of(n) for n in kernel_own] == ["L", "S", "D"]
+    assert _dominates(_traffic(**same, **kernel_own), "x", best) == (
+        "matches attnio's best schedule (x) word for word", None)
+    # more K and V: named, with the group for the causal diagnosis
+    more = dict(same, k=(192, 0), v=(192, 0))
+    assert _dominates(_traffic(**more, **kernel_own), "x", best) == (
+        "K and V are read 2.0× more than by attnio's best schedule (x)", ("K", "V"))
+    # the logits written twice: the excess is named by its role
+    twice = dict(kernel_own, **{"_square_tiling.S": (40, 32)})
+    assert _dominates(_traffic(**same, **twice), "x", best)[0] == (
+        "the logits S are moved 1.3× more than by attnio's best schedule (x)")
+    # a tensor with no conventional name is named as such, unless the caller declares its role
+    renamed = {"_attn_fwd.M" if n == "_fwd.L" else n: x for n, x in kernel_own.items()}
+    sentence, _ = _dominates(_traffic(**same, **renamed), "x", best)
+    assert sentence.startswith("_attn_fwd.M (not an array of attnio's schedules;") and "moves 32 bytes" in sentence
+    assert _dominates(_traffic(**same, **renamed), "x", best, {"_attn_fwd.M": "L"})[0].endswith("word for word")
+    # the same total, moved between arrays: the excess is named, and the tie said
+    moved = dict(same, q=(56, 0), k=(104, 0))
+    assert _dominates(_traffic(**moved, **kernel_own), "x", best)[0] == (
+        "K and V are read 1.0× more than by attnio's best schedule (x); the same total as attnio's best schedule")
+    # fewer words everywhere: no excess
+    assert _dominates(_traffic(**dict(same, k=(48, 0)), **kernel_own), "x", best)[0] == (
+        "no array moves more than in attnio's best schedule (x)")
+
+
+def test_check_takes_declared_roles_from_the_launcher():
+    """``attnio_roles`` on the launcher (or ``roles=``) overrides the naming conventions. Here the output is a
+    tensor the launcher makes, so it is counted as the kernel's argument ``_fwd.O``: O by convention."""
+    from attnio.errors import InvalidParameter
+    from attnio.triton.check import check
+
+    launch = _example().launch
+    w = Workload.build(N=32, d=16, gpu="h100")
+
+    def returns_own(q, k, v, causal, sm_scale):
+        return launch(q, k, v, q.new_zeros(q.shape[:3] + (v.shape[3],)), causal, sm_scale)
+
+    r = check(returns_own, w)
+    # O by convention (the kernel writes no logsumexp: nothing moves more than attnio's flash2)
+    assert "_fwd.O" in r.traffic.names and r.dominates == "no array moves more than in attnio's best schedule (flash2 (per-head))"
+    returns_own.attnio_roles = {"_fwd.O": "dO"}  # deliberately wrong: the declaration wins
+    assert check(returns_own, w).dominates.startswith("dO is moved: 512 words that attnio's best schedule")
+    with pytest.raises(InvalidParameter, match="roles="):
+        check(returns_own, w, roles={"_fwd.O": 3})
+
+
 def test_fixture_assertions_pass_on_the_formula_and_fail_with_an_actionable_message(attnio_kernel):
     launch = _example().launch
     r = attnio_kernel(launch, N=64, d=16, causal=True)

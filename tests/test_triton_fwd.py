@@ -249,7 +249,21 @@ def test_gate_registration_counts_the_formula_in_bytes() -> None:
     ours = [e for e in gate.registered() if "attnio" in e.tags]
     assert sorted((e.name, repr(e.build())) for e in ours) == sorted(
         (n, repr(Workload.build(dtype="fp32", **kw))) for n, kw in GATE_WORKLOADS)
-    entry = min(ours, key=lambda e: e.build().Nq * e.build().heads)  # the decode configuration: the quickest
+    [entry] = [e for e in ours if e.build().Nq < e.build().Nkv]  # the decode configuration: the quickest
     [(_, r)] = gate.measure([entry])
     assert r.outputs_ok
     assert r.total_bytes == entry.formula(entry.build()) == 4 * KERNELS[entry.name].expected(entry.build()).io_words
+    # the kernel's own lse (counted as _fa2_fwd.L) is attnio's L: the grouped kernel is attnio's best, word for word
+    assert "_fa2_fwd.L" in r.traffic.names
+    assert r.dominates == "matches attnio's best schedule (flash2 (grouped)) word for word" and r.notes == []
+
+
+def test_square_tiling_checked_matches_attnios_best_word_for_word() -> None:
+    """Through attnio.triton.check: the logits and logsumexp scratch (_square_tiling.S, .L) are attnio's S and L."""
+    from attnio.triton.check import check
+    from attnio.triton.kernels import gate_launcher
+
+    r = check(gate_launcher(KERNELS["square_tiling"]), Workload.build(N=6, d=8, M=16, causal=True))
+    assert {"_square_tiling.S", "_square_tiling.L"} <= set(r.traffic.names) and r.outputs_ok
+    assert r.best_schedule == "square_tiling (per-head)" and r.total_bytes == r.best_bytes
+    assert r.dominates == "matches attnio's best schedule (square_tiling (per-head)) word for word"
