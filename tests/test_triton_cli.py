@@ -304,6 +304,27 @@ def test_report_section_rows(measured):
     assert "| example-noskip |" in gate.markdown([row])
 
 
+def test_report_section_lists_forward_then_backward_kernels(measured):
+    """attnio's FA-2 backward (registry entry flash2-bwd) in the section beside a forward: counted == formula,
+    the backward bound, attnio's best backward schedule word for word."""
+    from attnio.reports.render import Section
+    from attnio.reports.section_triton import HEADERS, build
+
+    from attnio.triton.kernels import KERNELS, gate_launcher
+
+    spec = KERNELS["flash2-bwd"]
+    bwd = gate.GateKernel("flash2-bwd", gate_launcher(spec), {"heads": 2, "kv_heads": 1, "Nq": 5, "Nkv": 8, "d": 4,
+                                                              "causal": True, "M": 60}, formula=lambda w: 4 * spec.expected(w).io_words)
+    both = gate.measure([bwd]) + list(measured)  # backward given first
+    [table] = [b for b in build(Section, both).blocks if b[0] == "table"]
+    assert table[1] == HEADERS and [(r[0], r[1]) for r in table[2]] == [("example-noskip", "forward"), ("flash2-bwd", "backward")]
+    row = dict(zip(HEADERS, table[2][1], strict=True))  # cells as the section prints them
+    assert row["counted bytes"] == row["formula bytes"] == row["its bytes"] and float(row["counted ÷ formula"]) == 1
+    assert row["best lower bound"].startswith("workloads.bwd") and row["attnio's best schedule"] == "flash2-bwd (grouped)"
+    assert float(row["counted ÷ bound"]) > 1 and row["outputs"] == "ok"
+    assert "| flash2-bwd | backward |" in gate.markdown(gate.rows(both))
+
+
 def test_a_launcher_returning_a_tuple_is_checked_on_its_first_tensor():
     from attnio.triton.check import check
 
