@@ -196,6 +196,46 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, function, messag
     assert out == "" and err.count("\n") == 1 and message in err, err
 
 
+def test_cli_missing_file_is_one_line_and_exit_2(tmp_path, capsys):
+    missing = tmp_path / "no_such_kernels.py"
+    assert main(["kernel", f"{missing}:launch", "--N", "8", "--d", "16", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and f"{missing} not found" in err, err
+
+
+LATE_KERNELS = '''
+import triton, triton.language as tl
+
+@triton.jit
+def _copy(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
+
+def launch(q, k, v, o):
+    _copy[(1,)](q, o, q.numel(), BLOCK=2 * q.numel())
+'''
+
+
+def test_cli_interpret_set_after_the_kernel_module_was_imported(tmp_path, monkeypatch, capsys):
+    """The kernel's module was imported (its @triton.jit applied) while TRITON_INTERPRET was off; the user's file
+    imports it from there: a GPU kernel the interpreter cannot count, one line and exit 2."""
+    import importlib
+    import sys
+
+    (tmp_path / "late_kernels.py").write_text(LATE_KERNELS)
+    (tmp_path / "uses_late.py").write_text("from late_kernels import launch\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    monkeypatch.delitem(sys.modules, "late_kernels", raising=False)
+    importlib.import_module("late_kernels")  # imported before TRITON_INTERPRET=1
+    try:
+        assert main(["kernel", f"{tmp_path / 'uses_late.py'}:launch", "--N", "8", "--d", "16"]) == 2
+    finally:
+        sys.modules.pop("late_kernels", None)
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "must be set before the module that defines it" in err, err
+
+
 def test_cli_refuses_a_workload_too_large_for_the_cpu(capsys):
     assert main(["kernel", f"{EXAMPLE}:launch", "--N", str(10**12), "--d", "16"]) == 2
     out, err = capsys.readouterr()
@@ -206,7 +246,7 @@ def test_cli_refuses_an_untested_triton(monkeypatch, capsys):
     monkeypatch.setattr(triton, "__version__", "9.9.9")
     assert main(["kernel", f"{EXAMPLE}:launch", "--N", "8", "--d", "16"]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and "Triton 9.9.9 is untested" in err and "3.9.0" in err
+    assert out == "" and err.count("\n") == 1 and "Triton 9.9.9 is untested" in err and "3.9.0" in err
 
 
 ASKS_THE_GPU = '''
