@@ -37,7 +37,7 @@ def count_launch(launch, **named):
     return out, t
 
 
-FEW = settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+FEW = settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 
 def reference(q, k, v, do, causal: bool, scale: float):
