@@ -143,6 +143,9 @@ def test_fixture_assertions_pass_on_the_formula_and_fail_with_an_actionable_mess
         r.assert_within(1.0, of="best_schedule")
     with pytest.raises(pytest.fail.Exception, match=r"k: counted 8,192 bytes, formula 1 \(\+8,191\)"):
         r.assert_equals({"k": 1})
+    # roles pass through to attnio.triton.check (a deliberately wrong one shows that they are used)
+    wrong = attnio_kernel(launch, N=64, d=16, causal=True, roles={"k": "dK", "v": "dV"})
+    assert wrong.check.dominates.startswith("dK is moved: 2,048 words that attnio's best schedule")  # k: 8,192 bytes
 
 
 def test_cli_prints_the_table_and_json(capsys):
