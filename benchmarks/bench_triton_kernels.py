@@ -1,8 +1,9 @@
-"""attnio's forward Triton kernels, counted in Triton's interpreter at three workloads. Prints, for each
-registered kernel (attnio.triton.kernels.KERNELS), counted words, attnio's exact formula for the same schedule
-and blocks, the best proved lower bound (bounds/workloads.py ``best_lower_bound``), counted ÷ formula (exactly 1
-when the kernel moves what the schedule moves) and counted ÷ bound, the output error against float64, and the
-seconds of the counted launch. Asserts nothing.
+"""attnio's Triton kernels, forward and backward, counted in Triton's interpreter at three workloads. Prints,
+for each registered kernel (attnio.triton.kernels.KERNELS), counted words, attnio's exact formula for the same
+schedule and blocks, the best proved lower bound (bounds/workloads.py ``best_lower_bound``; backward
+``best_backward_lower_bound``), counted ÷ formula (exactly 1 when the kernel moves what the schedule moves) and
+counted ÷ bound, the output error against float64 (backward: the largest over dq, dk, dv), and the seconds of
+the counted launch. Asserts nothing.
 
     TRITON_INTERPRET=1 .venv/bin/python benchmarks/bench_triton_kernels.py [--json]
 

@@ -68,6 +68,70 @@ def test_check_counts_the_example_exactly_and_names_the_unskipped_blocks():
     assert d["total_bytes"] == sum(per.values()) and d["outputs_ok"] is True
 
 
+def _traffic(**per: tuple[int, int]):
+    """A Traffic of fp32 tensors: name -> (read words, written words)."""
+    from attnio.triton.count import Traffic
+
+    t = Traffic()
+    for n, (r, w) in per.items():
+        t.reads_words[n], t.writes_words[n], t.reads_bytes[n], t.writes_bytes[n] = r, w, 4 * r, 4 * w
+    return t
+
+
+def test_dominates_maps_a_kernels_statistics_and_scratch_to_attnios_arrays():
+    """A kernel's own lse / logits / D (counted as ``<kernel>.<argument>``) are attnio's L / S / D: a kernel
+    that moves what attnio's best schedule moves is said to match it word for word, not to have an excess."""
+    from attnio.triton.check import _dominates, role_of
+
+    best = {"Q": (64, 0), "K": (96, 0), "V": (96, 0), "O": (0, 64), "L": (0, 8), "S": (40, 16), "D": (8, 8)}
+    same = dict(q=(64, 0), k=(96, 0), v=(96, 0), o=(0, 64))
+    kernel_own = {"_fwd.L": (0, 8), "_square_tiling.S": (40, 16), "fa2_bwd_preprocess.D": (8, 8)}
+    assert [role_of(n) for n in kernel_own] == ["L", "S", "D"]
+    assert _dominates(_traffic(**same, **kernel_own), "x", best) == (
+        "matches attnio's best schedule (x) word for word", None)
+    # more K and V: named, with the group for the causal diagnosis
+    more = dict(same, k=(192, 0), v=(192, 0))
+    assert _dominates(_traffic(**more, **kernel_own), "x", best) == (
+        "K and V are read 2.0× more than by attnio's best schedule (x)", ("K", "V"))
+    # the logits written twice: the excess is named by its role
+    twice = dict(kernel_own, **{"_square_tiling.S": (40, 32)})
+    assert _dominates(_traffic(**same, **twice), "x", best)[0] == (
+        "the logits S are moved 1.3× more than by attnio's best schedule (x)")
+    # a tensor with no conventional name is named as such, unless the caller declares its role
+    renamed = {"_attn_fwd.M" if n == "_fwd.L" else n: x for n, x in kernel_own.items()}
+    sentence, _ = _dominates(_traffic(**same, **renamed), "x", best)
+    assert sentence.startswith("_attn_fwd.M (not an array of attnio's schedules;") and "moves 32 bytes" in sentence
+    assert _dominates(_traffic(**same, **renamed), "x", best, {"_attn_fwd.M": "L"})[0].endswith("word for word")
+    # the same total, moved between arrays: the excess is named, and the tie said
+    moved = dict(same, q=(56, 0), k=(104, 0))
+    assert _dominates(_traffic(**moved, **kernel_own), "x", best)[0] == (
+        "K and V are read 1.0× more than by attnio's best schedule (x); the same total as attnio's best schedule")
+    # fewer words everywhere: no excess
+    assert _dominates(_traffic(**dict(same, k=(48, 0)), **kernel_own), "x", best)[0] == (
+        "no array moves more than in attnio's best schedule (x)")
+
+
+def test_check_takes_declared_roles_from_the_launcher():
+    """``attnio_roles`` on the launcher (or ``roles=``) overrides the naming conventions. Here the output is a
+    tensor the launcher makes, so it is counted as the kernel's argument ``_fwd.O``: O by convention."""
+    from attnio.errors import InvalidParameter
+    from attnio.triton.check import check
+
+    launch = _example().launch
+    w = Workload.build(N=32, d=16, gpu="h100")
+
+    def returns_own(q, k, v, causal, sm_scale):
+        return launch(q, k, v, q.new_zeros(q.shape[:3] + (v.shape[3],)), causal, sm_scale)
+
+    r = check(returns_own, w)
+    # O by convention (the kernel writes no logsumexp: nothing moves more than attnio's flash2)
+    assert "_fwd.O" in r.traffic.names and r.dominates == "no array moves more than in attnio's best schedule (flash2 (per-head))"
+    returns_own.attnio_roles = {"_fwd.O": "dO"}  # deliberately wrong: the declaration wins
+    assert check(returns_own, w).dominates.startswith("dO is moved: 512 words that attnio's best schedule")
+    with pytest.raises(InvalidParameter, match="roles="):
+        check(returns_own, w, roles={"_fwd.O": 3})
+
+
 def test_fixture_assertions_pass_on_the_formula_and_fail_with_an_actionable_message(attnio_kernel):
     launch = _example().launch
     r = attnio_kernel(launch, N=64, d=16, causal=True)
@@ -79,6 +143,9 @@ def test_fixture_assertions_pass_on_the_formula_and_fail_with_an_actionable_mess
         r.assert_within(1.0, of="best_schedule")
     with pytest.raises(pytest.fail.Exception, match=r"k: counted 8,192 bytes, formula 1 \(\+8,191\)"):
         r.assert_equals({"k": 1})
+    # roles pass through to attnio.triton.check (a deliberately wrong one shows that they are used)
+    wrong = attnio_kernel(launch, N=64, d=16, causal=True, roles={"k": "dK", "v": "dV"})
+    assert wrong.check.dominates.startswith("dK is moved: 2,048 words that attnio's best schedule")  # k: 8,192 bytes
 
 
 def test_cli_prints_the_table_and_json(capsys):
@@ -132,6 +199,46 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, function, messag
     assert out == "" and err.count("\n") == 1 and message in err, err
 
 
+def test_cli_missing_file_is_one_line_and_exit_2(tmp_path, capsys):
+    missing = tmp_path / "no_such_kernels.py"
+    assert main(["kernel", f"{missing}:launch", "--N", "8", "--d", "16", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and f"{missing} not found" in err, err
+
+
+LATE_KERNELS = '''
+import triton, triton.language as tl
+
+@triton.jit
+def _copy(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
+
+def launch(q, k, v, o):
+    _copy[(1,)](q, o, q.numel(), BLOCK=2 * q.numel())
+'''
+
+
+def test_cli_interpret_set_after_the_kernel_module_was_imported(tmp_path, monkeypatch, capsys):
+    """The kernel's module was imported (its @triton.jit applied) while TRITON_INTERPRET was off; the user's file
+    imports it from there: a GPU kernel the interpreter cannot count, one line and exit 2."""
+    import importlib
+    import sys
+
+    (tmp_path / "late_kernels.py").write_text(LATE_KERNELS)
+    (tmp_path / "uses_late.py").write_text("from late_kernels import launch\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    monkeypatch.delitem(sys.modules, "late_kernels", raising=False)
+    importlib.import_module("late_kernels")  # imported before TRITON_INTERPRET=1
+    try:
+        assert main(["kernel", f"{tmp_path / 'uses_late.py'}:launch", "--N", "8", "--d", "16"]) == 2
+    finally:
+        sys.modules.pop("late_kernels", None)
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "must be set before the module that defines it" in err, err
+
+
 def test_cli_refuses_a_workload_too_large_for_the_cpu(capsys):
     assert main(["kernel", f"{EXAMPLE}:launch", "--N", str(10**12), "--d", "16"]) == 2
     out, err = capsys.readouterr()
@@ -142,7 +249,7 @@ def test_cli_refuses_an_untested_triton(monkeypatch, capsys):
     monkeypatch.setattr(triton, "__version__", "9.9.9")
     assert main(["kernel", f"{EXAMPLE}:launch", "--N", "8", "--d", "16"]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and "Triton 9.9.9 is untested" in err and "3.9.0" in err
+    assert out == "" and err.count("\n") == 1 and "Triton 9.9.9 is untested" in err and "3.9.0" in err
 
 
 ASKS_THE_GPU = '''
@@ -238,6 +345,27 @@ def test_report_section_rows(measured):
     assert row["counted_bytes"] == row["formula_bytes"] and row["counted_over_formula"] == 1.0
     assert row["counted_over_best"] == r.ratio_to_best and "blocks above the diagonal" in row["dominates"]
     assert "| example-noskip |" in gate.markdown([row])
+
+
+def test_report_section_lists_forward_then_backward_kernels(measured):
+    """attnio's FA-2 backward (registry entry flash2-bwd) in the section beside a forward: counted == formula,
+    the backward bound, attnio's best backward schedule word for word."""
+    from attnio.reports.render import Section
+    from attnio.reports.section_triton import HEADERS, build
+
+    from attnio.triton.kernels import KERNELS, gate_launcher
+
+    spec = KERNELS["flash2-bwd"]
+    bwd = gate.GateKernel("flash2-bwd", gate_launcher(spec), {"heads": 2, "kv_heads": 1, "Nq": 5, "Nkv": 8, "d": 4,
+                                                              "causal": True, "M": 60}, formula=lambda w: 4 * spec.expected(w).io_words)
+    both = gate.measure([bwd]) + list(measured)  # backward given first
+    [table] = [b for b in build(Section, both).blocks if b[0] == "table"]
+    assert table[1] == HEADERS and [(r[0], r[1]) for r in table[2]] == [("example-noskip", "forward"), ("flash2-bwd", "backward")]
+    row = dict(zip(HEADERS, table[2][1], strict=True))  # cells as the section prints them
+    assert row["counted bytes"] == row["formula bytes"] == row["its bytes"] and float(row["counted ÷ formula"]) == 1
+    assert row["best lower bound"].startswith("workloads.bwd") and row["attnio's best schedule"] == "flash2-bwd (grouped)"
+    assert float(row["counted ÷ bound"]) > 1 and row["outputs"] == "ok"
+    assert "| flash2-bwd | backward |" in gate.markdown(gate.rows(both))
 
 
 def test_a_launcher_returning_a_tuple_is_checked_on_its_first_tensor():

@@ -41,8 +41,6 @@ MAX_ELEMENTS = 1 << 26
 FORWARD_TENSORS = ("q", "k", "v", "o")
 BACKWARD_TENSORS = ("q", "k", "v", "o", "do", "lse", "dq", "dk", "dv")
 OTHER_PARAMS = ("causal", "sm_scale", "scale", "workload")
-# user tensor name -> attnio's array name
-ARRAY = {"q": "Q", "k": "K", "v": "V", "o": "O", "do": "dO", "lse": "L", "dq": "dQ", "dk": "dK", "dv": "dV"}
 
 
 class LauncherError(AttnioError, RuntimeError):
@@ -276,37 +274,99 @@ def _cheapest(w: Any, cands: list[tuple[str, str]], runner: Callable[..., Any]) 
     return f"{alg} ({sched})", io, {k: (v.reads_words, v.writes_words) for k, v in m.per_array.items()}
 
 
-def _dominates(t: Traffic, best_name: str, best: dict[str, tuple[int, int]], w: Any) -> tuple[str, str | None]:
-    """The sentence naming what the kernel moves most in excess of attnio's best schedule, and the group key."""
-    groups = [("Q is read", ("q",), "r"), ("K and V are read", ("k", "v"), "r"), ("O is written", ("o",), "w"),
-              ("dO is read", ("do",), "r"), ("dQ, dK and dV are written", ("dq", "dk", "dv"), "w")]
-    bpw = w.bytes_per_word
+#: attnio's array for each tensor name, by convention (case-insensitive): a launcher's parameter name, or the
+#: argument name of a tensor that count_traffic attributes to ``<kernel>.<argument>`` (a kernel's own scratch
+#: and statistics). A launcher's ``attnio_roles`` attribute or ``check(roles=...)`` names others, e.g. the Triton
+#: tutorial's base-2 row statistics ``{"_attn_fwd.M": "L"}`` ("m" alone is ambiguous: FA-1's running max).
+ROLE_NAMES: dict[str, str] = {
+    "q": "Q", "k": "K", "v": "V", "o": "O", "out": "O",
+    "l": "L", "lse": "L", "logsumexp": "L", "softmax_lse": "L",  # one logsumexp per query row
+    "d": "D", "delta": "D",  # the backward's rowsum(dO ∘ O)
+    "s": "S", "logits": "S", "scores": "S",  # the scaled logits QKᵀ (square tiling, standard)
+    "p": "P", "probs": "P",  # the softmax (standard)
+    "do": "dO", "dq": "dQ", "dk": "dK", "dv": "dV",
+}
+#: what the sentence calls each group of arrays, and which direction it compares (r, w or rw: both)
+GROUPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("Q is read", ("Q",), "r"), ("K and V are read", ("K", "V"), "r"), ("O is written", ("O",), "w"),
+    ("O is read", ("O",), "r"), ("dO is read", ("dO",), "r"), ("dQ, dK and dV are written", ("dQ", "dK", "dV"), "w"),
+    ("dQ is read", ("dQ",), "r"), ("the logsumexp L is moved", ("L",), "rw"), ("D is moved", ("D",), "rw"),
+    ("the logits S are moved", ("S",), "rw"), ("the probabilities P are moved", ("P",), "rw"),
+)
+
+
+def role_of(name: str, roles: dict[str, str] | None = None) -> str | None:
+    """attnio's array for the counted tensor ``name`` (declared ``roles`` first, then :data:`ROLE_NAMES` on the
+    name, or on its argument part for ``<kernel>.<argument>``), or None.
+
+    >>> [role_of(n) for n in ("q", "lse", "_fa2_fwd.L", "_square_tiling.S", "fa2_bwd_preprocess.D", "tmp")]
+    ['Q', 'L', 'L', 'S', 'D', None]
+    >>> role_of("_attn_fwd.M", {"_attn_fwd.M": "L"})
+    'L'
+    """
+    if roles and name in roles:
+        return roles[name]
+    return ROLE_NAMES.get(name.rpartition(".")[2].lower())
+
+
+def per_array(t: Traffic, roles: dict[str, str] | None = None) -> tuple[dict[str, list[int]], dict[str, int]]:
+    """({attnio array: [read words, written words, read bytes, written bytes]}, {unmapped tensor: words moved})
+    of the counted traffic ``t``, each tensor mapped by :func:`role_of` (several tensors may share an array)."""
+    arrays: dict[str, list[int]] = {}
+    other: dict[str, int] = {}
+    for n in t.names:
+        r, wr = t.reads_words.get(n, 0), t.writes_words.get(n, 0)
+        a = role_of(n, roles)
+        if a is None:
+            if r + wr:
+                other[n] = r + wr
+            continue
+        acc = arrays.setdefault(a, [0, 0, 0, 0])
+        for i, x in enumerate((r, wr, t.reads_bytes.get(n, 0), t.writes_bytes.get(n, 0))):
+            acc[i] += x
+    return arrays, other
+
+
+def _dominates(t: Traffic, best_name: str, best: dict[str, tuple[int, int]],
+               roles: dict[str, str] | None = None) -> tuple[str, tuple[str, ...] | None]:
+    """The sentence saying how the kernel's traffic compares with attnio's best schedule, array by array (in
+    words), and the arrays of the group that moves the most in excess (None when none does)."""
+    counted, other = per_array(t, roles)
+    arrays = set(counted) | set(best)
+    same = all(tuple(counted.get(a, [0, 0])[:2]) == tuple(best.get(a, (0, 0))) for a in arrays)
+    if same and not other:
+        return f"matches attnio's best schedule ({best_name}) word for word", None
+    covered = {(a, d) for _, names, rw in GROUPS for a in names for d in rw}
+    groups = list(GROUPS) + [(f"{a} is moved", (a,), "rw") for a in sorted(arrays)
+                             if not {(a, "r"), (a, "w")} <= covered]
     worst = None
     for label, names, rw in groups:
-        if not any(n in t.reads_bytes for n in names):
-            continue
-        counted = sum((t.reads_bytes if rw == "r" else t.writes_bytes).get(n, 0) for n in names)
-        ref = sum(best.get(ARRAY[n], (0, 0))[0 if rw == "r" else 1] for n in names) * bpw
-        if ref == 0:
-            continue
-        excess = counted - ref
-        if worst is None or excess > worst[0]:
-            worst = (excess, label, counted / ref, names)
-    extra = {n: t.reads_bytes.get(n, 0) + t.writes_bytes.get(n, 0) for n in t.names if n not in ARRAY}
-    if extra:
-        name, b = max(extra.items(), key=lambda kv: (kv[1], kv[0]))
-        if worst is None or b > worst[0]:
-            return (f"{name} (not an array of attnio's schedules) moves {b:,d} bytes, the largest excess over "
-                    f"attnio's best schedule ({best_name})"), None
-    if worst is None or worst[0] <= 0:
-        return f"no tensor moves more than in attnio's best schedule ({best_name})", None
-    excess, label, ratio, names = worst
-    return f"{label} {ratio:.1f}× more than by attnio's best schedule ({best_name})", ",".join(names)
+        got = sum(sum(counted.get(a, [0, 0])[i] for i in (0, 1) if "rw"[i] in rw) for a in names)
+        ref = sum(sum(best.get(a, (0, 0))[i] for i in (0, 1) if "rw"[i] in rw) for a in names)
+        if got - ref > 0 and (worst is None or got - ref > worst[0]):
+            worst = (got - ref, label, got, ref, names)
+    if other:
+        name, words = max(other.items(), key=lambda kv: (kv[1], kv[0]))
+        if worst is None or words > worst[0]:
+            b = t.reads_bytes.get(name, 0) + t.writes_bytes.get(name, 0)
+            return (f"{name} (not an array of attnio's schedules; name its role with roles= or the launcher's "
+                    f"attnio_roles) moves {b:,d} bytes, the largest excess over attnio's best schedule ({best_name})"), None
+    total = sum(v[0] + v[1] for v in counted.values()) + sum(other.values())
+    tie = "; the same total as attnio's best schedule" if total == sum(r + w for r, w in best.values()) else ""
+    if worst is None:
+        return f"no array moves more than in attnio's best schedule ({best_name}){tie}", None
+    excess, label, got, ref, names = worst
+    if ref == 0:
+        return f"{label}: {got:,d} words that attnio's best schedule ({best_name}) does not move{tie}", names
+    return f"{label} {got / ref:.1f}× more than by attnio's best schedule ({best_name}){tie}", names
 
 
-def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0) -> KernelCheck:
+def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: dict[str, str] | None = None) -> KernelCheck:
     """Count ``launch``'s traffic on ``workload`` (an :class:`attnio.workload.Workload`), check its outputs, and
-    compare with the best lower bound and attnio's best schedule (module docstring)."""
+    compare with the best lower bound and attnio's best schedule (module docstring).
+
+    ``roles``: counted tensor name -> attnio array (Q, K, V, O, L, D, S, P, dO, dQ, dK, dV, ...) for tensors the
+    conventions of :data:`ROLE_NAMES` do not place; default: the launcher's ``attnio_roles`` attribute."""
     from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
 
     t0 = time.perf_counter()
@@ -343,13 +403,17 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0) -> Kernel
         errors["o"] = float(np.max(np.abs(got.double().numpy() - ref)))
         lb_id, lb = best_lower_bound(w)
         best_name, best_words, best_pa = _best_forward(w)
-    sentence, group = _dominates(traffic, best_name, best_pa, w)
+    if roles is None:
+        roles = dict(getattr(launch, "attnio_roles", None) or {})
+    for n, a in roles.items():
+        if not isinstance(n, str) or not isinstance(a, str):
+            raise InvalidParameter("roles", f"{n!r}: {a!r}", "tensor name -> attnio array name (both strings)")
+    sentence, group = _dominates(traffic, best_name, best_pa, roles)
     notes: list[str] = []
-    if w.causal and group == "k,v":
+    if w.causal and group == ("K", "V"):
         # measured, not assumed: the same launcher without the mask; equal K/V reads = no block is skipped
         plain = _call(launch, make_inputs(w, names, seed), others, w, causal=False)
-        kv = traffic.reads_bytes.get("k", 0) + traffic.reads_bytes.get("v", 0)
-        kv_plain = plain.reads_bytes.get("k", 0) + plain.reads_bytes.get("v", 0)
+        kv, kv_plain = (sum(per_array(x, roles)[0].get(a, [0])[0] for a in ("K", "V")) for x in (traffic, plain))
         if kv >= kv_plain:
             sentence += ": blocks above the diagonal are loaded (K and V reads equal the same kernel's unmasked run)"
         else:

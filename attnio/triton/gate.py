@@ -146,12 +146,14 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> tuple[list[str
 
 
 def rows(measured: list[tuple[GateKernel, Any]] | None = None) -> list[dict[str, Any]]:
-    """The report's "Triton kernels" rows: counted, formula, bound and attnio's best schedule (bytes), ratios."""
+    """The report's "Triton kernels" rows (forward and backward kernels): counted, formula, bound and attnio's best
+    schedule (bytes), ratios."""
     out = []
     for e, r in measure() if measured is None else measured:
         formula = e.formula(r.workload) if e.formula is not None else None
         out.append({
             "kernel": e.name,
+            "direction": r.direction,
             "workload": e.key.split("|", 1)[1],
             "counted_bytes": r.total_bytes,
             "formula_bytes": formula,
@@ -172,14 +174,14 @@ def markdown(table: list[dict[str, Any]]) -> str:
     """The section's Markdown (a table; a sentence when there are no rows)."""
     if not table:
         return "No Triton kernel configurations are registered (attnio.triton.gate.register)."
-    head = ("| kernel | workload | counted B | formula B | counted/formula | lower bound B | counted/bound "
-            "| best schedule B | counted/best | outputs |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    head = ("| kernel | pass | workload | counted B | formula B | counted/formula | lower bound B | counted/bound "
+            "| best schedule B | counted/best | outputs |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
     lines = [head]
     for r in table:
         f = "—" if r["formula_bytes"] is None else f"{r['formula_bytes']:,d}"
         fr = "—" if r["counted_over_formula"] is None else f"{r['counted_over_formula']:.3f}"
         lines.append(
-            f"| {r['kernel']} | {r['workload']} | {r['counted_bytes']:,d} | {f} | {fr} | {r['lower_bound_bytes']:,d} "
+            f"| {r['kernel']} | {r['direction']} | {r['workload']} | {r['counted_bytes']:,d} | {f} | {fr} | {r['lower_bound_bytes']:,d} "
             f"({r['lower_bound']}) | {r['counted_over_bound']:.3f} | {r['best_schedule_bytes']:,d} ({r['best_schedule']}) "
             f"| {r['counted_over_best']:.3f} | {'ok' if r['outputs_ok'] else 'WRONG'} |"
         )

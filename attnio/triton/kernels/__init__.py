@@ -2,15 +2,19 @@
 
 Each entry names the kernel's launcher (imported on first use: importing this package imports neither Triton
 nor torch), the workload features it supports, and the attnio schedule whose exact formula its counted
-global traffic equals (bounds/costs.py ``WORKLOAD_FORMULAS``). Importing it also registers each kernel at the
-fp32 configurations of :data:`GATE_WORKLOADS` with ``attnio.triton.gate`` (the gate's baseline and the report's
-"Triton kernels" section), with its exact formula in bytes.
+global traffic equals (bounds/costs.py ``WORKLOAD_FORMULAS``, backward ``WORKLOAD_BACKWARD_FORMULAS``).
+Importing it also registers each forward kernel at the fp32 configurations of :data:`GATE_WORKLOADS`, and the
+backward at ``fa2_bwd.GATE_WORKLOADS`` (``fa2_bwd.register_gate``), with ``attnio.triton.gate`` (the gate's
+baseline and the report's "Triton kernels" section), each with its exact formula in bytes.
 
 >>> sorted(KERNELS)
-['flash2-grouped', 'flash2-per-head', 'square_tiling']
+['flash2-bwd', 'flash2-grouped', 'flash2-per-head', 'square_tiling']
 >>> k = KERNELS["flash2-grouped"]
 >>> (k.algorithm, k.schedule, k.formula(causal=True).algorithm, k.tensors)
 ('flash2', 'grouped', 'flash2/grouped/causal', ('q', 'k', 'v', 'o', 'lse'))
+>>> b = KERNELS["flash2-bwd"]
+>>> (b.direction, b.formula(causal=True).algorithm, b.tensors)
+('backward', 'flash2-bwd/grouped/causal', ('q', 'k', 'v', 'o', 'do', 'lse', 'dq', 'dk', 'dv'))
 """
 
 from __future__ import annotations
@@ -20,43 +24,56 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnio.bounds.costs import CostFormula, workload_cost, workload_formula
+from attnio.bounds.costs import (
+    CostFormula,
+    workload_backward_cost,
+    workload_backward_formula,
+    workload_cost,
+    workload_formula,
+)
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter
 
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """One registered kernel: ``module``.``function`` launches it on torch tensors q, k, v (batch, heads, N,
-    width) with ``causal``, ``M`` (its block rule) and its named outputs; ``module.buffers(w, like)`` makes those
-    outputs. Its counted traffic equals ``workload_cost(algorithm, w, schedule)``."""
+    """One registered kernel: ``module``.``function`` launches it on the torch tensors ``inputs`` (forward q, k,
+    v (batch, heads, N, width); backward also o, do, lse) with ``causal``, ``M`` (its block rule) and its named
+    outputs; ``module.buffers(w, like)`` makes those outputs. Its counted traffic equals
+    ``workload_cost(algorithm, w, schedule)`` (backward: ``workload_backward_cost``). ``check_function``: the
+    module's launcher in attnio.triton.check's convention, when it has its own (else :func:`gate_launcher`
+    adapts the forward launcher)."""
 
     name: str
     module: str
     function: str
     algorithm: str
     schedule: str
-    direction: str  # "forward" (a backward kernel would say "backward")
+    direction: str  # "forward" or "backward"
     outputs: tuple[str, ...]  # tensors it writes, in the launcher's return order
     block_rule: str
     features: tuple[str, ...] = ("causal", "gqa", "mqa", "nq!=nkv")
     dtypes: tuple[str, ...] = ("fp32", "fp16", "bf16")
     options: dict[str, Any] = field(default_factory=dict)  # fixed keyword arguments of the launcher
+    inputs: tuple[str, ...] = ("q", "k", "v")  # tensors it reads, in the launcher's positional order
+    check_function: str | None = None
 
     @property
     def tensors(self) -> tuple[str, ...]:
-        """Every tensor the kernel touches, as count_traffic names them."""
-        return ("q", "k", "v", *self.outputs)
+        """Every tensor the kernel touches, as count_traffic names them (its own scratch aside)."""
+        return (*self.inputs, *self.outputs)
 
     def _module(self) -> Any:
         return importlib.import_module(self.module)
 
     def launcher(self) -> Callable[..., Any]:
-        """``launch(q, k, v, *, causal, M, **outputs)`` → the outputs (imports Triton and torch)."""
+        """``launch(*inputs, causal, M, **outputs)`` → the outputs (imports Triton and torch)."""
         fn = getattr(self._module(), self.function)
 
-        def launch(q: Any, k: Any, v: Any, *, causal: bool, M: int, **outputs: Any) -> Any:
-            return fn(q, k, v, causal=causal, M=M, **self.options, **outputs)
+        def launch(*tensors: Any, causal: bool, M: int, **outputs: Any) -> Any:
+            if len(tensors) != len(self.inputs):
+                raise InvalidParameter("tensors", len(tensors), f"{len(self.inputs)}: {', '.join(self.inputs)}")
+            return fn(*tensors, causal=causal, M=M, **self.options, **outputs)
 
         launch.__name__ = self.name
         return launch
@@ -66,10 +83,14 @@ class KernelSpec:
         return self._module().buffers(w, like)
 
     def formula(self, causal: bool) -> CostFormula:
+        if self.direction == "backward":
+            return workload_backward_formula(self.algorithm, self.schedule, causal)
         return workload_formula(self.algorithm, self.schedule, causal)
 
     def expected(self, w: Any) -> IOCount:
         """attnio's exact count (words) of the same schedule and blocks over the workload ``w``."""
+        if self.direction == "backward":
+            return workload_backward_cost(self.algorithm, w, self.schedule)
         return workload_cost(self.algorithm, w, self.schedule)
 
 
@@ -88,6 +109,13 @@ KERNELS: dict[str, KernelSpec] = {
         "square_tiling", "attnio.triton.kernels.square_tiling", "square_tiling_forward", "square_tiling",
         "per-head", "forward", ("o", "lse", "s"), "B × B tiles, B = ⌊√(M/4)⌋ (for M < d²)",
     ),
+    "flash2-bwd": KernelSpec(
+        "flash2-bwd", "attnio.triton.kernels.fa2_bwd", "fa2_backward", "flash2-bwd", "grouped", "backward",
+        ("dq", "dk", "dv"), "B_c, B_r of attnio's flash2-bwd rule (workloads_bwd.bwd_tiling): c = ⌊(M − 2d − d_v − 2)"
+        "/(2d + 2d_v + 2)⌋ K/V rows, T_c = ⌈N_kv/c⌉, B_c = ⌈N_kv/T_c⌉; the g query heads of a K/V head in turn",
+        features=("causal", "gqa", "mqa", "nq!=nkv", "dv!=d"), inputs=("q", "k", "v", "o", "do", "lse"),
+        check_function="check_launch",
+    ),
 }
 
 
@@ -105,6 +133,8 @@ GATE_WORKLOADS: tuple[tuple[str, dict[str, Any]], ...] = (
 def gate_launcher(spec: KernelSpec) -> Callable[..., Any]:
     """``spec``'s launcher in attnio.triton.check's convention (tensors and ``causal``, ``workload`` by name);
     its statistics and scratch are counted as the kernel's own arguments."""
+    if spec.check_function is not None:
+        return getattr(spec._module(), spec.check_function)
 
     def launch(q: Any, k: Any, v: Any, o: Any, causal: bool, workload: Any) -> Any:
         return spec.launcher()(q, k, v, causal=causal, M=workload.M, o=o)
@@ -124,10 +154,12 @@ def _formula_bytes(spec: KernelSpec) -> Callable[[Any], int]:
 
 def _register_gate() -> None:
     from attnio.triton import gate
+    from attnio.triton.kernels import fa2_bwd
 
     for name, kw in GATE_WORKLOADS:
         spec = KERNELS[name]
         gate.register(name, gate_launcher(spec), formula=_formula_bytes(spec), tags=("attnio",), dtype="fp32", **kw)
+    fa2_bwd.register_gate()
 
 
 _register_gate()

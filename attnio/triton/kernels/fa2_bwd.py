@@ -325,36 +325,28 @@ GATE_WORKLOADS: tuple[dict[str, Any], ...] = (
 
 
 def register_gate() -> list[Any]:
-    """Register :data:`GATE_WORKLOADS` with :func:`attnio.triton.gate.register` (name ``attnio fa2-bwd``, the
-    exact formula in bytes); returns the entries."""
+    """Register :data:`GATE_WORKLOADS` with :func:`attnio.triton.gate.register` (name ``flash2-bwd``, its name in
+    the package registry ``attnio.triton.kernels.KERNELS``; the exact formula in bytes); returns the entries.
+    Importing ``attnio.triton.kernels`` calls it (registering again replaces the same entries)."""
     from attnio.triton.gate import register
 
-    return [register("attnio fa2-bwd", check_launch, formula=formula_bytes, tags=("attnio", "backward"), **cfg)
+    return [register("flash2-bwd", check_launch, formula=formula_bytes, tags=("attnio", "backward"), **cfg)
             for cfg in GATE_WORKLOADS]
 
 
-#: attnio's Triton backward kernels: name → launcher, what it supports, the attnio formula it matches
-KERNELS: dict[str, dict[str, Any]] = {
-    "fa2-bwd": {
-        "launch": fa2_backward,
-        "phase": "backward",
-        "features": ("causal (bottom-right, blocks above the diagonal skipped)", "gqa/mqa (grouped)",
-                     "N_q != N_kv", "d_v != d"),
-        "tensors": ("q", "k", "v", "o", "do", "lse", "dq", "dk", "dv"),
-        "formula": ("flash2-bwd", "grouped"),  # attnio.bounds.costs.workload_backward_cost(..., schedule)
-        "count": exact_count,
-        "launches": ("fa2_bwd_preprocess", "fa2_bwd_main"),
-        "check_launch": check_launch,  # attnio.triton.check's convention
-        "register_gate": register_gate,
-    },
-}
+def buffers(w: Workload, like: Any) -> dict[str, Any]:
+    """Outputs for the workload: dq (like q; float32 for bfloat16, module docstring), dk, dv (like k and v)."""
+    import torch
+
+    dq_type = torch.float32 if like.dtype == torch.bfloat16 else like.dtype
+    return {
+        "dq": torch.empty((w.batch, w.heads, w.Nq, w.d), dtype=dq_type, device=like.device),
+        "dk": torch.empty((w.batch, w.kv_heads, w.Nkv, w.d), dtype=like.dtype, device=like.device),
+        "dv": torch.empty((w.batch, w.kv_heads, w.Nkv, w.dv), dtype=like.dtype, device=like.device),
+    }
 
 
 # ---------------------------------------------------------------------------------------------- measuring
-#: torch element type of each attnio dtype name
-TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
-
-
 @dataclass(frozen=True)
 class BackwardMeasurement:
     """The kernel on one workload: counted words (both launches, every tensor), attnio's exact grouped
@@ -385,21 +377,14 @@ def measure_backward(w: Workload, *, seed: int = 0) -> BackwardMeasurement:
     interpreter) and compare with attnio's formula, bound and reference gradients."""
     import time
 
-    import torch
-
     from attnio.algorithms.reference import attention4_backward as reference_backward
-    from attnio.algorithms.reference import attention4_saved as reference_saved
     from attnio.algorithms.reference import rel_error
-    from attnio.algorithms.run import random_inputs
     from attnio.bounds.costs import workload_backward_cost
     from attnio.bounds.workloads import best_backward_lower_bound
     from attnio.triton.count import count_traffic
+    from attnio.triton.kernels.measure import backward_inputs
 
-    Q, K, V, dO = random_inputs(w, seed, grad=True)
-    O, L = reference_saved(Q, K, V, w.causal)
-    dt = getattr(torch, TORCH_DTYPES[w.dtype])
-    t = {n: torch.from_numpy(x).to(dt) for n, x in (("q", Q), ("k", K), ("v", V), ("o", O), ("do", dO))}
-    t["lse"] = torch.from_numpy(L).to(torch.float32)
+    t, (Q, K, V, dO) = backward_inputs(w, seed)
     t0 = time.perf_counter()
     with count_traffic(**t) as c:
         out = fa2_backward(t["q"], t["k"], t["v"], t["o"], t["do"], t["lse"], causal=w.causal, M=w.M)
