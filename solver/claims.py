@@ -32,7 +32,14 @@ True
 
 from __future__ import annotations
 
-from attnio.solver import claims_approx, claims_backward, claims_constants, claims_core, claims_workloads
+from attnio.solver import (
+    claims_approx,
+    claims_backward,
+    claims_constants,
+    claims_core,
+    claims_pebbling,
+    claims_workloads,
+)
 from attnio.solver.claim_types import (  # noqa: F401  (re-exported: the claim types)
     IMPLICATION_KINDS,
     Claim,
@@ -48,7 +55,7 @@ from attnio.errors import InvalidParameter
 def all_claims() -> list[Claim]:
     """Every claim: the seed theorems, the explicit constants, approximate attention, the backward pass, workloads. Ids are unique."""
     out: list[Claim] = [*claims_core.claims(), *claims_constants.CLAIMS, *claims_approx.CLAIMS, *claims_backward.CLAIMS,
-                        *claims_workloads.claims()]
+                        *claims_workloads.claims(), *claims_pebbling.CLAIMS]
     seen: set[str] = set()
     for c in out:
         assert c.id not in seen, f"duplicate claim id {c.id}"
