@@ -156,10 +156,11 @@ def _table():
 def test_every_bound_is_at_most_every_certified_optimum_in_the_table():
     rows = [r for r in _table() if r["status"] in ("optimal", "bounds")]
     assert rows
+    assert sum(r["status"] == "optimal" for r in rows) >= 10
     for r in rows:
-        top = r["upper"]
+        top = r["upper"]  # OPT itself on optimal rows; the best schedule's cost on bracketed rows
         for name, v in {**r["lower_bounds"], **r["small_forms"]}.items():
-            assert v <= top, (name, v, r["key"])
+            assert top is None or v <= top, (name, v, r["key"])
         # the small forms are recomputed here from their definition, not taken from the file
         assert r["small_forms"] == (small_bounds.evaluate(r["N"], r["d"], r["M"], game=r["game"]) if not r["causal"] else {})
         for name, c in r["costs"].items():
@@ -169,7 +170,7 @@ def test_every_bound_is_at_most_every_certified_optimum_in_the_table():
 def test_a_planted_wrong_bound_is_refuted_by_some_row():
     rows = [r for r in _table() if r["status"] == "optimal" and not r["causal"]]
     assert any(4 * r["N"] * r["d"] + 1 > r["opt"] for r in rows)  # trivial + 1
-    planted = Fraction(8)  # b1.segment claiming 8× fewer roots per segment than proved
+    planted = Fraction(16)  # b1.segment claiming 16× fewer roots per segment than proved
     assert any(small_bounds.segment_form(r["N"], r["d"], r["M"], "b1", planted=planted) > r["opt"] for r in rows)
     assert not any(small_bounds.segment_form(r["N"], r["d"], r["M"], "b1") > r["opt"] for r in rows)
 

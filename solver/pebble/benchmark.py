@@ -8,7 +8,7 @@ Engines, in this order within one time limit:
 
 1. the exact A* search of :mod:`attnio.solver.pebble.solve` (half the limit; its lower bound, the least f on
    the open list, holds over *all* calculations) — for the partial-computation game the A* search of
-   :mod:`attnio.solver.pebble.prbp`;
+   :mod:`attnio.solver.pebble.prbp` (the whole limit);
 2. if the gap is open, OR-Tools CP-SAT (:mod:`attnio.solver.pebble.cpsat`, the rest of the limit), hinted with
    the best schedule in hand. Its proved bound is used as a lower bound only in the one-shot game, where the
    horizon is proved sufficient; with recomputation it can only improve the upper side.
@@ -19,7 +19,7 @@ proof of the lower side. A case that runs out of time records ``[lower, upper]``
 
 >>> row = run_case(Case(N=2, d=1, M=8, game="one-shot").as_dict())
 >>> (row["vertices"], row["edges"], row["status"], row["opt"], row["lower_by"])
-(24, 28, 'optimal', 8, 'trivial bound (inputs + outputs)')
+(24, 32, 'optimal', 8, 'trivial bound (inputs + outputs)')
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def run_case(cfg: dict[str, Any]) -> dict[str, Any]:
     if c.game == "prbp":
         from attnio.solver.pebble.prbp import solve_prbp
 
-        a = solve_prbp(g, c.M, deadline=dl.within(c.time_limit_s / 2))
+        a = solve_prbp(g, c.M, deadline=dl)  # no second engine for PRBP: the whole limit
     else:
         a = solve(g, c.M, recompute=c.game == "recompute", time_limit_s=c.time_limit_s / 2,
                   deadline=dl.within(c.time_limit_s / 2))
