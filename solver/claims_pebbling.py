@@ -12,28 +12,20 @@ Each claim is one algebraic step of the derivation on that page (``provenance`` 
 
 Interface (solver/claims.py): ``CLAIMS``, ids prefixed ``pebbling.``.
 
->>> check(by_id("pebbling.b1.small_form")).status
+>>> from attnio.solver.engine import prove
+>>> prove(CLAIMS[0].hyps, CLAIMS[0].goal).status
 'proved'
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from attnio.bounds.expr import maximum
 from attnio.bounds.symbols import M, N, d, sym
 from attnio.solver.claim_types import Implication
-from attnio.solver.engine import Outcome, prove
 
-
-def _r(name: str, doc: str) -> Any:
-    return sym(name, integer=False, lo=0, doc=doc)
-
-
-B = _r("pbl_B", "segment budget M + R")
-R = _r("pbl_R", "I/Os per segment")
-h = _r("pbl_h", "number of segments")
-Q = _r("pbl_Q", "words moved by the whole calculation")
+B, R, h, Q = (sym(name, integer=False, lo=0, doc=doc) for name, doc in (
+    ("pbl_B", "segment budget M + R"), ("pbl_R", "I/Os per segment"), ("pbl_h", "number of segments"),
+    ("pbl_Q", "words moved by the whole calculation")))
 
 _BASE = (d >= 1, N >= 1, M >= 1)
 _DOC = "docs/bounds/small-forms.md"
@@ -60,15 +52,3 @@ CLAIMS: list[Implication] = [
            (*_BASE, M >= 4 * d**2, B >= 2 * M, B <= 2 * M, h * F2 >= N**2 * d, Q >= M * (h - 1)),
            Q >= 2 * N**2 * d**2 / M - M, "step-3", "constants.b2"),
 ]
-
-
-def check(claim: Implication, *, backend: str = "z3", rlimit: int | None = None) -> Outcome:
-    """Prove one claim with :func:`solver.engine.prove` (side conditions proved first, never assumed)."""
-    return prove(claim.hyps, claim.goal, backend=backend, rlimit=rlimit)
-
-
-def by_id(claim_id: str) -> Implication:
-    for cl in CLAIMS:
-        if cl.id == claim_id:
-            return cl
-    raise KeyError(claim_id)

@@ -43,6 +43,29 @@ class Replay:
         return self.reads + self.writes
 
 
+def _move(op: str, v: int, red: set[int], blue: set[int], where: str) -> tuple[int, int]:
+    """R1, R2 and R4 (the same in both games): apply the move, return (reads, writes) it costs."""
+    if op == "read":
+        if v not in blue:
+            raise IllegalMove(f"{where}: vertex has no blue pebble")
+        red.add(v)
+        return 1, 0
+    if op == "write":
+        if v not in red:
+            raise IllegalMove(f"{where}: vertex has no red pebble")
+        blue.add(v)
+        return 0, 1
+    if op == "delete":
+        if v not in red:
+            raise IllegalMove(f"{where}: no red pebble to delete")
+        red.discard(v)
+        return 0, 0
+    if v not in blue:
+        raise IllegalMove(f"{where}: no blue pebble to delete")
+    blue.discard(v)
+    return 0, 0
+
+
 def replay(g: Graph, M: int, moves: Iterable[tuple[str, int]], *, recompute: bool = True) -> Replay:
     """Play ``moves`` on ``g`` with ``M`` red pebbles; raise :class:`IllegalMove` on the first illegal move,
     or if the end configuration leaves an output without a blue pebble. With ``recompute=False`` a vertex
@@ -56,17 +79,10 @@ def replay(g: Graph, M: int, moves: Iterable[tuple[str, int]], *, recompute: boo
         where = f"move {t} {(op, v)!r}"
         if op not in OPS or not 0 <= v < g.n:
             raise IllegalMove(f"{where}: unknown move")
-        if op == "read":
-            if v not in blue:
-                raise IllegalMove(f"{where}: vertex has no blue pebble")
-            red.add(v)
-            reads += 1
-        elif op == "write":
-            if v not in red:
-                raise IllegalMove(f"{where}: vertex has no red pebble")
-            blue.add(v)
-            writes += 1
-        elif op == "compute":
+        if op != "compute":
+            r, w = _move(op, v, red, blue, where)
+            reads, writes = reads + r, writes + w
+        else:
             if not g.parents[v]:
                 raise IllegalMove(f"{where}: an input cannot be computed")
             missing = [p for p in g.parents[v] if p not in red]
@@ -77,14 +93,6 @@ def replay(g: Graph, M: int, moves: Iterable[tuple[str, int]], *, recompute: boo
             computed.add(v)
             red.add(v)
             computes += 1
-        elif op == "delete":
-            if v not in red:
-                raise IllegalMove(f"{where}: no red pebble to delete")
-            red.discard(v)
-        else:
-            if v not in blue:
-                raise IllegalMove(f"{where}: no blue pebble to delete")
-            blue.discard(v)
         if len(red) > M:
             raise IllegalMove(f"{where}: {len(red)} red pebbles > M={M}")
         max_red = max(max_red, len(red))
@@ -153,16 +161,6 @@ def replay_prbp(g: Graph, M: int, moves: Iterable[tuple[str, object]]) -> Replay
             computes += 1
         elif op not in OPS or not isinstance(x, int) or not 0 <= x < g.n:
             raise IllegalMove(f"{where}: unknown move")
-        elif op == "read":
-            if x not in blue:
-                raise IllegalMove(f"{where}: vertex has no blue pebble")
-            red.add(x)
-            reads += 1
-        elif op == "write":
-            if x not in red:
-                raise IllegalMove(f"{where}: vertex has no red pebble")
-            blue.add(x)
-            writes += 1
         elif op == "compute":
             if not g.parents[x]:
                 raise IllegalMove(f"{where}: an input cannot be computed")
@@ -174,14 +172,9 @@ def replay_prbp(g: Graph, M: int, moves: Iterable[tuple[str, object]]) -> Replay
             done[x] = set(g.parents[x])
             red.add(x)
             computes += 1
-        elif op == "delete":
-            if x not in red:
-                raise IllegalMove(f"{where}: no red pebble to delete")
-            red.discard(x)
         else:
-            if x not in blue:
-                raise IllegalMove(f"{where}: no blue pebble to delete")
-            blue.discard(x)
+            r, w = _move(op, x, red, blue, where)
+            reads, writes = reads + r, writes + w
         if len(red) > M:
             raise IllegalMove(f"{where}: {len(red)} red pebbles > M={M}")
         max_red = max(max_red, len(red))
