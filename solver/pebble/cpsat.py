@@ -29,10 +29,8 @@ its deletions folded into the next step, and given to CP-SAT as a complete hint.
   horizon result certifies nothing below the upper bound. The lower side is ``lower`` (proved elsewhere:
   A*'s least f, the trivial bound); status ``optimal`` only where it meets the schedule found.
 
->>> from attnio.solver.pebble.graphs import reduction_tree
->>> r = solve_cpsat(reduction_tree(4), 3, recompute=False, time_limit_s=20)
->>> (r.status, r.opt, r.horizon >= 3 + 7)
-('optimal', 7, True)
+OR-Tools is optional (``pip install -e '.[pebble]'``): without it :func:`solve_cpsat` raises Unsupported and
+its tests (tests/test_pebble_benchmark.py: the 7-vertex trees certified and equal to brute force) skip.
 """
 
 from __future__ import annotations
