@@ -82,6 +82,15 @@ def test_prbp_drops_below_the_standard_game():
     assert std.status == "optimal" and std.opt > 7
 
 
+def test_prbp_symmetry_reduction_keeps_the_optimum():
+    """The orbit reduction merges only configurations with the same cost-to-go: same optimum with and without it
+    (1×2·2×2 and 1×3·3×1 at M = 3), schedules replayed."""
+    for g in (matmul(1, 2, 2, tree="flat"), matmul(1, 3, 1, tree="flat")):
+        a, b = solve_prbp(g, 3, time_limit_s=60), solve_prbp(g, 3, time_limit_s=60, symmetry=False)
+        assert a.status == b.status == "optimal" and a.opt == b.opt
+        assert replay_prbp(g, 3, a.schedule).io == a.opt and a.states < b.states
+
+
 def test_prbp_solver_schedules_replay_and_never_exceed_the_standard_one_shot():
     g = attention(2, 1, tree="flat")
     for M in (8, 9):

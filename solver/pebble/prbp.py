@@ -9,7 +9,9 @@ vertices, blue vertices whose blue copy is current, and the aggregated edges. Mo
    not ("evict");
 3. dead values (complete, every out-edge aggregated, not an unfinished output) lose their pebbles at once;
 4. an output is written, and its red pebble removed, as soon as it is complete;
-5. a blue value is read only if it is an unfinished partial sum or has an edge still to be aggregated.
+5. a blue value is read only if it is an unfinished partial sum or has an edge still to be aggregated;
+6. symmetry: configurations related by a verified automorphism of the graph (its vertices, and with them its
+   edges) have the same cost-to-go; one representative per orbit is kept (:mod:`attnio.solver.pebble.symmetry`).
 
 Heuristic h = (outputs not yet complete and blue) + (inputs not red with an out-edge not yet aggregated):
 each such input must be read again (only R1 makes an input red). Consistent: a read lowers h by at most
@@ -31,6 +33,7 @@ from attnio.solver.pebble.game import aggregable, replay_prbp
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import Deadline, TimeLimitReached
 from attnio.solver.pebble.solve import PebbleResult
+from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
 
 from attnio.validate import check_int
 
@@ -43,7 +46,7 @@ def min_M(g: Graph) -> int:
 
 
 def solve_prbp(g: Graph, M: int, *, time_limit_s: float | None = 60.0, max_states: int = 5_000_000,
-               deadline: Deadline | None = None) -> PebbleResult:
+               deadline: Deadline | None = None, symmetry: bool = True) -> PebbleResult:
     """Least reads + writes of a one-shot PRBP calculation of ``g`` with ``M`` red pebbles (module docstring).
 
     Where M ≥ max in-degree + 1, the standard one-shot optimum of the same graph is found first (a quarter of
@@ -101,6 +104,24 @@ def solve_prbp(g: Graph, M: int, *, time_limit_s: float | None = 60.0, max_state
         if std.schedule is not None:
             U_moves = list(std.schedule)
             U = replay_prbp(g, M, U_moves).io
+    # symmetry: configurations related by a verified automorphism (vertices and, with them, edges) share their
+    # cost-to-go; one representative per orbit is kept (the least image), as in solve.py
+    perms = automorphisms(g, dl) if symmetry else [tuple(range(n))]
+    tables = []
+    for pi in perms[1:]:
+        ep = [0] * len(eid)
+        for (a, b), k in eid.items():
+            ep[k] = eid[pi[a], pi[b]]
+        tables.append((mask_tables(pi), mask_tables(tuple(ep))))
+
+    def sym(raw: tuple[int, int, int]) -> tuple[tuple[int, int, int], int]:
+        best_, which = raw, 0
+        for t, (vt, et) in enumerate(tables, 1):
+            img = (apply_mask(vt, raw[0]), apply_mask(vt, raw[1]), apply_mask(et, raw[2]))
+            if img < best_:
+                best_, which = img, t
+        return best_, which
+
     s0 = canon(0, IN, 0, [])
     best = {s0: 0}
     came: dict[tuple, tuple | None] = {s0: None}
@@ -110,14 +131,15 @@ def solve_prbp(g: Graph, M: int, *, time_limit_s: float | None = 60.0, max_state
     goal = None
     stopped = None
 
-    def push(s: tuple, gn: int, frm: tuple, mv: list) -> None:
+    def push(raw: tuple, gn: int, frm: tuple, mv: list) -> None:
+        s, sigma = sym(raw) if tables else (raw, 0)
         if gn >= best.get(s, 1 << 60):
             return
         hv = h(*s)
         if hv < 0 or gn + hv >= U:
             return
         best[s] = gn
-        came[s] = (frm, mv)
+        came[s] = (frm, mv, sigma)
         heapq.heappush(heap, (gn + hv, -gn, next(tie), s))
 
     def placed(R: int, B: int, E: int, v: int, mv: list, gcost: int, frm: tuple) -> None:
@@ -195,10 +217,19 @@ def solve_prbp(g: Graph, M: int, *, time_limit_s: float | None = 60.0, max_state
     s, cost = goal
     chunks = []
     while came[s] is not None:
-        prev, mv = came[s]
-        chunks.append(mv)
+        prev, mv, sigma = came[s]
+        chunks.append((mv, sigma))
         s = prev
-    moves = [m for mv in reversed(chunks) for m in mv]
+    # back to one real path: a move found in the frame of a representative is mapped by τ (solve.py's rule)
+    tau = tuple(range(n))
+    moves = []
+    for mv, sigma in reversed(chunks):
+        for op, x in mv:
+            moves.append((op, (tau[x[0]], tau[x[1]]) if op == "aggregate" else tau[x]))
+        inv = [0] * n
+        for a, b in enumerate(perms[sigma]):
+            inv[b] = a
+        tau = tuple(tau[inv[a]] for a in range(n))
     rp = replay_prbp(g, M, moves)
     assert rp.io == cost, (rp, cost)
     return PebbleResult(status="optimal", lower=cost, upper=cost, seconds=seconds, states=expanded,
