@@ -4,7 +4,7 @@ Each :class:`attnio.solver.pebble.benchmark.Case` is a sweep row of kind ``"pebb
 with :func:`attnio.solver.pebble.benchmark.run_case`), so local workers, a Dask cluster (``scheduler``) and the
 store's resume work unchanged: a bigger machine extends the table by passing more cases.
 
->>> from attnio.reports.store import Store
+>>> from attnio.reports.store import Store, write_atomic
 >>> from attnio.solver.pebble.benchmark import Case
 >>> s = Store(":memory:")
 >>> [r["opt"] for r in run_cases([Case(2, 1, 8, "one-shot", time_limit_s=5)], s, workers=0)]
@@ -16,13 +16,11 @@ store's resume work unchanged: a bigger machine extends the table by passing mor
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from attnio.reports.grid import Grid
-from attnio.reports.store import Store
+from attnio.reports.store import Store, write_atomic
 from attnio.reports.sweep import run_sweep
 
 
@@ -35,10 +33,5 @@ def run_cases(cases, store: Store, *, workers: int | None = None, scheduler: str
 
 
 def write_json(rows: list[dict[str, Any]], path: str | Path, meta: dict[str, Any]) -> None:
-    """Write ``{"meta": …, "rows": …}`` atomically (a temporary file in the same folder, then rename)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=1, sort_keys=True, ensure_ascii=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    """Write ``{"meta": …, "rows": …}`` atomically (:func:`attnio.reports.store.write_atomic`)."""
+    write_atomic(path, json.dumps({"meta": meta, "rows": rows}, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
