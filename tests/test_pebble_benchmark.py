@@ -207,3 +207,13 @@ def test_cli_without_sizes_and_without_benchmark_is_one_line(capsys):
     assert cli_main(["pebble", "--d", "1", "--M", "3"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "N" in err[0]
+
+
+def test_report_section_lays_out_every_row_of_the_table(tmp_path):
+    from attnio.reports.section_pebble_bench import section
+
+    rows = _table()
+    s = section(None)
+    (table,) = [b for b in s.blocks if b[0] == "table"]
+    assert len(table[2]) == len(rows)
+    assert [b[0] for b in section(None, path=tmp_path / "absent.json").blocks] == ["p"]
