@@ -4,7 +4,9 @@
     .venv/bin/python benchmarks/bench_pebble.py --engines       # also z3 and CP-SAT (horizon encodings)
     .venv/bin/python benchmarks/bench_pebble.py --quick         # a 10 s limit, fewer instances
 
-Target: graphs up to 40 vertices solved to proven optimality in ≤ 60 s each on 2 cores. The table
+Target: graphs up to 40 vertices solved to proven optimality in ≤ 60 s each on 2 cores. The certified
+benchmark table (A* + CP-SAT, three games, every bound beside each row) is ``attnio pebble --benchmark``
+(docs/pebbling.md §9). The table
 says, per instance, what was proved, in how long, and the largest graph proved optimal within the limit.
 """
 

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attnio.reports import section_backward, section_serving, section_triton, section_workloads, sources
+from attnio.reports import section_backward, section_pebble_bench, section_serving, section_triton, section_workloads, sources
 from attnio.reports.compute import Context
 from attnio.reports.render import Section, render_html, render_markdown, write
 from attnio.reports.sections import (
@@ -61,6 +61,7 @@ SECTIONS: list[Callable[[Context], Section]] = [
     section_crossover,
     section_flash1,
     section_pebbling,
+    section_pebble_bench.section,
     section_constants,
     section_backward.section,
     section_workloads.section,

@@ -139,7 +139,14 @@ def _bounds(c: Config, io_words: int) -> tuple[dict[str, float], dict[str, float
 
 def _run_batch(cfgs: list[dict[str, Any]], imports: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     import_modules(imports)
-    return [run_config(c) for c in cfgs]
+    return [_run_pebble(c) if c.get("kind") == "pebble" else run_config(c) for c in cfgs]
+
+
+def _run_pebble(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The row kind ``"pebble"``: one case of the pebbling benchmark (solver.pebble.benchmark.Case)."""
+    from attnio.solver.pebble.benchmark import run_case
+
+    return run_case(cfg)
 
 
 def _init_worker(imports: tuple[str, ...]) -> None:

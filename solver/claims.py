@@ -40,6 +40,7 @@ from attnio.solver import (
     claims_bounds_v3,
     claims_constants,
     claims_core,
+    claims_pebbling,
     claims_workloads,
 )
 from attnio.solver.claim_types import (  # noqa: F401  (re-exported: the claim types)
@@ -60,7 +61,7 @@ def all_claims() -> list[Claim]:
     step's ``about`` is read from the bounds' step tables (:func:`step_links`), the one place that says which
     bound a step proves."""
     out: list[Claim] = [*claims_core.claims(), *claims_constants.CLAIMS, *claims_approx.CLAIMS, *claims_backward.CLAIMS,
-                        *claims_workloads.claims(), *claims_bounds_v3.CLAIMS]
+                        *claims_workloads.claims(), *claims_bounds_v3.CLAIMS, *claims_pebbling.CLAIMS]
     steps = step_links()
     seen: set[str] = set()
     for i, c in enumerate(out):

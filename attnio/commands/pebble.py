@@ -11,9 +11,16 @@ from attnio.commands._common import float_option, int_option, print_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--N", type=int_option, required=True, help="sequence length (matmul: rows m of A, default)")
-    p.add_argument("--d", type=int_option, required=True, help="head dimension (matmul: inner dimension k, default)")
-    p.add_argument("--M", type=int_option, required=True, help="red pebbles (fast-memory values)")
+    p.add_argument("--N", type=int_option, default=None, help="sequence length (matmul: rows m of A, default); required unless --benchmark")
+    p.add_argument("--d", type=int_option, default=None, help="head dimension (matmul: inner dimension k, default); required unless --benchmark")
+    p.add_argument("--M", type=int_option, default=None, help="red pebbles (fast-memory values); required unless --benchmark")
+    p.add_argument("--benchmark", action="store_true",
+                   help="run the benchmark table (docs/pebbling.md §9) through the sweep store and write it to --out")
+    p.add_argument("--out", default="reports/pebbling.json", help="--benchmark: the JSON table (written atomically)")
+    p.add_argument("--store", default="reports/_work/pebble.sqlite", help="--benchmark: resumable results store")
+    p.add_argument("--workers", type=int_option, default=None, help="--benchmark: local worker processes (0 = this process)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="--benchmark: a Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument("--quick", action="store_true", help="--benchmark: only the N = 2, d = 1 cases")
     p.add_argument("--graph", choices=["attention", "matmul"], default="attention")
     p.add_argument("--m", type=int_option, default=None, help="matmul: rows of A (default N)")
     p.add_argument("--k", type=int_option, default=None, help="matmul: inner dimension (default d)")
@@ -41,6 +48,11 @@ def main(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     time_limit = check_real("time_limit", args.time_limit, gt=0)
+    if args.benchmark:
+        return _benchmark(args, time_limit)
+    for name in ("N", "d", "M"):
+        if getattr(args, name) is None:
+            raise InvalidParameter(name, None, "an integer >= 1 (required unless --benchmark)")
     max_states = check_int("max_states", args.max_states, min=1)
     M = check_int("M", args.M, min=1)
     if args.engine != "astar":
@@ -82,6 +94,34 @@ def main(args: argparse.Namespace) -> int:
     if args.schedule and r.schedule is not None:
         for op, lab in out["schedule"]:
             print(f"    {op:<8} {lab}")
+    return 0
+
+
+def _benchmark(args: argparse.Namespace, time_limit: float) -> int:
+    import os
+    import platform
+
+    from attnio.reports.pebble_bench import run_cases, write_json
+    from attnio.reports.store import Store
+    from attnio.solver.pebble.benchmark import default_cases
+
+    cases = default_cases(time_limit)
+    if args.quick:
+        cases = [c for c in cases if (c.N, c.d) == (2, 1)]
+    os.makedirs(os.path.dirname(args.store) or ".", exist_ok=True)
+    with Store(args.store) as store:
+        rows = run_cases(cases, store, workers=args.workers, scheduler=args.scheduler, progress=not args.json)
+    meta = {"cases": len(cases), "time_limit_s": time_limit, "cpus": os.cpu_count(), "machine": platform.machine(),
+            "load_average": list(os.getloadavg()), "workers": args.workers, "scheduler": args.scheduler}
+    write_json(rows, args.out, meta)
+    if args.json:
+        print_json({"out": args.out, **meta, "optimal": sum(r.get("status") == "optimal" for r in rows)})
+        return 0
+    for r in rows:
+        val = r.get("opt") if r.get("status") == "optimal" else f"[{r.get('lower')}, {r.get('upper')}]"
+        print(f"N={r['N']} d={r['d']} M={r['M']} {r['game']:<9}{' causal' if r['causal'] else ''} {r['vertices']:>4} vertices "
+              f"{r['status']:<10} {val}  {r.get('seconds')} s")
+    print(f"{len(rows)} rows written to {args.out}")
     return 0
 
 

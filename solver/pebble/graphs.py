@@ -42,7 +42,7 @@ from attnio.solver.pebble.limits import MAX_VERTICES, NO_DEADLINE, Deadline
 from attnio.errors import InvalidParameter
 from attnio.validate import check_choice, check_int
 
-TREES = ("balanced", "chain")
+TREES = ("balanced", "chain", "flat")
 
 
 @dataclass(frozen=True)
@@ -99,13 +99,22 @@ class Graph:
         return len(self.inputs) + len(self.outputs)
 
 
-def attention_vertices(N: int, d: int, normalise: str = "divide") -> int:
-    """|V| of :func:`attention` (the module docstring's count; either tree shape), without building it.
+def attention_vertices(N: int, d: int, normalise: str = "divide", *, causal: bool = False, tree: str = "balanced") -> int:
+    """|V| of :func:`attention` (the module docstring's count; balanced or chain trees), without building it.
+    ``causal``: only the P = N(N+1)/2 pairs j ≤ i (row i has i + 1 keys); ``tree="flat"``: one vertex per sum.
 
     >>> attention_vertices(2, 2) == attention(2, 2).n and attention_vertices(3, 1, "reciprocal") == attention(3, 1, normalise="reciprocal").n
     True
+    >>> all(attention_vertices(N, d, causal=c, tree=t) == attention(N, d, causal=c, tree=t).n
+    ...     for N in (1, 2, 3) for d in (1, 2, 3) for c in (False, True) for t in TREES)
+    True
     """
-    n = 3 * N * d + N * N * d + N * N * (d - 1) + N * N + N * (N - 1) + N * N * d + N * d * (N - 1) + N * d
+    P = N * (N + 1) // 2 if causal else N * N
+    if tree == "flat":  # a sum of L > 1 leaves is one vertex
+        sums = P * (d > 1) + sum(1 for i in range(N) if (i + 1 if causal else N) > 1) * (1 + d)
+        n = 3 * N * d + P * d + sums + P + P * d + N * d
+    else:
+        n = 3 * N * d + P * d + P * (d - 1) + P + (P - N) + P * d + d * (P - N) + N * d
     return n + (N if normalise == "reciprocal" else 0)
 
 
@@ -147,6 +156,10 @@ class _Builder:
         assert leaves
         if len(leaves) == 1:
             return leaves[0]
+        if tree == "flat":  # one vertex with every leaf as a parent (the partial-computation game's sums)
+            v = self.add(label, tuple(leaves))
+            self.params.setdefault("sums", []).append(v)
+            return v
         count = [0]
 
         def adder(a: int, b: int, root: bool) -> int:
@@ -169,40 +182,45 @@ class _Builder:
         return level[0]
 
     def build(self) -> Graph:
+        if "sums" in self.params:
+            self.params["sums"] = tuple(self.params["sums"])
         return Graph(self.name, tuple(self.labels), tuple(self.parents), self.params)
 
 
-def attention(N: int, d: int, *, tree: str = "balanced", normalise: str = "divide", deadline: Deadline = NO_DEADLINE) -> Graph:
+def attention(N: int, d: int, *, tree: str = "balanced", normalise: str = "divide", causal: bool = False,
+              deadline: Deadline = NO_DEADLINE) -> Graph:
     """The attention graph of Saha–Ye §2.4 (see the module docstring). At most :data:`MAX_VERTICES` vertices,
-    checked before building; ``deadline`` is checked while building (:class:`TimeLimitReached`)."""
+    checked before building; ``deadline`` is checked while building (:class:`TimeLimitReached`).
+    ``causal=True``: the causal mask, only the pairs j ≤ i (S, A, the row sums and the L2 products over them)."""
     N = check_int("N", N, min=1)
     d = check_int("d", d, min=1)
     check_choice("tree", tree, TREES)
     check_choice("normalise", normalise, ("divide", "reciprocal"))
-    check_size(f"attention(N={N}, d={d})", "N, d", (N, d), attention_vertices(N, d, normalise))
+    check_size(f"attention(N={N}, d={d})", "N, d", (N, d), attention_vertices(N, d, normalise, causal=causal, tree=tree))
     kinds = {"Q": ("i", "l"), "K": ("j", "l"), "V": ("j", "c"), "QK": ("i", "j", "l"), "S": ("i", "j"), "A": ("i", "j"),
              "D": ("i",), "Dinv": ("i",), "AV": ("i", "j", "c"), "AVsum": ("i", "c"), "O": ("i", "c")}
     b = _Builder(
-        f"attention(N={N}, d={d}, tree={tree})",
-        {"N": N, "d": d, "tree": tree, "normalise": normalise, "index_kinds": kinds,
+        f"attention(N={N}, d={d}, tree={tree}{', causal' if causal else ''})",
+        {"N": N, "d": d, "tree": tree, "normalise": normalise, "causal": causal, "index_kinds": kinds,
          "kind_sizes": {"i": N, "j": N, "l": d, "c": d}},
         deadline,
     )
     Q = {(i, l): b.add(f"Q[{i},{l}]") for i in range(N) for l in range(d)}
     K = {(j, l): b.add(f"K[{j},{l}]") for j in range(N) for l in range(d)}
     V = {(k, c): b.add(f"V[{k},{c}]") for k in range(N) for c in range(d)}
+    keys = {i: range(i + 1) if causal else range(N) for i in range(N)}
     S = {}
     for i in range(N):
-        for j in range(N):
+        for j in keys[i]:
             prods = [b.add(f"QK[{i},{j},{l}]", (Q[i, l], K[j, l])) for l in range(d)]
             S[i, j] = b.sum_tree(f"S[{i},{j}]", prods, tree)
-    A = {(i, j): b.add(f"A[{i},{j}]", (S[i, j],)) for i in range(N) for j in range(N)}
-    D = {i: b.sum_tree(f"D[{i}]", [A[i, j] for j in range(N)], tree) for i in range(N)}
+    A = {(i, j): b.add(f"A[{i},{j}]", (S[i, j],)) for i in range(N) for j in keys[i]}
+    D = {i: b.sum_tree(f"D[{i}]", [A[i, j] for j in keys[i]], tree) for i in range(N)}
     if normalise == "reciprocal":
         D = {i: b.add(f"Dinv[{i}]", (D[i],)) for i in range(N)}
     for i in range(N):
         for c in range(d):
-            prods = [b.add(f"AV[{i},{k},{c}]", (A[i, k], V[k, c])) for k in range(N)]
+            prods = [b.add(f"AV[{i},{k},{c}]", (A[i, k], V[k, c])) for k in keys[i]]
             root = b.sum_tree(f"AVsum[{i},{c}]", prods, tree)
             b.add(f"O[{i},{c}]", (root, D[i]))
     return b.build()

@@ -1,0 +1,219 @@
+"""The pebbling benchmark: the partial-computation rules, CP-SAT's certificates, the small bound forms, the table.
+
+Expected values are worked by hand in the docstrings or come from the independent brute force
+(solver/pebble/brute.py), never from the solver under test. CP-SAT tests skip without OR-Tools.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from attnio.solver.pebble import cpsat, small_bounds
+from attnio.solver.pebble.benchmark import Case, run_case
+from attnio.solver.pebble.brute import brute_force
+from attnio.solver.pebble.game import IllegalMove, replay, replay_prbp
+from attnio.solver.pebble.graphs import attention, attention_vertices, matmul, reduction_tree
+from attnio.solver.pebble.prbp import min_M, solve_prbp
+from attnio.solver.pebble.solve import best_greedy, solve
+
+from attnio.cli import main as cli_main
+
+TABLE = Path(__file__).resolve().parent.parent / "reports" / "pebbling.json"
+needs_ortools = pytest.mark.skipif(not cpsat.available(), reason="OR-Tools not installed (pip install -e '.[pebble]')")
+
+# ------------------------------------------------------------------------------------ graphs: causal, flat
+
+
+def test_causal_attention_keeps_only_pairs_j_le_i():
+    """N = 2, d = 1 causal: pairs (0,0), (1,0), (1,1): 6 inputs, 3 products QK = S, 3 A, D[0] = A[0,0] (no
+    adder), D[1] one adder, 3 products AV, AVsum[1] one adder, 2 outputs: 6 + 3 + 3 + 1 + 3 + 1 + 2 = 19."""
+    g = attention(2, 1, causal=True)
+    assert g.n == 19 == attention_vertices(2, 1, causal=True)
+    assert not any(lab.startswith(("QK[0,1", "A[0,1]", "AV[0,1")) for lab in g.labels)
+
+
+def test_flat_sums_are_one_vertex_each():
+    g = attention(3, 1, tree="flat")
+    idx = {lab: v for v, lab in enumerate(g.labels)}
+    assert len(g.parents[idx["D[0]"]]) == 3 and idx["D[0]"] in g.params["sums"]
+    assert g.min_M == 4 and min_M(g) == 3  # standard: 3 summands + the sum; PRBP: a product's 2 parents + 1
+
+
+# ------------------------------------------------------------------------------------- the PRBP rules
+
+def _tree3():
+    return reduction_tree(3, tree="flat")  # x0, x1, x2 -> root (vertex 3)
+
+
+def test_prbp_sum_in_pieces_needs_two_pebbles():
+    """root = x0 + x1 + x2 summand by summand: 3 reads + 1 write with M = 2; the standard game needs M = 4."""
+    mv = [("read", 0), ("aggregate", (0, 3)), ("delete", 0), ("read", 1), ("aggregate", (1, 3)), ("delete", 1),
+          ("read", 2), ("aggregate", (2, 3)), ("write", 3)]
+    assert replay_prbp(_tree3(), 2, mv).io == 4
+    assert brute_force(_tree3(), 3) is None and brute_force(_tree3(), 4) == 4
+
+
+@pytest.mark.parametrize("moves,msg", [
+    ([("read", 0), ("aggregate", (0, 3)), ("aggregate", (0, 3))], "already aggregated"),
+    ([("read", 0), ("aggregate", (0, 3)), ("delete", 3), ("read", 1), ("aggregate", (1, 3))], "partial sum is not red"),
+    ([("read", 0), ("aggregate", (0, 3)), ("write", 3), ("delete", 0), ("read", 1), ("aggregate", (1, 3)), ("delete", 3),
+      ("read", 3)],
+     "no blue pebble"),  # the blue copy went stale (removed) when x1 was aggregated
+    ([("read", 0), ("aggregate", (0, 3)), ("write", 3)], "not complete and blue"),
+    ([("read", 0), ("read", 1), ("compute", 3)], "not red and complete"),
+    ([("read", 0), ("read", 1), ("read", 2)], "red pebbles > M=2"),
+])
+def test_prbp_illegal_moves_are_refused(moves, msg):
+    with pytest.raises(IllegalMove, match=msg):
+        replay_prbp(_tree3(), 2, moves)
+
+
+def test_prbp_drops_below_the_standard_game():
+    """C = a0·b0 + a1·b1 + a2·b2 (matmul 1×3·3×1, one flat sum), M = 4. PRBP: read a_l, b_l, multiply, add the
+    product into C, l = 0, 1, 2 (at most C, a_l, b_l, product red), write C: 6 + 1 = 7 = the trivial bound. The
+    standard game needs all three products red with C: it must spill (the standard A* search, itself checked
+    against brute force in tests/test_pebble.py)."""
+    g = matmul(1, 3, 1, tree="flat")
+    assert solve_prbp(g, 4).opt == 7
+    std = solve(g, 4, recompute=True, time_limit_s=60)
+    assert std.status == "optimal" and std.opt > 7
+
+
+def test_prbp_symmetry_reduction_keeps_the_optimum():
+    """The orbit reduction merges only configurations with the same cost-to-go: same optimum with and without it
+    (1×2·2×2 and 1×3·3×1 at M = 3), schedules replayed."""
+    for g in (matmul(1, 2, 2, tree="flat"), matmul(1, 3, 1, tree="flat")):
+        a, b = solve_prbp(g, 3, time_limit_s=60), solve_prbp(g, 3, time_limit_s=60, symmetry=False)
+        assert a.status == b.status == "optimal" and a.opt == b.opt
+        assert replay_prbp(g, 3, a.schedule).io == a.opt and a.states < b.states
+
+
+def test_prbp_solver_schedules_replay_and_never_exceed_the_standard_one_shot():
+    g = attention(2, 1, tree="flat")
+    for M in (8, 9):
+        r = solve_prbp(g, M, time_limit_s=30)
+        assert r.status == "optimal"
+        assert replay_prbp(g, M, r.schedule).io == r.opt
+        assert r.opt <= best_greedy(g, M)[0]
+
+
+# ------------------------------------------------------------------------------------------- CP-SAT
+
+
+def test_steps_of_folds_deletions_into_the_next_move():
+    g = reduction_tree(2)
+    mv = [("read", 0), ("read", 1), ("compute", 2), ("delete", 0), ("delete", 1), ("write", 2)]
+    st = cpsat.steps_of(g, mv)
+    assert [s[2] for s in st] == [("read", 0), ("read", 1), ("compute", 2), ("write", 2), None]
+    assert st[3][0] == frozenset({0, 1, 2})  # red before the write step: the deletions ride with it
+
+
+def test_sufficient_horizon_is_computes_plus_cost():
+    g = attention(2, 1)
+    assert cpsat.sufficient_horizon(g, 10) == (24 - 6) + 10
+
+
+@needs_ortools
+@pytest.mark.parametrize("g,M", [(reduction_tree(4), 3), (reduction_tree(3), 3), (reduction_tree(4, tree="chain"), 3)])
+def test_cpsat_one_shot_optimum_is_certified_and_matches_brute_force(g, M):
+    r = cpsat.solve_cpsat(g, M, recompute=False, time_limit_s=60)
+    assert r.status == "optimal" and r.horizon >= cpsat.sufficient_horizon(g, r.extra["hint_cost"])
+    assert r.opt == brute_force(g, M, recompute=False)
+    assert replay(g, M, r.schedule, recompute=False).io == r.opt
+
+
+@needs_ortools
+def test_cpsat_with_recomputation_never_claims_more_than_its_lower_bound_allows():
+    """Recomputation: the horizon is not proved sufficient, so without a lower bound from elsewhere that meets
+    it, CP-SAT's answer is not 'optimal' even when CP-SAT itself reports OPTIMAL within the horizon."""
+    g = reduction_tree(4)
+    r = cpsat.solve_cpsat(g, 3, recompute=True, time_limit_s=60)
+    assert r.lower == g.trivial_io == 5 and r.upper == 7
+    assert r.status in ("optimal within horizon", "bounds")
+    assert cpsat.solve_cpsat(g, 3, recompute=True, lower=7, time_limit_s=60).status == "optimal"
+
+
+# ------------------------------------------------------------------------------------- small forms
+
+
+def test_segment_form_by_hand():
+    """N = 8, d = 1, M = 4, b1: R = 1: F₁(5) = 25/4, ⌈64·4/25⌉ = 11, 1·10 = 10; R = 2: F₁(6) = 9, ⌈64/9⌉ = 8,
+    2·7 = 14; R = 3: F₁(7) = 49/4, ⌈256/49⌉ = 6, 3·5 = 15; R = 4: F₁(8) = 16, 4·3 = 12; R = 5: 81/4, ⌈256/81⌉ = 4,
+    15; R = 6: 25, ⌈64/25⌉ = 3, 12; R ≥ 7: F₁ ≥ 121/4 ≥ 64/3 … ⌈·⌉ = 3 until F ≥ 32, then 2: max = 15 …"""
+    vals = {R: R * (-(-64 * 4 // ((4 + R) ** 2)) - 1) for R in range(1, 13)}
+    assert small_bounds.segment_form(8, 1, 4, "b1") == max(vals.values()) == 15
+
+
+def test_segment_forms_are_at_least_the_closed_forms_in_their_regimes():
+    for N in (4, 16, 64):
+        for d in (1, 2):
+            for M in range(2 * d * d, 40):
+                assert small_bounds.segment_form(N, d, M, "b1") >= N * N * d * d / M - M
+                if M >= 4 * d * d:
+                    assert small_bounds.segment_form(N, d, M, "b2") >= 2 * N * N * d * d / M - M
+
+
+def _table():
+    if not TABLE.exists():
+        pytest.skip("reports/pebbling.json not present")
+    return json.loads(TABLE.read_text())["rows"]
+
+
+def test_every_bound_is_at_most_every_certified_optimum_in_the_table():
+    rows = [r for r in _table() if r["status"] in ("optimal", "bounds")]
+    assert rows
+    assert sum(r["status"] == "optimal" for r in rows) >= 10
+    for r in rows:
+        top = r["upper"]  # OPT itself on optimal rows; the best schedule's cost on bracketed rows
+        for name, v in {**r["lower_bounds"], **r["small_forms"]}.items():
+            assert top is None or v <= top, (name, v, r["key"])
+        # the small forms are recomputed here from their definition, not taken from the file
+        assert r["small_forms"] == (small_bounds.evaluate(r["N"], r["d"], r["M"], game=r["game"]) if not r["causal"] else {})
+        for name, c in r["costs"].items():
+            assert r["lower"] <= c, (name, c, r["key"])
+
+
+def test_a_planted_wrong_bound_is_refuted_by_some_row():
+    rows = [r for r in _table() if r["status"] == "optimal" and not r["causal"]]
+    assert any(4 * r["N"] * r["d"] + 1 > r["opt"] for r in rows)  # trivial + 1
+    planted = Fraction(16)  # b1.segment claiming 16× fewer roots per segment than proved
+    assert any(small_bounds.segment_form(r["N"], r["d"], r["M"], "b1", planted=planted) > r["opt"] for r in rows)
+    assert not any(small_bounds.segment_form(r["N"], r["d"], r["M"], "b1") > r["opt"] for r in rows)
+
+
+# ------------------------------------------------------------------------------------- rows, CLI, sweep
+
+
+def test_a_row_records_its_gap_when_the_limit_stops_it():
+    row = run_case(Case(N=2, d=2, M=4, game="one-shot", time_limit_s=1.0).as_dict())
+    assert row["status"] == "bounds" and row["gap"] == row["upper"] - row["lower"] > 0
+    assert row["certificate"]["replayed"] and row["certificate"]["reads"] + row["certificate"]["writes"] == row["upper"]
+
+
+def test_cli_benchmark_writes_the_table(tmp_path, capsys):
+    out, store = tmp_path / "p.json", tmp_path / "p.sqlite"
+    rc = cli_main(["pebble", "--benchmark", "--quick", "--time-limit", "0.5", "--workers", "0", "--out", str(out),
+                   "--store", str(store), "--json"])
+    assert rc == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert {(r["N"], r["d"]) for r in rows} == {(2, 1)} and {r["game"] for r in rows} == {"recompute", "one-shot", "prbp"}
+    assert all(r["status"] in ("optimal", "bounds", "infeasible") for r in rows)
+
+
+def test_cli_without_sizes_and_without_benchmark_is_one_line(capsys):
+    assert cli_main(["pebble", "--d", "1", "--M", "3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "N" in err[0]
+
+
+def test_report_section_lays_out_every_row_of_the_table(tmp_path):
+    from attnio.reports.section_pebble_bench import section
+
+    rows = _table()
+    s = section(None)
+    (table,) = [b for b in s.blocks if b[0] == "table"]
+    assert len(table[2]) == len(rows)
+    assert [b[0] for b in section(None, path=tmp_path / "absent.json").blocks] == ["p"]
