@@ -147,3 +147,32 @@ def test_bad_mask_requests_name_the_parameter(kw, exc, name):
     w = Workload.build(N=8, d=2, M=200, causal=kw.pop("causal", False))
     with pytest.raises(exc, match=name):
         run(kw.pop("algorithm"), w, count_only=True, **kw)
+
+
+@pytest.mark.parametrize("mask", [SlidingWindow(2, 1), Causal(), MaskMod(lambda b, h, q, k: q % 4 == k % 4)],
+                         ids=lambda m: m.name)
+def test_more_queries_than_keys(mask):
+    """N_q > N_kv (the Hypothesis workloads have N_q ≤ N_kv): under Causal() the first rows then see no key."""
+    w = Workload.build(batch=1, heads=3, kv_heads=1, Nq=19, Nkv=7, d=3, M=90)
+    for schedule in ("per-head", "grouped"):
+        f = run("flash2", w, mask=mask, schedule=schedule)
+        b = run("flash2-bwd", w, mask=mask, schedule=schedule)
+        grouped = schedule == "grouped"
+        assert (f.measurement.reads_words, f.measurement.writes_words) == flash2_masked_words(w, mask, f.tiling.B_r, f.tiling.B_c, grouped=grouped)
+        assert (b.measurement.reads_words, b.measurement.writes_words) == flash2_bwd_masked_words(w, mask, b.tiling.B_c, grouped=grouped)
+        assert f.max_abs_error < 1e-9 and max(b.rel_errors.values()) < 1e-9
+
+
+def test_cli_mask_option(capsys):
+    import json
+
+    from attnio.cli import main
+
+    assert main(["run", "flash2", "--N", "16", "--d", "2", "--M", "60", "--mask", "window:3,0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    w = Workload.build(N=16, d=2, M=60)
+    B = out["blocks"]
+    assert (out["reads"], out["writes"]) == flash2_masked_words(w, SlidingWindow(3, 0), B["B_r"], B["B_c"], grouped=False)
+    for bad in ("window:x", "window:1", "diagonal:2"):
+        assert main(["run", "flash2", "--N", "16", "--d", "2", "--M", "60", "--mask", bad]) == 2
+        assert "mask" in capsys.readouterr().err
