@@ -32,6 +32,7 @@ register(
         backward="flash2-bwd",
         auto_rank=0,
         workload_schedules=("per-head", "grouped"),
+        masks=True,
     )
 )
 register(
@@ -183,6 +184,7 @@ register(
         recomputes_S=True,
         auto_rank=0,
         workload_schedules=("per-head", "grouped"),
+        masks=True,
     )
 )
 register(

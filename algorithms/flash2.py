@@ -38,9 +38,10 @@ Flash2Tiling(B_r=1, B_c=2)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from attnio.algorithms.causal import mask_if_crossing, shift
+from attnio.algorithms.causal import shift
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import fa2_accumulate, fa2_finish, fa2_rescale, scores
 from attnio.algorithms.tilings import Blocks
@@ -93,17 +94,21 @@ def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: Flash2Tili
 def block(
     m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, O: SlowArray, L: SlowArray, rows: slice, B_c: int,
     scale: float, *, q_offs: tuple[int, ...] = (0,), kv_off: int = 0, kv_extent: int | None = None,
-    delta: int | None = None,
+    tiles: Iterable[tuple[slice, bool]] | None = None, mask_tile: Callable[..., None] | None = None,
 ) -> None:
     """One Q block of FA-2 (the body of the outer loop, lines 4–14): query rows ``rows`` of each query head at
     row offset ``q_offs`` (several: a K/V-sharing group, each K/V tile loaded once for all of them) against the
-    K/V rows [kv_off, kv_off + kv_extent) (default all of K). ``delta``: bottom-right causal mask offset
-    N_kv − N_q (None: no mask); tiles crossing the diagonal are masked."""
+    K/V rows [kv_off, kv_off + kv_extent) (default all of K). ``tiles``: the key rows (of the head) of each K/V
+    tile visited, with whether the tile is partial (default: every B_c-tile of the extent, none masked). ``mask_tile(S, rows, cols)``: sets the
+    logits of a partial tile's disallowed pairs to −∞; given, a row that sees no key keeps O = 0 and L = −∞."""
     xp = m.xp
     d, dv = Q.shape[1], V.shape[1]
     br = rows.stop - rows.start
-    kv_extent = K.shape[0] if kv_extent is None else kv_extent
-    B_c = min(B_c, kv_extent)
+    if tiles is None:
+        kv_extent = K.shape[0] if kv_extent is None else kv_extent
+        B_c = min(B_c, kv_extent)
+        tiles = ((cols, False) for cols in m.tiles(kv_extent, B_c))
+    masked = mask_tile is not None
     heads = []
     for qo in q_offs:
         Qi = m.load(Q, shift(rows, qo), what="Q_i")  # line 4: stays resident for the whole inner loop
@@ -113,14 +118,15 @@ def block(
         S = m.alloc((br, B_c), what="S_ij", fill=None)  # one score buffer for the whole inner loop
         mnew = m.alloc((br,), what="m_new", fill=None)
         heads.append((qo, Qi, Oi, mi, li, S, mnew))
-    for cols in m.tiles(kv_extent, B_c):  # line 6
+    for cols, partial in tiles:  # line 6
         bc = cols.stop - cols.start
         Kj = m.load(K, shift(cols, kv_off), what="K_j")  # line 7
         for _, Qi, Oi, mi, li, S, mnew in heads:
             if m.numeric:  # lines 8–9: S_ij, m_new, P̃_ij, ℓ_i; the α·O_i of line 10
                 scores(S.data[:, :bc], Qi.data, Kj.data, scale, xp)
-                mask_if_crossing(S.data[:, :bc], rows, cols, delta)
-                fa2_rescale(S.data[:, :bc], mi.data, li.data, Oi.data, mnew.data, xp)
+                if partial:
+                    mask_tile(S.data[:, :bc], rows, cols)  # type: ignore[misc]
+                fa2_rescale(S.data[:, :bc], mi.data, li.data, Oi.data, mnew.data, xp, masked=masked)
             m.work("qk", br * bc * d)
         m.free(Kj)  # K_j's space is reused for V_j
         Vj = m.load(V, shift(cols, kv_off), what="V_j")  # line 7
@@ -132,7 +138,18 @@ def block(
     for qo, Qi, Oi, mi, li, S, mnew in heads:
         m.free(S, mnew)
         if m.numeric:  # lines 12–13: O_i / ℓ_i, L_i = m_i + log ℓ_i
-            fa2_finish(Oi.data, mi.data, li.data, xp)
+            fa2_finish(Oi.data, mi.data, li.data, xp, masked=masked)
         m.store(Oi, O, shift(rows, qo))  # line 14
         m.store(mi, L, shift(rows, qo))  # line 15
         m.free(Qi, Oi, mi, li)
+
+
+def empty_block(m: Machine, O: SlowArray, L: SlowArray, rows: slice, dv: int, q_offs: tuple[int, ...]) -> None:
+    """A Q block whose tiles are all empty under a mask: nothing is read; its rows see no key, so their output is
+    zero (FlexAttention's convention) and their logsumexp −∞, written as any other block's."""
+    for qo in q_offs:
+        Oi = m.alloc((rows.stop - rows.start, dv), what="O_i")
+        Li = m.alloc((rows.stop - rows.start,), what="L_i", fill=-math.inf)
+        m.store(Oi, O, shift(rows, qo))
+        m.store(Li, L, shift(rows, qo))
+        m.free(Oi, Li)

@@ -61,8 +61,9 @@ reads = 32 + 4·32 = 160, writes = 12 + 32 + 16 = 60.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from attnio.algorithms.causal import each, mask_if_crossing, q_blocks, shift
+from attnio.algorithms.causal import each, mask_tile, q_range, shift
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import bwd_tile, scores
 from attnio.algorithms.tilings import Blocks
@@ -122,19 +123,22 @@ def outputs(m: Machine, ins: dict[str, SlowArray], q_rows: int, kv_rows: int) ->
 
 def kv_loop(
     m: Machine, a: dict[str, SlowArray], B_r: int, B_c: int, scale: float, *, q_offs: tuple[int, ...] = (0,),
-    kv_off: int = 0, Nq: int | None = None, Nkv: int | None = None, delta: int | None = None, combine: bool = False,
+    kv_off: int = 0, Nq: int | None = None, Nkv: int | None = None, mask: Any = None,
+    visit: tuple[Any, Any] | None = None, combine: bool = False,
 ) -> None:
     """Lines 5–19 for one K/V head (rows [kv_off, kv_off + N_kv) of K, V, dK, dV) and the query heads at row
-    offsets ``q_offs`` (several: a group whose dK_j, dV_j accumulate in fast memory). ``delta``: bottom-right
-    causal mask offset N_kv − N_q (None: no mask); K/V block j then visits only the query rows i ≥ c_j − δ.
-    ``combine``: add the partial dK, dV already in slow memory before writing (heads after a group's first, one
-    at a time)."""
+    offsets ``q_offs`` (several: a group whose dK_j, dV_j accumulate in fast memory). ``mask`` (an
+    ``attnio.bounds.masks`` mask; None: none) with ``visit`` = (first, rows) per K/V block
+    (:meth:`~attnio.bounds.masks.Mask.kv_block_range`): K/V block j visits only the query rows
+    [first_j, first_j + rows_j), the ones that need one of its keys, and the tiles the mask does not wholly allow
+    are masked (a row with no key at all, L = −∞, gets P = 0). ``combine``: add the partial dK, dV already in slow
+    memory before writing (heads after a group's first, one at a time)."""
     xp = m.xp
     Q, K, V, dO, L, D, dQ, dK, dV = (a[k] for k in ("Q", "K", "V", "dO", "L", "D", "dQ", "dK", "dV"))
     Nq = Q.shape[0] if Nq is None else Nq
     Nkv = K.shape[0] if Nkv is None else Nkv
     d, dv = Q.shape[1], V.shape[1]
-    for cols in (m.tiles if delta is None else each)(Nkv, B_c):  # line 5 (causal: the Q range depends on j)
+    for cols in (m.tiles if mask is None else each)(Nkv, B_c):  # line 5 (masked: the Q range depends on j)
         bc = cols.stop - cols.start
         C = shift(cols, kv_off)
         Kj = m.load(K, C, what="K_j")  # line 6
@@ -142,7 +146,9 @@ def kv_loop(
         dKj = m.alloc((bc, d), what="dK_j")  # line 7
         dVj = m.alloc((bc, dv), what="dV_j")
         for qo in q_offs:
-            for rows, R in q_blocks(m, Nq, B_r, cols, delta, qo):  # line 8
+            j = cols.start // B_c
+            first, count = (0, Nq) if visit is None else (int(visit[0][j]), int(visit[1][j]))
+            for rows, R in q_range(m, first, count, B_r, qo):  # line 8
                 br = rows.stop - rows.start
                 Qi = m.load(Q, R, what="Q_i")  # line 9
                 dOi = m.load(dO, R, what="dO_i")
@@ -153,8 +159,10 @@ def kv_loop(
                 dS = m.alloc((br, bc), what="dP_ij", fill=None)
                 if m.numeric:  # lines 10–16
                     scores(P.data, Qi.data, Kj.data, scale, xp)  # line 10
-                    mask_if_crossing(P.data, rows, cols, delta)
-                    P.data -= Li.data[:, None]
+                    if mask is not None and not mask_tile(P.data, rows, cols, mask, Nq, Nkv):
+                        P.data -= xp.where(xp.isneginf(Li.data), xp.inf, Li.data)[:, None]  # no key: P = 0
+                    else:
+                        P.data -= Li.data[:, None]
                     xp.exp(P.data, out=P.data)  # line 11: P_ij = exp(S_ij − L_i)
                     bwd_tile(P.data, dS.data, Qi.data, Kj.data, Vj.data, dOi.data, Di.data, dQi.data, dKj.data, dVj.data, scale, xp)
                 m.work("qk", br * bc * d)

@@ -107,40 +107,56 @@ def attention_backward(
 # Workloads (4-D: batch, heads, rows, width; K/V heads shared by groups of g query heads) -----------------
 
 
-def attention4(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool, scale: float | None = None) -> np.ndarray:
+def attention4(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool, scale: float | None = None,
+               allowed: np.ndarray | None = None) -> np.ndarray:
     """Float64 attention of a 4-D workload, K/V heads repeated over their groups, bottom-right causal mask.
+    ``allowed``: a boolean N_q × N_kv mask (pairs that are False get no weight); a row with no allowed key has a
+    zero output (FlexAttention's convention).
 
     >>> Q = np.zeros((1, 2, 2, 1)); K = np.zeros((1, 1, 2, 1)); V = np.arange(2.0).reshape(1, 1, 2, 1)
     >>> attention4(Q, K, V, causal=True)[0, :, :, 0].tolist()   # row 0 sees key 0 only; row 1 averages
     [[0.0, 0.5], [0.0, 0.5]]
+    >>> attention4(Q, K, V + 1, False, allowed=np.array([[False, False], [False, True]]))[0, 0, :, 0].tolist()
+    [0.0, 2.0]
     """
-    return attention4_saved(Q, K, V, causal, scale)[0]
+    return attention4_saved(Q, K, V, causal, scale, allowed)[0]
 
 
-def _scores(Q: np.ndarray, K: np.ndarray, causal: bool, scale: float | None) -> tuple[np.ndarray, int]:
+def _probabilities(Q: np.ndarray, K: np.ndarray, causal: bool, scale: float | None, allowed: np.ndarray | None
+                   ) -> tuple[np.ndarray, np.ndarray, int]:
+    """P = softmax of the masked logits, row by row, and the logsumexp L; a row with no allowed key has P = 0 and
+    L = −∞ (its max and sum are taken as 0 and 1 so that no −∞ − (−∞) or 0/0 arises)."""
     q, k = (np.asarray(x, dtype=np.float64) for x in (Q, K))
     g = q.shape[1] // k.shape[1]
     s = np.einsum("bhid,bhjd->bhij", q, np.repeat(k, g, axis=1)) * default_scale(q.shape[3], scale)
+    Nq, Nkv = q.shape[2], k.shape[2]
     if causal:
-        Nq, Nkv = q.shape[2], k.shape[2]
         s[..., np.arange(Nkv)[None, :] > np.arange(Nq)[:, None] + (Nkv - Nq)] = -np.inf
-    return s, g
-
-
-def attention4_saved(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool, scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Float64 O (batch, H, N_q, d_v) and logsumexp L (batch, H, N_q) of a 4-D workload (K/V heads repeated);
-    the plain one-head case is batch = H = 1."""
-    s, g = _scores(Q, K, causal, scale)
+    if allowed is not None:
+        s[..., ~np.asarray(allowed, dtype=bool)] = -np.inf
     mx = s.max(axis=-1, keepdims=True)
-    p = np.exp(s - mx)
+    none = np.isneginf(mx)
+    p = np.exp(s - np.where(none, 0.0, mx))
     ell = p.sum(axis=-1, keepdims=True)
-    O = np.einsum("bhij,bhjd->bhid", p / ell, np.repeat(np.asarray(V, dtype=np.float64), g, axis=1))
-    return O, (mx + np.log(ell))[..., 0]
+    p /= np.where(none, 1.0, ell)
+    with np.errstate(divide="ignore"):
+        L = np.where(none, -np.inf, mx + np.log(np.where(none, 1.0, ell)))[..., 0]
+    return p, L, g
+
+
+def attention4_saved(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool, scale: float | None = None,
+                     allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Float64 O (batch, H, N_q, d_v) and logsumexp L (batch, H, N_q) of a 4-D workload (K/V heads repeated);
+    the plain one-head case is batch = H = 1. ``allowed``: as :func:`attention4` (L = −∞ on a row with no key)."""
+    p, L, g = _probabilities(Q, K, causal, scale, allowed)
+    O = np.einsum("bhij,bhjd->bhid", p, np.repeat(np.asarray(V, dtype=np.float64), g, axis=1))
+    return O, L
 
 
 def attention4_backward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray, causal: bool,
-                       scale: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       scale: float | None = None, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Float64 (dQ, dK, dV) of a 4-D workload: dK, dV of a K/V head are the sums over its g query heads.
+    ``allowed``: as :func:`attention4`; a row with no allowed key (output constant 0) has zero gradients.
 
     One query head on one key: softmax is 1, so dQ = dK = 0 and dV = dO; two heads sharing it: dV = dO₁ + dO₂.
 
@@ -148,12 +164,10 @@ def attention4_backward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndar
     >>> [x.ravel().tolist() for x in attention4_backward(z, z[:, :1], z[:, :1], dO, causal=True)]
     [[0.0, 0.0], [0.0], [3.0]]
     """
-    s, g = _scores(Q, K, causal, scale)
+    p, _, g = _probabilities(Q, K, causal, scale, allowed)
     sc = default_scale(np.shape(Q)[3], scale)
     q, k, v, do = (np.asarray(x, dtype=np.float64) for x in (Q, K, V, dO))
     kr, vr = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    p = np.exp(s - s.max(axis=-1, keepdims=True))
-    p /= p.sum(axis=-1, keepdims=True)
     o = np.einsum("bhij,bhjd->bhid", p, vr)
     dv = np.einsum("bhij,bhid->bhjd", p, do)
     dp = np.einsum("bhid,bhjd->bhij", do, vr)

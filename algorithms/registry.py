@@ -59,7 +59,8 @@ class AlgorithmSpec:
     forms every score S_ij from Q and K itself (the CDAG of the backward lower bound ``constants.bwd.sdp``);
     ``auto_rank`` its place among ``auto``'s candidates of its pass (ties go to the lower rank; None: never
     picked); ``workload_schedules`` the workload schedules of its own (causal masks, N_q ≠ N_kv, GQA; empty:
-    plain workloads only, one head at a time).
+    plain workloads only, one head at a time); ``masks``: those schedules take any mask of
+    ``attnio.bounds.masks`` (``run(..., mask=...)``), skipping its empty tiles and masking its partial ones.
     """
 
     name: str
@@ -78,6 +79,7 @@ class AlgorithmSpec:
     recomputes_S: bool = False
     auto_rank: int | None = None
     workload_schedules: tuple[str, ...] = ()
+    masks: bool = False
 
     def __post_init__(self) -> None:
         if self.pass_ not in PASSES:
@@ -123,6 +125,11 @@ def candidates(pass_: str) -> list[str]:
 def with_schedule(schedule: str, pass_: str = "forward") -> list[str]:
     """The algorithms of ``pass_`` with a workload schedule ``schedule`` of their own, sorted."""
     return sorted(n for n, s in REGISTRY.items() if s.pass_ == pass_ and schedule in s.workload_schedules)
+
+
+def with_masks(pass_: str = "forward") -> list[str]:
+    """The algorithms of ``pass_`` whose workload schedules take any mask, sorted."""
+    return sorted(n for n, s in REGISTRY.items() if s.pass_ == pass_ and s.masks)
 
 
 def forward_saves() -> dict[str, tuple[str, ...]]:

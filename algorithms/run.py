@@ -128,6 +128,7 @@ def run(
     eps: float | None = None,
     B: float | None = None,
     beta: float | None = None,
+    mask: Any = None,
 ) -> Result:
     """Run ``algorithm`` (``pass_``: ``"forward"``, ``"backward"`` or ``"step"``; default the name's own pass)
     on ``workload``, or on the plain one-head case given by ``N``, ``d``, ``dv``, ``M`` or by 2-D ``inputs``.
@@ -137,7 +138,12 @@ def run(
     output (default the float64 reference). ``schedule``: a workload schedule (``per-head``, ``grouped``) or
     ``best`` (the cheaper of the algorithm's own; default: the plain schedule for a plain run, else
     ``per-head``). ``tiling``, ``backend``, ``trace``, ``audit``, ``stats`` (the statistics ``auto-bwd`` may
-    read) and ``eps``/``B``/``beta`` (approximate algorithms, docs/approx.md) apply to plain runs.
+    read) and ``eps``/``B``/``beta`` (approximate algorithms, docs/approx.md) apply to plain runs. ``mask``: an
+    ``attnio.bounds.masks`` mask (docs/masks.md) for the workload schedules that take one (``flash2``,
+    ``flash2-bwd`` and their step), instead of ``causal=True`` (the :class:`~attnio.bounds.masks.Causal` mask):
+    empty tiles are skipped, partial ones masked; a query row that sees no key has a zero output and zero
+    gradients (FlexAttention's convention). A plain run (``N``, ``d``, ``M``, 2-D ``inputs``) with a mask runs
+    the per-head workload schedule on its one head (outputs 4-D).
 
     Validation runs here, once, before anything is drawn or allocated: bad input raises
     :class:`~attnio.errors.InvalidParameter` naming the parameter, its value and the valid range; a valid
@@ -159,15 +165,19 @@ def run(
         if len(inputs) != want:
             raise InvalidParameter("inputs", f"<{len(inputs)} arrays>", f"{want} arrays: " + ("Q, K, V, dO" if want == 4 else "Q, K, V"))
     plain_arrays = inputs is not None and getattr(inputs[0], "ndim", None) != 4
+    one_head = mask is not None and plain_arrays and workload is None
+    if one_head:  # the masked schedules are workload schedules: the arrays as one head, 4-D
+        inputs = tuple(np.asarray(to_numpy(x)).reshape(1, 1, *np.shape(x)) for x in _check_arrays(inputs))
+        N, d, dv, plain_arrays = inputs[0].shape[2], inputs[0].shape[3], inputs[2].shape[3], False
     if workload is None:
         if plain_arrays:
             inputs = _check_arrays(inputs)
             N, d, dv = inputs[0].shape[0], inputs[0].shape[1], inputs[2].shape[1]
             backend = namespace(*inputs).__name__
-        elif inputs is not None:
+        elif inputs is not None and not one_head:
             raise InvalidParameter("inputs", "<4-D arrays>", "2-D arrays (N × width) without a workload, 4-D ones with one")
         workload = Workload.build(N=check_int("N", N, min=1), d=check_int("d", d, min=1), dv=dv, M=check_int("M", M, min=1))
-        plain = schedule is None
+        plain = schedule is None and mask is None
     else:
         if not isinstance(workload, Workload):
             raise InvalidParameter("workload", workload, "an attnio.workload.Workload (Workload.build(...))")
@@ -176,8 +186,10 @@ def run(
                 raise InvalidParameter(k, v, "not given with a workload (the workload carries N, d, d_v and M)")
         if plain_arrays:
             raise InvalidParameter("inputs", "<2-D arrays>", "4-D arrays (batch, heads, rows, width) with a workload")
-        plain = schedule is None and _is_plain(workload) and inputs is None
+        plain = schedule is None and _is_plain(workload) and inputs is None and mask is None
     w = workload
+    if mask is not None:
+        _check_mask(spec, pass_, w, mask)
     if w.dv != w.d and not spec.supports_dv:  # before anything is drawn
         raise Unsupported(f"{algorithm} needs d_v = d (got d={w.d}, dv={w.dv})")
     check_run_sizes(w.Nq, w.d, w.dv, count_only=count_only, Nkv=w.Nkv, heads=w.query_heads_total)
@@ -187,7 +199,7 @@ def run(
             name = extra[0] if extra else "backend"
             raise InvalidParameter(name, tiling if name == "tiling" else backend if name == "backend" else "<given>",
                                    "not given with a workload schedule (it applies to plain one-head runs)")
-    req = _Request(w, plain, schedule, inputs, O, seed, count_only, tiling, scale, backend, trace, audit, check, stats, params)
+    req = _Request(w, plain, schedule, inputs, O, seed, count_only, tiling, scale, backend, trace, audit, check, stats, params, mask)
     if pass_ == "step":
         return _step(spec, req)
     return _one(spec, pass_, req)
@@ -208,6 +220,23 @@ def _check_pass(spec: registry.AlgorithmSpec, pass_: str | None) -> str:
     if spec.pass_ == "forward" and pass_ == "backward":
         raise InvalidParameter("algorithm", spec.name, "a backward schedule for pass_='backward' (one of " + ", ".join(registry.names("backward")) + ")")
     return pass_
+
+
+def _check_mask(spec: registry.AlgorithmSpec, pass_: str, w: Workload, mask: Any) -> None:
+    """A mask is a :class:`~attnio.bounds.masks.Mask`, not given with ``causal=True``, that fits N_q × N_kv, for
+    an algorithm (and, for a step, its backward) whose workload schedules take masks."""
+    from attnio.bounds.masks import Mask
+
+    if not isinstance(mask, Mask):
+        raise InvalidParameter("mask", mask, "an attnio.bounds.masks mask (Causal, SlidingWindow, Document, PrefixLM, BlockSparse, MaskMod, a & b, a | b)")
+    if w.causal:
+        raise InvalidParameter("mask", getattr(mask, "name", mask), "not given with causal=True: give one or the other (causal=True is the Causal() mask)")
+    mask.check(w.Nq, w.Nkv)
+    names = [spec.name] + ([spec.backward or "auto-bwd"] if pass_ == "step" else [])
+    for n in names:
+        if n not in registry.REGISTRY or not registry.get(n).masks:
+            raise Unsupported(f"{n} has no masked schedule (masked {pass_} schedules: "
+                              + ", ".join(registry.with_masks("backward" if pass_ == "backward" else "forward")) + ")")
 
 
 def _is_plain(w: Workload) -> bool:
@@ -285,6 +314,7 @@ class _Request:
     check: bool
     stats: tuple[str, ...] | None
     params: dict[str, float]
+    mask: Any = None
 
 
 def _one(spec: registry.AlgorithmSpec, pass_: str, r: _Request) -> Result:
@@ -309,9 +339,9 @@ def _one(spec: registry.AlgorithmSpec, pass_: str, r: _Request) -> Result:
         t0 = time.perf_counter()
         arrays = None if r.count_only else _arrays4(w, r.inputs, r.seed, pass_)
         if pass_ == "forward":
-            t, meas, outs, errs = workloads.run_schedule(spec, w, schedule, arrays, r.count_only, r.scale, r.check)
+            t, meas, outs, errs = workloads.run_schedule(spec, w, schedule, arrays, r.count_only, r.scale, r.check, r.mask)
         else:
-            t, meas, outs, errs = workloads_bwd.run_schedule(spec, w, schedule, arrays, r.O, r.count_only, r.scale, r.check)
+            t, meas, outs, errs = workloads_bwd.run_schedule(spec, w, schedule, arrays, r.O, r.count_only, r.scale, r.check, r.mask)
         return Result(spec.name, pass_, w, schedule, t, meas, outs, errs, time.perf_counter() - t0)
     native = registry.with_schedule(schedule, pass_)
     if schedule != "per-head":

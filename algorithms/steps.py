@@ -28,15 +28,17 @@ def scores(S: Any, Q_i: Any, K_j: Any, scale: float, xp: Any) -> None:
     S *= scale
 
 
-def fa2_rescale(S: Any, m_i: Any, l_i: Any, O_i: Any, m_new: Any, xp: Any) -> None:
+def fa2_rescale(S: Any, m_i: Any, l_i: Any, O_i: Any, m_new: Any, xp: Any, masked: bool = False) -> None:
     """FlashAttention-2 Algorithm 1 lines 9–10, before V_j arrives: m_new = max(m_i, rowmax S);
     P̃ = exp(S − m_new) in S's buffer; α = exp(m_i − m_new) in m_i's buffer; ℓ_i ← α·ℓ_i + rowsum P̃;
-    O_i ← α·O_i."""
+    O_i ← α·O_i. ``masked``: S may hold −∞ logits, and a row that has seen no key yet keeps m_new = −∞; it is
+    shifted by 0 instead (exp(−∞ − 0) = 0, never −∞ − (−∞)), so its P̃, ℓ and O stay 0."""
     xp.maximum(m_i, S.max(axis=1), out=m_new)
-    S -= m_new[:, None]
+    ref = xp.where(xp.isneginf(m_new), 0.0, m_new) if masked else m_new
+    S -= ref[:, None]
     xp.exp(S, out=S)
     alpha = m_i
-    alpha -= m_new
+    alpha -= ref
     xp.exp(alpha, out=alpha)
     l_i *= alpha
     l_i += S.sum(axis=1)
@@ -49,9 +51,12 @@ def fa2_accumulate(O_i: Any, P: Any, V_j: Any, m_i: Any, m_new: Any) -> None:
     m_i[...] = m_new
 
 
-def fa2_finish(O_i: Any, m_i: Any, l_i: Any, xp: Any) -> None:
+def fa2_finish(O_i: Any, m_i: Any, l_i: Any, xp: Any, masked: bool = False) -> None:
     """Lines 12–13: O_i ← O_i/ℓ_i; L_i = m_i + log ℓ_i (the logsumexp FA-2 keeps for its backward), in m_i's
-    buffer."""
+    buffer. ``masked``: a row that saw no key (ℓ = 0, O = 0) keeps O = 0 and gets L = −∞."""
+    if masked:
+        empty = l_i == 0
+        l_i[empty] = 1.0  # O_i is 0 there; m_i is −∞, so L = −∞
     O_i /= l_i[:, None]
     m_i += xp.log(l_i)
 

@@ -12,6 +12,13 @@ Causal masks are bottom-right aligned (FlashAttention-2 ≥ 2.1): query row i se
 only the tiles that cross it are masked (FlashAttention-2 §3.1.1). Every row of a loaded tile sees at least one
 key of the first tile, so no softmax row is empty.
 
+Any mask (``run("flash2", w, mask=...)``, ``attnio.bounds.masks``, docs/masks.md; the causal flag is the
+``Causal()`` case of the same loop): from the block mask of the B_r × B_c tiles, Q block i visits only its
+non-empty tiles j, loading their needed key rows [start_ij, start_ij + span_ij), and masks the partial ones
+(the mask evaluated on the tile's index grid); a Q block whose tiles are all empty is not read (its O rows are
+written as zeros, its L rows as −∞: a row that sees no key has a zero output, FlexAttention's convention).
+Count: ``bounds.masks.flash2_masked_words``.
+
 Schedules (``schedule=``):
 
 - ``flash2``, ``"per-head"``: the FlashAttention-2 loop for each query head (K/V of the group read by each of
@@ -24,8 +31,8 @@ Schedules (``schedule=``):
       for each K/V head (batch·H_kv):
           for i in 1..T_r (T_r = ⌈N_q/⌊a/g⌋⌉, B_r = ⌈N_q/T_r⌉ positions):
               for h in the g query heads: load Q_{h,i}; O_{h,i} ← 0, ℓ, m ← −∞
-              for each K/V tile j of [0, N_kv) (causal: of [0, e_i + δ)):
-                  load K_j; S_{h,ij} = scale·Q_{h,i}K_jᵀ for every h (masked on the diagonal); free K_j
+              for each K/V tile j of [0, N_kv) (causal: of [0, e_i + δ); a mask: its non-empty tiles, their span):
+                  load K_j; S_{h,ij} = scale·Q_{h,i}K_jᵀ for every h (partial tiles masked); free K_j
                   load V_j; O_{h,i} += P̃_{h,ij}V_j for every h; free V_j
               write O_{h,i}, L_{h,i} for every h
 
@@ -43,6 +50,14 @@ read 1 + 2 + 3 + 4 = 10, so reads = 8 + 10·4 = 48 (non-causal: 72), writes = 12
 >>> r = run("flash2", w, seed=0)
 >>> (r.measurement.reads_words, r.measurement.writes_words, r.max_abs_error < 1e-12)
 (48, 12, True)
+
+The same sizes under the sliding window (1, 0) (row q sees keys q − 1 and q; K/V tiles of B_c = 2 keys): the
+needed spans are 1, 2, 1 + 1 and 2 key rows, 7 in all, so reads = 8 + 7·4 = 36, writes = 12.
+
+>>> from attnio.bounds.masks import SlidingWindow
+>>> r = run("flash2", Workload.build(N=4, d=2, M=14), mask=SlidingWindow(1, 0), seed=0)
+>>> (r.measurement.reads_words, r.measurement.writes_words, r.max_abs_error < 1e-12)
+(36, 12, True)
 
 Grouped, H = 4 query heads on one K/V head, N_q = 2, N_kv = 8, d = 2, M = 40 (a = 4, ⌊a/g⌋ = 1, T_r = 2):
 per-head reads 4·(4 + 1·32) = 144; grouped reads 16 + 2·32 = 80 (K/V read twice, not four times).
@@ -64,11 +79,13 @@ from attnio.algorithms import registry
 from attnio.algorithms import square_tiling as square_tiling_mod
 from attnio.algorithms import standard as standard_mod
 from attnio.algorithms.backend import to_numpy
-from attnio.algorithms.causal import each
+from attnio.algorithms.causal import crosses, each, kv_segments, mask_tile
 from attnio.algorithms.flash2 import block as flash2_block
+from attnio.algorithms.flash2 import empty_block
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.reference import attention4, default_scale
 from attnio.bounds import blocks
+from attnio.bounds.masks import EMPTY, Causal, Mask
 
 from attnio.errors import InvalidParameter
 from attnio.workload import Workload
@@ -118,26 +135,43 @@ def tiling(algorithm: str, w: Workload, schedule: str = "per-head") -> WorkloadT
 
 
 # ---------------------------------------------------------------------------------------------- flash2
-def flash2(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t: WorkloadTiling, scale: float) -> SlowArray:
+def flash2(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t: WorkloadTiling, scale: float,
+           mask: Mask | None = None) -> SlowArray:
+    """FA-2 over the workload; ``mask`` (or ``w.causal``, the :class:`~attnio.bounds.masks.Causal` mask): each Q
+    block visits the non-empty tiles of the block mask (their needed key rows), masks the partial ones, and a Q
+    block whose tiles are all empty reads nothing and writes O = 0, L = −∞."""
     Nq, Nkv, g, dv = w.Nq, w.Nkv, w.groups, w.dv
-    delta = Nkv - Nq
     O = m.slow("O", (w.query_heads_total * Nq, dv), role="output")
     L = m.slow("L", (w.query_heads_total * Nq,), role="scratch")
-    Qblocks = each if w.causal else m.tiles  # causal: the K/V extent depends on the Q block
-    diag = delta if w.causal else None  # the causal mask offset (None: no mask)
+    mask = Causal() if w.causal else mask
+    B_c = min(t.B_c, Nkv)
     if t.schedule == "per-head":
-        for hs in m.tiles(w.query_heads_total, 1):
-            h = hs.start
-            for rows in Qblocks(Nq, t.B_r):
-                ext = rows.stop + delta if w.causal else Nkv
-                flash2_block(m, Q, K, V, O, L, rows, t.B_c, scale, q_offs=(h * Nq,), kv_off=(h // g) * Nkv, kv_extent=ext, delta=diag)
+        units = ((hs.start // g, (hs.start * Nq,)) for hs in m.tiles(w.query_heads_total, 1))
     else:
-        for ks in m.tiles(w.kv_heads_total, 1):
-            k = ks.start
-            q_offs = tuple((k * g + j) * Nq for j in range(g))
-            for rows in Qblocks(Nq, t.B_r):
-                ext = rows.stop + delta if w.causal else Nkv
-                flash2_block(m, Q, K, V, O, L, rows, t.B_c, scale, q_offs=q_offs, kv_off=k * Nkv, kv_extent=ext, delta=diag)
+        units = ((ks.start, tuple((ks.start * g + j) * Nq for j in range(g))) for ks in m.tiles(w.kv_heads_total, 1))
+    if mask is None:
+        for k, q_offs in units:
+            for rows in m.tiles(Nq, t.B_r):
+                flash2_block(m, Q, K, V, O, L, rows, B_c, scale, q_offs=q_offs, kv_off=k * Nkv, kv_extent=Nkv)
+        return O
+    def mask_fn(S: Any, rows: slice, cols: slice) -> None:
+        mask_tile(S, rows, cols, mask, Nq, Nkv)
+    if w.causal:  # the block mask of Causal() in closed form, tile by tile: [0, e_i + δ), the diagonal's tiles partial
+        delta = Nkv - Nq
+        active = np.ones(-(-Nq // t.B_r), dtype=bool)
+        def visit(i: int, rows: slice) -> Any:
+            return ((c, crosses(rows, c, delta)) for c in m.tiles(rows.stop + delta, B_c))
+    else:
+        bm = mask.blocks(Nq, Nkv, t.B_r, B_c)
+        active = (bm.kinds != EMPTY).any(axis=1)
+        def visit(i: int, rows: slice) -> Any:
+            return kv_segments(m, bm, i)
+    for k, q_offs in units:
+        for i, rows in enumerate(each(Nq, t.B_r)):
+            if not active[i]:
+                empty_block(m, O, L, rows, dv, q_offs)
+                continue
+            flash2_block(m, Q, K, V, O, L, rows, B_c, scale, q_offs=q_offs, kv_off=k * Nkv, tiles=visit(i, rows), mask_tile=mask_fn)
     return O
 
 
@@ -179,19 +213,22 @@ SCHEDULE_FNS = {"flash2": flash2, "flash1": flash1, "flash1-fit": flash1, "stand
 
 # ---------------------------------------------------------------------------------------------- running
 def run_schedule(spec: registry.AlgorithmSpec, w: Workload, schedule: str, inputs: tuple[Any, ...] | None,
-                 count_only: bool, scale: float | None, check: bool) -> tuple[Any, ...]:
+                 count_only: bool, scale: float | None, check: bool, mask: Mask | None = None) -> tuple[Any, ...]:
     """The forward workload schedule ``schedule`` of ``spec`` on the machine (inputs validated by the runner,
-    :func:`attnio.algorithms.run.run`): (tiling, measurement, outputs, errors)."""
+    :func:`attnio.algorithms.run.run`): (tiling, measurement, outputs, errors). ``mask``: validated by the runner
+    (only schedules that take one get one)."""
     t = tiling(spec.name, w, schedule)
     m = Machine(w.M, algorithm=f"{spec.name} ({schedule})", count_only=count_only, audit=spec.audit)
     H, Hk = w.query_heads_total, w.kv_heads_total
     shapes = {"Q": (H * w.Nq, w.d), "K": (Hk * w.Nkv, w.d), "V": (Hk * w.Nkv, w.dv)}
     arrays = inputs  # 4-D, drawn or checked by the runner
     ins = [m.input(k, s if count_only else np.ascontiguousarray(a).reshape(s)) for (k, s), a in zip(shapes.items(), arrays or (0, 0, 0), strict=True)]
-    O = SCHEDULE_FNS[spec.name](m, *ins, w, t, default_scale(w.d, scale))
+    extra = () if mask is None else (mask,)
+    O = SCHEDULE_FNS[spec.name](m, *ins, w, t, default_scale(w.d, scale), *extra)
     meas = m.finish()
     if count_only:
         return t, meas, None, None
     out = to_numpy(m.output_data(O)).reshape(w.batch, w.heads, w.Nq, w.dv)
-    err = {"O": float(np.max(np.abs(out - attention4(*arrays, w.causal, scale))))} if check else None
+    allowed = None if mask is None else mask.dense(w.Nq, w.Nkv)
+    err = {"O": float(np.max(np.abs(out - attention4(*arrays, w.causal, scale, allowed))))} if check else None
     return t, meas, (out,), err

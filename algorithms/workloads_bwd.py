@@ -14,9 +14,10 @@ B_c = ⌈N_kv/T_c⌉, B_r = min(N_q, ⌊(M − 2B_c(d + d_v))/(2d + d_v + 2 + 2B
     for j in 1..T_c (K/V block j: key rows [c_j, c_j + B_c), c_j = (j − 1)·B_c):
         load K_j, V_j; dK_j ← 0, dV_j ← 0 in fast memory
         for each query head h of the group (grouped: all g heads here; per-head: see below):
-            for the Q blocks i of rows [s_j, N_q), s_j = max(0, c_j − δ) under a causal mask, else 0:
+            for the Q blocks i of rows [s_j, N_q), s_j = max(0, c_j − δ) under a causal mask, else 0
+            (a mask: of the rows [first_j, first_j + R_j) that need a key of block j, Mask.kv_block_range):
                 load Q_{h,i}, dO_{h,i}, dQ_{h,i}, L_{h,i}, D_{h,i}
-                S = scale·Q_{h,i}K_jᵀ (−∞ above the diagonal: key > query + δ); P = exp(S − L_{h,i})
+                S = scale·Q_{h,i}K_jᵀ (−∞ where the mask forbids: causal, key > query + δ); P = exp(S − L_{h,i})
                 dV_j += PᵀdO_{h,i}; dS = P ∘ (dO_{h,i}V_jᵀ − D_{h,i})
                 dQ_{h,i} += scale·dS K_j; write dQ_{h,i}; dK_j += scale·dSᵀQ_{h,i}
         write dK_j, dV_j
@@ -25,6 +26,10 @@ Causal masks are bottom-right aligned (δ = N_kv − N_q ≥ 0). A K/V block j i
 i ≥ c_j − δ (the rows that see its first key), so the inner loop starts there: the Q blocks wholly above the
 diagonal are skipped, and only the tiles crossing it are masked (FlashAttention-2 §3.1.1, the backward's
 mirror image of the forward's causal loop). Every visited row sees key c_j, so no tile is wholly masked.
+Any mask (``run("flash2-bwd", w, mask=...)``, docs/masks.md; causal is its ``Causal()`` case): K/V block j
+visits the contiguous query rows from the first to the last that need one of its keys, and every tile the mask
+does not wholly allow is masked; a row that sees no key at all (L = −∞) gets P = 0, so zero gradients.
+Count: ``bounds.masks.flash2_bwd_masked_words``.
 
 Schedules (``schedule=``):
 
@@ -75,6 +80,7 @@ from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.reference import attention4_backward, attention4_saved, default_scale, rel_error
 from attnio.algorithms.workloads import WorkloadTiling
 from attnio.bounds import blocks
+from attnio.bounds.masks import Causal, Mask
 
 from attnio.errors import InvalidParameter
 from attnio.workload import Workload
@@ -97,10 +103,16 @@ def _first_then_rest(m: Machine, g: int) -> Iterator[int]:
         yield 1 + s.start
 
 
-def flash2_bwd(m: Machine, a: dict[str, SlowArray], w: Workload, t: WorkloadTiling, scale: float) -> tuple[SlowArray, ...]:
+def flash2_bwd(m: Machine, a: dict[str, SlowArray], w: Workload, t: WorkloadTiling, scale: float,
+               mask: Mask | None = None) -> tuple[SlowArray, ...]:
+    """The FA-2 backward over the workload; ``mask`` (or ``w.causal``, the :class:`~attnio.bounds.masks.Causal`
+    mask): K/V block j visits the query rows :meth:`~attnio.bounds.masks.Mask.kv_block_range` gives, masking the
+    tiles the mask does not wholly allow."""
     Hk, Nq, Nkv, g = w.kv_heads_total, w.Nq, w.Nkv, w.groups
     a = flash2_bwd_mod.outputs(m, a, w.query_heads_total * Nq, Hk * Nkv)
-    kw = {"Nq": Nq, "Nkv": Nkv, "delta": Nkv - Nq if w.causal else None}
+    mask = Causal() if w.causal else mask
+    visit = None if mask is None else mask.kv_block_range(Nq, Nkv, t.B_c)
+    kw = {"Nq": Nq, "Nkv": Nkv, "mask": mask, "visit": visit}
     for ks in m.tiles(Hk, 1):
         k = ks.start
         if t.schedule == "grouped":
@@ -116,7 +128,7 @@ SCHEDULE_FNS = {"flash2-bwd": flash2_bwd}
 
 # ---------------------------------------------------------------------------------------------- running
 def run_schedule(spec: Any, w: Workload, schedule: str, inputs: tuple[Any, ...] | None, O: Any,
-                 count_only: bool, scale: float | None, check: bool) -> tuple[Any, ...]:
+                 count_only: bool, scale: float | None, check: bool, mask: Mask | None = None) -> tuple[Any, ...]:
     """The backward workload schedule ``schedule`` of ``spec`` on the machine (inputs validated and drawn by the
     runner, :func:`attnio.algorithms.run.run`): (tiling, measurement, outputs, errors). ``O``: the forward's
     output (default the float64 reference); L is the float64 reference's logsumexp (its values change no count)."""
@@ -126,16 +138,17 @@ def run_schedule(spec: Any, w: Workload, schedule: str, inputs: tuple[Any, ...] 
     m = Machine(w.M, algorithm=f"{spec.name} ({schedule})", count_only=count_only)
     shapes = {"Q": (H * w.Nq, w.d), "K": (Hk * w.Nkv, w.d), "V": (Hk * w.Nkv, w.dv), "O": (H * w.Nq, w.dv),
               "dO": (H * w.Nq, w.dv), "L": (H * w.Nq,)}
+    allowed = None if mask is None or count_only else mask.dense(w.Nq, w.Nkv)
     if count_only:
         ins = {k: m.input(k, s) for k, s in shapes.items()}
     else:
         assert inputs is not None
         Q4, K4, V4, dO4 = inputs
-        O_ref, L4 = attention4_saved(Q4, K4, V4, w.causal, scale)
+        O_ref, L4 = attention4_saved(Q4, K4, V4, w.causal, scale, allowed)
         O4 = O_ref if O is None else np.asarray(to_numpy(O), dtype=np.float64).reshape(O_ref.shape)
         arrs = {"Q": Q4, "K": K4, "V": V4, "O": O4, "dO": dO4, "L": L4}
         ins = {k: m.input(k, np.ascontiguousarray(arrs[k]).reshape(s)) for k, s in shapes.items()}
-    outs = SCHEDULE_FNS[spec.name](m, ins, w, t, sc)
+    outs = SCHEDULE_FNS[spec.name](m, ins, w, t, sc, *(() if mask is None else (mask,)))
     meas = m.finish()
     if count_only:
         return t, meas, None, None
@@ -143,6 +156,6 @@ def run_schedule(spec: Any, w: Workload, schedule: str, inputs: tuple[Any, ...] 
     data = tuple(to_numpy(m.output_data(a)).reshape(*s) for a, s in zip(outs, ((*q4, w.d), (*k4, w.d), (*k4, w.dv)), strict=True))
     errs = None
     if check:
-        refs = attention4_backward(*inputs, w.causal, scale)
+        refs = attention4_backward(*inputs, w.causal, scale, allowed)
         errs = {n: rel_error(x, r) for n, x, r in zip(("dQ", "dK", "dV"), data, refs, strict=True)}
     return t, meas, data, errs

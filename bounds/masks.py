@@ -155,11 +155,17 @@ class Mask:
     def kv_block_rows(self, Nq: int, Nkv: int, B_c: int) -> np.ndarray:
         """Per K/V block of B_c keys: the query rows that need one of its keys, counted as one contiguous range
         (first such row to last), what a backward that keeps the K/V block resident visits."""
+        return self.kv_block_range(Nq, Nkv, B_c)[1]
+
+    def kv_block_range(self, Nq: int, Nkv: int, B_c: int) -> tuple[np.ndarray, np.ndarray]:
+        """(first, rows) per K/V block of B_c keys: the range of :meth:`kv_block_rows` with its first row (0 where
+        no row needs the block), the rows a masked backward visits."""
         self._sizes(Nq, Nkv)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         if b is not None:
             first, last = _reach(b, Nq, Nkv, np.array([0]), np.array([Nq]), B_c)
-            return np.where(first <= last, last - first + 1, 0)[0]
+            some = first <= last
+            return np.where(some, first, 0)[0], np.where(some, last - first + 1, 0)[0]
         Tc = -(-Nkv // B_c)
         hit = np.zeros((Nq, Tc), dtype=bool)
         for rows in _row_chunks(Nq, Nkv):
@@ -168,7 +174,7 @@ class Mask:
         any_ = hit.any(axis=0)
         first = np.argmax(hit, axis=0)
         last = Nq - 1 - np.argmax(hit[::-1], axis=0)
-        return np.where(any_, last - first + 1, 0)
+        return np.where(any_, first, 0), np.where(any_, last - first + 1, 0)
 
     def __and__(self, other: Mask) -> Mask:
         return And(self, other)

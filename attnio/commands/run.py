@@ -28,7 +28,39 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="training step: run the forward, then its backward (flash2 → flash2-bwd, ...); JSON has forward, backward, total",
     )
+    p.add_argument("--mask", default=None, metavar="SPEC",
+                   help="a mask for flash2 / flash2-bwd (docs/masks.md): window:LEFT,RIGHT (-1 unbounded), prefix:P, "
+                        "document:0,s1,...,N (cu_seqlens), or causal; instead of --causal")
     _workload.add_arguments(p)  # batch, heads, GQA, Nq/Nkv, causal, dtype, --smem/--gpu (docs/workloads.md)
+
+
+MASK_FORMS = "window:LEFT,RIGHT, prefix:P, document:0,s1,...,N or causal"
+
+
+def parse_mask(spec: str) -> Any:
+    """The mask named by ``--mask``: ``window:L,R`` (SlidingWindow), ``prefix:P`` (PrefixLM), ``document:c0,…``
+    (Document, cu_seqlens), ``causal`` (Causal).
+
+    >>> parse_mask("window:3,0"), parse_mask("causal")
+    (SlidingWindow(window_left=3, window_right=0), Causal(window_left=-1, window_right=0))
+    """
+    from attnio.bounds import masks
+    from attnio.errors import InvalidParameter
+
+    kind, _, rest = spec.partition(":")
+    try:
+        nums = [int(x) for x in rest.split(",")] if rest else []
+    except ValueError:
+        raise InvalidParameter("mask", spec, MASK_FORMS) from None
+    if kind == "window" and len(nums) == 2:
+        return masks.SlidingWindow(*nums)
+    if kind == "prefix" and len(nums) == 1:
+        return masks.PrefixLM(nums[0])
+    if kind == "document" and nums:
+        return masks.Document(nums)
+    if kind == "causal" and not rest:
+        return masks.Causal()
+    raise InvalidParameter("mask", spec, MASK_FORMS)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -41,14 +73,15 @@ def main(args: argparse.Namespace) -> int:
     w = _workload.build(args) if _workload.requested(args) else None
     plain = {} if w is not None else {"N": args.N, "d": args.d, "dv": args.dv, "M": args.M}
     r = run(args.algorithm, w, pass_="step" if args.backward else None, schedule=args.schedule or ("per-head" if w else None),
-            seed=args.seed, backend=args.backend, count_only=args.count_only, eps=args.eps, B=args.B, **plain)
+            seed=args.seed, backend=args.backend, count_only=args.count_only, eps=args.eps, B=args.B,
+            mask=None if args.mask is None else parse_mask(args.mask), **plain)
     out = r.as_dict()
     if args.json:
         print_json(out)
         return 0
     w = r.workload
     print(f"{args.algorithm}{' training step' if args.backward else ''}: batch={w.batch} heads={w.heads} kv_heads={w.kv_heads} "
-          f"Nq={w.Nq} Nkv={w.Nkv} d={w.d} dv={w.dv}{' causal' if w.causal else ''} {w.dtype} ({w.bytes_per_word} B/word)  "
+          f"Nq={w.Nq} Nkv={w.Nkv} d={w.d} dv={w.dv}{' causal' if w.causal else ''}{' mask ' + args.mask if args.mask else ''} {w.dtype} ({w.bytes_per_word} B/word)  "
           f"M={w.M:,d} words ({w.memory})")
     for key, part in (("forward", out["forward"]), ("backward", out["backward"])) if args.backward else ((r.pass_, out),):
         _print_part(key, part, w.M)
