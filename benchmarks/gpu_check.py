@@ -127,6 +127,11 @@ def _inputs(N: int, d: int, dv: int, seed: int, dtype: str) -> tuple[Any, ...]:
     return tuple(kernels.as_dtype(x, dtype) for x in f32)
 
 
+def _case(alg: str, N: int, d: int, dv: int, M: int, dtype: str) -> dict[str, Any]:
+    """The fields that name one case of a count or accuracy row, in the order the JSON has them."""
+    return {"algorithm": alg, "N": N, "d": d, "dv": dv, "M": M, "dtype": dtype}
+
+
 def _ms(fn: Any, n_repeat: int = 10, n_warmup: int = 2) -> float:
     from cupyx.profiler import benchmark
 
@@ -208,12 +213,7 @@ def counts() -> dict[str, Any]:
             model = count(alg, N=N, d=d, M=M, dv=dv, tiling=r.plan.tiling).io
             formula = cost(alg, N=N, d=d, M=M, dv=dv) if tiling is None else None
             row = {
-                "algorithm": alg,
-                "N": N,
-                "d": d,
-                "dv": dv,
-                "M": M,
-                "dtype": dtype,
+                **_case(alg, N, d, dv, M, dtype),
                 "blocks": str(r.plan.tiling),
                 "kernel_reads": r.io.reads_words,
                 "kernel_writes": r.io.writes_words,
@@ -259,12 +259,7 @@ def accuracy() -> dict[str, Any]:
                 ok &= good
                 rows.append(
                     {
-                        "algorithm": alg,
-                        "N": N,
-                        "d": d,
-                        "dv": dv,
-                        "M": M,
-                        "dtype": dtype,
+                        **_case(alg, N, d, dv, M, dtype),
                         "rel_error": rel,
                         "max_abs_error": float(np.max(np.abs(out - ref))),
                         "lse_max_abs_error": lse_err,

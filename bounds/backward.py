@@ -43,10 +43,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from attnio.bounds.constants import BS_COEFF
+from attnio.bounds.constants import BS_COEFF, bs_form
 from attnio.bounds.constants import PROOF_STEPS as BS_PROOF_STEPS
 from attnio.bounds.costs import BACKWARD_FORMULAS
-from attnio.bounds.expr import eq, evaluate, minimum, sqrt
+from attnio.bounds.expr import eq, evaluate, minimum
 from attnio.bounds.symbols import M, N, d, dv
 from attnio.bounds.types import ANY_ALGORITHM, CDAG_BACKWARD, Bound
 
@@ -137,7 +137,7 @@ BWD_DP_SMALL = Bound(
     kind="lower",
     model=BWD_CDAG,
     regime=(M <= d**2, DV_EQ_D),
-    expr=BWD_SMALL_DP_COEFF * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+    expr=bs_form(BWD_SMALL_DP_COEFF),
     explicit=True,
     constant=BWD_SMALL_DP_COEFF,
     slack=-3 * M,
@@ -158,7 +158,7 @@ BWD_SDP_SMALL = Bound(
     kind="lower",
     model=BWD_RECOMPUTE_CDAG,
     regime=(M <= d**2, DV_EQ_D),
-    expr=BWD_SMALL_SDP_COEFF * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+    expr=bs_form(BWD_SMALL_SDP_COEFF),
     explicit=True,
     constant=BWD_SMALL_SDP_COEFF,
     slack=-3 * M,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from attnio.bounds.costs import FORMULAS
-from attnio.bounds.expr import evaluate, sqrt
+from attnio.bounds.expr import Expr, evaluate, sqrt
 from attnio.bounds.symbols import M, N, d, dv, sym
 from attnio.bounds.types import CDAG_MATMUL, CDAG_QK, CDAG_QK_PV, CDAG_QK_PV_ACC, Bound
 
@@ -108,6 +108,13 @@ CDAG_QK_PART = (
 )
 BS_COEFF = Fraction(25, 18)  # ≤ 9√15/25 = 3√3·3/5^1.5 ≈ 1.3943, the exact coefficient for R = 3M (docs/bounds/bs.md)
 
+
+def bs_form(coeff: Fraction) -> Expr:
+    """coeff·(1 − M/d²)·N²d/√M − 3M: the form of every bound from the BS segment count (segments of R = 3M I/Os;
+    docs/bounds/bs.md): BS itself, and the backward's small-cache bounds on the dP-tree and S-tree products."""
+    return coeff * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M
+
+
 BS = Bound(
     id="constants.bs",
     statement="Every standard-CDAG attention calculation moves at least (25/18)(1 − M/d²)·N²d/√M − 3M words when "
@@ -116,7 +123,7 @@ BS = Bound(
     kind="lower",
     model=CDAG_QK_PART + "; robust: recomputation allowed",
     regime=(M <= d**2,),
-    expr=BS_COEFF * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+    expr=bs_form(BS_COEFF),
     explicit=True,
     constant=BS_COEFF,
     slack=-3 * M,

@@ -27,6 +27,15 @@ def sym(name: str, *, integer: bool = True, lo: int | Fraction = 1, doc: str = "
     return s
 
 
+def nonneg_real(name: str, doc: str) -> Sym:
+    """A real symbol ≥ 0 (an auxiliary quantity of a proof: a count of segments, of pairs, of words).
+
+    >>> x = nonneg_real("doc_x", "an example"); (x.integer, x.lo)
+    (False, Fraction(0, 1))
+    """
+    return sym(name, integer=False, lo=0, doc=doc)
+
+
 def describe(name: str) -> str:
     return _DOCS[name]
 

@@ -9,15 +9,15 @@ fixed formats.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from attnio.algorithms import registry as reg
 from attnio.bounds import backward as bb
 from attnio.bounds import costs
-from attnio.reports import figures, plots
+from attnio.reports import figures
 from attnio.reports.compute import Context
 from attnio.reports.render import Section
+from attnio.reports.sections import regime_map
 
 
 def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
@@ -41,12 +41,7 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
         f"(candidates {', '.join(cands)}; flash1-bwd as published exceeds M and is excluded) / the largest backward "
         "lower bound whose model covers it. “·M<d²” marks the small-cache side."
     )
-    s.fig("backward_regime_map", plots.regime_map(N_map, ds, ms, best, tight), f"Backward regime map at N = {N_map}")
-    Ms = [M for M in ms if math.log2(M) % 2 == 0]
-    s.table(
-        ["d \\ M"] + [f"2^{int(math.log2(M))}" for M in Ms],
-        [[str(d)] + [best[(d, M)] + f" / {tight[(d, M)]}" + (" ·M<d²" if M < d * d else "") for M in Ms] for d in ds],
-    )
+    regime_map(s, "backward_regime_map", N_map, ds, ms, best, tight, f"Backward regime map at N = {N_map}")
 
     # measured ÷ bound -----------------------------------------------------------------------------------
     rows = [[r["N"], r["d"], r["M"], r["name"], r["io"], "yes" if r["equals_formula"] else "NO", f"{r['constant']:.2f}",

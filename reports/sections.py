@@ -105,14 +105,20 @@ def section_regime_map(ctx: Context) -> Section:
         "Right: the catalog's explicit lower bound with the largest value there (the tightest; bounds under review excluded). Dashed: M = d²; below "
         "the line (M < d²) is the small-cache regime."
     )
-    s.fig("regime_map", plots.regime_map(MAP_N, MAP_DS, MAP_MS, best, tight), f"Regime map at N = {MAP_N}")
-    Ms = [M for M in MAP_MS if math.log2(M) % 2 == 0]
-    s.table(
-        ["d \\ M"] + [f"2^{int(math.log2(M))}" for M in Ms],
-        [[str(d)] + [best[(d, M)] + f" / {tight[(d, M)]}" + (" ·M<d²" if M < d * d else "") for M in Ms] for d in MAP_DS],
-    )
+    regime_map(s, "regime_map", MAP_N, MAP_DS, MAP_MS, best, tight, f"Regime map at N = {MAP_N}")
     s.p("Cells: best algorithm / tightest lower bound; “·M<d²” marks the small-cache side of M = d².")
     return s
+
+
+def regime_map(s: Section, stem: str, N: int, ds: list[int], ms: list[int], best: dict, tight: dict, caption: str) -> None:
+    """Add a regime map to ``s``: the figure ``stem`` (every (d, M) cell: ``best[(d, M)]`` / ``tight[(d, M)]``) and
+    the same cells as a table at the M that are even powers of two ("·M<d²" marking the small-cache side)."""
+    s.fig(stem, plots.regime_map(N, ds, ms, best, tight), caption)
+    Ms = [M for M in ms if math.log2(M) % 2 == 0]
+    s.table(
+        ["d \\ M"] + [f"2^{int(math.log2(M))}" for M in Ms],
+        [[str(d)] + [best[(d, M)] + f" / {tight[(d, M)]}" + (" ·M<d²" if M < d * d else "") for M in Ms] for d in ds],
+    )
 
 
 def section_bounds_by_regime(ctx: Context) -> Section:

@@ -21,7 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from attnio.bounds.expr import Expr, maximum, minimum, sqrt
-from attnio.bounds.symbols import M, N, d, sym
+from attnio.bounds.symbols import M, N, d, nonneg_real
 from attnio.solver.claim_factory import leading_crossover, links, tight_claims
 from attnio.solver.claim_types import Claim, Crossover, Implication, Tightest
 from attnio.solver.claims_tight import SPECS
@@ -31,49 +31,45 @@ DOC = "docs/bounds/backward.md"
 UNIT = N**2 * d**2 / M
 
 
-def _r(name: str, doc: str) -> Any:
-    return sym(name, integer=False, lo=0, doc=doc)
-
-
 # auxiliary real symbols of the proofs (prefixed: they clash with nothing else)
-x = _r("bwd_x", "type-2 pairs charged in a segment")
-B = _r("bwd_B", "segment budget M + R")
-I_rows = _r("bwd_I", "|I_t|: rows whose whole Q row and dO row are available")
-J_cols = _r("bwd_J", "|J_t|: rows whose whole K row and V row are available")
-h = _r("bwd_h", "number of segments")
-Q = _r("bwd_Q", "words moved by the whole computation")
-c = _r("bwd_c", "R/M")
+x = nonneg_real("bwd_x", "type-2 pairs charged in a segment")
+B = nonneg_real("bwd_B", "segment budget M + R")
+I_rows = nonneg_real("bwd_I", "|I_t|: rows whose whole Q row and dO row are available")
+J_cols = nonneg_real("bwd_J", "|J_t|: rows whose whole K row and V row are available")
+h = nonneg_real("bwd_h", "number of segments")
+Q = nonneg_real("bwd_Q", "words moved by the whole computation")
+c = nonneg_real("bwd_c", "R/M")
 
 _BASE = (d >= 1, N >= 1, M >= 1)
 
 # auxiliary real symbols of the small-cache proofs (docs/bounds/backward-small.md): S for the S-tree family, P for
 # the dP-tree family
 SMALL_DOC = "docs/bounds/backward-small.md"
-xS = _r("bwds_xS", "type-2 S-pairs in a segment")
-xP = _r("bwds_xP", "type-2 dP-pairs in a segment")
-sS = _r("bwds_sS", "Q and K words available in a segment (red at its start or read in it)")
-sP = _r("bwds_sP", "dO and V words available in a segment")
-CS = _r("bwds_CS", "complete S-pairs in a segment")
-CP = _r("bwds_CP", "complete dP-pairs in a segment")
-oS = _r("bwds_oS", "open S-pairs in a segment")
-oP = _r("bwds_oP", "open dP-pairs in a segment")
-rd = _r("bwds_reads", "reads in a segment")
-wr = _r("bwds_writes", "writes in a segment")
-Rs = _r("bwds_R", "I/Os per segment")
-YS = _r("bwds_YS", "S-tree products whose useful instance lies in a segment")
-YP = _r("bwds_YP", "dP-tree products whose useful instance lies in a segment")
-FS = _r("bwds_FS", "the pair face of the S family in a segment")
-FP = _r("bwds_FP", "the pair face of the dP family in a segment")
-fa = _r("bwds_a", "an input face: available Q (or dO) words; or s, the available input words of a family")
-fb = _r("bwds_b", "one family's second input face (available K, or V, words)")
-Yf = _r("bwds_Y", "products in a segment (one family, or both)")
-Ff = _r("bwds_F", "one family's pair face in a segment")
-Kb = _r("bwds_K", "the pair-face budget 2M + R")
-kap = _r("bwds_kappa", "κ = 1 − (M + R)/(4d²) (≥ 0 where it is used)")
-lam = _r("bwds_lambda", "λ = (M + R)/(4d²), so κ = 1 − λ")
-G = _r("bwds_G", "the shared pair face F_S + F_P of a segment")
-hs = _r("bwds_h", "number of segments")
-Qs = _r("bwds_Q", "words moved by the whole computation")
+xS = nonneg_real("bwds_xS", "type-2 S-pairs in a segment")
+xP = nonneg_real("bwds_xP", "type-2 dP-pairs in a segment")
+sS = nonneg_real("bwds_sS", "Q and K words available in a segment (red at its start or read in it)")
+sP = nonneg_real("bwds_sP", "dO and V words available in a segment")
+CS = nonneg_real("bwds_CS", "complete S-pairs in a segment")
+CP = nonneg_real("bwds_CP", "complete dP-pairs in a segment")
+oS = nonneg_real("bwds_oS", "open S-pairs in a segment")
+oP = nonneg_real("bwds_oP", "open dP-pairs in a segment")
+rd = nonneg_real("bwds_reads", "reads in a segment")
+wr = nonneg_real("bwds_writes", "writes in a segment")
+Rs = nonneg_real("bwds_R", "I/Os per segment")
+YS = nonneg_real("bwds_YS", "S-tree products whose useful instance lies in a segment")
+YP = nonneg_real("bwds_YP", "dP-tree products whose useful instance lies in a segment")
+FS = nonneg_real("bwds_FS", "the pair face of the S family in a segment")
+FP = nonneg_real("bwds_FP", "the pair face of the dP family in a segment")
+fa = nonneg_real("bwds_a", "an input face: available Q (or dO) words; or s, the available input words of a family")
+fb = nonneg_real("bwds_b", "one family's second input face (available K, or V, words)")
+Yf = nonneg_real("bwds_Y", "products in a segment (one family, or both)")
+Ff = nonneg_real("bwds_F", "one family's pair face in a segment")
+Kb = nonneg_real("bwds_K", "the pair-face budget 2M + R")
+kap = nonneg_real("bwds_kappa", "κ = 1 − (M + R)/(4d²) (≥ 0 where it is used)")
+lam = nonneg_real("bwds_lambda", "λ = (M + R)/(4d²), so κ = 1 − λ")
+G = nonneg_real("bwds_G", "the shared pair face F_S + F_P of a segment")
+hs = nonneg_real("bwds_h", "number of segments")
+Qs = nonneg_real("bwds_Q", "words moved by the whole computation")
 
 
 def _sq(e: Expr) -> Expr:
@@ -363,8 +359,8 @@ SMALL_LINK: dict[str, str] = {
     "square_tiling-bwd": "tiles",
 }
 SMALL_LEAD: Expr = 2 * F(25, 18) * N**2 * d / sqrt(M)  # (25/9)·N²d/√M, the leading term of BWD-SdP-small
-tile = _r("bwds_tile", "a square tile's side B")
-io_ = _r("bwds_io", "a schedule's words moved")
+tile = nonneg_real("bwds_tile", "a square tile's side B")
+io_ = nonneg_real("bwds_io", "a schedule's words moved")
 
 
 def small_cache_consistency_claims() -> list[Implication]:

@@ -32,50 +32,45 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from fractions import Fraction
-from typing import Any
 
 from attnio.bounds.expr import Expr, Rel, ceil, eq, maximum, sqrt, to_text
-from attnio.bounds.symbols import M, N, d, dv, sym
+from attnio.bounds.symbols import M, N, d, dv, nonneg_real, sym
+from attnio.bounds.types import Bound
 from attnio.solver.claim_types import Implication
 from attnio.solver.engine import Outcome, prove
 from attnio.solver.logic import Formula
 
-
 # auxiliary symbols of the proofs (real, non-negative); names prefixed so they clash with nothing else -------
-def _r(name: str, doc: str) -> Any:
-    return sym(name, integer=False, lo=0, doc=doc)
-
-
-x = _r("seg_x", "type-2 pairs charged in a segment")
-B = _r("seg_B", "segment budget M + R (red words at the start plus I/Os in the segment)")
-T = _r("seg_T", "face budget of a segment")
-R = _r("seg_R", "I/Os per segment")
-I_rows = _r("seg_I", "|I_t|: rows whose whole Q row is available")
-J_cols = _r("seg_J", "|J_t|: columns whose whole K row is available")
-u = _r("seg_u", "Q face words d·|I_t|")
-k = _r("seg_k", "K face words d·|J_t|")
-v = _r("seg_v", "V face words available with j in J_t")
-beta = _r("seg_beta", "output slots (i, l') touched in the segment")
-Y = _r("seg_Y", "type-1 PV products in a segment")
-P4 = _r("seg_P", "the product u·k·v·β")
-h = _r("seg_h", "number of segments")
-Q = _r("seg_Q", "words moved (I/Os) by the whole computation")
-S = _r("seg_S", "Σ_t T_t², the sum of squared face budgets")
-f = _r("seg_f", "max fresh slots completed inside one segment")
-U = _r("seg_U", "partial-sum (slot) reads and writes in a segment")
-w = _r("seg_w", "z_t + U_t ≥ 0, the slot excess shifted to be non-negative")
-Z = _r("seg_Z", "Σ_t (z_t + U_t)")
-SU = _r("seg_SU", "Σ_t U_t")
-r = _r("seg_r", "d_v/d_k")
-p = _r("seg_p", "u + β")
-q = _r("seg_q", "k + v")
-X1 = _r("seg_X1", "u·β")
-X2 = _r("seg_X2", "k·v")
-c = _r("seg_c", "R/M")
-aQ = _r("seg_aQ", "Q words available in a segment (red at its start or read in it)")
-aK = _r("seg_aK", "K words available in a segment")
-rr = _r("seg_reads", "reads in a segment")
-ww = _r("seg_writes", "writes in a segment")
+x = nonneg_real("seg_x", "type-2 pairs charged in a segment")
+B = nonneg_real("seg_B", "segment budget M + R (red words at the start plus I/Os in the segment)")
+T = nonneg_real("seg_T", "face budget of a segment")
+R = nonneg_real("seg_R", "I/Os per segment")
+I_rows = nonneg_real("seg_I", "|I_t|: rows whose whole Q row is available")
+J_cols = nonneg_real("seg_J", "|J_t|: columns whose whole K row is available")
+u = nonneg_real("seg_u", "Q face words d·|I_t|")
+k = nonneg_real("seg_k", "K face words d·|J_t|")
+v = nonneg_real("seg_v", "V face words available with j in J_t")
+beta = nonneg_real("seg_beta", "output slots (i, l') touched in the segment")
+Y = nonneg_real("seg_Y", "type-1 PV products in a segment")
+P4 = nonneg_real("seg_P", "the product u·k·v·β")
+h = nonneg_real("seg_h", "number of segments")
+Q = nonneg_real("seg_Q", "words moved (I/Os) by the whole computation")
+S = nonneg_real("seg_S", "Σ_t T_t², the sum of squared face budgets")
+f = nonneg_real("seg_f", "max fresh slots completed inside one segment")
+U = nonneg_real("seg_U", "partial-sum (slot) reads and writes in a segment")
+w = nonneg_real("seg_w", "z_t + U_t ≥ 0, the slot excess shifted to be non-negative")
+Z = nonneg_real("seg_Z", "Σ_t (z_t + U_t)")
+SU = nonneg_real("seg_SU", "Σ_t U_t")
+r = nonneg_real("seg_r", "d_v/d_k")
+p = nonneg_real("seg_p", "u + β")
+q = nonneg_real("seg_q", "k + v")
+X1 = nonneg_real("seg_X1", "u·β")
+X2 = nonneg_real("seg_X2", "k·v")
+c = nonneg_real("seg_c", "R/M")
+aQ = nonneg_real("seg_aQ", "Q words available in a segment (red at its start or read in it)")
+aK = nonneg_real("seg_aK", "K words available in a segment")
+rr = nonneg_real("seg_reads", "reads in a segment")
+ww = nonneg_real("seg_writes", "writes in a segment")
 # κ = 1 − M/d² ∈ [0, 1) where BS uses it: the symbol's domain must reach below 1 (sym's default lo is 1, under which
 # bs.combine and bs.cubic were proved only for κ ≥ 1).
 kap = sym("seg_kappa", integer=False, lo=0, doc="κ = 1 − (M + R)/(4d²), the share of the pair face not spent on complete pairs")
@@ -418,13 +413,16 @@ def _is_standard(name: str) -> bool:
 LEADING = {"constants.b1": 1, "constants.b2": 2, "constants.b3": 4}
 
 
-def relax_claims() -> list[Implication]:
+def _leading() -> list[tuple[Bound, str, int]]:
+    """(bound, short name, leading constant c_B) of each of B1, B2, B3, in the catalog's order."""
     from attnio.bounds.constants import attention_lower_bounds
 
+    return [(b, b.id.removeprefix("constants."), LEADING[b.id]) for b in attention_lower_bounds()]
+
+
+def relax_claims() -> list[Implication]:
     out: list[Implication] = []
-    for b in attention_lower_bounds():
-        short = b.id.removeprefix("constants.")
-        cb = LEADING[b.id]
+    for b, short, cb in _leading():
         out.append(
             _claim(
                 f"{short}.relax.large",
@@ -459,7 +457,6 @@ VIA_HALF: frozenset[str] = frozenset({"square_tiling-io"})
 
 def consistency_claims() -> list[Implication]:
     """Second links: every exact cost ≥ the relaxed bounds (see the chain above), with d_v = d."""
-    from attnio.bounds.constants import attention_lower_bounds
     from attnio.bounds.costs import FORMULAS
 
     out: list[Implication] = [
@@ -506,9 +503,7 @@ def consistency_claims() -> list[Implication]:
                 )
             )
             continue
-        for b in attention_lower_bounds():
-            short = b.id.removeprefix("constants.")
-            cb = LEADING[b.id]
+        for b, short, cb in _leading():
             out.append(
                 _claim(
                     f"consistency.{short}.le.{name}.large",

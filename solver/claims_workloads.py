@@ -7,6 +7,7 @@ Ids: ``workloads.<what>[.<formula>]``; formula names are those of ``WORKLOAD_FOR
 
 from __future__ import annotations
 
+from attnio.bounds.blocks import flash2_bwd as bwd_budget
 from attnio.bounds.costs import WORKLOAD_BACKWARD_FORMULAS, WORKLOAD_FORMULAS, CostFormula
 from attnio.bounds.expr import Rel, ceil, eq, floor, maximum, minimum, substitute
 from attnio.bounds.symbols import M, N, Nkv, Nq, d, dv, g, sym
@@ -376,6 +377,15 @@ def grouped_claims() -> list[Claim]:
     return out
 
 
+def _bwd_unit(sched: str, R: object) -> object:
+    """flash2-bwd's count for one K/V head and its g query heads (schedule ``sched``, grouped or per-head) when
+    each query head visits R query rows over all K/V blocks: the count the backward chain links are stated in."""
+    kvw = Nkv * (d + dv)
+    if sched == "grouped":
+        return g * (2 * Nq * dv + R * (2 * d + dv + 2)) + kvw + g * (Nq + Nq * d + R * d) + kvw  # type: ignore[operator]
+    return g * (2 * Nq * dv + R * (2 * d + dv + 2)) + (2 * g - 1) * kvw + g * (Nq + Nq * d + R * d + kvw)  # type: ignore[operator]
+
+
 def backward_claims() -> list[Claim]:
     """The backward of workloads: BWD-dP_P / BWD-SdP_P step 7 with a pair count, and every flash2-bwd workload
     formula well defined and ≥ the backward trivial bound (docs/bounds/workloads.md#backward)."""
@@ -400,11 +410,7 @@ def backward_claims() -> list[Claim]:
     # Well-definedness and the trivial bound, as a chain: (1) for any R ≥ N_q visited rows the unit count in R is
     # ≥ the trivial bound (linear in R); (2) the formula is that count at its own R; (3) its R ≥ N_q.
     R = sym("wl_R", integer=False, lo=0, doc="query rows one head visits over all K/V blocks")
-    kvw = Nkv * (d + dv)
-    units = {
-        "grouped": g * (2 * Nq * dv + R * (2 * d + dv + 2)) + kvw + g * (Nq + Nq * d + R * d) + kvw,
-        "per-head": g * (2 * Nq * dv + R * (2 * d + dv + 2)) + (2 * g - 1) * kvw + g * (Nq + Nq * d + R * d + kvw),
-    }
+    units = {sched: _bwd_unit(sched, R) for sched in ("grouped", "per-head")}
     for sched, unit in units.items():
         out.append(
             Implication(
@@ -548,12 +554,8 @@ def causal_bwd_claims() -> list[Claim]:
     # d_v = d: R·B ≥ P and B(4d + 2) ≤ M give g·R(4d + 2) ≥ g·4P·d²/M (per unit, without the −M slack).
     Pp = sym("wl_P", integer=False, lo=0, doc="required (query, key) pairs of a workload")
     Cs = sym("wl_c", doc="K/V rows a block may hold (the block rule's c)")
-    kvw0 = Nkv * (d + dv)
-    bw_units = {
-        "grouped": g * (2 * Nq * dv + R * (2 * d + dv + 2)) + kvw0 + g * (Nq + Nq * d + R * d) + kvw0,
-        "per-head": g * (2 * Nq * dv + R * (2 * d + dv + 2)) + (2 * g - 1) * kvw0 + g * (Nq + Nq * d + R * d + kvw0),
-    }
-    for sched, unit in bw_units.items():
+    for sched in ("grouped", "per-head"):
+        unit = _bwd_unit(sched, R)
         out.append(
             Implication(
                 f"workloads.bwd.chain.sdp.{sched}",
@@ -571,7 +573,7 @@ def causal_bwd_claims() -> list[Claim]:
         f = WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", "grouped", causal)]  # the blocks are the same for per-head
         Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
         hyps = _BASE + f.valid
-        cb = floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2))
+        cb = bwd_budget(d, dv).resident(M, "cols")  # c = ⌊(M − 2d − d_v − 2)/(2d + 2d_v + 2)⌋
         facts = [("c", (), cb * (2 * d + 2 * dv + 2) <= M - 2 * d - dv - 2), ("Bc", (), Bc <= cb)]
         if causal:
             Jf = minimum(Tc, floor((Nkv - Nq) / Bc) + 1)
@@ -584,7 +586,6 @@ def causal_bwd_claims() -> list[Claim]:
              "R·B ≥ P; then workloads.bwd.chain.sdp.*).", hyp, goal)
             for what, hyp, goal in facts),
             (BWD_SDP_CAUSAL.id, BWD_DP_CAUSAL.id) if causal else (BWD_SDP_RECT.id, BWD_DP_RECT.id), provenance=COSTS)
-    kvw = Nkv * (d + dv)
     for sched in ("per-head", "grouped"):
         f = WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", sched, True)]
         n = _name(f)
@@ -602,13 +603,12 @@ def causal_bwd_claims() -> list[Claim]:
                 about=(BWD_TRIVIAL.id,),
             )
         )
-        cb = floor((M - 2 * d - dv - 2) / (2 * d + 2 * dv + 2))
+        cb = bwd_budget(d, dv).resident(M, "cols")  # c = ⌊(M − 2d − d_v − 2)/(2d + 2d_v + 2)⌋
         facts = (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("lastc", (Tc - 1) * cb <= Nkv - 1))
         out += links("workloads.bwd.causal.blocks", hyps, (  # the same blocks for both schedules; B_c ≤ c: .blocks.Bc
             (what, f"Link B (flash2-bwd, causal, both schedules): the formula's blocks satisfy {goal}.", (), goal)
             for what, goal in (facts if sched == "grouped" else ())), (BWD_TRIVIAL.id,), provenance=COSTS)
-        unit = (g * (2 * Nq * dv + R * (2 * d + dv + 2)) + kvw + g * (Nq + Nq * d + R * d) + kvw if sched == "grouped"
-                else g * (2 * Nq * dv + R * (2 * d + dv + 2)) + (2 * g - 1) * kvw + g * (Nq + Nq * d + R * d + kvw))
+        unit = _bwd_unit(sched, R)
         out.append(
             Implication(
                 f"workloads.bwd.causal.count.{sched}",

@@ -346,24 +346,20 @@ def find_witness(
     backend = "z3"
     conds = conditions(hyps, goal)
     syms = _names([goal, *hyps])
-    st, model, reason, _ = _check(hyps, goal, backend, "real", rlimit, "sat")
-    if st == "unsat":
-        return "vacuous", None, "the hypotheses (with the definedness conditions) hold at no real point"
-    if st == "sat":
-        assert model is not None
-        for env in _neighbours(syms, model):
-            if _is_witness(hyps, conds, env):
-                return "found", {k: Fraction(v) for k, v in env.items()}, ""
-    st2, model2, reason2, _ = _check(hyps, goal, backend, "int", rlimit, "sat")
-    if st2 == "unsat":
-        return "vacuous", None, "the hypotheses (with the definedness conditions) hold at no integer point"
-    if st2 == "sat":
-        assert model2 is not None
-        for env in _neighbours(syms, model2):
-            if _is_witness(hyps, conds, env):
-                return "found", {k: Fraction(v) for k, v in env.items()}, ""
-        return "unknown", None, "non-vacuity: the solver's integer point fails the exact re-evaluation"
-    return "unknown", None, f"non-vacuity undecided: real {st} {reason}; integer {st2} {reason2}".strip()
+    undecided = []
+    for sort, points in (("real", "real"), ("int", "integer")):  # a real point first, then an integer one
+        st, model, reason, _ = _check(hyps, goal, backend, sort, rlimit, "sat")
+        if st == "unsat":
+            return "vacuous", None, f"the hypotheses (with the definedness conditions) hold at no {points} point"
+        if st == "sat":
+            assert model is not None
+            for env in _neighbours(syms, model):
+                if _is_witness(hyps, conds, env):
+                    return "found", {k: Fraction(v) for k, v in env.items()}, ""
+            if sort == "int":
+                return "unknown", None, "non-vacuity: the solver's integer point fails the exact re-evaluation"
+        undecided.append(f"{points} {st} {reason}")
+    return "unknown", None, f"non-vacuity undecided: {'; '.join(undecided)}".strip()
 
 
 def _failing(conds: Sequence[Rel], env: dict) -> list[str]:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from attnio.bounds.expr import to_text
 from attnio.solver import logic
@@ -55,6 +56,11 @@ class Verdict:
     witness: dict[str, str] | None = None  # non-vacuity: an integer point of the hypotheses, checked exactly
     defined: list[str] = field(default_factory=list)  # definedness conditions proved from the hypotheses
     solvers: dict[str, str] = field(default_factory=dict)  # each solver's answer: {"z3": "proved", "cvc5": ...}
+
+    @classmethod
+    def of(cls, c: Claim, status: str, t0: float, *rest: Any, **fields: Any) -> Verdict:
+        """The verdict ``status`` on claim ``c``, timed from ``t0`` (a :func:`time.perf_counter` reading)."""
+        return cls(c.id, c.kind, c.description, status, time.perf_counter() - t0, *rest, **fields)
 
     @property
     def ok(self) -> bool:
@@ -183,8 +189,8 @@ def precheck(c: Claim, backend: str = "z3") -> Outcome:
 
 def _early(c: Claim, o: Outcome, t0: float) -> Verdict:
     """The verdict of a claim whose claim-level checks failed (vacuous, refuted by definedness, unknown, error)."""
-    return Verdict(c.id, c.kind, c.description, o.status, time.perf_counter() - t0, counterexample=_cex(o.counterexample),
-                   spurious=o.spurious, reason=o.reason, witness=_cex(o.witness))
+    return Verdict.of(c, o.status, t0, counterexample=_cex(o.counterexample),
+                      spurious=o.spurious, reason=o.reason, witness=_cex(o.witness))
 
 
 # ------------------------------------------------------------------------------------------------ per kind
@@ -222,8 +228,8 @@ def _coverage(c: Coverage, r: _Runner) -> Verdict:
         details.append({"obligation": f"regime {name} non-empty", "status": "proved" if st == "found" else st,
                         "witness": _cex(w)})
         if st != "found":
-            return Verdict(c.id, c.kind, c.description, st, time.perf_counter() - t0,
-                           reason=f"regime {name}: {why}", witness=_cex(pre.witness), details=details)
+            return Verdict.of(c, st, t0,
+                              reason=f"regime {name}: {why}", witness=_cex(pre.witness), details=details)
     obligations: list[tuple[str, logic.Formula]] = [
         ("no gap", logic.Any(tuple(All(rs) for _, rs in c.regimes)))
     ]
@@ -236,8 +242,8 @@ def _coverage(c: Coverage, r: _Runner) -> Verdict:
         details.append({"obligation": what, "status": o.status, "counterexample": _cex(o.counterexample)})
         if o.status != "proved" and status == "proved":
             status, cex, spurious, reason = o.status, o.counterexample, o.spurious, f"{what}: {o.reason}".strip(": ")
-    return Verdict(c.id, c.kind, c.description, status, time.perf_counter() - t0, None, _cex(cex), spurious, reason,
-                   details=details, witness=_cex(pre.witness), defined=pre.defined)
+    return Verdict.of(c, status, t0, None, _cex(cex), spurious, reason,
+                      details=details, witness=_cex(pre.witness), defined=pre.defined)
 
 
 def _grid_search(pred, lo_k: int, hi_k: int) -> tuple[int, int, dict]:
@@ -326,33 +332,30 @@ def _tightest(c: Tightest, r: _Runner) -> Verdict:
     lo_k, hi_k = math.floor(c.lo / delta), math.ceil(c.hi / delta)
     try:
         if pred(lo_k):
-            return Verdict(c.id, c.kind, c.description, "unknown", time.perf_counter() - t0,
-                           reason=f"already proved at the search floor c = {lo_k * delta}; lower `lo`",
-                           witness=_cex(pre.witness))
+            return Verdict.of(c, "unknown", t0,
+                              reason=f"already proved at the search floor c = {lo_k * delta}; lower `lo`",
+                              witness=_cex(pre.witness))
         hi_ok = pred(hi_k)
         while not hi_ok and hi_k * delta < 2**20:
             lo_k, hi_k = hi_k, hi_k * 4
             hi_ok = pred(hi_k)
         if not hi_ok:
-            return Verdict(c.id, c.kind, c.description, "refuted", time.perf_counter() - t0,
-                           reason="no constant up to 2^20 holds", counterexample=_cex(last_cex[hi_k].counterexample))
+            return Verdict.of(c, "refuted", t0,
+                              reason="no constant up to 2^20 holds", counterexample=_cex(last_cex[hi_k].counterexample))
         lo_k, hi_k, steps = _grid_search(pred, lo_k, hi_k)
     except _Undecided as u:
-        return Verdict(c.id, c.kind, c.description, "error" if u.outcome.status == "error" else "unknown",
-                       time.perf_counter() - t0, counterexample=_cex(u.outcome.counterexample),
-                       spurious=u.outcome.spurious, reason=f"bisection undecided at {u.what}: {u.outcome.reason}",
-                       witness=_cex(pre.witness))
+        return Verdict.of(c, "error" if u.outcome.status == "error" else "unknown", t0,
+                          counterexample=_cex(u.outcome.counterexample), spurious=u.outcome.spurious,
+                          reason=f"bisection undecided at {u.what}: {u.outcome.reason}", witness=_cex(pre.witness))
     cval, below = hi_k * delta, lo_k * delta
     o_below = last_cex[lo_k]
     # the cross-check re-proves the definedness obligation and the found c
     r.proved = [p for p in r.proved if p[0] == "defined" or p[2] == c.claim_at(cval)]
     cex = o_below.counterexample
-    return Verdict(
-        c.id,
-        c.kind,
-        c.description,
+    return Verdict.of(
+        c,
         "proved",
-        time.perf_counter() - t0,
+        t0,
         constant=str(cval),
         counterexample=_cex(cex),
         reason=f"c = {cval} proved; c − {delta} = {below} refuted (expected) at the counterexample shown",
@@ -450,8 +453,8 @@ def _crossover(c: Crossover, r: _Runner) -> Verdict:
     try:
         return _crossover_search(c, r, t0, pre, outcomes, a_side, b_side)
     except _Undecided as u:
-        return Verdict(c.id, c.kind, c.description, "error", time.perf_counter() - t0, reason=u.outcome.reason,
-                       witness=_cex(pre.witness))
+        return Verdict.of(c, "error", t0, reason=u.outcome.reason,
+                          witness=_cex(pre.witness))
 
 
 def _crossover_search(c: Crossover, r: _Runner, t0: float, pre: Outcome, outcomes, a_side, b_side) -> Verdict:
@@ -462,18 +465,18 @@ def _crossover_search(c: Crossover, r: _Runner, t0: float, pre: Outcome, outcome
 
     ax = c.axis_name or to_text(c.axis)
     if not a_side(lo_k):
-        return Verdict(c.id, c.kind, c.description, "unknown", time.perf_counter() - t0,
-                       counterexample=_cex(outcomes[("a", lo_k)].counterexample),
-                       reason=f"{c.a_name} < {c.b_name} not proved for {ax} ≤ {c.lo} (search floor): "
-                       f"{outcomes[('a', lo_k)].status} {outcomes[('a', lo_k)].reason}")
+        return Verdict.of(c, "unknown", t0,
+                          counterexample=_cex(outcomes[("a", lo_k)].counterexample),
+                          reason=f"{c.a_name} < {c.b_name} not proved for {ax} ≤ {c.lo} (search floor): "
+                          f"{outcomes[('a', lo_k)].status} {outcomes[('a', lo_k)].reason}")
     if not b_side(hi_k):
-        return Verdict(c.id, c.kind, c.description, "unknown", time.perf_counter() - t0,
-                       counterexample=_cex(outcomes[("b", hi_k)].counterexample),
-                       reason=f"{c.b_name} ≤ {c.a_name} not proved for {ax} ≥ {c.hi} (search ceiling): "
-                       f"{outcomes[('b', hi_k)].status} {outcomes[('b', hi_k)].reason}")
+        return Verdict.of(c, "unknown", t0,
+                          counterexample=_cex(outcomes[("b", hi_k)].counterexample),
+                          reason=f"{c.b_name} ≤ {c.a_name} not proved for {ax} ≥ {c.hi} (search ceiling): "
+                          f"{outcomes[('b', hi_k)].status} {outcomes[('b', hi_k)].reason}")
     if a_side(hi_k):
-        return Verdict(c.id, c.kind, c.description, "refuted", time.perf_counter() - t0,
-                       reason=f"both sides proved at {ax} = {c.hi}: inconsistent claim")
+        return Verdict.of(c, "refuted", t0,
+                          reason=f"both sides proved at {ax} = {c.hi}: inconsistent claim")
     alo, ahi, _ = _grid_search(lambda k: not a_side(k), lo_k, hi_k)
     blo, bhi, _ = _grid_search(b_side, lo_k, hi_k)
     rho_lo, rho_hi = alo * delta, bhi * delta
@@ -488,8 +491,8 @@ def _crossover_search(c: Crossover, r: _Runner, t0: float, pre: Outcome, outcome
         except SolverGuard as e:
             st, w, why = "error", None, str(e)
         if st != "found":
-            return Verdict(c.id, c.kind, c.description, st, time.perf_counter() - t0,
-                           reason=f"{name} side ({logic.to_text(extra)}): {why}", witness=_cex(pre.witness))
+            return Verdict.of(c, st, t0,
+                              reason=f"{name} side ({logic.to_text(extra)}): {why}", witness=_cex(pre.witness))
         side_witness[name] = _cex(w)
 
     def witness(o: Outcome, extra: logic.Formula, goal: logic.Formula, window) -> tuple[dict | None, str]:
@@ -507,12 +510,10 @@ def _crossover_search(c: Crossover, r: _Runner, t0: float, pre: Outcome, outcome
         f"{band}; lower side {'sharp to ' + str(delta) if sharp_a else 'not shown sharp (no counterexample one step up)'}"
         f"; upper side {'sharp to ' + str(delta) if sharp_b else 'not shown sharp (no counterexample one step down)'}"
     )
-    return Verdict(
-        c.id,
-        c.kind,
-        c.description,
+    return Verdict.of(
+        c,
         "proved",
-        time.perf_counter() - t0,
+        t0,
         constant=constant,
         counterexample=cex_a,
         reason=reason,

@@ -1,5 +1,5 @@
 """Hypothesis strategies shared by the count tests of every pass: plain points (N, d, d_v, M) from an algorithm's
-own minimum M, and whole workloads (batch, GQA groups, N_q ≠ N_kv, causal masks, element types)."""
+own minimum M, small points with a seed for numeric runs, and whole workloads (batch, GQA groups, N_q ≠ N_kv, causal masks, element types)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,18 @@ def points(draw: st.DrawFn, name: str, max_N: int, max_d: int, max_M_factor: int
         )
     )
     return N, d, dv, M
+
+
+@st.composite
+def small_points(draw: st.DrawFn, name: str, fits: int) -> tuple[int, int, int, int, int]:
+    """(N, d, dv, M, seed) small enough for a numeric run against the float64 reference, M from the schedule's
+    minimum up to ``fits``·N(d + d_v) above it."""
+    N = draw(st.integers(1, 24))
+    d = draw(st.integers(1, 8))
+    dv = draw(st.one_of(st.just(d), st.integers(1, 12)))
+    lo = registry.get(name).tiling_cls.min_M(N, d, dv)
+    M = draw(st.one_of(st.just(lo), st.integers(lo, lo + 30), st.integers(lo, fits * N * (d + dv) + lo)))
+    return N, d, dv, M, draw(st.integers(0, 2**32 - 1))
 
 
 @st.composite

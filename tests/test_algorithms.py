@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+import strategies
 from attnio.algorithms import flash1, registry
 from attnio.algorithms.reference import attention
 from attnio.algorithms.run import count, run
@@ -35,21 +36,11 @@ def inputs(seed: int, N: int, d: int, dv: int, spread: float = 1.0) -> tuple[np.
     )
 
 
-@st.composite
-def small_points(draw: st.DrawFn, name: str) -> tuple[int, int, int, int, int]:
-    N = draw(st.integers(1, 24))
-    d = draw(st.integers(1, 8))
-    dv = draw(st.one_of(st.just(d), st.integers(1, 12)))
-    lo = registry.get(name).tiling_cls.min_M(N, d, dv)
-    M = draw(st.one_of(st.just(lo), st.integers(lo, lo + 30), st.integers(lo, 4 * N * (d + dv) + lo)))
-    return N, d, dv, M, draw(st.integers(0, 2**32 - 1))
-
-
 @pytest.mark.parametrize("name", EXACT)
 @settings(max_examples=50)
 @given(data=st.data())
 def test_output_equals_float64_reference_within_1e_10_relative(name: str, data: st.DataObject) -> None:
-    N, d, dv, M, seed = data.draw(small_points(name))
+    N, d, dv, M, seed = data.draw(strategies.small_points(name, fits=4))
     Q, K, V = inputs(seed, N, d, dv)
     r = run(name, inputs=(Q, K, V), M=M)
     assert rel_err(r.output, attention(Q, K, V)) <= 1e-10, (N, d, dv, M)

@@ -20,6 +20,7 @@ from attnio.algorithms import auto, flash1_bwd, registry
 from attnio.algorithms.reference import attention_backward
 from attnio.algorithms.run import count, run
 from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS, backward_cost
+from checks import assert_count_equals_formula
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -56,11 +57,7 @@ def points(name: str, max_N: int, max_d: int, max_M_factor: int) -> st.SearchStr
 @given(data=st.data())
 def test_count_only_counts_equal_the_backward_formula_exactly(name: str, data: st.DataObject) -> None:
     N, d, dv, M = data.draw(points(name, max_N=5000, max_d=300, max_M_factor=400))
-    measured = count(name, N=N, d=d, M=M, dv=dv)
-    predicted = backward_cost(name, N=N, d=d, M=M, dv=dv)
-    assert (measured.reads_words, measured.writes_words) == (predicted.reads_words, predicted.writes_words), (N, d, dv, M)
-    if not registry.get(name).audit:
-        assert measured.peak_fast_words <= M and not measured.overflowed
+    assert_count_equals_formula(name, backward_cost, N, d, dv, M)
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -89,21 +86,11 @@ def test_real_equals_count_only_on_a_larger_non_divisible_case() -> None:
         assert max(real.rel_errors.values()) <= 1e-10, name
 
 
-@st.composite
-def small_points(draw: st.DrawFn, name: str) -> tuple[int, int, int, int, int]:
-    N = draw(st.integers(1, 24))
-    d = draw(st.integers(1, 8))
-    dv = draw(st.one_of(st.just(d), st.integers(1, 12)))
-    lo = registry.get(name).tiling_cls.min_M(N, d, dv)
-    M = draw(st.one_of(st.just(lo), st.integers(lo, lo + 30), st.integers(lo, 6 * N * (d + dv) + lo)))
-    return N, d, dv, M, draw(st.integers(0, 2**32 - 1))
-
-
 @pytest.mark.parametrize("name", ALL)
 @settings(max_examples=50)
 @given(data=st.data())
 def test_gradients_equal_the_float64_analytic_backward_within_1e_10_relative(name: str, data: st.DataObject) -> None:
-    N, d, dv, M, seed = data.draw(small_points(name))
+    N, d, dv, M, seed = data.draw(strategies.small_points(name, fits=6))
     rng = np.random.default_rng(seed)
     Q, K, V, dO = rng.standard_normal((N, d)), rng.standard_normal((N, d)), rng.standard_normal((N, dv)), rng.standard_normal((N, dv))
     r = run(name, inputs=(Q, K, V, dO), M=M, check=False)

@@ -17,6 +17,7 @@ from attnio.algorithms import registry
 from attnio.algorithms.run import count, run
 from attnio.bounds.costs import FORMULAS, cost
 from attnio.bounds.expr import evaluate_int, free_symbols
+from checks import assert_count_equals_formula
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import points
@@ -36,11 +37,7 @@ def test_every_registered_algorithm_with_a_cost_formula_is_checked_here() -> Non
 @given(data=st.data())
 def test_count_only_counts_equal_the_formula_exactly(name: str, data: st.DataObject) -> None:
     N, d, dv, M = data.draw(points(name, max_N=5000, max_d=300, max_M_factor=400))
-    measured = count(name, N=N, d=d, M=M, dv=dv)
-    predicted = cost(name, N=N, d=d, M=M, dv=dv)
-    assert (measured.reads_words, measured.writes_words) == (predicted.reads_words, predicted.writes_words), (N, d, dv, M)
-    if not registry.get(name).audit:
-        assert measured.peak_fast_words <= M and not measured.overflowed
+    assert_count_equals_formula(name, cost, N, d, dv, M)
 
 
 @pytest.mark.parametrize("name", ALGORITHMS)

@@ -329,6 +329,17 @@ def test_cuda_source_compiles_with_nvcc(arch, tmp_path):
 
 # CPU emulator: the kernel text, run --------------------------------------------------------------------
 
+def _assert_matches_reference(r, Q, K, V, dtype: str, scale: float) -> None:
+    """The emulated run's O is within TOL[dtype] (relative Frobenius) of the float64 reference on the inputs rounded
+    to ``dtype``, finite, and its saved row statistic is the rows' logsumexp."""
+    q, k, v = (_rounded(x, dtype) for x in (Q, K, V))
+    ref = attention(q, k, v, scale=scale)
+    out = emulate.widen(r.O, dtype).astype(np.float64)
+    assert np.isfinite(out).all()
+    assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < TOL[dtype]
+    np.testing.assert_allclose(r.stat, _logsumexp_rows(q, k, scale), rtol=1e-5, atol=1e-5)
+
+
 FLASH2_CASES = [
     # (N, d, dv, M, tiling or None, dtype, threads)
     (37, 8, 8, 200, None, "float32", 32),  # ragged last Q block and K/V block
@@ -354,12 +365,7 @@ def test_emulated_flash2_counts_equal_the_model_and_output_matches_reference(
     assert r.io == model.io
     if tiling is None:
         assert r.io == cost("flash2", N=N, d=d, M=M, dv=dv)
-    q, k, v = (_rounded(x, dtype) for x in (Q, K, V))
-    ref = attention(q, k, v, scale=scale)
-    out = emulate.widen(r.O, dtype).astype(np.float64)
-    assert np.isfinite(out).all()
-    assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < TOL[dtype]
-    np.testing.assert_allclose(r.stat, _logsumexp_rows(q, k, scale), rtol=1e-5, atol=1e-5)
+    _assert_matches_reference(r, Q, K, V, dtype, scale)
 
 
 SQUARE_CASES = [
@@ -384,12 +390,7 @@ def test_emulated_square_tiling_counts_equal_the_model_and_output_matches_refere
     assert (
         r.io == count("square_tiling", N=N, d=d, M=M, dv=dv).io == cost("square_tiling", N=N, d=d, M=M, dv=dv)
     )
-    q, k, v = (_rounded(x, dtype) for x in (Q, K, V))
-    ref = attention(q, k, v, scale=scale)
-    out = emulate.widen(r.O, dtype).astype(np.float64)
-    assert np.isfinite(out).all()
-    assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < TOL[dtype]
-    np.testing.assert_allclose(r.stat, _logsumexp_rows(q, k, scale), rtol=1e-5, atol=1e-5)
+    _assert_matches_reference(r, Q, K, V, dtype, scale)
 
 
 @needs_gxx

@@ -66,6 +66,7 @@ from typing import Any
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter, Unsupported
 from attnio.triton.count import interpret_enabled
+from attnio.triton.kernels._measured import Ratios
 from attnio.validate import check_int
 from attnio.workload import Workload
 
@@ -348,7 +349,7 @@ def buffers(w: Workload, like: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------- measuring
 @dataclass(frozen=True)
-class BackwardMeasurement:
+class BackwardMeasurement(Ratios):
     """The kernel on one workload: counted words (both launches, every tensor), attnio's exact grouped
     ``flash2-bwd`` formula, the best proved backward lower bound, and dq, dk, dv's relative errors against
     attnio's float64 reference."""
@@ -361,14 +362,6 @@ class BackwardMeasurement:
     bound_words: Fraction
     rel_errors: dict[str, float]
     seconds: float
-
-    @property
-    def counted_over_formula(self) -> Fraction:
-        return Fraction(self.counted.io_words, self.formula.io_words)
-
-    @property
-    def counted_over_bound(self) -> Fraction:
-        return Fraction(self.counted.io_words) / self.bound_words
 
 
 def measure_backward(w: Workload, *, seed: int = 0) -> BackwardMeasurement:

@@ -17,14 +17,12 @@ from attnio.algorithms.run import random_inputs
 from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
 from attnio.counts import IOCount
 from attnio.triton.kernels import KernelSpec, get
+from attnio.triton.kernels._measured import TORCH_DTYPES, Ratios
 from attnio.workload import Workload
-
-#: torch element type of each attnio dtype name the kernels take
-TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
 
 @dataclass(frozen=True)
-class KernelMeasurement:
+class KernelMeasurement(Ratios):
     kernel: str
     workload: Workload
     counted: IOCount  # words, every tensor
@@ -34,14 +32,6 @@ class KernelMeasurement:
     bound_id: str
     bound_words: Fraction
     max_abs_error: float  # backward: the largest over dq, dk, dv
-
-    @property
-    def counted_over_formula(self) -> Fraction:
-        return Fraction(self.counted.io_words, self.formula.io_words)
-
-    @property
-    def counted_over_bound(self) -> Fraction:
-        return Fraction(self.counted.io_words) / self.bound_words
 
 
 def inputs(w: Workload, seed: int = 0) -> tuple[Any, Any, Any]:
