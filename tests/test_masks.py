@@ -220,22 +220,26 @@ def workloads_and_masks(draw):
     return w, draw(masks(Nq, Nkv))
 
 
+def _causal_case(case, tiling_fn, algorithm: str, schedule: str):
+    """The drawn workload made causal and its schedule's tiling (examples below its least M are discarded)."""
+    from dataclasses import replace
+
+    w = replace(case[0], causal=True)
+    try:
+        return w, tiling_fn(algorithm, w, schedule)
+    except InvalidParameter:
+        assume(False)  # M below the schedule's least working set
+
+
 @settings(max_examples=200, deadline=None)
 @given(workloads_and_masks(), st.sampled_from(["per-head", "grouped"]))
 def test_causal_mask_reproduces_the_causal_workload_formula(case, schedule):
     """The block-mask formula with the Causal mask equals attnio's causal flash2 workload formula exactly."""
-    from dataclasses import replace
-
     from attnio.algorithms.workloads import tiling
     from attnio.bounds.costs import workload_cost
     from attnio.bounds.masks import flash2_masked_words
 
-    w, _ = case
-    w = replace(w, causal=True)
-    try:
-        t = tiling("flash2", w, schedule)
-    except InvalidParameter:
-        assume(False)  # M below the schedule's least working set
+    w, t = _causal_case(case, tiling, "flash2", schedule)
     c = workload_cost("flash2", w, schedule)
     assert flash2_masked_words(w, Causal(), t.B_r, t.B_c, grouped=schedule == "grouped") == (c.reads_words, c.writes_words)
 
@@ -243,21 +247,14 @@ def test_causal_mask_reproduces_the_causal_workload_formula(case, schedule):
 @settings(max_examples=200, deadline=None)
 @given(workloads_and_masks(), st.sampled_from(["per-head", "grouped"]))
 def test_causal_mask_reproduces_the_causal_workload_backward_formula(case, schedule):
-    from dataclasses import replace
-
+    """The same for the backward: the visited-rows formula with Causal() equals the causal flash2-bwd formula."""
     from attnio.algorithms.workloads_bwd import bwd_tiling
     from attnio.bounds.costs import workload_backward_cost
     from attnio.bounds.masks import flash2_bwd_masked_words
 
-    w, _ = case
-    w = replace(w, causal=True)
-    try:
-        t = bwd_tiling("flash2-bwd", w, schedule)
-    except InvalidParameter:
-        assume(False)
+    w, t = _causal_case(case, bwd_tiling, "flash2-bwd", schedule)
     c = workload_backward_cost("flash2-bwd", w, schedule)
-    got = flash2_bwd_masked_words(w, Causal(), t.B_c, grouped=schedule == "grouped")
-    assert got == (c.reads_words, c.writes_words)
+    assert flash2_bwd_masked_words(w, Causal(), t.B_c, grouped=schedule == "grouped") == (c.reads_words, c.writes_words)
 
 
 @settings(max_examples=200, deadline=None)
