@@ -143,7 +143,7 @@ def test_closed_forms_proved_by_z3_against_the_definition_on_all_small_cases(fam
     assert s.check() == z3.sat
 
 
-def test_named_family_block_mask_at_two_to_the_17_is_closed_form_and_fast():
+def test_named_family_block_mask_at_two_to_the_17_counts_its_tiles_in_closed_form_time_printed_only():
     t0 = time.perf_counter()
     bm = SlidingWindow(4096, 0).blocks(1 << 17, 1 << 17, 128, 128)
     elapsed = time.perf_counter() - t0
