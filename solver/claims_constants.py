@@ -98,7 +98,14 @@ def _claim(
 
 
 # The label of each derived bound in claim statements -> its catalog id.
-LABELS = {"B1": "constants.b1", "B2": "constants.b2", "B3": "constants.b3", "BS": "constants.bs"}
+LABELS = {
+    "B1": "constants.b1",
+    "B2": "constants.b2",
+    "B3": "constants.b3",
+    "BS": "constants.bs",
+    "BSPV": "constants.bspv",
+    "BSPV-near": "constants.bspv-near",
+}
 
 
 def _sq(e: Expr) -> Expr:
