@@ -150,45 +150,52 @@ BSPV_STATEMENT = (
     "faces pairs (i, j), Q words with output slots, K words with V words; recomputation allowed)"
 )
 
-BSPV = Bound(
-    id="constants.bspv",
-    statement="Every standard-CDAG attention calculation moves at least (25/9)(1 − M/d²)·N²d/√M − 3M words when "
-    "M ≤ d² " + BSPV_STATEMENT + ".",
-    kind="lower",
-    model=CDAG + "; recomputation allowed (useful instances by lineage on the S-trees and the accumulation trees)",
-    regime=(M <= d**2,),
-    expr=bs_form(BSPV_COEFF),
-    explicit=True,
-    constant=BSPV_COEFF,
-    slack=-3 * M,
-    provenance="derived here: Irony–Toledo–Tiskin / Loomis–Whitney segment count on both products of the standard "
-    "CDAG, the PV triples lifted so that the pair face is shared (docs/bounds/bspv.md)",
-    status="derived here",
-    cdag=CDAG_QK_PV_ACC,
-    doc="docs/bounds/bspv.md",
-    notes="small cache. Twice BS (both product families charged, one shared budget). Leading constant 25/9 ≈ 2.78 "
-    "as M/d² → 0 (2√2 is the best this argument gives, with R = 4M); the factor 1 − M/d² pays for complete pairs.",
+
+def _bspv_bound(id: str, statement: str, expr: Expr, constant: Fraction, slack: Expr, provenance: str, notes: str) -> Bound:
+    """A small-cache bound from the two-product count of docs/bounds/bspv.md (regime M ≤ d², CDAG qk+pv+acc)."""
+    return Bound(
+        id=id,
+        statement=statement,
+        kind="lower",
+        model=CDAG + "; recomputation allowed (useful instances by lineage on the S-trees and the accumulation trees)",
+        regime=(M <= d**2,),
+        expr=expr,
+        explicit=True,
+        constant=constant,
+        slack=slack,
+        provenance=provenance,
+        status="derived here",
+        cdag=CDAG_QK_PV_ACC,
+        doc="docs/bounds/bspv.md",
+        notes=notes,
+    )
+
+
+BSPV = _bspv_bound(
+    "constants.bspv",
+    "Every standard-CDAG attention calculation moves at least (25/9)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² "
+    + BSPV_STATEMENT
+    + ".",
+    bs_form(BSPV_COEFF),
+    BSPV_COEFF,
+    -3 * M,
+    "derived here: Irony–Toledo–Tiskin / Loomis–Whitney segment count on both products of the standard CDAG, the PV "
+    "triples lifted so that the pair face is shared (docs/bounds/bspv.md)",
+    "small cache. Twice BS (both product families charged, one shared budget). Leading constant 25/9 ≈ 2.78 as "
+    "M/d² → 0 (2√2 is the best this argument gives, with R = 4M); the factor 1 − M/d² pays for complete pairs.",
 )
 
-BSPV_NEAR = Bound(
-    id="constants.bspv-near",
-    statement="Every standard-CDAG attention calculation moves at least (2 − M/d²)·N²d/√M − M words when M ≤ d² "
+BSPV_NEAR = _bspv_bound(
+    "constants.bspv-near",
+    "Every standard-CDAG attention calculation moves at least (2 − M/d²)·N²d/√M − M words when M ≤ d² "
     + BSPV_STATEMENT
     + "; segments of M I/Os, so the complete-pair loss is M/(2d²) instead of M/d².",
-    kind="lower",
-    model=CDAG + "; recomputation allowed (useful instances by lineage on the S-trees and the accumulation trees)",
-    regime=(M <= d**2,),
-    expr=(2 - M / d**2) * N**2 * d / sqrt(M) - M,
-    explicit=True,
-    constant=BSPV_NEAR_COEFF,
-    slack=-M,
-    provenance="derived here: BSPV's count with segments of R = M I/Os (docs/bounds/bspv.md, step 13)",
-    status="derived here",
-    cdag=CDAG_QK_PV_ACC,
-    doc="docs/bounds/bspv.md",
-    notes="small cache, near M = d²: above BSPV for M ≳ (7/16)d²; N²d/√M − M at M = d², where BS and BSPV are −3M. "
-    "The proof holds up to M = 2d² (κ = 1 − M/(2d²) ≥ 0); the regime stops at d² where the consistency chain is "
-    "proved.",
+    (2 - M / d**2) * N**2 * d / sqrt(M) - M,
+    BSPV_NEAR_COEFF,
+    -M,
+    "derived here: BSPV's count with segments of R = M I/Os (docs/bounds/bspv.md, steps 12–14)",
+    "small cache, near M = d²: above BSPV for M ≳ (7/16)d²; N²d/√M − M at M = d², where BS and BSPV are −3M. The "
+    "proof holds up to M = 2d² (κ = 1 − M/(2d²) ≥ 0); the regime stops at d², where the consistency chain is proved.",
 )
 
 DV_NARROW = Bound(

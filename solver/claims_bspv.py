@@ -38,14 +38,13 @@ from attnio.solver.claims_constants import (
     _sq,
     aK,
     aQ,
+    check,  # noqa: F401  (re-exported: check(by_id(...)) proves a claim)
     h,
     rr,
     ww,
     x,
 )
-from attnio.solver.claims_constants import (
-    _claim as _base_claim,
-)
+from attnio.solver.claims_constants import _claim as _base_claim
 
 DOC = "docs/bounds/bspv.md"
 _BASE = (d >= 1, N >= 1, M >= 1)
@@ -139,6 +138,7 @@ def consistency_claims() -> list[Implication]:
 
     doc = DOC + "#consistency"
     reg = (*_BASE, *BSPV.regime)
+    both = (BSPV.id, BSPV_NEAR.id)  # the links after the first serve both chains
     out: list[Implication] = [
         _claim("bspv.relax", "BSPV", "BSPV ≤ (25/9)·N²d/√M where M ≤ d² (first link of BSPV ≤ every exact cost)",
                reg, BSPV.expr <= LEAD, doc),
@@ -158,6 +158,7 @@ def consistency_claims() -> list[Implication]:
             reg,
             LEAD <= 4 * N**2 * d**2 / M,
             doc,
+            about=both,
         ),
         _claim(
             "bspv.ceil_split4",
@@ -168,6 +169,7 @@ def consistency_claims() -> list[Implication]:
              Q >= ceil(N / a1) * N * d + ceil(N / b1) * N * d + ceil(d / b2) * N**2 + ceil(N / a2) * N * d),
             N**2 * d / a1 + N**2 * d / b1 + N**2 * d / b2 + N**2 * d / a2 <= Q,
             doc,
+            about=both,
         ),
         _claim(
             "bspv.tiles_amgm4",
@@ -178,6 +180,7 @@ def consistency_claims() -> list[Implication]:
              Q >= N**2 * d / a1 + N**2 * d / b1 + N**2 * d / b2 + N**2 * d / a2),
             LEAD <= Q,
             doc,
+            about=both,
         ),
     ]
     for name, (mid, link) in sorted(VIA_BLOCKS.items()):
@@ -191,6 +194,7 @@ def consistency_claims() -> list[Implication]:
                     reg,
                     LEAD <= mid,
                     doc,
+                    about=both,
                 )
             )
     for name in sorted(FORMULAS):

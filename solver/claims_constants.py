@@ -545,10 +545,11 @@ def small_cache_consistency_claims() -> list[Implication]:
     Links that read a formula's blocks assume its denominators positive, which its ``wd.<name>`` claim proves."""
     from dataclasses import replace
 
-    from attnio.bounds.constants import BS, BS_COEFF
+    from attnio.bounds.constants import BS, BS_COEFF, BSPV, BSPV_NEAR
     from attnio.bounds.costs import FORMULAS
 
     doc = "docs/bounds/bs.md#consistency"
+    shared = (BS.id, BSPV.id, BSPV_NEAR.id)  # second links that BSPV's chains use too (docs/bounds/bspv.md)
     lead = BS_COEFF * N**2 * d / sqrt(M)
     out: list[Implication] = [
         _claim(
@@ -628,7 +629,7 @@ def small_cache_consistency_claims() -> list[Implication]:
                         a2 * b2 <= M,
                         doc,
                         kind="consistency",
-                        about=(BS.id, f"exact.{name}"),
+                        about=(*shared, f"exact.{name}"),
                     ),
                 ),
             ]
@@ -653,7 +654,7 @@ def small_cache_consistency_claims() -> list[Implication]:
                     mid <= fm.io,
                     doc,
                     kind="consistency",
-                    about=(BS.id, f"exact.{name}"),
+                    about=(*(shared if via or name in VIA_BLOCKS else (BS.id,)), f"exact.{name}"),
                 ),
             )
         )
