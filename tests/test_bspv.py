@@ -133,3 +133,32 @@ def test_near_form_takes_over_near_d_squared() -> None:
     _, at_d2 = constants.best_small_cache_bound(4096, 128, 128 * 128)
     assert at_d2 == 4096**2 - 128 * 128  # (2 − 1)·N²d/d − M
     assert evaluate(BS.expr, {"N": 4096, "d": 128, "M": 128 * 128}) < 0
+
+
+# Per-segment lemma (steps 7–12) on measured traces: the forward schedules compute every product once, so every
+# computed QKᵀ or PV product is its useful instance. Segments of 3M I/O words are three consecutive windows of
+# algorithms/segments.py (work belongs to the segment of the next I/O word, as in step 1). A window above the
+# limit would refute the lemma for that schedule; none is expected anywhere near (the maximum is ≈ 0.53).
+SEGMENT_POINTS = ((64, 16, 64), (96, 32, 64), (128, 24, 144), (64, 16, 200))
+
+
+@pytest.mark.parametrize("point", SEGMENT_POINTS, ids=str)
+def test_per_segment_lemma_holds_on_every_schedule_trace(point: tuple[int, int, int]) -> None:
+    from attnio.algorithms import segments
+    from attnio.algorithms.run import run
+
+    n, dd, mm = point
+    env = {"N": n, "d": dd, "M": mm, "dv": dd}
+    ran = 0
+    for name in registry.names():
+        if name in AUDIT or name not in FORMULAS or not all(r.holds(env) for r in FORMULAS[name].with_dv_equal_d().valid):
+            continue
+        ws = segments.windows(run(name, N=n, d=dd, M=mm, seed=0, trace=True, check=False).measurement)
+        work = [w.work.get("qk", 0) + w.work.get("pv", 0) for w in ws]
+        assert sum(work) == 2 * n * n * dd, name  # every product once: the trace is the proof's Z, segment by segment
+        for i in range(0, len(work), 3):  # BSPV, R = 3M: κ·|Z_t| ≤ (54/25)·M√M
+            assert (1 - Fraction(mm, dd * dd)) * sum(work[i : i + 3]) <= Fraction(54, 25) * mm * mm**0.5, (name, i)
+        for i, z in enumerate(work):  # BSPV-near, R = M: κ·|Z_t| ≤ M√M
+            assert (1 - Fraction(mm, 2 * dd * dd)) * z <= mm * mm**0.5, (name, i)
+        ran += 1
+    assert ran >= 3, point
