@@ -59,6 +59,12 @@ MUTANTS = {
     "third@kappa=1": _mutate("constants.bspv.third", cb.x + cb.c_pairs + cb.o1 <= 2 * M + cb.R - cb.s),
     # BSPV-near's per-segment maximum with 19/20 M√M
     "near.segment@19/20": _mutate("constants.bspv-near.segment", cb.KAPPA_NEAR * cb.Y <= Fraction(19, 20) * M * sqrt(M)),
+    # the crossover at d²/2 instead of (7/16)d²: BSPV-near is the larger there
+    "crossover@1/2": replace(
+        cb.by_id("constants.bspv.crossover"),
+        id="constants.bspv.crossover.mutant",
+        hyps=(d >= 1, N >= 1, M >= 1, 2 * M <= d**2),
+    ),
     # square tiling's two phases with 41/10 > 4 (each phase gives 2N²d/√M at best)
     "tiles_amgm4@41/10": _mutate("constants.bspv.tiles_amgm4", Fraction(41, 10) * N**2 * d / sqrt(M) <= cb.Q),
 }
@@ -162,3 +168,15 @@ def test_per_segment_lemma_holds_on_every_schedule_trace(point: tuple[int, int, 
             assert (1 - Fraction(mm, 2 * dd * dd)) * z <= mm * mm**0.5, (name, i)
         ran += 1
     assert ran >= 3, point
+
+
+def test_ratio_script_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    import runpy
+    from pathlib import Path
+
+    runpy.run_path(str(Path(__file__).resolve().parent.parent / "tools" / "small_cache_ratios.py"), run_name="__main__")
+    lines = capsys.readouterr().out.splitlines()
+    rows = [ln.split(" | ") for ln in lines[2:]]
+    assert len(rows) == len(SMALL_TABLE_POINTS) + 5
+    assert [r[6] for r in rows[: len(SMALL_TABLE_POINTS)]] == ["BSPV"] * len(SMALL_TABLE_POINTS)
+    assert all(float(r[-1].rstrip(" |")) <= 2.5 for r in rows[: len(SMALL_TABLE_POINTS)])
