@@ -11,6 +11,9 @@ Derived here, step by step, in ``docs/bounds/b1.md``, ``b2.md``, ``b3.md`` and `
   standard attention CDAG (the written version follows the referee's completion, docs/bounds/b3.md).
 - **BS** Q ≥ (25/18)(1 − M/d²)·N²d/√M − 3M for M ≤ d² (small cache; QKᵀ products, three faces):
   "derived here".
+- **BSPV** Q ≥ (25/9)(1 − M/d²)·N²d/√M − 3M for M ≤ d² (small cache; the QKᵀ and the PV products in one
+  Loomis–Whitney count, the pair face shared), and **BSPV-near** Q ≥ (2 − M/d²)·N²d/√M − M for M ≤ d² (the same
+  count with segments of M I/Os: the larger of the two for M ≳ 0.44d²): "derived here" (docs/bounds/bspv.md).
 - d_k ≠ d_v: leading constants (d_k + d_v)² (d_v ≤ d_k) and 4·d_k·d_v (d_v ≥ d_k), asymptotic statements only.
 - COSMA's 2mnk/√M + mn with the precondition on the inner dimension k that its proof silently needs.
 
@@ -21,6 +24,8 @@ Nothing here imports ``algorithms`` or ``solver``. The catalog (``bounds/catalog
 2031616
 >>> [b.status for b in (B1, B2, B3, BS)]
 ['derived here', 'derived here', 'derived here (refereed)', 'derived here']
+>>> int(evaluate(BSPV.expr, {"N": 4096, "d": 128, "M": 1024})) - 2 * int(evaluate(BS.expr, {"N": 4096, "d": 128, "M": 1024}))
+3072
 """
 
 from __future__ import annotations
@@ -136,6 +141,63 @@ BS = Bound(
     "R = 4M); the factor 1 − M/d² pays for pairs whose whole dot product fits in one segment.",
 )
 
+# Small cache, both products (docs/bounds/bspv.md): the QKᵀ products and the PV products in one Loomis–Whitney
+# count (the PV triples lifted to ℓ' + d: the pair face is shared, slots join the Q face, V joins the K face).
+BSPV_COEFF = 2 * BS_COEFF  # twice BS's: the per-segment maximum is BS's, over 2N²d products
+BSPV_NEAR_COEFF = Fraction(2)  # segments of R = M I/Os: per segment κ·|Z| ≤ M√M with κ = 1 − M/(2d²)
+BSPV_STATEMENT = (
+    "(counts the N²d products Q_iℓ·K_jℓ and the N²d products A_ij·V_jℓ' in one Loomis–Whitney count per segment: "
+    "faces pairs (i, j), Q words with output slots, K words with V words; recomputation allowed)"
+)
+
+
+def _bspv_bound(id: str, statement: str, expr: Expr, constant: Fraction, slack: Expr, provenance: str, notes: str) -> Bound:
+    """A small-cache bound from the two-product count of docs/bounds/bspv.md (regime M ≤ d², CDAG qk+pv+acc)."""
+    return Bound(
+        id=id,
+        statement=statement,
+        kind="lower",
+        model=CDAG + "; recomputation allowed (useful instances by lineage on the S-trees and the accumulation trees)",
+        regime=(M <= d**2,),
+        expr=expr,
+        explicit=True,
+        constant=constant,
+        slack=slack,
+        provenance=provenance,
+        status="derived here",
+        cdag=CDAG_QK_PV_ACC,
+        doc="docs/bounds/bspv.md",
+        notes=notes,
+    )
+
+
+BSPV = _bspv_bound(
+    "constants.bspv",
+    "Every standard-CDAG attention calculation moves at least (25/9)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² "
+    + BSPV_STATEMENT
+    + ".",
+    bs_form(BSPV_COEFF),
+    BSPV_COEFF,
+    -3 * M,
+    "derived here: Irony–Toledo–Tiskin / Loomis–Whitney segment count on both products of the standard CDAG, the PV "
+    "triples lifted so that the pair face is shared (docs/bounds/bspv.md)",
+    "small cache. Twice BS (both product families charged, one shared budget). Leading constant 25/9 ≈ 2.78 as "
+    "M/d² → 0 (2√2 is the best this argument gives, with R = 4M); the factor 1 − M/d² pays for complete pairs.",
+)
+
+BSPV_NEAR = _bspv_bound(
+    "constants.bspv-near",
+    "Every standard-CDAG attention calculation moves at least (2 − M/d²)·N²d/√M − M words when M ≤ d² "
+    + BSPV_STATEMENT
+    + "; segments of M I/Os, so the complete-pair loss is M/(2d²) instead of M/d².",
+    (2 - M / d**2) * N**2 * d / sqrt(M) - M,
+    BSPV_NEAR_COEFF,
+    -M,
+    "derived here: BSPV's count with segments of R = M I/Os (docs/bounds/bspv.md, steps 12–14)",
+    "small cache, near M = d²: above BSPV for M ≳ (7/16)d²; N²d/√M − M at M = d², where BS and BSPV are −3M. The "
+    "proof holds up to M = 2d² (κ = 1 − M/(2d²) ≥ 0); the regime stops at d², where the consistency chain is proved.",
+)
+
 DV_NARROW = Bound(
     id="constants.dv.narrow",
     statement="For d_v ≤ d_k, the four-face count gives a leading lower-bound term N²(d_k + d_v)²/M "
@@ -214,7 +276,7 @@ ROW_STREAM_MM = Bound(
     notes="expr is the ceiling-free leading form; the exact count uses ⌊·⌋ and ⌈·⌉ as in the statement.",
 )
 
-BOUNDS: list[Bound] = [B1, B2, B3, BS, DV_NARROW, DV_WIDE, COSMA, ROW_STREAM_MM]
+BOUNDS: list[Bound] = [B1, B2, B3, BS, BSPV, BSPV_NEAR, DV_NARROW, DV_WIDE, COSMA, ROW_STREAM_MM]
 
 
 def attention_lower_bounds() -> list[Bound]:
@@ -223,18 +285,30 @@ def attention_lower_bounds() -> list[Bound]:
     return [
         b
         for b in BOUNDS
-        if b.kind == "lower" and b.explicit and set(b.symbols) == {"N", "d", "M"} and b.id != BS.id
+        if b.kind == "lower" and b.explicit and set(b.symbols) == {"N", "d", "M"} and b.id not in {s.id for s in SMALL_CACHE}
     ]
 
 
+SMALL_CACHE: tuple[Bound, ...] = (BS, BSPV, BSPV_NEAR)
+
+
 def small_cache_lower_bounds() -> list[Bound]:
-    """The explicit small-cache (M ≤ d²) attention lower bound of this module (BS)."""
-    return [BS]
+    """The explicit small-cache (M ≤ d²) attention lower bounds of this module (BS, BSPV, BSPV-near)."""
+    return list(SMALL_CACHE)
 
 
 # Which proof steps are machine-checked (claim ids in solver/claims_constants.py) and which are prose only.
 # Each docs page numbers the same steps; tests/test_constants.py checks the two agree. A step proved in links
 # lists one entry per link, in order, under the same step number.
+# Steps 1–11 of BSPV and BSPV-near (docs/bounds/bspv.md): the same for both; steps 10–11 are BS's algebra.
+_BSPV_COMMON: list[tuple[int, str]] = [
+    *((n, "prose") for n in range(1, 8)),
+    (8, "constants.bspv.pairs"),
+    (9, "constants.bspv.third"),
+    (10, "constants.bs.amgm"),
+    (10, "constants.bs.combine"),
+    (11, "constants.bs.cubic"),
+]
 PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
     "constants.bs": [
         (1, "prose"),
@@ -250,6 +324,20 @@ PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
         (11, "constants.bs.segment"),
         (12, "constants.bs.rearrange"),
         (13, "constants.bs.best_R"),
+    ],
+    # BSPV and BSPV-near share one page and one numbering (docs/bounds/bspv.md); steps 12–13 differ in R.
+    "constants.bspv": [
+        *_BSPV_COMMON,
+        (12, "constants.bs.segment"),
+        (13, "constants.bspv.rearrange"),
+        (14, "constants.bs.best_R"),
+        (14, "constants.bspv.crossover"),
+    ],
+    "constants.bspv-near": [
+        *_BSPV_COMMON,
+        (12, "constants.bspv-near.segment"),
+        (13, "constants.bspv-near.rearrange"),
+        (14, "constants.bspv.crossover"),
     ],
     "constants.b1": [
         (1, "prose"),
@@ -331,7 +419,7 @@ class ConstantsRow:
     best_proved_bound: str
     best_proved_bound_words: float
     best_proved_constant: float  # bound / unit
-    ratio: float  # best schedule / best proved bound (the headline: B3 where it applies, BS in the small cache)
+    ratio: float  # best schedule / best proved bound (the headline: B3 where it applies, BSPV in the small cache)
     b3_words: float | None
     ratio_if_b3: float | None  # best schedule / B3, where B3's regime holds (kept under its old name)
     statuses: dict[str, str]
@@ -343,14 +431,14 @@ class ConstantsRow:
 
 def _statuses(verdicts: Mapping[str, str] | None) -> dict[str, str]:
     out = {}
-    for b in (B1, B2, B3, BS):
+    for b in (B1, B2, B3, *SMALL_CACHE):
         out[b.id] = f"{b.status} ({proof_status(b.id, verdicts)})"
     return out
 
 
 def proved_lower_bounds() -> list[Bound]:
     """The explicit lower bounds of this module that the constants table may use: all but those under review."""
-    return [b for b in (B1, B2, B3, BS) if b.status != "under review"]
+    return [b for b in (B1, B2, B3, *SMALL_CACHE) if b.status != "under review"]
 
 
 def constants_table(
@@ -358,7 +446,7 @@ def constants_table(
 ) -> list[ConstantsRow]:
     """One row per point (default: :data:`TABLE_POINTS` then :data:`SMALL_TABLE_POINTS`): the cheapest exact
     schedule (from :data:`bounds.costs.FORMULAS`, d_v = d) against the best lower bound of
-    :func:`proved_lower_bounds` (B1, B2, B3 refereed, BS) and the trivial 4Nd, whichever regime holds; the
+    :func:`proved_lower_bounds` (B1, B2, B3 refereed, BS, BSPV, BSPV-near) and the trivial 4Nd, whichever regime holds; the
     catalog's other explicit bounds are smaller here. Constants are in units of N²d²/M (M ≥ d²) or N²d/√M
     (M < d²) at that point.
 
@@ -367,7 +455,7 @@ def constants_table(
     ('constants.b3', 1.12)
     >>> row = constants_table(((4096, 128, 1024),))[0]
     >>> row.best_schedule, row.best_proved_bound, row.unit, round(row.ratio, 2)
-    ('square_tiling-io', 'constants.bs', 'N²d/√M', 3.44)
+    ('square_tiling-io', 'constants.bspv', 'N²d/√M', 1.72)
     """
     if points is None:
         points = TABLE_POINTS + SMALL_TABLE_POINTS
@@ -435,39 +523,61 @@ class SmallCacheRow:
     N: int
     d: int
     M: int
-    bound_constant: float  # BS / (N²d/√M)
+    bound_constant: float  # the bound / (N²d/√M)
     schedules: dict[str, float]  # algorithm → words / (N²d/√M)
-    ratios: dict[str, float]  # algorithm → words / BS
+    ratios: dict[str, float]  # algorithm → words / the bound
+    bound: str = BS.id  # the largest of the bounds asked for at this point
 
     def as_dict(self) -> dict[str, object]:
         return dict(vars(self))
 
 
+def best_small_cache_bound(n: int, dd: int, mm: int, bounds: tuple[Bound, ...] = SMALL_CACHE) -> tuple[str, Fraction | float]:
+    """The largest of ``bounds`` (default: the small-cache bounds BS, BSPV, BSPV-near) whose encoded regime holds at
+    (N, d, M) = (n, dd, mm), as (id, words); the caller keeps M ≤ d², where every one of them holds.
+
+    >>> best_small_cache_bound(4096, 128, 1024)[0], best_small_cache_bound(4096, 128, 12288)[0]
+    ('constants.bspv', 'constants.bspv-near')
+    """
+    env = {"N": n, "d": dd, "M": mm, "dv": dd}
+    vals = {b.id: evaluate(b.expr, env) for b in bounds if all(rel.holds(env) for rel in b.regime)}
+    assert vals, (n, dd, mm)
+    best = max(vals, key=lambda i: (vals[i], i))
+    return best, vals[best]
+
+
 def small_cache_table(
     points: tuple[tuple[int, int, int], ...] = SMALL_TABLE_POINTS,
     algorithms: tuple[str, ...] = ("square_tiling-io", "square_tiling"),
+    bounds: tuple[Bound, ...] = (BS,),
 ) -> list[SmallCacheRow]:
-    """One row per point (M ≤ d²): each square-tiling rule's exact words over BS, and both in units of N²d/√M.
+    """One row per point (M ≤ d²): each square-tiling rule's exact words over the largest of ``bounds`` (default
+    BS alone; :data:`SMALL_CACHE` for the best small-cache bound), and both in units of N²d/√M.
 
     >>> r = small_cache_table(((4096, 128, 1024),))[0]
     >>> round(r.bound_constant, 3), round(r.ratios["square_tiling-io"], 2)
     (1.302, 3.44)
+    >>> r = small_cache_table(((4096, 128, 1024),), bounds=SMALL_CACHE)[0]
+    >>> r.bound, round(r.bound_constant, 3), round(r.ratios["square_tiling-io"], 2)
+    ('constants.bspv', 2.604, 1.72)
     """
     rows = []
     for n, dd, mm in points:
         env = {"N": n, "d": dd, "M": mm, "dv": dd}
-        assert all(rel.holds(env) for rel in BS.regime), (n, dd, mm)
+        assert all(rel.holds(env) for b in bounds for rel in b.regime), (n, dd, mm)
         unit = n * n * dd / mm**0.5
-        bs = float(evaluate(BS.expr, env))
+        bid, val = best_small_cache_bound(n, dd, mm, bounds)
+        lb = float(val)
         words = {a: int(evaluate(FORMULAS[a].with_dv_equal_d().io, env)) for a in algorithms}
         rows.append(
             SmallCacheRow(
                 N=n,
                 d=dd,
                 M=mm,
-                bound_constant=bs / unit,
+                bound_constant=lb / unit,
                 schedules={a: w / unit for a, w in words.items()},
-                ratios={a: w / bs for a, w in words.items()},
+                ratios={a: w / lb for a, w in words.items()},
+                bound=bid,
             )
         )
     return rows

@@ -38,6 +38,7 @@ from attnio.solver import (
     claims_approx,
     claims_backward,
     claims_bounds_v3,
+    claims_bspv,
     claims_constants,
     claims_core,
     claims_pebbling,
@@ -60,7 +61,7 @@ def all_claims() -> list[Claim]:
     Ids are unique; each claim names the bounds it is about or is a meta-claim (says why in ``meta``). A proof
     step's ``about`` is read from the bounds' step tables (:func:`step_links`), the one place that says which
     bound a step proves."""
-    out: list[Claim] = [*claims_core.claims(), *claims_constants.CLAIMS, *claims_approx.CLAIMS, *claims_backward.CLAIMS,
+    out: list[Claim] = [*claims_core.claims(), *claims_constants.CLAIMS, *claims_bspv.CLAIMS, *claims_approx.CLAIMS, *claims_backward.CLAIMS,
                         *claims_workloads.claims(), *claims_bounds_v3.CLAIMS, *claims_pebbling.CLAIMS]
     steps = step_links()
     seen: set[str] = set()

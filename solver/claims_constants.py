@@ -98,7 +98,14 @@ def _claim(
 
 
 # The label of each derived bound in claim statements -> its catalog id.
-LABELS = {"B1": "constants.b1", "B2": "constants.b2", "B3": "constants.b3", "BS": "constants.bs"}
+LABELS = {
+    "B1": "constants.b1",
+    "B2": "constants.b2",
+    "B3": "constants.b3",
+    "BS": "constants.bs",
+    "BSPV": "constants.bspv",
+    "BSPV-near": "constants.bspv-near",
+}
 
 
 def _sq(e: Expr) -> Expr:
@@ -538,10 +545,11 @@ def small_cache_consistency_claims() -> list[Implication]:
     Links that read a formula's blocks assume its denominators positive, which its ``wd.<name>`` claim proves."""
     from dataclasses import replace
 
-    from attnio.bounds.constants import BS, BS_COEFF
+    from attnio.bounds.constants import BS, BS_COEFF, BSPV, BSPV_NEAR
     from attnio.bounds.costs import FORMULAS
 
     doc = "docs/bounds/bs.md#consistency"
+    shared = (BS.id, BSPV.id, BSPV_NEAR.id)  # second links that BSPV's chains use too (docs/bounds/bspv.md)
     lead = BS_COEFF * N**2 * d / sqrt(M)
     out: list[Implication] = [
         _claim(
@@ -621,7 +629,7 @@ def small_cache_consistency_claims() -> list[Implication]:
                         a2 * b2 <= M,
                         doc,
                         kind="consistency",
-                        about=(BS.id, f"exact.{name}"),
+                        about=(*shared, f"exact.{name}"),
                     ),
                 ),
             ]
@@ -646,7 +654,7 @@ def small_cache_consistency_claims() -> list[Implication]:
                     mid <= fm.io,
                     doc,
                     kind="consistency",
-                    about=(BS.id, f"exact.{name}"),
+                    about=(*(shared if via or name in VIA_BLOCKS else (BS.id,)), f"exact.{name}"),
                 ),
             )
         )

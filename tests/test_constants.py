@@ -25,7 +25,7 @@ from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import evaluate, sqrt
 from attnio.bounds.symbols import M, N, d
 from attnio.solver import claims_constants as cc
-from attnio.solver.claims import Implication
+from attnio.solver.claims import Implication, all_claims
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -161,11 +161,9 @@ def test_wrong_step_is_refuted_with_a_counterexample(name: str) -> None:
 
 
 def test_every_proof_step_list_matches_the_claims_and_the_docs() -> None:
-    ids = {c.id for c in cc.CLAIMS}
+    ids = {c.id for c in all_claims()}
     for bound_id, steps in PROOF_STEPS.items():
-        page = (
-            ROOT / {"constants.b1": B1.doc, "constants.b2": B2.doc, "constants.b3": B3.doc, "constants.bs": BS.doc}[bound_id]
-        ).read_text()
+        page = (ROOT / {b.id: b.doc for b in constants.BOUNDS}[bound_id]).read_text()
         numbers = [n for n, _ in steps]  # a step proved in links lists each link under its number, in order
         assert numbers == sorted(numbers) and sorted(set(numbers)) == list(range(1, len(set(numbers)) + 1))
         for n, how in steps:
@@ -433,8 +431,13 @@ def test_constants_table_rows() -> None:
     assert len(rows) == len(constants.TABLE_POINTS) + len(constants.SMALL_TABLE_POINTS)
     for row in rows:
         assert row.ratio >= 1  # no schedule below a proved lower bound
-        assert row.best_proved_bound in ("constants.b1", "constants.b2", "constants.b3", "constants.bs", "trivial.4Nd")
-        assert set(row.statuses) == {"constants.b1", "constants.b2", "constants.b3", "constants.bs"}
+        assert row.best_proved_bound in (
+            "constants.b1", "constants.b2", "constants.b3", "constants.bs", "constants.bspv", "constants.bspv-near",
+            "trivial.4Nd",
+        )
+        assert set(row.statuses) == {
+            "constants.b1", "constants.b2", "constants.b3", "constants.bs", "constants.bspv", "constants.bspv-near"
+        }
         assert row.statuses["constants.b3"].startswith("derived here (refereed)")
     large = [r for r in rows if r.M >= r.d**2]
     big = [r for r in large if r.M >= 16 * r.d**2 and 16 * r.M <= r.N * r.d]
@@ -442,5 +445,6 @@ def test_constants_table_rows() -> None:
     assert big and all(r.best_proved_bound == "constants.b3" and r.ratio < 1.2 for r in big)
     assert all(r.ratio_if_b3 is not None for r in large)
     small = [r for r in rows if r.M < r.d**2]
-    assert small and all(r.unit == "N²d/√M" and r.best_proved_bound == "constants.bs" and r.ratio_if_b3 is None for r in small)
-    assert all(r.best_schedule == "square_tiling-io" and r.ratio < 4.5 for r in small)
+    # BSPV (both products, docs/bounds/bspv.md) is the headline at every small-cache point (M ≤ d²/4 there)
+    assert small and all(r.unit == "N²d/√M" and r.best_proved_bound == "constants.bspv" and r.ratio_if_b3 is None for r in small)
+    assert all(r.best_schedule == "square_tiling-io" and r.ratio <= 2.5 for r in small)
