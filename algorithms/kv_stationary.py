@@ -42,42 +42,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import FastBlock, Machine, SlowArray
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.tilings import Positive, check_M
+from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class KVStationaryTiling:
-    """b rows of K and V held per block, r query rows streamed per step."""
+class KVStationaryTiling(Positive):
+    """b rows of K and V held per block, r query rows streamed per step (the working set ``blocks.kv_stationary``,
+    K/V resident)."""
 
     b: int
     r: int
 
-    def __post_init__(self) -> None:
-        check_int("b", self.b, min=1)
-        check_int("r", self.r, min=1)
-
     @staticmethod
     def fast_words(b: int, r: int, d: int, dv: int) -> int:
-        return b * (d + dv) + r * d + r * b + 2 * r * dv + 3 * r
+        return blocks.kv_stationary(d, dv).words(r, b)
 
     @staticmethod
     def min_M(N: int, d: int, dv: int | None = None) -> int:
-        dv = d if dv is None else dv
-        return KVStationaryTiling.fast_words(1, 1, d, dv)
+        return blocks.kv_stationary(d, dv).min_M
 
     @classmethod
     def default(cls, N: int, d: int, M: int, dv: int | None = None) -> KVStationaryTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for kv_stationary (one K/V row, one Q row, two O rows, 3 statistics)")
-        b = (M - d - 2 * dv - 3) // (d + dv + 1)
-        T_c = -(-N // min(b, N))
-        b = -(-N // T_c)
-        r = min(N, (M - b * (d + dv)) // (d + b + 2 * dv + 3))
-        assert r >= 1 and cls.fast_words(b, r, d, dv) <= M, (N, d, dv, M, b, r)
+        budget = blocks.kv_stationary(d, dv)
+        check_M(M, budget.min_M, "kv_stationary", "one K/V row, one Q row, two O rows, 3 statistics")
+        r, b = budget.io_optimal(N, M, side="cols")
         return cls(b, r)
 
 

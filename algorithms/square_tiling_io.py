@@ -62,9 +62,7 @@ from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.square_tiling import logits_phase, output_phase
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.tilings import Positive, check_M
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -82,7 +80,7 @@ def _phase_tiles(n: int, N: int, M: int, groups0: int) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class SquareTilingIO:
+class SquareTilingIO(Positive):
     """Phase 1: a1×b1 logit tiles, d streamed k1 columns at a time; phase 2: a2×b2 output tiles, N streamed
     k2 at a time."""
 
@@ -92,10 +90,6 @@ class SquareTilingIO:
     a2: int
     b2: int
     k2: int
-
-    def __post_init__(self) -> None:
-        for name in ("a1", "b1", "k1", "a2", "b2", "k2"):
-            check_int(name, getattr(self, name), min=1)
 
     @staticmethod
     def fast_words(a: int, b: int, k: int) -> int:
@@ -110,8 +104,7 @@ class SquareTilingIO:
     def default(cls, N: int, d: int, M: int, dv: int | None = None) -> SquareTilingIO:
         """The tile rule above."""
         dv = d if dv is None else dv
-        if M < 6:
-            raise InvalidParameter("M", M, "M >= 6 for square_tiling-io (a 1×2 tile, its row statistic and one chunk)")
+        check_M(M, 6, "square_tiling-io", "a 1×2 tile, its row statistic and one chunk")
         q = math.isqrt(M)
         cap = (M - 2) // 3  # b⁰ ≤ cap keeps a⁰ ≥ 1
         a1, b1 = _phase_tiles(N, N, M, max(_cdiv(N, q), _cdiv(N, cap)))

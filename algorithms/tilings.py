@@ -5,6 +5,9 @@ A subclass names its budget (``budget(d, dv)``, from :mod:`attnio.bounds.blocks`
 what one row of each holds (``needs``, for the error naming M). ``fast_words``, ``min_M`` and the io-optimal
 ``default`` follow from the budget and the ``rule``: ``io-optimal``, ``square``, or ``published`` (the
 FlashAttention papers' own B_c = ⌈M/4d⌉, B_r = min(B_c, d), which runs at any M in audit mode).
+
+Every tiling's fields are block sizes, each a positive int (:class:`Positive`); below the least M a tiling
+raises the one error of :func:`check_M`.
 """
 
 from __future__ import annotations
@@ -20,8 +23,24 @@ from attnio.errors import InvalidParameter
 from attnio.validate import check_int
 
 
+def check_M(M: int, lo: int, name: str, needs: str) -> None:
+    """InvalidParameter naming M when M is below ``lo``, the least M ``name`` runs with (one step holding
+    ``needs``)."""
+    if M < lo:
+        raise InvalidParameter("M", M, f"M >= {lo} for {name} ({needs})")
+
+
 @dataclass(frozen=True)
-class Blocks:
+class Positive:
+    """A tiling whose fields are all block sizes: each must be an int ≥ 1 (InvalidParameter naming the field)."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            check_int(f.name, getattr(self, f.name), min=1)
+
+
+@dataclass(frozen=True)
+class Blocks(Positive):
     """B_r query rows per Q block, B_c key/value rows per K/V block; the block rule ``rule`` of its budget."""
 
     B_r: int
@@ -31,10 +50,6 @@ class Blocks:
     rule: ClassVar[str] = "io-optimal"  # or "square", or "published" (the papers' rule, audit mode)
     name: ClassVar[str] = ""
     needs: ClassVar[str] = ""
-
-    def __post_init__(self) -> None:
-        check_int("B_r", self.B_r, min=1)
-        check_int("B_c", self.B_c, min=1)
 
     @classmethod
     def fast_words(cls, B_r: int, B_c: int, d: int, dv: int) -> int:
@@ -52,8 +67,7 @@ class Blocks:
             bc = blocks.cdiv(M, 4 * d)
             return cls(min(bc, d), bc)
         b = cls.budget(d, dv)
-        if M < b.min_M:
-            raise InvalidParameter("M", M, f"M >= {b.min_M} for {cls.name} ({cls.needs})")
+        check_M(M, b.min_M, cls.name, cls.needs)
         if cls.rule == "square":
             side = min(N, b.square(M))
             return cls(side, side)
@@ -61,16 +75,12 @@ class Blocks:
 
 
 @dataclass(frozen=True)
-class Side:
+class Side(Positive):
     """One side of every square tile (the subclass's one field, ``b`` or ``B``): the largest side ``side(M)``
     whose working set ``fast_words(side)`` fits M; the least M is ``fast_words(1)``."""
 
     name: ClassVar[str] = ""
     needs: ClassVar[str] = ""
-
-    def __post_init__(self) -> None:
-        f = fields(self)[0].name
-        check_int(f, getattr(self, f), min=1)
 
     @staticmethod
     def fast_words(s: int) -> int:
@@ -86,9 +96,7 @@ class Side:
 
     @classmethod
     def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Any:
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for {cls.name} ({cls.needs})")
+        check_M(M, cls.min_M(N, d, dv), cls.name, cls.needs)
         s = cls.side(M)
         assert s >= 1 and cls.fast_words(s) <= M, (cls.name, M, s)
         return cls(s)
