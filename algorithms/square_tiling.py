@@ -61,11 +61,7 @@ class SquareTiling(Side):
     B: int
     name = "square_tiling"
     needs = "B = floor(sqrt(M/4)) >= 1"
-
-    @staticmethod
-    def fast_words(B: int) -> int:
-        """Two input tiles, one output tile and one B-vector (both phases)."""
-        return 3 * B * B + B
+    phases = ((3, 1),)  # two input tiles, one output tile and one B-vector (both phases)
 
     @staticmethod
     def side(M: int) -> int:

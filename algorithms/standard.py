@@ -63,15 +63,7 @@ class StandardTiling(Side):
     b: int
     name = "standard"
     needs = "one S tile of 1 word plus m, ℓ, m_new"
-
-    @staticmethod
-    def fast_words(b: int) -> int:
-        """Peak fast-memory words: three b×b tiles (passes 1, 3), or one tile and three b-vectors (pass 2)."""
-        return max(3 * b * b, b * b + 3 * b)
-
-    @staticmethod
-    def side(M: int) -> int:
-        return math.isqrt(M // 3)  # ⌊√(M/3)⌋
+    phases = ((3, 0), (1, 3))  # three b×b tiles (passes 1, 3); one tile, m_i, ℓ_i, m_new (pass 2): b = ⌊√(M/3)⌋
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: StandardTiling, scale: float) -> SlowArray:

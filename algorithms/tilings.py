@@ -76,19 +76,23 @@ class Blocks(Positive):
 
 @dataclass(frozen=True)
 class Side(Positive):
-    """One side of every square tile (the subclass's one field, ``b`` or ``B``): the largest side ``side(M)``
-    whose working set ``fast_words(side)`` fits M; the least M is ``fast_words(1)``."""
+    """One side s of every square tile (the subclass's one field, ``b`` or ``B``). Each phase of the schedule
+    holds ``tiles`` s×s tiles and ``vectors`` s-vectors (``phases``: one (tiles, vectors) per phase), so the
+    working set is ``fast_words(s)`` = max over the phases of tiles·s² + vectors·s; the block rule ``side(M)``
+    is the largest s with which every phase fits (the square rule of :class:`~attnio.bounds.blocks.Budget`,
+    phase by phase), unless a subclass keeps its paper's own rule; the least M is ``fast_words(1)``."""
 
     name: ClassVar[str] = ""
     needs: ClassVar[str] = ""
+    phases: ClassVar[tuple[tuple[int, int], ...]] = ()
 
-    @staticmethod
-    def fast_words(s: int) -> int:
-        raise NotImplementedError
+    @classmethod
+    def fast_words(cls, s: int) -> int:
+        return max(tiles * s * s + vectors * s for tiles, vectors in cls.phases)
 
-    @staticmethod
-    def side(M: int) -> int:
-        raise NotImplementedError
+    @classmethod
+    def side(cls, M: int) -> int:
+        return min(Budget(vectors, 0, tiles).square(M) for tiles, vectors in cls.phases)
 
     @classmethod
     def min_M(cls, N: int, d: int, dv: int | None = None) -> int:
