@@ -42,32 +42,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import FastBlock, Machine, SlowArray
-from attnio.algorithms.tilings import Positive, check_M
+from attnio.algorithms.tilings import Budgeted
 from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class KVStationaryTiling(Positive):
-    """b rows of K and V held per block, r query rows streamed per step (the working set ``blocks.kv_stationary``,
-    K/V resident)."""
+class KVStationaryTiling(Budgeted):
+    """b rows of K and V held per block, r query rows streamed per step."""
 
     b: int
     r: int
+    budget = staticmethod(blocks.kv_stationary)
+    resident = "cols"
+    name = "kv_stationary"
+    needs = "one K/V row, one Q row, two O rows, 3 statistics"
 
     @staticmethod
     def fast_words(b: int, r: int, d: int, dv: int) -> int:
         return blocks.kv_stationary(d, dv).words(r, b)
 
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return blocks.kv_stationary(d, dv).min_M
-
     @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> KVStationaryTiling:
-        budget = blocks.kv_stationary(d, dv)
-        check_M(M, budget.min_M, "kv_stationary", "one K/V row, one Q row, two O rows, 3 statistics")
-        r, b = budget.io_optimal(N, M, side="cols")
-        return cls(b, r)
+    def from_blocks(cls, B_r: int, B_c: int, d: int, dv: int) -> KVStationaryTiling:
+        return cls(b=B_c, r=B_r)
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: KVStationaryTiling, scale: float) -> SlowArray:

@@ -44,35 +44,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import FastBlock, Machine, SlowArray
-from attnio.algorithms.tilings import Positive, check_M
+from attnio.algorithms.tilings import Budgeted
 from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class SplitVTiling(Positive):
-    """a query rows per Q block, B_c key/value rows per K/V block, g value columns per group (the working set
-    ``blocks.split_v``: FA-2's with a g-wide accumulator)."""
+class SplitVTiling(Budgeted):
+    """a query rows per Q block, B_c key/value rows per K/V block, g = min(d, d_v) value columns per group."""
 
     a: int
     B_c: int
     g: int
+    budget = staticmethod(blocks.split_v)
+    name = "split_v"
+    needs = "one query row, g output columns, one K/V row, one score, 3 statistics"
 
     @staticmethod
     def fast_words(a: int, B_c: int, g: int, d: int) -> int:
-        """Q_i, O_ic, S_ij, m_i, ℓ_i, m_new and the K_j / V_jc buffer."""
+        """Q_i, O_ic, S_ij, m_i, ℓ_i, m_new and the K_j / V_jc buffer: FA-2's working set, g columns wide."""
         return blocks.flash2(d, g).words(a, B_c)
 
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        return blocks.split_v(d, dv).min_M
-
     @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> SplitVTiling:
-        dv = d if dv is None else dv
-        budget = blocks.split_v(d, dv)
-        check_M(M, budget.min_M, "split_v", "one query row, g output columns, one K/V row, one score, 3 statistics")
-        a, B_c = budget.io_optimal(N, M)
-        return cls(a, B_c, min(d, dv))
+    def from_blocks(cls, B_r: int, B_c: int, d: int, dv: int) -> SplitVTiling:
+        return cls(B_r, B_c, min(d, dv))
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: SplitVTiling, scale: float) -> SlowArray:

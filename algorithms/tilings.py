@@ -1,9 +1,10 @@
 """The tiling classes of the (B_r, B_c) schedules, written once over their :class:`~attnio.bounds.blocks.Budget`.
 
-A subclass names its budget (``budget(d, dv)``, from :mod:`attnio.bounds.blocks`), which side stays resident
-(``resident``: the Q blocks of FlashAttention-2, the K/V blocks of Algorithm 1 and of the backward passes) and
-what one row of each holds (``needs``, for the error naming M). ``fast_words``, ``min_M`` and the io-optimal
-``default`` follow from the budget and the ``rule``: ``io-optimal``, ``square``, or ``published`` (the
+A subclass of :class:`Budgeted` names its budget (``budget(d, dv)``, from :mod:`attnio.bounds.blocks`), which
+side stays resident (``resident``: the Q blocks of FlashAttention-2 and split-V, the K/V blocks of Algorithm 1,
+of K/V-stationary and of the backward passes) and what one row of each holds (``needs``, for the error naming
+M); ``min_M`` and the io-optimal ``default`` follow from the budget. For :class:`Blocks` (fields B_r, B_c) so do
+``fast_words`` and the other rules (``rule``: ``io-optimal``, ``square``, or ``published`` (the
 FlashAttention papers' own B_c = ⌈M/4d⌉, B_r = min(B_c, d), which runs at any M in audit mode).
 
 Every tiling's fields are block sizes, each a positive int (:class:`Positive`); below the least M a tiling
@@ -40,16 +41,41 @@ class Positive:
 
 
 @dataclass(frozen=True)
-class Blocks(Positive):
+class Budgeted(Positive):
+    """A tiling whose two block sizes follow from its working set ``budget(d, dv)`` by the budget's io-optimal
+    rule, the ``resident`` side as large as fits; :meth:`from_blocks` makes the tiling from (B_r, B_c)."""
+
+    budget: ClassVar[Callable[..., Budget]]
+    resident: ClassVar[str] = "rows"
+    name: ClassVar[str] = ""
+    needs: ClassVar[str] = ""
+
+    @classmethod
+    def from_blocks(cls, B_r: int, B_c: int, d: int, dv: int) -> Any:
+        return cls(B_r, B_c)
+
+    @classmethod
+    def block_sizes(cls, b: Budget, N: int, M: int) -> tuple[int, int]:
+        return b.io_optimal(N, M, side=cls.resident)
+
+    @classmethod
+    def min_M(cls, N: int, d: int, dv: int | None = None) -> int:
+        return cls.budget(d, dv).min_M
+
+    @classmethod
+    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Any:
+        b = cls.budget(d, dv)
+        check_M(M, b.min_M, cls.name, cls.needs)
+        return cls.from_blocks(*cls.block_sizes(b, N, M), d, d if dv is None else dv)
+
+
+@dataclass(frozen=True)
+class Blocks(Budgeted):
     """B_r query rows per Q block, B_c key/value rows per K/V block; the block rule ``rule`` of its budget."""
 
     B_r: int
     B_c: int
-    budget: ClassVar[Callable[..., Budget]]
-    resident: ClassVar[str] = "rows"
     rule: ClassVar[str] = "io-optimal"  # or "square", or "published" (the papers' rule, audit mode)
-    name: ClassVar[str] = ""
-    needs: ClassVar[str] = ""
 
     @classmethod
     def fast_words(cls, B_r: int, B_c: int, d: int, dv: int) -> int:
@@ -58,7 +84,14 @@ class Blocks(Positive):
 
     @classmethod
     def min_M(cls, N: int, d: int, dv: int | None = None) -> int:
-        return 1 if cls.rule == "published" else cls.budget(d, dv).min_M
+        return 1 if cls.rule == "published" else super().min_M(N, d, dv)
+
+    @classmethod
+    def block_sizes(cls, b: Budget, N: int, M: int) -> tuple[int, int]:
+        if cls.rule == "square":
+            side = min(N, b.square(M))
+            return side, side
+        return super().block_sizes(b, N, M)
 
     @classmethod
     def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Any:
@@ -66,12 +99,7 @@ class Blocks(Positive):
             check_int("M", M, min=1)
             bc = blocks.cdiv(M, 4 * d)
             return cls(min(bc, d), bc)
-        b = cls.budget(d, dv)
-        check_M(M, b.min_M, cls.name, cls.needs)
-        if cls.rule == "square":
-            side = min(N, b.square(M))
-            return cls(side, side)
-        return cls(*b.io_optimal(N, M, side=cls.resident))
+        return super().default(N, d, M, dv)
 
 
 @dataclass(frozen=True)
