@@ -94,6 +94,14 @@ class Blocks(Budgeted):
         return super().block_sizes(b, N, M)
 
     @classmethod
+    def capped_peak(cls, N: int, d: int, M: int, dv: int | None = None) -> int:
+        """The working set of the default blocks at (N, d, M) with each block capped at N: the peak of a run
+        with the published rule, whose blocks may exceed N and whose working set may exceed M (audit mode)."""
+        dv = d if dv is None else dv
+        t = cls.default(N, d, M, dv)
+        return cls.fast_words(min(t.B_r, N), min(t.B_c, N), d, dv)
+
+    @classmethod
     def default(cls, N: int, d: int, M: int, dv: int | None = None) -> Any:
         if cls.rule == "published":  # B_c = ⌈M/(4d)⌉, B_r = min(B_c, d)
             check_int("M", M, min=1)
