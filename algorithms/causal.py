@@ -29,6 +29,14 @@ def each(extent: int, size: int) -> Iterator[slice]:
         yield slice(t * size, min(extent, (t + 1) * size))
 
 
+def row_tiles(m: Any, Nq: int, Nkv: int, b: int, delta: int | None) -> Iterator[tuple[slice, int]]:
+    """The row tiles of b query rows of one head's N_q × N_kv scores, each with the key rows [0, ext) it covers:
+    all N_kv without a mask (``delta`` None); under a bottom-right causal mask e_i + δ, which depends on the tile,
+    so every tile is visited, also in count-only mode."""
+    for rows in (m.tiles if delta is None else each)(Nq, b):
+        yield rows, Nkv if delta is None else rows.stop + delta
+
+
 def mask(S: Any, rows: slice, cols: slice, delta: int) -> None:
     """Causal mask of a tile crossing the diagonal: logits of key j > query i + δ become −∞ (in place)."""
     r = np.arange(rows.start, rows.stop)[:, None]

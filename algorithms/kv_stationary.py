@@ -42,43 +42,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import FastBlock, Machine, SlowArray
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.tilings import Budgeted
+from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class KVStationaryTiling:
+class KVStationaryTiling(Budgeted):
     """b rows of K and V held per block, r query rows streamed per step."""
 
     b: int
     r: int
-
-    def __post_init__(self) -> None:
-        check_int("b", self.b, min=1)
-        check_int("r", self.r, min=1)
+    budget = staticmethod(blocks.kv_stationary)
+    resident = "cols"
+    name = "kv_stationary"
+    needs = "one K/V row, one Q row, two O rows, 3 statistics"
 
     @staticmethod
     def fast_words(b: int, r: int, d: int, dv: int) -> int:
-        return b * (d + dv) + r * d + r * b + 2 * r * dv + 3 * r
-
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        dv = d if dv is None else dv
-        return KVStationaryTiling.fast_words(1, 1, d, dv)
+        return blocks.kv_stationary(d, dv).words(r, b)
 
     @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> KVStationaryTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for kv_stationary (one K/V row, one Q row, two O rows, 3 statistics)")
-        b = (M - d - 2 * dv - 3) // (d + dv + 1)
-        T_c = -(-N // min(b, N))
-        b = -(-N // T_c)
-        r = min(N, (M - b * (d + dv)) // (d + b + 2 * dv + 3))
-        assert r >= 1 and cls.fast_words(b, r, d, dv) <= M, (N, d, dv, M, b, r)
-        return cls(b, r)
+    def from_blocks(cls, B_r: int, B_c: int, d: int, dv: int) -> KVStationaryTiling:
+        return cls(b=B_c, r=B_r)
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: KVStationaryTiling, scale: float) -> SlowArray:

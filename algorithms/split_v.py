@@ -44,48 +44,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import FastBlock, Machine, SlowArray
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.tilings import Budgeted
+from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class SplitVTiling:
-    """a query rows per Q block, B_c key/value rows per K/V block, g value columns per group."""
+class SplitVTiling(Budgeted):
+    """a query rows per Q block, B_c key/value rows per K/V block, g = min(d, d_v) value columns per group."""
 
     a: int
     B_c: int
     g: int
-
-    def __post_init__(self) -> None:
-        check_int("a", self.a, min=1)
-        check_int("B_c", self.B_c, min=1)
-        check_int("g", self.g, min=1)
+    budget = staticmethod(blocks.split_v)
+    name = "split_v"
+    needs = "one query row, g output columns, one K/V row, one score, 3 statistics"
 
     @staticmethod
     def fast_words(a: int, B_c: int, g: int, d: int) -> int:
-        """Q_i, O_ic, S_ij, m_i, ℓ_i, m_new and the K_j / V_jc buffer."""
-        return a * d + a * g + a * B_c + 3 * a + B_c * max(d, g)
-
-    @staticmethod
-    def min_M(N: int, d: int, dv: int | None = None) -> int:
-        dv = d if dv is None else dv
-        return SplitVTiling.fast_words(1, 1, min(d, dv), d)
+        """Q_i, O_ic, S_ij, m_i, ℓ_i, m_new and the K_j / V_jc buffer: FA-2's working set, g columns wide."""
+        return blocks.flash2(d, g).words(a, B_c)
 
     @classmethod
-    def default(cls, N: int, d: int, M: int, dv: int | None = None) -> SplitVTiling:
-        dv = d if dv is None else dv
-        lo = cls.min_M(N, d, dv)
-        if M < lo:
-            raise InvalidParameter("M", M, f"M >= {lo} for split_v (one query row, g output columns, one K/V row, one score, 3 statistics)")
-        g = min(d, dv)
-        w = max(d, g)
-        a = (M - w) // (d + g + 4)
-        T_r = -(-N // min(a, N))
-        a = -(-N // T_r)
-        B_c = min(N, (M - a * (d + g + 3)) // (w + a))
-        assert B_c >= 1 and cls.fast_words(a, B_c, g, d) <= M, (N, d, dv, M, a, B_c, g)
-        return cls(a, B_c, g)
+    def from_blocks(cls, B_r: int, B_c: int, d: int, dv: int) -> SplitVTiling:
+        return cls(B_r, B_c, min(d, dv))
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: SplitVTiling, scale: float) -> SlowArray:

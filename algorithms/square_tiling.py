@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from attnio.algorithms.causal import each
+from attnio.algorithms.causal import row_tiles
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import logsumexp_into
 from attnio.algorithms.tiled import logits, pv
@@ -61,11 +61,7 @@ class SquareTiling(Side):
     B: int
     name = "square_tiling"
     needs = "B = floor(sqrt(M/4)) >= 1"
-
-    @staticmethod
-    def fast_words(B: int) -> int:
-        """Two input tiles, one output tile and one B-vector (both phases)."""
-        return 3 * B * B + B
+    phases = ((3, 1),)  # two input tiles, one output tile and one B-vector (both phases)
 
     @staticmethod
     def side(M: int) -> int:
@@ -90,27 +86,34 @@ def head(
     """Both phases for one query head (rows [q_off, q_off + N_q) of Q and O) and its K/V head (rows
     [kv_off, kv_off + N_kv) of K and V); S (N_q × N_kv) and L hold one head's logits. ``delta``: bottom-right
     causal mask offset (None: no mask); row tile i then covers only the columns [0, e_i + δ)."""
-    xp = m.xp
-    Nq, Nkv = S.shape
-    Rows = m.tiles if delta is None else each
+    logits_phase(m, Q, K, S, L, B, B, B, scale, q_off=q_off, kv_off=kv_off, delta=delta)  # lines 2-14
+    output_phase(m, S, L, V, O, B, B, B, q_off=q_off, kv_off=kv_off, delta=delta)  # lines 15-25
 
-    def ext(rows: slice) -> int:
-        return Nkv if delta is None else rows.stop + delta
 
-    # Phase 1 (lines 2-14)
-    for rows in Rows(Nq, B):
+def logits_phase(
+    m: Machine, Q: SlowArray, K: SlowArray, S: SlowArray, L: SlowArray, a: int, b: int, k: int, scale: float, *,
+    q_off: int = 0, kv_off: int = 0, delta: int | None = None, names: tuple[str, str, str] = ("A_ij", "Q_iℓ", "K_jℓ"),
+) -> None:
+    """Phase 1: a×b logit tiles (the inner dimension d in chunks of k) written to S, and the row logsumexp of
+    each row tile of a rows, kept online in fast memory, written to L."""
+    for rows, ext in row_tiles(m, *S.shape, a, delta):
         Li = m.alloc((rows.stop - rows.start,), what="L_i", fill=-math.inf)
-        for cols in m.tiles(ext(rows), B):
-            A = logits(m, Q, K, rows, cols, B, scale, q_off=q_off, kv_off=kv_off, delta=delta, names=("A_ij", "Q_iℓ", "K_jℓ"))
+        for cols in m.tiles(ext, b):
+            A = logits(m, Q, K, rows, cols, k, scale, q_off=q_off, kv_off=kv_off, delta=delta, names=names)
             m.store(A, S, rows, cols)  # logits → slow
             if m.numeric:  # row logsumexp of the tile, in the tile's own space
-                logsumexp_into(A.data, Li.data, xp)
+                logsumexp_into(A.data, Li.data, m.xp)
             m.free(A)
         m.store(Li, L, rows)  # one logsumexp per row
         m.free(Li)
 
-    # Phase 2 (lines 15-25)
-    for rows in Rows(Nq, B):
+
+def output_phase(
+    m: Machine, S: SlowArray, L: SlowArray, V: SlowArray, O: SlowArray, a: int, b: int, k: int, *, q_off: int = 0,
+    kv_off: int = 0, delta: int | None = None, names: tuple[str, str, str] = ("S_ik", "V_kj", "O_ij"),
+) -> None:
+    """Phase 2: O = exp(S − L)·V in a×b output tiles, the inner dimension in chunks of k."""
+    for rows, ext in row_tiles(m, *S.shape, a, delta):
         Li = m.load(L, rows, what="L_i")
-        pv(m, S, V, O, rows, ext(rows), B, L_i=Li, q_off=q_off, kv_off=kv_off, name="S_ik")
+        pv(m, S, V, O, rows, ext, b, k=k, L_i=Li, q_off=q_off, kv_off=kv_off, names=names)
         m.free(Li)

@@ -39,7 +39,6 @@ reads = 16 + 8 + 48 + 16 + 16 + 8 + 32 + 32 = 176, writes = 4 + 16 + 8 + 16 = 44
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
@@ -54,16 +53,7 @@ class SquareTilingBwdTiling(Side):
     B: int
     name = "square_tiling-bwd"
     needs = "three 1×1 tiles and two statistics"
-
-    @staticmethod
-    def fast_words(B: int) -> int:
-        return 3 * B * B + 2 * B
-
-    @staticmethod
-    def side(M: int) -> int:
-        B = (math.isqrt(3 * M + 1) - 1) // 3  # the largest B with 3B² + 2B ≤ M
-        assert M < SquareTilingBwdTiling.fast_words(B + 1), (M, B)
-        return B
+    phases = ((3, 2),)  # phase 1: C, two input tiles, L_i, D_i (the others less): B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋
 
 
 def schedule(m: Machine, ins: dict[str, SlowArray], t: SquareTilingBwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:

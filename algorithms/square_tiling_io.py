@@ -61,9 +61,8 @@ import math
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.algorithms.square_tiling import logits_phase, output_phase
+from attnio.algorithms.tilings import Positive, check_M
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -81,7 +80,7 @@ def _phase_tiles(n: int, N: int, M: int, groups0: int) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class SquareTilingIO:
+class SquareTilingIO(Positive):
     """Phase 1: a1×b1 logit tiles, d streamed k1 columns at a time; phase 2: a2×b2 output tiles, N streamed
     k2 at a time."""
 
@@ -91,10 +90,6 @@ class SquareTilingIO:
     a2: int
     b2: int
     k2: int
-
-    def __post_init__(self) -> None:
-        for name in ("a1", "b1", "k1", "a2", "b2", "k2"):
-            check_int(name, getattr(self, name), min=1)
 
     @staticmethod
     def fast_words(a: int, b: int, k: int) -> int:
@@ -109,8 +104,7 @@ class SquareTilingIO:
     def default(cls, N: int, d: int, M: int, dv: int | None = None) -> SquareTilingIO:
         """The tile rule above."""
         dv = d if dv is None else dv
-        if M < 6:
-            raise InvalidParameter("M", M, "M >= 6 for square_tiling-io (a 1×2 tile, its row statistic and one chunk)")
+        check_M(M, 6, "square_tiling-io", "a 1×2 tile, its row statistic and one chunk")
         q = math.isqrt(M)
         cap = (M - 2) // 3  # b⁰ ≤ cap keeps a⁰ ≥ 1
         a1, b1 = _phase_tiles(N, N, M, max(_cdiv(N, q), _cdiv(N, cap)))
@@ -124,52 +118,11 @@ class SquareTilingIO:
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: SquareTilingIO, scale: float) -> SlowArray:
-    xp = m.xp
-    N, d = Q.shape
-    dv = V.shape[1]
+    """``square_tiling``'s two phases with this module's tiles."""
+    N, dv = Q.shape[0], V.shape[1]
     S = m.slow("S", (N, N))  # logits
     L = m.slow("L", (N,))  # row logsumexp
     O = m.slow("O", (N, dv), role="output")
-
-    # Phase 1
-    for rows in m.tiles(N, t.a1):
-        Li = m.alloc((rows.stop - rows.start,), what="L_i", fill=-math.inf)
-        for cols in m.tiles(N, t.b1):
-            A = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what="S_ij")
-            for ks in m.tiles(d, t.k1):
-                Qil = m.load(Q, rows, ks, what="Q_iℓ")
-                Kjl = m.load(K, cols, ks, what="K_jℓ")
-                if m.numeric:
-                    A.data += Qil.data @ Kjl.data.T
-                m.work("qk", A.words * (ks.stop - ks.start))
-                m.free(Qil, Kjl)
-            if m.numeric:
-                A.data *= scale
-            m.store(A, S, rows, cols)
-            if m.numeric:  # row logsumexp of the tile, in the tile's own space
-                mx = A.data.max(axis=1)
-                A.data -= mx[:, None]
-                xp.exp(A.data, out=A.data)
-                xp.logaddexp(Li.data, mx + xp.log(A.data.sum(axis=1)), out=Li.data)
-            m.free(A)
-        m.store(Li, L, rows)
-        m.free(Li)
-
-    # Phase 2
-    for rows in m.tiles(N, t.a2):
-        Li = m.load(L, rows, what="L_i")
-        for vcols in m.tiles(dv, t.b2):
-            Oig = m.alloc((rows.stop - rows.start, vcols.stop - vcols.start), what="O_ig")
-            for ks in m.tiles(N, t.k2):
-                Sik = m.load(S, rows, ks, what="S_ik")
-                Vkg = m.load(V, ks, vcols, what="V_kg")
-                if m.numeric:
-                    Sik.data -= Li.data[:, None]
-                    xp.exp(Sik.data, out=Sik.data)
-                    Oig.data += Sik.data @ Vkg.data
-                m.work("pv", Oig.words * (ks.stop - ks.start))
-                m.free(Sik, Vkg)
-            m.store(Oig, O, rows, vcols)
-            m.free(Oig)
-        m.free(Li)
+    logits_phase(m, Q, K, S, L, t.a1, t.b1, t.k1, scale, names=("S_ij", "Q_iℓ", "K_jℓ"))
+    output_phase(m, S, L, V, O, t.a2, t.b2, t.k2, names=("S_ik", "V_kg", "O_ig"))
     return O

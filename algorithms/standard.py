@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from attnio.algorithms.causal import each
+from attnio.algorithms.causal import row_tiles
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.steps import softmax_stats
 from attnio.algorithms.tiled import logits, pv
@@ -63,15 +63,7 @@ class StandardTiling(Side):
     b: int
     name = "standard"
     needs = "one S tile of 1 word plus m, ℓ, m_new"
-
-    @staticmethod
-    def fast_words(b: int) -> int:
-        """Peak fast-memory words: three b×b tiles (passes 1, 3), or one tile and three b-vectors (pass 2)."""
-        return max(3 * b * b, b * b + 3 * b)
-
-    @staticmethod
-    def side(M: int) -> int:
-        return math.isqrt(M // 3)  # ⌊√(M/3)⌋
+    phases = ((3, 0), (1, 3))  # three b×b tiles (passes 1, 3); one tile, m_i, ℓ_i, m_new (pass 2): b = ⌊√(M/3)⌋
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: StandardTiling, scale: float) -> SlowArray:
@@ -93,31 +85,26 @@ def head(
     causal mask offset N_kv − N_q (None: no mask); then row tile i computes, stores and reads only the columns
     [0, e_i + δ), the tiles crossing the diagonal masked (−∞ logits)."""
     xp = m.xp
-    Nq, Nkv = S.shape
-    Rows = m.tiles if delta is None else each  # causal: the columns depend on the row tile
-
-    def ext(rows: slice) -> int:
-        return Nkv if delta is None else rows.stop + delta
 
     # pass 1: S = scale·QKᵀ, square tiles, inner dimension d in chunks of b
-    for rows in Rows(Nq, b):
-        for cols in m.tiles(ext(rows), b):
+    for rows, ext in row_tiles(m, *S.shape, b, delta):
+        for cols in m.tiles(ext, b):
             Sij = logits(m, Q, K, rows, cols, b, scale, q_off=q_off, kv_off=kv_off, delta=delta)
             m.store(Sij, S, rows, cols)  # S_ij → slow
             m.free(Sij)
 
     # pass 2: P = softmax(S) per row block: one read of S for (max, sum), one to write P
-    for rows in Rows(Nq, b):
+    for rows, ext in row_tiles(m, *S.shape, b, delta):
         br = rows.stop - rows.start
         mi = m.alloc((br,), what="m_i", fill=-math.inf)
         li = m.alloc((br,), what="ℓ_i")
-        for cols in m.tiles(ext(rows), b):
+        for cols in m.tiles(ext, b):
             Sij = m.load(S, rows, cols, what="S_ij")
             mnew = m.alloc((br,), what="m_new", fill=None)
             if m.numeric:
                 softmax_stats(Sij.data, mi.data, li.data, mnew.data, xp)
             m.free(Sij, mnew)
-        for cols in m.tiles(ext(rows), b):
+        for cols in m.tiles(ext, b):
             Sij = m.load(S, rows, cols, what="S_ij")
             if m.numeric:
                 Sij.data -= mi.data[:, None]
@@ -128,5 +115,5 @@ def head(
         m.free(mi, li)
 
     # pass 3: O = P·V, square tiles, inner dimension N_kv in chunks of b
-    for rows in Rows(Nq, b):
-        pv(m, P, V, O, rows, ext(rows), b, q_off=q_off, kv_off=kv_off)
+    for rows, ext in row_tiles(m, *S.shape, b, delta):
+        pv(m, P, V, O, rows, ext, b, q_off=q_off, kv_off=kv_off)

@@ -38,7 +38,6 @@ reads = 16 + 48 + 64 + 32 + 32 = 192, writes = 8 + 32 + 16 = 56, peak 3·4 = 12.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
@@ -52,14 +51,7 @@ class StandardBwdTiling(Side):
     b: int
     name = "standard-bwd"
     needs = "three 1×1 tiles"
-
-    @staticmethod
-    def fast_words(b: int) -> int:
-        return max(3 * b * b, 2 * b * b + b)
-
-    @staticmethod
-    def side(M: int) -> int:
-        return math.isqrt(M // 3)
+    phases = ((3, 0), (2, 1))  # three b×b tiles (the products); two tiles and D_i (line 3): b = ⌊√(M/3)⌋
 
 
 def tiled_product(

@@ -1,7 +1,8 @@
 """The two square-tiled products of the schedules that materialise the scores (standard attention, Saha–Ye's
-square tiling): one logits tile S_ij = scale·Q_i K_jᵀ with the inner dimension d in chunks of b, and one row of
-output tiles O_i = P_i V with the inner dimension in chunks of b. Row offsets place one head of a row-stacked
-workload (:mod:`attnio.algorithms.causal`); a tile crossing a causal diagonal is masked.
+square tiling and its io tile rule): one logits tile S_ij = scale·Q_i K_jᵀ with the inner dimension d in chunks
+of b, and one row of output tiles O_i = P_i V with the inner dimension in chunks of b (or k). Row offsets place
+one head of a row-stacked workload (:mod:`attnio.algorithms.causal`); a tile crossing a causal diagonal is
+masked.
 """
 
 from __future__ import annotations
@@ -28,16 +29,16 @@ def logits(m: Machine, Q: SlowArray, K: SlowArray, rows: slice, cols: slice, b: 
     return A
 
 
-def pv(m: Machine, P: SlowArray, V: SlowArray, O: SlowArray, rows: slice, ext: int, b: int, *, L_i: FastBlock | None = None,
-       q_off: int = 0, kv_off: int = 0, name: str = "P_ik") -> None:
-    """O_i = P_i[:, :ext]·V[:ext] in b×b output tiles, written to O; with ``L_i`` the tiles of P are logits,
-    turned into exp(S − L_i) on load (in place)."""
+def pv(m: Machine, P: SlowArray, V: SlowArray, O: SlowArray, rows: slice, ext: int, b: int, *, k: int | None = None,
+       L_i: FastBlock | None = None, q_off: int = 0, kv_off: int = 0, names: tuple[str, str, str] = ("P_ik", "V_kj", "O_ij")) -> None:
+    """O_i = P_i[:, :ext]·V[:ext] in output tiles of b value columns (the inner dimension in chunks of k,
+    default b), written to O; with ``L_i`` the tiles of P are logits, turned into exp(S − L_i) on load (in place)."""
     dv = V.shape[1]
     for vcols in m.tiles(dv, b):
-        Oij = m.alloc((rows.stop - rows.start, vcols.stop - vcols.start), what="O_ij")
-        for ks in m.tiles(ext, b):
-            Pik = m.load(P, rows, ks, what=name)
-            Vkj = m.load(V, shift(ks, kv_off), vcols, what="V_kj")
+        Oij = m.alloc((rows.stop - rows.start, vcols.stop - vcols.start), what=names[2])
+        for ks in m.tiles(ext, b if k is None else k):
+            Pik = m.load(P, rows, ks, what=names[0])
+            Vkj = m.load(V, shift(ks, kv_off), vcols, what=names[1])
             if m.numeric:
                 if L_i is not None:
                     Pik.data -= L_i.data[:, None]

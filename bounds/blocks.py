@@ -17,6 +17,8 @@ and ``pair`` words per (query, key) pair: the working set is rows·B_r + cols·B
 | flash1-fit (K/V resident) | d + d_v + 6 | d + d_v | 1 |
 | flash2-bwd, flash2-square-bwd (K/V resident) | 2d + d_v + 2 | 2d + 2d_v | 2 |
 | flash1-fit-bwd (K/V resident) | 2(d + d_v) + 3 | 2(d + d_v) | 2 |
+| kv_stationary (K/V resident) | d + 2d_v + 3 | d + d_v | 1 |
+| split_v (g = min(d, d_v) value columns) | d + g + 3 | max(d, g) = d | 1 |
 
 Worked example, flash2 at N = 4, d = 2, M = 14: a = ⌊(14 − 2)/8⌋ = 1, T_r = 4, B_r = 1, B_c = ⌊(14 − 7)/3⌋ = 2.
 
@@ -110,6 +112,12 @@ def _max(a: Any, b: Any) -> Any:
     return maximum(a, b) if isinstance(a, Expr) or isinstance(b, Expr) else max(a, b)
 
 
+def _min(a: Any, b: Any) -> Any:
+    from attnio.bounds.expr import minimum
+
+    return minimum(a, b) if isinstance(a, Expr) or isinstance(b, Expr) else min(a, b)
+
+
 # The budgets of the schedules (d_v defaults to d here, once) ---------------------------------------------------
 def flash2(d: Any, dv: Any = None) -> Budget:
     """FlashAttention-2 forward: Q_i, O_i and 3 statistics per query row; the K_j/V_j buffer; S_ij."""
@@ -134,3 +142,16 @@ def flash1_fit_bwd(d: Any, dv: Any = None) -> Budget:
     S/P and dP/dS."""
     dv = d if dv is None else dv
     return Budget(2 * (d + dv) + 3, 2 * (d + dv), 2)
+
+
+def kv_stationary(d: Any, dv: Any = None) -> Budget:
+    """K/V-stationary attention: Q_i, the partial Ô and O_i, and 3 statistics per query row; K_j, V_j; S."""
+    dv = d if dv is None else dv
+    return Budget(d + 2 * dv + 3, d + dv, 1)
+
+
+def split_v(d: Any, dv: Any = None) -> Budget:
+    """Split-V attention: FlashAttention-2's working set with the accumulator O_ic only g = min(d, d_v) columns
+    wide (the K_j / V_jc buffer max(d, g) = d)."""
+    dv = d if dv is None else dv
+    return flash2(d, _min(d, dv))

@@ -200,7 +200,15 @@ def _empty_out(N: int, dv: int, dtype: str, poison: bool) -> Any:
     return O
 
 
-def flash2_forward(
+def _scratch(shape: tuple[int, ...], poison: bool) -> Any:
+    """A float32 array in global memory (L, S), NaN throughout when ``poison``."""
+    import cupy
+
+    return cupy.full(shape, np.nan, dtype=cupy.float32) if poison else cupy.empty(shape, dtype=cupy.float32)
+
+
+def forward(
+    algorithm: str,
     Q: Any,
     K: Any,
     V: Any,
@@ -213,71 +221,35 @@ def flash2_forward(
     threads: int = L.DEFAULT_THREADS,
     poison: bool = False,
 ) -> KernelRun:
-    """Fused FlashAttention-2 forward with the model's blocks for ``M`` (or ``tiling``)."""
+    """One forward pass on the GPU. ``flash2``: the fused FlashAttention-2 forward with the model's blocks for
+    ``M`` (or ``tiling``). ``square_tiling``: Saha–Ye square tiling, stable form (``tiling`` is not used):
+    Phase 1 writes the logits S = scale·QKᵀ and row logsumexps L to global memory; Phase 2 reads them back tile
+    by tile and forms O = exp(S − L)·V."""
     import cupy
 
+    if algorithm not in ("flash2", "square_tiling"):
+        raise InvalidParameter("algorithm", algorithm, "flash2 or square_tiling")
     N, d, dv = _check_inputs(Q, K, V)
     dt = dtype_of(Q, dtype)
-    p = L.flash2_plan(N, d, M, dv=dv, dtype=dt, tiling=tiling, threads=threads)
-    s = np.float32(1.0 / np.sqrt(d) if scale is None else scale)
-    Q, K, V = (cupy.ascontiguousarray(x) for x in (Q, K, V))
-    O = _empty_out(N, dv, dt, poison)
-    Lse = cupy.full((N,), np.nan, dtype=cupy.float32) if poison else cupy.empty((N,), dtype=cupy.float32)
-    ctr = cupy.zeros(2, dtype=cupy.uint64)
-    _launch(p, 0, flash2_args(p, Q, K, V, O, Lse, s, ctr), count_io)
-    io = None
-    if count_io:
-        r, w = (int(v) for v in ctr.get())
-        io = IOCount(r, w)
-    return KernelRun(p, O, Lse, io)
-
-
-def square_tiling_forward(
-    Q: Any,
-    K: Any,
-    V: Any,
-    *,
-    M: int,
-    scale: float | None = None,
-    dtype: str | None = None,
-    count_io: bool = False,
-    threads: int = L.DEFAULT_THREADS,
-    poison: bool = False,
-) -> KernelRun:
-    """Saha–Ye square tiling, stable form: Phase 1 writes the logits S = scale·QKᵀ and row logsumexps L to
-    global memory; Phase 2 reads them back tile by tile and forms O = exp(S − L)·V."""
-    import cupy
-
-    N, d, dv = _check_inputs(Q, K, V)
-    dt = dtype_of(Q, dtype)
-    p = L.square_tiling_plan(N, d, M, dv=dv, dtype=dt, threads=threads)
-    if N * N * 4 > 64 * 2**30:
-        raise Unsupported(f"square_tiling materialises the logits S: N²·4 = {N * N * 4} bytes > 64 GiB")
-    s = np.float32(1.0 / np.sqrt(d) if scale is None else scale)
-    Q, K, V = (cupy.ascontiguousarray(x) for x in (Q, K, V))
-    S = cupy.empty((N, N), dtype=cupy.float32)
-    Lse = cupy.empty((N,), dtype=cupy.float32)
-    if poison:
-        S.fill(np.nan)
-        Lse.fill(np.nan)
-    O = _empty_out(N, dv, dt, poison)
-    ctr = cupy.zeros(2, dtype=cupy.uint64)
-    _launch(p, 0, square_phase1_args(p, Q, K, S, Lse, s, ctr), count_io)
-    _launch(p, 1, square_phase2_args(p, S, Lse, V, O, ctr), count_io)
-    io = None
-    if count_io:
-        r, w = (int(v) for v in ctr.get())
-        io = IOCount(r, w)
-    return KernelRun(p, O, Lse, io)
-
-
-def forward(algorithm: str, Q: Any, K: Any, V: Any, **kw: Any) -> KernelRun:
     if algorithm == "flash2":
-        return flash2_forward(Q, K, V, **kw)
-    if algorithm == "square_tiling":
-        kw.pop("tiling", None)
-        return square_tiling_forward(Q, K, V, **kw)
-    raise InvalidParameter("algorithm", algorithm, "flash2 or square_tiling")
+        p = L.flash2_plan(N, d, M, dv=dv, dtype=dt, tiling=tiling, threads=threads)
+    else:
+        p = L.square_tiling_plan(N, d, M, dv=dv, dtype=dt, threads=threads)
+        if N * N * 4 > 64 * 2**30:
+            raise Unsupported(f"square_tiling materialises the logits S: N²·4 = {N * N * 4} bytes > 64 GiB")
+    s = np.float32(1.0 / np.sqrt(d) if scale is None else scale)
+    Q, K, V = (cupy.ascontiguousarray(x) for x in (Q, K, V))
+    O = _empty_out(N, dv, dt, poison)
+    Lse = _scratch((N,), poison)
+    ctr = cupy.zeros(2, dtype=cupy.uint64)
+    if algorithm == "flash2":
+        _launch(p, 0, flash2_args(p, Q, K, V, O, Lse, s, ctr), count_io)
+    else:
+        S = _scratch((N, N), poison)
+        _launch(p, 0, square_phase1_args(p, Q, K, S, Lse, s, ctr), count_io)
+        _launch(p, 1, square_phase2_args(p, S, Lse, V, O, ctr), count_io)
+    io = IOCount(*(int(v) for v in ctr.get())) if count_io else None
+    return KernelRun(p, O, Lse, io)
 
 
 def standard_attention(Q: Any, K: Any, V: Any, scale: float | None = None) -> Any:

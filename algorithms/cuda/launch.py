@@ -204,7 +204,7 @@ def square_tiling_plan(
     B = SquareTiling.default(N, d, M, dv).B
     if N * N > 2**62:
         raise Unsupported(f"square_tiling materialises A (N² = {N * N} words); too large")
-    words = 3 * B * B + B
+    words = SquareTiling.fast_words(B)  # 3B² + B
     assert words <= M, (M, B)
     T = -(-N // B)
     launches = (

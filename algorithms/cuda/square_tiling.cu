@@ -26,6 +26,19 @@
 // Global words (T = ⌈N/B⌉, T_v = ⌈dv/B⌉): reads T·N·d (Q) + T·N·d (K) + N (L) + T_v·N² (S) + T·N·dv (V);
 // writes N² (S) + N (L) + N·dv (O) — bounds.costs' square_tiling formula. S and L are float32 scratch.
 
+// C (rows×cols) += A (rows×inner) · B (inner×cols), all row-major tiles in shared memory, the elements of C
+// shared out over the threads: the tile product of both phases (no global word moves).
+ATTNIO_DEVICE void attnio_tile_mma(float* C, const float* A, const float* B, int rows, int cols, int inner,
+                                   int tid, int nt) {
+  for (int e = tid; e < rows * cols; e += nt) {
+    const int r = e / cols, c = e - r * cols;
+    const float* a = A + r * inner;
+    float acc = C[e];
+    for (int t = 0; t < inner; ++t) acc += a[t] * B[t * cols + c];
+    C[e] = acc;
+  }
+}
+
 ATTNIO_DEVICE float attnio_logaddexp(float a, float b) {
   const float hi = a > b ? a : b, lo = a > b ? b : a;
   return hi + log1pf(expf(lo - hi));  // a = −∞: exp(−∞) = 0, gives b
@@ -60,13 +73,7 @@ ATTNIO_GLOBAL void square_tiling_phase1(const T* __restrict__ Q, const T* __rest
         Kt[c * bj + r] = ATTNIO_LOAD(K + (long long)(j0 + r) * d + l0 + c);
       }
       ATTNIO_SYNC();
-      for (int e = tid; e < bi * bj; e += nt) {  // A_ij += Q[i,ℓ]·K[j,ℓ]ᵀ
-        const int r = e / bj, c = e - r * bj;
-        const float* q = Qt + r * bl;
-        float acc = At[e];
-        for (int t = 0; t < bl; ++t) acc += q[t] * Kt[t * bj + c];
-        At[e] = acc;
-      }
+      attnio_tile_mma(At, Qt, Kt, bi, bj, bl, tid, nt);  // A_ij += Q[i,ℓ]·K[j,ℓ]ᵀ
       ATTNIO_SYNC();
     }
     for (int e = tid; e < bi * bj; e += nt) {  // logits scale·A_ij to S: b_i·b_j writes
@@ -120,13 +127,7 @@ ATTNIO_GLOBAL void square_tiling_phase2(const float* __restrict__ S, const float
         Vt[e] = ATTNIO_LOAD(V + (long long)(k0 + r) * dv + j0 + c);
       }
       ATTNIO_SYNC();
-      for (int e = tid; e < bi * bj; e += nt) {  // O_ij += P·V[k,j]
-        const int r = e / bj, c = e - r * bj;
-        const float* p = Pt + r * bk;
-        float acc = Ot[e];
-        for (int t = 0; t < bk; ++t) acc += p[t] * Vt[t * bj + c];
-        Ot[e] = acc;
-      }
+      attnio_tile_mma(Ot, Pt, Vt, bi, bj, bk, tid, nt);  // O_ij += P·V[k,j]
       ATTNIO_SYNC();
     }
     for (int e = tid; e < bi * bj; e += nt) {  // O_ij: b_i·b_j writes (Ot[e] is next zeroed by this thread)
