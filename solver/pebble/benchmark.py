@@ -170,7 +170,13 @@ def _beside(c: Case, g: Graph, row: dict[str, Any]) -> dict[str, Any]:
         return out
     env = {"N": c.N, "d": c.d, "M": c.M}
     if c.computation == "backward":
-        explicit, costs = _backward_bounds(env), _backward_costs(c.N, c.d, c.M)
+        from attnio.bounds.backward import RECOMPUTES_S
+
+        explicit, every = _backward_bounds(env), _backward_costs(c.N, c.d, c.M)
+        # like with like: the schedules that recompute S run this graph; standard-bwd and square_tiling-bwd read
+        # the forward's P or S (another CDAG), so their counts stand beside the row unchecked
+        costs = {k: v for k, v in every.items() if k in RECOMPUTES_S}
+        out["costs_other_cdag"] = {k: v for k, v in every.items() if k not in RECOMPUTES_S}
     else:
         explicit, _ = sandwich._eval_bounds(sandwich._lower_entries(sandwich.ATTENTION_SYMBOLS), env)
         costs = sandwich._costs(c.N, c.d, c.M) if c.game != "prbp" else {}
