@@ -69,20 +69,22 @@ class Form:
     kind: str
 
 
-FORMS: tuple[Form, ...] = (
-    Form("trivial.small", "trivial.4Nd", "forward", "trivial"),
-    Form("b1.segment", "constants.b1", "forward", "b1"),
-    Form("b2.segment", "constants.b2", "forward", "b2"),
-    Form("b3.segment", "constants.b3", "forward", "b3"),
-    Form("bs.segment", "constants.bs", "forward", "bs"),
-    Form("sy.lemma3.4.segment", "sy.lemma3.4.explicit", "forward", "sy3.4"),
-    Form("sy.thm4.8.segment", "sy.thm4.8.explicit", "forward", "sy4.8"),
-    Form("bwd.trivial.small", "backward.trivial", "backward", "trivial"),
-    Form("bwd-dp.segment", "backward.bwd-dp", "backward", "b1"),
-    Form("bwd-sdp.segment", "backward.bwd-sdp", "backward", "bwd-sdp"),
-    Form("bwd-dp-small.segment", "backward.bwd-dp-small", "backward", "bs"),
-    Form("bwd-sdp-small.segment", "backward.bwd-sdp-small", "backward", "bwd-sdp-small"),
-)
+# form id, the catalog bound it is the small form of, the pass, the segment kind (or "trivial")
+_FORM_TABLE = """
+trivial.small           trivial.4Nd              forward   trivial
+b1.segment              constants.b1             forward   b1
+b2.segment              constants.b2             forward   b2
+b3.segment              constants.b3             forward   b3
+bs.segment              constants.bs             forward   bs
+sy.lemma3.4.segment     sy.lemma3.4.explicit     forward   sy3.4
+sy.thm4.8.segment       sy.thm4.8.explicit       forward   sy4.8
+bwd.trivial.small       backward.trivial         backward  trivial
+bwd-dp.segment          backward.bwd-dp          backward  b1
+bwd-sdp.segment         backward.bwd-sdp         backward  bwd-sdp
+bwd-dp-small.segment    backward.bwd-dp-small    backward  bs
+bwd-sdp-small.segment   backward.bwd-sdp-small   backward  bwd-sdp-small
+"""
+FORMS: tuple[Form, ...] = tuple(Form(*line.split()) for line in _FORM_TABLE.strip().splitlines())
 KINDS = ("b1", "b2", "b3", "bs", "sy3.4", "sy4.8", "bwd-sdp", "bwd-sdp-small")
 _SQRT_KINDS = frozenset({"bs", "bwd-sdp-small"})  # F is the square root of a rational
 
