@@ -223,7 +223,7 @@ def _backward_costs(N: int, d: int, M: int) -> dict[str, int]:
 def default_cases(time_limit_s: float = 60.0) -> list[Case]:
     """The committed table: attention forward N=2 (d = 1, 2, 3), N=3 (d = 1, 2, 3), N=4 (d = 1), causal N=3, 4,
     at M from the least feasible value up, in the three games; the backward graph for (N, d) = (1, 1), (1, 2),
-    (2, 1) in the two standard games (docs/pebbling.md §9)."""
+    (2, 1) and (3, 1) (where the backward segment forms are positive) in the two standard games (docs/pebbling.md §9)."""
     out = []
     for N, d, Ms in [(2, 1, (3, 4, 5, 6, 8)), (2, 2, (4, 8, 16)), (2, 3, (8, 24)), (3, 1, (4, 8, 12)),
                      (3, 2, (12, 24)), (4, 1, (12, 20)), (3, 3, (30,))]:
@@ -236,7 +236,7 @@ def default_cases(time_limit_s: float = 60.0) -> list[Case]:
     for N, d, Ms in [(2, 1, (3, 4, 5, 6, 8)), (2, 2, (4, 8)), (3, 1, (3, 4, 8))]:
         for M in Ms:
             out.append(Case(N, d, M, "prbp", time_limit_s=time_limit_s))
-    for N, d, Ms in [(1, 1, (3, 4, 6, 8)), (1, 2, (3, 4, 6, 8, 12)), (2, 1, (4, 8, 12, 20))]:
+    for N, d, Ms in [(1, 1, (3, 4, 6, 8)), (1, 2, (3, 4, 6, 8, 12)), (2, 1, (4, 8, 12, 20)), (3, 1, (3,))]:
         for M in Ms:
             for game in ("recompute", "one-shot"):
                 out.append(Case(N, d, M, game, time_limit_s=time_limit_s, computation="backward"))
