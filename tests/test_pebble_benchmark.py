@@ -293,3 +293,14 @@ def test_report_section_lays_out_every_row_of_the_table(tmp_path):
     (table,) = [b for b in s.blocks if b[0] == "table"]
     assert len(table[2]) == len(rows)
     assert [b[0] for b in section(None, path=tmp_path / "absent.json").blocks] == ["p"]
+
+
+def test_backward_case_bad_input():
+    from attnio.errors import InvalidParameter
+
+    with pytest.raises(InvalidParameter, match="computation"):
+        run_case(Case(1, 1, 4, computation="sideways").as_dict())
+    with pytest.raises(NotImplementedError, match="causal backward"):
+        run_case(Case(2, 1, 4, causal=True, computation="backward").as_dict())
+    assert Case(2, 1, 4).key().startswith("pebble|attention|N=2")  # forward keys as before: a resumed store reuses them
+    assert Case(2, 1, 4, computation="backward").key().startswith("pebble|attention_backward|N=2")
