@@ -18,7 +18,9 @@ Each claim is one algebraic step of the derivation on that page (``provenance`` 
   c = 2N²d), ``pebbling.bs.small_implies`` / ``pebbling.bwd-sdp-small.small_implies`` (R = 3M: at least the closed
   forms);
 - B3: ``pebbling.b3.small_form`` (steps 8 and 12 for any R, f = 0: Q ≥ R·((16N²d² − (3M + 2R)Nd)/((M + R)² + 64d⁴)
-  − 1)), ``pebbling.b3.small_implies`` (R = M: at least the closed form).
+  − 1)), ``pebbling.b3.small_implies`` (R = M: at least the closed form);
+- the causal graph: ``pebbling.b1.causal.*``, ``b2.causal.*``, ``b3.causal.*``, the same with the P = N(N + 1)/2
+  pairs j ≤ i in place of N² (the workload bounds B1_P, B2_P, B3_P at one head, N_q = N_kv = N).
 
 Interface (solver/claims.py): ``CLAIMS``, ids prefixed ``pebbling.``.
 
@@ -53,6 +55,7 @@ F_SY48 = maximum(2 * B * B / (d * d), 4 * B)
 F_SDP = maximum(B * B / (16 * d * d), B)
 _SEG = (R >= 1, B >= M + R, B <= M + R)  # B = M + R
 _DOUBLE = (B >= 2 * M, B <= 2 * M)  # R = M: B = 2M
+_P = N * (N + 1) / 2  # the causal graph's pairs j ≤ i (one head, N_q = N_kv = N)
 K, KAPPA = M + B, 1 - B / (4 * d * d)  # BS: K = 2M + R, κ = 1 − (M + R)/(4d²) (any sign)
 
 
@@ -133,4 +136,28 @@ CLAIMS: list[Implication] = [
     _claim("bwd-sdp.small_implies", "[BWD-SdP small form] R = M: h·max(M²/(4d²), 2M) ≥ N², Q ≥ M(h − 1) ⇒ "
            "Q ≥ min(4N²d²/M, N²/2) − M", (*_BASE, *_DOUBLE, h * F_SDP >= N**2, Q >= M * (h - 1)),
            Q >= minimum(4 * N**2 * d**2 / M, N**2 / 2) - M, "backward", "backward.bwd-sdp"),
+    # the causal graph (one head, N_q = N_kv = N): B1_P, B2_P, B3_P's small forms, the P = N(N + 1)/2 pairs j ≤ i
+    _claim("b1.causal.small_form", "[B1_P small form, causal] R ≥ 1, h·F₁(M + R) ≥ P, Q ≥ R(h − 1) ⇒ "
+           "Q ≥ R·(P/F₁ − 1), P = N(N + 1)/2", (*_BASE, *_SEG, h * F1 >= _P, Q >= R * (h - 1)),
+           Q >= R * (_P / F1 - 1), "causal", "workloads.b1.causal"),
+    _claim("b1.causal.small_implies", "[B1_P small form, causal] M ≥ 2d², R = M: h·F₁(2M) ≥ P, Q ≥ M(h − 1) ⇒ "
+           "Q ≥ P·d²/M − M", (*_BASE, M >= 2 * d**2, *_DOUBLE, h * F1 >= _P, Q >= M * (h - 1)),
+           Q >= _P * d**2 / M - M, "causal", "workloads.b1.causal"),
+    _claim("b2.causal.small_form", "[B2_P small form, causal] R ≥ 1, h·F₂(M + R) ≥ P·d, Q ≥ R(h − 1) ⇒ "
+           "Q ≥ R·(P·d/F₂ − 1)", (*_BASE, *_SEG, h * F2 >= _P * d, Q >= R * (h - 1)),
+           Q >= R * (_P * d / F2 - 1), "causal", "workloads.b2.causal"),
+    _claim("b2.causal.small_implies", "[B2_P small form, causal] M ≥ 4d², R = M: h·F₂(2M) ≥ P·d, Q ≥ M(h − 1) ⇒ "
+           "Q ≥ 2P·d²/M − M", (*_BASE, M >= 4 * d**2, *_DOUBLE, h * F2 >= _P * d, Q >= M * (h - 1)),
+           Q >= 2 * _P * d**2 / M - M, "causal", "workloads.b2.causal"),
+    _claim("b3.causal.small_form", "[B3_P small form, causal] R ≥ 1, P·d ≤ S/(16d) + 4d³h, S ≤ h(M + R)² + (3M + 2R)L, "
+           "Q ≥ R(h − 1) ⇒ Q ≥ R·((16P·d² − (3M + 2R)L)/((M + R)² + 64d⁴) − 1), L = Nd",
+           (*_BASE, R >= 1, _P * d <= S / (16 * d) + 4 * d**3 * h, S <= h * (M + R) ** 2 + (3 * M + 2 * R) * N * d,
+            Q >= R * (h - 1)),
+           Q >= R * ((16 * _P * d**2 - (3 * M + 2 * R) * N * d) / ((M + R) ** 2 + 64 * d**4) - 1),
+           "causal", "workloads.b3.causal"),
+    _claim("b3.causal.small_implies", "[B3_P small form, causal] R = M: Q ≥ M·((16P·d² − 5M·L)/(4M² + 64d⁴) − 1) ⇒ "
+           "Q ≥ M(4P·d² − 1.5·M·L)/(M² + 16d⁴) − M, L = Nd",
+           (*_BASE, Q >= M * ((16 * _P * d**2 - 5 * M * N * d) / (4 * M**2 + 64 * d**4) - 1)),
+           Q >= M * (4 * _P * d**2 - Fraction(3, 2) * M * N * d) / (M**2 + 16 * d**4) - M, "causal",
+           "workloads.b3.causal"),
 ]

@@ -170,9 +170,8 @@ def _table():
 
 def _forms_at(r) -> dict[str, int]:
     """Every small form that speaks about the row, recomputed here from its definition (not read from the file)."""
-    if r["causal"]:
-        return {}
-    return small_bounds.evaluate(r["N"], r["d"], r["M"], game=r["game"], computation=r.get("computation", "forward"))
+    computation = "causal" if r["causal"] else r.get("computation", "forward")
+    return small_bounds.evaluate(r["N"], r["d"], r["M"], game=r["game"], computation=computation)
 
 
 def _check_bounds_below_opt(rows) -> None:
@@ -238,6 +237,21 @@ def test_backward_rows_bounds_forms_and_planted_forms():
     top = run_case(Case(1, 1, 8, "one-shot", computation="backward").as_dict())
     assert top["opt"] == top["trivial"] == 9 and top["small_forms"]["bwd.trivial.small"] == 7
     _refutes(PLANTED_BACKWARD, rows)
+
+
+PLANTED_CAUSAL = {"b1.causal.segment": 32, "b2.causal.segment": 16, "b3.causal.segment": 64}
+
+
+def test_causal_rows_bounds_forms_and_planted_forms():
+    """Causal N = 2, d = 1 (19 vertices), one-shot, M = 3, 4, 5: the causal workload bounds of the catalog and the
+    causal small forms (pair count P = 3) are ≤ OPT; with a planted divisor each segment form is refuted. At M = 5
+    OPT = 8 = inputs + outputs (every Q, K, V word has a child in the graph), by hand."""
+    rows = [run_case(Case(2, 1, M, "one-shot", causal=True, time_limit_s=60).as_dict()) for M in (3, 4, 5)]
+    assert all(r["status"] == "optimal" and r["certificate"]["replayed"] for r in rows) and rows[2]["opt"] == 8
+    assert {"workloads.trivial.causal", "workloads.b1.causal", "workloads.b3.causal"} <= set(rows[0]["lower_bounds"])
+    assert set(rows[0]["small_forms"]) == set(PLANTED_CAUSAL) | {"trivial.causal.small"}
+    _check_bounds_below_opt(rows)
+    _refutes(PLANTED_CAUSAL, rows)
 
 
 def test_backward_graph_by_hand():

@@ -165,11 +165,10 @@ def _beside(c: Case, g: Graph, row: dict[str, Any]) -> dict[str, Any]:
     from attnio.solver.pebble import sandwich, small_bounds
 
     out: dict[str, Any] = {"trivial": g.trivial_io}
-    if c.causal:  # the catalog's bounds and schedules are about full (non-causal) attention
-        out.update(lower_bounds={}, small_forms={}, costs={}, verdicts={})
-        return out
     env = {"N": c.N, "d": c.d, "M": c.M}
-    if c.computation == "backward":
+    if c.causal:  # the catalog's causal workload bounds and schedules, at one head with N_q = N_kv = N
+        explicit, costs = _causal_bounds(env), _causal_costs(c.N, c.d, c.M)
+    elif c.computation == "backward":
         from attnio.bounds.backward import RECOMPUTES_S
 
         explicit, every = _backward_bounds(env), _backward_costs(c.N, c.d, c.M)
@@ -183,9 +182,21 @@ def _beside(c: Case, g: Graph, row: dict[str, Any]) -> dict[str, Any]:
     if c.game == "prbp":  # only the bounds whose CDAG assumption allows partial sums (small_bounds.prbp_ok)
         explicit = {k: v for k, v in explicit.items() if small_bounds.holds_in_prbp(k)}
     out["lower_bounds"] = {k: round(float(v), 6) for k, v in explicit.items()}
-    out["small_forms"] = small_bounds.evaluate(c.N, c.d, c.M, game=c.game, computation=c.computation)
+    out["small_forms"] = small_bounds.evaluate(c.N, c.d, c.M, game=c.game, computation="causal" if c.causal else c.computation)
     out["verdicts"] = {k: small_bounds.verdict(v, row) for k, v in {**out["lower_bounds"], **out["small_forms"]}.items()}
     out["costs"] = costs
+    return out
+
+
+def _explicit_lower(bounds, env: dict[str, int]) -> dict[str, float]:
+    """Each explicit lower bound of ``bounds`` whose symbols ``env`` gives and whose regime holds there, by id."""
+    from attnio.bounds.expr import evaluate, free_symbols
+
+    out = {}
+    for b in bounds:
+        names = {s.name for s in free_symbols(b.expr)} | {s.name for r in b.regime for s in free_symbols(r)}
+        if b.kind == "lower" and b.explicit and names <= set(env) and all(r.holds(env) for r in b.regime):
+            out[b.id] = float(evaluate(b.expr, env))
     return out
 
 
@@ -193,14 +204,34 @@ def _backward_bounds(env: dict[str, int]) -> dict[str, float]:
     """Every explicit backward lower bound of the catalog in (N, d, M) (d_v = d) whose regime holds; the graph of
     :func:`attention_backward` recomputes S, so BWD-SdP and its small-cache form apply as well as BWD-dP."""
     from attnio.bounds import backward
-    from attnio.bounds.expr import evaluate, free_symbols
 
-    env = {**env, "dv": env["d"]}
+    return _explicit_lower(backward.BOUNDS, {**env, "dv": env["d"]})
+
+
+def _causal_bounds(env: dict[str, int]) -> dict[str, float]:
+    """The catalog's explicit causal-workload lower bounds (``bounds.workloads.CAUSAL``) at one head, N_q = N_kv = N,
+    d_v = d: the causal graph of :func:`attention` is that head's standard CDAG over the P = N(N + 1)/2 pairs."""
+    from attnio.bounds import workloads
+
+    one_head = {"Nq": env["N"], "Nkv": env["N"], "g": 1, "d": env["d"], "dv": env["d"], "M": env["M"]}
+    return _explicit_lower([b for b in workloads.BOUNDS if b.id in workloads.CAUSAL], one_head)
+
+
+def _causal_costs(N: int, d: int, M: int) -> dict[str, int]:
+    """Every causal workload schedule's exact count (``bounds.costs.workload_cost``, one head, per-head schedule)
+    where its formula is valid."""
+    from attnio.bounds import costs
+
+    from attnio.workload import Workload
+
+    w = Workload.build(N=N, d=d, M=M, causal=True)
     out = {}
-    for b in backward.BOUNDS:
-        names = {s.name for s in free_symbols(b.expr)} | {s.name for r in b.regime for s in free_symbols(r)}
-        if b.kind == "lower" and b.explicit and names <= set(env) and all(r.holds(env) for r in b.regime):
-            out[b.id] = float(evaluate(b.expr, env))
+    for name, sched, causal in sorted(costs.WORKLOAD_FORMULAS):
+        if causal and sched == "per-head":
+            try:
+                out[name] = costs.workload_cost(name, w, sched).io_words
+            except InvalidParameter:
+                continue
     return out
 
 
@@ -221,7 +252,7 @@ def _backward_costs(N: int, d: int, M: int) -> dict[str, int]:
 
 
 def default_cases(time_limit_s: float = 60.0) -> list[Case]:
-    """The committed table: attention forward N=2 (d = 1, 2, 3), N=3 (d = 1, 2, 3), N=4 (d = 1), causal N=3, 4,
+    """The committed table: attention forward N=2 (d = 1, 2, 3), N=3 (d = 1, 2, 3), N=4 (d = 1), causal N=2, 3, 4,
     at M from the least feasible value up, in the three games; the backward graph for (N, d) = (1, 1), (1, 2),
     (2, 1) and (3, 1) (where the backward segment forms are positive) in the two standard games (docs/pebbling.md §9)."""
     out = []
@@ -233,6 +264,9 @@ def default_cases(time_limit_s: float = 60.0) -> list[Case]:
     for N, d, Ms in [(3, 1, (4,)), (4, 1, (8,)), (3, 2, (16,))]:
         for M in Ms:
             out.append(Case(N, d, M, "one-shot", causal=True, time_limit_s=time_limit_s))
+    for M in (3, 4):  # causal rows that solve, in both games (the causal bounds and forms beside them)
+        for game in ("recompute", "one-shot"):
+            out.append(Case(2, 1, M, game, causal=True, time_limit_s=time_limit_s))
     for N, d, Ms in [(2, 1, (3, 4, 5, 6, 8)), (2, 2, (4, 8)), (3, 1, (3, 4, 8))]:
         for M in Ms:
             out.append(Case(N, d, M, "prbp", time_limit_s=time_limit_s))

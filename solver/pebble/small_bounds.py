@@ -22,12 +22,13 @@ with, for a segment budget B = M + R (the words red at its start or read in it):
     bwd-sdp.segment         N² pairs (dS_ij)                max(B²/(16d²), B)                              backward.md
     bwd-dp-small.segment    N²d products dO_iℓ·V_jℓ         as bs.segment                                  backward-small.md
     bwd-sdp-small.segment   2N²d products (both families)   as bs.segment (one shared budget)              backward-small.md
+    b1/b2/b3.causal.segment as b1/b2/b3 with the P = N(N + 1)/2 pairs j ≤ i in place of N² (B1_P, B2_P, B3_P)
 
 h_min = ⌈count/F⌉ (h_min = least h with h²·F² ≥ count² where F is a square root); R is scanned up to the first
 R where h_min ≤ 1 (F grows with R, so no larger R gives more). Each form is at least its closed form wherever
 that applies (R = M, or R = 3M for BS: claims ``pebbling.*.small_implies``). The trivial bounds' small forms
-are themselves: 4Nd (forward) and 7Nd (backward; in the CDAG every Q, K, V, dO word is an ancestor of an output,
-so N ≥ 2 is not needed).
+are themselves: 4Nd (forward), 4Nd − d (causal: workloads.trivial.causal at N_q = N_kv = N) and 7Nd (backward;
+in the CDAG every Q, K, V, dO word is an ancestor of an output, so N ≥ 2 is not needed).
 
 Which hold in the partial-computation game (PRBP): those whose bound's CDAG assumption admits partial-sum
 aggregation (:data:`PRBP_OK`: B1, B3, BS, the trivial bound, Saha–Ye Thm 4.8 which is about any algorithm).
@@ -83,15 +84,21 @@ bwd-dp.segment          backward.bwd-dp          backward  b1
 bwd-sdp.segment         backward.bwd-sdp         backward  bwd-sdp
 bwd-dp-small.segment    backward.bwd-dp-small    backward  bs
 bwd-sdp-small.segment   backward.bwd-sdp-small   backward  bwd-sdp-small
+trivial.causal.small    workloads.trivial.causal causal    trivial
+b1.causal.segment       workloads.b1.causal      causal    b1c
+b2.causal.segment       workloads.b2.causal      causal    b2c
+b3.causal.segment       workloads.b3.causal      causal    b3c
 """
 FORMS: tuple[Form, ...] = tuple(Form(*line.split()) for line in _FORM_TABLE.strip().splitlines())
-KINDS = ("b1", "b2", "b3", "bs", "sy3.4", "sy4.8", "bwd-sdp", "bwd-sdp-small")
+KINDS = ("b1", "b2", "b3", "bs", "sy3.4", "sy4.8", "bwd-sdp", "bwd-sdp-small", "b1c", "b2c", "b3c")
+_CAUSAL_OF = {"b1c": "b1", "b2c": "b2", "b3c": "b3"}  # the causal kinds: the same F, the count over the P pairs j ≤ i
 _SQRT_KINDS = frozenset({"bs", "bwd-sdp-small"})  # F is the square root of a rational
 
 
 def F(kind: str, d: int, B: int, M: int | None = None) -> Fraction:
     """Most roots, products or pairs (per ``kind``) computed in one segment of budget B = M + R; for the square-root
     kinds (``"bs"``, ``"bwd-sdp-small"``) the *square* of that number (M is then needed: K = 2M + R = M + B)."""
+    kind = _CAUSAL_OF.get(kind, kind)
     if kind == "b1":
         return max(Fraction(B * B, 4 * d * d), Fraction(B))
     if kind == "b2":
@@ -123,16 +130,22 @@ def bs_square(d: int, M: int, R: int) -> Fraction:
     return Fraction(B * B, 4) * (K - kappa * B)
 
 
+def pairs(N: int, causal: bool = False) -> int:
+    """The (query, key) pairs the graph computes: N², or N(N + 1)/2 under the causal mask (keys j ≤ i)."""
+    return N * (N + 1) // 2 if causal else N * N
+
+
 def _count(kind: str, N: int, d: int) -> int:
-    return {"b1": N * N, "sy3.4": N * N, "sy4.8": N * N, "bwd-sdp": N * N, "b2": N * N * d, "bs": N * N * d,
-            "bwd-sdp-small": 2 * N * N * d}[kind]
+    P = pairs(N, kind in _CAUSAL_OF)
+    return {"b1": P, "b1c": P, "sy3.4": P, "sy4.8": P, "bwd-sdp": P, "b2": P * d, "b2c": P * d, "bs": P * d,
+            "bwd-sdp-small": 2 * P * d}[kind]
 
 
 def least_segments(kind: str, N: int, d: int, M: int, R: int, *, planted: Fraction = Fraction(1)) -> int:
     """h_min(R): the least integer h ≥ 1 that the segment count allows (module docstring); ``planted`` divides the
     per-segment maximum (a deliberately wrong form: planted > 1 claims fewer computations per segment than proved)."""
-    if kind == "b3":
-        num = 16 * N * N * d * d - (3 * M + 2 * R) * N * d
+    if kind in ("b3", "b3c"):  # B3 (B3_P under the mask): 16·P·d² − (3M + 2R)·L, L = Nd output slots
+        num = 16 * pairs(N, kind == "b3c") * d * d - (3 * M + 2 * R) * N * d
         den = Fraction((M + R) ** 2 + 64 * d**4) / planted
         return max(1, ceil(num / den))
     count = _count(kind, N, d)
@@ -165,7 +178,7 @@ def value(form: Form, N: int, d: int, M: int, *, planted: Fraction = Fraction(1)
     """The form's value at (N, d, M); ``planted`` as in :func:`least_segments` (segment forms only)."""
     if form.kind == "trivial":
         assert planted == 1, "a trivial form has no per-segment count to plant"
-        return (4 if form.computation == "forward" else 7) * N * d
+        return {"forward": 4 * N * d, "causal": 4 * N * d - d, "backward": 7 * N * d}[form.computation]
     return segment_form(N, d, M, form.kind, planted=planted)
 
 
@@ -175,7 +188,8 @@ def forms_for(computation: str = "forward", game: str = "recompute") -> tuple[Fo
 
 
 def evaluate(N: int, d: int, M: int, *, game: str = "recompute", computation: str = "forward") -> dict[str, int]:
-    """The small forms that apply to attention (N, d) with M red pebbles in ``game``, by form id."""
+    """The small forms that apply to attention (N, d) with M red pebbles in ``game``, by form id; ``computation``
+    is ``"forward"``, ``"backward"`` or ``"causal"`` (the forward graph under the causal mask)."""
     return {f.id: value(f, N, d, M) for f in forms_for(computation, game)}
 
 
