@@ -1,7 +1,8 @@
 """Report section: the pebbling benchmark (certified optima of attention graphs, three games, every bound beside).
 
 :func:`section` reads the committed table ``reports/pebbling.json`` (written by ``attnio pebble --benchmark``,
-docs/pebbling.md §9) and lays it out; it computes nothing. Deterministic apart from the recorded seconds.
+docs/pebbling.md §9) and lays it out; it computes nothing beyond comparing each recorded bound with the row's
+proved sides (:func:`attnio.solver.pebble.small_bounds.verdict`). Deterministic apart from the recorded seconds.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from attnio.reports.render import Section
+from attnio.solver.pebble.small_bounds import verdict
+
+MARK = {"confirms": "✓", "refuted": "✗", "open": "?"}
 
 TABLE = Path(__file__).with_name("pebbling.json")
 
@@ -28,6 +32,17 @@ def _opt(r: dict[str, Any]) -> str:
     if r.get("status") == "infeasible":
         return "infeasible"
     return f"[{r.get('lower')}, {r.get('upper')}] gap {r.get('gap')}"
+
+
+def _verdicts(r: dict[str, Any]) -> dict[str, str]:
+    """Each lower bound's and small form's verdict on the row (recorded, or from the row's proved sides)."""
+    vals = {**(r.get("lower_bounds") or {}), **(r.get("small_forms") or {})}
+    return {k: (r.get("verdicts") or {}).get(k) or verdict(v, r) for k, v in vals.items()}
+
+
+def _forms(r: dict[str, Any]) -> str | None:
+    forms, marks = r.get("small_forms") or {}, _verdicts(r)
+    return ", ".join(f"{k} {v} {MARK[marks[k]]}" for k, v in sorted(forms.items())) or None
 
 
 def section(ctx: Any = None, path: Path = TABLE) -> Section:
@@ -50,13 +65,21 @@ def section(ctx: Any = None, path: Path = TABLE) -> Section:
         costs = r.get("costs") or {}
         cheapest = min(costs.items(), key=lambda kv: (kv[1], kv[0])) if costs else None
         table.append([
-            r["N"], r["d"], r["M"], r["game"] + (" causal" if r.get("causal") else ""), r["vertices"], r["edges"], _opt(r),
+            r["N"], r["d"], r["M"], r["game"] + (" causal" if r.get("causal") else "")
+            + (" backward" if r.get("computation") == "backward" else ""), r["vertices"], r["edges"], _opt(r),
             r.get("lower_by"), r.get("solver"), r.get("seconds"), r.get("cpu_seconds"),
             None if best_lb is None else f"{best_lb[1]:.4g} ({best_lb[0]})",
-            None if cheapest is None else f"{cheapest[1]} ({cheapest[0]})",
+            _forms(r), None if cheapest is None else f"{cheapest[1]} ({cheapest[0]})",
         ])
     s.table(["N", "d", "M", "game", "vertices", "edges", "OPT", "lower side by", "solver", "s", "CPU s",
-             "largest lower bound", "cheapest schedule"], table)
+             "largest lower bound", "small forms (✓ ≤ proved lower side, ✗ > OPT: refuted, ? open)", "cheapest schedule"],
+            table)
+    tally: dict[str, dict[str, int]] = {}
+    for r in rows:
+        for k, v in _verdicts(r).items():
+            tally.setdefault(k, {"confirms": 0, "open": 0, "refuted": 0})[v] += 1
+    s.p("Per bound and small form, rows that confirm it / leave it open / refute it: " + "; ".join(
+        f"{k} {t['confirms']}/{t['open']}/{t['refuted']}" for k, t in sorted(tally.items())) + ".")
     std = {(r["N"], r["d"], r["M"]): r for r in rows if r["game"] == "one-shot" and not r.get("causal")}
     drops = [(r, std[r["N"], r["d"], r["M"]]) for r in rows if r["game"] == "prbp" and (r["N"], r["d"], r["M"]) in std]
     lines = []

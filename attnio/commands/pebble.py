@@ -119,7 +119,7 @@ def _benchmark(args: argparse.Namespace, time_limit: float) -> int:
         return 0
     for r in rows:
         val = r.get("opt") if r.get("status") == "optimal" else f"[{r.get('lower')}, {r.get('upper')}]"
-        print(f"N={r['N']} d={r['d']} M={r['M']} {r['game']:<9}{' causal' if r['causal'] else ''} {r['vertices']:>4} vertices "
+        print(f"N={r['N']} d={r['d']} M={r['M']} {r['game']:<9}{' causal' if r['causal'] else ''}{' backward' if r.get('computation') == 'backward' else ''} {r['vertices']:>4} vertices "
               f"{r['status']:<10} {val}  {r.get('seconds')} s")
     print(f"{len(rows)} rows written to {args.out}")
     return 0

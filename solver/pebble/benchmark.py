@@ -1,8 +1,10 @@
 """The pebbling benchmark: certified optima (or certified brackets) of attention graphs, one row per case.
 
-A case is (N, d, M, game, causal, tree, time limit). Its row is plain data (the sweep store keeps it): the
+A case is (N, d, M, game, causal, tree, time limit, computation: the forward graph or the backward one,
+:func:`attnio.solver.pebble.graphs.attention_backward`). Its row is plain data (the sweep store keeps it): the
 graph's size, what was proved about OPT and by what, the certificate, every applicable lower bound of the
-catalog and of its small forms (:mod:`attnio.solver.pebble.small_bounds`) and every algorithm's exact count.
+catalog and of its small forms (:mod:`attnio.solver.pebble.small_bounds`), what the row says about each
+(``verdicts``: confirms, refuted or open) and every algorithm's exact count.
 
 Engines, in this order within one time limit:
 
@@ -30,13 +32,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from attnio.solver.pebble.game import replay
-from attnio.solver.pebble.graphs import Graph, attention
+from attnio.solver.pebble.graphs import Graph, attention, attention_backward
 from attnio.solver.pebble.limits import Deadline
 from attnio.solver.pebble.solve import solve
 
+from attnio.errors import InvalidParameter
 from attnio.validate import check_choice, check_int, check_real
 
 GAMES = ("recompute", "one-shot", "prbp")
+COMPUTATIONS = ("forward", "backward")
 
 
 @dataclass(frozen=True)
@@ -52,9 +56,11 @@ class Case:
     time_limit_s: float = 60.0
     kind: str = "pebble"
     count_only: bool = False  # the sweep orders work by (count_only, −N): pebbling rows are all "numeric"
+    computation: str = "forward"
 
     def key(self) -> str:
-        return (f"pebble|attention|N={self.N}|d={self.d}|M={self.M}|game={self.game}|causal={self.causal}"
+        graph = "attention" if self.computation == "forward" else "attention_backward"  # forward keys unchanged
+        return (f"pebble|{graph}|N={self.N}|d={self.d}|M={self.M}|game={self.game}|causal={self.causal}"
                 f"|tree={self.tree}|limit={self.time_limit_s:g}")
 
     def as_dict(self) -> dict[str, Any]:
@@ -63,6 +69,10 @@ class Case:
 
 def graph_of(c: Case) -> Graph:
     tree = "flat" if c.game == "prbp" else c.tree
+    if c.computation == "backward":
+        if c.causal:
+            raise NotImplementedError("a causal backward graph is not built here")
+        return attention_backward(c.N, c.d, tree=tree)
     return attention(c.N, c.d, tree=tree, causal=c.causal)
 
 
@@ -78,6 +88,7 @@ def run_case(cfg: dict[str, Any]) -> dict[str, Any]:
     check_int("d", c.d, min=1)
     check_int("M", c.M, min=1)
     check_choice("game", c.game, GAMES)
+    check_choice("computation", c.computation, COMPUTATIONS)
     check_real("time_limit_s", c.time_limit_s, gt=0)
     t0, cpu0 = time.perf_counter(), _cpu()
     dl = Deadline(c.time_limit_s, t0)
@@ -122,7 +133,7 @@ def run_case(cfg: dict[str, Any]) -> dict[str, Any]:
         row.update(status="bounds", opt=None, lower=lower, upper=None, gap=None, lower_by=lower_by, certificate=None,
                    solver=" + ".join(e["engine"] for e in engines), engines=engines,
                    seconds=round(time.perf_counter() - t0, 3), cpu_seconds=round(_cpu() - cpu0, 3))
-        row.update(_beside(c, g))
+        row.update(_beside(c, g, row))
         return row
     if c.game == "prbp":
         from attnio.solver.pebble.game import replay_prbp
@@ -138,7 +149,7 @@ def run_case(cfg: dict[str, Any]) -> dict[str, Any]:
         solver=" + ".join(e["engine"] for e in engines), engines=engines,
         seconds=round(time.perf_counter() - t0, 3), cpu_seconds=round(_cpu() - cpu0, 3),
     )
-    row.update(_beside(c, g))
+    row.update(_beside(c, g, row))
     return row
 
 
@@ -148,26 +159,102 @@ def _prbp_min_M(g: Graph) -> int:
     return min_M(g)
 
 
-def _beside(c: Case, g: Graph) -> dict[str, Any]:
-    """The catalog's lower bounds, their small forms, and every algorithm's exact count, at this case."""
+def _beside(c: Case, g: Graph, row: dict[str, Any]) -> dict[str, Any]:
+    """The catalog's lower bounds, their small forms, what this row says about each (``verdicts``:
+    :func:`attnio.solver.pebble.small_bounds.verdict`) and every algorithm's exact count, at this case."""
     from attnio.solver.pebble import sandwich, small_bounds
 
     out: dict[str, Any] = {"trivial": g.trivial_io}
-    if c.causal:  # the catalog's bounds and schedules are about full (non-causal) attention
-        out.update(lower_bounds={}, small_forms={}, costs={})
-        return out
-    explicit, _ = sandwich._eval_bounds(sandwich._lower_entries(sandwich.ATTENTION_SYMBOLS), {"N": c.N, "d": c.d, "M": c.M})
+    env = {"N": c.N, "d": c.d, "M": c.M}
+    if c.causal:  # the catalog's causal workload bounds and schedules, at one head with N_q = N_kv = N
+        explicit, costs = _causal_bounds(env), _causal_costs(c.N, c.d, c.M)
+    elif c.computation == "backward":
+        from attnio.bounds.backward import RECOMPUTES_S
+
+        explicit, every = _backward_bounds(env), _backward_costs(c.N, c.d, c.M)
+        # like with like: the schedules that recompute S run this graph; standard-bwd and square_tiling-bwd read
+        # the forward's P or S (another CDAG), so their counts stand beside the row unchecked
+        costs = {k: v for k, v in every.items() if k in RECOMPUTES_S}
+        out["costs_other_cdag"] = {k: v for k, v in every.items() if k not in RECOMPUTES_S}
+    else:
+        explicit, _ = sandwich._eval_bounds(sandwich._lower_entries(sandwich.ATTENTION_SYMBOLS), env)
+        costs = sandwich._costs(c.N, c.d, c.M) if c.game != "prbp" else {}
     if c.game == "prbp":  # only the bounds whose CDAG assumption allows partial sums (small_bounds.prbp_ok)
         explicit = {k: v for k, v in explicit.items() if small_bounds.holds_in_prbp(k)}
     out["lower_bounds"] = {k: round(float(v), 6) for k, v in explicit.items()}
-    out["small_forms"] = {k: v for k, v in small_bounds.evaluate(c.N, c.d, c.M, game=c.game).items()}
-    out["costs"] = sandwich._costs(c.N, c.d, c.M) if c.game != "prbp" else {}
+    out["small_forms"] = small_bounds.evaluate(c.N, c.d, c.M, game=c.game, computation="causal" if c.causal else c.computation)
+    out["verdicts"] = {k: small_bounds.verdict(v, row) for k, v in {**out["lower_bounds"], **out["small_forms"]}.items()}
+    out["costs"] = costs
+    return out
+
+
+def _explicit_lower(bounds, env: dict[str, int]) -> dict[str, float]:
+    """Each explicit lower bound of ``bounds`` whose symbols ``env`` gives and whose regime holds there, by id."""
+    from attnio.bounds.expr import evaluate, free_symbols
+
+    out = {}
+    for b in bounds:
+        names = {s.name for s in free_symbols(b.expr)} | {s.name for r in b.regime for s in free_symbols(r)}
+        if b.kind == "lower" and b.explicit and names <= set(env) and all(r.holds(env) for r in b.regime):
+            out[b.id] = float(evaluate(b.expr, env))
+    return out
+
+
+def _backward_bounds(env: dict[str, int]) -> dict[str, float]:
+    """Every explicit backward lower bound of the catalog in (N, d, M) (d_v = d) whose regime holds; the graph of
+    :func:`attention_backward` recomputes S, so BWD-SdP and its small-cache form apply as well as BWD-dP."""
+    from attnio.bounds import backward
+
+    return _explicit_lower(backward.BOUNDS, {**env, "dv": env["d"]})
+
+
+def _causal_bounds(env: dict[str, int]) -> dict[str, float]:
+    """The catalog's explicit causal-workload lower bounds (``bounds.workloads.CAUSAL``) at one head, N_q = N_kv = N,
+    d_v = d: the causal graph of :func:`attention` is that head's standard CDAG over the P = N(N + 1)/2 pairs."""
+    from attnio.bounds import workloads
+
+    one_head = {"Nq": env["N"], "Nkv": env["N"], "g": 1, "d": env["d"], "dv": env["d"], "M": env["M"]}
+    return _explicit_lower([b for b in workloads.BOUNDS if b.id in workloads.CAUSAL], one_head)
+
+
+def _causal_costs(N: int, d: int, M: int) -> dict[str, int]:
+    """Every causal workload schedule's exact count (``bounds.costs.workload_cost``, one head, per-head schedule)
+    where its formula is valid."""
+    from attnio.bounds import costs
+
+    from attnio.workload import Workload
+
+    w = Workload.build(N=N, d=d, M=M, causal=True)
+    out = {}
+    for name, sched, causal in sorted(costs.WORKLOAD_FORMULAS):
+        if causal and sched == "per-head":
+            try:
+                out[name] = costs.workload_cost(name, w, sched).io_words
+            except InvalidParameter:
+                continue
+    return out
+
+
+def _backward_costs(N: int, d: int, M: int) -> dict[str, int]:
+    """Every backward schedule's exact count (:func:`attnio.bounds.costs.backward_cost`, d_v = d) where its formula
+    is valid; the schedules that overflow M (``bounds.backward.OVERFLOWS``) are left out."""
+    from attnio.bounds import backward, costs
+
+    out = {}
+    for name, f in sorted(costs.BACKWARD_FORMULAS.items()):
+        if name in backward.OVERFLOWS or not all(r.holds({"N": N, "d": d, "M": M, "dv": d}) for r in f.valid):
+            continue
+        try:
+            out[name] = costs.backward_cost(name, N=N, d=d, M=M).io_words
+        except InvalidParameter:
+            continue
     return out
 
 
 def default_cases(time_limit_s: float = 60.0) -> list[Case]:
-    """The committed table: attention forward N=2 (d = 1, 2, 3), N=3 (d = 1, 2, 3), N=4 (d = 1), causal N=3, 4,
-    at M from the least feasible value up, in the three games (docs/pebbling.md §9)."""
+    """The committed table: attention forward N=2 (d = 1, 2, 3), N=3 (d = 1, 2, 3), N=4 (d = 1), causal N=2, 3, 4,
+    at M from the least feasible value up, in the three games; the backward graph for (N, d) = (1, 1), (1, 2),
+    (2, 1) and (3, 1) (where the backward segment forms are positive) in the two standard games (docs/pebbling.md §9)."""
     out = []
     for N, d, Ms in [(2, 1, (3, 4, 5, 6, 8)), (2, 2, (4, 8, 16)), (2, 3, (8, 24)), (3, 1, (4, 8, 12)),
                      (3, 2, (12, 24)), (4, 1, (12, 20)), (3, 3, (30,))]:
@@ -177,7 +264,14 @@ def default_cases(time_limit_s: float = 60.0) -> list[Case]:
     for N, d, Ms in [(3, 1, (4,)), (4, 1, (8,)), (3, 2, (16,))]:
         for M in Ms:
             out.append(Case(N, d, M, "one-shot", causal=True, time_limit_s=time_limit_s))
+    for M in (3, 4):  # causal rows that solve, in both games (the causal bounds and forms beside them)
+        for game in ("recompute", "one-shot"):
+            out.append(Case(2, 1, M, game, causal=True, time_limit_s=time_limit_s))
     for N, d, Ms in [(2, 1, (3, 4, 5, 6, 8)), (2, 2, (4, 8)), (3, 1, (3, 4, 8))]:
         for M in Ms:
             out.append(Case(N, d, M, "prbp", time_limit_s=time_limit_s))
+    for N, d, Ms in [(1, 1, (3, 4, 6, 8)), (1, 2, (3, 4, 6, 8, 12)), (2, 1, (4, 8, 12, 20)), (3, 1, (3,))]:
+        for M in Ms:
+            for game in ("recompute", "one-shot"):
+                out.append(Case(N, d, M, game, time_limit_s=time_limit_s, computation="backward"))
     return out

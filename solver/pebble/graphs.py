@@ -226,6 +226,91 @@ def attention(N: int, d: int, *, tree: str = "balanced", normalise: str = "divid
     return b.build()
 
 
+def _adders(leaves: int, tree: str) -> int:
+    """Vertices a summation tree of ``leaves`` leaves adds above them (none for one leaf; one when flat)."""
+    return 0 if leaves == 1 else (1 if tree == "flat" else leaves - 1)
+
+
+def attention_backward_vertices(N: int, d: int, *, tree: str = "balanced") -> int:
+    """|V| of :func:`attention_backward`, without building it: 5Nd + N inputs, per pair the S-tree and the dP-tree
+    (d products and their adders each) and P, E, dS; the row sums D (d products each); the products of dV, dQ, dK
+    (N²d each) and their N-leaf trees (Nd each). For balanced or chain trees this is 4Nd + 10N²d + N².
+
+    >>> [attention_backward_vertices(N, d) for N, d in ((1, 1), (1, 2), (2, 1), (2, 2))]
+    [15, 29, 52, 100]
+    >>> all(attention_backward_vertices(N, d, tree=t) == attention_backward(N, d, tree=t).n
+    ...     for N in (1, 2, 3) for d in (1, 2, 3) for t in TREES)
+    True
+    """
+    pair = 2 * (d + _adders(d, tree)) + 3
+    return 5 * N * d + N + N * N * pair + N * (d + _adders(d, tree)) + 3 * N * d * (N + _adders(N, tree))
+
+
+def attention_backward(N: int, d: int, *, tree: str = "balanced", deadline: Deadline = NO_DEADLINE) -> Graph:
+    """The backward pass of attention as a CDAG (FlashAttention, arXiv 2205.14135, Appendix B.2, in the form of
+    FlashAttention-2's backward: S recomputed from Q and K, the forward's log-sum-exp L_i saved), d_v = d, no
+    scale (as in :func:`attention`). Inputs Q, K, V, O, dO (N×d each) and L (N); outputs dQ, dK, dV::
+
+        QK[i,j,l]  = Q[i,l]·K[j,l];   S[i,j]  = Σ_l QK[i,j,l]      the S-tree of each pair (d leaves)
+        P[i,j]     = exp(S[i,j] − L[i])                            one vertex, parents S[i,j] and L[i]
+        DO[i,l]    = dO[i,l]·O[i,l];  D[i]    = Σ_l DO[i,l]        the row statistic D = rowsum(dO ∘ O)
+        dOV[i,j,l] = dO[i,l]·V[j,l];  dP[i,j] = Σ_l dOV[i,j,l]     the dP-tree of each pair (d leaves)
+        E[i,j]     = dP[i,j] − D[i];  dS[i,j] = E[i,j]·P[i,j]
+        PdO[i,j,c] = P[i,j]·dO[i,c];  dV[j,c] = Σ_i PdO[i,j,c]     (N leaves)
+        dSK[i,j,l] = dS[i,j]·K[j,l];  dQ[i,l] = Σ_j dSK[i,j,l]     (N leaves)
+        dSQ[i,j,l] = dS[i,j]·Q[i,l];  dK[j,l] = Σ_i dSQ[i,j,l]     (N leaves)
+
+    Summation trees as in :func:`attention` (a tree of one leaf is the leaf itself, so with N = 1 the products of
+    dV, dQ, dK are the outputs). Per pair the designated set of docs/bounds/backward.md#type-2 is
+    Π_ij = S-tree ∪ dP-tree ∪ {P_ij, E_ij, dS_ij} (designated parents P → S, E → dP, dS → {E, P}), so the bounds
+    BWD-dP, BWD-SdP and their small-cache forms all speak about this graph. At most :data:`MAX_VERTICES` vertices,
+    checked before building.
+
+    >>> g = attention_backward(1, 1)
+    >>> (g.n, len(g.inputs), len(g.outputs), g.min_M)
+    (15, 6, 3, 3)
+    """
+    N = check_int("N", N, min=1)
+    d = check_int("d", d, min=1)
+    check_choice("tree", tree, TREES)
+    check_size(f"attention_backward(N={N}, d={d})", "N, d", (N, d), attention_backward_vertices(N, d, tree=tree))
+    kinds = {"Q": ("i", "l"), "K": ("j", "l"), "V": ("j", "c"), "O": ("i", "c"), "dO": ("i", "c"), "L": ("i",),
+             "QK": ("i", "j", "l"), "S": ("i", "j"), "P": ("i", "j"), "DO": ("i", "c"), "D": ("i",),
+             "dOV": ("i", "j", "c"), "dP": ("i", "j"), "E": ("i", "j"), "dS": ("i", "j"), "PdO": ("i", "j", "c"),
+             "dV": ("j", "c"), "dSK": ("i", "j", "l"), "dQ": ("i", "l"), "dSQ": ("i", "j", "l"), "dK": ("j", "l")}
+    b = _Builder(f"attention_backward(N={N}, d={d}, tree={tree})",
+                 {"N": N, "d": d, "tree": tree, "computation": "backward", "index_kinds": kinds,
+                  "kind_sizes": {"i": N, "j": N, "l": d, "c": d}}, deadline)
+    Q = {(i, l): b.add(f"Q[{i},{l}]") for i in range(N) for l in range(d)}
+    K = {(j, l): b.add(f"K[{j},{l}]") for j in range(N) for l in range(d)}
+    V = {(j, c): b.add(f"V[{j},{c}]") for j in range(N) for c in range(d)}
+    O = {(i, c): b.add(f"O[{i},{c}]") for i in range(N) for c in range(d)}
+    dO = {(i, c): b.add(f"dO[{i},{c}]") for i in range(N) for c in range(d)}
+    L = {i: b.add(f"L[{i}]") for i in range(N)}
+    P = {}
+    for i in range(N):
+        for j in range(N):
+            S = b.sum_tree(f"S[{i},{j}]", [b.add(f"QK[{i},{j},{l}]", (Q[i, l], K[j, l])) for l in range(d)], tree)
+            P[i, j] = b.add(f"P[{i},{j}]", (S, L[i]))
+    D = {i: b.sum_tree(f"D[{i}]", [b.add(f"DO[{i},{c}]", (dO[i, c], O[i, c])) for c in range(d)], tree) for i in range(N)}
+    dS = {}
+    for i in range(N):
+        for j in range(N):
+            dP = b.sum_tree(f"dP[{i},{j}]", [b.add(f"dOV[{i},{j},{c}]", (dO[i, c], V[j, c])) for c in range(d)], tree)
+            E = b.add(f"E[{i},{j}]", (dP, D[i]))
+            dS[i, j] = b.add(f"dS[{i},{j}]", (E, P[i, j]))
+    for j in range(N):
+        for c in range(d):
+            b.sum_tree(f"dV[{j},{c}]", [b.add(f"PdO[{i},{j},{c}]", (P[i, j], dO[i, c])) for i in range(N)], tree)
+    for i in range(N):
+        for l in range(d):
+            b.sum_tree(f"dQ[{i},{l}]", [b.add(f"dSK[{i},{j},{l}]", (dS[i, j], K[j, l])) for j in range(N)], tree)
+    for j in range(N):
+        for l in range(d):
+            b.sum_tree(f"dK[{j},{l}]", [b.add(f"dSQ[{i},{j},{l}]", (dS[i, j], Q[i, l])) for i in range(N)], tree)
+    return b.build()
+
+
 def matmul(m: int, k: int, n: int, *, tree: str = "balanced", deadline: Deadline = NO_DEADLINE) -> Graph:
     """C = A·B by the standard algorithm, A m×k, B k×n: mkn products and mn summation trees of k leaves.
     At most :data:`MAX_VERTICES` vertices, checked before building; ``deadline`` is checked while building."""
