@@ -40,6 +40,7 @@ from attnio.solver import (
     claims_bounds_v3,
     claims_constants,
     claims_core,
+    claims_masks,
     claims_pebbling,
     claims_workloads,
 )
@@ -61,7 +62,8 @@ def all_claims() -> list[Claim]:
     step's ``about`` is read from the bounds' step tables (:func:`step_links`), the one place that says which
     bound a step proves."""
     out: list[Claim] = [*claims_core.claims(), *claims_constants.CLAIMS, *claims_approx.CLAIMS, *claims_backward.CLAIMS,
-                        *claims_workloads.claims(), *claims_bounds_v3.CLAIMS, *claims_pebbling.CLAIMS]
+                        *claims_workloads.claims(), *claims_bounds_v3.CLAIMS, *claims_pebbling.CLAIMS,
+                        *claims_masks.CLAIMS]
     steps = step_links()
     seen: set[str] = set()
     for i, c in enumerate(out):
