@@ -42,6 +42,7 @@ from attnio.solver import (
     claims_core,
     claims_masks,
     claims_pebbling,
+    claims_serving,
     claims_workloads,
 )
 from attnio.solver.claim_types import (  # noqa: F401  (re-exported: the claim types)
@@ -63,7 +64,7 @@ def all_claims() -> list[Claim]:
     bound a step proves."""
     out: list[Claim] = [*claims_core.claims(), *claims_constants.CLAIMS, *claims_approx.CLAIMS, *claims_backward.CLAIMS,
                         *claims_workloads.claims(), *claims_bounds_v3.CLAIMS, *claims_pebbling.CLAIMS,
-                        *claims_masks.CLAIMS]
+                        *claims_masks.CLAIMS, *claims_serving.CLAIMS]
     steps = step_links()
     seen: set[str] = set()
     for i, c in enumerate(out):
