@@ -38,6 +38,8 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from attnio.bounds.expr import Rel, Sym, const, evaluate, evaluate_int, maximum, minimum
+from attnio.bounds.symbols import M, Nq, d, dv, g, sym
 
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
@@ -71,11 +73,48 @@ class _IntOps:
 INT_OPS = _IntOps()
 
 
+class _ExprOps:
+    """The same closed forms as :class:`~attnio.bounds.expr.Expr` trees (the z3 claims of
+    ``attnio.solver.claims_masks`` state them): max/min nodes, an exact half of an even product, and ``ite`` only
+    on a window side's "unbounded" test x < 0 (or a Python bool): b for a symbol x ≥ 0, and for an integer symbol
+    x ≥ −1 b + max(0, −x)·(a − b), max(0, −x) being 1 at x = −1 and 0 at x ≥ 0."""
+
+    @staticmethod
+    def max(a: Any, b: Any) -> Any:
+        return maximum(a, b)
+
+    @staticmethod
+    def min(a: Any, b: Any) -> Any:
+        return minimum(a, b)
+
+    @staticmethod
+    def ite(c: Any, a: Any, b: Any) -> Any:
+        if isinstance(c, bool):
+            return a if c else b
+        x = c.lhs if isinstance(c, Rel) else None
+        if c.op == "<" and c.rhs == const(0) and isinstance(x, Sym) and x.lo >= 0:
+            return b  # x < 0 is false on x's domain
+        if not (c.op == "<" and c.rhs == const(0) and isinstance(x, Sym) and x.integer and x.lo == -1):
+            raise NotImplementedError(f"ite on {c}: only a window side's test x < 0 (x ≥ −1) has an Expr form")
+        return b + maximum(0, -x) * (a - b)
+
+    @staticmethod
+    def half(x: Any) -> Any:
+        return x / 2
+
+
+EXPR_OPS = _ExprOps()
+
+
+def _tri(x: Any, ops: Any) -> Any:
+    """1 + 2 + … + x = x(x + 1)/2 for an integer x ≥ 0 (the product is even, so the half is exact)."""
+    return ops.half(x * (x + 1))
+
+
 def _tsum(n: Any, c: Any, ops: Any = INT_OPS) -> Any:
-    """Σ_{i=0}^{n−1} max(0, i + c), in closed form: the arithmetic series of max(c, 1) … c + n − 1."""
-    top = c + n - 1
-    lo = ops.max(c, 1)
-    return ops.ite(top < lo, 0, ops.half((lo + top) * (top - lo + 1)))
+    """Σ_{i=0}^{n−1} max(0, i + c), in closed form: the terms are the integers max(c, 1) … c + n − 1 (none when
+    c + n − 1 < 1), so the sum is tri(max(c + n − 1, 0)) − tri(max(c − 1, 0)), tri(x) = 1 + … + x."""
+    return _tri(ops.max(c + n - 1, 0), ops) - _tri(ops.max(c - 1, 0), ops)
 
 
 def _clip_sum(n: Any, c: Any, K: Any, ops: Any = INT_OPS) -> Any:
@@ -493,6 +532,29 @@ def _dense_blocks(mask: Mask, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMas
 
 
 # -- counts and bounds of masked attention ---------------------------------------------------------------------
+# The block mask's counts as symbols, and the masked FA-2 count and the masked bounds per unit as expressions in
+# them: the numeric functions below evaluate these, and attnio.solver.claims_masks proves bound ≤ count with them.
+PAIRS = sym("mask_P", lo=0, doc="pair count P of one head: the (query, key) pairs the mask allows")
+Q_ROWS = sym("mask_q_rows", lo=0, doc="query rows of one head in Q blocks with a non-empty tile (read by FA-2)")
+KV_ROWS = sym("mask_kv_rows", lo=0, doc="Σ over the non-empty tiles of one head of the K/V rows of the tile's span")
+ROWS2 = sym("mask_rows2", lo=0, doc="query rows of one head that see ≥ 2 keys")
+KEYS2 = sym("mask_keys2", lo=0, doc="keys seen by a query row that sees ≥ 2 keys")
+KEYS1 = sym("mask_keys1", lo=0, doc="keys seen by some query row")
+
+#: FA-2 forward per unit (g query heads sharing K/V; g = 1 per query head): reads and writes, docs/masks.md.
+FLASH2_READS = g * Q_ROWS * d + KV_ROWS * (d + dv)
+FLASH2_WRITES = g * Nq * (dv + 1)
+#: The trivial bound per unit: Q rows seeing ≥ 2 keys and every O row per query head; K, V seen per unit.
+TRIVIAL_UNIT = g * (ROWS2 * d + Nq * dv) + KEYS2 * d + KEYS1 * dv
+#: B1_P and B2_P per unit without their −M (paid once per workload): c·g·P·d²/M.
+B1_UNIT = g * PAIRS * d**2 / M
+B2_UNIT = 2 * g * PAIRS * d**2 / M
+
+
+def _unit_env(w: Any, g_: int, **counts: int) -> dict[str, int]:
+    return {"Nq": w.Nq, "d": w.d, "dv": w.dv, "M": w.M, "g": g_, **{f"mask_{k}": v for k, v in counts.items()}}
+
+
 def _row_stats(mask: Mask, Nq: int, Nkv: int) -> tuple[int, int, int]:
     """(rows that see ≥ 2 keys, keys seen by such a row, keys seen by any row) of one head."""
     b = mask.bounds(np.arange(Nq), Nq, Nkv)
@@ -526,19 +588,19 @@ def trivial_masked_words(w: Any, mask: Mask) -> int:
     key its softmax is 1 and O_i is that key's V row); a K row when some such row sees it; a V row when any row
     sees it. Q and O per query head, K and V per K/V head."""
     r2, k2, k1 = _row_stats(mask, w.Nq, w.Nkv)
-    return w.query_heads_total * (r2 * w.d + w.Nq * w.dv) + w.kv_heads_total * (k2 * w.d + k1 * w.dv)
+    return w.kv_heads_total * evaluate_int(TRIVIAL_UNIT, _unit_env(w, w.groups, rows2=r2, keys2=k2, keys1=k1))
 
 
 def masked_lower_bound(w: Any, mask: Mask) -> tuple[str, Fraction]:
     """The largest lower bound (words) for the masked workload: the trivial bound above, or B1_P / B2_P
     (docs/bounds/workloads.md) with the mask's pair count P (they count required pairs, whatever their
     pattern): P·d²/M − M for M ≥ 2d², 2P·d²/M − M for M ≥ 4d² and d_v = d."""
-    P = w.query_heads_total * mask.pairs(w.Nq, w.Nkv)
+    env = _unit_env(w, w.groups, P=mask.pairs(w.Nq, w.Nkv))
     cands = {"masks.trivial": Fraction(trivial_masked_words(w, mask))}
     if w.M >= 2 * w.d * w.d:
-        cands["masks.b1"] = Fraction(P * w.d * w.d, w.M) - w.M
+        cands["masks.b1"] = w.kv_heads_total * Fraction(evaluate(B1_UNIT, env)) - w.M
     if w.M >= 4 * w.d * w.d and w.dv == w.d:
-        cands["masks.b2"] = Fraction(2 * P * w.d * w.d, w.M) - w.M
+        cands["masks.b2"] = w.kv_heads_total * Fraction(evaluate(B2_UNIT, env)) - w.M
     best = max(cands, key=lambda k: (cands[k], k))
     return best, cands[best]
 
@@ -552,11 +614,9 @@ def flash2_masked_words(w: Any, mask: Mask, B_r: int, B_c: int, *, grouped: bool
     active = (bm.kinds != EMPTY).any(axis=1)
     rows = np.minimum(B_r, w.Nq - B_r * np.arange(active.size))
     q_rows = int((rows * active).sum())
-    g = w.groups if grouped else 1
+    env = _unit_env(w, w.groups if grouped else 1, q_rows=q_rows, kv_rows=bm.kv_rows)
     units = w.kv_heads_total if grouped else w.query_heads_total
-    reads = units * (g * q_rows * w.d + bm.kv_rows * (w.d + w.dv))
-    writes = units * g * w.Nq * (w.dv + 1)
-    return reads, writes
+    return units * evaluate_int(FLASH2_READS, env), units * evaluate_int(FLASH2_WRITES, env)
 
 
 def flash2_bwd_masked_words(w: Any, mask: Mask, B_c: int, *, grouped: bool = True) -> tuple[int, int]:

@@ -33,6 +33,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from attnio.bounds.expr import Expr, add, ceil, const, evaluate_int
+from attnio.bounds.symbols import Nkv, d, dv, sym
+
 from attnio.counts import IOCount
 from attnio.errors import InvalidParameter
 from attnio.validate import check_choice, check_int
@@ -181,27 +184,73 @@ def resolve(w: Workload, dec: Decode) -> Decode:
     return Decode(split_heuristic(w, dec.gpu, dec.page), dec.page, dec.kv_dtype, dec.shared_kv, dec.gpu)  # type: ignore[arg-type]
 
 
+# -- the count as expressions ----------------------------------------------------------------------------------
+# The per-unit count of the module docstring, one expression per tensor, in the schedule's block parameters; the
+# choices of a call enter as 0/1 symbols. decode_count evaluates these; attnio.solver.claims_serving proves from
+# them that bytes do not depend on the page size apart from the block table.
+SPLITS = sym("dec_s", doc="effective KV splits per unit (decode)")
+ROW_BLOCKS = sym("dec_Tq", doc="row blocks per unit, each streaming the split's K/V (decode)")
+ROWS = sym("dec_R", doc="packed query rows per unit, g·s_q (decode)")
+PAGE = sym("dec_page", doc="tokens per KV page (decode; 1 stands in for a contiguous cache, whose table is absent)")
+UNITS = sym("dec_units", doc="units of a decode call: sequences × K/V heads")
+FP8 = sym("dec_fp8", lo=0, doc="1 when K/V are fp8 (with fp32 scales), else 0")
+OWN_V = sym("dec_own_v", lo=0, doc="1 when V is a tensor of its own, 0 when it is a slice of K's row (MLA absorbed)")
+SPLIT = sym("dec_split", lo=0, doc="1 when s > 1 (the partials and the combine), else 0")
+PAGED = sym("dec_paged", lo=0, doc="1 with a paged cache (a block table), else 0")
+Q_BYTES = sym("dec_bytes_q", doc="bytes per word of Q and O")
+KV_BYTES = sym("dec_bytes_kv", doc="bytes per word of K and V")
+_n, _zero = Nkv, const(0)
+#: per unit, per tensor: (reads, writes) in words of the tensor's type
+DECODE_WORDS: dict[str, tuple[Expr, Expr]] = {  # K/V, their scales and the table: once per row block of each split
+    "Q": (SPLITS * ROWS * d, _zero),
+    "K": (ROW_BLOCKS * _n * d, _zero),
+    "V": (OWN_V * ROW_BLOCKS * _n * dv, _zero),
+    "K_scale": (FP8 * ROW_BLOCKS * _n * ceil(d / SCALE_GROUP), _zero),
+    "V_scale": (FP8 * OWN_V * ROW_BLOCKS * _n * ceil(dv / SCALE_GROUP), _zero),
+    "BT": (PAGED * ROW_BLOCKS * ceil(_n / PAGE), _zero),  # ⌈N_kv/P⌉ pages, the last one partial
+    "O_part": (SPLIT * SPLITS * ROWS * dv, SPLIT * SPLITS * ROWS * dv),
+    "LSE_part": (SPLIT * SPLITS * ROWS, SPLIT * SPLITS * ROWS),
+    "O": (_zero, ROWS * dv),
+}
+#: bytes per word of each tensor: Q and O the workload's type, K and V the cache's, the rest fp32 or int32
+DECODE_BPW: dict[str, Expr] = {
+    "Q": Q_BYTES, "O": Q_BYTES, "K": KV_BYTES, "V": KV_BYTES, "K_scale": const(TYPE_BYTES[SCALE_DTYPE]),
+    "V_scale": const(TYPE_BYTES[SCALE_DTYPE]), "BT": const(TYPE_BYTES[TABLE_DTYPE]),
+    "O_part": const(TYPE_BYTES[PARTIAL_DTYPE]), "LSE_part": const(TYPE_BYTES[PARTIAL_DTYPE]),
+}
+
+
+def tensor_bytes(t: str) -> Expr:
+    """Bytes of tensor ``t`` over the call: units × (reads + writes) × bytes per word."""
+    r, wr = DECODE_WORDS[t]
+    return UNITS * (r + wr) * DECODE_BPW[t]
+
+
+#: bytes of the whole call
+DECODE_BYTES: Expr = add(*(tensor_bytes(t) for t in DECODE_WORDS))
+
+
+def decode_env(w: Workload, dec: Decode) -> dict[str, int]:
+    """The values of :data:`DECODE_WORDS`' symbols for a call (``dec`` resolved)."""
+    s, _, _, R, B_q = blocks(w, dec)
+    types = dtypes(w, dec)
+    return {"dec_s": s, "dec_Tq": -(-R // B_q), "dec_R": R, "dec_page": dec.page or 1, "Nkv": w.Nkv, "d": w.d,
+            "dv": w.dv, "dec_units": w.batch * w.kv_heads, "dec_fp8": int(types["K"] == "fp8"),
+            "dec_own_v": int(not dec.shared_kv), "dec_split": int(s > 1), "dec_paged": int(dec.page is not None),
+            "dec_bytes_q": TYPE_BYTES[types["Q"]], "dec_bytes_kv": TYPE_BYTES[types["K"]]}
+
+
 def decode_count(w: Workload, dec: Decode) -> DecodeCount:
-    """The exact per-tensor count of the decode schedule (module docstring), summed over b·H_kv units."""
+    """The exact per-tensor count of the decode schedule (module docstring, :data:`DECODE_WORDS`), summed over
+    b·H_kv units."""
     dec = resolve(w, dec)
-    s, chunk, _, R, B_q = blocks(w, dec)
-    T_q, n, d, dv = -(-R // B_q), w.Nkv, w.d, w.dv
-    fp8 = (dec.kv_dtype or w.dtype) == "fp8"
-    per_unit = {  # K/V, their scales and the table: once per row block of each split
-        "Q": (s * R * d, 0),
-        "K": (T_q * n * d, 0),
-        "V": (0 if dec.shared_kv else T_q * n * dv, 0),
-        "K_scale": (T_q * n * math.ceil(d / SCALE_GROUP) if fp8 else 0, 0),
-        "V_scale": (T_q * n * math.ceil(dv / SCALE_GROUP) if fp8 and not dec.shared_kv else 0, 0),
-        "BT": (0 if dec.page is None else T_q * -(-n // dec.page), 0),
-        "O_part": (s * R * dv, s * R * dv) if s > 1 else (0, 0),
-        "LSE_part": (s * R, s * R) if s > 1 else (0, 0),
-        "O": (0, R * dv),
-    }
-    units = w.batch * w.kv_heads
+    s, chunk, *_ = blocks(w, dec)
+    env = decode_env(w, dec)
+    units = env["dec_units"]
+    per_unit = {t: (evaluate_int(r, env), evaluate_int(wr, env)) for t, (r, wr) in DECODE_WORDS.items()}
     types = dtypes(w, dec)
     words = {t: (units * r, units * wr) for t, (r, wr) in per_unit.items() if r or wr}
-    return DecodeCount(s, chunk, T_q, words, {t: TYPE_BYTES[types[t]] for t in words})
+    return DecodeCount(s, chunk, env["dec_Tq"], words, {t: TYPE_BYTES[types[t]] for t in words})
 
 
 def compulsory_bytes(w: Workload, dec: Decode) -> int:

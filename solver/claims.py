@@ -41,7 +41,9 @@ from attnio.solver import (
     claims_bspv,
     claims_constants,
     claims_core,
+    claims_masks,
     claims_pebbling,
+    claims_serving,
     claims_workloads,
 )
 from attnio.solver.claim_types import (  # noqa: F401  (re-exported: the claim types)
@@ -61,8 +63,9 @@ def all_claims() -> list[Claim]:
     Ids are unique; each claim names the bounds it is about or is a meta-claim (says why in ``meta``). A proof
     step's ``about`` is read from the bounds' step tables (:func:`step_links`), the one place that says which
     bound a step proves."""
-    out: list[Claim] = [*claims_core.claims(), *claims_constants.CLAIMS, *claims_bspv.CLAIMS, *claims_approx.CLAIMS, *claims_backward.CLAIMS,
-                        *claims_workloads.claims(), *claims_bounds_v3.CLAIMS, *claims_pebbling.CLAIMS]
+    out: list[Claim] = [*claims_core.claims(), *claims_constants.CLAIMS, *claims_bspv.CLAIMS, *claims_approx.CLAIMS,
+                        *claims_backward.CLAIMS, *claims_workloads.claims(), *claims_bounds_v3.CLAIMS,
+                        *claims_pebbling.CLAIMS, *claims_masks.CLAIMS, *claims_serving.CLAIMS]
     steps = step_links()
     seen: set[str] = set()
     for i, c in enumerate(out):

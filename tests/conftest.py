@@ -74,6 +74,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_solver.py::test_cvc5_recheck_through_lemmas_counts_only_when_every_lemma_is_re_proved",
         "test_workloads_bwd.py::test_cvc5_re_proves_the_chain_links",
         "test_bounds_v3.py::test_step_claim_is_proved_by_z3_and_by_cvc5",
+        "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5",
     ),
     # found by the marker audit (test_vacuity.py: every test)
     "solver": (
@@ -112,6 +113,8 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_workloads.py::test_every_workload_claim_is_proved_by_z3",
         "test_masks.py::test_closed_forms_proved_by_z3_against_the_definition_on_all_small_cases",
         "test_bounds_v3.py::test_tightened_step_is_refuted_with_a_valid_counterexample",
+        "test_mask_claims.py::test_claim_is_proved_by_z3",
+        "test_mask_claims.py::test_mutant_is_refuted_with_a_valid_counterexample",
     ),
     # found by the marker audit
     "subprocess": (
@@ -146,6 +149,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_vacuity.py::test_verdicts_identical_with_a_cpu_hog_beside_one_run",
         "test_validation.py::test_cli_subprocess_bad_input_prints_no_traceback",
         "test_bounds_v3.py::test_step_claim_is_proved_by_z3_and_by_cvc5",
+        "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5",
     ),
     # 15 s or more in the measured fast loop on the loaded shared machine (about 5 s quiet)
     "slow": (
