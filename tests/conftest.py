@@ -74,7 +74,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_solver.py::test_cvc5_recheck_through_lemmas_counts_only_when_every_lemma_is_re_proved",
         "test_workloads_bwd.py::test_cvc5_re_proves_the_chain_links",
         "test_bounds_v3.py::test_step_claim_is_proved_by_z3_and_by_cvc5",
-        "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5",
+        "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5_causal_links_and_every_other_claim",
     ),
     # found by the marker audit (test_vacuity.py: every test)
     "solver": (
@@ -149,7 +149,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_vacuity.py::test_verdicts_identical_with_a_cpu_hog_beside_one_run",
         "test_validation.py::test_cli_subprocess_bad_input_prints_no_traceback",
         "test_bounds_v3.py::test_step_claim_is_proved_by_z3_and_by_cvc5",
-        "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5",
+        "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5_causal_links_and_every_other_claim",
     ),
     # 15 s or more in the measured fast loop on the loaded shared machine (about 5 s quiet)
     "slow": (
