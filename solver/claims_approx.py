@@ -96,43 +96,43 @@ def _claims() -> list[Claim]:
             provenance=P,
             about=("approx.poly.stream.exact", "approx.lower.trivial"),
         ),
-        Implication(
-            "approx.consistency.trivial.chunked",
-            "consistency",
-            "approx.lower.trivial (4Nd) ≤ the chunked schedule's exact I/O.",
-            CH.valid,
-            4 * N * d <= CH.io,
-            provenance=P,
-            about=("approx.lower.trivial", "approx.poly.chunked.exact"),
-        ),
-        Implication(
-            "approx.consistency.trivial.tiled",
-            "consistency",
-            "approx.lower.trivial (4Nd) ≤ the tiled schedule's exact I/O.",
-            TI.valid,
-            4 * N * d <= TI.io,
-            provenance=P,
-            about=("approx.lower.trivial", "approx.poly.tiled.exact"),
-        ),
-        Implication(
-            "approx.consistency.accumulator.stream",
-            "consistency",
-            "approx.lower.accumulator (Nrd/M − rd) ≤ the streaming schedule's reads (it is a resident-accumulator "
-            "algorithm).",
-            ST.valid,
-            N * r * d / M - r * d <= ST.reads,
-            provenance=P,
-            about=("approx.lower.accumulator", "approx.poly.stream.exact"),
-        ),
-        Implication(
-            "approx.consistency.accumulator.chunked",
-            "consistency",
-            "approx.lower.accumulator (Nrd/M − rd) ≤ the chunked schedule's reads (a resident-accumulator algorithm).",
-            CH.valid,
-            N * r * d / M - r * d <= CH.reads,
-            provenance=P,
-            about=("approx.lower.accumulator", "approx.poly.chunked.exact"),
-        ),
+        *[
+            Implication(
+                cid,
+                "consistency",
+                f"approx.lower.trivial (4Nd) ≤ the {name} schedule's exact I/O.",
+                f.valid,
+                4 * N * d <= f.io,
+                provenance=P,
+                about=("approx.lower.trivial", f"approx.poly.{name}.exact"),
+            )
+            for cid, name, f in (("approx.consistency.trivial.chunked", "chunked", CH), ("approx.consistency.trivial.tiled", "tiled", TI))
+        ],
+        *[
+            Implication(
+                cid,
+                "consistency",
+                text,
+                f.valid,
+                N * r * d / M - r * d <= f.reads,
+                provenance=P,
+                about=("approx.lower.accumulator", exact),
+            )
+            for cid, text, f, exact in (
+                (
+                    "approx.consistency.accumulator.stream",
+                    "approx.lower.accumulator (Nrd/M − rd) ≤ the streaming schedule's reads (it is a resident-accumulator algorithm).",
+                    ST,
+                    "approx.poly.stream.exact",
+                ),
+                (
+                    "approx.consistency.accumulator.chunked",
+                    "approx.lower.accumulator (Nrd/M − rd) ≤ the chunked schedule's reads (a resident-accumulator algorithm).",
+                    CH,
+                    "approx.poly.chunked.exact",
+                ),
+            )
+        ],
         # approx.lower.matmul (Nrd/(3√M) − M) ≤ the tiled schedule's exact I/O, proved as a chain of two links
         # through the feature-write term 2·N·r·T_c (T_c = ⌈d/w⌉, w ≤ √M − 1): the one-shot form sometimes ran
         # past z3's wall-clock cap (its portfolio's time slices), the two links take well under a second each.
