@@ -20,7 +20,7 @@ from attnio.algorithms import auto, flash1_bwd, registry
 from attnio.algorithms.reference import attention_backward
 from attnio.algorithms.run import count, run
 from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS, backward_cost
-from checks import assert_count_equals_formula
+from checks import assert_count_equals_formula, assert_real_run_equals_count_and_formula
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -66,14 +66,8 @@ def test_count_only_counts_equal_the_backward_formula_exactly(name: str, data: s
 def test_real_backward_counts_equal_count_only_and_the_formula(name: str, data: st.DataObject) -> None:
     N, d, dv, M = data.draw(points(name, max_N=20, max_d=7, max_M_factor=30))
     real = run(name, N=N, d=d, dv=dv, M=M, seed=N * 31 + d, check=False)
-    fast = count(name, N=N, d=d, dv=dv, M=M)
-    assert real.measurement.per_array == fast.per_array, (N, d, dv, M)
-    assert real.measurement.io == fast.io
-    assert real.measurement.peak_fast_words == fast.peak_fast_words
     chosen = real.tiling.algorithm if name == "auto-bwd" else name
-    assert real.measurement.io == backward_cost(chosen, N=N, d=d, dv=dv, M=M)
-    if not registry.get(chosen).audit:
-        assert real.measurement.peak_fast_words <= M and not real.measurement.overflowed
+    assert_real_run_equals_count_and_formula(name, chosen, real.measurement, backward_cost, N, d, dv, M)
 
 
 def test_real_equals_count_only_on_a_larger_non_divisible_case() -> None:

@@ -17,7 +17,7 @@ from attnio.algorithms import registry
 from attnio.algorithms.run import count, run
 from attnio.bounds.costs import FORMULAS, cost
 from attnio.bounds.expr import evaluate_int, free_symbols
-from checks import assert_count_equals_formula
+from checks import assert_count_equals_formula, assert_real_run_equals_count_and_formula
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import points
@@ -46,14 +46,7 @@ def test_count_only_counts_equal_the_formula_exactly(name: str, data: st.DataObj
 def test_real_run_counts_equal_count_only_counts_and_peak_fits(name: str, data: st.DataObject) -> None:
     N, d, dv, M = data.draw(points(name, max_N=20, max_d=7, max_M_factor=30))
     real = run(name, N=N, d=d, dv=dv, M=M, seed=N * 31 + d).measurement
-    fast = count(name, N=N, d=d, dv=dv, M=M)
-    assert real.per_array == fast.per_array, (N, d, dv, M)
-    assert real.io == fast.io
-    assert real.peak_fast_words == fast.peak_fast_words
-    predicted = cost(name, N=N, d=d, M=M, dv=dv)
-    assert (real.reads_words, real.writes_words) == (predicted.reads_words, predicted.writes_words)
-    if not registry.get(name).audit:
-        assert real.peak_fast_words <= M and not real.overflowed
+    assert_real_run_equals_count_and_formula(name, name, real, cost, N, d, dv, M)
 
 
 def test_real_run_counts_equal_count_only_on_a_larger_non_divisible_case() -> None:
