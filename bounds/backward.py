@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from attnio.bounds.constants import BS_COEFF, bs_form
+from attnio.bounds.constants import BS_COEFF, bs_bound
 from attnio.bounds.constants import PROOF_STEPS as BS_PROOF_STEPS
 from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import eq, evaluate, minimum
@@ -130,44 +130,32 @@ SMALL_DOC = "docs/bounds/backward-small.md"
 BWD_SMALL_DP_COEFF = BS_COEFF  # 25/18: BS verbatim, on the dP products
 BWD_SMALL_SDP_COEFF = 2 * BS_COEFF  # 25/9: two product families of N²d each, one shared segment budget
 
-BWD_DP_SMALL = Bound(
+
+def _small(coeff: Fraction, **fields) -> Bound:
+    """A small-cache backward bound (M ≤ d², d_v = d) of the BS form with leading coefficient ``coeff``."""
+    return bs_bound(coeff, regime=(M <= d**2, DV_EQ_D), doc=SMALL_DOC, computation="backward", cdag=CDAG_BACKWARD, **fields)
+
+
+BWD_DP_SMALL = _small(
+    BWD_SMALL_DP_COEFF,
     id="backward.bwd-dp-small",
     statement="Every backward pass that forms dP = dO·Vᵀ by sum trees of the products dO_iℓ·V_jℓ moves at least "
     "(25/18)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (d_v = d; recomputation allowed).",
-    kind="lower",
     model=BWD_CDAG,
-    regime=(M <= d**2, DV_EQ_D),
-    expr=bs_form(BWD_SMALL_DP_COEFF),
-    explicit=True,
-    constant=BWD_SMALL_DP_COEFF,
-    slack=-3 * M,
     provenance="derived here: the BS segment count (docs/bounds/bs.md) on the N²d products dO_iℓ·V_jℓ of the "
     "dP-trees (docs/bounds/backward-small.md)",
-    status="derived here",
-    doc=SMALL_DOC,
-    computation="backward",
-    cdag=CDAG_BACKWARD,
     notes="small cache. Applies to every backward schedule here (standard-bwd and square_tiling-bwd too: they form dP).",
 )
 
-BWD_SDP_SMALL = Bound(
+BWD_SDP_SMALL = _small(
+    BWD_SMALL_SDP_COEFF,
     id="backward.bwd-sdp-small",
     statement="Every backward pass that recomputes S = QKᵀ (and forms dP = dO·Vᵀ) by sum trees of scalar products "
     "moves at least (25/9)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (the 2N²d products Q_iℓ·K_jℓ and "
     "dO_iℓ·V_jℓ; d_v = d; recomputation allowed).",
-    kind="lower",
     model=BWD_RECOMPUTE_CDAG,
-    regime=(M <= d**2, DV_EQ_D),
-    expr=bs_form(BWD_SMALL_SDP_COEFF),
-    explicit=True,
-    constant=BWD_SMALL_SDP_COEFF,
-    slack=-3 * M,
     provenance="derived here: the BS segment count (docs/bounds/bs.md) on the S-tree and dP-tree products together, "
     "four input faces sharing one segment budget (docs/bounds/backward-small.md)",
-    status="derived here",
-    doc=SMALL_DOC,
-    computation="backward",
-    cdag=CDAG_BACKWARD,
     notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S).",
 )
 

@@ -115,21 +115,22 @@ def bs_form(coeff: Fraction) -> Expr:
     return coeff * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M
 
 
-BS = Bound(
+def bs_bound(coeff: Fraction, **fields) -> Bound:
+    """A lower bound of the BS form (:func:`bs_form`) with leading coefficient ``coeff`` (explicit, slack −3M,
+    derived here); ``fields`` give the rest (id, statement, model, regime, provenance...)."""
+    return Bound(kind="lower", expr=bs_form(coeff), explicit=True, constant=coeff, slack=-3 * M, status="derived here", **fields)
+
+
+BS = bs_bound(
+    BS_COEFF,
     id="constants.bs",
     statement="Every standard-CDAG attention calculation moves at least (25/18)(1 − M/d²)·N²d/√M − 3M words when "
     "M ≤ d² (counts the N²d products Q_iℓ·K_jℓ with three faces: Q words, K words and pairs (i, j); "
     "recomputation allowed).",
-    kind="lower",
     model=CDAG_QK_PART + "; robust: recomputation allowed",
     regime=(M <= d**2,),
-    expr=bs_form(BS_COEFF),
-    explicit=True,
-    constant=BS_COEFF,
-    slack=-3 * M,
     provenance="derived here: Irony–Toledo–Tiskin / Loomis–Whitney segment count on the QKᵀ products of the "
     "standard CDAG, with a pair face charged to I/O or to the red pebbles at a segment's end",
-    status="derived here",
     cdag=CDAG_QK,
     doc="docs/bounds/bs.md",
     notes="small cache. Leading constant 25/18 ≈ 1.39 as M/d² → 0 (√2 is the best this argument gives, with "
