@@ -41,39 +41,37 @@ CDAG = (
     "(online-softmax rescaling allowed; no fast matrix multiplication)"
 )
 
-B1 = Bound(
+
+
+def _robust(doc: str, **fields) -> Bound:
+    """B1 or B2: an explicit lower bound of the standard CDAG that allows recomputation, slack −M, derived here on
+    its page ``doc``."""
+    return Bound(kind="lower", model=CDAG + "; robust: recomputation allowed", explicit=True, slack=-M, status="derived here", doc=doc, **fields)
+
+
+B1 = _robust(
+    "docs/bounds/b1.md",
     id="constants.b1",
     statement="Every standard-CDAG attention calculation moves at least N²d²/M − M words when M ≥ 2d² "
     "(counts only the QKᵀ dot products; recomputation allowed).",
-    kind="lower",
-    model=CDAG + "; robust: recomputation allowed",
     regime=(M >= 2 * d**2,),
     expr=N**2 * d**2 / M - M,
-    explicit=True,
     constant=Fraction(1),
-    slack=-M,
     provenance="derived here: Saha–Ye Lemma 3.3 counting sharpened by AM–GM and a shared 2M budget (docs/bounds/b1.md)",
-    status="derived here",
     cdag=CDAG_QK,
-    doc="docs/bounds/b1.md",
     notes="robust (recomputation allowed). Tight for QKᵀ alone (hold M/d rows of Q, stream K).",
 )
 
-B2 = Bound(
+B2 = _robust(
+    "docs/bounds/b2.md",
     id="constants.b2",
     statement="Every standard-CDAG attention calculation moves at least 2N²d²/M − M words when M ≥ 4d² "
     "(counts the PV products, with the Q, K and V faces; recomputation allowed).",
-    kind="lower",
-    model=CDAG + "; robust: recomputation allowed",
     regime=(M >= 4 * d**2,),
     expr=2 * N**2 * d**2 / M - M,
-    explicit=True,
     constant=Fraction(2),
-    slack=-M,
     provenance="derived here (docs/bounds/b2.md)",
-    status="derived here",
     cdag=CDAG_QK_PV,
-    doc="docs/bounds/b2.md",
     notes="robust (recomputation allowed). Stops at 2 because O accumulators cost no I/O to create.",
 )
 
@@ -137,42 +135,43 @@ BS = bs_bound(
     "R = 4M); the factor 1 − M/d² pays for pairs whose whole dot product fits in one segment.",
 )
 
-DV_NARROW = Bound(
+
+
+def _dv_leading(**fields) -> Bound:
+    """A leading lower-bound term for d_v ≠ d_k from the four-face count (asymptotic only, under review; docs/constants.md#dv)."""
+    return Bound(
+        kind="lower",
+        model=CDAG + " with value width d_v",
+        explicit=False,
+        provenance=f"derived here ({NOTE})",
+        status="under review",
+        cdag=CDAG_QK_PV_ACC,
+        doc="docs/constants.md#dv",
+        symbols=("N", "d", "M", "dv"),
+        **fields,
+    )
+
+
+DV_NARROW = _dv_leading(
     id="constants.dv.narrow",
     statement="For d_v ≤ d_k, the four-face count gives a leading lower-bound term N²(d_k + d_v)²/M "
     "(FlashAttention-2 with a = M/(d_k + d_v) attains it).",
-    kind="lower",
-    model=CDAG + " with value width d_v",
     regime=(dv <= d, 4 * M <= N * d, N >= 4 * d),
     expr=N**2 * (d + dv) ** 2 / M,
-    explicit=False,
     constant=Fraction(1),
-    provenance=f"derived here ({NOTE})",
-    status="under review",
-    cdag=CDAG_QK_PV_ACC,
-    doc="docs/constants.md#dv",
     notes="Asymptotic (leading term) only; rests on B3's slot accounting. The per-segment maximisation with "
     "v ≤ r·k, β ≤ r·u (r = d_v/d_k ≤ 1) is machine-checked: constants.dv.narrow.*",
-    symbols=("N", "d", "M", "dv"),
 )
 
-DV_WIDE = Bound(
+DV_WIDE = _dv_leading(
     id="constants.dv.wide",
     statement="For d_v ≥ d_k, the four-face count gives a leading lower-bound term 4N²·d_k·d_v/M, below "
     "FlashAttention-2's N²(d_k + d_v)²/M; the split-V schedule attains it.",
-    kind="lower",
-    model=CDAG + " with value width d_v",
     regime=(d <= dv, 4 * M <= N * d, N >= 4 * d),
     expr=4 * N**2 * d * dv / M,
-    explicit=False,
     constant=Fraction(4),
-    provenance=f"derived here ({NOTE})",
-    status="under review",
-    cdag=CDAG_QK_PV_ACC,
-    doc="docs/constants.md#dv",
     notes="Asymptotic (leading term) only; rests on B3's slot accounting (per-segment maximum (2M)²/(16d_k) by "
     "constants.b3.amgm4, rearrangement constants.dv.wide.leading).",
-    symbols=("N", "d", "M", "dv"),
 )
 
 # Matrix multiplication C = A·B, A m×k, B k×n (same symbols as the catalog's).
