@@ -68,42 +68,43 @@ BWD_RECOMPUTE_CDAG = (
 # d, d_v, d, d_v, so the constants are proved for d_v = d only.
 DV_EQ_D = eq(dv, d)
 
-BWD_DP = Bound(
+
+
+def _segment(**fields) -> Bound:
+    """A backward lower bound from B1's segment argument (d_v = d, slack −M, docs/bounds/backward.md)."""
+    return Bound(
+        kind="lower",
+        regime=(DV_EQ_D,),
+        explicit=True,
+        slack=-M,
+        status="derived here",
+        doc="docs/bounds/backward.md",
+        computation="backward",
+        cdag=CDAG_BACKWARD,
+        **fields,
+    )
+
+
+BWD_DP = _segment(
     id="backward.bwd-dp",
     statement="Every backward pass that forms dP = dO·Vᵀ by dot-product trees moves at least "
     "min(N²d²/M, N²/2) − M words (d_v = d; recomputation allowed); N²d²/M − M when M ≥ 2d².",
-    kind="lower",
     model=BWD_CDAG,
-    regime=(DV_EQ_D,),
     expr=minimum(N**2 * d**2 / M, N**2 / 2) - M,
-    explicit=True,
     constant=Fraction(1),
-    slack=-M,
     provenance="derived here: B1 (docs/bounds/b1.md) applied to the dP-trees of the backward",
-    status="derived here",
-    doc="docs/bounds/backward.md",
-    computation="backward",
-    cdag=CDAG_BACKWARD,
     notes="Applies to every backward schedule here (standard-bwd and square_tiling-bwd too: they form dP).",
 )
 
-BWD_SDP = Bound(
+BWD_SDP = _segment(
     id="backward.bwd-sdp",
     statement="Every backward pass that recomputes S = QKᵀ moves at least min(4N²d²/M, N²/2) − M words "
     "(S-trees and dP-trees per pair, four input faces Q, dO, K, V; d_v = d; recomputation allowed); "
     "4N²d²/M − M when M ≥ 8d².",
-    kind="lower",
     model=BWD_RECOMPUTE_CDAG,
-    regime=(DV_EQ_D,),
     expr=minimum(4 * N**2 * d**2 / M, N**2 / 2) - M,
-    explicit=True,
     constant=Fraction(4),
-    slack=-M,
     provenance="derived here: the B1 segment argument with both trees of a pair (docs/bounds/backward.md)",
-    status="derived here",
-    doc="docs/bounds/backward.md",
-    computation="backward",
-    cdag=CDAG_BACKWARD,
     notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). "
     "flash2-bwd's leading constant is 16: the gap is 4 in leading order.",
 )
