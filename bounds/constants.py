@@ -42,11 +42,12 @@ CDAG = (
 )
 
 
-
 def _robust(doc: str, **fields) -> Bound:
     """B1 or B2: an explicit lower bound of the standard CDAG that allows recomputation, slack −M, derived here on
     its page ``doc``."""
-    return Bound(kind="lower", model=CDAG + "; robust: recomputation allowed", explicit=True, slack=-M, status="derived here", doc=doc, **fields)
+    return Bound(
+        kind="lower", model=CDAG + "; robust: recomputation allowed", explicit=True, slack=-M, status="derived here", doc=doc, **fields
+    )
 
 
 B1 = _robust(
