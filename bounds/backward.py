@@ -69,7 +69,6 @@ BWD_RECOMPUTE_CDAG = (
 DV_EQ_D = eq(dv, d)
 
 
-
 def _segment(**fields) -> Bound:
     """A backward lower bound from B1's segment argument (d_v = d, slack −M, docs/bounds/backward.md)."""
     return Bound(

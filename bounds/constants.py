@@ -137,7 +137,6 @@ BS = bs_bound(
 )
 
 
-
 def _dv_leading(**fields) -> Bound:
     """A leading lower-bound term for d_v ≠ d_k from the four-face count (asymptotic only, under review; docs/constants.md#dv)."""
     return Bound(

@@ -69,7 +69,6 @@ ONE_KEY = (Nkv <= 1,)
 PAIRS_CAUSAL = Nq * (Nq + 1) / 2 + Nq * (Nkv - Nq)
 
 
-
 def _once(**fields) -> Bound:
     """A trivial bound per K/V head and its g query heads (each word that must move, moved once): explicit,
     constant 1, derived here, about any algorithm."""
