@@ -24,7 +24,8 @@ from attnio.bounds import approx as A
 from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import ceil, eq, floor, sqrt
 from attnio.bounds.symbols import M, N, d, sym
-from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication
+from attnio.solver.claim_factory import leading_crossover
+from attnio.solver.claim_types import Claim, Coverage, Implication
 from attnio.solver.logic import All, Any, Iff
 
 F = Fraction
@@ -218,21 +219,11 @@ def _claims() -> list[Claim]:
             provenance=P,
             about=("approx.poly.chunked.exact", "exact.flash2"),
         ),
-        Crossover(
+        leading_crossover(
             "approx.crossover.leading.chunked.flash2",
             "Leading terms: chunked 4Nrd²/M + 2Nd against flash2's 4N²d²/M + 2Nd; the boundary along r/N is derived.",
-            (),
-            a=4 * N * r * d**2 / M + 2 * N * d,
-            b=4 * N**2 * d**2 / M + 2 * N * d,
-            axis=r / N,
-            lo=F(1, 64),
-            hi=F(16),
-            precision=F(1, 256),
-            a_name="4Nrd²/M + 2Nd",
-            b_name="4N²d²/M + 2Nd",
-            axis_name="r/N",
-            provenance=P,
-            about=("approx.poly.chunked.exact", "exact.flash2"),
+            4 * N * r * d**2 / M + 2 * N * d, 4 * N**2 * d**2 / M + 2 * N * d, "4Nrd²/M + 2Nd", "4N²d²/M + 2Nd",
+            hi=F(16), provenance=P, about=("approx.poly.chunked.exact", "exact.flash2"), axis=r / N, axis_name="r/N",
         ),
         Implication(
             "approx.switch.leading.tiled.chunked",
