@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from attnio.bounds.constants import BS_COEFF, bs_form
+from attnio.bounds.constants import BS_COEFF, bs_bound
 from attnio.bounds.constants import PROOF_STEPS as BS_PROOF_STEPS
 from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import eq, evaluate, minimum
@@ -68,42 +68,42 @@ BWD_RECOMPUTE_CDAG = (
 # d, d_v, d, d_v, so the constants are proved for d_v = d only.
 DV_EQ_D = eq(dv, d)
 
-BWD_DP = Bound(
+
+def _segment(**fields) -> Bound:
+    """A backward lower bound from B1's segment argument (d_v = d, slack −M, docs/bounds/backward.md)."""
+    return Bound(
+        kind="lower",
+        regime=(DV_EQ_D,),
+        explicit=True,
+        slack=-M,
+        status="derived here",
+        doc="docs/bounds/backward.md",
+        computation="backward",
+        cdag=CDAG_BACKWARD,
+        **fields,
+    )
+
+
+BWD_DP = _segment(
     id="backward.bwd-dp",
     statement="Every backward pass that forms dP = dO·Vᵀ by dot-product trees moves at least "
     "min(N²d²/M, N²/2) − M words (d_v = d; recomputation allowed); N²d²/M − M when M ≥ 2d².",
-    kind="lower",
     model=BWD_CDAG,
-    regime=(DV_EQ_D,),
     expr=minimum(N**2 * d**2 / M, N**2 / 2) - M,
-    explicit=True,
     constant=Fraction(1),
-    slack=-M,
     provenance="derived here: B1 (docs/bounds/b1.md) applied to the dP-trees of the backward",
-    status="derived here",
-    doc="docs/bounds/backward.md",
-    computation="backward",
-    cdag=CDAG_BACKWARD,
     notes="Applies to every backward schedule here (standard-bwd and square_tiling-bwd too: they form dP).",
 )
 
-BWD_SDP = Bound(
+BWD_SDP = _segment(
     id="backward.bwd-sdp",
     statement="Every backward pass that recomputes S = QKᵀ moves at least min(4N²d²/M, N²/2) − M words "
     "(S-trees and dP-trees per pair, four input faces Q, dO, K, V; d_v = d; recomputation allowed); "
     "4N²d²/M − M when M ≥ 8d².",
-    kind="lower",
     model=BWD_RECOMPUTE_CDAG,
-    regime=(DV_EQ_D,),
     expr=minimum(4 * N**2 * d**2 / M, N**2 / 2) - M,
-    explicit=True,
     constant=Fraction(4),
-    slack=-M,
     provenance="derived here: the B1 segment argument with both trees of a pair (docs/bounds/backward.md)",
-    status="derived here",
-    doc="docs/bounds/backward.md",
-    computation="backward",
-    cdag=CDAG_BACKWARD,
     notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). "
     "flash2-bwd's leading constant is 16: the gap is 4 in leading order.",
 )
@@ -130,44 +130,32 @@ SMALL_DOC = "docs/bounds/backward-small.md"
 BWD_SMALL_DP_COEFF = BS_COEFF  # 25/18: BS verbatim, on the dP products
 BWD_SMALL_SDP_COEFF = 2 * BS_COEFF  # 25/9: two product families of N²d each, one shared segment budget
 
-BWD_DP_SMALL = Bound(
+
+def _small(coeff: Fraction, **fields) -> Bound:
+    """A small-cache backward bound (M ≤ d², d_v = d) of the BS form with leading coefficient ``coeff``."""
+    return bs_bound(coeff, regime=(M <= d**2, DV_EQ_D), doc=SMALL_DOC, computation="backward", cdag=CDAG_BACKWARD, **fields)
+
+
+BWD_DP_SMALL = _small(
+    BWD_SMALL_DP_COEFF,
     id="backward.bwd-dp-small",
     statement="Every backward pass that forms dP = dO·Vᵀ by sum trees of the products dO_iℓ·V_jℓ moves at least "
     "(25/18)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (d_v = d; recomputation allowed).",
-    kind="lower",
     model=BWD_CDAG,
-    regime=(M <= d**2, DV_EQ_D),
-    expr=bs_form(BWD_SMALL_DP_COEFF),
-    explicit=True,
-    constant=BWD_SMALL_DP_COEFF,
-    slack=-3 * M,
     provenance="derived here: the BS segment count (docs/bounds/bs.md) on the N²d products dO_iℓ·V_jℓ of the "
     "dP-trees (docs/bounds/backward-small.md)",
-    status="derived here",
-    doc=SMALL_DOC,
-    computation="backward",
-    cdag=CDAG_BACKWARD,
     notes="small cache. Applies to every backward schedule here (standard-bwd and square_tiling-bwd too: they form dP).",
 )
 
-BWD_SDP_SMALL = Bound(
+BWD_SDP_SMALL = _small(
+    BWD_SMALL_SDP_COEFF,
     id="backward.bwd-sdp-small",
     statement="Every backward pass that recomputes S = QKᵀ (and forms dP = dO·Vᵀ) by sum trees of scalar products "
     "moves at least (25/9)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (the 2N²d products Q_iℓ·K_jℓ and "
     "dO_iℓ·V_jℓ; d_v = d; recomputation allowed).",
-    kind="lower",
     model=BWD_RECOMPUTE_CDAG,
-    regime=(M <= d**2, DV_EQ_D),
-    expr=bs_form(BWD_SMALL_SDP_COEFF),
-    explicit=True,
-    constant=BWD_SMALL_SDP_COEFF,
-    slack=-3 * M,
     provenance="derived here: the BS segment count (docs/bounds/bs.md) on the S-tree and dP-tree products together, "
     "four input faces sharing one segment budget (docs/bounds/backward-small.md)",
-    status="derived here",
-    doc=SMALL_DOC,
-    computation="backward",
-    cdag=CDAG_BACKWARD,
     notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S).",
 )
 

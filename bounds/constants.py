@@ -46,39 +46,38 @@ CDAG = (
     "(online-softmax rescaling allowed; no fast matrix multiplication)"
 )
 
-B1 = Bound(
+
+def _robust(doc: str, **fields) -> Bound:
+    """B1 or B2: an explicit lower bound of the standard CDAG that allows recomputation, slack −M, derived here on
+    its page ``doc``."""
+    return Bound(
+        kind="lower", model=CDAG + "; robust: recomputation allowed", explicit=True, slack=-M, status="derived here", doc=doc, **fields
+    )
+
+
+B1 = _robust(
+    "docs/bounds/b1.md",
     id="constants.b1",
     statement="Every standard-CDAG attention calculation moves at least N²d²/M − M words when M ≥ 2d² "
     "(counts only the QKᵀ dot products; recomputation allowed).",
-    kind="lower",
-    model=CDAG + "; robust: recomputation allowed",
     regime=(M >= 2 * d**2,),
     expr=N**2 * d**2 / M - M,
-    explicit=True,
     constant=Fraction(1),
-    slack=-M,
     provenance="derived here: Saha–Ye Lemma 3.3 counting sharpened by AM–GM and a shared 2M budget (docs/bounds/b1.md)",
-    status="derived here",
     cdag=CDAG_QK,
-    doc="docs/bounds/b1.md",
     notes="robust (recomputation allowed). Tight for QKᵀ alone (hold M/d rows of Q, stream K).",
 )
 
-B2 = Bound(
+B2 = _robust(
+    "docs/bounds/b2.md",
     id="constants.b2",
     statement="Every standard-CDAG attention calculation moves at least 2N²d²/M − M words when M ≥ 4d² "
     "(counts the PV products, with the Q, K and V faces; recomputation allowed).",
-    kind="lower",
-    model=CDAG + "; robust: recomputation allowed",
     regime=(M >= 4 * d**2,),
     expr=2 * N**2 * d**2 / M - M,
-    explicit=True,
     constant=Fraction(2),
-    slack=-M,
     provenance="derived here (docs/bounds/b2.md)",
-    status="derived here",
     cdag=CDAG_QK_PV,
-    doc="docs/bounds/b2.md",
     notes="robust (recomputation allowed). Stops at 2 because O accumulators cost no I/O to create.",
 )
 
@@ -120,21 +119,22 @@ def bs_form(coeff: Fraction) -> Expr:
     return coeff * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M
 
 
-BS = Bound(
+def bs_bound(coeff: Fraction, **fields) -> Bound:
+    """A lower bound of the BS form (:func:`bs_form`) with leading coefficient ``coeff`` (explicit, slack −3M,
+    derived here); ``fields`` give the rest (id, statement, model, regime, provenance...)."""
+    return Bound(kind="lower", expr=bs_form(coeff), explicit=True, constant=coeff, slack=-3 * M, status="derived here", **fields)
+
+
+BS = bs_bound(
+    BS_COEFF,
     id="constants.bs",
     statement="Every standard-CDAG attention calculation moves at least (25/18)(1 − M/d²)·N²d/√M − 3M words when "
     "M ≤ d² (counts the N²d products Q_iℓ·K_jℓ with three faces: Q words, K words and pairs (i, j); "
     "recomputation allowed).",
-    kind="lower",
     model=CDAG_QK_PART + "; robust: recomputation allowed",
     regime=(M <= d**2,),
-    expr=bs_form(BS_COEFF),
-    explicit=True,
-    constant=BS_COEFF,
-    slack=-3 * M,
     provenance="derived here: Irony–Toledo–Tiskin / Loomis–Whitney segment count on the QKᵀ products of the "
     "standard CDAG, with a pair face charged to I/O or to the red pebbles at a segment's end",
-    status="derived here",
     cdag=CDAG_QK,
     doc="docs/bounds/bs.md",
     notes="small cache. Leading constant 25/18 ≈ 1.39 as M/d² → 0 (√2 is the best this argument gives, with "
@@ -198,42 +198,42 @@ BSPV_NEAR = _bspv_bound(
     "proof holds up to M = 2d² (κ = 1 − M/(2d²) ≥ 0); the regime stops at d², where the consistency chain is proved.",
 )
 
-DV_NARROW = Bound(
+
+def _dv_leading(**fields) -> Bound:
+    """A leading lower-bound term for d_v ≠ d_k from the four-face count (asymptotic only, under review; docs/constants.md#dv)."""
+    return Bound(
+        kind="lower",
+        model=CDAG + " with value width d_v",
+        explicit=False,
+        provenance=f"derived here ({NOTE})",
+        status="under review",
+        cdag=CDAG_QK_PV_ACC,
+        doc="docs/constants.md#dv",
+        symbols=("N", "d", "M", "dv"),
+        **fields,
+    )
+
+
+DV_NARROW = _dv_leading(
     id="constants.dv.narrow",
     statement="For d_v ≤ d_k, the four-face count gives a leading lower-bound term N²(d_k + d_v)²/M "
     "(FlashAttention-2 with a = M/(d_k + d_v) attains it).",
-    kind="lower",
-    model=CDAG + " with value width d_v",
     regime=(dv <= d, 4 * M <= N * d, N >= 4 * d),
     expr=N**2 * (d + dv) ** 2 / M,
-    explicit=False,
     constant=Fraction(1),
-    provenance=f"derived here ({NOTE})",
-    status="under review",
-    cdag=CDAG_QK_PV_ACC,
-    doc="docs/constants.md#dv",
     notes="Asymptotic (leading term) only; rests on B3's slot accounting. The per-segment maximisation with "
     "v ≤ r·k, β ≤ r·u (r = d_v/d_k ≤ 1) is machine-checked: constants.dv.narrow.*",
-    symbols=("N", "d", "M", "dv"),
 )
 
-DV_WIDE = Bound(
+DV_WIDE = _dv_leading(
     id="constants.dv.wide",
     statement="For d_v ≥ d_k, the four-face count gives a leading lower-bound term 4N²·d_k·d_v/M, below "
     "FlashAttention-2's N²(d_k + d_v)²/M; the split-V schedule attains it.",
-    kind="lower",
-    model=CDAG + " with value width d_v",
     regime=(d <= dv, 4 * M <= N * d, N >= 4 * d),
     expr=4 * N**2 * d * dv / M,
-    explicit=False,
     constant=Fraction(4),
-    provenance=f"derived here ({NOTE})",
-    status="under review",
-    cdag=CDAG_QK_PV_ACC,
-    doc="docs/constants.md#dv",
     notes="Asymptotic (leading term) only; rests on B3's slot accounting (per-segment maximum (2M)²/(16d_k) by "
     "constants.b3.amgm4, rearrangement constants.dv.wide.leading).",
-    symbols=("N", "d", "M", "dv"),
 )
 
 # Matrix multiplication C = A·B, A m×k, B k×n (same symbols as the catalog's).

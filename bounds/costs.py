@@ -59,70 +59,48 @@ def _add(f: CostFormula) -> None:
     FORMULAS[f.algorithm] = f
 
 
+# Two loops with two block rules each: one formula per loop, given its block rule.
+
+
+def _flash2(name: str, key: str, rows: Expr, leading: str) -> CostFormula:
+    """FA-2's forward with ``rows`` rows per Q block (block size ``key``), T_r = ⌈N/rows⌉."""
+    T_r = ceil(N / rows)
+    sizes = {key: rows, "T_r": T_r}
+    reads = N * d + T_r * (N * d + N * dv)  # Q once; K and V once per Q block
+    writes = N * dv + N  # O and L once
+    valid = (M >= d + dv + 4 + maximum(d, dv),)  # a ≥ 1, = Flash2Tiling.min_M
+    return CostFormula(name, reads, writes, valid, sizes, "docs/costs.md#flash2", leading)
+
+
+def _flash1(name: str, key: str, cols: Expr, valid: tuple[Rel, ...], leading: str, B_r: Expr | None = None) -> CostFormula:
+    """FA-1's forward with ``cols`` K/V rows per block (block size ``key``), T_c = ⌈N/cols⌉ (O, ℓ, m initialised
+    in slow memory)."""
+    T_c = ceil(N / cols)
+    sizes = {key: cols} | ({"B_r": B_r} if B_r is not None else {}) | {"T_c": T_c}
+    reads = N * d + N * dv + T_c * (N * d + N * dv + 2 * N)  # K and V once; Q, O, ℓ, m once per K/V block
+    writes = (1 + T_c) * (N * dv + 2 * N)  # O, ℓ, m: the initialisation, then once per K/V block
+    return CostFormula(name, reads, writes, valid, sizes, "docs/costs.md#flash1", leading)
+
+
 # flash2, io-optimal rule: a = ⌊(M − max(d,dv))/(d + dv + 4)⌋ rows per Q block; T_r = ⌈N/a⌉.
-_a = blocks.flash2(d, dv).resident(M)
-_Tr = ceil(N / _a)
-_add(
-    CostFormula(
-        algorithm="flash2",
-        reads=N * d + _Tr * (N * d + N * dv),
-        writes=N * dv + N,
-        valid=(M >= d + dv + 4 + maximum(d, dv),),  # a ≥ 1, = Flash2Tiling.min_M
-        blocks={"a": _a, "T_r": _Tr},
-        derivation="docs/costs.md#flash2",
-        leading="N²(d+dv)²/M (4N²d²/M for dv = d)",
-    )
-)
+_add(_flash2("flash2", "a", blocks.flash2(d, dv).resident(M), "N²(d+dv)²/M (4N²d²/M for dv = d)"))
 
 # flash2, square rule: B_r = B_c = b = ⌊(⌊√(p² + 4M)⌋ − p)/2⌋ with p = d + dv + max(d, dv) + 3.
-_b_sq = blocks.flash2(d, dv).square(M)
-_Tr_sq = ceil(N / _b_sq)
-_add(
-    CostFormula(
-        algorithm="flash2-square",
-        reads=N * d + _Tr_sq * (N * d + N * dv),
-        writes=N * dv + N,
-        valid=(M >= d + dv + 4 + maximum(d, dv),),
-        blocks={"b": _b_sq, "T_r": _Tr_sq},
-        derivation="docs/costs.md#flash2",
-        leading="≈ 2M/(b·d)·N²d²/M (dv = d): ≈ 6N²d²/M for M ≪ 9d², → 2N²d/√M for M ≫ 9d²",
-    )
-)
+_leading = "≈ 2M/(b·d)·N²d²/M (dv = d): ≈ 6N²d²/M for M ≪ 9d², → 2N²d/√M for M ≫ 9d²"
+_add(_flash2("flash2-square", "b", blocks.flash2(d, dv).square(M), _leading))
 
 # flash1 as published (Dao et al. 2022, Alg. 1): B_c = ⌈M/4d⌉, T_c = ⌈N/B_c⌉; O, ℓ, m initialised in slow memory.
+# It runs at any M in audit mode (its working set exceeds M).
 _Bc1 = ceil(M / (4 * d))
-_Tc1 = ceil(N / _Bc1)
-_add(
-    CostFormula(
-        algorithm="flash1",
-        reads=N * d + N * dv + _Tc1 * (N * d + N * dv + 2 * N),
-        writes=(1 + _Tc1) * (N * dv + 2 * N),
-        valid=(M >= 1,),  # runs at any M in audit mode (its working set exceeds M)
-        blocks={"B_c": _Bc1, "B_r": minimum(_Bc1, d), "T_c": _Tc1},
-        derivation="docs/costs.md#flash1",
-        leading="12N²d²/M (FlashAttention Algorithm 1's transfers, 2Nd + T_c(3Nd + 4N), plus the N·d + 2N initialisation)",
-    )
-)
+_leading = "12N²d²/M (FlashAttention Algorithm 1's transfers, 2Nd + T_c(3Nd + 4N), plus the N·d + 2N initialisation)"
+_add(_flash1("flash1", "B_c", _Bc1, (M >= 1,), _leading, B_r=minimum(_Bc1, d)))
 
 # flash1-fit: the same loop, c = ⌊(M − d − dv − 6)/(d + dv + 1)⌋ K/V rows per block.
-_c1f = blocks.flash1_fit(d, dv).resident(M, "cols")
-_Tc1f = ceil(N / _c1f)
-_add(
-    CostFormula(
-        algorithm="flash1-fit",
-        reads=N * d + N * dv + _Tc1f * (N * d + N * dv + 2 * N),
-        writes=(1 + _Tc1f) * (N * dv + 2 * N),
-        valid=(M >= 2 * (d + dv) + 7,),
-        blocks={"c": _c1f, "T_c": _Tc1f},
-        derivation="docs/costs.md#flash1",
-        leading="6N²d²/M",
-    )
-)
+_add(_flash1("flash1-fit", "c", blocks.flash1_fit(d, dv).resident(M, "cols"), (M >= 2 * (d + dv) + 7,), "6N²d²/M"))
 
 # standard: square tiles of side b = ⌊√(M/3)⌋; S and P materialised.
 _bs = floor(sqrt(M / 3))
-_Ts = ceil(N / _bs)
-_Tvs = ceil(dv / _bs)
+_Ts, _Tvs = ceil(N / _bs), ceil(dv / _bs)
 _add(
     CostFormula(
         algorithm="standard",
@@ -137,8 +115,7 @@ _add(
 
 # square_tiling (Saha–Ye Alg. 1, stable): B = ⌊√(M/4)⌋.
 _B = floor(sqrt(M / 4))
-_T = ceil(N / _B)
-_Tv = ceil(dv / _B)
+_T, _Tv = ceil(N / _B), ceil(dv / _B)
 _add(
     CostFormula(
         algorithm="square_tiling",
@@ -382,67 +359,41 @@ def _add_bwd(f: CostFormula) -> None:
     BACKWARD_FORMULAS[f.algorithm] = f
 
 
+# Two backward loops with two block rules each: one formula per loop, given its block rule.
+
+
+def _flash2_bwd(name: str, key: str, cols: Expr, leading: str) -> CostFormula:
+    """FA-2's backward (Alg. 2) with ``cols`` K/V rows per block (block size ``key``), T_c = ⌈N/cols⌉."""
+    T_c = ceil(N / cols)
+    sizes = {key: cols, "T_c": T_c}
+    reads = 2 * N * dv + N * (d + dv) + T_c * (2 * N * d + N * dv + 2 * N)  # D pass (O, dO), K, V once; Q, dO, dQ, L, D per K/V block
+    writes = N + N * d + N * (d + dv) + T_c * N * d  # D, the dQ initialisation, dK and dV once; dQ per K/V block
+    return CostFormula(name, reads, writes, (M >= 4 * d + 3 * dv + 4,), sizes, "docs/costs.md#flash2-bwd", leading)
+
+
+def _flash1_bwd(name: str, key: str, cols: Expr, valid: tuple[Rel, ...], leading: str, B_r: Expr | None = None) -> CostFormula:
+    """FA-1's backward (FA Alg. 4) with ``cols`` K/V rows per block (block size ``key``), T_c = ⌈N/cols⌉."""
+    T_c = ceil(N / cols)
+    sizes = {key: cols} | ({"B_r": B_r} if B_r is not None else {}) | {"T_c": T_c}
+    reads = N * (d + dv) + T_c * (2 * N * d + 2 * N * dv + 2 * N)  # K, V once; Q, O, dO, dQ, ℓ, m per K/V block
+    writes = N * (2 * d + dv) + T_c * N * d + N * (d + dv)  # dQ, dK, dV initialised; dQ per K/V block; dK, dV once
+    return CostFormula(name, reads, writes, valid, sizes, "docs/costs.md#flash1-bwd", leading)
+
+
 # flash2-bwd (FA-2 Alg. 2, io-optimal rule): c = ⌊(M − 2d − dv − 2)/(2d + 2dv + 2)⌋ K/V rows, T_c = ⌈N/c⌉.
-_cb2 = blocks.flash2_bwd(d, dv).resident(M, "cols")
-_Tcb2 = ceil(N / _cb2)
-_R_B2 = 2 * N * dv + N * (d + dv)  # D pass (O, dO) + K, V once
-_W_B2 = N + N * d + N * (d + dv)  # D, the dQ initialisation, dK and dV once
-_add_bwd(
-    CostFormula(
-        algorithm="flash2-bwd",
-        reads=_R_B2 + _Tcb2 * (2 * N * d + N * dv + 2 * N),
-        writes=_W_B2 + _Tcb2 * N * d,
-        valid=(M >= 4 * d + 3 * dv + 4,),
-        blocks={"c": _cb2, "T_c": _Tcb2},
-        derivation="docs/costs.md#flash2-bwd",
-        leading="16N²d²/M (dv = d): per K/V block Q, dQ, dO read and dQ written",
-    )
-)
+_leading = "16N²d²/M (dv = d): per K/V block Q, dQ, dO read and dQ written"
+_add_bwd(_flash2_bwd("flash2-bwd", "c", blocks.flash2_bwd(d, dv).resident(M, "cols"), _leading))
 
 # flash2-square-bwd: B_r = B_c = b = ⌊(⌊√(p² + 8M)⌋ − p)/4⌋, p = 4d + 3dv + 2.
-_bb2 = blocks.flash2_bwd(d, dv).square(M)
-_Tbb2 = ceil(N / _bb2)
-_add_bwd(
-    CostFormula(
-        algorithm="flash2-square-bwd",
-        reads=_R_B2 + _Tbb2 * (2 * N * d + N * dv + 2 * N),
-        writes=_W_B2 + _Tbb2 * N * d,
-        valid=(M >= 4 * d + 3 * dv + 4,),
-        blocks={"b": _bb2, "T_c": _Tbb2},
-        derivation="docs/costs.md#flash2-bwd",
-        leading="4N²d·⌈N/b⌉/N with 2b² + (7d + 2)b ≈ M (dv = d): ≈ 28N²d²/M for M ≪ 49d², → 4√2·N²d/√M for M ≫ 49d²",
-    )
-)
+_leading = "4N²d·⌈N/b⌉/N with 2b² + (7d + 2)b ≈ M (dv = d): ≈ 28N²d²/M for M ≪ 49d², → 4√2·N²d/√M for M ≫ 49d²"
+_add_bwd(_flash2_bwd("flash2-square-bwd", "b", blocks.flash2_bwd(d, dv).square(M), _leading))
 
 # flash1-bwd (FA Alg. 4 as published): B_c = ⌈M/4d⌉, T_c = ⌈N/B_c⌉; dQ, dK, dV initialised in slow memory.
 _Bcb1 = ceil(M / (4 * d))
-_Tcb1 = ceil(N / _Bcb1)
-_add_bwd(
-    CostFormula(
-        algorithm="flash1-bwd",
-        reads=N * (d + dv) + _Tcb1 * (2 * N * d + 2 * N * dv + 2 * N),
-        writes=N * (2 * d + dv) + _Tcb1 * N * d + N * (d + dv),
-        valid=(M >= 1,),  # audit mode
-        blocks={"B_c": _Bcb1, "B_r": minimum(_Bcb1, d), "T_c": _Tcb1},
-        derivation="docs/costs.md#flash1-bwd",
-        leading="20N²d²/M (dv = d); working set ≈ 2M",
-    )
-)
+_add_bwd(_flash1_bwd("flash1-bwd", "B_c", _Bcb1, (M >= 1,), "20N²d²/M (dv = d); working set ≈ 2M", B_r=minimum(_Bcb1, d)))  # audit mode
 
 # flash1-fit-bwd: c = ⌊(M − 2(d + dv) − 3)/(2(d + dv) + 2)⌋.
-_cb1f = blocks.flash1_fit_bwd(d, dv).resident(M, "cols")
-_Tcb1f = ceil(N / _cb1f)
-_add_bwd(
-    CostFormula(
-        algorithm="flash1-fit-bwd",
-        reads=N * (d + dv) + _Tcb1f * (2 * N * d + 2 * N * dv + 2 * N),
-        writes=N * (2 * d + dv) + _Tcb1f * N * d + N * (d + dv),
-        valid=(M >= 4 * (d + dv) + 5,),
-        blocks={"c": _cb1f, "T_c": _Tcb1f},
-        derivation="docs/costs.md#flash1-bwd",
-        leading="20N²d²/M (dv = d)",
-    )
-)
+_add_bwd(_flash1_bwd("flash1-fit-bwd", "c", blocks.flash1_fit_bwd(d, dv).resident(M, "cols"), (M >= 4 * (d + dv) + 5,), "20N²d²/M (dv = d)"))
 
 # standard-bwd (FA Alg. 3): square tiles b = ⌊√(M/3)⌋; P read, dP and dS materialised.
 _bsb = floor(sqrt(M / 3))

@@ -68,61 +68,62 @@ CAUSAL_TWO_KEYS = (2 <= Nkv, Nq <= Nkv)
 ONE_KEY = (Nkv <= 1,)
 PAIRS_CAUSAL = Nq * (Nq + 1) / 2 + Nq * (Nkv - Nq)
 
-TRIVIAL = Bound(
+
+def _once(**fields) -> Bound:
+    """A trivial bound per K/V head and its g query heads (each word that must move, moved once): explicit,
+    constant 1, derived here, about any algorithm."""
+    return Bound(
+        kind="lower",
+        explicit=True,
+        constant=Fraction(1),
+        provenance="derived here",
+        status="derived here",
+        doc=DOC,
+        symbols=("Nq", "Nkv", "g", "d", "dv"),
+        cdag=ANY_ALGORITHM,
+        **fields,
+    )
+
+
+TRIVIAL = _once(
     id="workloads.trivial",
     statement="Per K/V head and its g query heads, every exact algorithm moves at least g·N_q(d + d_v) + N_kv(d + d_v) "
     "words: Q read and O written once per query head, K and V read once per K/V head, where " + conditions(TWO_KEYS) + ".",
-    kind="lower",
     model="any exact attention algorithm over a workload (inputs start and outputs end in slow memory)",
     regime=TWO_KEYS,
     expr=g * Nq * (d + dv) + Nkv * (d + dv),
-    explicit=True,
-    constant=Fraction(1),
-    provenance="derived here",
-    status="derived here",
-    doc=DOC,
-    symbols=("Nq", "Nkv", "g", "d", "dv"),
-    cdag=ANY_ALGORITHM,
     notes="A workload is batch·H_kv such units; bytes are words × bytes per word.",
 )
 
 
-TRIVIAL_CAUSAL = Bound(
+TRIVIAL_CAUSAL = _once(
     id="workloads.trivial.causal",
     statement="Under a bottom-right causal mask (N_q ≤ N_kv), per K/V head and its g query heads, every exact "
     "algorithm moves at least g(N_q − 1)·d + g·N_q·d_v + N_kv(d + d_v) words: as workloads.trivial, except that "
     "with δ = N_kv − N_q = 0 query row 0 sees key 0 only (its softmax is 1, O_0 = V_0) and needs no Q_0, where " + conditions(CAUSAL_TWO_KEYS) + ".",
-    kind="lower",
     model="any exact attention algorithm over a causal workload (inputs start and outputs end in slow memory)",
     regime=CAUSAL_TWO_KEYS,
     expr=g * (Nq - 1) * d + g * Nq * dv + Nkv * (d + dv),
-    explicit=True,
-    constant=Fraction(1),
-    provenance="derived here",
-    status="derived here",
-    doc=DOC,
-    symbols=("Nq", "Nkv", "g", "d", "dv"),
-    cdag=ANY_ALGORITHM,
     notes="Exact for δ = 0 and g·d words weaker than needed for δ ≥ 1 (row 0 then sees two keys). The schedules' "
     "causal counts are proved ≥ workloads.trivial, which is ≥ this (claim workloads.trivial.causal.weaker).",
 )
 
 
+def _pairs(**fields) -> Bound:
+    """A pair-count lower bound (a paper's N² replaced by the pair count P): explicit, slack −M, derived here."""
+    return Bound(kind="lower", explicit=True, slack=-M, status="derived here", doc=DOC, **fields)
+
+
 def _b(id_: str, pairs_: object, factor: int, regime: tuple, what: str) -> Bound:
-    return Bound(
+    return _pairs(
         id=id_,
         statement=f"Every standard-CDAG calculation of one head with {what} moves at least "
         f"{factor if factor > 1 else ''}P·d²/M − M words, P = {pairs_}, where {conditions(regime)}.",
-        kind="lower",
         model=MODEL,
         regime=regime,
         expr=factor * pairs_ * d**2 / M - M,  # type: ignore[operator]
-        explicit=True,
         constant=Fraction(factor),
-        slack=-M,
         provenance="derived here (B1/B2 with the pair count in place of N², docs/bounds/b1.md, b2.md)",
-        status="derived here",
-        doc=DOC,
         symbols=("Nq", "Nkv", "d", "M") if factor == 1 else ("Nq", "Nkv", "d", "dv", "M"),
         cdag=CDAG_QK if factor == 1 else CDAG_QK_PV,  # B1 needs the QKᵀ trees; B2 also the PV products
     )
@@ -261,23 +262,15 @@ def best_lower_bound(w: object) -> tuple[str, Fraction]:
 # Backward-pass bounds for workloads (docs/bounds/workloads.md#backward). A list of their own (the catalog adds it
 # to its aggregate): computation "backward", so they are compared only with backward schedules.
 
-BWD_TRIVIAL = Bound(
+BWD_TRIVIAL = _once(
     id="workloads.bwd.trivial",
     statement="Per K/V head and its g query heads, every exact backward pass moves at least "
     "g(N_q − 1)·d + g·N_q(d + d_v) + 2N_kv(d + d_v) words (N_kv ≥ 2): dQ written and dO read once per query head, "
     "dK, dV written and K, V read once per K/V head, Q read for every query row that sees two or more keys (all "
     "but at most one per head), where " + conditions(TWO_KEYS) + ".",
-    kind="lower",
     model="any exact attention backward pass over a workload (inputs start and outputs end in slow memory)",
     regime=TWO_KEYS,
     expr=g * (Nq - 1) * d + g * Nq * (d + dv) + 2 * Nkv * (d + dv),
-    explicit=True,
-    constant=Fraction(1),
-    provenance="derived here",
-    status="derived here",
-    doc=DOC,
-    symbols=("Nq", "Nkv", "g", "d", "dv"),
-    cdag=ANY_ALGORITHM,
     computation="backward",
     notes="O and the saved statistics are not counted (D = rowsum(P ∘ dP) can be formed without O).",
 )
@@ -285,20 +278,15 @@ BWD_TRIVIAL = Bound(
 
 def _bwd(id_: str, pairs_: object, c: int, what: str, model: str) -> Bound:
     regime = (DV_EQ_D,)  # the dP-trees have d_v products and the row widths are d, d_v, d, d_v: proved for d_v = d
-    return Bound(
+    return _pairs(
         id=id_,
         statement=f"Every backward pass of one head with {what} whose CDAG is the {model} moves at least "
         f"min({c if c > 1 else ''}P·d²/M, P/2) − M words, P = {pairs_}, where {conditions(regime)}.",
-        kind="lower",
         model=model,
         regime=regime,
         expr=minimum(c * pairs_ * d**2 / M, pairs_ / 2) - M,  # type: ignore[operator]
-        explicit=True,
         constant=Fraction(c),
-        slack=-M,
         provenance="derived here (BWD-dP / BWD-SdP with the pair count in place of N², docs/bounds/backward.md)",
-        status="derived here",
-        doc=DOC,
         symbols=("Nq", "Nkv", "d", "dv", "M"),
         cdag=CDAG_BACKWARD,
         computation="backward",

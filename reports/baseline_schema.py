@@ -29,6 +29,13 @@ _EXPR: dict[str, Any] = {  # bounds.expr.to_json: [op, operand, ...], leaves ["s
 }
 _CONSTANT = {"type": ["string", "number", "null"]}
 
+
+def _by_name(properties: dict[str, Any], **entry: Any) -> dict[str, Any]:
+    """A section of the baseline: an object whose every value (one per figure, bound, claim...) is an object with
+    these ``properties`` and the further keywords ``entry`` (``required``, ``anyOf``)."""
+    return {"type": "object", "additionalProperties": {"type": "object", **entry, "properties": properties}}
+
+
 BASELINE_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "attnio gate baseline",
@@ -39,74 +46,41 @@ BASELINE_SCHEMA: dict[str, Any] = {
         "schema": {"const": 1},
         "attnio": {"type": "string"},
         "unavailable": {"type": "array", "items": {"type": "string"}},
-        "io": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "properties": {
-                    "reads": {"type": "integer", "minimum": 0},
-                    "writes": {"type": "integer", "minimum": 0},
-                    "error": {"type": "string"},
-                },
-                "anyOf": [{"required": ["reads", "writes"]}, {"required": ["error"]}],
+        "io": _by_name(
+            {
+                "reads": {"type": "integer", "minimum": 0},
+                "writes": {"type": "integer", "minimum": 0},
+                "error": {"type": "string"},
             },
-        },
-        "formulas": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "required": ["reads", "writes"],
-                "properties": {
-                    "reads": {"$ref": "#/$defs/expr"},
-                    "writes": {"$ref": "#/$defs/expr"},
-                    "valid": {"type": "array", "items": {"$ref": "#/$defs/expr"}},
-                },
+            anyOf=[{"required": ["reads", "writes"]}, {"required": ["error"]}],
+        ),
+        "formulas": _by_name(
+            {"reads": {"$ref": "#/$defs/expr"}, "writes": {"$ref": "#/$defs/expr"}, "valid": {"type": "array", "items": {"$ref": "#/$defs/expr"}}},
+            required=["reads", "writes"],
+        ),
+        "bounds": _by_name(
+            {
+                "kind": {"type": "string"},
+                "model": {"type": "string"},
+                "explicit": {"type": "boolean"},
+                "expr": {"$ref": "#/$defs/expr"},
+                "regime": {"type": "array", "items": {"$ref": "#/$defs/expr"}},
+                "constant": _CONSTANT,
             },
-        },
-        "bounds": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "required": ["kind", "expr"],
-                "properties": {
-                    "kind": {"type": "string"},
-                    "model": {"type": "string"},
-                    "explicit": {"type": "boolean"},
-                    "expr": {"$ref": "#/$defs/expr"},
-                    "regime": {"type": "array", "items": {"$ref": "#/$defs/expr"}},
-                    "constant": _CONSTANT,
-                },
-            },
-        },
-        "verdicts": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "required": ["verdict"],
-                "properties": {"verdict": {"type": "string"}, "constant": _CONSTANT, "kind": {"type": "string"}},
-            },
-        },
-        "triton": {  # counted bytes of Triton kernel configurations (attnio.triton.gate)
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "required": ["total_bytes"],
-                "properties": {f: {"type": "integer", "minimum": 0} for f in ("reads_bytes", "writes_bytes", "total_bytes")},
-            },
-        },
-        "constants": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "properties": {
-                    "lower_constant": _CONSTANT,
-                    "upper_constant": _CONSTANT,
-                    "best_proved_bound": {"type": ["string", "null"]},
-                    "best_schedule": {"type": ["string", "null"]},
-                    "kind": {"type": ["string", "null"]},
-                },
-            },
-        },
+            required=["kind", "expr"],
+        ),
+        "verdicts": _by_name({"verdict": {"type": "string"}, "constant": _CONSTANT, "kind": {"type": "string"}}, required=["verdict"]),
+        # counted bytes of Triton kernel configurations (attnio.triton.gate)
+        "triton": _by_name({f: {"type": "integer", "minimum": 0} for f in ("reads_bytes", "writes_bytes", "total_bytes")}, required=["total_bytes"]),
+        "constants": _by_name(
+            {
+                "lower_constant": _CONSTANT,
+                "upper_constant": _CONSTANT,
+                "best_proved_bound": {"type": ["string", "null"]},
+                "best_schedule": {"type": ["string", "null"]},
+                "kind": {"type": ["string", "null"]},
+            }
+        ),
     },
 }
 

@@ -147,53 +147,58 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> GateResult:
                     P.append(f"{sect} {k}: {field_} changed: {_short(bb[k].get(field_))} -> {_short(cb[k].get(field_))}")
         _new(Nt, sect, bb, cb)
 
-    bv, cv = baseline.get("verdicts"), current.get("verdicts")
-    if bv is not None:
-        if cv is None:
-            P.append("verdicts: verification not run or unavailable in this run")
-        else:
-            for k in sorted(bv):
-                bverd = bv[k].get("verdict")
-                c = cv.get(k)
-                if c is None:
-                    if bverd == "proved":
-                        P.append(f"verdict {k}: claim missing (proof lost)")
-                    continue
-                if bverd == "proved" and c.get("verdict") != "proved":
-                    P.append(f"verdict {k}: proved -> {c.get('verdict')} (proof lost)")
-                elif bverd != c.get("verdict"):
-                    Nt.append(f"verdict {k}: {bverd} -> {c.get('verdict')}")
-                kind = "upper" if bv[k].get("kind") == "tightest" else _kind_of(k, current)  # least c with f ≤ c·g
-                _constant(P, Nt, f"verdict {k}", kind, bv[k].get("constant"), c.get("constant"))
-            _new(Nt, "verdicts", bv, cv)
-
-    bc, cc = baseline.get("constants"), current.get("constants")
-    if bc is not None:
-        if cc is None:
-            P.append("constants: table unavailable in this run")
-        else:
-            for k in sorted(bc):
-                if k not in cc:
-                    P.append(f"constants {k}: removed")
-                    continue
-                for f_ in sorted(set(bc[k]) | set(cc[k])):
-                    a, b = bc[k].get(f_), cc[k].get(f_)
-                    if a == b:
-                        continue
-                    kind = "lower" if f_.startswith("lower") else "upper" if f_.startswith("upper") else bc[k].get("kind")
-                    if kind in ("lower", "upper"):
-                        _constant(P, Nt, f"constants {k}.{f_}", kind, a, b)
-                    elif f_ in ("best_proved_bound", "best_schedule"):
-                        Nt.append(f"constants {k}: {f_} {a} -> {b}")
-                    else:
-                        P.append(f"constants {k}: {f_} changed: {_short(a)} -> {_short(b)}")
-            _new(Nt, "constants", bc, cc)
+    for sect, missing, compare_entries in (
+        ("verdicts", "verification not run or unavailable in this run", _compare_verdicts),
+        ("constants", "table unavailable in this run", _compare_constants),
+    ):
+        b, c = baseline.get(sect), current.get(sect)
+        if b is None:
+            continue
+        if c is None:
+            P.append(f"{sect}: {missing}")
+            continue
+        compare_entries(P, Nt, b, c, current)
+        _new(Nt, sect, b, c)
     from attnio.triton import gate as triton_gate
 
     tp, tn = triton_gate.compare(baseline, current)
     P.extend(tp)
     Nt.extend(tn)
     return res
+
+
+def _compare_verdicts(P: list[str], Nt: list[str], bv: dict[str, Any], cv: dict[str, Any], current: dict[str, Any]) -> None:
+    for k in sorted(bv):
+        bverd = bv[k].get("verdict")
+        c = cv.get(k)
+        if c is None:
+            if bverd == "proved":
+                P.append(f"verdict {k}: claim missing (proof lost)")
+            continue
+        if bverd == "proved" and c.get("verdict") != "proved":
+            P.append(f"verdict {k}: proved -> {c.get('verdict')} (proof lost)")
+        elif bverd != c.get("verdict"):
+            Nt.append(f"verdict {k}: {bverd} -> {c.get('verdict')}")
+        kind = "upper" if bv[k].get("kind") == "tightest" else _kind_of(k, current)  # least c with f ≤ c·g
+        _constant(P, Nt, f"verdict {k}", kind, bv[k].get("constant"), c.get("constant"))
+
+
+def _compare_constants(P: list[str], Nt: list[str], bc: dict[str, Any], cc: dict[str, Any], current: dict[str, Any]) -> None:
+    for k in sorted(bc):
+        if k not in cc:
+            P.append(f"constants {k}: removed")
+            continue
+        for f_ in sorted(set(bc[k]) | set(cc[k])):
+            a, b = bc[k].get(f_), cc[k].get(f_)
+            if a == b:
+                continue
+            kind = "lower" if f_.startswith("lower") else "upper" if f_.startswith("upper") else bc[k].get("kind")
+            if kind in ("lower", "upper"):
+                _constant(P, Nt, f"constants {k}.{f_}", kind, a, b)
+            elif f_ in ("best_proved_bound", "best_schedule"):
+                Nt.append(f"constants {k}: {f_} {a} -> {b}")
+            else:
+                P.append(f"constants {k}: {f_} changed: {_short(a)} -> {_short(b)}")
 
 
 def lost_proofs(baseline: dict[str, Any], current: dict[str, Any]) -> list[str]:

@@ -117,15 +117,23 @@ def render_html(sections: list[Section]) -> str:
                 out.append(f"<p>{_inline_html(b[1])}</p>")
             elif b[0] == "table":
                 _, headers, rows = b
-                out.append("<table><thead><tr>" + "".join(f"<th>{e(str(h))}</th>" for h in headers) + "</tr></thead><tbody>")
-                out += ["<tr>" + "".join(f"<td>{_inline_html(str(c))}</td>" for c in r) + "</tr>" for r in rows]
-                out.append("</tbody></table>")
+                out.append(_table_html(headers, rows))
             elif b[0] == "fig":
                 _, name, svg, caption = b
                 data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
                 out.append(f'<figure><img alt="{e(caption)}" src="data:image/svg+xml;base64,{data}"><figcaption>{e(caption)}</figcaption></figure>')
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def _table_html(headers: list, rows: list) -> str:
+    """One table as one line of HTML: a table is one block of the page, and whitespace between its rows renders
+    as nothing, so the page looks the same as with a line per row while the source does not repeat one row's
+    markup line after line."""
+    e = html.escape
+    head = "".join(f"<th>{e(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_inline_html(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _inline_html(text: str) -> str:

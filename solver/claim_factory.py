@@ -110,10 +110,11 @@ def links(cid: str, hyps: tuple[Formula, ...], steps: Iterable[tuple[str, str, t
 
 
 def leading_crossover(cid: str, text: str, a: Expr, b: Expr, a_name: str, b_name: str, *, hi: Fraction,
-                      provenance: str, about: tuple[str, ...]) -> Crossover:
-    """``cid``: where the leading term ``a`` is below ``b``, derived along M/d² between 1/64 and ``hi`` to 1/256
-    (no hypotheses: leading terms are defined everywhere)."""
+                      provenance: str, about: tuple[str, ...], axis: Expr | None = None, axis_name: str = "M/d²") -> Crossover:
+    """``cid``: where the leading term ``a`` is below ``b``, derived along ``axis`` (default M/d²) between 1/64 and
+    ``hi`` to 1/256 (no hypotheses: leading terms are defined everywhere)."""
     from attnio.bounds.symbols import M, d
 
-    return Crossover(cid, text, (), a=a, b=b, axis=M / d**2, lo=Fraction(1, 64), hi=hi, precision=Fraction(1, 256),
-                     a_name=a_name, b_name=b_name, axis_name="M/d²", provenance=provenance, about=about)
+    return Crossover(cid, text, (), a=a, b=b, axis=M / d**2 if axis is None else axis, lo=Fraction(1, 64), hi=hi,
+                     precision=Fraction(1, 256), a_name=a_name, b_name=b_name, axis_name=axis_name,
+                     provenance=provenance, about=about)

@@ -24,7 +24,8 @@ from attnio.bounds import approx as A
 from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import ceil, eq, floor, sqrt
 from attnio.bounds.symbols import M, N, d, sym
-from attnio.solver.claim_types import Claim, Coverage, Crossover, Implication
+from attnio.solver.claim_factory import leading_crossover
+from attnio.solver.claim_types import Claim, Coverage, Implication
 from attnio.solver.logic import All, Any, Iff
 
 F = Fraction
@@ -96,43 +97,43 @@ def _claims() -> list[Claim]:
             provenance=P,
             about=("approx.poly.stream.exact", "approx.lower.trivial"),
         ),
-        Implication(
-            "approx.consistency.trivial.chunked",
-            "consistency",
-            "approx.lower.trivial (4Nd) ≤ the chunked schedule's exact I/O.",
-            CH.valid,
-            4 * N * d <= CH.io,
-            provenance=P,
-            about=("approx.lower.trivial", "approx.poly.chunked.exact"),
-        ),
-        Implication(
-            "approx.consistency.trivial.tiled",
-            "consistency",
-            "approx.lower.trivial (4Nd) ≤ the tiled schedule's exact I/O.",
-            TI.valid,
-            4 * N * d <= TI.io,
-            provenance=P,
-            about=("approx.lower.trivial", "approx.poly.tiled.exact"),
-        ),
-        Implication(
-            "approx.consistency.accumulator.stream",
-            "consistency",
-            "approx.lower.accumulator (Nrd/M − rd) ≤ the streaming schedule's reads (it is a resident-accumulator "
-            "algorithm).",
-            ST.valid,
-            N * r * d / M - r * d <= ST.reads,
-            provenance=P,
-            about=("approx.lower.accumulator", "approx.poly.stream.exact"),
-        ),
-        Implication(
-            "approx.consistency.accumulator.chunked",
-            "consistency",
-            "approx.lower.accumulator (Nrd/M − rd) ≤ the chunked schedule's reads (a resident-accumulator algorithm).",
-            CH.valid,
-            N * r * d / M - r * d <= CH.reads,
-            provenance=P,
-            about=("approx.lower.accumulator", "approx.poly.chunked.exact"),
-        ),
+        *[
+            Implication(
+                cid,
+                "consistency",
+                f"approx.lower.trivial (4Nd) ≤ the {name} schedule's exact I/O.",
+                f.valid,
+                4 * N * d <= f.io,
+                provenance=P,
+                about=("approx.lower.trivial", f"approx.poly.{name}.exact"),
+            )
+            for cid, name, f in (("approx.consistency.trivial.chunked", "chunked", CH), ("approx.consistency.trivial.tiled", "tiled", TI))
+        ],
+        *[
+            Implication(
+                cid,
+                "consistency",
+                text,
+                f.valid,
+                N * r * d / M - r * d <= f.reads,
+                provenance=P,
+                about=("approx.lower.accumulator", exact),
+            )
+            for cid, text, f, exact in (
+                (
+                    "approx.consistency.accumulator.stream",
+                    "approx.lower.accumulator (Nrd/M − rd) ≤ the streaming schedule's reads (it is a resident-accumulator algorithm).",
+                    ST,
+                    "approx.poly.stream.exact",
+                ),
+                (
+                    "approx.consistency.accumulator.chunked",
+                    "approx.lower.accumulator (Nrd/M − rd) ≤ the chunked schedule's reads (a resident-accumulator algorithm).",
+                    CH,
+                    "approx.poly.chunked.exact",
+                ),
+            )
+        ],
         # approx.lower.matmul (Nrd/(3√M) − M) ≤ the tiled schedule's exact I/O, proved as a chain of two links
         # through the feature-write term 2·N·r·T_c (T_c = ⌈d/w⌉, w ≤ √M − 1): the one-shot form sometimes ran
         # past z3's wall-clock cap (its portfolio's time slices), the two links take well under a second each.
@@ -218,21 +219,11 @@ def _claims() -> list[Claim]:
             provenance=P,
             about=("approx.poly.chunked.exact", "exact.flash2"),
         ),
-        Crossover(
+        leading_crossover(
             "approx.crossover.leading.chunked.flash2",
             "Leading terms: chunked 4Nrd²/M + 2Nd against flash2's 4N²d²/M + 2Nd; the boundary along r/N is derived.",
-            (),
-            a=4 * N * r * d**2 / M + 2 * N * d,
-            b=4 * N**2 * d**2 / M + 2 * N * d,
-            axis=r / N,
-            lo=F(1, 64),
-            hi=F(16),
-            precision=F(1, 256),
-            a_name="4Nrd²/M + 2Nd",
-            b_name="4N²d²/M + 2Nd",
-            axis_name="r/N",
-            provenance=P,
-            about=("approx.poly.chunked.exact", "exact.flash2"),
+            4 * N * r * d**2 / M + 2 * N * d, 4 * N**2 * d**2 / M + 2 * N * d, "4Nrd²/M + 2Nd", "4N²d²/M + 2Nd",
+            hi=F(16), provenance=P, about=("approx.poly.chunked.exact", "exact.flash2"), axis=r / N, axis_name="r/N",
         ),
         Implication(
             "approx.switch.leading.tiled.chunked",

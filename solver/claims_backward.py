@@ -308,30 +308,28 @@ def consistency_claims() -> list[Implication]:
             )
         )
         half = name in VIA_HALF
-        out.append(
-            Implication(
-                f"backward.consistency.large.{name}",
-                "consistency",
-                (f"N²/2 ≤ exact cost of {name} where M ≥ 8d² (second link, with backward.consistency.large.half: "
-                 "4N²d²/M ≤ N²/2 ≤ it; it reads S or P; d_v = d)") if half else
-                f"4N²d²/M ≤ exact cost of {name} where M ≥ 8d² (second link; d_v = d)",
-                (*_BASE, *f.valid, M >= 8 * d**2),
-                (N**2 / 2 if half else 4 * UNIT) <= f.io,
-                provenance=DOC + "#consistency",
-                about=covered + (f"exact.{name}",),
-            )
+        large = (
+            (f"N²/2 ≤ exact cost of {name} where M ≥ 8d² (second link, with backward.consistency.large.half: "
+             "4N²d²/M ≤ N²/2 ≤ it; it reads S or P; d_v = d)") if half else
+            f"4N²d²/M ≤ exact cost of {name} where M ≥ 8d² (second link; d_v = d)"
         )
-        out.append(
-            Implication(
-                f"backward.consistency.small.{name}",
-                "consistency",
-                f"N²/2 ≤ exact cost of {name} where M ≤ 8d² (second link; d_v = d)",
-                (*_BASE, *f.valid, M <= 8 * d**2),
-                N**2 / 2 <= f.io,
-                provenance=DOC + "#consistency",
-                about=covered + (f"exact.{name}",),
+        small = f"N²/2 ≤ exact cost of {name} where M ≤ 8d² (second link; d_v = d)"
+        # the second links of the chains: the large-cache one and the small-cache one
+        for cache, text, side, lower in (
+            ("large", large, M >= 8 * d**2, N**2 / 2 if half else 4 * UNIT),
+            ("small", small, M <= 8 * d**2, N**2 / 2),
+        ):
+            out.append(
+                Implication(
+                    f"backward.consistency.{cache}.{name}",
+                    "consistency",
+                    text,
+                    (*_BASE, *f.valid, side),
+                    lower <= f.io,
+                    provenance=DOC + "#consistency",
+                    about=covered + (f"exact.{name}",),
+                )
             )
-        )
         out.append(
             Implication(
                 f"backward.consistency.trivial.{name}",

@@ -112,49 +112,43 @@ def syntactically_nonneg(e: Expr) -> bool:
     """True when e ≥ 0 wherever it is defined, by its syntax alone (symbols with lo ≥ 0, non-negative constants,
     sums, products and quotients of such, even powers, square roots, floors and ceilings of such, a min of such,
     a max with one such argument)."""
-    if isinstance(e, Const):
-        return e.value >= 0
-    if isinstance(e, Sym):
-        return e.lo >= 0
-    if isinstance(e, Add | Mul):
-        return all(syntactically_nonneg(p) for p in (e.terms if isinstance(e, Add) else e.factors))
-    if isinstance(e, Pow):
-        return e.exp % 2 == 0 or syntactically_nonneg(e.base)
-    if isinstance(e, Sqrt):
-        return True
-    if isinstance(e, Div):
-        return syntactically_nonneg(e.num) and syntactically_nonneg(e.den)
-    if isinstance(e, Floor | Ceil):
-        return syntactically_nonneg(e.arg)
-    if isinstance(e, Min):
-        return all(syntactically_nonneg(a) for a in e.args)
-    if isinstance(e, Max):
-        return any(syntactically_nonneg(a) for a in e.args)
-    return False
+    return _sign_known(e, strict=False)
 
 
 def syntactically_positive(e: Expr) -> bool:
     """True when e > 0 wherever it is defined, by its syntax alone (as :func:`syntactically_nonneg`, strictly)."""
+    return _sign_known(e, strict=True)
+
+
+def _sign_known(e: Expr, strict: bool) -> bool:
+    """e > 0 (``strict``) or e ≥ 0 wherever e is defined, by its syntax alone: one rule per node, the same for
+    both but where they differ (a sum, a power, a square root, a floor)."""
+
+    def ok(x: Expr) -> bool:
+        return _sign_known(x, strict)
+
     if isinstance(e, Const):
-        return e.value > 0
+        return e.value > 0 if strict else e.value >= 0
     if isinstance(e, Sym):
-        return e.lo > 0
-    if isinstance(e, Add):
-        return all(syntactically_nonneg(t) for t in e.terms) and any(syntactically_positive(t) for t in e.terms)
+        return e.lo > 0 if strict else e.lo >= 0
+    if isinstance(e, Add):  # > 0: every term ≥ 0 and one > 0
+        return all(_sign_known(t, False) for t in e.terms) and (not strict or any(ok(t) for t in e.terms))
     if isinstance(e, Mul):
-        return all(syntactically_positive(f) for f in e.factors)
-    if isinstance(e, Pow):
-        return syntactically_positive(e.base)
-    if isinstance(e, Sqrt):
-        return syntactically_positive(e.arg)
+        return all(ok(f) for f in e.factors)
+    if isinstance(e, Pow):  # an even power is ≥ 0 whatever its base
+        return ok(e.base) or (not strict and e.exp % 2 == 0)
+    if isinstance(e, Sqrt):  # √x ≥ 0 always, > 0 for x > 0
+        return ok(e.arg) if strict else True
     if isinstance(e, Div):
-        return syntactically_positive(e.num) and syntactically_positive(e.den)
+        return ok(e.num) and ok(e.den)
+    if isinstance(e, Floor):  # ⌊x⌋ may be 0 for x > 0
+        return not strict and ok(e.arg)
     if isinstance(e, Ceil):
-        return syntactically_positive(e.arg)
+        return ok(e.arg)
     if isinstance(e, Min):
-        return all(syntactically_positive(a) for a in e.args)
+        return all(ok(a) for a in e.args)
     if isinstance(e, Max):
-        return any(syntactically_positive(a) for a in e.args)
+        return any(ok(a) for a in e.args)
     return False
 
 

@@ -21,24 +21,12 @@ from hypothesis import HealthCheck, settings
 # before any test module (or a doctest of attnio.triton) imports Triton, so the order of collection cannot matter.
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
-# "ci" is loaded when CI is set: more examples, deterministic, no deadline (shared machines are noisy).
-settings.register_profile(
-    "ci",
-    max_examples=200,
-    derandomize=True,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+# The long runs: no deadline (shared machines are noisy), a failing example printed as a blob to reproduce it.
+_LONG_RUN = dict(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+# "ci" is loaded when CI is set: more examples, deterministic.
+settings.register_profile("ci", max_examples=200, derandomize=True, **_LONG_RUN)
 # "nightly": the long run (ATTNIO_HYPOTHESIS_PROFILE=nightly), e.g. 1,000 command lines in tests/test_cli_fuzz.py.
-settings.register_profile(
-    "nightly",
-    max_examples=1000,
-    derandomize=False,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+settings.register_profile("nightly", max_examples=1000, derandomize=False, **_LONG_RUN)
 settings.register_profile("dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # "mutation": tools/mutation.sh runs the tests once per mutant; few examples, the same ones every run, no saved
 # examples carried from one mutant to the next.

@@ -1,6 +1,6 @@
-"""Exact counts: the machine's measured reads and writes equal each algorithm's closed-form formula
-(bounds/costs.py, derived in docs/costs.md), count-only equals real runs, peak fast memory stays ≤ M, and
-more M never costs more I/O.
+"""Exact counts: the machine's measured reads and writes equal each algorithm's closed-form formula, forward
+and backward (bounds/costs.py, derived in docs/costs.md), count-only equals real runs, peak fast memory stays
+≤ M, and more M never costs more I/O.
 
 Hypothesis draws N, d, d_v and M, with edge sizes (N or d = 1, M at the algorithm's minimum) and sizes that
 the block sizes do not divide. The count-only path is cheap, so the formula check runs 200 examples per
@@ -10,14 +10,15 @@ algorithm under the ci profile; real runs use small sizes.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from attnio.algorithms import registry
 from attnio.algorithms.run import count, run
-from attnio.bounds.costs import FORMULAS, cost
+from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS, backward_cost, cost
 from attnio.bounds.expr import evaluate_int, free_symbols
-from checks import assert_count_equals_formula
+from checks import assert_count_equals_formula, assert_real_run_equals_count_and_formula
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import points
@@ -25,35 +26,39 @@ from strategies import points
 # Every algorithm with a formula. flash1 (as published) runs in audit mode: its peak is checked in
 # tests/test_algorithms.py instead of against M.
 ALGORITHMS = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "square_tiling-io", "kv_stationary", "split_v"]
+# Every backward schedule with a formula (tests/test_backward.py checks their gradients). flash1-bwd (as
+# published) runs in audit mode.
+BACKWARD = ["flash2-bwd", "flash2-square-bwd", "flash1-bwd", "flash1-fit-bwd", "standard-bwd", "square_tiling-bwd"]
+# (schedule, its formula, fits): both passes; M is drawn up to fits·N(d + d_v), the backward's working sets being larger.
+PASSES = [(n, cost, 3) for n in ALGORITHMS] + [(n, backward_cost, 5) for n in BACKWARD]
 
 
-def test_every_registered_algorithm_with_a_cost_formula_is_checked_here() -> None:
+def test_every_registered_schedule_with_a_cost_formula_is_checked_here_and_the_tables_are_apart() -> None:
     with_formula = {n for n in registry.names() if registry.get(n).cost is not None}
     assert with_formula == set(ALGORITHMS)
     assert set(ALGORITHMS) <= set(FORMULAS)
+    with_formula = {n for n in registry.names("backward") if registry.get(n).cost is not None}
+    assert with_formula == set(BACKWARD) == set(BACKWARD_FORMULAS)
+    assert not set(BACKWARD_FORMULAS) & set(FORMULAS)
+    assert not set(registry.names()) & set(registry.names("backward"))
 
 
-@pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("name,formula,fits", PASSES)
 @given(data=st.data())
-def test_count_only_counts_equal_the_formula_exactly(name: str, data: st.DataObject) -> None:
-    N, d, dv, M = data.draw(points(name, max_N=5000, max_d=300, max_M_factor=400))
-    assert_count_equals_formula(name, cost, N, d, dv, M)
+def test_count_only_counts_equal_the_formula_exactly(name: str, formula: Callable, fits: int, data: st.DataObject) -> None:
+    N, d, dv, M = data.draw(points(name, max_N=5000, max_d=300, max_M_factor=400, fits=fits))
+    assert_count_equals_formula(name, formula, N, d, dv, M)
 
 
-@pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("name,formula,fits", [*PASSES, ("auto-bwd", backward_cost, 5)])
 @settings(max_examples=25)
 @given(data=st.data())
-def test_real_run_counts_equal_count_only_counts_and_peak_fits(name: str, data: st.DataObject) -> None:
-    N, d, dv, M = data.draw(points(name, max_N=20, max_d=7, max_M_factor=30))
-    real = run(name, N=N, d=d, dv=dv, M=M, seed=N * 31 + d).measurement
-    fast = count(name, N=N, d=d, dv=dv, M=M)
-    assert real.per_array == fast.per_array, (N, d, dv, M)
-    assert real.io == fast.io
-    assert real.peak_fast_words == fast.peak_fast_words
-    predicted = cost(name, N=N, d=d, M=M, dv=dv)
-    assert (real.reads_words, real.writes_words) == (predicted.reads_words, predicted.writes_words)
-    if not registry.get(name).audit:
-        assert real.peak_fast_words <= M and not real.overflowed
+def test_real_run_counts_equal_count_only_counts_and_peak_fits(name: str, formula: Callable, fits: int, data: st.DataObject) -> None:
+    N, d, dv, M = data.draw(points(name, max_N=20, max_d=7, max_M_factor=30, fits=fits))
+    # check=False for the backward: its gradients are checked against the analytic backward in tests/test_backward.py
+    real = run(name, N=N, d=d, dv=dv, M=M, seed=N * 31 + d, check=formula is cost)
+    chosen = real.tiling.algorithm if name == "auto-bwd" else name
+    assert_real_run_equals_count_and_formula(name, chosen, real.measurement, formula, N, d, dv, M)
 
 
 def test_real_run_counts_equal_count_only_on_a_larger_non_divisible_case() -> None:
@@ -70,13 +75,14 @@ def test_real_run_counts_equal_count_only_on_a_larger_non_divisible_case() -> No
 # are ⌈N/x⌉ or ⌈d/x⌉ with x non-decreasing in M, so no ceiling effect can make more M cost more. Hypothesis
 # tries to refute it on the measured counts. square_tiling-io is excluded: its rule rounds √M and d_v/√M, so a
 # larger M can pick a worse shape (up to ≈ 9 % more words; tests/test_square_tiling_io.py measures it).
-MONOTONE = [n for n in ALGORITHMS if n != "square_tiling-io"]
+# The backward formulas are built the same way (T_c, T, T_d, T_v).
+MONOTONE = [(n, fits) for n, _, fits in PASSES if n != "square_tiling-io"]
 
 
-@pytest.mark.parametrize("name", MONOTONE)
+@pytest.mark.parametrize("name,fits", MONOTONE)
 @given(data=st.data())
-def test_more_M_never_increases_measured_io(name: str, data: st.DataObject) -> None:
-    N, d, dv, M = data.draw(points(name, max_N=3000, max_d=200, max_M_factor=200))
+def test_more_M_never_increases_measured_io(name: str, fits: int, data: st.DataObject) -> None:
+    N, d, dv, M = data.draw(points(name, max_N=3000, max_d=200, max_M_factor=200, fits=fits))
     M2 = data.draw(st.one_of(st.integers(M, M + 8), st.integers(M, 4 * M)))
     assume(M2 > M)
     a = count(name, N=N, d=d, dv=dv, M=M).io_words

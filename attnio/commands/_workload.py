@@ -41,18 +41,10 @@ def requested(args: argparse.Namespace) -> bool:
 def build(args: argparse.Namespace) -> Any:
     from attnio.workload import Workload
 
+    given = {k: getattr(args, k) for k in ("kv_heads", "N", "Nq", "Nkv", "d", "dv", "causal", "M", "smem", "gpu")}
     return Workload.build(
         batch=1 if args.batch is None else args.batch,
         heads=1 if args.heads is None else args.heads,
-        kv_heads=args.kv_heads,
-        N=args.N,
-        Nq=args.Nq,
-        Nkv=args.Nkv,
-        d=args.d,
-        dv=args.dv,
-        causal=args.causal,
         dtype=args.dtype or "fp32",
-        M=args.M,
-        smem=args.smem,
-        gpu=args.gpu,
+        **given,  # the options named as Workload.build's parameters, passed as given
     )

@@ -27,13 +27,11 @@ def rows() -> list[dict]:
 def _row(b) -> dict:
     from attnio.bounds.expr import to_json, to_text
 
+    def fields(*names: str) -> dict:  # fields shown as they are
+        return {k: getattr(b, k) for k in names}
+
     return {
-        "id": b.id,
-        "kind": b.kind,
-        "statement": b.statement,
-        "model": b.model,
-        "cdag": b.cdag,
-        "computation": b.computation,
+        **fields("id", "kind", "statement", "model", "cdag", "computation"),
         "regime": [str(r) for r in b.regime],
         "regime_json": [to_json(r) for r in b.regime],
         "expr": to_text(b.expr),
@@ -41,10 +39,7 @@ def _row(b) -> dict:
         "explicit": b.explicit,
         "constant": None if b.constant is None else str(b.constant),
         "slack": None if b.slack is None else to_text(b.slack),
-        "provenance": b.provenance,
-        "status": b.status,
-        "doc": b.doc,
-        "notes": b.notes,
+        **fields("provenance", "status", "doc", "notes"),
         "attained_by": list(b.attained_by),
         "asymptotic_only": b.asymptotic_only,
     }

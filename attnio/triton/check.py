@@ -75,19 +75,19 @@ class KernelCheck:
 
     @property
     def lower_bound_bytes(self) -> int:
-        return self.lower_bound_words * self.bytes_per_word
+        return self.workload.io_bytes(self.lower_bound_words)
 
     @property
     def best_bytes(self) -> int:
-        return self.best_words * self.bytes_per_word
+        return self.workload.io_bytes(self.best_words)
 
     @property
     def ratio_to_bound(self) -> float:
-        return self.total_bytes / self.lower_bound_bytes if self.lower_bound_bytes else math.inf
+        return _ratio(self.total_bytes, self.lower_bound_bytes)
 
     @property
     def ratio_to_best(self) -> float:
-        return self.total_bytes / self.best_bytes if self.best_bytes else math.inf
+        return _ratio(self.total_bytes, self.best_bytes)
 
     @property
     def outputs_ok(self) -> bool:
@@ -138,6 +138,11 @@ class KernelCheck:
         ]
         out += [f"  note: {n}" for n in self.notes]
         return out
+
+
+def _ratio(counted: int, reference: int) -> float:
+    """counted ÷ reference, or infinity where the reference is 0."""
+    return counted / reference if reference else math.inf
 
 
 def _torch_dtype(w: Any) -> Any:
