@@ -34,6 +34,20 @@ def _mutant(claim_id: str, goal) -> object:
     return replace(c, id=c.id + ".mutant", goal=goal)
 
 
+def _scaled(claim_id: str, k: Fraction) -> object:
+    """The claim with its smaller side (a ≥ b is stored as b ≤ a) multiplied by k > 1: a stronger claim."""
+    c = next(c for c in v3.CLAIMS if c.id == claim_id)
+    return _mutant(claim_id, c.goal.rhs >= k * c.goal.lhs)
+
+
+def _dropped(claim_id: str, hyp: str) -> object:
+    """The claim without its hypothesis ``hyp`` (as printed): a stronger claim."""
+    c = next(c for c in v3.CLAIMS if c.id == claim_id)
+    kept = tuple(x for x in c.hyps if str(x) != hyp)
+    assert len(kept) == len(c.hyps) - 1, [str(x) for x in c.hyps]
+    return replace(c, id=c.id + ".mutant", hyps=kept)
+
+
 MUTANTS = [
     # the slot term 1.5·M·L is needed: 1·M·L claims more than steps 12–13 give
     _mutant("bounds_v3.b3p.rearrange",
@@ -44,6 +58,10 @@ MUTANTS = [
     # 5·M·L in place of 6·M·L needs f = 0, which the claim does not assume (f ≤ M)
     _mutant("bounds_v3.b3p.eliminate",
             16 * v3.Pp * v3.d**2 <= v3.h * (4 * v3.M**2 + 64 * v3.d**4) + 5 * v3.M * v3.Ls),
+    # causal flash2: the K/V traffic is ≥ 4g·P·d²/M, not 5g·P·d²/M (the Q blocks may be as large as M allows)
+    _scaled("bounds_v3.b3p.consistency.causal.flash2.kv", Fraction(5, 4)),
+    # causal flash1-fit: the K/V block's capacity c(2d + 1) ≤ M is needed (without it one block holds every key)
+    _dropped("bounds_v3.b3p.consistency.causal.flash1-fit", "wl_c·(2·d + 1) ≤ M"),
 ]
 
 
