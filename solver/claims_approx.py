@@ -283,7 +283,40 @@ def _claims() -> list[Claim]:
             about=("approx.poly.tiled.exact", "exact.square_tiling"),
         ),
     ]
-    return out
+    return out + derivation_claims()
+
+
+# symbols of the two derivations of docs/approx.md §5.2, §5.3 (segments and I/Os as in solver/claims_constants.py)
+_SEG_H = sym("seg_h", integer=False, lo=0, doc="number of segments")
+_SEG_Q = sym("seg_Q", integer=False, lo=0, doc="words moved (I/Os) by the whole computation")
+_LV = sym("approx_LV", integer=False, lo=0, doc="loads of V words (approx.lower.accumulator)")
+
+
+def derivation_claims() -> list[Claim]:
+    """The algebraic steps of the two class-restricted lower bounds (docs/approx.md §5.2, §5.3); their counting
+    steps (Loomis–Whitney per segment, the co-residence charge) are argued in prose there."""
+    return [
+        Implication(
+            "approx.lower.matmul.rearrange",
+            "derivation",
+            "§5.2, last step: N·r·d products, at most (2M)^{3/2} = 2M·√(2M) per segment of M I/Os (h segments: "
+            "N·r·d ≤ h·2M·√(2M)), and Q ≥ M(h − 1) give Q ≥ Nrd/(3√M) − M (as 2√2 < 3).",
+            (M >= 1, N * r * d <= _SEG_H * 2 * M * sqrt(2 * M), _SEG_Q >= M * (_SEG_H - 1)),
+            _SEG_Q >= N * r * d / (3 * sqrt(M)) - M,
+            provenance=P,
+            about=("approx.lower.matmul",),
+        ),
+        Implication(
+            "approx.lower.accumulator.rearrange",
+            "derivation",
+            "§5.3, last step: N·r·d triples charged to L_V loads of V words and r·d accumulator creations, at most "
+            "M − 1 each (N·r·d ≤ (L_V + r·d)(M − 1)), give L_V ≥ Nrd/M − rd.",
+            (M >= 2, N * r * d <= (_LV + r * d) * (M - 1)),
+            _LV >= N * r * d / M - r * d,
+            provenance=P,
+            about=("approx.lower.accumulator",),
+        ),
+    ]
 
 
 CLAIMS: list[Claim] = _claims()

@@ -1,0 +1,54 @@
+"""The derivations of the class-restricted approximate lower bounds (docs/approx.md §5.2, §5.3): their last
+steps are proved by z3 and re-proved by cvc5, and tightened variants are refuted with a valid counterexample."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+
+import pytest
+from attnio.bounds.expr import sqrt
+from attnio.bounds.symbols import M, N, d
+from attnio.solver import claims_approx as ca
+from attnio.solver import logic
+from attnio.solver.claims import all_claims
+from attnio.solver.verify import verify_claim
+
+DERIVATIONS = ca.derivation_claims()
+
+
+@pytest.mark.parametrize("claim", DERIVATIONS, ids=lambda c: c.id)
+def test_derivation_step_is_proved_by_z3_and_by_cvc5(claim) -> None:
+    pytest.importorskip("cvc5")
+    v = verify_claim(claim, solver="both")
+    assert v.status == "proved" and v.crosscheck == "proved", (v.status, v.crosscheck, v.reason)
+
+
+def test_every_approximate_lower_bound_has_a_derivation_claim_in_the_catalog() -> None:
+    ids = {c.id for c in all_claims()}
+    about = {b for c in DERIVATIONS for b in c.about}
+    assert {c.id for c in DERIVATIONS} <= ids
+    assert about == {"approx.lower.matmul", "approx.lower.accumulator"}
+
+
+def _mutant(claim_id: str, goal) -> object:
+    c = next(c for c in DERIVATIONS if c.id == claim_id)
+    return replace(c, id=c.id + ".mutant", goal=goal)
+
+
+r = ca.r
+MUTANTS = [
+    # 1/(2√2) ≈ 0.354 is what the segment count gives: 1/2 is more than it
+    _mutant("approx.lower.matmul.rearrange", ca._SEG_Q >= N * r * d / (2 * sqrt(M)) - M),
+    # the r·d creations are charged in full: half of them is not enough
+    _mutant("approx.lower.accumulator.rearrange", ca._LV >= N * r * d / M - r * d / 2),
+]
+
+
+@pytest.mark.parametrize("claim", MUTANTS, ids=lambda c: c.id + str(MUTANTS.index(c)))
+def test_tightened_step_is_refuted_with_a_valid_counterexample(claim) -> None:
+    v = verify_claim(claim)
+    assert v.status == "refuted" and not v.spurious, (v.status, v.reason)
+    env = {k: Fraction(x) for k, x in v.counterexample.items()}
+    assert all(logic.holds(h, env) for h in claim.hyps)
+    assert not logic.holds(claim.goal, env)
