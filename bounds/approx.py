@@ -249,6 +249,12 @@ _CLASS_RA = (
     "(docs/approx.md §5.3)"
 )
 
+_CLASS_2P = (
+    "approximate attention by the polynomial method, two-phase: reads every word of Q, K, V and writes every word of O; "
+    "computes each of the r(d+1) values of [S | s] = U₂ᵀ[V | 1] (roots of accumulation trees over the N key rows) "
+    "exactly once, and forms every product φ_α(q_i)·S_αc, φ_α(q_i)·s_α after the last of them (docs/approx.md §5.4)"
+)
+
 BOUNDS: tuple[Bound, ...] = (
     Bound(
         id="approx.poly.stream.exact",
@@ -343,6 +349,23 @@ BOUNDS: tuple[Bound, ...] = (
         cdag=APPROXIMATE,
         doc=f"{DOC}#lower-bounds",
         notes="a factor ≈ 4d below the chunked schedule: the gap is open here",
+        symbols=("N", "d", "M", "r"),
+    ),
+    Bound(
+        id="approx.lower.two-phase",
+        statement="io ≥ 4Nd + 2(r(d+1) − M)",
+        kind="lower",
+        model=_CLASS_2P,
+        regime=(2 <= N,),  # the 4Nd part as approx.lower.trivial
+        expr=4 * N * d + 2 * r * (d + 1) - 2 * M,
+        explicit=True,
+        constant=Fraction(4),
+        slack=-2 * M,
+        provenance="derived here (the [S | s] values not resident when the last is computed are written and read back)",
+        status="derived here",
+        cdag=APPROXIMATE,
+        doc=f"{DOC}#lower-bounds",
+        notes="above 4Nd only where [S | s] does not fit (r(d+1) > M); all three schedules are in its class",
         symbols=("N", "d", "M", "r"),
     ),
 )

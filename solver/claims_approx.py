@@ -283,13 +283,79 @@ def _claims() -> list[Claim]:
             about=("approx.poly.tiled.exact", "exact.square_tiling"),
         ),
     ]
-    return out + derivation_claims()
+    return out + derivation_claims() + two_phase_claims()
 
 
 # symbols of the two derivations of docs/approx.md §5.2, §5.3 (segments and I/Os as in solver/claims_constants.py)
 _SEG_H = sym("seg_h", integer=False, lo=0, doc="number of segments")
 _SEG_Q = sym("seg_Q", integer=False, lo=0, doc="words moved (I/Os) by the whole computation")
 _LV = sym("approx_LV", integer=False, lo=0, doc="loads of V words (approx.lower.accumulator)")
+
+
+_TP = "approx.lower.two-phase"
+_TP_EXPR = 4 * N * d + 2 * r * (d + 1) - 2 * M
+_SW = sym("approx_W", integer=False, lo=0, doc="values of [S | s] written and read back (approx.lower.two-phase)")
+_XC, _XA, _XR = (sym(f"blk_X{k}", integer=False, lo=0, doc=f"the tiled schedule's block count T_{k} (approx.consistency.two-phase.tiled)")
+                  for k in ("c", "a", "r"))
+_TRIV = sym("approx_T", integer=False, lo=0, doc="reads of Q, K, V words and writes of O words (approx.lower.two-phase)")
+
+
+def two_phase_claims() -> list[Claim]:
+    """approx.lower.two-phase (docs/approx.md §5.4): its summation step, and the bound ≤ the exact cost of each of the
+    three schedules, which are all in its class."""
+    out: list[Claim] = [
+        Implication(
+            f"{_TP}.sum",
+            "derivation",
+            "§5.4, last step: T ≥ 4Nd I/Os of Q, K, V, O words (each input word read, each output word written) and "
+            "W ≥ r(d+1) − M values of [S | s] each written once and read once more, io ≥ T + 2W, give "
+            "io ≥ 4Nd + 2(r(d+1) − M).",
+            (N >= 2, d >= 1, M >= 1, _TRIV >= 4 * N * d, _SW >= r * (d + 1) - M, _SEG_Q >= _TRIV + 2 * _SW),
+            _SEG_Q >= _TP_EXPR,
+            provenance=P,
+            about=(_TP,),
+        )
+    ]
+    for name, f in (("stream", ST), ("chunked", CH)):
+        out.append(
+            Implication(
+                f"approx.consistency.two-phase.{name}",
+                "consistency",
+                f"approx.lower.two-phase (4Nd + 2(r(d+1) − M)) ≤ the {name} schedule's exact I/O (it is a two-phase "
+                "algorithm).",
+                f.valid,
+                _TP_EXPR <= f.io,
+                provenance=P,
+                about=(_TP, f"approx.poly.{name}.exact"),
+            )
+        )
+    # tiled, as three links (the one-piece claim ran past the solvers' budget): its count over block counts
+    # X_c, X_a, X_r, the formula's block counts T_a, T_r ≥ 1, and the bound below the count for X_a, X_r ≥ 1.
+    about = (_TP, "approx.poly.tiled.exact")
+
+    def tiled_io(xc: object, xa: object, xr: object) -> object:
+        return 3 * N * d + 2 * N * r * xc + N * d * xa + xr * r * (d + 1) + 2 * N * r + r * (d + 1)  # type: ignore[operator]
+
+    out += [
+        Implication(
+            "approx.consistency.two-phase.tiled.count", "identity",
+            "Link 1: the tiled schedule's exact I/O is 3Nd + 2Nr·X_c + Nd·X_a + X_r·r(d+1) + 2Nr + r(d+1) at its "
+            "block counts X_c = T_c, X_a = T_a, X_r = T_r.",
+            TI.valid, eq(TI.io, tiled_io(A.tiled_Tc, A.tiled_Ta, A.tiled_Tr)), provenance=P, about=about,
+        ),
+        Implication(
+            "approx.consistency.two-phase.tiled.blocks", "well-defined",
+            "Link 2: where the tiled schedule runs, T_a = ⌈r/t_B⌉ ≥ 1 and T_r = ⌈N/b_max⌉ ≥ 1.",
+            TI.valid, All((1 <= A.tiled_Ta, 1 <= A.tiled_Tr)), provenance=P, about=about,
+        ),
+        Implication(
+            "approx.consistency.two-phase.tiled", "consistency",
+            "Link 3: for X_c ≥ 0, X_a ≥ 1, X_r ≥ 1, 4Nd + 2(r(d+1) − M) ≤ 3Nd + 2Nr·X_c + Nd·X_a + X_r·r(d+1) + 2Nr + "
+            "r(d+1); with links 1 and 2, approx.lower.two-phase ≤ the tiled schedule's exact I/O.",
+            (N >= 2, d >= 1, M >= 1, _XA >= 1, _XR >= 1), _TP_EXPR <= tiled_io(_XC, _XA, _XR), provenance=P, about=about,
+        ),
+    ]
+    return out
 
 
 def derivation_claims() -> list[Claim]:

@@ -15,9 +15,10 @@ from attnio.solver.claims import all_claims
 from attnio.solver.verify import verify_claim
 
 DERIVATIONS = ca.derivation_claims()
+TWO_PHASE = ca.two_phase_claims()
 
 
-@pytest.mark.parametrize("claim", DERIVATIONS, ids=lambda c: c.id)
+@pytest.mark.parametrize("claim", DERIVATIONS + TWO_PHASE, ids=lambda c: c.id)
 def test_derivation_step_is_proved_by_z3_and_by_cvc5(claim) -> None:
     pytest.importorskip("cvc5")
     v = verify_claim(claim, solver="both")
@@ -27,12 +28,16 @@ def test_derivation_step_is_proved_by_z3_and_by_cvc5(claim) -> None:
 def test_every_approximate_lower_bound_has_a_derivation_claim_in_the_catalog() -> None:
     ids = {c.id for c in all_claims()}
     about = {b for c in DERIVATIONS for b in c.about}
-    assert {c.id for c in DERIVATIONS} <= ids
+    assert {c.id for c in DERIVATIONS + TWO_PHASE} <= ids
     assert about == {"approx.lower.matmul", "approx.lower.accumulator"}
+    # approx.lower.two-phase: its step and one consistency claim per schedule (all three are in its class)
+    assert {c.id for c in TWO_PHASE if c.kind == "consistency"} >= {
+        f"approx.consistency.two-phase.{s}" for s in ("stream", "chunked", "tiled")}
+    assert all("approx.lower.two-phase" in c.about for c in TWO_PHASE)
 
 
 def _mutant(claim_id: str, goal) -> object:
-    c = next(c for c in DERIVATIONS if c.id == claim_id)
+    c = next(c for c in DERIVATIONS + TWO_PHASE if c.id == claim_id)
     return replace(c, id=c.id + ".mutant", goal=goal)
 
 
@@ -42,6 +47,8 @@ MUTANTS = [
     _mutant("approx.lower.matmul.rearrange", ca._SEG_Q >= N * r * d / (2 * sqrt(M)) - M),
     # the r·d creations are charged in full: half of them is not enough
     _mutant("approx.lower.accumulator.rearrange", ca._LV >= N * r * d / M - r * d / 2),
+    # two-phase: the stream schedule keeps [S | s] resident with M ≥ r(d+2) + 2d, so −M in place of −2M is false
+    _mutant("approx.consistency.two-phase.stream", 4 * N * d + 2 * r * (d + 1) - M <= 4 * N * d),
 ]
 
 

@@ -83,6 +83,7 @@ APPROX_CLASS = {
     "approx.lower.trivial": ("stream", "chunked", "tiled"),
     "approx.lower.matmul": ("tiled",),
     "approx.lower.accumulator": ("stream", "chunked"),
+    "approx.lower.two-phase": ("stream", "chunked", "tiled"),
 }
 
 
