@@ -1,8 +1,9 @@
-"""Assertions shared by the count tests of every pass."""
+"""Assertions shared by the count tests of every pass, and by the mutant tests of the claims."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 
 from attnio.algorithms import registry
 from attnio.algorithms.run import count
@@ -16,3 +17,16 @@ def assert_count_equals_formula(name: str, formula: Callable, N: int, d: int, dv
     assert (measured.reads_words, measured.writes_words) == (predicted.reads_words, predicted.writes_words), (N, d, dv, M)
     if not registry.get(name).audit:
         assert measured.peak_fast_words <= M and not measured.overflowed
+
+
+def assert_refuted_with_valid_counterexample(claim: object) -> None:
+    """z3 refutes ``claim`` (a tightened variant of a proved claim) with a counterexample that satisfies every
+    hypothesis and violates the goal when re-checked exactly."""
+    from attnio.solver import logic
+    from attnio.solver.verify import verify_claim
+
+    v = verify_claim(claim)  # type: ignore[arg-type]
+    assert v.status == "refuted" and not v.spurious, (v.status, v.reason)
+    env = {k: Fraction(x) for k, x in v.counterexample.items()}
+    assert all(logic.holds(h, env) for h in claim.hyps)  # type: ignore[attr-defined]
+    assert not logic.holds(claim.goal, env)  # type: ignore[attr-defined]
