@@ -255,6 +255,14 @@ _CLASS_2P = (
     "exactly once, and forms every product φ_α(q_i)·S_αc, φ_α(q_i)·s_α after the last of them (docs/approx.md §5.4)"
 )
 
+_CLASS_OA = (
+    "approximate attention by the polynomial method, two-phase with resident output accumulators: the class of "
+    "approx.lower.two-phase, and (a) each of the N(d+1) sums Y_ic = Σ_α φ_α(q_i)·S_αc, z_i = Σ_α φ_α(q_i)·s_α "
+    "(g ≥ 1, so r ≥ d + 1) accumulated in one fast-memory word from its creation to its completion, (b) each "
+    "query feature φ_α(q_i) computed from the words q_il, l ∈ supp(α), only, and never written to slow memory "
+    "(docs/approx.md §5.5)"
+)
+
 BOUNDS: tuple[Bound, ...] = (
     Bound(
         id="approx.poly.stream.exact",
@@ -366,6 +374,23 @@ BOUNDS: tuple[Bound, ...] = (
         cdag=APPROXIMATE,
         doc=f"{DOC}#lower-bounds",
         notes="above 4Nd only where [S | s] does not fit (r(d+1) > M); all three schedules are in its class",
+        symbols=("N", "d", "M", "r"),
+    ),
+    Bound(
+        id="approx.lower.output-accumulator",
+        statement="io ≥ 3Nd + (r(d+1) − M) + ⌊N(d+1)/(2M)⌋·(2√(rdM) − M)",
+        kind="lower",
+        model=_CLASS_OA,
+        regime=(2 <= N, M >= 1, d + 1 <= r),
+        expr=3 * N * d + r * (d + 1) - M + floor(N * (d + 1) / (2 * M)) * (2 * sqrt(r * d * M) - M),
+        explicit=True,
+        constant=Fraction(1),
+        slack=-M,
+        provenance="derived here (windows of output-accumulator lifetimes after [S | s] is complete)",
+        status="derived here",
+        cdag=APPROXIMATE,
+        doc=f"{DOC}#lower-bounds",
+        notes="≈ N(d+1)(√(rd/M) − 1/2) + 3Nd: stream and chunked are in its class, tiled is not (it stores U₁)",
         symbols=("N", "d", "M", "r"),
     ),
 )

@@ -30,3 +30,12 @@ def assert_refuted_with_valid_counterexample(claim: object) -> None:
     env = {k: Fraction(x) for k, x in v.counterexample.items()}
     assert all(logic.holds(h, env) for h in claim.hyps)  # type: ignore[attr-defined]
     assert not logic.holds(claim.goal, env)  # type: ignore[attr-defined]
+
+
+def without_hypothesis(claim: object, hyp: str) -> object:
+    """``claim`` without its hypothesis ``hyp`` (as printed), id suffixed ``.mutant``: a stronger claim."""
+    from dataclasses import replace
+
+    kept = tuple(x for x in claim.hyps if str(x) != hyp)  # type: ignore[attr-defined]
+    assert len(kept) == len(claim.hyps) - 1, [str(x) for x in claim.hyps]  # type: ignore[attr-defined]
+    return replace(claim, id=claim.id + ".mutant", hyps=kept)  # type: ignore[attr-defined, type-var]

@@ -84,6 +84,7 @@ APPROX_CLASS = {
     "approx.lower.matmul": ("tiled",),
     "approx.lower.accumulator": ("stream", "chunked"),
     "approx.lower.two-phase": ("stream", "chunked", "tiled"),
+    "approx.lower.output-accumulator": ("stream", "chunked"),
 }
 
 
