@@ -23,13 +23,7 @@ from attnio.bounds.costs import cost
 from attnio.bounds.expr import evaluate
 from attnio.reports.grid import default_grid_dict
 
-CLASS = {  # docs/approx.md §5: the poly schedules in each bound's class (as tests/test_bound_falsification.py)
-    "approx.lower.trivial": ("stream", "chunked", "tiled"),
-    "approx.lower.two-phase": ("stream", "chunked", "tiled"),
-    "approx.lower.output-accumulator": ("stream", "chunked"),
-    "approx.lower.accumulator": ("stream", "chunked"),
-    "approx.lower.matmul": ("tiled",),
-}
+CLASS = approx.CLASS_SCHEDULES  # docs/approx.md §5: the poly schedules in each bound's class
 
 
 def main() -> None:

@@ -394,3 +394,13 @@ BOUNDS: tuple[Bound, ...] = (
         symbols=("N", "d", "M", "r"),
     ),
 )
+
+# docs/approx.md §5: the poly schedules in each lower bound's class (those the bound's consistency claims cover).
+CLASS_SCHEDULES: dict[str, tuple[str, ...]] = {
+    "approx.lower.trivial": ("stream", "chunked", "tiled"),
+    "approx.lower.matmul": ("tiled",),
+    "approx.lower.accumulator": ("stream", "chunked"),
+    "approx.lower.two-phase": ("stream", "chunked", "tiled"),
+    "approx.lower.output-accumulator": ("stream", "chunked"),
+}
+assert set(CLASS_SCHEDULES) == {b.id for b in BOUNDS if b.kind == "lower"}

@@ -67,3 +67,14 @@ MUTANTS = [
 @pytest.mark.parametrize("claim", MUTANTS, ids=lambda c: c.id + str(MUTANTS.index(c)))
 def test_tightened_step_is_refuted_with_a_valid_counterexample(claim) -> None:
     assert_refuted_with_valid_counterexample(claim)
+
+
+def test_every_schedule_of_a_bounds_class_has_a_consistency_claim() -> None:
+    """docs/approx.md §5: for each approximate lower bound and each poly schedule in its class, some catalog claim is
+    about both (the bound ≤ that schedule's exact count)."""
+    from attnio.bounds import approx
+
+    about = [set(c.about) for c in all_claims()]
+    for bid, schedules in approx.CLASS_SCHEDULES.items():
+        for s in schedules:
+            assert any({bid, f"approx.poly.{s}.exact"} <= a for a in about), (bid, s)
