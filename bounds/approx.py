@@ -255,6 +255,20 @@ def _lower(**kw) -> Bound:
     return Bound(kind="lower", explicit=True, status="derived here", cdag=APPROXIMATE, doc=f"{DOC}#lower-bounds", **kw)
 
 
+_CLASS_2P = (
+    "approximate attention by the polynomial method, two-phase: reads every word of Q, K, V and writes every word of O; "
+    "computes each of the r(d+1) values of [S | s] = U₂ᵀ[V | 1] (roots of accumulation trees over the N key rows) "
+    "exactly once, and forms every product φ_α(q_i)·S_αc, φ_α(q_i)·s_α after the last of them (docs/approx.md §5.4)"
+)
+
+_CLASS_OA = (
+    "approximate attention by the polynomial method, two-phase with resident output accumulators: the class of "
+    "approx.lower.two-phase, and (a) each of the N(d+1) sums Y_ic = Σ_α φ_α(q_i)·S_αc, z_i = Σ_α φ_α(q_i)·s_α "
+    "(g ≥ 1, so r ≥ d + 1) accumulated in one fast-memory word from its creation to its completion, (b) each "
+    "query feature φ_α(q_i) computed from the words q_il, l ∈ supp(α), only, and never written to slow memory "
+    "(docs/approx.md §5.5)"
+)
+
 BOUNDS: tuple[Bound, ...] = (
     # the three schedules' exact counts: one entry each, alike but for the schedule, its statement and its note
     *(
@@ -318,4 +332,38 @@ BOUNDS: tuple[Bound, ...] = (
         notes="a factor ≈ 4d below the chunked schedule: the gap is open here",
         symbols=("N", "d", "M", "r"),
     ),
+    _lower(
+        id="approx.lower.two-phase",
+        statement="io ≥ 4Nd + 2(r(d+1) − M)",
+        model=_CLASS_2P,
+        regime=(2 <= N,),  # the 4Nd part as approx.lower.trivial
+        expr=4 * N * d + 2 * r * (d + 1) - 2 * M,
+        constant=Fraction(4),
+        slack=-2 * M,
+        provenance="derived here (the [S | s] values not resident when the last is computed are written and read back)",
+        notes="above 4Nd only where [S | s] does not fit (r(d+1) > M); all three schedules are in its class",
+        symbols=("N", "d", "M", "r"),
+    ),
+    _lower(
+        id="approx.lower.output-accumulator",
+        statement="io ≥ 3Nd + (r(d+1) − M) + ⌊N(d+1)/(2M)⌋·(2√(rdM) − M)",
+        model=_CLASS_OA,
+        regime=(2 <= N, M >= 1, d + 1 <= r),
+        expr=3 * N * d + r * (d + 1) - M + floor(N * (d + 1) / (2 * M)) * (2 * sqrt(r * d * M) - M),
+        constant=Fraction(1),
+        slack=-M,
+        provenance="derived here (windows of output-accumulator lifetimes after [S | s] is complete)",
+        notes="≈ N(d+1)(√(rd/M) − 1/2) + 3Nd: stream and chunked are in its class, tiled is not (it stores U₁)",
+        symbols=("N", "d", "M", "r"),
+    ),
 )
+
+# docs/approx.md §5: the poly schedules in each lower bound's class (those the bound's consistency claims cover).
+CLASS_SCHEDULES: dict[str, tuple[str, ...]] = {
+    "approx.lower.trivial": ("stream", "chunked", "tiled"),
+    "approx.lower.matmul": ("tiled",),
+    "approx.lower.accumulator": ("stream", "chunked"),
+    "approx.lower.two-phase": ("stream", "chunked", "tiled"),
+    "approx.lower.output-accumulator": ("stream", "chunked"),
+}
+assert set(CLASS_SCHEDULES) == {b.id for b in BOUNDS if b.kind == "lower"}

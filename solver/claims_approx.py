@@ -6,7 +6,8 @@ which is not a polynomial in (d, g), so every claim is proved for *every* r ≥ 
 
 - the three schedules' regimes partition all (N, d, M, r) where poly runs, and each schedule runs in its regime;
 - the exact formulas are well defined there; streaming equals the trivial bound 4Nd;
-- each lower bound (bounds.approx.BOUNDS) ≤ the exact cost of the schedules in its class;
+- each lower bound (bounds.approx.BOUNDS) ≤ the exact cost of the schedules in its class, and the algebraic steps
+  of the class-restricted bounds (matmul, accumulator, two-phase, output-accumulator: docs/approx.md §5);
 - where approximation beats exact attention: streaming always beats flash2; with M ≥ d² and M ≤ Nd/16,
   feature-chunked beats flash2 when r ≤ N/4 and loses when r ≥ 2N (exact formulas, ceilings included); in
   leading terms the boundary is exactly r = N (derived along r/N), and the chunked/tiled switch is exactly
@@ -22,7 +23,7 @@ from fractions import Fraction
 
 from attnio.bounds import approx as A
 from attnio.bounds.costs import FORMULAS
-from attnio.bounds.expr import ceil, eq, floor, sqrt
+from attnio.bounds.expr import ceil, eq, floor, sqrt, substitute
 from attnio.bounds.symbols import M, N, d, sym
 from attnio.solver.claim_factory import leading_crossover
 from attnio.solver.claim_types import Claim, Coverage, Implication
@@ -274,7 +275,192 @@ def _claims() -> list[Claim]:
             about=("approx.poly.tiled.exact", "exact.square_tiling"),
         ),
     ]
+    return out + derivation_claims() + two_phase_claims() + output_accumulator_claims()
+
+
+# symbols of the two derivations of docs/approx.md §5.2, §5.3 (segments and I/Os as in solver/claims_constants.py)
+_SEG_H = sym("seg_h", integer=False, lo=0, doc="number of segments")
+_SEG_Q = sym("seg_Q", integer=False, lo=0, doc="words moved (I/Os) by the whole computation")
+_LV = sym("approx_LV", integer=False, lo=0, doc="loads of V words (approx.lower.accumulator)")
+
+
+_TP = "approx.lower.two-phase"
+_TP_EXPR = 4 * N * d + 2 * r * (d + 1) - 2 * M
+_SW = sym("approx_W", integer=False, lo=0, doc="values of [S | s] written and read back (approx.lower.two-phase)")
+_XC, _XA, _XR = (sym(f"blk_X{k}", integer=False, lo=0, doc=f"the tiled schedule's block count T_{k} (approx.consistency.two-phase.tiled)")
+                  for k in ("c", "a", "r"))
+_TRIV = sym("approx_T", integer=False, lo=0, doc="reads of Q, K, V words and writes of O words (approx.lower.two-phase)")
+
+
+def two_phase_claims() -> list[Claim]:
+    """approx.lower.two-phase (docs/approx.md §5.4): its summation step, and the bound ≤ the exact cost of each of the
+    three schedules, which are all in its class."""
+    out: list[Claim] = [
+        Implication(
+            f"{_TP}.sum",
+            "derivation",
+            "§5.4, last step: T ≥ 4Nd I/Os of Q, K, V, O words (each input word read, each output word written) and "
+            "W ≥ r(d+1) − M values of [S | s] each written once and read once more, io ≥ T + 2W, give "
+            "io ≥ 4Nd + 2(r(d+1) − M).",
+            (N >= 2, d >= 1, M >= 1, _TRIV >= 4 * N * d, _SW >= r * (d + 1) - M, _SEG_Q >= _TRIV + 2 * _SW),
+            _SEG_Q >= _TP_EXPR,
+            provenance=P,
+            about=(_TP,),
+        )
+    ]
+    for name, f in (("stream", ST), ("chunked", CH)):
+        out.append(
+            Implication(
+                f"approx.consistency.two-phase.{name}",
+                "consistency",
+                f"approx.lower.two-phase (4Nd + 2(r(d+1) − M)) ≤ the {name} schedule's exact I/O (it is a two-phase "
+                "algorithm).",
+                f.valid,
+                _TP_EXPR <= f.io,
+                provenance=P,
+                about=(_TP, f"approx.poly.{name}.exact"),
+            )
+        )
+    # tiled, as three links (the one-piece claim ran past the solvers' budget): its count over block counts
+    # X_c, X_a, X_r, the formula's block counts T_a, T_r ≥ 1, and the bound below the count for X_a, X_r ≥ 1.
+    about = (_TP, "approx.poly.tiled.exact")
+
+    def tiled_io(xc: object, xa: object, xr: object) -> object:
+        return 3 * N * d + 2 * N * r * xc + N * d * xa + xr * r * (d + 1) + 2 * N * r + r * (d + 1)  # type: ignore[operator]
+
+    out += [
+        Implication(
+            "approx.consistency.two-phase.tiled.count", "identity",
+            "Link 1: the tiled schedule's exact I/O is 3Nd + 2Nr·X_c + Nd·X_a + X_r·r(d+1) + 2Nr + r(d+1) at its "
+            "block counts X_c = T_c, X_a = T_a, X_r = T_r.",
+            TI.valid, eq(TI.io, tiled_io(A.tiled_Tc, A.tiled_Ta, A.tiled_Tr)), provenance=P, about=about,
+        ),
+        Implication(
+            "approx.consistency.two-phase.tiled.blocks", "well-defined",
+            "Link 2: where the tiled schedule runs, T_a = ⌈r/t_B⌉ ≥ 1 and T_r = ⌈N/b_max⌉ ≥ 1.",
+            TI.valid, All((1 <= A.tiled_Ta, 1 <= A.tiled_Tr)), provenance=P, about=about,
+        ),
+        Implication(
+            "approx.consistency.two-phase.tiled", "consistency",
+            "Link 3: for X_c ≥ 0, X_a ≥ 1, X_r ≥ 1, 4Nd + 2(r(d+1) − M) ≤ 3Nd + 2Nr·X_c + Nd·X_a + X_r·r(d+1) + 2Nr + "
+            "r(d+1); with links 1 and 2, approx.lower.two-phase ≤ the tiled schedule's exact I/O.",
+            (N >= 2, d >= 1, M >= 1, _XA >= 1, _XR >= 1), _TP_EXPR <= tiled_io(_XC, _XA, _XR), provenance=P, about=about,
+        ),
+    ]
     return out
+
+
+_OA = "approx.lower.output-accumulator"
+_OA_WIN = 2 * sqrt(r * d * M) - M  # reads a window needs at least (approx.lower.output-accumulator.window)
+_OA_NWIN = floor(N * (d + 1) / (2 * M))  # disjoint windows of 2M accumulator completions
+_OA_EXPR = 3 * N * d + r * (d + 1) - M + _OA_NWIN * _OA_WIN
+_WI, _WC, _WR, _W2, _WF, _WT, _WG = (sym(f"oa_{k}", integer=False, lo=0, doc=doc) for k, doc in (
+    ("I", "query rows of the accumulators living in one window (approx.lower.output-accumulator)"),
+    ("C", "columns of the accumulators living in one window (approx.lower.output-accumulator)"),
+    ("R", "reads of Q and [S | s] words in one window (approx.lower.output-accumulator)"),
+    ("W2", "reads of Q and [S | s] words after [S | s] is complete (approx.lower.output-accumulator)"),
+    ("F", "a number of disjoint windows (approx.lower.output-accumulator)"),
+    ("T", "reads of K, V words and writes of O words (approx.lower.output-accumulator)"),
+    ("G", "F·M − F·(2√(rdM) − M), ≥ 0 for stream (approx.consistency.output-accumulator.stream)")))
+
+
+def output_accumulator_claims() -> list[Claim]:
+    """approx.lower.output-accumulator (docs/approx.md §5.5): the per-window AM–GM step, the summation, and the
+    bound ≤ the exact cost of stream and chunked (its class; tiled stores U₁ and is not in it)."""
+    about = (_OA,)
+    base = (N >= 2, d >= 1, M >= 1, r >= d + 1)
+    unit = 2 * N * d * _BLK_TF + 2 * N * d + _BLK_TQ * r * (d + 1) + r * (d + 1)  # chunked's count at T_f, T_q
+    return [
+        Implication(
+            f"{_OA}.window", "derivation",
+            "§5.5, one window: M accumulators over |I| rows and |C| columns (|I|·|C| ≥ M) need r·|C| words of [S | s] "
+            "and d·|I| words of Q, at most M of them resident when the window opens: reads ≥ r|C| + d|I| − M "
+            "≥ 2√(rdM) − M (AM–GM).",
+            (*base, _WI >= 1, _WC >= 1, _WI * _WC >= M, _WR >= r * _WC + d * _WI - M),
+            _WR >= _OA_WIN, provenance=P, about=about,
+        ),
+        Implication(
+            f"{_OA}.sum", "derivation",
+            "§5.5, sum: T ≥ 3Nd (K, V read, O written), W ≥ r(d+1) − M ([S | s] values written, §5.4), "
+            "W₂ ≥ ⌊N(d+1)/(2M)⌋·(2√(rdM) − M) (Q and [S | s] reads in the disjoint windows), io ≥ T + W + W₂ "
+            "give the bound.",
+            (*base, _WT >= 3 * N * d, _SW >= r * (d + 1) - M, _W2 >= _OA_NWIN * _OA_WIN, _SEG_Q >= _WT + _SW + _W2),
+            _SEG_Q >= _OA_EXPR, provenance=P, about=about,
+        ),
+        Implication(
+            "approx.consistency.output-accumulator.stream.window", "derivation",
+            "Stream, link 1: with M ≥ r(d+2) + 2d (its regime) rd < M, so the window term 2√(rdM) − M is ≤ M.",
+            (*base, *ST.valid), _OA_WIN <= M, provenance=P, about=(_OA, "approx.poly.stream.exact"),
+        ),
+        Implication(
+            "approx.consistency.output-accumulator.stream.scaled", "derivation",
+            "Stream, link 2: F ≥ 0 and the window term ≤ M (link 1) give G = F·M − F(2√(rdM) − M) ≥ 0.",
+            (*base, _WF >= 0, _OA_WIN <= M), _WF * _OA_WIN <= _WF * M, provenance=P,
+            about=(_OA, "approx.poly.stream.exact"),
+        ),
+        Implication(
+            "approx.consistency.output-accumulator.stream", "consistency",
+            "Stream, link 3: with M ≥ r(d+2) + 2d (its regime), 2M·F ≤ N(d+1) (link .chunked.windows) and any "
+            "G ≥ 0: 3Nd + r(d+1) − M + (F·M − G) ≤ 4Nd, the stream schedule's exact I/O (the windows add at most "
+            "M·F ≤ N(d+1)/2 ≤ Nd, and r(d+1) − M < 0). At G = F·M − F(2√(rdM) − M) (link 2) the left side is "
+            "approx.lower.output-accumulator.",
+            (*base, *ST.valid, 2 * M * _WF <= N * (d + 1)),
+            3 * N * d + r * (d + 1) - M + _WF * M - _WG <= ST.io, provenance=P, about=(_OA, "approx.poly.stream.exact"),
+        ),
+        Implication(
+            "approx.consistency.output-accumulator.chunked.blocks", "well-defined",
+            "Link 1 (chunked): T_f ≥ 1 and T_q·M ≥ 2N(d+1) (b_max = ⌊(M − d − 1)/(2d + 2)⌋ < M/(2d + 2)).",
+            CH.valid + base, All((1 <= A.chunk_Tf, 2 * N * (d + 1) <= A.chunk_Tq * M)), provenance=P,
+            about=(_OA, "approx.poly.chunked.exact"),
+        ),
+        Implication(
+            "approx.consistency.output-accumulator.chunked.windows", "well-defined",
+            "Link 2: the window count F = ⌊N(d+1)/(2M)⌋ has 0 ≤ F and 2M·F ≤ N(d+1).",
+            base, All((0 <= _OA_NWIN, 2 * M * _OA_NWIN <= N * (d + 1))), provenance=P, about=(_OA,),
+        ),
+        Implication(
+            "approx.consistency.output-accumulator.chunked.count", "identity",
+            "Link 3: the chunked schedule's exact I/O is 2Nd·T_f + 2Nd + T_q·r(d+1) + r(d+1) at its T_f, T_q.",
+            CH.valid, eq(CH.io, substitute(unit, {_BLK_TF: A.chunk_Tf, _BLK_TQ: A.chunk_Tq})), provenance=P,
+            about=(_OA, "approx.poly.chunked.exact"),
+        ),
+        Implication(
+            "approx.consistency.output-accumulator.chunked", "consistency",
+            "Link 4: for T_f ≥ 1, T_q·M ≥ 2N(d+1), 0 ≤ F, 2M·F ≤ N(d+1): 3Nd + r(d+1) − M + F(2√(rdM) − M) ≤ "
+            "2Nd·T_f + 2Nd + T_q·r(d+1) + r(d+1) (AM–GM: Nd + 2Nr(d+1)²/M ≥ 2√2·N(d+1)√(rd/M)); with links 1–3, "
+            "approx.lower.output-accumulator ≤ the chunked schedule's exact I/O.",
+            (*base, _BLK_TF >= 1, _BLK_TQ * M >= 2 * N * (d + 1), 2 * M * _WF <= N * (d + 1)),
+            3 * N * d + r * (d + 1) - M + _WF * _OA_WIN <= unit, provenance=P,
+            about=(_OA, "approx.poly.chunked.exact"),
+        ),
+    ]
+
+
+def derivation_claims() -> list[Claim]:
+    """The algebraic steps of the two class-restricted lower bounds (docs/approx.md §5.2, §5.3); their counting
+    steps (Loomis–Whitney per segment, the co-residence charge) are argued in prose there."""
+    return [
+        Implication(
+            "approx.lower.matmul.rearrange",
+            "derivation",
+            "§5.2, last step: N·r·d products, at most (2M)^{3/2} = 2M·√(2M) per segment of M I/Os (h segments: "
+            "N·r·d ≤ h·2M·√(2M)), and Q ≥ M(h − 1) give Q ≥ Nrd/(3√M) − M (as 2√2 < 3).",
+            (M >= 1, N * r * d <= _SEG_H * 2 * M * sqrt(2 * M), _SEG_Q >= M * (_SEG_H - 1)),
+            _SEG_Q >= N * r * d / (3 * sqrt(M)) - M,
+            provenance=P,
+            about=("approx.lower.matmul",),
+        ),
+        Implication(
+            "approx.lower.accumulator.rearrange",
+            "derivation",
+            "§5.3, last step: N·r·d triples charged to L_V loads of V words and r·d accumulator creations, at most "
+            "M − 1 each (N·r·d ≤ (L_V + r·d)(M − 1)), give L_V ≥ Nrd/M − rd.",
+            (M >= 2, N * r * d <= (_LV + r * d) * (M - 1)),
+            _LV >= N * r * d / M - r * d,
+            provenance=P,
+            about=("approx.lower.accumulator",),
+        ),
+    ]
 
 
 CLAIMS: list[Claim] = _claims()

@@ -1,8 +1,9 @@
-"""Assertions shared by the count tests of every pass."""
+"""Assertions shared by the count tests of every pass, and by the mutant tests of the claims."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 
 from attnio.algorithms import registry
 from attnio.algorithms.run import count
@@ -30,3 +31,24 @@ def assert_real_run_equals_count_and_formula(name: str, chosen: str, real, formu
     assert (real.reads_words, real.writes_words) == (predicted.reads_words, predicted.writes_words), (N, d, dv, M)
     if not registry.get(chosen).audit:
         assert real.peak_fast_words <= M and not real.overflowed
+
+def assert_refuted_with_valid_counterexample(claim: object) -> None:
+    """z3 refutes ``claim`` (a tightened variant of a proved claim) with a counterexample that satisfies every
+    hypothesis and violates the goal when re-checked exactly."""
+    from attnio.solver import logic
+    from attnio.solver.verify import verify_claim
+
+    v = verify_claim(claim)  # type: ignore[arg-type]
+    assert v.status == "refuted" and not v.spurious, (v.status, v.reason)
+    env = {k: Fraction(x) for k, x in v.counterexample.items()}
+    assert all(logic.holds(h, env) for h in claim.hyps)  # type: ignore[attr-defined]
+    assert not logic.holds(claim.goal, env)  # type: ignore[attr-defined]
+
+
+def without_hypothesis(claim: object, hyp: str) -> object:
+    """``claim`` without its hypothesis ``hyp`` (as printed), id suffixed ``.mutant``: a stronger claim."""
+    from dataclasses import replace
+
+    kept = tuple(x for x in claim.hyps if str(x) != hyp)  # type: ignore[attr-defined]
+    assert len(kept) == len(claim.hyps) - 1, [str(x) for x in claim.hyps]  # type: ignore[attr-defined]
+    return replace(claim, id=claim.id + ".mutant", hyps=kept)  # type: ignore[attr-defined, type-var]

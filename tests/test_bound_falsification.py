@@ -78,12 +78,7 @@ def lower_bounds() -> list[Bound]:
 LOWER = lower_bounds()
 FORWARD_AUDIT = frozenset(n for n in registry.names() if registry.get(n).audit)
 BACKWARD_AUDIT = frozenset(n for n in registry.names("backward") if registry.get(n).audit)
-# docs/approx.md §5: the class of each approximate lower bound (which poly schedules are in it).
-APPROX_CLASS = {
-    "approx.lower.trivial": ("stream", "chunked", "tiled"),
-    "approx.lower.matmul": ("tiled",),
-    "approx.lower.accumulator": ("stream", "chunked"),
-}
+APPROX_CLASS = approx.CLASS_SCHEDULES  # docs/approx.md §5: the poly schedules in each approximate bound's class
 
 
 def dv_is_d_by_definition(b: Bound) -> bool:
