@@ -13,7 +13,8 @@ Derived here, step by step, in ``docs/bounds/b1.md``, ``b2.md``, ``b3.md`` and `
   "derived here".
 - **BSPV** Q ≥ (25/9)(1 − M/d²)·N²d/√M − 3M for M ≤ d² (small cache; the QKᵀ and the PV products in one
   Loomis–Whitney count, the pair face shared), and **BSPV-near** Q ≥ (2 − M/d²)·N²d/√M − M for M ≤ d² (the same
-  count with segments of M I/Os: the larger of the two for M ≳ 0.44d²): "derived here" (docs/bounds/bspv.md).
+  count with segments of M I/Os: the larger of the two for M ≳ 0.44d²): **"derived here (refereed)"**
+  (docs/bounds/bspv.md; a fresh referee found both sound, wording fixes applied).
 - d_k ≠ d_v: leading constants (d_k + d_v)² (d_v ≤ d_k) and 4·d_k·d_v (d_v ≥ d_k), asymptotic statements only.
 - COSMA's 2mnk/√M + mn with the precondition on the inner dimension k that its proof silently needs.
 
@@ -164,7 +165,7 @@ def _bspv_bound(id: str, statement: str, expr: Expr, constant: Fraction, slack: 
         constant=constant,
         slack=slack,
         provenance=provenance,
-        status="derived here",
+        status="derived here (refereed)",
         cdag=CDAG_QK_PV_ACC,
         doc="docs/bounds/bspv.md",
         notes=notes,

@@ -136,7 +136,7 @@ B1_CAUSAL = _b("workloads.b1.causal", PAIRS_CAUSAL, 1, (M >= 2 * d**2, Nq <= Nkv
 B2_RECT = _b("workloads.b2.rect", PAIRS_RECT, 2, (M >= 4 * d**2, DV_EQ_D), "N_q queries and N_kv keys, no mask")
 B2_CAUSAL = _b("workloads.b2.causal", PAIRS_CAUSAL, 2, (M >= 4 * d**2, DV_EQ_D, Nq <= Nkv), "a bottom-right causal mask")
 
-# B3 with pair counts (derived here, not refereed; docs/bounds/b3p.md): B3's proof with the P·d products of the
+# B3 with pair counts (derived here, refereed; docs/bounds/b3p.md): B3's proof with the P·d products of the
 # unmasked pairs in place of N²d and the L = N_q·d output slots of a head in place of Nd (its final writes).
 SLOTS = Nq * d  # output slots (i, ℓ') of one head, d_v = d
 

@@ -323,7 +323,7 @@ def section_constants(ctx: Context) -> Section:
     if not rows:
         return s.p("The constants table is empty.")
     if all(k in rows[0] for k in ("best_schedule", "best_proved_bound", "ratio")):
-        s.p("At each point, the cheapest exact schedule (by its cost formula, d_v = d) against the best proved lower bound: B3 (refereed) where it is the largest, the larger of BSPV and BSPV-near (both products charged) in the small cache (bounds.constants). Constants in units of the row's unit: N²d²/M in the large cache, N²d/√M in the small cache. The headline is schedule ÷ bound; ÷ B3 is shown wherever B3's regime holds in the large cache.")
+        s.p("At each point, the cheapest exact schedule (by its cost formula, d_v = d) against the best proved lower bound: B3 (refereed) where it is the largest, the larger of BSPV and BSPV-near (both products charged, refereed) in the small cache (bounds.constants). Constants in units of the row's unit: N²d²/M in the large cache, N²d/√M in the small cache. The headline is schedule ÷ bound; ÷ B3 is shown wherever B3's regime holds in the large cache.")
         s.table(
             ["N", "d", "M", "regime", "unit", "best schedule", "its constant", "best proved lower bound", "its constant", "schedule ÷ bound", "÷ B3"],
             [[r["N"], r["d"], r["M"], r.get("regime"), r.get("unit", "N²d²/M"), r["best_schedule"], r.get("best_schedule_constant"), r["best_proved_bound"],

@@ -180,3 +180,11 @@ def test_ratio_script_prints_the_table(capsys: pytest.CaptureFixture[str]) -> No
     assert len(rows) == len(SMALL_TABLE_POINTS) + 5
     assert [r[6] for r in rows[: len(SMALL_TABLE_POINTS)]] == ["BSPV"] * len(SMALL_TABLE_POINTS)
     assert all(float(r[-1].rstrip(" |")) <= 2.5 for r in rows[: len(SMALL_TABLE_POINTS)])
+
+
+def test_bspv_and_bspv_near_are_refereed_and_say_so_in_their_page():
+    """Both were read by a fresh referee (sound, wording fixes applied): the catalog's status and the page agree."""
+    from pathlib import Path
+
+    assert [b.status for b in (BSPV, BSPV_NEAR)] == ["derived here (refereed)"] * 2
+    assert "**derived here (refereed)**" in (Path(__file__).parents[1] / BSPV.doc).read_text()
