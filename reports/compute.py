@@ -210,6 +210,10 @@ class PointBest:
     io: int
     bound: str
     bound_value: float
+    variant: str | None = None  # an approximate run's own schedule (poly's stream, chunked, tiled), where recorded
+    r: int | None = None  # and the rank of its polynomial, the r its bounds are evaluated at
+    eps: float | None = None  # an approximate run's ε and B
+    B: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -259,10 +263,26 @@ def proved_lower_bounds(bounds: list[Bound]) -> list[Bound]:
     return [b for b in bounds if b.kind == "lower" and b.explicit and b.status != "under review" and b.id not in NOT_IO]
 
 
+def best_lower_bound(lows: list[Bound], row: dict[str, Any]) -> tuple[float, str] | None:
+    """(value, id) of the largest positive lower bound of ``lows`` that applies to one sweep row
+    (:func:`attnio.reports.sources.applicable`, at d_v = d): for an approximate run, evaluated at the rank r it
+    used and only among the bounds whose class holds the schedule it ran (bounds.approx.CLASS_SCHEDULES)."""
+    approx = row.get("eps") is not None
+    env = sources.bound_env(row["N"], row["d"], row["M"], row["d"], row.get("eps"), row.get("B"), row.get("r"))
+    vals = []
+    for b in lows:
+        if sources.applicable(b, row["algorithm"], env, approx, row.get("schedule")):
+            v = sources.bound_value(b, env)
+            if v is not None and v > 0:
+                vals.append((v, b.id))
+    return max(vals, key=lambda t: (t[0], t[1])) if vals else None
+
+
 def point_bests(ctx: Context, bounds: list[Bound]) -> dict[str, list[PointBest]]:
     """Per reader regime, one :class:`PointBest` per configuration of the sweep (d_v = d) where some proved
     lower bound is positive. The schedule is the least measured io among the algorithms run there (exact
-    algorithms in audit mode excluded: they exceed M; ties all named)."""
+    algorithms in audit mode excluded: they exceed M; ties all named); the bound, the largest that applies to
+    that run (:func:`best_lower_bound`)."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for r in ctx.ok:
         if r["dv"] != r["d"] or _audit(r["algorithm"]):
@@ -272,23 +292,12 @@ def point_bests(ctx: Context, bounds: list[Bound]) -> dict[str, list[PointBest]]
     out: dict[str, list[PointBest]] = defaultdict(list)
     for (N, d, M, eps, B), rs in sorted(groups.items(), key=lambda kv: tuple(-1 if x is None else x for x in kv[0])):
         best, winners = _fewest(rs)
-        approx = eps is not None
-        env: dict[str, Any] = {"N": N, "d": d, "M": M, "dv": d}
-        if approx:
-            from fractions import Fraction
-
-            env.update(eps=Fraction(eps).limit_denominator(10**9), B=Fraction(B).limit_denominator(10**9))
-        vals = []
-        for b in lows:
-            if sources.applicable(b, best["algorithm"], env, approx):
-                v = sources.bound_value(b, env)
-                if v is not None and v > 0:
-                    vals.append((v, b.id))
-        if not vals:
+        found = best_lower_bound(lows, best)
+        if found is None:
             continue
-        v, bid = max(vals, key=lambda t: (t[0], t[1]))
-        key = f"N={N} d={d} M={M}" + (f" ε={eps} B={B}" if approx else "")
-        out[row_regime(best)].append(PointBest(key, N, d, M, " = ".join(winners), best["io"], bid, v))
+        v, bid = found
+        key = f"N={N} d={d} M={M}" + (f" ε={eps} B={B}" if eps is not None else "")
+        out[row_regime(best)].append(PointBest(key, N, d, M, " = ".join(winners), best["io"], bid, v, best.get("schedule"), best.get("r"), eps, B))
     return out
 
 

@@ -32,8 +32,9 @@ def section_summary(ctx: Context) -> Section:
     s.p(
         "Per regime of the sweep: the schedules that moved the fewest words, with the share of configurations each "
         "won (ties count for each; d_v = d; audit-mode schedules and auto, which runs the cheapest of the others, excluded), the best proved lower bound (the largest explicit lower bound not under "
-        "review) at the configuration with the largest N, measured ÷ bound there and its median over the regime, "
-        "and the z3 verdicts of the claims about the regime's bounds."
+        "review that applies to the run; for an approximate run, evaluated at the rank r of the run and only among "
+        "the bounds whose class of schedules holds the schedule it ran) at the configuration with the largest N, "
+        "measured ÷ bound there and its median over the regime, and the z3 verdicts of the claims about the regime's bounds."
     )
     rows = []
     for r in sums:
@@ -47,7 +48,7 @@ def section_summary(ctx: Context) -> Section:
             r.configs,
             ", ".join(f"{a} {n}/{r.configs}" for a, n in sorted(r.wins.items(), key=lambda kv: (-kv[1], kv[0]))) or None,
             None if p is None else f"{p.bound} at {p.key}",
-            None if p is None else f"{p.ratio:.3g} ({p.schedule})",  # the schedule(s) that measured p.io
+            None if p is None else f"{p.ratio:.3g} ({p.schedule}" + ("" if p.variant is None else f" {p.variant} r={p.r}") + ")",  # who measured p.io
             None if r.median_ratio is None else f"{r.median_ratio:.3g} over {len(r.points)}",
             claims,
         ])
@@ -131,7 +132,9 @@ def section_bounds_by_regime(ctx: Context) -> Section:
         "under every regime its own regime meets. z3 verdict: the verdicts of the claims that declare themselves "
         "about the bound (consistency with every exact cost, derivation steps, tightest constants), e.g. “3/3 "
         "proved”. Proved constant: the bound's leading constant where a proof gives it. Attained by: the schedules "
-        "that attain the bound (`attnio bounds --id ID` shows their exact formulas and the claims)."
+        "that attain the bound (`attnio bounds --id ID` shows their exact formulas and the claims). Measured ÷ "
+        "bound: over the runs a bound applies to; an approximate lower bound applies only to runs of a schedule in "
+        "its class (docs/approx.md §5), at the rank r of the run."
     )
     per_regime = compute.bounds_by_regime(bounds)
     rows_in: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -25,8 +25,9 @@ def all_bounds() -> list[Bound]:
     return sorted(catalog.all_bounds(), key=lambda b: b.id)
 
 
-def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: bool) -> bool:
-    """Does ``bound`` speak about ``algorithm`` at ``env``: explicit, every symbol given, regime holds.
+def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: bool, schedule: str | None = None) -> bool:
+    """Does ``bound`` speak about ``algorithm`` at ``env``: explicit, every symbol given, regime holds, and, for an
+    approximate lower bound, ``schedule`` (the poly schedule the run used) in the bound's class (:func:`in_class`).
 
     Lower and upper bounds apply to every exact algorithm (approximate ones only where the bound's ``cdag`` is
     ``"approximate-algorithms"``); ``exact`` bounds apply only to the algorithm their model names (``"algorithm flash2"``)."""
@@ -35,6 +36,8 @@ def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: boo
     if bound.kind == "exact" and bound.model != f"algorithm {algorithm}":
         return False
     if approximate != (bound.cdag == APPROXIMATE) and bound.kind != "exact":
+        return False
+    if approximate and not in_class(bound, schedule):
         return False
     syms = {s.name for s in free_symbols(bound.expr)}
     for r in bound.regime:
@@ -45,6 +48,36 @@ def applicable(bound: Any, algorithm: str, env: dict[str, Any], approximate: boo
         return all(r.holds(env) for r in bound.regime)
     except (ZeroDivisionError, ValueError):
         return False
+
+
+def in_class(bound: Any, schedule: str | None) -> bool:
+    """Is a run of the poly schedule ``schedule`` in the class of schedules ``bound`` is proved for
+    (:data:`attnio.bounds.approx.CLASS_SCHEDULES`, docs/approx.md §5)? A bound outside that table has no class
+    (True); a run that does not say which schedule it used (``None``) is in a class only if the class holds
+    every schedule.
+
+    >>> from attnio.bounds.catalog import by_id
+    >>> [in_class(by_id("approx.lower.matmul"), s) for s in ("tiled", "chunked", None)]
+    [True, False, False]
+    >>> [in_class(by_id("approx.lower.trivial"), s) for s in ("chunked", None)]
+    [True, True]
+    """
+    cls = approx.CLASS_SCHEDULES.get(bound.id)
+    if cls is None:
+        return True
+    return set(approx.SCHEDULES) <= set(cls) if schedule is None else schedule in cls
+
+
+def bound_env(N: int, d: int, M: int, dv: int, eps: float | None = None, B: float | None = None, r: int | None = None) -> dict[str, Any]:
+    """The symbols a bound is evaluated at for one run: N, d, M, dv; ε and B (as fractions) for an approximate
+    run, and r, the rank of the polynomial it used, where the run records it."""
+    env: dict[str, Any] = {"N": N, "d": d, "M": M, "dv": dv}
+    for name, v in (("eps", eps), ("B", B)):
+        if v is not None:
+            env[name] = Fraction(v).limit_denominator(10**9)
+    if r is not None:
+        env["r"] = r
+    return env
 
 
 def bound_value(bound: Any, env: dict[str, Any]) -> float | None:

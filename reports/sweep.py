@@ -86,8 +86,10 @@ def run_config(cfg: dict[str, Any]) -> dict[str, Any]:
         backend=r.backend,
         seconds=r.seconds,
     )
+    if is_approximate(c.algorithm):  # the schedule it ran, its degree g and rank r (poly's tiling): its bounds' class and r
+        row.update({k: getattr(r.tiling, k, None) for k in ("schedule", "g", "r")})
     row["formula_io"] = _formula_io(c)
-    row["bounds"], row["ratios"] = _bounds(c, m.io_words)
+    row["bounds"], row["ratios"] = _bounds(c, m.io_words, row.get("schedule"), row.get("r"))
     return row
 
 
@@ -113,20 +115,17 @@ def _formula_io(c: Config) -> int | None:
         return None
 
 
-def _bounds(c: Config, io_words: int) -> tuple[dict[str, float], dict[str, float]]:
-    """Value of each applicable catalog bound at this configuration, and measured ÷ bound."""
+def _bounds(c: Config, io_words: int, schedule: str | None = None, r: int | None = None) -> tuple[dict[str, float], dict[str, float]]:
+    """Value of each applicable catalog bound at this configuration (an approximate run's: at its rank ``r``, the
+    bounds whose class holds its ``schedule``; reports.sources.applicable), and measured ÷ bound."""
     from attnio.reports import sources
 
     bounds = sources.all_bounds()
-    env: dict[str, Any] = {"N": c.N, "d": c.d, "M": c.M, "dv": c.dv}
-    if c.eps is not None:
-        from fractions import Fraction
-
-        env.update(eps=Fraction(c.eps).limit_denominator(10**9), B=Fraction(c.B).limit_denominator(10**9))
+    env = sources.bound_env(c.N, c.d, c.M, c.dv, c.eps, c.B, r)
     values, ratios = {}, {}
     approx = is_approximate(c.algorithm)
     for b in bounds:
-        if not sources.applicable(b, c.algorithm, env, approx):
+        if not sources.applicable(b, c.algorithm, env, approx, schedule):
             continue
         v = sources.bound_value(b, env)
         if v is None:

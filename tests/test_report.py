@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import importlib.util
 import json
 import math
 import random
@@ -12,10 +13,11 @@ import re
 from pathlib import Path
 
 import pytest
+from attnio.bounds import approx
 from attnio.bounds.catalog import by_id
 from attnio.bounds.expr import evaluate
 from attnio.reports import compute, render, report, sections, sources
-from attnio.reports.grid import grid_from_dict
+from attnio.reports.grid import default_grid_dict, grid_from_dict
 from attnio.reports.store import Store
 from attnio.reports.sweep import run_sweep
 
@@ -248,3 +250,97 @@ def test_the_backward_section_prints_what_the_figures_module_computed(monkeypatc
     s = section_backward.fill(render.Section("Backward"), None)
     measured = next(b for b in s.blocks if b[0] == "table" and "= formula" in b[1])
     assert [str(r[4]) for r in measured[2]] == ["123456789"]
+
+
+# The approximate-attention figure: poly's measured io ÷ the largest approximate lower bound whose class holds the
+# schedule poly ran (bounds.approx.CLASS_SCHEDULES), at the rank r of the run; benchmarks/approx_gap.py prints the
+# same figure, and a bound outside a schedule's class is never divided against it.
+
+ROOT = Path(__file__).resolve().parent.parent
+APPROX_LOWER = [b for b in approx.BOUNDS if b.kind == "lower"]
+
+
+def _benchmark():
+    spec = importlib.util.spec_from_file_location("approx_gap", ROOT / "benchmarks" / "approx_gap.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def approx_rows() -> list[dict]:
+    """The approximate block of the default grid, run as the report runs it (real arithmetic at small N)."""
+    block = next(b for b in default_grid_dict()["blocks"] if "eps" in b)
+    with Store(":memory:") as s:
+        run_sweep(grid_from_dict({"blocks": [block]}), s, workers=0, progress=False)
+        return [r for r in s.rows() if r["status"] == "ok"]
+
+
+def _approx_summary(rows: list[dict]) -> compute.RegimeSummary:
+    (s,) = [s for s in compute.regime_summaries(compute.Context(rows, None), sources.all_bounds()) if s.regime == compute.APPROXIMATE]
+    return s
+
+
+def _approx_fig(p: compute.PointBest) -> tuple:
+    return (p.key, p.io, p.variant, p.r, p.bound, p.bound_value)
+
+
+def test_rows_record_the_schedule_and_rank_poly_ran(approx_rows: list[dict]) -> None:
+    assert len(approx_rows) == 20
+    for r in approx_rows:
+        io, schedule, g, rank = approx.poly_io(N=r["N"], d=r["d"], M=r["M"], eps=r["eps"], B=r["B"])
+        assert (r["io"], r["schedule"], r["g"], r["r"]) == (io, schedule, g, rank)
+
+
+def test_report_figure_equals_the_benchmark_table_and_an_independent_recomputation(approx_rows: list[dict]) -> None:
+    ours = _approx_summary(approx_rows)
+    bench = _benchmark().gap_summary()  # the benchmark's own count-only sweep
+    assert [_approx_fig(p) for p in ours.points] == [_approx_fig(p) for p in bench.points]
+    assert len(ours.points) == 20 and ours.median_ratio == bench.median_ratio and ours.largest == bench.largest
+    # independently: poly's exact formulas, and the largest lower bound of its schedule's class at its r
+    for p in ours.points:
+        io, schedule, _, r = approx.poly_io(N=p.N, d=p.d, M=p.M, eps=p.eps, B=p.B)
+        env = {"N": p.N, "d": p.d, "M": p.M, "r": r}
+        vals = {b.id: float(evaluate(b.expr, env)) for b in APPROX_LOWER
+                if schedule in approx.CLASS_SCHEDULES[b.id] and all(rel.holds(env) for rel in b.regime)}
+        best = max(vals, key=lambda k: (vals[k], k))
+        assert (p.io, p.variant, p.r, p.bound, p.bound_value) == (io, schedule, r, best, vals[best])
+        assert p.ratio >= 1  # a lower bound
+
+
+def test_a_bound_outside_the_schedules_class_is_never_divided_against_it(approx_rows: list[dict]) -> None:
+    pts = {(p.N, p.M, p.B): p for p in _approx_summary(approx_rows).points}
+    outside_larger = 0
+    for r in approx_rows:
+        env = {"N": r["N"], "d": r["d"], "M": r["M"], "r": r["r"]}
+        used = {bid for bid in r["bounds"] if bid.startswith("approx.lower.")}
+        assert used and all(r["schedule"] in approx.CLASS_SCHEDULES[bid] for bid in used), (r["key"], used)
+        p = pts[(r["N"], r["M"], r["B"])]
+        assert r["schedule"] in approx.CLASS_SCHEDULES[p.bound]
+        for b in APPROX_LOWER:  # a bound of another class that holds at this point and is larger than the one used
+            if r["schedule"] not in approx.CLASS_SCHEDULES[b.id] and all(rel.holds(env) for rel in b.regime):
+                outside_larger += float(evaluate(b.expr, env)) > p.bound_value
+    # the filter matters on this grid: the matmul bound (class: tiled) exceeds every bound of chunked's class
+    # at the largest chunked points, so dividing chunked by it would change the figure
+    assert outside_larger > 0
+    assert "tiled" not in {r["schedule"] for r in approx_rows}
+
+
+def test_applicable_follows_the_class_table_for_every_schedule() -> None:
+    env = sources.bound_env(65536, 16, 8192, 16, 0.1, 0.5, 4845)
+    for b in APPROX_LOWER:
+        for s in approx.SCHEDULES:
+            assert sources.applicable(by_id(b.id), "poly", env, True, s) == (s in approx.CLASS_SCHEDULES[b.id]), (b.id, s)
+    # a tiled run is divided by the matmul bound, the largest there; a chunked run at the same point is not
+    row = {"algorithm": "poly", "N": 65536, "d": 16, "M": 8192, "eps": 0.1, "B": 0.5, "r": 4845}
+    lows = compute.proved_lower_bounds(sources.all_bounds())
+    assert compute.best_lower_bound(lows, {**row, "schedule": "tiled"})[1] == "approx.lower.matmul"
+    assert compute.best_lower_bound(lows, {**row, "schedule": "chunked"})[1] == "approx.lower.output-accumulator"
+
+
+def test_a_run_that_records_no_schedule_gets_only_the_bounds_of_every_schedule() -> None:
+    """Rows of a store written before runs recorded their schedule and r: only 4Nd (class: all, no r)."""
+    row = {"algorithm": "poly", "N": 65536, "d": 16, "M": 8192, "eps": 0.1, "B": 0.5}
+    lows = compute.proved_lower_bounds(sources.all_bounds())
+    assert compute.best_lower_bound(lows, row) == (4 * 65536 * 16, "approx.lower.trivial")
+    assert [sources.in_class(by_id(b.id), None) for b in APPROX_LOWER] == [set(approx.CLASS_SCHEDULES[b.id]) == set(approx.SCHEDULES) for b in APPROX_LOWER]
