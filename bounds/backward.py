@@ -171,7 +171,39 @@ BWD_SDP_SMALL = Bound(
     notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S).",
 )
 
-BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL]
+# Large cache, two slot faces (docs/bounds/backward-slots.md): B3's slot accounting on the dQ and dK accumulations.
+SLOTS_DOC = "docs/bounds/backward-slots.md"
+BWD_SLOTS_COEFF = Fraction(200, 23)  # 1/(2c) with c = 23/400 ≥ √(27/8192), the per-segment constant
+BWD_SLOTS_CDAG = (
+    BWD_RECOMPUTE_CDAG.removesuffix("; docs/bounds/backward.md)")
+    + "); besides, each product dS_ij·K_jℓ and dS_ij·Q_iℓ its own vertex, summed by one tree per output word "
+    "dQ_iℓ (resp. dK_jℓ) with one tree parent per vertex; inputs, the sets Π_ij and the 2Nd accumulation trees "
+    "pairwise disjoint (docs/bounds/backward-slots.md)"
+)
+
+BWD_SLOTS = Bound(
+    id="backward.bwd-slots",
+    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K and dK = dSᵀ·Q by sum trees "
+    "of scalar products moves at least (200/23)·N²d²/M − (9/4)·Nd − M words when M ≥ 12d² (d_v = d; "
+    "recomputation allowed): pairs (Q, dO, K, V faces) and the dQ and dK slot faces in one segment budget.",
+    kind="lower",
+    model=BWD_SLOTS_CDAG,
+    regime=(12 * d**2 <= M, DV_EQ_D),
+    expr=BWD_SLOTS_COEFF * N**2 * d**2 / M - Fraction(9, 4) * N * d - M,
+    explicit=True,
+    constant=BWD_SLOTS_COEFF,
+    slack=-Fraction(9, 4) * N * d - M,
+    provenance="derived here: B3's slot accounting (docs/bounds/b3.md) on the dQ and dK accumulation trees of the "
+    "backward, with BWD-SdP's pair sets (docs/bounds/backward-slots.md)",
+    status="derived here",
+    doc=SLOTS_DOC,
+    computation="backward",
+    cdag=CDAG_BACKWARD,
+    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). "
+    "flash2-bwd's leading constant is 16: the gap is 16·23/200 = 1.84 in leading order.",
+)
+
+BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS]
 # The small-cache bounds: their consistency chain goes through (25/9)·N²d/√M (solver/claims_backward.py).
 SMALL_CACHE = frozenset({BWD_DP_SMALL.id, BWD_SDP_SMALL.id})
 
@@ -183,6 +215,7 @@ COVERS: dict[str, frozenset[str]] = {
     BWD_TRIVIAL.id: frozenset(BACKWARD_FORMULAS),
     BWD_DP_SMALL.id: frozenset(BACKWARD_FORMULAS),
     BWD_SDP_SMALL.id: RECOMPUTES_S,
+    BWD_SLOTS.id: RECOMPUTES_S,
 }
 # Backward schedules whose working set exceeds M (run in audit mode): not candidates for "best schedule".
 OVERFLOWS = frozenset({"flash1-bwd"})
@@ -229,6 +262,24 @@ PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
         (13, "constants.bs.cubic"),
         (14, "constants.bs.segment"),
         (15, "backward.small.rearrange"),
+    ],
+    BWD_SLOTS.id: [
+        (1, "prose"),
+        (2, "prose"),
+        (3, "prose"),
+        (4, "prose"),
+        (5, "backward.slots.cauchy"),
+        (6, "backward.slots.pairs"),
+        (7, "prose"),
+        (8, "backward.slots.endpoint"),
+        (9, "backward.slots.case_x"),
+        (10, "backward.slots.case_s"),
+        (11, "backward.slots.case_sa"),
+        (12, "backward.slots.constant"),
+        (13, "prose"),
+        (14, "constants.b3.square_term"),
+        (15, "backward.slots.sum"),
+        (16, "backward.slots.rearrange"),
     ],
 }
 

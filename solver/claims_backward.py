@@ -162,6 +162,104 @@ def step_claims() -> list[Implication]:
     ]
 
 
+# auxiliary real symbols of BWD-slots (docs/bounds/backward-slots.md): one segment's faces and the sums over segments
+SLOTS_DOC = "docs/bounds/backward-slots.md"
+qYQ = nonneg_real("bwdq_YQ", "dQ products whose useful instance lies in a segment")
+qYK = nonneg_real("bwdq_YK", "dK products whose useful instance lies in a segment")
+qp = nonneg_real("bwdq_p", "the pair face |I_t||J_t| + x_t of a segment")
+qaQ = nonneg_real("bwdq_aQ", "the K face of the dQ products (available K words)")
+qaK = nonneg_real("bwdq_aK", "the Q face of the dK products (available Q words)")
+qbQ = nonneg_real("bwdq_bQ", "dQ slots touched in a segment")
+qbK = nonneg_real("bwdq_bK", "dK slots touched in a segment")
+qm = nonneg_real("bwdq_m", "|I_t|")
+qn = nonneg_real("bwdq_n", "|J_t|")
+qs = nonneg_real("bwdq_s", "s = d(|I_t| + |J_t|), the words of one of Q, dO (K, V) in the rows of I_t (J_t)")
+qsig = nonneg_real("bwdq_sigma", "the upper end of an interval of s")
+qa = nonneg_real("bwdq_a", "a = s + k: the available Q and K words")
+qx = nonneg_real("bwdq_x", "type-2 pairs of a segment")
+qbeta = nonneg_real("bwdq_beta", "dQ and dK slots touched in a segment")
+qT = nonneg_real("bwdq_T", "T_t = M + R + z_t, a segment's budget")
+qY = nonneg_real("bwdq_Y", "dQ and dK products whose useful instance lies in a segment")
+qSq = nonneg_real("bwdq_S", "Σ_t T_t²")
+qZ = nonneg_real("bwdq_Z", "Σ_t n_t, new slots summed over segments")
+qU = nonneg_real("bwdq_U", "Σ_t U_t, partial I/O (dQ and dK partials) of the whole computation")
+qh = nonneg_real("bwdq_h", "number of segments")
+qQ = nonneg_real("bwdq_Q", "words moved by the whole computation")
+SLOTS_C = F(23, 400)  # c with c² = 529/160000 ≥ 27/8192
+SLOTS_COEFF = F(200, 23)  # 1/(2c): the leading constant of BWD-slots
+
+
+def slots_step_claims(coeff: Fraction = SLOTS_COEFF) -> list[Implication]:
+    """The algebraic steps of BWD-slots. ``coeff`` is the leading constant of the last step (a larger one is a
+    mutant that must be refuted, tests/test_backward_claims.py)."""
+    about = ("backward.bwd-slots",)
+    doc = SLOTS_DOC + "#proof"
+
+    def imp(i: str, statement: str, hyps: tuple, goal: Any) -> Implication:
+        return Implication(f"backward.slots.{i}", "derivation", f"[BWD-slots] {statement}", hyps, goal,
+                           provenance=doc, about=about)
+
+    return [
+        imp("cauchy", "Cauchy–Schwarz: Y_Q² ≤ p·a_Q·b_Q and Y_K² ≤ p·a_K·b_K ⇒ (Y_Q + Y_K)² ≤ p(a_Q + a_K)(b_Q + b_K)",
+            (qYQ * qYQ <= qp * qaQ * qbQ, qYK * qYK <= qp * qaK * qbK),
+            _sq(qYQ + qYK) <= qp * (qaQ + qaK) * (qbQ + qbK)),
+        imp("pairs", "s ≥ d(m + n) ⇒ m·n ≤ s²/(4d²) (|I_t||J_t| against the words of the rows)",
+            (d >= 1, qs >= d * (qm + qn)), qm * qn <= _sq(qs) / (4 * d**2)),
+        imp("endpoint", "s − s²/(4d²) is concave: 0 ≤ s ≤ σ ⇒ s − s²/(4d²) ≥ min(0, σ − σ²/(4d²))",
+            (d >= 1, qs <= qsig), qs - _sq(qs) / (4 * d**2) >= minimum(0, qsig - _sq(qsig) / (4 * d**2))),
+        imp("case_x", "case s = 0: T ≥ 12d², x + a + β ≤ T ⇒ x·a·β ≤ 27T⁴/(8192d²)",
+            (d >= 1, qT >= 12 * d**2, qx + qa + qbeta <= qT), 8192 * d**2 * qx * qa * qbeta <= 27 * qT**4),
+        imp("case_s", "case x = 0: s ≤ a, s + a + β ≤ T ⇒ (s²/(4d²))·a·β ≤ 27T⁴/(8192d²)",
+            (qs <= qa, qs + qa + qbeta <= qT), 2048 * qs * qs * qa * qbeta <= 27 * qT**4),
+        imp("case_sa", "case s = a: T ≥ 12d², 2a + x + β ≤ T ⇒ (a²/(4d²) + x)·a·β ≤ 27T⁴/(8192d²)",
+            (d >= 1, qT >= 12 * d**2, 2 * qa + qx + qbeta <= qT),
+            2048 * (qa * qa + 4 * d**2 * qx) * qa * qbeta <= 27 * qT**4),
+        imp("constant", "Y² ≤ 27T⁴/(8192d²) ⇒ Y ≤ (23/400)·T²/d (23²·8192 ≥ 27·400²)",
+            (d >= 1, 8192 * d**2 * qY * qY <= 27 * qT**4), qY <= SLOTS_C * qT**2 / d),
+        imp("sum", "Σ_t of B3's square expansion with R = M, f = 0: S ≤ 4M²h + 5M·(Σn − ΣU) + 2M·ΣU, "
+            "Σn − ΣU ≤ 2Nd − ΣU/2 and ΣU ≥ 2Nd ⇒ S ≤ 4M²h + 9NMd",
+            (*_BASE, qSq <= 4 * M**2 * qh + 5 * M * (qZ - qU) + 2 * M * qU, qZ - qU <= 2 * N * d - qU / 2,
+             qU >= 2 * N * d),
+            qSq <= 4 * M**2 * qh + 9 * N * M * d),
+        imp("rearrange", f"2N²d ≤ (23/400)·S/d, S ≤ 4M²h + 9NMd and Q ≥ M(h − 1) ⇒ Q ≥ ({coeff})·N²d²/M − (9/4)·Nd − M",
+            (*_BASE, 2 * N**2 * d <= SLOTS_C * qSq / d, qSq <= 4 * M**2 * qh + 9 * N * M * d, qQ >= M * (qh - 1)),
+            qQ >= coeff * N**2 * d**2 / M - F(9, 4) * N * d - M),
+    ]
+
+
+def slots_consistency_claims() -> list[Implication]:
+    """BWD-slots ≤ the exact cost of every backward schedule it covers, where M ≥ 12d² and the schedule runs, as a
+    two-link chain through 9N²d²/M (the direct form, through the schedules' floors, ran past z3's guard)."""
+    from attnio.bounds.backward import BWD_SLOTS, COVERS
+
+    doc = SLOTS_DOC + "#consistency"
+    out = [
+        Implication(
+            "backward.slots.relax",
+            "consistency",
+            f"{BWD_SLOTS.id} ≤ 9N²d²/M where M ≥ 12d² (first link of {BWD_SLOTS.id} ≤ every covered exact cost)",
+            (*_BASE, *BWD_SLOTS.regime),
+            BWD_SLOTS.expr <= 9 * UNIT,
+            provenance=doc,
+            about=(BWD_SLOTS.id,),
+        )
+    ]
+    for name, f in _formulas().items():
+        if name not in COVERS[BWD_SLOTS.id]:
+            continue
+        out.append(
+            Implication(
+                f"backward.slots.consistency.{name}",
+                "consistency",
+                f"9N²d²/M ≤ exact cost of {name} where M ≥ 12d² (second link, with backward.slots.relax; d_v = d)",
+                (*_BASE, *BWD_SLOTS.regime, *f.valid),
+                9 * UNIT <= f.io,
+                provenance=doc,
+                about=(BWD_SLOTS.id, f"exact.{name}"),
+            )
+        )
+    return out
+
 def small_cache_step_claims() -> list[Implication]:
     """The algebraic steps of BWD-SdP-small (docs/bounds/backward-small.md) that are not BS's own
     (BS's claims ``constants.bs.*`` serve for BWD-dP-small and for the steps the two share). Split into small
@@ -257,7 +355,8 @@ VIA_HALF: frozenset[str] = frozenset({"square_tiling-bwd"})
 def consistency_claims() -> list[Implication]:
     from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, SMALL_CACHE
 
-    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE]  # small cache: below
+    # small cache: below; BWD-slots (above 4N²d²/M): its own links, slots_consistency_claims
+    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE and b.id != "backward.bwd-slots"]
     out: list[Implication] = [
         Implication(
             "backward.consistency.large.half",
@@ -610,6 +709,8 @@ def claims() -> list[Claim]:
     return (
         step_claims()
         + small_cache_step_claims()
+        + slots_step_claims()
+        + slots_consistency_claims()
         + consistency_claims()
         + small_cache_consistency_claims()
         + tightest_claims()
