@@ -17,6 +17,9 @@ claims where the algebra is B1's); the combinatorial steps are argued in prose t
   to standard-bwd and square_tiling-bwd, which read the forward's P or S (for those only BWD-dP and the trivial
   bound speak).
 - **BWD-trivial** Q ≥ 7Nd (N ≥ 2, d_v = d): read Q, K, V, dO once, write dQ, dK, dV once.
+- **BWD-slots** Q ≥ (200/23)·N²d²/M − (9/4)·Nd − M for M ≥ 12d², d_v = d: BWD-SdP's pairs with B3's slot
+  accounting (docs/bounds/b3.md) on the dQ = dS·K and dK = dSᵀ·Q accumulation trees, the two product families in
+  one segment budget (docs/bounds/backward-slots.md). Applies to the schedules that recompute S.
 
 Small cache (M ≤ d²; docs/bounds/backward-small.md), the segment count of BS (docs/bounds/bs.md) on the scalar
 products instead of whole dot products:
@@ -324,8 +327,10 @@ def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = N
     schedule that fits M and flash2-bwd against the best backward lower bound that covers them.
 
     >>> row = backward_constants_table(((65536, 128, 1048576),))[0]
-    >>> row.best_schedule, row.best_bound, 3.9 < row.ratio_flash2_bwd < 4.6
-    ('flash2-bwd', 'backward.bwd-sdp', True)
+    >>> row.best_schedule, row.best_bound, round(row.ratio_flash2_bwd, 2)
+    ('flash2-bwd', 'backward.bwd-slots', 2.08)
+    >>> backward_constants_table(((16384, 128, 131072),))[0].best_bound  # M = 8d² < 12d²
+    'backward.bwd-sdp'
     """
     from attnio.bounds.constants import TABLE_POINTS
 

@@ -164,27 +164,32 @@ def step_claims() -> list[Implication]:
 
 # auxiliary real symbols of BWD-slots (docs/bounds/backward-slots.md): one segment's faces and the sums over segments
 SLOTS_DOC = "docs/bounds/backward-slots.md"
-qYQ = nonneg_real("bwdq_YQ", "dQ products whose useful instance lies in a segment")
-qYK = nonneg_real("bwdq_YK", "dK products whose useful instance lies in a segment")
-qp = nonneg_real("bwdq_p", "the pair face |I_t||J_t| + x_t of a segment")
-qaQ = nonneg_real("bwdq_aQ", "the K face of the dQ products (available K words)")
-qaK = nonneg_real("bwdq_aK", "the Q face of the dK products (available Q words)")
-qbQ = nonneg_real("bwdq_bQ", "dQ slots touched in a segment")
-qbK = nonneg_real("bwdq_bK", "dK slots touched in a segment")
-qm = nonneg_real("bwdq_m", "|I_t|")
-qn = nonneg_real("bwdq_n", "|J_t|")
-qs = nonneg_real("bwdq_s", "s = d(|I_t| + |J_t|), the words of one of Q, dO (K, V) in the rows of I_t (J_t)")
-qsig = nonneg_real("bwdq_sigma", "the upper end of an interval of s")
-qa = nonneg_real("bwdq_a", "a = s + k: the available Q and K words")
-qx = nonneg_real("bwdq_x", "type-2 pairs of a segment")
-qbeta = nonneg_real("bwdq_beta", "dQ and dK slots touched in a segment")
-qT = nonneg_real("bwdq_T", "T_t = M + R + z_t, a segment's budget")
-qY = nonneg_real("bwdq_Y", "dQ and dK products whose useful instance lies in a segment")
-qSq = nonneg_real("bwdq_S", "Σ_t T_t²")
-qZ = nonneg_real("bwdq_Z", "Σ_t n_t, new slots summed over segments")
-qU = nonneg_real("bwdq_U", "Σ_t U_t, partial I/O (dQ and dK partials) of the whole computation")
-qh = nonneg_real("bwdq_h", "number of segments")
-qQ = nonneg_real("bwdq_Q", "words moved by the whole computation")
+_SLOTS_SYMS = {  # name (bwdq_<name>): meaning
+    "YQ": "dQ products whose useful instance lies in a segment",
+    "YK": "dK products whose useful instance lies in a segment",
+    "p": "the pair face |I_t||J_t| + x_t of a segment",
+    "aQ": "the K face of the dQ products (available K words)",
+    "aK": "the Q face of the dK products (available Q words)",
+    "bQ": "dQ slots touched in a segment",
+    "bK": "dK slots touched in a segment",
+    "m": "|I_t|",
+    "n": "|J_t|",
+    "s": "s = d(|I_t| + |J_t|), the words of one of Q, dO (K, V) in the rows of I_t (J_t)",
+    "sigma": "the upper end of an interval of s",
+    "a": "a = s + k: the available Q and K words",
+    "x": "type-2 pairs of a segment",
+    "beta": "dQ and dK slots touched in a segment",
+    "T": "T_t = M + R + z_t, a segment's budget",
+    "Y": "dQ and dK products whose useful instance lies in a segment",
+    "S": "Σ_t T_t²",
+    "Z": "Σ_t n_t, new slots summed over segments",
+    "U": "Σ_t U_t, partial I/O (dQ and dK partials) of the whole computation",
+    "h": "number of segments",
+    "Q": "words moved by the whole computation",
+}
+(qYQ, qYK, qp, qaQ, qaK, qbQ, qbK, qm, qn, qs, qsig, qa, qx, qbeta, qT, qY, qSq, qZ, qU, qh, qQ) = (
+    nonneg_real(f"bwdq_{n}", doc) for n, doc in _SLOTS_SYMS.items()
+)
 SLOTS_C = F(23, 400)  # c with c² = 529/160000 ≥ 27/8192
 SLOTS_COEFF = F(200, 23)  # 1/(2c): the leading constant of BWD-slots
 
