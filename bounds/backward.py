@@ -17,7 +17,7 @@ claims where the algebra is B1's); the combinatorial steps are argued in prose t
   to standard-bwd and square_tiling-bwd, which read the forward's P or S (for those only BWD-dP and the trivial
   bound speak).
 - **BWD-trivial** Q ≥ 7Nd (N ≥ 2, d_v = d): read Q, K, V, dO once, write dQ, dK, dV once.
-- **BWD-slots** Q ≥ (200/23)·N²d²/M − (9/4)·Nd − M for M ≥ 12d², d_v = d: BWD-SdP's pairs with B3's slot
+- **BWD-slots** Q ≥ (200/23)·N²d²/M − Nd − M for M ≥ 12d², d_v = d: BWD-SdP's pairs with B3's slot
   accounting (docs/bounds/b3.md) on the dQ = dS·K and dK = dSᵀ·Q accumulation trees, the two product families in
   one segment budget (docs/bounds/backward-slots.md). Applies to the schedules that recompute S.
 
@@ -187,15 +187,15 @@ BWD_SLOTS_CDAG = (
 BWD_SLOTS = Bound(
     id="backward.bwd-slots",
     statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K and dK = dSᵀ·Q by sum trees "
-    "of scalar products moves at least (200/23)·N²d²/M − (9/4)·Nd − M words when M ≥ 12d² (d_v = d; "
+    "of scalar products moves at least (200/23)·N²d²/M − Nd − M words when M ≥ 12d² (d_v = d; "
     "recomputation allowed): pairs (Q, dO, K, V faces) and the dQ and dK slot faces in one segment budget.",
     kind="lower",
     model=BWD_SLOTS_CDAG,
     regime=(12 * d**2 <= M, DV_EQ_D),
-    expr=BWD_SLOTS_COEFF * N**2 * d**2 / M - Fraction(9, 4) * N * d - M,
+    expr=BWD_SLOTS_COEFF * N**2 * d**2 / M - N * d - M,
     explicit=True,
     constant=BWD_SLOTS_COEFF,
-    slack=-Fraction(9, 4) * N * d - M,
+    slack=-N * d - M,
     provenance="derived here: B3's slot accounting (docs/bounds/b3.md) on the dQ and dK accumulation trees of the "
     "backward, with BWD-SdP's pair sets (docs/bounds/backward-slots.md)",
     status="derived here",
@@ -328,7 +328,7 @@ def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = N
 
     >>> row = backward_constants_table(((65536, 128, 1048576),))[0]
     >>> row.best_schedule, row.best_bound, round(row.ratio_flash2_bwd, 2)
-    ('flash2-bwd', 'backward.bwd-slots', 2.08)
+    ('flash2-bwd', 'backward.bwd-slots', 2.04)
     >>> backward_constants_table(((16384, 128, 131072),))[0].best_bound  # M = 8d² < 12d²
     'backward.bwd-sdp'
     """

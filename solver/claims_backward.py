@@ -222,13 +222,13 @@ def slots_step_claims(coeff: Fraction = SLOTS_COEFF) -> list[Implication]:
         imp("constant", "Y² ≤ 27T⁴/(8192d²) ⇒ Y ≤ (23/400)·T²/d (23²·8192 ≥ 27·400²)",
             (d >= 1, 8192 * d**2 * qY * qY <= 27 * qT**4), qY <= SLOTS_C * qT**2 / d),
         imp("sum", "Σ_t of B3's square expansion with R = M, f = 0: S ≤ 4M²h + 5M·(Σn − ΣU) + 2M·ΣU, "
-            "Σn − ΣU ≤ 2Nd − ΣU/2 and ΣU ≥ 2Nd ⇒ S ≤ 4M²h + 9NMd",
-            (*_BASE, qSq <= 4 * M**2 * qh + 5 * M * (qZ - qU) + 2 * M * qU, qZ - qU <= 2 * N * d - qU / 2,
+            "Σn − ΣU ≤ Nd − ΣU/2 and ΣU ≥ 2Nd ⇒ S ≤ 4M²h + 4NMd",
+            (*_BASE, qSq <= 4 * M**2 * qh + 5 * M * (qZ - qU) + 2 * M * qU, qZ - qU <= N * d - qU / 2,
              qU >= 2 * N * d),
-            qSq <= 4 * M**2 * qh + 9 * N * M * d),
-        imp("rearrange", f"2N²d ≤ (23/400)·S/d, S ≤ 4M²h + 9NMd and Q ≥ M(h − 1) ⇒ Q ≥ ({coeff})·N²d²/M − (9/4)·Nd − M",
-            (*_BASE, 2 * N**2 * d <= SLOTS_C * qSq / d, qSq <= 4 * M**2 * qh + 9 * N * M * d, qQ >= M * (qh - 1)),
-            qQ >= coeff * N**2 * d**2 / M - F(9, 4) * N * d - M),
+            qSq <= 4 * M**2 * qh + 4 * N * M * d),
+        imp("rearrange", f"2N²d ≤ (23/400)·S/d, S ≤ 4M²h + 4NMd and Q ≥ M(h − 1) ⇒ Q ≥ ({coeff})·N²d²/M − Nd − M",
+            (*_BASE, 2 * N**2 * d <= SLOTS_C * qSq / d, qSq <= 4 * M**2 * qh + 4 * N * M * d, qQ >= M * (qh - 1)),
+            qQ >= coeff * N**2 * d**2 / M - N * d - M),
     ]
 
 

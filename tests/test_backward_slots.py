@@ -90,5 +90,5 @@ def test_flash2_bwd_against_the_bound_at_the_large_cache_points() -> None:
         env = {"N": n, "d": dd, "M": mm, "dv": dd}
         f2 = evaluate(BACKWARD_FORMULAS["flash2-bwd"].with_dv_equal_d().io, env)
         got[(n, dd, mm)] = round(float(f2 / evaluate(bb.BWD_SLOTS.expr, env)), 2)
-    assert got == {(4096, 64, 65536): 2.34, (65536, 64, 65536): 1.9, (65536, 128, 262144): 1.9,
-                   (65536, 128, 1048576): 2.08}
+    assert got == {(4096, 64, 65536): 2.25, (65536, 64, 65536): 1.9, (65536, 128, 262144): 1.89,
+                   (65536, 128, 1048576): 2.04}
