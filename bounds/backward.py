@@ -20,6 +20,8 @@ claims where the algebra is B1's); the combinatorial steps are argued in prose t
 - **BWD-slots** Q ≥ (200/23)·N²d²/M − Nd − M for M ≥ 12d², d_v = d: BWD-SdP's pairs with B3's slot
   accounting (docs/bounds/b3.md) on the dQ = dS·K and dK = dSᵀ·Q accumulation trees, the two product families in
   one segment budget (docs/bounds/backward-slots.md). Applies to the schedules that recompute S.
+- **BWD-slots-x** Q ≥ M(200N²d² − 23NMd)/(23M² + 80d⁴) − M for M ≥ 8d², d_v = d: the same with type-2 pairs paid
+  by (4/5)d³ per segment, so that no segment budget needs to exceed 12d².
 
 Small cache (M ≤ d²; docs/bounds/backward-small.md), the segment count of BS (docs/bounds/bs.md) on the scalar
 products instead of whole dot products:
@@ -43,7 +45,7 @@ pass (reports and checks apply them to every forward algorithm); :data:`BOUNDS` 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from attnio.bounds.constants import BS_COEFF, bs_form
@@ -206,7 +208,22 @@ BWD_SLOTS = Bound(
     "flash2-bwd's leading constant is 16: the gap is 16·23/200 = 1.84 in leading order.",
 )
 
-BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS]
+BWD_SLOTS_X = replace(
+    BWD_SLOTS,
+    id="backward.bwd-slots-x",
+    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K and dK = dSᵀ·Q by sum trees "
+    "of scalar products moves at least M(200N²d² − 23NMd)/(23M² + 80d⁴) − M words when M ≥ 8d² (d_v = d; "
+    "recomputation allowed): BWD-slots with the type-2 pairs paid by (4/5)d³ per segment instead of M ≥ 12d².",
+    regime=(8 * d**2 <= M, DV_EQ_D),
+    expr=M * (200 * N**2 * d**2 - 23 * N * M * d) / (23 * M**2 + 80 * d**4) - M,
+    slack=None,
+    provenance="derived here: BWD-slots (docs/bounds/backward-slots.md) with its steps 9, 11, 12 and 16 for every "
+    "segment budget (docs/bounds/backward-slots.md#bwd-slots-x)",
+    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). Leading "
+    "constant 200/23 as M/d² grows; below BWD-slots by the factor 23M²/(23M² + 80d⁴) and above it for M < 12d².",
+)
+
+BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS, BWD_SLOTS_X]
 # The small-cache bounds: their consistency chain goes through (25/9)·N²d/√M (solver/claims_backward.py).
 SMALL_CACHE = frozenset({BWD_DP_SMALL.id, BWD_SDP_SMALL.id})
 
@@ -219,6 +236,7 @@ COVERS: dict[str, frozenset[str]] = {
     BWD_DP_SMALL.id: frozenset(BACKWARD_FORMULAS),
     BWD_SDP_SMALL.id: RECOMPUTES_S,
     BWD_SLOTS.id: RECOMPUTES_S,
+    BWD_SLOTS_X.id: RECOMPUTES_S,
 }
 # Backward schedules whose working set exceeds M (run in audit mode): not candidates for "best schedule".
 OVERFLOWS = frozenset({"flash1-bwd"})
@@ -287,6 +305,11 @@ PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
 }
 
 
+# BWD-slots-x: BWD-slots' steps with 9, 11, 12 and 16 replaced (docs/bounds/backward-slots.md#bwd-slots-x)
+_SLOTS_X_STEPS = {9: "backward.slots.x.case_x", 11: "backward.slots.x.case_sa", 12: "backward.slots.x.constant",
+                  16: "backward.slots.x.rearrange"}
+PROOF_STEPS[BWD_SLOTS_X.id] = [(n, _SLOTS_X_STEPS.get(n, c)) for n, c in PROOF_STEPS[BWD_SLOTS.id]]
+
 def best_lower_bound(N_: int, d_: int, M_: int, schedule: str | None = None) -> tuple[str, Fraction]:
     """The largest backward lower bound at (N, d, M) (d_v = d) whose regime holds and, if ``schedule`` is
     given, whose model covers it."""
@@ -330,7 +353,7 @@ def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = N
     >>> row.best_schedule, row.best_bound, round(row.ratio_flash2_bwd, 2)
     ('flash2-bwd', 'backward.bwd-slots', 2.04)
     >>> backward_constants_table(((16384, 128, 131072),))[0].best_bound  # M = 8d² < 12d²
-    'backward.bwd-sdp'
+    'backward.bwd-slots-x'
     """
     from attnio.bounds.constants import TABLE_POINTS
 

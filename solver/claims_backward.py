@@ -232,37 +232,70 @@ def slots_step_claims(coeff: Fraction = SLOTS_COEFF) -> list[Implication]:
     ]
 
 
+SLOTS_X_EXTRA = F(4, 5)  # γ: (T/3)^{3/2} − (23/400)T²/d ≤ γd³ for every T (its maximum, at T = 1/(48c²)·d², is ≈ 0.76d³)
+
+
+def slots_x_step_claims(numerator: int = 200, extra: Fraction = SLOTS_X_EXTRA) -> list[Implication]:
+    """The steps of BWD-slots-x that differ from BWD-slots (9, 11, 12, 16). ``numerator`` (200 in 200/23) and
+    ``extra`` (γ = 4/5) are the constants; a larger numerator or a smaller γ is a mutant that must be refuted."""
+    about = ("backward.bwd-slots-x",)
+    doc = SLOTS_DOC + "#bwd-slots-x"
+    cap = maximum(27 * qT**4, F(8192, 27) * d**2 * qT**3)  # 8192d² · max(27T⁴/(8192d²), T³/27)
+
+    def imp(i: str, statement: str, hyps: tuple, goal: Any) -> Implication:
+        return Implication(f"backward.slots.x.{i}", "derivation", f"[BWD-slots-x] {statement}", hyps, goal,
+                           provenance=doc, about=about)
+
+    return [
+        imp("case_x", "case s = 0, any T: x + a + β ≤ T ⇒ x·a·β ≤ T³/27", (qx + qa + qbeta <= qT,),
+            27 * qx * qa * qbeta <= qT**3),
+        imp("case_sa", "case s = a, any T: 2a + x + β ≤ T ⇒ (a²/(4d²) + x)·a·β ≤ max(27T⁴/(8192d²), T³/27)",
+            (d >= 1, 2 * qa + qx + qbeta <= qT), 2048 * (qa * qa + 4 * d**2 * qx) * qa * qbeta <= cap),
+        imp("constant", f"Y² ≤ max(27T⁴/(8192d²), T³/27) ⇒ Y ≤ (23/400)·T²/d + ({extra})·d³",
+            (d >= 1, 8192 * d**2 * qY * qY <= cap), qY <= SLOTS_C * qT**2 / d + extra * d**3),
+        imp("rearrange", f"2N²d ≤ (23/400)·S/d + (4/5)d³h, S ≤ 4M²h + 4NMd and Q ≥ M(h − 1) ⇒ "
+            f"Q ≥ M({numerator}N²d² − 23NMd)/(23M² + 80d⁴) − M",
+            (*_BASE, 2 * N**2 * d <= SLOTS_C * qSq / d + SLOTS_X_EXTRA * d**3 * qh,
+             qSq <= 4 * M**2 * qh + 4 * N * M * d, qQ >= M * (qh - 1)),
+            qQ >= M * (numerator * N**2 * d**2 - 23 * N * M * d) / (23 * M**2 + 80 * d**4) - M),
+    ]
+
+
 def slots_consistency_claims() -> list[Implication]:
-    """BWD-slots ≤ the exact cost of every backward schedule it covers, where M ≥ 12d² and the schedule runs, as a
-    two-link chain through 9N²d²/M (the direct form, through the schedules' floors, ran past z3's guard)."""
-    from attnio.bounds.backward import BWD_SLOTS, COVERS
+    """BWD-slots (M ≥ 12d²) and BWD-slots-x (M ≥ 8d²) ≤ the exact cost of every backward schedule they cover, where
+    the schedule runs, each as a two-link chain through 9N²d²/M (the direct form, through the schedules' floors,
+    ran past z3's guard)."""
+    from attnio.bounds.backward import BWD_SLOTS, BWD_SLOTS_X, COVERS
 
     doc = SLOTS_DOC + "#consistency"
-    out = [
-        Implication(
-            "backward.slots.relax",
-            "consistency",
-            f"{BWD_SLOTS.id} ≤ 9N²d²/M where M ≥ 12d² (first link of {BWD_SLOTS.id} ≤ every covered exact cost)",
-            (*_BASE, *BWD_SLOTS.regime),
-            BWD_SLOTS.expr <= 9 * UNIT,
-            provenance=doc,
-            about=(BWD_SLOTS.id,),
-        )
-    ]
-    for name, f in _formulas().items():
-        if name not in COVERS[BWD_SLOTS.id]:
-            continue
+    out = []
+    for b, tag in ((BWD_SLOTS, ""), (BWD_SLOTS_X, ".x")):
+        low = b.regime[0]  # M ≥ 12d² or M ≥ 8d²
         out.append(
             Implication(
-                f"backward.slots.consistency.{name}",
+                f"backward.slots{tag}.relax",
                 "consistency",
-                f"9N²d²/M ≤ exact cost of {name} where M ≥ 12d² (second link, with backward.slots.relax; d_v = d)",
-                (*_BASE, *BWD_SLOTS.regime, *f.valid),
-                9 * UNIT <= f.io,
+                f"{b.id} ≤ 9N²d²/M where {low} (first link of {b.id} ≤ every covered exact cost)",
+                (*_BASE, *b.regime),
+                b.expr <= 9 * UNIT,
                 provenance=doc,
-                about=(BWD_SLOTS.id, f"exact.{name}"),
+                about=(b.id,),
             )
         )
+        for name, f in _formulas().items():
+            if name not in COVERS[b.id]:
+                continue
+            out.append(
+                Implication(
+                    f"backward.slots{tag}.consistency.{name}",
+                    "consistency",
+                    f"9N²d²/M ≤ exact cost of {name} where {low} (second link, with backward.slots{tag}.relax; d_v = d)",
+                    (*_BASE, *b.regime, *f.valid),
+                    9 * UNIT <= f.io,
+                    provenance=doc,
+                    about=(b.id, f"exact.{name}"),
+                )
+            )
     return out
 
 def small_cache_step_claims() -> list[Implication]:
@@ -361,7 +394,7 @@ def consistency_claims() -> list[Implication]:
     from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, SMALL_CACHE
 
     # small cache: below; BWD-slots (above 4N²d²/M): its own links, slots_consistency_claims
-    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE and b.id != "backward.bwd-slots"]
+    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE and not b.id.startswith("backward.bwd-slots")]
     out: list[Implication] = [
         Implication(
             "backward.consistency.large.half",
@@ -715,6 +748,7 @@ def claims() -> list[Claim]:
         step_claims()
         + small_cache_step_claims()
         + slots_step_claims()
+        + slots_x_step_claims()
         + slots_consistency_claims()
         + consistency_claims()
         + small_cache_consistency_claims()

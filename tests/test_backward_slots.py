@@ -1,6 +1,7 @@
-"""BWD-slots (docs/bounds/backward-slots.md): its steps are proved by cvc5 as well as z3, tightened variants are
-refuted (the constant, the per-segment constant, the M ≥ 12d² threshold of step 9), the step list names the
-claims, and the bound is below every covered backward schedule's exact cost on a grid of its regime."""
+"""BWD-slots and BWD-slots-x (docs/bounds/backward-slots.md): their steps are proved by cvc5 as well as z3,
+tightened variants are refuted (the constants, the per-segment constants, the M ≥ 12d² threshold of step 9), the
+step lists name the claims, and each bound is below every covered backward schedule's exact cost on a grid of its
+regime."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from attnio.solver.claims import all_claims
 from attnio.solver.engine import prove
 from attnio.solver.verify import verify_claim
 
-STEPS = cb.slots_step_claims()
+STEPS = cb.slots_step_claims() + cb.slots_x_step_claims()
 BY_ID = {c.id: c for c in STEPS}
+SLOTS = (bb.BWD_SLOTS, bb.BWD_SLOTS_X)
 
 
 @pytest.mark.parametrize("claim", STEPS, ids=lambda c: c.id)
@@ -37,6 +39,13 @@ def test_a_larger_leading_constant_is_refuted() -> None:
     _refuted(mutant)
 
 
+def test_bwd_slots_x_mutants_are_refuted() -> None:
+    assert verify_claim(BY_ID["backward.slots.x.rearrange"]).status == "proved"
+    _refuted(next(c for c in cb.slots_x_step_claims(numerator=201) if c.id == "backward.slots.x.rearrange"))
+    # γ = 7/10 is below the largest gap (T/3)^{3/2} − (23/400)T²/d ≈ 0.76d³
+    _refuted(next(c for c in cb.slots_x_step_claims(extra=Fraction(7, 10)) if c.id == "backward.slots.x.constant"))
+
+
 def test_a_smaller_per_segment_constant_is_refuted() -> None:
     # 0.0574² < 27/8192 ≤ (23/400)²
     c = BY_ID["backward.slots.constant"]
@@ -51,36 +60,48 @@ def test_step_9_needs_its_threshold() -> None:
     _refuted(Implication(c.id + ".mutant", c.kind, c.description, hyps, c.goal))
 
 
-def test_the_bound_names_its_steps_and_is_registered() -> None:
+@pytest.mark.parametrize("b", SLOTS, ids=lambda b: b.id)
+def test_the_bound_names_its_steps_and_is_registered(b) -> None:
     ids = {c.id for c in all_claims()}
-    steps = bb.PROOF_STEPS[bb.BWD_SLOTS.id]
+    steps = bb.PROOF_STEPS[b.id]
     assert [n for n, _ in steps] == list(range(1, len(steps) + 1))
     assert {cid for _, cid in steps if cid != "prose"} <= ids
-    assert bb.BWD_SLOTS in bb.BOUNDS and bb.COVERS[bb.BWD_SLOTS.id] == bb.RECOMPUTES_S
-    assert all(bb.BWD_SLOTS.id in c.about for c in STEPS)
+    assert b in bb.BOUNDS and bb.COVERS[b.id] == bb.RECOMPUTES_S
+    own = [c for c in STEPS if c.id.startswith("backward.slots.x.") == (b is bb.BWD_SLOTS_X)]
+    assert own and all(b.id in c.about for c in own)
 
 
 def test_best_lower_bound_uses_it_where_it_is_larger() -> None:
     assert bb.best_lower_bound(65536, 128, 262144, "flash2-bwd")[0] == bb.BWD_SLOTS.id
-    assert bb.best_lower_bound(16384, 128, 131072, "flash2-bwd")[0] == bb.BWD_SDP.id  # M = 8d² < 12d²
+    assert bb.best_lower_bound(16384, 128, 131072, "flash2-bwd")[0] == bb.BWD_SLOTS_X.id  # M = 8d² < 12d²
+    assert bb.best_lower_bound(4096, 64, 16384, "flash2-bwd")[0] == bb.BWD_SDP.id  # M = 4d² < 8d²
     assert bb.best_lower_bound(65536, 128, 262144, "standard-bwd")[0] != bb.BWD_SLOTS.id  # not covered
 
 
-def test_the_bound_is_below_every_covered_exact_cost_on_a_grid() -> None:
+@pytest.mark.parametrize("b", SLOTS, ids=lambda b: b.id)
+def test_the_bound_is_below_every_covered_exact_cost_on_a_grid(b) -> None:
     checked = 0
     for dd in (1, 2, 3, 8, 16, 64, 128):
         for n in (1, 2, 7, 64, 1000, 4096, 65536):
-            for k in (12, 13, 16, 33, 64, 500, 4096):
+            for k in (8, 9, 11, 12, 13, 16, 33, 64, 500, 4096):
                 for mm in (k * dd * dd, k * dd * dd + 1):
                     env = {"N": n, "d": dd, "M": mm, "dv": dd}
-                    assert all(r.holds(env) for r in bb.BWD_SLOTS.regime)
-                    lb = evaluate(bb.BWD_SLOTS.expr, env)
-                    for name in sorted(bb.COVERS[bb.BWD_SLOTS.id]):
+                    if not all(r.holds(env) for r in b.regime):
+                        assert b is bb.BWD_SLOTS and mm < 12 * dd * dd
+                        continue
+                    lb = evaluate(b.expr, env)
+                    for name in sorted(bb.COVERS[b.id]):
                         f = BACKWARD_FORMULAS[name].with_dv_equal_d()
                         if all(r.holds(env) for r in f.valid):
                             assert lb <= evaluate(f.io, env), (name, env)
                             checked += 1
     assert checked > 1000
+
+
+def test_flash2_bwd_against_bwd_slots_x_at_eight_d_squared() -> None:
+    env = {"N": 16384, "d": 128, "M": 131072, "dv": 128}
+    f2 = evaluate(BACKWARD_FORMULAS["flash2-bwd"].with_dv_equal_d().io, env)
+    assert round(float(f2 / evaluate(bb.BWD_SLOTS_X.expr, env)), 2) == 2.05
 
 
 def test_flash2_bwd_against_the_bound_at_the_large_cache_points() -> None:
