@@ -20,7 +20,7 @@ claims where the algebra is B1's); the combinatorial steps are argued in prose t
 - **BWD-slots** Q ≥ (200/23)·N²d²/M − Nd − M for M ≥ 12d², d_v = d: BWD-SdP's pairs with B3's slot
   accounting (docs/bounds/b3.md) on the dQ = dS·K and dK = dSᵀ·Q accumulation trees, the two product families in
   one segment budget (docs/bounds/backward-slots.md). Applies to the schedules that recompute S.
-- **BWD-slots-x** Q ≥ M(200N²d² − 23NMd)/(23M² + 80d⁴) − M for M ≥ 8d², d_v = d: the same with type-2 pairs paid
+- **BWD-slots-x** Q ≥ M(200N²d² − 23NMd)/(23M² + 80d⁴) − M for M ≥ 4d², d_v = d: the same with type-2 pairs paid
   by (4/5)d³ per segment, so that no segment budget needs to exceed 12d².
 
 Small cache (M ≤ d²; docs/bounds/backward-small.md), the segment count of BS (docs/bounds/bs.md) on the scalar
@@ -212,9 +212,9 @@ BWD_SLOTS_X = replace(
     BWD_SLOTS,
     id="backward.bwd-slots-x",
     statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K and dK = dSᵀ·Q by sum trees "
-    "of scalar products moves at least M(200N²d² − 23NMd)/(23M² + 80d⁴) − M words when M ≥ 8d² (d_v = d; "
+    "of scalar products moves at least M(200N²d² − 23NMd)/(23M² + 80d⁴) − M words when M ≥ 4d² (d_v = d; "
     "recomputation allowed): BWD-slots with the type-2 pairs paid by (4/5)d³ per segment instead of M ≥ 12d².",
-    regime=(8 * d**2 <= M, DV_EQ_D),
+    regime=(4 * d**2 <= M, DV_EQ_D),
     expr=M * (200 * N**2 * d**2 - 23 * N * M * d) / (23 * M**2 + 80 * d**4) - M,
     slack=None,
     provenance="derived here: BWD-slots (docs/bounds/backward-slots.md) with its steps 9, 11, 12 and 16 for every "

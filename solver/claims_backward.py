@@ -262,7 +262,7 @@ def slots_x_step_claims(numerator: int = 200, extra: Fraction = SLOTS_X_EXTRA) -
 
 
 def slots_consistency_claims() -> list[Implication]:
-    """BWD-slots (M ≥ 12d²) and BWD-slots-x (M ≥ 8d²) ≤ the exact cost of every backward schedule they cover, where
+    """BWD-slots (M ≥ 12d²) and BWD-slots-x (M ≥ 4d²) ≤ the exact cost of every backward schedule they cover, where
     the schedule runs, each as a two-link chain through 9N²d²/M (the direct form, through the schedules' floors,
     ran past z3's guard)."""
     from attnio.bounds.backward import BWD_SLOTS, BWD_SLOTS_X, COVERS
@@ -270,7 +270,7 @@ def slots_consistency_claims() -> list[Implication]:
     doc = SLOTS_DOC + "#consistency"
     out = []
     for b, tag in ((BWD_SLOTS, ""), (BWD_SLOTS_X, ".x")):
-        low = b.regime[0]  # M ≥ 12d² or M ≥ 8d²
+        low = b.regime[0]  # M ≥ 12d² or M ≥ 4d²
         out.append(
             Implication(
                 f"backward.slots{tag}.relax",
