@@ -17,6 +17,11 @@ claims where the algebra is B1's); the combinatorial steps are argued in prose t
   to standard-bwd and square_tiling-bwd, which read the forward's P or S (for those only BWD-dP and the trivial
   bound speak).
 - **BWD-trivial** Q ≥ 7Nd (N ≥ 2, d_v = d): read Q, K, V, dO once, write dQ, dK, dV once.
+- **BWD-slots** Q ≥ (200/23)·N²d²/M − Nd − M for M ≥ 12d², d_v = d: BWD-SdP's pairs with B3's slot
+  accounting (docs/bounds/b3.md) on the dQ = dS·K and dK = dSᵀ·Q accumulation trees, the two product families in
+  one segment budget (docs/bounds/backward-slots.md). Applies to the schedules that recompute S.
+- **BWD-slots-x** Q ≥ M(200N²d² − 23NMd)/(23M² + 80d⁴) − M for M ≥ 4d², d_v = d: the same with type-2 pairs paid
+  by (4/5)d³ per segment, so that no segment budget needs to exceed 12d².
 
 Small cache (M ≤ d²; docs/bounds/backward-small.md), the segment count of BS (docs/bounds/bs.md) on the scalar
 products instead of whole dot products:
@@ -40,7 +45,7 @@ pass (reports and checks apply them to every forward algorithm); :data:`BOUNDS` 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from attnio.bounds.constants import BS_COEFF, bs_bound
@@ -159,7 +164,54 @@ BWD_SDP_SMALL = _small(
     notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S).",
 )
 
-BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL]
+# Large cache, two slot faces (docs/bounds/backward-slots.md): B3's slot accounting on the dQ and dK accumulations.
+SLOTS_DOC = "docs/bounds/backward-slots.md"
+BWD_SLOTS_COEFF = Fraction(200, 23)  # 1/(2c) with c = 23/400 ≥ √(27/8192), the per-segment constant
+BWD_SLOTS_CDAG = (
+    BWD_RECOMPUTE_CDAG.removesuffix("; docs/bounds/backward.md)")
+    + "); besides, each product dS_ij·K_jℓ and dS_ij·Q_iℓ its own vertex, summed by one tree per output word "
+    "dQ_iℓ (resp. dK_jℓ) with one tree parent per vertex; inputs, the sets Π_ij and the 2Nd accumulation trees "
+    "pairwise disjoint (docs/bounds/backward-slots.md)"
+)
+
+BWD_SLOTS = Bound(
+    id="backward.bwd-slots",
+    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K and dK = dSᵀ·Q by sum trees "
+    "of scalar products moves at least (200/23)·N²d²/M − Nd − M words when M ≥ 12d² (d_v = d; "
+    "recomputation allowed): pairs (Q, dO, K, V faces) and the dQ and dK slot faces in one segment budget.",
+    kind="lower",
+    model=BWD_SLOTS_CDAG,
+    regime=(12 * d**2 <= M, DV_EQ_D),
+    expr=BWD_SLOTS_COEFF * N**2 * d**2 / M - N * d - M,
+    explicit=True,
+    constant=BWD_SLOTS_COEFF,
+    slack=-N * d - M,
+    provenance="derived here: B3's slot accounting (docs/bounds/b3.md) on the dQ and dK accumulation trees of the "
+    "backward, with BWD-SdP's pair sets (docs/bounds/backward-slots.md)",
+    status="derived here",
+    doc=SLOTS_DOC,
+    computation="backward",
+    cdag=CDAG_BACKWARD,
+    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). "
+    "flash2-bwd's leading constant is 16: the gap is 16·23/200 = 1.84 in leading order.",
+)
+
+BWD_SLOTS_X = replace(
+    BWD_SLOTS,
+    id="backward.bwd-slots-x",
+    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K and dK = dSᵀ·Q by sum trees "
+    "of scalar products moves at least M(200N²d² − 23NMd)/(23M² + 80d⁴) − M words when M ≥ 4d² (d_v = d; "
+    "recomputation allowed): BWD-slots with the type-2 pairs paid by (4/5)d³ per segment instead of M ≥ 12d².",
+    regime=(4 * d**2 <= M, DV_EQ_D),
+    expr=M * (200 * N**2 * d**2 - 23 * N * M * d) / (23 * M**2 + 80 * d**4) - M,
+    slack=None,
+    provenance="derived here: BWD-slots (docs/bounds/backward-slots.md) with its steps 9, 11, 12 and 16 for every "
+    "segment budget (docs/bounds/backward-slots.md#bwd-slots-x)",
+    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). Leading "
+    "constant 200/23 as M/d² grows; below BWD-slots by the factor 23M²/(23M² + 80d⁴) and above it for M < 12d².",
+)
+
+BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS, BWD_SLOTS_X]
 # The small-cache bounds: their consistency chain goes through (25/9)·N²d/√M (solver/claims_backward.py).
 SMALL_CACHE = frozenset({BWD_DP_SMALL.id, BWD_SDP_SMALL.id})
 
@@ -171,6 +223,8 @@ COVERS: dict[str, frozenset[str]] = {
     BWD_TRIVIAL.id: frozenset(BACKWARD_FORMULAS),
     BWD_DP_SMALL.id: frozenset(BACKWARD_FORMULAS),
     BWD_SDP_SMALL.id: RECOMPUTES_S,
+    BWD_SLOTS.id: RECOMPUTES_S,
+    BWD_SLOTS_X.id: RECOMPUTES_S,
 }
 # Backward schedules whose working set exceeds M (run in audit mode): not candidates for "best schedule".
 OVERFLOWS = frozenset({"flash1-bwd"})
@@ -218,8 +272,31 @@ PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
         (14, "constants.bs.segment"),
         (15, "backward.small.rearrange"),
     ],
+    BWD_SLOTS.id: [
+        (1, "prose"),
+        (2, "prose"),
+        (3, "prose"),
+        (4, "prose"),
+        (5, "backward.slots.cauchy"),
+        (6, "backward.slots.pairs"),
+        (7, "prose"),
+        (8, "backward.slots.endpoint"),
+        (9, "backward.slots.case_x"),
+        (10, "backward.slots.case_s"),
+        (11, "backward.slots.case_sa"),
+        (12, "backward.slots.constant"),
+        (13, "prose"),
+        (14, "constants.b3.square_term"),
+        (15, "backward.slots.sum"),
+        (16, "backward.slots.rearrange"),
+    ],
 }
 
+
+# BWD-slots-x: BWD-slots' steps with 9, 11, 12 and 16 replaced (docs/bounds/backward-slots.md#bwd-slots-x)
+_SLOTS_X_STEPS = {9: "backward.slots.x.case_x", 11: "backward.slots.x.case_sa", 12: "backward.slots.x.constant",
+                  16: "backward.slots.x.rearrange"}
+PROOF_STEPS[BWD_SLOTS_X.id] = [(n, _SLOTS_X_STEPS.get(n, c)) for n, c in PROOF_STEPS[BWD_SLOTS.id]]
 
 def best_lower_bound(N_: int, d_: int, M_: int, schedule: str | None = None) -> tuple[str, Fraction]:
     """The largest backward lower bound at (N, d, M) (d_v = d) whose regime holds and, if ``schedule`` is
@@ -261,8 +338,10 @@ def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = N
     schedule that fits M and flash2-bwd against the best backward lower bound that covers them.
 
     >>> row = backward_constants_table(((65536, 128, 1048576),))[0]
-    >>> row.best_schedule, row.best_bound, 3.9 < row.ratio_flash2_bwd < 4.6
-    ('flash2-bwd', 'backward.bwd-sdp', True)
+    >>> row.best_schedule, row.best_bound, round(row.ratio_flash2_bwd, 2)
+    ('flash2-bwd', 'backward.bwd-slots', 2.04)
+    >>> backward_constants_table(((16384, 128, 131072),))[0].best_bound  # M = 8d² < 12d²
+    'backward.bwd-slots-x'
     """
     from attnio.bounds.constants import TABLE_POINTS
 

@@ -162,6 +162,142 @@ def step_claims() -> list[Implication]:
     ]
 
 
+# auxiliary real symbols of BWD-slots (docs/bounds/backward-slots.md): one segment's faces and the sums over segments
+SLOTS_DOC = "docs/bounds/backward-slots.md"
+_SLOTS_SYMS = {  # name (bwdq_<name>): meaning
+    "YQ": "dQ products whose useful instance lies in a segment",
+    "YK": "dK products whose useful instance lies in a segment",
+    "p": "the pair face |I_t||J_t| + x_t of a segment",
+    "aQ": "the K face of the dQ products (available K words)",
+    "aK": "the Q face of the dK products (available Q words)",
+    "bQ": "dQ slots touched in a segment",
+    "bK": "dK slots touched in a segment",
+    "m": "|I_t|",
+    "n": "|J_t|",
+    "s": "s = d(|I_t| + |J_t|), the words of one of Q, dO (K, V) in the rows of I_t (J_t)",
+    "sigma": "the upper end of an interval of s",
+    "a": "a = s + k: the available Q and K words",
+    "x": "type-2 pairs of a segment",
+    "beta": "dQ and dK slots touched in a segment",
+    "T": "T_t = M + R + z_t, a segment's budget",
+    "Y": "dQ and dK products whose useful instance lies in a segment",
+    "S": "Σ_t T_t²",
+    "Z": "Σ_t n_t, new slots summed over segments",
+    "U": "Σ_t U_t, partial I/O (dQ and dK partials) of the whole computation",
+    "h": "number of segments",
+    "Q": "words moved by the whole computation",
+}
+(qYQ, qYK, qp, qaQ, qaK, qbQ, qbK, qm, qn, qs, qsig, qa, qx, qbeta, qT, qY, qSq, qZ, qU, qh, qQ) = (
+    nonneg_real(f"bwdq_{n}", doc) for n, doc in _SLOTS_SYMS.items()
+)
+SLOTS_C = F(23, 400)  # c with c² = 529/160000 ≥ 27/8192
+SLOTS_COEFF = F(200, 23)  # 1/(2c): the leading constant of BWD-slots
+
+
+def slots_step_claims(coeff: Fraction = SLOTS_COEFF) -> list[Implication]:
+    """The algebraic steps of BWD-slots. ``coeff`` is the leading constant of the last step (a larger one is a
+    mutant that must be refuted, tests/test_backward_claims.py)."""
+    about = ("backward.bwd-slots",)
+    doc = SLOTS_DOC + "#proof"
+
+    def imp(i: str, statement: str, hyps: tuple, goal: Any) -> Implication:
+        return Implication(f"backward.slots.{i}", "derivation", f"[BWD-slots] {statement}", hyps, goal,
+                           provenance=doc, about=about)
+
+    return [
+        imp("cauchy", "Cauchy–Schwarz: Y_Q² ≤ p·a_Q·b_Q and Y_K² ≤ p·a_K·b_K ⇒ (Y_Q + Y_K)² ≤ p(a_Q + a_K)(b_Q + b_K)",
+            (qYQ * qYQ <= qp * qaQ * qbQ, qYK * qYK <= qp * qaK * qbK),
+            _sq(qYQ + qYK) <= qp * (qaQ + qaK) * (qbQ + qbK)),
+        imp("pairs", "s ≥ d(m + n) ⇒ m·n ≤ s²/(4d²) (|I_t||J_t| against the words of the rows)",
+            (d >= 1, qs >= d * (qm + qn)), qm * qn <= _sq(qs) / (4 * d**2)),
+        imp("endpoint", "s − s²/(4d²) is concave: 0 ≤ s ≤ σ ⇒ s − s²/(4d²) ≥ min(0, σ − σ²/(4d²))",
+            (d >= 1, qs <= qsig), qs - _sq(qs) / (4 * d**2) >= minimum(0, qsig - _sq(qsig) / (4 * d**2))),
+        imp("case_x", "case s = 0: T ≥ 12d², x + a + β ≤ T ⇒ x·a·β ≤ 27T⁴/(8192d²)",
+            (d >= 1, qT >= 12 * d**2, qx + qa + qbeta <= qT), 8192 * d**2 * qx * qa * qbeta <= 27 * qT**4),
+        imp("case_s", "case x = 0: s ≤ a, s + a + β ≤ T ⇒ (s²/(4d²))·a·β ≤ 27T⁴/(8192d²)",
+            (qs <= qa, qs + qa + qbeta <= qT), 2048 * qs * qs * qa * qbeta <= 27 * qT**4),
+        imp("case_sa", "case s = a: T ≥ 12d², 2a + x + β ≤ T ⇒ (a²/(4d²) + x)·a·β ≤ 27T⁴/(8192d²)",
+            (d >= 1, qT >= 12 * d**2, 2 * qa + qx + qbeta <= qT),
+            2048 * (qa * qa + 4 * d**2 * qx) * qa * qbeta <= 27 * qT**4),
+        imp("constant", "Y² ≤ 27T⁴/(8192d²) ⇒ Y ≤ (23/400)·T²/d (23²·8192 ≥ 27·400²)",
+            (d >= 1, 8192 * d**2 * qY * qY <= 27 * qT**4), qY <= SLOTS_C * qT**2 / d),
+        imp("sum", "Σ_t of B3's square expansion with R = M, f = 0: S ≤ 4M²h + 5M·(Σn − ΣU) + 2M·ΣU, "
+            "Σn − ΣU ≤ Nd − ΣU/2 and ΣU ≥ 2Nd ⇒ S ≤ 4M²h + 4NMd",
+            (*_BASE, qSq <= 4 * M**2 * qh + 5 * M * (qZ - qU) + 2 * M * qU, qZ - qU <= N * d - qU / 2,
+             qU >= 2 * N * d),
+            qSq <= 4 * M**2 * qh + 4 * N * M * d),
+        imp("rearrange", f"2N²d ≤ (23/400)·S/d, S ≤ 4M²h + 4NMd and Q ≥ M(h − 1) ⇒ Q ≥ ({coeff})·N²d²/M − Nd − M",
+            (*_BASE, 2 * N**2 * d <= SLOTS_C * qSq / d, qSq <= 4 * M**2 * qh + 4 * N * M * d, qQ >= M * (qh - 1)),
+            qQ >= coeff * N**2 * d**2 / M - N * d - M),
+    ]
+
+
+SLOTS_X_EXTRA = F(4, 5)  # γ: (T/3)^{3/2} − (23/400)T²/d ≤ γd³ for every T (its maximum, at T = 1/(48c²)·d², is ≈ 0.76d³)
+
+
+def slots_x_step_claims(numerator: int = 200, extra: Fraction = SLOTS_X_EXTRA) -> list[Implication]:
+    """The steps of BWD-slots-x that differ from BWD-slots (9, 11, 12, 16). ``numerator`` (200 in 200/23) and
+    ``extra`` (γ = 4/5) are the constants; a larger numerator or a smaller γ is a mutant that must be refuted."""
+    about = ("backward.bwd-slots-x",)
+    doc = SLOTS_DOC + "#bwd-slots-x"
+    cap = maximum(27 * qT**4, F(8192, 27) * d**2 * qT**3)  # 8192d² · max(27T⁴/(8192d²), T³/27)
+
+    def imp(i: str, statement: str, hyps: tuple, goal: Any) -> Implication:
+        return Implication(f"backward.slots.x.{i}", "derivation", f"[BWD-slots-x] {statement}", hyps, goal,
+                           provenance=doc, about=about)
+
+    return [
+        imp("case_x", "case s = 0, any T: x + a + β ≤ T ⇒ x·a·β ≤ T³/27", (qx + qa + qbeta <= qT,),
+            27 * qx * qa * qbeta <= qT**3),
+        imp("case_sa", "case s = a, any T: 2a + x + β ≤ T ⇒ (a²/(4d²) + x)·a·β ≤ max(27T⁴/(8192d²), T³/27)",
+            (d >= 1, 2 * qa + qx + qbeta <= qT), 2048 * (qa * qa + 4 * d**2 * qx) * qa * qbeta <= cap),
+        imp("constant", f"Y² ≤ max(27T⁴/(8192d²), T³/27) ⇒ Y ≤ (23/400)·T²/d + ({extra})·d³",
+            (d >= 1, 8192 * d**2 * qY * qY <= cap), qY <= SLOTS_C * qT**2 / d + extra * d**3),
+        imp("rearrange", f"2N²d ≤ (23/400)·S/d + (4/5)d³h, S ≤ 4M²h + 4NMd and Q ≥ M(h − 1) ⇒ "
+            f"Q ≥ M({numerator}N²d² − 23NMd)/(23M² + 80d⁴) − M",
+            (*_BASE, 2 * N**2 * d <= SLOTS_C * qSq / d + SLOTS_X_EXTRA * d**3 * qh,
+             qSq <= 4 * M**2 * qh + 4 * N * M * d, qQ >= M * (qh - 1)),
+            qQ >= M * (numerator * N**2 * d**2 - 23 * N * M * d) / (23 * M**2 + 80 * d**4) - M),
+    ]
+
+
+def slots_consistency_claims() -> list[Implication]:
+    """BWD-slots (M ≥ 12d²) and BWD-slots-x (M ≥ 4d²) ≤ the exact cost of every backward schedule they cover, where
+    the schedule runs, each as a two-link chain through 9N²d²/M (the direct form, through the schedules' floors,
+    ran past z3's guard)."""
+    from attnio.bounds.backward import BWD_SLOTS, BWD_SLOTS_X, COVERS
+
+    doc = SLOTS_DOC + "#consistency"
+    out = []
+    for b, tag in ((BWD_SLOTS, ""), (BWD_SLOTS_X, ".x")):
+        low = b.regime[0]  # M ≥ 12d² or M ≥ 4d²
+        out.append(
+            Implication(
+                f"backward.slots{tag}.relax",
+                "consistency",
+                f"{b.id} ≤ 9N²d²/M where {low} (first link of {b.id} ≤ every covered exact cost)",
+                (*_BASE, *b.regime),
+                b.expr <= 9 * UNIT,
+                provenance=doc,
+                about=(b.id,),
+            )
+        )
+        for name, f in _formulas().items():
+            if name not in COVERS[b.id]:
+                continue
+            out.append(
+                Implication(
+                    f"backward.slots{tag}.consistency.{name}",
+                    "consistency",
+                    f"9N²d²/M ≤ exact cost of {name} where {low} (second link, with backward.slots{tag}.relax; d_v = d)",
+                    (*_BASE, *b.regime, *f.valid),
+                    9 * UNIT <= f.io,
+                    provenance=doc,
+                    about=(b.id, f"exact.{name}"),
+                )
+            )
+    return out
+
 def small_cache_step_claims() -> list[Implication]:
     """The algebraic steps of BWD-SdP-small (docs/bounds/backward-small.md) that are not BS's own
     (BS's claims ``constants.bs.*`` serve for BWD-dP-small and for the steps the two share). Split into small
@@ -257,7 +393,8 @@ VIA_HALF: frozenset[str] = frozenset({"square_tiling-bwd"})
 def consistency_claims() -> list[Implication]:
     from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, SMALL_CACHE
 
-    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE]  # small cache: below
+    # small cache: below; BWD-slots (above 4N²d²/M): its own links, slots_consistency_claims
+    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE and not b.id.startswith("backward.bwd-slots")]
     out: list[Implication] = [
         Implication(
             "backward.consistency.large.half",
@@ -608,6 +745,9 @@ def claims() -> list[Claim]:
     return (
         step_claims()
         + small_cache_step_claims()
+        + slots_step_claims()
+        + slots_x_step_claims()
+        + slots_consistency_claims()
         + consistency_claims()
         + small_cache_consistency_claims()
         + tightest_claims()

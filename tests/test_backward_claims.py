@@ -30,6 +30,7 @@ _AUX = {"bwd_x": 0, "bwd_I": 1, "bwd_J": 1, "bwd_h": 10**12, "bwd_c": 1}
 # the small-cache proofs' auxiliary symbols (bwds_*): all 0 except these (bwds_Q is set in _env)
 _AUX_SMALL = {"bwds_h": 10**12, "bwds_tile": 1, "bwds_io": 10**15}
 _SMALL_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwds_")}
+_SLOTS_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdq_")}
 WITNESSES = [
     {"N": 4096, "d": 8, "M": 16384, "dv": 8},  # M ≥ 8d²
     {"N": 4096, "d": 64, "M": 4096, "dv": 64},  # M ≤ 8d²
@@ -51,6 +52,17 @@ def _env(w: dict) -> dict:
     env.update({n: 0 for n in _SMALL_SYMS})
     env.update(_AUX_SMALL)
     env["bwds_Q"] = 3 * w["M"] * (_AUX_SMALL["bwds_h"] - 1)
+    env.update(_slots_aux(w))
+    return env
+
+
+def _slots_aux(w: dict) -> dict:
+    """BWD-slots' auxiliary symbols (bwdq_*): 0 except a segment budget T = 2M, the sums over segments of a
+    computation with h = 10¹² segments, the 2Nd final writes as its partial I/O and Σn = 2Nd new slots."""
+    n_d, m, hh = w["N"] * w["d"], w["M"], 10**12
+    env = {n: 0 for n in _SLOTS_SYMS}
+    env.update(bwdq_T=2 * m, bwdq_U=2 * n_d, bwdq_Z=2 * n_d, bwdq_h=hh, bwdq_S=4 * m * m * hh + 4 * n_d * m,
+               bwdq_Q=m * (hh - 1))
     return env
 
 
@@ -94,11 +106,12 @@ def test_cvc5_proves_the_bwd_sdp_steps_too(claim: Implication) -> None:
 
 
 def test_the_docs_page_names_each_machine_checked_step() -> None:
-    text = (ROOT / "docs/bounds/backward.md").read_text()
-    ids = {c.id for c in CLAIMS} | {"constants.b1.amgm", "constants.b1.endpoint"}
+    ids = {c.id for c in CLAIMS} | {"constants.b1.amgm", "constants.b1.endpoint", "constants.b3.square_term"}
+    docs = {b.id: b.doc for b in bb.BOUNDS}
     for bound_id, steps in PROOF_STEPS.items():
         if bound_id in bb.SMALL_CACHE:  # docs/bounds/backward-small.md: tests/test_backward_small.py
             continue
+        text = (ROOT / docs[bound_id]).read_text()
         for n, claim_id in steps:
             if claim_id == "prose":
                 continue
@@ -262,7 +275,9 @@ def test_backward_constants_table_at_the_forward_points() -> None:
         assert r.ratio_flash2_bwd >= 1 and r.ratio_best >= 1  # no bound above a schedule's exact count
         assert 16 <= r.flash2_bwd_constant <= 19
     big = [r for r in rows if r.M >= 8 * r.d**2]
-    assert big and all(r.best_bound == bb.BWD_SDP.id and r.ratio_flash2_bwd < 5 for r in big)
+    assert big and all(r.best_bound in (bb.BWD_SLOTS.id, bb.BWD_SLOTS_X.id) and r.ratio_flash2_bwd < 2.3 for r in big)
+    slots = [r for r in rows if r.M >= 12 * r.d**2]  # BWD-slots' regime: it is the larger bound there
+    assert len(slots) == 4 and all(r.best_bound == bb.BWD_SLOTS.id and r.ratio_flash2_bwd < 2.3 for r in slots)
 
 
 def test_overflowing_backward_schedules_are_those_run_in_audit_mode() -> None:
