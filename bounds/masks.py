@@ -183,6 +183,12 @@ class Mask:
         return Or(self, other)
 
 
+def _cap(x: int, Nq: int, Nkv: int) -> int:
+    """A window side, prefix or block edge ``x`` ≥ 0 as an int64-safe value of the same meaning: beyond
+    N_q + N_kv every one reaches past the problem's edge (|q + δ| < N_q + N_kv), so larger values change nothing."""
+    return min(x, Nq + Nkv)
+
+
 def _row_chunks(Nq: int, Nkv: int):
     step = max(1, _CHUNK // max(Nkv, 1))
     for r in range(0, Nq, step):
@@ -203,8 +209,8 @@ class SlidingWindow(Mask):
 
     def bounds(self, q: np.ndarray, Nq: int, Nkv: int) -> tuple[np.ndarray, np.ndarray]:
         c = q + (Nkv - Nq)
-        lo = np.zeros_like(c) if self.window_left < 0 else c - self.window_left
-        hi = np.full_like(c, Nkv - 1) if self.window_right < 0 else c + self.window_right
+        lo = np.zeros_like(c) if self.window_left < 0 else c - _cap(self.window_left, Nq, Nkv)
+        hi = np.full_like(c, Nkv - 1) if self.window_right < 0 else c + _cap(self.window_right, Nq, Nkv)
         return lo, hi
 
     def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
@@ -237,10 +243,10 @@ class PrefixLM(Mask):
         object.__setattr__(self, "prefix", check_int("prefix", self.prefix, min=0))
 
     def bounds(self, q: np.ndarray, Nq: int, Nkv: int) -> tuple[np.ndarray, np.ndarray]:
-        return np.zeros_like(q), np.maximum(self.prefix - 1, q + (Nkv - Nq))
+        return np.zeros_like(q), np.maximum(_cap(self.prefix, Nq, Nkv) - 1, q + (Nkv - Nq))
 
     def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
-        return (k < self.prefix) | (k <= q + (Nkv - Nq))
+        return (k < _cap(self.prefix, Nq, Nkv)) | (k <= q + (Nkv - Nq))
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form :func:`prefix_pairs`."""
@@ -310,13 +316,14 @@ class BlockSparse(Mask):
             raise InvalidParameter("layout", self.layout.shape, f"shape {want} (⌈N_q/block_q⌉, ⌈N_kv/block_kv⌉)")
 
     def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
-        return self.layout[q // self.block_q, k // self.block_kv]
+        return self.layout[q // _cap(self.block_q, Nq, Nkv), k // _cap(self.block_kv, Nq, Nkv)]
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form: Σ over True blocks of their (edge-clipped) area."""
         self._sizes(Nq, Nkv)
-        rq = np.minimum(self.block_q, Nq - self.block_q * np.arange(self.layout.shape[0]))
-        rk = np.minimum(self.block_kv, Nkv - self.block_kv * np.arange(self.layout.shape[1]))
+        bq, bk = _cap(self.block_q, Nq, Nkv), _cap(self.block_kv, Nq, Nkv)
+        rq = np.minimum(bq, Nq - bq * np.arange(self.layout.shape[0]))
+        rk = np.minimum(bk, Nkv - bk * np.arange(self.layout.shape[1]))
         return int((self.layout * np.outer(rq, rk)).sum())
 
 

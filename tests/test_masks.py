@@ -184,6 +184,23 @@ def test_integral_floats_are_stored_as_integers():
     assert Document([0.0, 2.0, 3.0]).cu_seqlens == (0, 2, 3) and PrefixLM(2.0).prefix == 2
 
 
+@pytest.mark.parametrize("huge, same", [
+    (SlidingWindow(0, 2**63 - 1), SlidingWindow(0, -1)), (SlidingWindow(2**63 - 1, 0), Causal()),
+    (SlidingWindow(2**70, 2**70), SlidingWindow(-1, -1)), (SlidingWindow(-1, 2**63 - 8), SlidingWindow(-1, -1)),
+    (PrefixLM(2**70), SlidingWindow(-1, -1)), (PrefixLM(2**63 - 1), SlidingWindow(-1, -1)),
+    (BlockSparse(np.ones((1, 1), dtype=bool), 2**70, 2**63 - 1), SlidingWindow(-1, -1)),
+    (SlidingWindow(2**70, 0) | PrefixLM(3), PrefixLM(3))])
+def test_parameters_wider_than_the_problem_mean_unbounded_without_overflow(huge, same):
+    """A window, prefix or block wider than the N_q × N_kv problem is valid and means "every key on that side":
+    no int64 overflow (an OverflowError, or a window that silently wraps around to a wrong mask)."""
+    for Nq, Nkv in ((8, 8), (3, 8)):
+        want = same.dense(Nq, Nkv)
+        assert huge.dense(Nq, Nkv).tolist() == want.tolist()
+        assert huge.pairs(Nq, Nkv) == int(want.sum())
+        assert huge.blocks(Nq, Nkv, 2, 3).kinds.tolist() == same.blocks(Nq, Nkv, 2, 3).kinds.tolist()
+        assert huge.kv_block_rows(Nq, Nkv, 3).tolist() == same.kv_block_rows(Nq, Nkv, 3).tolist()
+
+
 def test_document_must_end_at_N():
     with pytest.raises(InvalidParameter, match="cu_seqlens"):
         Document([0, 3, 5]).pairs(6, 6)
