@@ -121,6 +121,32 @@ def test_kv_bytes_do_not_depend_on_the_page_size_apart_from_the_block_table():
     assert [c.words["BT"][0] for c in counts] == [8 * -(-1000 // p) for p in (1, 8, 16, 256)]
 
 
+@settings(max_examples=100, deadline=None)
+@given(calls(), st.integers(1, 50))
+def test_page_size_changes_only_the_block_table_unless_it_changes_the_splits_or_row_blocks(case, page2):
+    """The page-size claim of docs/serving.md, as precisely as it holds: two page sizes (or a contiguous cache)
+    with the same effective split count and the same row blocks move the same words apart from the block table.
+    A page size can change either: fewer pages than splits give fewer splits (page-aligned chunks), and a page
+    too long to sit beside all R packed rows (each step is one page) gives more row blocks, each streaming K/V."""
+    w, dec = case
+    other = Decode(dec.splits, page2, dec.kv_dtype, dec.shared_kv)
+    try:
+        blocks(w, other)
+    except InvalidParameter:
+        assume(False)
+    a, b = decode_count(w, dec), decode_count(w, other)
+    apart = lambda c: {t: v for t, v in c.words.items() if t != "BT"}  # noqa: E731
+    assert (apart(a) == apart(b)) == ((a.splits, a.T_q) == (b.splits, b.T_q))
+
+
+def test_a_page_size_can_change_the_splits_or_the_row_blocks():
+    """The two exceptions to "only the block table changes", each a real case (docs/serving.md)."""
+    w = Workload.build(heads=8, kv_heads=1, Nq=1, Nkv=1000, d=128, dtype="bf16", gpu="h100")
+    assert [decode_count(w, Decode(splits=4, page=p)).splits for p in (None, 256, 512)] == [4, 4, 2]
+    w = Workload.build(heads=128, kv_heads=1, Nq=1, Nkv=4096, d=128, dtype="bf16", gpu="h100")
+    assert [decode_count(w, Decode(splits=1, page=p)).T_q for p in (None, 256, 512)] == [1, 1, 2]
+
+
 def test_gqa_packing_scales_kv_with_kv_heads_not_query_heads():
     mha = Workload.build(heads=32, kv_heads=32, Nq=1, Nkv=4096, d=128, dtype="bf16", M=1 << 16)
     gqa = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=4096, d=128, dtype="bf16", M=1 << 16)
