@@ -3,7 +3,7 @@ paged cache (block table), fp8 K/V with scales, and MLA's shared K/V row (docs/s
 
 Loop nest, per unit (one sequence × one K/V head; R = g·s_q packed query rows taken B_q at a time,
 T_q = ⌈R/B_q⌉; n = N_kv cached tokens, s splits of C tokens, B_c tokens per step; P tokens per page when
-paged, then B_c = P)::
+paged, then B_c = min(P, n))::
 
     for σ in 1..s, for each block of B_q rows:      # split σ: KV tokens [σC, min((σ+1)C, n))
         load Q (B_q×d); O_σ ← 0, ℓ ← 0, m ← −∞        # Q and the accumulators stay in fast memory

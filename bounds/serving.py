@@ -148,9 +148,10 @@ def _largest(hi: int, fits: object) -> int:
 def blocks(w: Workload, dec: Decode) -> tuple[int, int, int, int, int]:
     """The block rule: (s, chunk, B_c, R, B_q). B_q = all R = g·s_q packed rows when they fit beside one step
     and, with s > 1, in the combine (s LSEs, the total, O and one O_σ per row) (K/V read once per split), else the fewest row blocks T_q = ⌈R/B_q⌉ (each streams the split's K/V), rows
-    shared evenly; B_c = the page (paged) or as many tokens as fit (the count does not depend on it)."""
+    shared evenly; B_c = the page (paged; N_kv when the page is longer: no step holds more tokens than the cache)
+    or as many tokens as fit (the count does not depend on it)."""
     s, chunk = chunking(w, dec.splits, dec.page)  # type: ignore[arg-type]
-    R, step = w.groups * w.Nq, dec.page or 1
+    R, step = w.groups * w.Nq, min(dec.page, w.Nkv) if dec.page else 1
 
     def fits(b: int) -> bool:  # a split's step, and the combine's s LSEs, LSE, O and one O_σ of b rows
         return fast_words(b, step, w, dec) <= w.M and (s == 1 or b * (s + 1 + 2 * w.dv) <= w.M)
@@ -161,7 +162,7 @@ def blocks(w: Workload, dec: Decode) -> tuple[int, int, int, int, int]:
                                f"beside one step of {step} tokens, and the combine's {s} LSEs)")
     B_q = _largest(R, fits)
     B_q = -(-R // -(-R // B_q))
-    B_c = dec.page or _largest(min(chunk, w.Nkv), lambda b: fast_words(B_q, b, w, dec) <= w.M)
+    B_c = step if dec.page else _largest(min(chunk, w.Nkv), lambda b: fast_words(B_q, b, w, dec) <= w.M)
     return s, chunk, B_c, R, B_q
 
 

@@ -201,6 +201,21 @@ def test_fp8_tensor_rate_only_when_both_mma_operands_are_fp8():
     assert roofline(w8, Decode(splits=1), "h200").ridge == p.fp8_flops / p.hbm_bytes_per_s
 
 
+def test_a_page_longer_than_the_cache_is_one_page_of_n_kv_tokens():
+    """A page longer than N_kv holds N_kv tokens: every step loads at most N_kv rows, so the block rule must not
+    ask M for a step of the page's nominal length (page 100000 at N_kv = 64 was refused, 'M >= 12900260')."""
+    w = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=64, d=128, dtype="bf16", gpu="h100")
+    want = decode_count(w, Decode(splits=1, page=64))
+    for page in (65, 256, 100000):
+        c = decode_count(w, Decode(splits=1, page=page))
+        assert (c.words, c.T_q) == (want.words, want.T_q)
+        assert _measured(run_decode(w, Decode(splits=1, page=page), count_only=True)) == want.words
+        assert DecodeTiling.default(w, Decode(splits=1, page=page)).B_c == 64
+    w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=3, d=2, M=40)  # numeric: the machine holds it in M
+    r = run_decode(w, Decode(splits=1, page=50), seed=0)
+    assert r.max_abs_error < 1e-12 and r.measurement.peak_fast_words <= 40
+
+
 def test_tiling_refuses_a_fast_memory_too_small_naming_M():
     w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=64, d=8, M=20)
     with pytest.raises(InvalidParameter, match="M=20"):
