@@ -61,10 +61,9 @@ class Decode:
     gpu: str | None = None
 
     def __post_init__(self) -> None:
-        if self.splits is not None:
-            check_int("splits", self.splits, min=1)
-        if self.page is not None:
-            check_int("page", self.page, min=1)
+        for name in ("splits", "page"):  # stored as int (check_int accepts 3.0 as 3)
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_int(name, getattr(self, name), min=1))
         if self.kv_dtype is not None:
             check_choice("kv_dtype", self.kv_dtype, list(DTYPES))
         if self.gpu is not None:

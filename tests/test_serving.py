@@ -216,6 +216,17 @@ def test_a_page_longer_than_the_cache_is_one_page_of_n_kv_tokens():
     assert r.max_abs_error < 1e-12 and r.measurement.peak_fast_words <= 40
 
 
+def test_integral_float_splits_and_page_are_stored_as_integers():
+    """check_int accepts 3.0 as 3: Decode must then hold the int (floats gave float word counts, 8944.0 bytes, and
+    a numeric paged run ended in NumPy's AxisError)."""
+    w = Workload.build(batch=2, heads=8, kv_heads=2, Nq=1, Nkv=100, d=4, dtype="bf16", M=4096)
+    dec = Decode(splits=3.0, page=16.0)
+    assert dec == Decode(splits=3, page=16) and type(dec.splits) is int and type(dec.page) is int
+    c = decode_count(w, dec)
+    assert c.words == decode_count(w, Decode(splits=3, page=16)).words and type(c.bytes_total) is int
+    assert run_decode(w, dec, seed=0).max_abs_error < 1e-12
+
+
 def test_tiling_refuses_a_fast_memory_too_small_naming_M():
     w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=64, d=8, M=20)
     with pytest.raises(InvalidParameter, match="M=20"):
