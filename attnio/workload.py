@@ -136,8 +136,8 @@ class Workload:
     memory: str  # how M was given: "M", "smem 192KiB" or "gpu a100"
 
     def __post_init__(self) -> None:
-        for name in ("batch", "heads", "kv_heads", "Nq", "Nkv", "d", "dv", "M"):
-            check_int(name, getattr(self, name), min=1)
+        for name in ("batch", "heads", "kv_heads", "Nq", "Nkv", "d", "dv", "M"):  # stored as int (16.0 is 16)
+            object.__setattr__(self, name, check_int(name, getattr(self, name), min=1))
         check_choice("dtype", self.dtype, list(DTYPES))
         if self.heads % self.kv_heads:
             raise InvalidParameter("kv_heads", self.kv_heads, f"a divisor of heads={self.heads} (each K/V head serves heads/kv_heads query heads)")
