@@ -150,6 +150,9 @@ def test_memory_presets_and_bytes() -> None:
         ({"d": 4, "M": 100}, "N"),
         ({"N": 0, "d": 4, "M": 100}, "Nq"),
         ({"N": 8, "d": 4, "M": 100, "batch": 0}, "batch"),
+        ({"N": 8, "d": 4, "M": 100, "causal": "False"}, "causal"),  # a string was read as truthy: causal
+        ({"N": 8, "d": 4, "M": 100, "causal": 2}, "causal"),
+        ({"N": 8, "d": 4, "M": 100, "causal": None}, "causal"),
     ],
 )
 def test_bad_workloads_name_the_parameter(kw: dict, param: str) -> None:
