@@ -116,16 +116,16 @@ class Mask:
     def check(self, Nq: int, Nkv: int) -> None:
         """Raise InvalidParameter when the mask cannot apply to an N_q × N_kv problem."""
 
-    def _sizes(self, Nq: int, Nkv: int) -> None:
-        """N_q, N_kv integers ≥ 1, then the mask's own :meth:`check`."""
-        check_int("Nq", Nq, min=1)
-        check_int("Nkv", Nkv, min=1)
+    def _sizes(self, Nq: int, Nkv: int) -> tuple[int, int]:
+        """N_q, N_kv integers ≥ 1 (returned as int: 8.0 is 8), then the mask's own :meth:`check`."""
+        Nq, Nkv = check_int("Nq", Nq, min=1), check_int("Nkv", Nkv, min=1)
         self.check(Nq, Nkv)
+        return Nq, Nkv
 
     # -- derived ------------------------------------------------------------------------------------------
     def pairs(self, Nq: int, Nkv: int) -> int:
         """P: the number of (query, key) pairs some output depends on."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         if b is not None:
             lo, hi = np.maximum(b[0], 0), np.minimum(b[1], Nkv - 1)
@@ -134,7 +134,7 @@ class Mask:
 
     def dense(self, Nq: int, Nkv: int) -> np.ndarray:
         """The N_q × N_kv boolean matrix (small sizes: tests and references)."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
         return self._dense(slice(0, Nq), slice(0, Nkv), Nq, Nkv)
 
     def _dense(self, rows: slice, cols: slice, Nq: int, Nkv: int) -> np.ndarray:
@@ -146,9 +146,8 @@ class Mask:
     def blocks(self, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
         """The block mask of tiles B_r × B_c: each tile full, partial or empty, and the key span each Q block
         needs inside each tile."""
-        self._sizes(Nq, Nkv)
-        check_int("B_r", B_r, min=1)
-        check_int("B_c", B_c, min=1)
+        Nq, Nkv = self._sizes(Nq, Nkv)
+        B_r, B_c = check_int("B_r", B_r, min=1), check_int("B_c", B_c, min=1)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         return _interval_blocks(b, Nq, Nkv, B_r, B_c) if b is not None else _dense_blocks(self, Nq, Nkv, B_r, B_c)
 
@@ -160,7 +159,8 @@ class Mask:
     def kv_block_range(self, Nq: int, Nkv: int, B_c: int) -> tuple[np.ndarray, np.ndarray]:
         """(first, rows) per K/V block of B_c keys: the range of :meth:`kv_block_rows` with its first row (0 where
         no row needs the block), the rows a masked backward visits."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
+        B_c = check_int("B_c", B_c, min=1)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         if b is not None:
             first, last = _reach(b, Nq, Nkv, np.array([0]), np.array([Nq]), B_c)
@@ -219,7 +219,7 @@ class SlidingWindow(Mask):
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form :func:`window_pairs`."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
         return window_pairs(Nq, Nkv, self.window_left, self.window_right)
 
 
@@ -250,7 +250,7 @@ class PrefixLM(Mask):
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form :func:`prefix_pairs`."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
         return prefix_pairs(Nq, Nkv, self.prefix)
 
 
@@ -289,7 +289,7 @@ class Document(Mask):
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form: Σ over sequences of length²."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
         return sum((b - a) ** 2 for a, b in zip(self.cu_seqlens, self.cu_seqlens[1:], strict=False))
 
 
@@ -320,7 +320,7 @@ class BlockSparse(Mask):
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form: Σ over True blocks of their (edge-clipped) area."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
         bq, bk = _cap(self.block_q, Nq, Nkv), _cap(self.block_kv, Nq, Nkv)
         rq = np.minimum(bq, Nq - bq * np.arange(self.layout.shape[0]))
         rk = np.minimum(bk, Nkv - bk * np.arange(self.layout.shape[1]))

@@ -170,7 +170,9 @@ def test_bad_masks_name_the_parameter(make, name):
 
 @pytest.mark.parametrize("call, name", [(lambda: Causal().pairs(0, 3), "Nq"), (lambda: Causal().blocks(-1, 3, 1, 1), "Nq"),
                                         (lambda: Causal().pairs(2.5, 3), "Nq"), (lambda: PrefixLM(2).dense(3, 0), "Nkv"),
-                                        (lambda: SlidingWindow(1, 1).kv_block_rows(3, 0, 1), "Nkv")])
+                                        (lambda: SlidingWindow(1, 1).kv_block_rows(3, 0, 1), "Nkv"),
+                                        (lambda: Causal().kv_block_rows(8, 8, 0), "B_c"),  # was a ZeroDivisionError
+                                        (lambda: MaskMod(lambda b, h, q, k: q >= k).kv_block_range(8, 8, -2), "B_c")])
 def test_sizes_below_one_name_the_parameter(call, name):
     with pytest.raises(InvalidParameter, match=name):
         call()
@@ -182,6 +184,19 @@ def test_integral_floats_are_stored_as_integers():
     lay = np.array([[True, False], [False, True]])
     assert BlockSparse(lay, 2.0, 2).dense(4, 4).tolist() == BlockSparse(lay, 2, 2).dense(4, 4).tolist()
     assert Document([0.0, 2.0, 3.0]).cu_seqlens == (0, 2, 3) and PrefixLM(2.0).prefix == 2
+
+
+@pytest.mark.parametrize("mask", [Causal(), SlidingWindow(2, 1), Document([0, 3, 8]), PrefixLM(3),
+                                  MaskMod(lambda b, h, q, k: q >= k), BlockSparse(np.eye(4, dtype=bool), 2, 2)])
+def test_integral_float_sizes_are_used_as_integers(mask):
+    """N_q = 8.0 passes check_int as 8: every derived figure must then be the int one (floats gave P = 36.0, block
+    masks ended in 'arrays used as indices must be of integer type', mask_mod ones in a TypeError)."""
+    P = mask.pairs(8.0, 8.0)
+    assert P == mask.pairs(8, 8) and type(P) is int
+    assert mask.blocks(8.0, 8.0, 2.0, 3.0).kinds.tolist() == mask.blocks(8, 8, 2, 3).kinds.tolist()
+    rows = mask.kv_block_rows(8.0, 8.0, 3.0)
+    assert rows.tolist() == mask.kv_block_rows(8, 8, 3).tolist() and rows.dtype.kind == "i"
+    assert mask.dense(8.0, 8.0).tolist() == mask.dense(8, 8).tolist()
 
 
 @pytest.mark.parametrize("huge, same", [
