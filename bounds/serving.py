@@ -172,10 +172,14 @@ def dtypes(w: Workload, dec: Decode) -> dict[str, str]:
             "O_part": PARTIAL_DTYPE, "LSE_part": PARTIAL_DTYPE, "O": w.dtype}
 
 
-def resolve(w: Workload, dec: Decode) -> Decode:
-    """``dec`` with its split count decided (the heuristic when not given)."""
+def _check_shared(w: Workload, dec: Decode) -> None:
     if dec.shared_kv and w.dv > w.d:
         raise InvalidParameter("dv", w.dv, f"dv <= d={w.d} when V is a slice of K's row (shared_kv)")
+
+
+def resolve(w: Workload, dec: Decode) -> Decode:
+    """``dec`` with its split count decided (the heuristic when not given)."""
+    _check_shared(w, dec)
     if dec.splits is not None:
         return dec
     return Decode(split_heuristic(w, dec.gpu, dec.page), dec.page, dec.kv_dtype, dec.shared_kv, dec.gpu)  # type: ignore[arg-type]
@@ -207,6 +211,7 @@ def decode_count(w: Workload, dec: Decode) -> DecodeCount:
 def compulsory_bytes(w: Workload, dec: Decode) -> int:
     """Q + K + V + O, each moved once in its own type: the figure published decode bandwidths divide by
     (V not counted apart when it is a slice of K's row)."""
+    _check_shared(w, dec)
     types = dtypes(w, dec)
     q = w.batch * w.heads * w.Nq
     kv = w.batch * w.kv_heads * w.Nkv
@@ -220,6 +225,7 @@ def lower_bound_bytes(w: Workload, dec: Decode) -> int:
     keys (with one key, O = V₀ whatever Q is): all N_kv ≥ 2 keys without a mask, t + N_kv − s_q + 1 keys for
     token t under the bottom-right causal mask (token 0 sees one key when s_q = N_kv). Every word of K and V
     is needed: the last query token sees every key."""
+    _check_shared(w, dec)
     types = dtypes(w, dec)
     one_key = min(w.Nq, max(0, w.Nq - w.Nkv + 1)) if w.causal else (w.Nq if w.Nkv < 2 else 0)
     q_read = w.batch * w.heads * (w.Nq - one_key) * w.d * TYPE_BYTES[types["Q"]]

@@ -233,6 +233,15 @@ def test_tiling_refuses_a_fast_memory_too_small_naming_M():
         DecodeTiling.default(w, Decode(splits=1))
 
 
+@pytest.mark.parametrize("figure", [compulsory_bytes, lower_bound_bytes, decode_count, run_decode])
+def test_v_wider_than_k_cannot_be_a_slice_of_k_in_any_figure(figure):
+    """shared_kv with d_v > d is refused by every figure, not only by the schedule's count (the compulsory bytes
+    and the lower bound computed 352 bytes for the impossible call)."""
+    w = Workload.build(heads=2, Nq=1, Nkv=8, d=4, dv=8, M=4096)
+    with pytest.raises(InvalidParameter, match="dv=8"):
+        figure(w, Decode(splits=1, shared_kv=True))
+
+
 @pytest.mark.parametrize(
     "kw, name",
     [({"splits": 0}, "splits"), ({"splits": 1, "page": 0}, "page"), ({"splits": 1, "kv_dtype": "int4"}, "kv_dtype"),
