@@ -380,6 +380,9 @@ class MaskMod(Mask):
             raise InvalidParameter("mask_mod", getattr(fn, "__name__", fn), "a function mask_mod(b, h, q_idx, kv_idx) -> bool")
         self.fn, self.b, self.h = fn, b, h
 
+    def __repr__(self) -> str:  # the function's name, not its address: stable across runs (``attnio run --json``)
+        return f"MaskMod({getattr(self.fn, '__qualname__', type(self.fn).__name__)}, b={self.b}, h={self.h})"
+
     def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
         shape = np.broadcast_shapes(q.shape, k.shape)
         try:
