@@ -52,7 +52,7 @@ from attnio.algorithms.reference import attention4 as reference
 from attnio.algorithms.reference import default_scale
 from attnio.bounds.serving import SCALE_GROUP, Decode, blocks, resolve
 
-from attnio.validate import check_run_sizes
+from attnio.validate import check_run_sizes, check_seed
 from attnio.workload import Workload
 
 
@@ -100,6 +100,7 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
     each tensor's type: ``attnio.bounds.serving.dtypes``). Numeric runs check the output against the float64
     reference (``max_abs_error``); a fully cached causal call is bottom-right aligned as in docs/workloads.md."""
     dec = resolve(w, dec)
+    seed = check_seed(seed)
     t = DecodeTiling.default(w, dec)
     # numeric runs hold every head's rows and the float64 reference's scores of every head
     check_run_sizes(w.Nq, w.d, w.dv, count_only=count_only, Nkv=w.Nkv, heads=w.batch * w.heads)

@@ -173,6 +173,11 @@ def dtypes(w: Workload, dec: Decode) -> dict[str, str]:
 
 
 def _check_shared(w: Workload, dec: Decode) -> None:
+    """A Workload and a Decode (InvalidParameter otherwise), and V a slice of K's row only when d_v <= d."""
+    if not isinstance(w, Workload):
+        raise InvalidParameter("workload", w, "an attnio.workload.Workload (Workload.build(...))")
+    if not isinstance(dec, Decode):
+        raise InvalidParameter("decode", dec, "an attnio.bounds.serving.Decode (Decode(splits=..., page=...))")
     if dec.shared_kv and w.dv > w.d:
         raise InvalidParameter("dv", w.dv, f"dv <= d={w.d} when V is a slice of K's row (shared_kv)")
 

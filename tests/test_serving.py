@@ -233,6 +233,17 @@ def test_tiling_refuses_a_fast_memory_too_small_naming_M():
         DecodeTiling.default(w, Decode(splits=1))
 
 
+@pytest.mark.parametrize("call, name", [
+    (lambda w, dec: run_decode(w, dec, seed=-1), "seed"), (lambda w, dec: run_decode(w, dec, seed=1.5), "seed"),
+    (lambda w, dec: run_decode("w", dec), "workload"), (lambda w, dec: decode_count(w, "dec"), "decode"),
+    (lambda w, dec: lower_bound_bytes(w, (2, 16)), "decode"), (lambda w, dec: compulsory_bytes(None, dec), "workload")])
+def test_bad_decode_calls_name_the_parameter(call, name):
+    """A negative seed reached NumPy (ValueError), a non-Decode an AttributeError: now InvalidParameter."""
+    w = Workload.build(heads=2, Nq=1, Nkv=8, d=4, M=4096)
+    with pytest.raises(InvalidParameter, match=name):
+        call(w, Decode(splits=1))
+
+
 @pytest.mark.parametrize("figure", [compulsory_bytes, lower_bound_bytes, decode_count, run_decode])
 def test_v_wider_than_k_cannot_be_a_slice_of_k_in_any_figure(figure):
     """shared_kv with d_v > d is refused by every figure, not only by the schedule's count (the compulsory bytes
