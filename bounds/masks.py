@@ -391,6 +391,8 @@ class MaskMod(Mask):
             out = None
         if out is not None and np.shape(out) == () and _is_bool(out):
             out = np.full(shape, bool(out))  # a constant predicate
+        if _broadcasts(out, shape):  # depends on one index only (k < 3: a row): one call, broadcast
+            out = np.broadcast_to(out, shape)
         if out is None or np.shape(out) != shape:
             out = np.vectorize(lambda i, j: self._bool(self.fn(self.b, self.h, int(i), int(j))), otypes=[bool])(q, k)
         if np.asarray(out).dtype != bool:  # an int or a string read as truthy would silently change the mask
@@ -402,6 +404,16 @@ class MaskMod(Mask):
             raise InvalidParameter("mask_mod", getattr(self.fn, "__name__", self.fn),
                                    f"a predicate returning booleans (it returned {type(v).__name__})")
         return bool(v)
+
+
+def _broadcasts(out: Any, shape: tuple[int, ...]) -> bool:
+    """``out`` a boolean array of the same rank as ``shape`` that broadcasts to it (but is not already it)."""
+    if not (isinstance(out, np.ndarray) and out.dtype == bool and out.ndim == len(shape) and out.shape != shape):
+        return False
+    try:
+        return np.broadcast_shapes(out.shape, shape) == shape
+    except ValueError:
+        return False
 
 
 def _is_bool(v: Any) -> bool:

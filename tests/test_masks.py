@@ -233,6 +233,21 @@ def test_constant_mask_mod_broadcasts():
     assert MaskMod(lambda b, h, q, k: True).pairs(3, 4) == 12
 
 
+def test_mask_mod_depending_on_one_index_is_broadcast_not_evaluated_pair_by_pair():
+    """k < 3 returns a (1, N_kv) array: it broadcasts to the tile, so one vectorised call suffices (it used to fall
+    back to one Python call per pair, N_q·N_kv calls)."""
+    calls = []
+
+    def keys_below_3(b, h, q, k):
+        calls.append(1)
+        return k < 3
+
+    m = MaskMod(keys_below_3)
+    assert m.dense(5, 6).tolist() == [[j < 3 for j in range(6)] for _ in range(5)]
+    assert len(calls) == 1
+    assert MaskMod(lambda b, h, q, k: q % 2 == 0).pairs(4, 5) == 2 * 5
+
+
 def test_scalar_mask_mod_is_evaluated_pair_by_pair():
     m = MaskMod(lambda b, h, q, k: bool(q >= k))  # not vectorised: bool() of an array raises, so it is called per pair
     assert m.pairs(4, 4) == 10
