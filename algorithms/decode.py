@@ -217,30 +217,31 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
 
 def _physical(x: np.ndarray, slot: np.ndarray | None, page: int | None) -> np.ndarray:
     """A (b, H_kv, n, c) cache as the machine's 2-D slow array: rows of unit u = (b, h) at [u·n, (u+1)·n),
-    or, paged, physical pages: page p of sequence b of head h at slot[b, p] of head h's pool."""
+    or, paged, physical pages: page p of sequence b of head h at slot[b, p] of head h's pool, each page
+    min(P, n) rows long (a page longer than the cache holds its n rows: no padding beyond them)."""
     b, h, n, c = x.shape
     if slot is None:
         return x.reshape(b * h * n, c)
-    P = page
+    P, S = page, min(page, n)  # type: ignore[type-var]
     pages = slot.shape[1]
-    pool = np.zeros((h, b * pages * P, c))
+    pool = np.zeros((h, b * pages * S, c))
     for bi in range(b):
         for p in range(pages):
             seg = x[bi, :, p * P : min(n, (p + 1) * P)]
-            pool[:, slot[bi, p] * P : slot[bi, p] * P + seg.shape[1]] = seg
-    return pool.reshape(h * b * pages * P, c)
+            pool[:, slot[bi, p] * S : slot[bi, p] * S + seg.shape[1]] = seg
+    return pool.reshape(h * b * pages * S, c)
 
 
 def _rows(u: int, toks: slice, w: Workload, entry: Any, page: int | None, pages: int, numeric: bool) -> slice:
     """The slow rows of tokens ``toks`` (inside one page when paged) of unit u = (b, h): contiguous at u·n, or
-    at physical page slot·P of head h's pool of batch·pages pages, the slot read from the block table (count-only
-    runs have no table values: the logical page stands in, the same word count)."""
+    at physical page slot·min(P, n) of head h's pool of batch·pages pages (:func:`_physical`), the slot read from
+    the block table (count-only runs have no table values: the logical page stands in, the same word count)."""
     if page is None:
         return slice(u * w.Nkv + toks.start, u * w.Nkv + toks.stop)
     b, h = divmod(u, w.kv_heads)
     logical = toks.start // page
     slot = int(entry.data[0]) if numeric else b * pages + logical
-    start = (h * w.batch * pages + slot) * page + toks.start - logical * page
+    start = (h * w.batch * pages + slot) * min(page, w.Nkv) + toks.start - logical * page
     return slice(start, start + toks.stop - toks.start)
 
 

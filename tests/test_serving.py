@@ -214,6 +214,9 @@ def test_a_page_longer_than_the_cache_is_one_page_of_n_kv_tokens():
     w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=3, d=2, M=40)  # numeric: the machine holds it in M
     r = run_decode(w, Decode(splits=1, page=50), seed=0)
     assert r.max_abs_error < 1e-12 and r.measurement.peak_fast_words <= 40
+    # the physical cache holds the page's N_kv valid rows, not 2**40 rows of padding (a MemoryError before)
+    r = run_decode(w, Decode(splits=1, page=2**40), seed=0)
+    assert r.max_abs_error < 1e-12 and _measured(r) == decode_count(w, Decode(splits=1, page=50)).words
 
 
 def test_integral_float_splits_and_page_are_stored_as_integers():
