@@ -3,7 +3,7 @@ paged cache (block table), fp8 K/V with scales, and MLA's shared K/V row (docs/s
 
 Loop nest, per unit (one sequence × one K/V head; R = g·s_q packed query rows taken B_q at a time,
 T_q = ⌈R/B_q⌉; n = N_kv cached tokens, s splits of C tokens, B_c tokens per step; P tokens per page when
-paged, then B_c = P)::
+paged, then B_c = min(P, n))::
 
     for σ in 1..s, for each block of B_q rows:      # split σ: KV tokens [σC, min((σ+1)C, n))
         load Q (B_q×d); O_σ ← 0, ℓ ← 0, m ← −∞        # Q and the accumulators stay in fast memory
@@ -52,7 +52,7 @@ from attnio.algorithms.reference import attention4 as reference
 from attnio.algorithms.reference import default_scale
 from attnio.bounds.serving import SCALE_GROUP, Decode, blocks, resolve
 
-from attnio.validate import check_run_sizes
+from attnio.validate import check_run_sizes, check_seed
 from attnio.workload import Workload
 
 
@@ -100,6 +100,7 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
     each tensor's type: ``attnio.bounds.serving.dtypes``). Numeric runs check the output against the float64
     reference (``max_abs_error``); a fully cached causal call is bottom-right aligned as in docs/workloads.md."""
     dec = resolve(w, dec)
+    seed = check_seed(seed)
     t = DecodeTiling.default(w, dec)
     # numeric runs hold every head's rows and the float64 reference's scores of every head
     check_run_sizes(w.Nq, w.d, w.dv, count_only=count_only, Nkv=w.Nkv, heads=w.batch * w.heads)
@@ -216,30 +217,31 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
 
 def _physical(x: np.ndarray, slot: np.ndarray | None, page: int | None) -> np.ndarray:
     """A (b, H_kv, n, c) cache as the machine's 2-D slow array: rows of unit u = (b, h) at [u·n, (u+1)·n),
-    or, paged, physical pages: page p of sequence b of head h at slot[b, p] of head h's pool."""
+    or, paged, physical pages: page p of sequence b of head h at slot[b, p] of head h's pool, each page
+    min(P, n) rows long (a page longer than the cache holds its n rows: no padding beyond them)."""
     b, h, n, c = x.shape
     if slot is None:
         return x.reshape(b * h * n, c)
-    P = page
+    P, S = page, min(page, n)  # type: ignore[type-var]
     pages = slot.shape[1]
-    pool = np.zeros((h, b * pages * P, c))
+    pool = np.zeros((h, b * pages * S, c))
     for bi in range(b):
         for p in range(pages):
             seg = x[bi, :, p * P : min(n, (p + 1) * P)]
-            pool[:, slot[bi, p] * P : slot[bi, p] * P + seg.shape[1]] = seg
-    return pool.reshape(h * b * pages * P, c)
+            pool[:, slot[bi, p] * S : slot[bi, p] * S + seg.shape[1]] = seg
+    return pool.reshape(h * b * pages * S, c)
 
 
 def _rows(u: int, toks: slice, w: Workload, entry: Any, page: int | None, pages: int, numeric: bool) -> slice:
     """The slow rows of tokens ``toks`` (inside one page when paged) of unit u = (b, h): contiguous at u·n, or
-    at physical page slot·P of head h's pool of batch·pages pages, the slot read from the block table (count-only
-    runs have no table values: the logical page stands in, the same word count)."""
+    at physical page slot·min(P, n) of head h's pool of batch·pages pages (:func:`_physical`), the slot read from
+    the block table (count-only runs have no table values: the logical page stands in, the same word count)."""
     if page is None:
         return slice(u * w.Nkv + toks.start, u * w.Nkv + toks.stop)
     b, h = divmod(u, w.kv_heads)
     logical = toks.start // page
     slot = int(entry.data[0]) if numeric else b * pages + logical
-    start = (h * w.batch * pages + slot) * page + toks.start - logical * page
+    start = (h * w.batch * pages + slot) * min(page, w.Nkv) + toks.start - logical * page
     return slice(start, start + toks.stop - toks.start)
 
 

@@ -53,6 +53,7 @@ class Result:
     seconds: float
     backend: str = "numpy"
     parts: tuple[Result, Result] | None = None
+    mask: Any = None  # the attnio.bounds.masks mask of a masked run (None: unmasked, or causal=True)
 
     N = property(lambda self: self.workload.Nq)
     d = property(lambda self: self.workload.d)
@@ -91,11 +92,13 @@ class Result:
         w, m = self.workload, self.measurement
         counts = {"reads": m.reads_words, "writes": m.writes_words, "io": m.io_words, "peak_fast_words": m.peak_fast_words}
         counts.update({f"{k}_bytes": w.io_bytes(counts[k]) for k in ("reads", "writes", "io")})
+        mask = None if self.mask is None else repr(self.mask)
         if self.parts is not None:
-            return {"forward": self.forward.as_dict(), "backward": self.backward.as_dict(), "total": counts, "workload": w.as_dict()}
+            return {"forward": self.forward.as_dict(), "backward": self.backward.as_dict(), "total": counts, "workload": w.as_dict(),
+                    "mask": mask}
         t = self.tiling
         out = {"algorithm": self.algorithm, "pass": self.pass_, "schedule": self.schedule,
-               "N": w.Nq, "d": w.d, "dv": w.dv, "M": w.M, "workload": w.as_dict(), **counts,
+               "N": w.Nq, "d": w.d, "dv": w.dv, "M": w.M, "workload": w.as_dict(), "mask": mask, **counts,
                "overflowed": m.overflowed, "blocks": dict(vars(t)) if hasattr(t, "__dict__") else str(t),
                "per_array": {k: {"reads": v.reads_words, "writes": v.writes_words} for k, v in m.per_array.items()}}
         out["max_abs_error" if self.pass_ == "forward" else "rel_errors"] = (
@@ -200,9 +203,11 @@ def run(
             raise InvalidParameter(name, tiling if name == "tiling" else backend if name == "backend" else "<given>",
                                    "not given with a workload schedule (it applies to plain one-head runs)")
     req = _Request(w, plain, schedule, inputs, O, seed, count_only, tiling, scale, backend, trace, audit, check, stats, params, mask)
-    if pass_ == "step":
-        return _step(spec, req)
-    return _one(spec, pass_, req)
+    result = _step(spec, req) if pass_ == "step" else _one(spec, pass_, req)
+    if mask is None:
+        return result
+    parts = None if result.parts is None else tuple(replace(p, mask=mask) for p in result.parts)
+    return replace(result, mask=mask, parts=parts)
 
 
 def count(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None, **kw: Any) -> Measurement:

@@ -36,8 +36,8 @@ class Positive:
     """A tiling whose fields are all block sizes: each must be an int ≥ 1 (InvalidParameter naming the field)."""
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            check_int(f.name, getattr(self, f.name), min=1)
+        for f in fields(self):  # stored as int (check_int accepts 4.0 as 4)
+            object.__setattr__(self, f.name, check_int(f.name, getattr(self, f.name), min=1))
 
 
 @dataclass(frozen=True)

@@ -46,14 +46,26 @@ def cost(algorithm: str, workload: Workload | None = None, *, N: int | None = No
          M: int | None = None, dv: int | None = None, schedule: str = "per-head") -> IOCount:
     """Words ``algorithm`` moves at (N, d, M[, d_v]) by its exact cost formula (``attnio bounds`` lists them
     as ``exact.<algorithm>``; backward names such as ``"flash2-bwd"`` by the backward formulas), or over
-    ``workload`` by the workload formulas (``schedule``: ``per-head`` or ``grouped``)."""
+    ``workload`` by the workload formulas (``schedule``: ``per-head`` or ``grouped``). An algorithm with no
+    workload formula of its own runs its one-head schedule per query head on a workload with N_q = N_kv and no
+    mask (a backward: also kv_heads = heads), as :func:`count` does: batch·H × its one-head formula."""
     from attnio.bounds import costs
+    from attnio.workload import Workload
 
     if workload is not None:
         if any(x is not None for x in (N, d, M, dv)):
             raise InvalidParameter("N", N, "not given with a workload (the workload carries N, d, d_v and M)")
-        backward = any(a == algorithm for a, _, _ in costs.WORKLOAD_BACKWARD_FORMULAS)
-        return (costs.workload_backward_cost if backward else costs.workload_cost)(algorithm, workload, schedule)
+        if not isinstance(workload, Workload):
+            raise InvalidParameter("workload", workload, "an attnio.workload.Workload (Workload.build(...))")
+        w = workload
+        backward = algorithm in costs.BACKWARD_FORMULAS or any(a == algorithm for a, _, _ in costs.WORKLOAD_BACKWARD_FORMULAS)
+        table = costs.WORKLOAD_BACKWARD_FORMULAS if backward else costs.WORKLOAD_FORMULAS
+        own = any(a == algorithm and s == schedule for a, s, _ in table)
+        if not own and schedule == "per-head" and w.Nq == w.Nkv and not w.causal and (w.kv_heads == w.heads or not backward):
+            one = cost(algorithm, N=w.Nq, d=w.d, M=w.M, dv=w.dv)
+            H = w.query_heads_total
+            return IOCount(H * one.reads_words, H * one.writes_words)
+        return (costs.workload_backward_cost if backward else costs.workload_cost)(algorithm, w, schedule)
     N, d, M = (check_int(k, v, min=1) for k, v in (("N", N), ("d", d), ("M", M)))
     dv = None if dv is None else check_int("dv", dv, min=1)
     if algorithm in costs.BACKWARD_FORMULAS:

@@ -24,8 +24,8 @@ class IOCount:
     def __post_init__(self) -> None:
         from attnio.validate import check_int  # a public type: bad counts are bad input, not an assertion
 
-        check_int("reads_words", self.reads_words, min=0)
-        check_int("writes_words", self.writes_words, min=0)
+        object.__setattr__(self, "reads_words", check_int("reads_words", self.reads_words, min=0))  # 2.0 is 2
+        object.__setattr__(self, "writes_words", check_int("writes_words", self.writes_words, min=0))
 
     @property
     def io_words(self) -> int:

@@ -114,6 +114,12 @@ def parse_bytes(text: str) -> int:
     return n
 
 
+def _check_causal(causal: object) -> None:
+    """True or False (NumPy's bool too); a string such as "False" would otherwise be read as truthy."""
+    if isinstance(causal, str) or causal is None or causal not in (True, False) or type(causal) in (int, float):
+        raise InvalidParameter("causal", causal, "True or False")
+
+
 @dataclass(frozen=True)
 class Workload:
     """One attention call: ``batch`` × ``heads`` query heads of ``Nq`` rows, ``kv_heads`` K/V heads of ``Nkv`` rows
@@ -136,9 +142,11 @@ class Workload:
     memory: str  # how M was given: "M", "smem 192KiB" or "gpu a100"
 
     def __post_init__(self) -> None:
-        for name in ("batch", "heads", "kv_heads", "Nq", "Nkv", "d", "dv", "M"):
-            check_int(name, getattr(self, name), min=1)
+        for name in ("batch", "heads", "kv_heads", "Nq", "Nkv", "d", "dv", "M"):  # stored as int (16.0 is 16)
+            object.__setattr__(self, name, check_int(name, getattr(self, name), min=1))
         check_choice("dtype", self.dtype, list(DTYPES))
+        _check_causal(self.causal)
+        object.__setattr__(self, "causal", bool(self.causal))
         if self.heads % self.kv_heads:
             raise InvalidParameter("kv_heads", self.kv_heads, f"a divisor of heads={self.heads} (each K/V head serves heads/kv_heads query heads)")
         if self.causal and self.Nq > self.Nkv:
@@ -171,6 +179,7 @@ class Workload:
         if Nq is None or Nkv is None:
             raise InvalidParameter("N", None, "a sequence length: give N (both) or Nq and Nkv")
         check_choice("dtype", dtype, list(DTYPES))
+        _check_causal(causal)
         given = [k for k, v in (("M", M), ("smem", smem), ("gpu", gpu)) if v is not None]
         if len(given) != 1:
             raise InvalidParameter("M", given or None, "exactly one of M (words), smem (bytes) or gpu (" + ", ".join(GPUS) + ")")

@@ -155,16 +155,16 @@ class Mask:
     def check(self, Nq: int, Nkv: int) -> None:
         """Raise InvalidParameter when the mask cannot apply to an N_q × N_kv problem."""
 
-    def _sizes(self, Nq: int, Nkv: int) -> None:
-        """N_q, N_kv integers ≥ 1, then the mask's own :meth:`check`."""
-        check_int("Nq", Nq, min=1)
-        check_int("Nkv", Nkv, min=1)
+    def _sizes(self, Nq: int, Nkv: int) -> tuple[int, int]:
+        """N_q, N_kv integers ≥ 1 (returned as int: 8.0 is 8), then the mask's own :meth:`check`."""
+        Nq, Nkv = check_int("Nq", Nq, min=1), check_int("Nkv", Nkv, min=1)
         self.check(Nq, Nkv)
+        return Nq, Nkv
 
     # -- derived ------------------------------------------------------------------------------------------
     def pairs(self, Nq: int, Nkv: int) -> int:
         """P: the number of (query, key) pairs some output depends on."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         if b is not None:
             lo, hi = np.maximum(b[0], 0), np.minimum(b[1], Nkv - 1)
@@ -173,7 +173,7 @@ class Mask:
 
     def dense(self, Nq: int, Nkv: int) -> np.ndarray:
         """The N_q × N_kv boolean matrix (small sizes: tests and references)."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
         return self._dense(slice(0, Nq), slice(0, Nkv), Nq, Nkv)
 
     def _dense(self, rows: slice, cols: slice, Nq: int, Nkv: int) -> np.ndarray:
@@ -185,9 +185,8 @@ class Mask:
     def blocks(self, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
         """The block mask of tiles B_r × B_c: each tile full, partial or empty, and the key span each Q block
         needs inside each tile."""
-        self._sizes(Nq, Nkv)
-        check_int("B_r", B_r, min=1)
-        check_int("B_c", B_c, min=1)
+        Nq, Nkv = self._sizes(Nq, Nkv)
+        B_r, B_c = check_int("B_r", B_r, min=1), check_int("B_c", B_c, min=1)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         return _interval_blocks(b, Nq, Nkv, B_r, B_c) if b is not None else _dense_blocks(self, Nq, Nkv, B_r, B_c)
 
@@ -199,7 +198,8 @@ class Mask:
     def kv_block_range(self, Nq: int, Nkv: int, B_c: int) -> tuple[np.ndarray, np.ndarray]:
         """(first, rows) per K/V block of B_c keys: the range of :meth:`kv_block_rows` with its first row (0 where
         no row needs the block), the rows a masked backward visits."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
+        B_c = check_int("B_c", B_c, min=1)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         if b is not None:
             first, last = _reach(b, Nq, Nkv, np.array([0]), np.array([Nq]), B_c)
@@ -222,6 +222,12 @@ class Mask:
         return Or(self, other)
 
 
+def _cap(x: int, Nq: int, Nkv: int) -> int:
+    """A window side, prefix or block edge ``x`` ≥ 0 as an int64-safe value of the same meaning: beyond
+    N_q + N_kv every one reaches past the problem's edge (|q + δ| < N_q + N_kv), so larger values change nothing."""
+    return min(x, Nq + Nkv)
+
+
 def _row_chunks(Nq: int, Nkv: int):
     step = max(1, _CHUNK // max(Nkv, 1))
     for r in range(0, Nq, step):
@@ -242,8 +248,8 @@ class SlidingWindow(Mask):
 
     def bounds(self, q: np.ndarray, Nq: int, Nkv: int) -> tuple[np.ndarray, np.ndarray]:
         c = q + (Nkv - Nq)
-        lo = np.zeros_like(c) if self.window_left < 0 else c - self.window_left
-        hi = np.full_like(c, Nkv - 1) if self.window_right < 0 else c + self.window_right
+        lo = np.zeros_like(c) if self.window_left < 0 else c - _cap(self.window_left, Nq, Nkv)
+        hi = np.full_like(c, Nkv - 1) if self.window_right < 0 else c + _cap(self.window_right, Nq, Nkv)
         return lo, hi
 
     def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
@@ -252,7 +258,7 @@ class SlidingWindow(Mask):
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form :func:`window_pairs`."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
         return window_pairs(Nq, Nkv, self.window_left, self.window_right)
 
 
@@ -276,14 +282,14 @@ class PrefixLM(Mask):
         object.__setattr__(self, "prefix", check_int("prefix", self.prefix, min=0))
 
     def bounds(self, q: np.ndarray, Nq: int, Nkv: int) -> tuple[np.ndarray, np.ndarray]:
-        return np.zeros_like(q), np.maximum(self.prefix - 1, q + (Nkv - Nq))
+        return np.zeros_like(q), np.maximum(_cap(self.prefix, Nq, Nkv) - 1, q + (Nkv - Nq))
 
     def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
-        return (k < self.prefix) | (k <= q + (Nkv - Nq))
+        return (k < _cap(self.prefix, Nq, Nkv)) | (k <= q + (Nkv - Nq))
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form :func:`prefix_pairs`."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
         return prefix_pairs(Nq, Nkv, self.prefix)
 
 
@@ -322,7 +328,7 @@ class Document(Mask):
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form: Σ over sequences of length²."""
-        self._sizes(Nq, Nkv)
+        Nq, Nkv = self._sizes(Nq, Nkv)
         return sum((b - a) ** 2 for a, b in zip(self.cu_seqlens, self.cu_seqlens[1:], strict=False))
 
 
@@ -349,13 +355,14 @@ class BlockSparse(Mask):
             raise InvalidParameter("layout", self.layout.shape, f"shape {want} (⌈N_q/block_q⌉, ⌈N_kv/block_kv⌉)")
 
     def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
-        return self.layout[q // self.block_q, k // self.block_kv]
+        return self.layout[q // _cap(self.block_q, Nq, Nkv), k // _cap(self.block_kv, Nq, Nkv)]
 
     def pairs(self, Nq: int, Nkv: int) -> int:
         """Closed form: Σ over True blocks of their (edge-clipped) area."""
-        self._sizes(Nq, Nkv)
-        rq = np.minimum(self.block_q, Nq - self.block_q * np.arange(self.layout.shape[0]))
-        rk = np.minimum(self.block_kv, Nkv - self.block_kv * np.arange(self.layout.shape[1]))
+        Nq, Nkv = self._sizes(Nq, Nkv)
+        bq, bk = _cap(self.block_q, Nq, Nkv), _cap(self.block_kv, Nq, Nkv)
+        rq = np.minimum(bq, Nq - bq * np.arange(self.layout.shape[0]))
+        rk = np.minimum(bk, Nkv - bk * np.arange(self.layout.shape[1]))
         return int((self.layout * np.outer(rq, rk)).sum())
 
 
@@ -412,6 +419,9 @@ class MaskMod(Mask):
             raise InvalidParameter("mask_mod", getattr(fn, "__name__", fn), "a function mask_mod(b, h, q_idx, kv_idx) -> bool")
         self.fn, self.b, self.h = fn, b, h
 
+    def __repr__(self) -> str:  # the function's name, not its address: stable across runs (``attnio run --json``)
+        return f"MaskMod({getattr(self.fn, '__qualname__', type(self.fn).__name__)}, b={self.b}, h={self.h})"
+
     def allowed(self, q: np.ndarray, k: np.ndarray, Nq: int, Nkv: int) -> np.ndarray:
         shape = np.broadcast_shapes(q.shape, k.shape)
         try:
@@ -420,6 +430,8 @@ class MaskMod(Mask):
             out = None
         if out is not None and np.shape(out) == () and _is_bool(out):
             out = np.full(shape, bool(out))  # a constant predicate
+        if _broadcasts(out, shape):  # depends on one index only (k < 3: a row): one call, broadcast
+            out = np.broadcast_to(out, shape)
         if out is None or np.shape(out) != shape:
             out = np.vectorize(lambda i, j: self._bool(self.fn(self.b, self.h, int(i), int(j))), otypes=[bool])(q, k)
         if np.asarray(out).dtype != bool:  # an int or a string read as truthy would silently change the mask
@@ -431,6 +443,16 @@ class MaskMod(Mask):
             raise InvalidParameter("mask_mod", getattr(self.fn, "__name__", self.fn),
                                    f"a predicate returning booleans (it returned {type(v).__name__})")
         return bool(v)
+
+
+def _broadcasts(out: Any, shape: tuple[int, ...]) -> bool:
+    """``out`` a boolean array of the same rank as ``shape`` that broadcasts to it (but is not already it)."""
+    if not (isinstance(out, np.ndarray) and out.dtype == bool and out.ndim == len(shape) and out.shape != shape):
+        return False
+    try:
+        return np.broadcast_shapes(out.shape, shape) == shape
+    except ValueError:
+        return False
 
 
 def _is_bool(v: Any) -> bool:

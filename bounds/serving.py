@@ -64,10 +64,9 @@ class Decode:
     gpu: str | None = None
 
     def __post_init__(self) -> None:
-        if self.splits is not None:
-            check_int("splits", self.splits, min=1)
-        if self.page is not None:
-            check_int("page", self.page, min=1)
+        for name in ("splits", "page"):  # stored as int (check_int accepts 3.0 as 3)
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_int(name, getattr(self, name), min=1))
         if self.kv_dtype is not None:
             check_choice("kv_dtype", self.kv_dtype, list(DTYPES))
         if self.gpu is not None:
@@ -151,9 +150,10 @@ def _largest(hi: int, fits: object) -> int:
 def blocks(w: Workload, dec: Decode) -> tuple[int, int, int, int, int]:
     """The block rule: (s, chunk, B_c, R, B_q). B_q = all R = g·s_q packed rows when they fit beside one step
     and, with s > 1, in the combine (s LSEs, the total, O and one O_σ per row) (K/V read once per split), else the fewest row blocks T_q = ⌈R/B_q⌉ (each streams the split's K/V), rows
-    shared evenly; B_c = the page (paged) or as many tokens as fit (the count does not depend on it)."""
+    shared evenly; B_c = the page (paged; N_kv when the page is longer: no step holds more tokens than the cache)
+    or as many tokens as fit (the count does not depend on it)."""
     s, chunk = chunking(w, dec.splits, dec.page)  # type: ignore[arg-type]
-    R, step = w.groups * w.Nq, dec.page or 1
+    R, step = w.groups * w.Nq, min(dec.page, w.Nkv) if dec.page else 1
 
     def fits(b: int) -> bool:  # a split's step, and the combine's s LSEs, LSE, O and one O_σ of b rows
         return fast_words(b, step, w, dec) <= w.M and (s == 1 or b * (s + 1 + 2 * w.dv) <= w.M)
@@ -164,7 +164,7 @@ def blocks(w: Workload, dec: Decode) -> tuple[int, int, int, int, int]:
                                f"beside one step of {step} tokens, and the combine's {s} LSEs)")
     B_q = _largest(R, fits)
     B_q = -(-R // -(-R // B_q))
-    B_c = dec.page or _largest(min(chunk, w.Nkv), lambda b: fast_words(B_q, b, w, dec) <= w.M)
+    B_c = step if dec.page else _largest(min(chunk, w.Nkv), lambda b: fast_words(B_q, b, w, dec) <= w.M)
     return s, chunk, B_c, R, B_q
 
 
@@ -175,10 +175,19 @@ def dtypes(w: Workload, dec: Decode) -> dict[str, str]:
             "O_part": PARTIAL_DTYPE, "LSE_part": PARTIAL_DTYPE, "O": w.dtype}
 
 
-def resolve(w: Workload, dec: Decode) -> Decode:
-    """``dec`` with its split count decided (the heuristic when not given)."""
+def _check_shared(w: Workload, dec: Decode) -> None:
+    """A Workload and a Decode (InvalidParameter otherwise), and V a slice of K's row only when d_v <= d."""
+    if not isinstance(w, Workload):
+        raise InvalidParameter("workload", w, "an attnio.workload.Workload (Workload.build(...))")
+    if not isinstance(dec, Decode):
+        raise InvalidParameter("decode", dec, "an attnio.bounds.serving.Decode (Decode(splits=..., page=...))")
     if dec.shared_kv and w.dv > w.d:
         raise InvalidParameter("dv", w.dv, f"dv <= d={w.d} when V is a slice of K's row (shared_kv)")
+
+
+def resolve(w: Workload, dec: Decode) -> Decode:
+    """``dec`` with its split count decided (the heuristic when not given)."""
+    _check_shared(w, dec)
     if dec.splits is not None:
         return dec
     return Decode(split_heuristic(w, dec.gpu, dec.page), dec.page, dec.kv_dtype, dec.shared_kv, dec.gpu)  # type: ignore[arg-type]
@@ -256,6 +265,7 @@ def decode_count(w: Workload, dec: Decode) -> DecodeCount:
 def compulsory_bytes(w: Workload, dec: Decode) -> int:
     """Q + K + V + O, each moved once in its own type: the figure published decode bandwidths divide by
     (V not counted apart when it is a slice of K's row)."""
+    _check_shared(w, dec)
     types = dtypes(w, dec)
     q = w.batch * w.heads * w.Nq
     kv = w.batch * w.kv_heads * w.Nkv
@@ -269,6 +279,7 @@ def lower_bound_bytes(w: Workload, dec: Decode) -> int:
     keys (with one key, O = V₀ whatever Q is): all N_kv ≥ 2 keys without a mask, t + N_kv − s_q + 1 keys for
     token t under the bottom-right causal mask (token 0 sees one key when s_q = N_kv). Every word of K and V
     is needed: the last query token sees every key."""
+    _check_shared(w, dec)
     types = dtypes(w, dec)
     one_key = min(w.Nq, max(0, w.Nq - w.Nkv + 1)) if w.causal else (w.Nq if w.Nkv < 2 else 0)
     q_read = w.batch * w.heads * (w.Nq - one_key) * w.d * TYPE_BYTES[types["Q"]]

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from attnio.errors import InvalidParameter
-from attnio.validate import check_int, check_real
+from attnio.validate import SEED_MAX, check_int, check_real
 
 NUMERIC_MAX_N = 128  # real arithmetic up to here in the default grid; count-only above
 
@@ -175,7 +175,7 @@ def grid_from_dict(data: Any) -> Grid:
         ds = [check_int(f"{where}.d", x, min=1) for x in _list(b, "d", where, required=True)]
         Ms = [check_int(f"{where}.M", x, min=1) for x in _list(b, "M", where, required=True)]
         dvs = [check_int(f"{where}.dv", x, min=1) for x in _list(b, "dv", where)] or [None]
-        seeds = [check_int(f"{where}.seed", x, min=0) for x in _list(b, "seed", where)] or [0]
+        seeds = [check_int(f"{where}.seed", x, min=0, max=SEED_MAX) for x in _list(b, "seed", where)] or [0]
         epss = [check_real(f"{where}.eps", x, gt=0, lt=1) for x in _list(b, "eps", where)] or [None]
         Bs = [check_real(f"{where}.B", x, gt=0) for x in _list(b, "B", where)] or [None]
         for a, N, d, M, dv, seed, eps, B in itertools.product(algs, Ns, ds, Ms, dvs, seeds, epss, Bs):

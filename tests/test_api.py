@@ -45,6 +45,29 @@ def test_count_equals_cost_and_run_matches_both() -> None:
     assert r.measurement.io == attnio.cost("square_tiling", N=40, d=8, M=64) and r.max_abs_error < 1e-9
 
 
+@pytest.mark.parametrize("name", ["flash1-bwd", "standard-bwd", "square_tiling-bwd", "flash2-square-bwd",
+                                  "kv_stationary", "split_v", "flash2-square", "square_tiling-io"])
+def test_cost_of_a_workload_run_per_head_is_what_count_measures(name: str) -> None:
+    """count(name, w) runs a schedule with no workload formula per head on a plain workload (N_q = N_kv, no mask;
+    a backward also kv_heads = heads): cost(name, w) gives the same figure, batch·H × the one-head formula."""
+    from attnio.workload import Workload
+
+    for w in (Workload.build(batch=2, heads=3, N=24, d=4, M=160), Workload.build(heads=1, N=40, d=8, M=640)):
+        assert attnio.cost(name, w) == attnio.count(name, w) == attnio.count(name, w, schedule="per-head")
+    if not name.endswith("-bwd"):  # a forward runs per head on grouped K/V heads too
+        w = Workload.build(batch=2, heads=4, kv_heads=2, N=24, d=4, M=160)
+        assert attnio.cost(name, w) == attnio.count(name, w)
+
+
+def test_cost_refuses_what_count_refuses_naming_the_backward_formulas() -> None:
+    from attnio.workload import Workload
+
+    for kw in ({"kv_heads": 1}, {"causal": True}):
+        w = Workload.build(heads=2, N=24, d=4, M=160, **kw)
+        with pytest.raises(attnio.InvalidParameter, match="a backward with a workload formula"):
+            attnio.cost("flash1-bwd", w)
+
+
 def test_catalog_bound_claims_and_errors() -> None:
     ids = [b.id for b in attnio.catalog()]
     assert ids == sorted(ids) and "sy.thm3.5" in ids

@@ -170,7 +170,9 @@ def test_bad_masks_name_the_parameter(make, name):
 
 @pytest.mark.parametrize("call, name", [(lambda: Causal().pairs(0, 3), "Nq"), (lambda: Causal().blocks(-1, 3, 1, 1), "Nq"),
                                         (lambda: Causal().pairs(2.5, 3), "Nq"), (lambda: PrefixLM(2).dense(3, 0), "Nkv"),
-                                        (lambda: SlidingWindow(1, 1).kv_block_rows(3, 0, 1), "Nkv")])
+                                        (lambda: SlidingWindow(1, 1).kv_block_rows(3, 0, 1), "Nkv"),
+                                        (lambda: Causal().kv_block_rows(8, 8, 0), "B_c"),  # was a ZeroDivisionError
+                                        (lambda: MaskMod(lambda b, h, q, k: q >= k).kv_block_range(8, 8, -2), "B_c")])
 def test_sizes_below_one_name_the_parameter(call, name):
     with pytest.raises(InvalidParameter, match=name):
         call()
@@ -182,6 +184,36 @@ def test_integral_floats_are_stored_as_integers():
     lay = np.array([[True, False], [False, True]])
     assert BlockSparse(lay, 2.0, 2).dense(4, 4).tolist() == BlockSparse(lay, 2, 2).dense(4, 4).tolist()
     assert Document([0.0, 2.0, 3.0]).cu_seqlens == (0, 2, 3) and PrefixLM(2.0).prefix == 2
+
+
+@pytest.mark.parametrize("mask", [Causal(), SlidingWindow(2, 1), Document([0, 3, 8]), PrefixLM(3),
+                                  MaskMod(lambda b, h, q, k: q >= k), BlockSparse(np.eye(4, dtype=bool), 2, 2)])
+def test_integral_float_sizes_are_used_as_integers(mask):
+    """N_q = 8.0 passes check_int as 8: every derived figure must then be the int one (floats gave P = 36.0, block
+    masks ended in 'arrays used as indices must be of integer type', mask_mod ones in a TypeError)."""
+    P = mask.pairs(8.0, 8.0)
+    assert P == mask.pairs(8, 8) and type(P) is int
+    assert mask.blocks(8.0, 8.0, 2.0, 3.0).kinds.tolist() == mask.blocks(8, 8, 2, 3).kinds.tolist()
+    rows = mask.kv_block_rows(8.0, 8.0, 3.0)
+    assert rows.tolist() == mask.kv_block_rows(8, 8, 3).tolist() and rows.dtype.kind == "i"
+    assert mask.dense(8.0, 8.0).tolist() == mask.dense(8, 8).tolist()
+
+
+@pytest.mark.parametrize("huge, same", [
+    (SlidingWindow(0, 2**63 - 1), SlidingWindow(0, -1)), (SlidingWindow(2**63 - 1, 0), Causal()),
+    (SlidingWindow(2**70, 2**70), SlidingWindow(-1, -1)), (SlidingWindow(-1, 2**63 - 8), SlidingWindow(-1, -1)),
+    (PrefixLM(2**70), SlidingWindow(-1, -1)), (PrefixLM(2**63 - 1), SlidingWindow(-1, -1)),
+    (BlockSparse(np.ones((1, 1), dtype=bool), 2**70, 2**63 - 1), SlidingWindow(-1, -1)),
+    (SlidingWindow(2**70, 0) | PrefixLM(3), PrefixLM(3))])
+def test_parameters_wider_than_the_problem_mean_unbounded_without_overflow(huge, same):
+    """A window, prefix or block wider than the N_q × N_kv problem is valid and means "every key on that side":
+    no int64 overflow (an OverflowError, or a window that silently wraps around to a wrong mask)."""
+    for Nq, Nkv in ((8, 8), (3, 8)):
+        want = same.dense(Nq, Nkv)
+        assert huge.dense(Nq, Nkv).tolist() == want.tolist()
+        assert huge.pairs(Nq, Nkv) == int(want.sum())
+        assert huge.blocks(Nq, Nkv, 2, 3).kinds.tolist() == same.blocks(Nq, Nkv, 2, 3).kinds.tolist()
+        assert huge.kv_block_rows(Nq, Nkv, 3).tolist() == same.kv_block_rows(Nq, Nkv, 3).tolist()
 
 
 def test_document_must_end_at_N():
@@ -199,6 +231,21 @@ def test_mask_mod_returning_non_booleans_is_refused(fn):
 
 def test_constant_mask_mod_broadcasts():
     assert MaskMod(lambda b, h, q, k: True).pairs(3, 4) == 12
+
+
+def test_mask_mod_depending_on_one_index_is_broadcast_not_evaluated_pair_by_pair():
+    """k < 3 returns a (1, N_kv) array: it broadcasts to the tile, so one vectorised call suffices (it used to fall
+    back to one Python call per pair, N_q·N_kv calls)."""
+    calls = []
+
+    def keys_below_3(b, h, q, k):
+        calls.append(1)
+        return k < 3
+
+    m = MaskMod(keys_below_3)
+    assert m.dense(5, 6).tolist() == [[j < 3 for j in range(6)] for _ in range(5)]
+    assert len(calls) == 1
+    assert MaskMod(lambda b, h, q, k: q % 2 == 0).pairs(4, 5) == 2 * 5
 
 
 def test_scalar_mask_mod_is_evaluated_pair_by_pair():

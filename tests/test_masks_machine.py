@@ -173,6 +173,12 @@ def test_cli_mask_option(capsys):
     w = Workload.build(N=16, d=2, M=60)
     B = out["blocks"]
     assert (out["reads"], out["writes"]) == flash2_masked_words(w, SlidingWindow(3, 0), B["B_r"], B["B_c"], grouped=False)
+    assert out["mask"] == "SlidingWindow(window_left=3, window_right=0)"  # the JSON says its counts are masked
+    assert main(["run", "flash2", "--N", "16", "--d", "2", "--M", "60", "--mask", "causal", "--backward", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mask"] == out["forward"]["mask"] == out["backward"]["mask"] == "Causal(window_left=-1, window_right=0)"
+    assert main(["run", "flash2", "--N", "16", "--d", "2", "--M", "60", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mask"] is None
     for bad in ("window:x", "window:1", "diagonal:2"):
         assert main(["run", "flash2", "--N", "16", "--d", "2", "--M", "60", "--mask", bad]) == 2
         assert "mask" in capsys.readouterr().err

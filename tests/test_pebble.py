@@ -312,6 +312,9 @@ def test_cli_pebble_matmul_and_bad_input(capsys):
     assert json.loads(capsys.readouterr().out)["opt"] == 7
     assert cli_main(["pebble", "--N", "0", "--d", "1", "--M", "3"]) == 2
     assert "N=0 is invalid" in capsys.readouterr().err
+    for opt in ("--m", "--k", "--n"):  # 0 was read as 'not given' (the default N or d) and the run went ahead
+        assert cli_main(["pebble", "--N", "1", "--d", "2", "--M", "3", "--graph", "matmul", opt, "0"]) == 2
+        assert f"{opt[2:]}=0 is invalid" in capsys.readouterr().err
 
 
 # Instances at and around the CLI's size limit (MAX_VERTICES = 20,000 vertices), the medium graph that used to

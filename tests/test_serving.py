@@ -121,6 +121,32 @@ def test_kv_bytes_do_not_depend_on_the_page_size_apart_from_the_block_table():
     assert [c.words["BT"][0] for c in counts] == [8 * -(-1000 // p) for p in (1, 8, 16, 256)]
 
 
+@settings(max_examples=100, deadline=None)
+@given(calls(), st.integers(1, 50))
+def test_page_size_changes_only_the_block_table_unless_it_changes_the_splits_or_row_blocks(case, page2):
+    """The page-size claim of docs/serving.md, as precisely as it holds: two page sizes (or a contiguous cache)
+    with the same effective split count and the same row blocks move the same words apart from the block table.
+    A page size can change either: fewer pages than splits give fewer splits (page-aligned chunks), and a page
+    too long to sit beside all R packed rows (each step is one page) gives more row blocks, each streaming K/V."""
+    w, dec = case
+    other = Decode(dec.splits, page2, dec.kv_dtype, dec.shared_kv)
+    try:
+        blocks(w, other)
+    except InvalidParameter:
+        assume(False)
+    a, b = decode_count(w, dec), decode_count(w, other)
+    apart = lambda c: {t: v for t, v in c.words.items() if t != "BT"}  # noqa: E731
+    assert (apart(a) == apart(b)) == ((a.splits, a.T_q) == (b.splits, b.T_q))
+
+
+def test_a_page_size_can_change_the_splits_or_the_row_blocks():
+    """The two exceptions to "only the block table changes", each a real case (docs/serving.md)."""
+    w = Workload.build(heads=8, kv_heads=1, Nq=1, Nkv=1000, d=128, dtype="bf16", gpu="h100")
+    assert [decode_count(w, Decode(splits=4, page=p)).splits for p in (None, 256, 512)] == [4, 4, 2]
+    w = Workload.build(heads=128, kv_heads=1, Nq=1, Nkv=4096, d=128, dtype="bf16", gpu="h100")
+    assert [decode_count(w, Decode(splits=1, page=p)).T_q for p in (None, 256, 512)] == [1, 1, 2]
+
+
 def test_gqa_packing_scales_kv_with_kv_heads_not_query_heads():
     mha = Workload.build(heads=32, kv_heads=32, Nq=1, Nkv=4096, d=128, dtype="bf16", M=1 << 16)
     gqa = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=4096, d=128, dtype="bf16", M=1 << 16)
@@ -175,10 +201,59 @@ def test_fp8_tensor_rate_only_when_both_mma_operands_are_fp8():
     assert roofline(w8, Decode(splits=1), "h200").ridge == p.fp8_flops / p.hbm_bytes_per_s
 
 
+def test_a_page_longer_than_the_cache_is_one_page_of_n_kv_tokens():
+    """A page longer than N_kv holds N_kv tokens: every step loads at most N_kv rows, so the block rule must not
+    ask M for a step of the page's nominal length (page 100000 at N_kv = 64 was refused, 'M >= 12900260')."""
+    w = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=64, d=128, dtype="bf16", gpu="h100")
+    want = decode_count(w, Decode(splits=1, page=64))
+    for page in (65, 256, 100000):
+        c = decode_count(w, Decode(splits=1, page=page))
+        assert (c.words, c.T_q) == (want.words, want.T_q)
+        assert _measured(run_decode(w, Decode(splits=1, page=page), count_only=True)) == want.words
+        assert DecodeTiling.default(w, Decode(splits=1, page=page)).B_c == 64
+    w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=3, d=2, M=40)  # numeric: the machine holds it in M
+    r = run_decode(w, Decode(splits=1, page=50), seed=0)
+    assert r.max_abs_error < 1e-12 and r.measurement.peak_fast_words <= 40
+    # the physical cache holds the page's N_kv valid rows, not 2**40 rows of padding (a MemoryError before)
+    r = run_decode(w, Decode(splits=1, page=2**40), seed=0)
+    assert r.max_abs_error < 1e-12 and _measured(r) == decode_count(w, Decode(splits=1, page=50)).words
+
+
+def test_integral_float_splits_and_page_are_stored_as_integers():
+    """check_int accepts 3.0 as 3: Decode must then hold the int (floats gave float word counts, 8944.0 bytes, and
+    a numeric paged run ended in NumPy's AxisError)."""
+    w = Workload.build(batch=2, heads=8, kv_heads=2, Nq=1, Nkv=100, d=4, dtype="bf16", M=4096)
+    dec = Decode(splits=3.0, page=16.0)
+    assert dec == Decode(splits=3, page=16) and type(dec.splits) is int and type(dec.page) is int
+    c = decode_count(w, dec)
+    assert c.words == decode_count(w, Decode(splits=3, page=16)).words and type(c.bytes_total) is int
+    assert run_decode(w, dec, seed=0).max_abs_error < 1e-12
+
+
 def test_tiling_refuses_a_fast_memory_too_small_naming_M():
     w = Workload.build(heads=4, kv_heads=1, Nq=1, Nkv=64, d=8, M=20)
     with pytest.raises(InvalidParameter, match="M=20"):
         DecodeTiling.default(w, Decode(splits=1))
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda w, dec: run_decode(w, dec, seed=-1), "seed"), (lambda w, dec: run_decode(w, dec, seed=1.5), "seed"),
+    (lambda w, dec: run_decode("w", dec), "workload"), (lambda w, dec: decode_count(w, "dec"), "decode"),
+    (lambda w, dec: lower_bound_bytes(w, (2, 16)), "decode"), (lambda w, dec: compulsory_bytes(None, dec), "workload")])
+def test_bad_decode_calls_name_the_parameter(call, name):
+    """A negative seed reached NumPy (ValueError), a non-Decode an AttributeError: now InvalidParameter."""
+    w = Workload.build(heads=2, Nq=1, Nkv=8, d=4, M=4096)
+    with pytest.raises(InvalidParameter, match=name):
+        call(w, Decode(splits=1))
+
+
+@pytest.mark.parametrize("figure", [compulsory_bytes, lower_bound_bytes, decode_count, run_decode])
+def test_v_wider_than_k_cannot_be_a_slice_of_k_in_any_figure(figure):
+    """shared_kv with d_v > d is refused by every figure, not only by the schedule's count (the compulsory bytes
+    and the lower bound computed 352 bytes for the impossible call)."""
+    w = Workload.build(heads=2, Nq=1, Nkv=8, d=4, dv=8, M=4096)
+    with pytest.raises(InvalidParameter, match="dv=8"):
+        figure(w, Decode(splits=1, shared_kv=True))
 
 
 @pytest.mark.parametrize(

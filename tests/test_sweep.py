@@ -227,6 +227,7 @@ def test_documented_errors_become_rows_not_crashes() -> None:
         ({"blocks": [{"algorithms": ["flash2"], "N": [8], "d": [2], "M": [64], "eps": [0.1], "B": [1]}]}, "blocks[0].eps/B", "exact algorithm"),
         ({"numeric_max_N": -1, "blocks": [{"algorithms": ["flash2"], "N": [8], "d": [2], "M": [64]}]}, "numeric_max_N", ">= 0"),
         ({"blocks": []}, "blocks", "non-empty"),
+        ({"blocks": [{"algorithms": ["flash2"], "N": [8], "d": [2], "M": [64], "seed": [2**64]}]}, "blocks[0].seed", "<= 18446744073709551615"),
     ],
 )
 def test_bad_grid_values_name_parameter_value_and_range(grid: dict, name: str, fragment: str) -> None:

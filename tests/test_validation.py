@@ -199,3 +199,20 @@ def test_bare_attnio_prints_one_line_and_a_hint_on_stderr(capsys) -> None:
     assert main([]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "attnio --help" in err
+
+
+def test_integral_float_block_sizes_and_counts_are_stored_as_integers() -> None:
+    """check_int accepts 4.0 as 4: a tiling and an IOCount must then hold the int (a float tiling gave float
+    counts, IOCount(576.0, 80.0), count-only and a TypeError in a numeric run)."""
+    from attnio.algorithms.flash2 import Flash2Tiling
+
+    from attnio.counts import IOCount
+
+    t = Flash2Tiling(4.0, 2.0)
+    assert t == Flash2Tiling(4, 2) and type(t.B_r) is int and type(t.B_c) is int
+    want = run("flash2", N=16, d=4, M=200, tiling=Flash2Tiling(4, 2), seed=0).measurement.io
+    for count_only in (True, False):
+        got = run("flash2", N=16, d=4, M=200, tiling=t, seed=0, count_only=count_only).measurement.io
+        assert got == want and type(got.reads_words) is int
+    c = IOCount(2.0, 3.0)
+    assert type(c.reads_words) is int and type(c.writes_words) is int

@@ -150,12 +150,29 @@ def test_memory_presets_and_bytes() -> None:
         ({"d": 4, "M": 100}, "N"),
         ({"N": 0, "d": 4, "M": 100}, "Nq"),
         ({"N": 8, "d": 4, "M": 100, "batch": 0}, "batch"),
+        ({"N": 8, "d": 4, "M": 100, "causal": "False"}, "causal"),  # a string was read as truthy: causal
+        ({"N": 8, "d": 4, "M": 100, "causal": 2}, "causal"),
+        ({"N": 8, "d": 4, "M": 100, "causal": None}, "causal"),
     ],
 )
 def test_bad_workloads_name_the_parameter(kw: dict, param: str) -> None:
     with pytest.raises(InvalidParameter) as e:
         Workload.build(**kw)
     assert e.value.name == param
+
+
+def test_integral_floats_are_stored_as_integers() -> None:
+    """check_int accepts 16.0 as 16: the workload must hold the int (floats gave float counts, IOCount(192.0, 80.0),
+    and tracebacks from the formulas and the machine: 'cannot round ... exactly', 'float object cannot be
+    interpreted as an integer')."""
+    import attnio
+
+    w = Workload.build(batch=2.0, heads=8.0, kv_heads=2.0, Nq=4.0, Nkv=100.0, d=4.0, dv=2.0, M=4096.0)
+    assert w == Workload.build(batch=2, heads=8, kv_heads=2, Nq=4, Nkv=100, d=4, dv=2, M=4096)
+    assert all(type(getattr(w, k)) is int for k in ("batch", "heads", "kv_heads", "Nq", "Nkv", "d", "dv", "M"))
+    w = Workload.build(N=16.0, d=4.0, M=200)
+    assert attnio.count("flash2", w) == attnio.cost("flash2", w) == attnio.count("flash2", N=16, d=4, M=200)
+    assert attnio.run("flash2", w, seed=0).max_abs_error < 1e-9
 
 
 def test_unsupported_combinations_say_so() -> None:

@@ -65,7 +65,9 @@ def main(args: argparse.Namespace) -> int:
         if args.graph == "attention":
             g = attention(args.N, args.d, tree=args.tree, deadline=deadline)
         else:
-            g = matmul(args.m or args.N, args.k or args.d, args.n or args.N, tree=args.tree, deadline=deadline)
+            m, k, n = (args.N if args.m is None else args.m, args.d if args.k is None else args.k,
+                       args.N if args.n is None else args.n)
+            g = matmul(m, k, n, tree=args.tree, deadline=deadline)
     except TimeLimitReached:
         r = PebbleResult(graph=args.graph, n=0, M=M, recompute=recompute, status="bounds", lower=0, upper=None,
                          engine=args.engine, seconds=time.perf_counter() - t0, note="stopped by the time limit while building the graph")
