@@ -252,7 +252,7 @@ _CLASS_RA = (
 def _lower(**kw) -> Bound:
     """A lower bound on approximate attention (docs/approx.md §5): explicit, derived here, over the approximate
     computation DAG."""
-    return Bound(kind="lower", explicit=True, status="derived here", cdag=APPROXIMATE, doc=f"{DOC}#lower-bounds", **kw)
+    return Bound(kind="lower", explicit=True, cdag=APPROXIMATE, doc=f"{DOC}#lower-bounds", **{"status": "derived here", **kw})
 
 
 _CLASS_2P = (
@@ -264,7 +264,8 @@ _CLASS_2P = (
 _CLASS_OA = (
     "approximate attention by the polynomial method, two-phase with resident output accumulators: the class of "
     "approx.lower.two-phase, and (a) each of the N(d+1) sums Y_ic = Σ_α φ_α(q_i)·S_αc, z_i = Σ_α φ_α(q_i)·s_α "
-    "(g ≥ 1, so r ≥ d + 1) accumulated in one fast-memory word from its creation to its completion, (b) each "
+    "(g ≥ 1, so r ≥ d + 1) accumulated in one fast-memory word from its creation to its completion, each of its r "
+    "products formed while the accumulator is resident and then added to it, (b) each "
     "query feature φ_α(q_i) computed from the words q_il, l ∈ supp(α), only, and never written to slow memory "
     "(docs/approx.md §5.5)"
 )
@@ -334,6 +335,7 @@ BOUNDS: tuple[Bound, ...] = (
     ),
     _lower(
         id="approx.lower.two-phase",
+        status="derived here (refereed)",
         statement="io ≥ 4Nd + 2(r(d+1) − M)",
         model=_CLASS_2P,
         regime=(2 <= N,),  # the 4Nd part as approx.lower.trivial
@@ -346,6 +348,7 @@ BOUNDS: tuple[Bound, ...] = (
     ),
     _lower(
         id="approx.lower.output-accumulator",
+        status="derived here (refereed)",
         statement="io ≥ 3Nd + (r(d+1) − M) + ⌊N(d+1)/(2M)⌋·(2√(rdM) − M)",
         model=_CLASS_OA,
         regime=(2 <= N, M >= 1, d + 1 <= r),

@@ -78,3 +78,15 @@ def test_every_schedule_of_a_bounds_class_has_a_consistency_claim() -> None:
     for bid, schedules in approx.CLASS_SCHEDULES.items():
         for s in schedules:
             assert any({bid, f"approx.poly.{s}.exact"} <= a for a in about), (bid, s)
+
+
+def test_the_two_class_bounds_are_refereed_and_the_accumulator_class_requires_products_formed_while_resident():
+    """A fresh referee found two-phase sound and output-accumulator sound once its class (a) requires each product
+    to be formed while its accumulator is resident; the catalog's status and class string say so."""
+    from attnio.bounds import approx
+
+    by_id = {b.id: b for b in approx.BOUNDS}
+    assert {by_id[i].status for i in ("approx.lower.two-phase", "approx.lower.output-accumulator")} == {
+        "derived here (refereed)"
+    }
+    assert "products formed while the accumulator is resident" in by_id["approx.lower.output-accumulator"].model
