@@ -188,7 +188,7 @@ BWD_SLOTS = Bound(
     slack=-N * d - M,
     provenance="derived here: B3's slot accounting (docs/bounds/b3.md) on the dQ and dK accumulation trees of the "
     "backward, with BWD-SdP's pair sets (docs/bounds/backward-slots.md)",
-    status="derived here",
+    status="derived here (refereed)",
     doc=SLOTS_DOC,
     computation="backward",
     cdag=CDAG_BACKWARD,
@@ -208,7 +208,8 @@ BWD_SLOTS_X = replace(
     provenance="derived here: BWD-slots (docs/bounds/backward-slots.md) with its steps 9, 11, 12 and 16 for every "
     "segment budget (docs/bounds/backward-slots.md#bwd-slots-x)",
     notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). Leading "
-    "constant 200/23 as M/d² grows; below BWD-slots by the factor 23M²/(23M² + 80d⁴) and above it for M < 12d².",
+    "constant 200/23 as M/d² grows; its leading term below BWD-slots' by the factor 23M²/(23M² + 80d⁴); the "
+    "only one of the two below 12d².",
 )
 
 BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS, BWD_SLOTS_X]

@@ -114,3 +114,13 @@ def test_flash2_bwd_against_the_bound_at_the_large_cache_points() -> None:
         got[(n, dd, mm)] = round(float(f2 / evaluate(bb.BWD_SLOTS.expr, env)), 2)
     assert got == {(4096, 64, 65536): 2.25, (65536, 64, 65536): 1.9, (65536, 128, 262144): 1.89,
                    (65536, 128, 1048576): 2.04}
+
+
+def test_both_slot_bounds_are_refereed_and_their_page_says_so():
+    """A fresh referee re-derived the 16 steps (sound, wording fixes applied): catalog status and page agree."""
+    from pathlib import Path
+
+    from attnio.bounds import backward as bwd
+
+    assert {bwd.BWD_SLOTS.status, bwd.BWD_SLOTS_X.status} == {"derived here (refereed)"}
+    assert "**derived here (refereed)**" in (Path(__file__).parents[1] / bwd.BWD_SLOTS.doc).read_text()
