@@ -321,7 +321,7 @@ def solve(
     compilation, each expansion and each generated state): past it the bounds in hand are reported.
 
     With ``tight`` the one-shot game first runs the zero-slack searches of :mod:`attnio.solver.pebble.tight`
-    (half the time limit): is there a calculation of cost T = inputs + outputs ("tight": optimal at once)? If
+    (three quarters of the time limit): is there a calculation of cost T = inputs + outputs ("tight": optimal at once)? If
     none, OPT ≥ T + 1; is there one of cost T + 1 (one input read twice: found, optimal)? If none, OPT ≥ T + 2,
     and one spill or two re-reads are tried for a schedule of cost T + 2. A* then runs as usual on what is
     left and reports max(least f on the open list, L), L the proved bound.
@@ -351,19 +351,19 @@ def solve(
     if tight and not recompute and ub > L:
         from attnio.solver.pebble import tight as zs
 
-        sub = dl.within(None if time_limit_s is None else time_limit_s / 2)
+        sub = dl.within(None if time_limit_s is None else time_limit_s * 3 / 4)
         tr = zs.tight_one_shot(g, M, symmetry=symmetry, deadline=sub)
         L_states = tr.states
         if tr.answer == "tight":
             ub, ub_moves, ub_source = tr.cost, list(tr.schedule), "the zero-slack search (a tight ordering)"
         elif tr.answer == "none":
-            L, L_note = tr.lower, "no tight calculation exists (exhaustive zero-slack search)"
+            L, L_note = max(L, tr.lower), "no tight calculation exists (exhaustive zero-slack search)"
             rr = zs.one_reread(g, M, symmetry=symmetry, deadline=sub)
             L_states += rr.states
             if rr.answer == "found" and rr.cost < ub:
                 ub, ub_moves, ub_source = rr.cost, list(rr.schedule), "the one-re-read search"
             elif rr.answer == "none":
-                L, L_note = L + 1, L_note + " and none with one input read twice (all splits searched)"
+                L, L_note = max(L, rr.cost + 1), L_note + " and none with one input read twice (all splits searched)"
                 for search in (zs.one_spill, zs.two_rereads):
                     if ub <= L:
                         break

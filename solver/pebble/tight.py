@@ -70,6 +70,13 @@ class TightResult:
         return self.cost + 1 if self.answer == "none" else self.cost
 
 
+def compulsory(g: Graph) -> int:
+    """Inputs that are not outputs (each has a child, so it must be read) plus outputs that are not inputs (each
+    must be written): inputs + outputs when no vertex is isolated, as in every graph of :mod:`graphs`."""
+    ins, outs = set(g.inputs), set(g.outputs)
+    return len(ins - outs) + len(outs - ins)
+
+
 def _bits(m: int):
     while m:
         low = m & -m
@@ -100,7 +107,7 @@ def tight_one_shot(g: Graph, M: int, *, symmetry: bool = True, max_states: int =
     need = sum(1 << v for v in range(n) if reach[v])
     todo = need & ~IN
     ch = [c & need for c in ch]
-    cost = len(g.inputs) + len(g.outputs)
+    cost = compulsory(g)
     gates = gates or {}
     GATED = sum(1 << x for x in gates)
 
@@ -314,7 +321,7 @@ def one_reread(g: Graph, M: int, *, symmetry: bool = True, deadline: Deadline = 
     (up to swapping the two parts) cover all cases: "none" on all of them is exhaustive.
     """
     t0 = time.perf_counter()
-    cost = len(g.inputs) + len(g.outputs) + 1
+    cost = compulsory(g) + 1
     perms = automorphisms(g, deadline) if symmetry else [tuple(range(g.n))]
     splits = states = 0
     unknown = False
@@ -345,7 +352,7 @@ def one_spill(g: Graph, M: int, *, symmetry: bool = True, deadline: Deadline = N
     copy u″ is an input that may be read only after u is computed. Only an upper bound: "found" gives a
     replayed schedule; "none" proves nothing (two input re-reads are the other way to spend two words)."""
     t0 = time.perf_counter()
-    cost = len(g.inputs) + len(g.outputs) + 2
+    cost = compulsory(g) + 2
     perms = automorphisms(g, deadline) if symmetry else [tuple(range(g.n))]
     outs = set(g.outputs)
     reps, seen = [], set()
@@ -386,7 +393,7 @@ def two_rereads(g: Graph, M: int, *, symmetry: bool = True, deadline: Deadline =
     """Look for a one-shot calculation of cost inputs + outputs + 2 that reads inputs twice twice (two inputs
     twice each, or one three times): a tight calculation of a graph split twice. Only an upper bound."""
     t0 = time.perf_counter()
-    cost = len(g.inputs) + len(g.outputs) + 2
+    cost = compulsory(g) + 2
     perms = automorphisms(g, deadline) if symmetry else [tuple(range(g.n))]
     splits = states = 0
     try:
