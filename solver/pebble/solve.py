@@ -45,6 +45,7 @@ from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import NO_DEADLINE, Deadline, TimeLimitReached
 from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
+from attnio.solver.pebble.tight import compulsory
 
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
@@ -346,7 +347,9 @@ def solve(
         one = solve(g, M, recompute=False, max_states=max(1, max_states // 4), time_limit_s=budget, symmetry=symmetry, deadline=sub)
         if one.upper is not None and one.upper < ub:
             ub, ub_moves, ub_source = one.upper, list(one.schedule), f"the one-shot search ({one.status})"
-    L = g.trivial_io  # a proved lower bound on OPT (over all calculations of this game)
+    # a proved lower bound on OPT: every input that is not an output read, every output that is not an input
+    # written (= inputs + outputs unless a vertex is isolated)
+    L = compulsory(g)
     L_note = ""
     if tight and not recompute and ub > L:
         from attnio.solver.pebble import tight as zs
