@@ -11,6 +11,7 @@ from attnio.solver.pebble.solve import solve
 from attnio.solver.pebble.tight import compulsory, one_reread, one_spill, tight_one_shot, two_rereads
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from test_pebble import small_dags
 
 
 def _check_against(g: Graph, M: int, opt: int) -> None:
@@ -32,16 +33,6 @@ def _check_against(g: Graph, M: int, opt: int) -> None:
     for up in (one_spill(g, M), two_rereads(g, M)):  # upper bounds only: never below the optimum
         if up.answer == "found":
             assert replay(g, M, up.schedule, recompute=False).io == up.cost >= opt
-
-
-@st.composite
-def small_dags(draw) -> Graph:
-    n = draw(st.integers(2, 7))
-    edges = []
-    for v in range(1, n):
-        ps = draw(st.lists(st.integers(0, v - 1), max_size=min(3, v), unique=True))
-        edges += [(f"v{p}", f"v{v}") for p in ps]
-    return from_edges("random", [f"v{v}" for v in range(n)], edges)
 
 
 @settings(max_examples=150, deadline=None)
