@@ -8,7 +8,7 @@ from attnio.solver.pebble.brute import brute_force
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph, attention, from_edges, matmul, reduction_tree
 from attnio.solver.pebble.solve import solve
-from attnio.solver.pebble.tight import compulsory, one_reread, one_spill, tight_one_shot, two_rereads
+from attnio.solver.pebble.tight import compulsory, one_reread, one_spill, reread_search, tight_one_shot
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_pebble import small_dags
@@ -27,10 +27,12 @@ def _check_against(g: Graph, M: int, opt: int) -> None:
     r = one_reread(g, M)
     assert r.answer in ("found", "none")
     assert (r.answer == "found") == (opt == T + 1)
+    # the same question by the one search over (computed set, red inputs): the same answer
+    assert reread_search(g, M, 1).answer == r.answer
     if r.answer == "found":
         assert replay(g, M, r.schedule, recompute=False).io == T + 1
         return
-    for up in (one_spill(g, M), two_rereads(g, M)):  # upper bounds only: never below the optimum
+    for up in (one_spill(g, M), reread_search(g, M, 2)):  # upper bounds only: never below the optimum
         if up.answer == "found":
             assert replay(g, M, up.schedule, recompute=False).io == up.cost >= opt
 

@@ -323,8 +323,8 @@ def solve(
 
     With ``tight`` the one-shot game first runs the zero-slack searches of :mod:`attnio.solver.pebble.tight`
     (three quarters of the time limit): is there a calculation of cost T = inputs + outputs ("tight": optimal at once)? If
-    none, OPT ≥ T + 1; is there one of cost T + 1 (one input read twice: found, optimal)? If none, OPT ≥ T + 2,
-    and one spill or two re-reads are tried for a schedule of cost T + 2. A* then runs as usual on what is
+    none, OPT ≥ T + 1; is there one of cost T + 1 (one input read twice, ``reread_search(k=1)``: found, optimal)?
+    If none, OPT ≥ T + 2, and two re-reads or one spill are tried for a schedule of cost T + 2. A* then runs as usual on what is
     left and reports max(least f on the open list, L), L the proved bound.
     """
     M = check_int("M", M, min=1)
@@ -361,19 +361,19 @@ def solve(
             ub, ub_moves, ub_source = tr.cost, list(tr.schedule), "the zero-slack search (a tight ordering)"
         elif tr.answer == "none":
             L, L_note = max(L, tr.lower), "no tight calculation exists (exhaustive zero-slack search)"
-            rr = zs.one_reread(g, M, symmetry=symmetry, deadline=sub)
+            rr = zs.reread_search(g, M, 1, symmetry=symmetry, deadline=sub)  # = one_reread, faster
             L_states += rr.states
             if rr.answer == "found" and rr.cost < ub:
                 ub, ub_moves, ub_source = rr.cost, list(rr.schedule), "the one-re-read search"
             elif rr.answer == "none":
-                L, L_note = max(L, rr.cost + 1), L_note + " and none with one input read twice (all splits searched)"
-                for search in (zs.one_spill, zs.two_rereads):
+                L, L_note = max(L, rr.cost + 1), L_note + " and none with one input read twice (exhaustive re-read search)"
+                for search in (lambda *a, **k: zs.reread_search(*a, 2, **k), zs.one_spill):
                     if ub <= L:
                         break
                     up = search(g, M, symmetry=symmetry, deadline=sub)
                     L_states += up.states
                     if up.answer == "found" and up.cost < ub:
-                        ub, ub_moves, ub_source = up.cost, list(up.schedule), f"the {search.__name__} search"
+                        ub, ub_moves, ub_source = up.cost, list(up.schedule), "a zero-slack search with two units of slack"
             L_note = f"; {L_note}, so OPT ≥ {L}"
         if ub <= L:
             rp = replay(g, M, ub_moves, recompute=False)

@@ -379,34 +379,142 @@ def one_spill(g: Graph, M: int, *, symmetry: bool = True, deadline: Deadline = N
     return RereadResult("unknown", cost, M, splits, states, time.perf_counter() - t0)
 
 
-def _splits(g: Graph, perms, deadline: Deadline):
-    """Every (input x, part, split graph, its induced automorphisms), one input per orbit (:func:`one_reread`)."""
-    for x in input_orbits(g, perms):
-        rest = list(g.children[x])[1:]
-        for mask in range(1, 1 << len(rest)):
-            deadline.check()
-            group = frozenset(c for t, c in enumerate(rest) if mask >> t & 1)
-            yield x, split_input(g, x, group), split_perms(perms, x, group)
+# ----------------------------------------------------------------------------------------------------------
+# k units of slack spent on input re-reads, in one search
 
 
-def two_rereads(g: Graph, M: int, *, symmetry: bool = True, deadline: Deadline = NO_DEADLINE) -> RereadResult:
-    """Look for a one-shot calculation of cost inputs + outputs + 2 that reads inputs twice twice (two inputs
-    twice each, or one three times): a tight calculation of a graph split twice. Only an upper bound."""
+def reread_search(g: Graph, M: int, k: int, *, symmetry: bool = True, max_states: int = 20_000_000,
+                  deadline: Deadline = NO_DEADLINE) -> RereadResult:
+    """Look for a one-shot calculation of cost ≤ inputs + outputs + ``k`` that writes no non-output: computed
+    values stay red through their last use; an input may be dropped while still needed (at most ``k`` times,
+    each drop paid by one later re-read). Depth first over (computed set, red inputs) with a table of refuted
+    states (kept with the most budget they were refuted with) merged under the automorphisms; a drop is tried
+    only when some ready vertex does not fit (lazy eviction, docs/pebbling.md §3 reduction 2). The eager rule of
+    :func:`tight_one_shot` is kept where it stays valid with drops: an output, or a vertex that is the last use
+    of a *non-input* parent (never dropped here). "found": a replayed schedule; "none": no such calculation
+    (with k = 1 this is exactly the search of :func:`one_reread`, Lemma 2; with k ≥ 2 spills are not covered,
+    so "none" is no lower bound); "unknown": stopped."""
     t0 = time.perf_counter()
-    cost = compulsory(g) + 2
-    perms = automorphisms(g, deadline) if symmetry else [tuple(range(g.n))]
-    splits = states = 0
+    n = g.n
+    IN = sum(1 << v for v in g.inputs)
+    OUT = sum(1 << v for v in g.outputs)
+    par = [sum(1 << p for p in ps) for ps in g.parents]
+    ch = [0] * n
+    for v, ps in enumerate(g.parents):
+        for p in ps:
+            ch[p] |= 1 << v
+    todo = (sum(1 << v for v in range(n)) & ~IN)
+    base = compulsory(g)
+    perms = automorphisms(g, deadline) if symmetry else [tuple(range(n))]
+    tables = [mask_tables(p) for p in perms if p != tuple(range(n))]
+
+    def canon(C: int, Rin: int) -> tuple[int, int]:
+        best = (C, Rin)
+        for tb in tables:
+            x = apply_mask(tb, C)
+            if x < best[0]:
+                best = (x, apply_mask(tb, Rin))
+            elif x == best[0]:
+                y = apply_mask(tb, Rin)
+                if y < best[1]:
+                    best = (x, y)
+        return best
+
+    refuted: dict[tuple[int, int], int] = {}
+    states = 0
+    moves_out: list[tuple[str, int]] = []
+
+    def compute(C: int, live: int, Rin: int, v: int) -> tuple[int, int, int]:
+        C2 = C | (1 << v)
+        Rin2 = Rin | (par[v] & IN)
+        lv = live | (par[v] & ~IN)
+        if not (OUT >> v) & 1:
+            lv |= 1 << v
+        for u in _bits(lv | Rin2):
+            if not ch[u] & ~C2:
+                lv &= ~(1 << u)
+                Rin2 &= ~(1 << u)
+        return C2, lv, Rin2
+
+    def dfs(C: int, live: int, Rin: int, left: int) -> bool:
+        nonlocal states
+        if C == todo:
+            return True
+        key = canon(C, Rin)
+        if refuted.get(key, -1) >= left:
+            return False
+        states += 1
+        if states > max_states:
+            raise TimeLimitReached
+        if not states & 1023:
+            deadline.check()
+        used = (live | Rin).bit_count()
+        fits, tight_fit, eager = [], False, False
+        for v in _bits(todo & ~C):
+            pv = par[v]
+            if pv & ~IN & ~C:
+                continue
+            need = (pv & IN & ~Rin).bit_count()
+            if used + need + 1 > M:
+                tight_fit = True
+                continue
+            if not need and ((OUT >> v) & 1 or any(ch[p] & ~C == 1 << v for p in _bits(pv & ~IN))):
+                fits, eager = [v], True  # without loss (docstring): the only move tried
+                break
+            fits.append(v)
+        else:
+            fits.sort(key=lambda v: -sum(1 for p in _bits(par[v]) if ch[p] & ~C == 1 << v))
+        for v in fits:
+            C2, lv2, Rin2 = compute(C, live, Rin, v)
+            moves_out.append(("compute", v))
+            if dfs(C2, lv2, Rin2, left):
+                return True
+            moves_out.pop()
+        if left and tight_fit and not eager:
+            for x in _bits(Rin):
+                moves_out.append(("drop", x))
+                if dfs(C, live, Rin & ~(1 << x), left - 1):
+                    return True
+                moves_out.pop()
+        refuted[key] = max(refuted.get(key, -1), left)
+        return False
+
+    import sys
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * n + 100))
     try:
-        for x1, g1, p1 in _splits(g, perms, deadline):
-            for x2, g2, p2 in _splits(g1, p1, deadline):
-                r = tight_one_shot(g2, M, deadline=deadline, perms=p2)
-                splits += 1
-                states += r.states
-                if r.answer == "tight":
-                    moves = merge_schedule(g, x1, merge_schedule(g1, x2, r.schedule))
-                    rp = replay(g, M, moves, recompute=False)
-                    assert rp.io <= cost
-                    return RereadResult("found", rp.io, M, splits, states, time.perf_counter() - t0, tuple(moves))
+        ok = dfs(0, 0, 0, k)
     except TimeLimitReached:
-        pass
-    return RereadResult("unknown", cost, M, splits, states, time.perf_counter() - t0)
+        return RereadResult("unknown", base + k, M, 0, states, time.perf_counter() - t0)
+    if not ok:
+        return RereadResult("none", base + k, M, 0, states, time.perf_counter() - t0)
+    sched = _drop_schedule(g, moves_out, par, ch, IN, OUT)
+    rp = replay(g, M, sched, recompute=False)
+    assert rp.io <= base + k, (rp, base, k)
+    return RereadResult("found", rp.io, M, 0, states, time.perf_counter() - t0, tuple(sched))
+
+
+def _drop_schedule(g: Graph, macro, par, ch, IN: int, OUT: int) -> list[tuple[str, int]]:
+    """Plain moves of :func:`reread_search`'s macro moves (compute / drop), with the reads and deletions."""
+    moves: list[tuple[str, int]] = []
+    red = C = 0
+    for op, v in macro:
+        if op == "drop":
+            moves.append(("delete", v))
+            red &= ~(1 << v)
+            continue
+        for p in _bits(par[v] & ~red):
+            assert (IN >> p) & 1
+            moves.append(("read", p))
+            red |= 1 << p
+        moves.append(("compute", v))
+        red |= 1 << v
+        C |= 1 << v
+        if (OUT >> v) & 1:
+            moves += [("write", v), ("delete", v)]
+            red &= ~(1 << v)
+        for u in _bits(red):
+            if not ch[u] & ~C:
+                moves.append(("delete", u))
+                red &= ~(1 << u)
+    return moves
