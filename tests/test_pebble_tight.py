@@ -93,3 +93,11 @@ def test_a_stopped_zero_slack_search_says_unknown():
 
     assert tight_one_shot(attention(2, 3), 10, deadline=Deadline(0.0)).answer in ("unknown", "none")
     assert one_reread(attention(2, 3), 10, deadline=Deadline(0.0)).answer == "unknown"
+
+
+def test_a_benchmark_row_below_the_threshold_is_certified_by_the_zero_slack_searches():
+    from attnio.solver.pebble.benchmark import Case, run_case
+
+    row = run_case(Case(3, 1, 10, "one-shot", time_limit_s=60).as_dict())
+    assert (row["status"], row["opt"], row["trivial"]) == ("optimal", 13, 12)
+    assert "no tight calculation" in row["lower_by"] and row["certificate"]["replayed"]
