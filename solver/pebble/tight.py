@@ -77,6 +77,16 @@ def compulsory(g: Graph) -> int:
     return len(ins - outs) + len(outs - ins)
 
 
+def _masks(g: Graph) -> tuple[int, int, list[int], list[int]]:
+    """Inputs, outputs, and each vertex's parents and children, as bitmasks."""
+    par = [sum(1 << p for p in ps) for ps in g.parents]
+    ch = [0] * g.n
+    for v, ps in enumerate(g.parents):
+        for p in ps:
+            ch[p] |= 1 << v
+    return sum(1 << v for v in g.inputs), sum(1 << v for v in g.outputs), par, ch
+
+
 def _bits(m: int):
     while m:
         low = m & -m
@@ -94,13 +104,7 @@ def tight_one_shot(g: Graph, M: int, *, symmetry: bool = True, max_states: int =
     ``gates`` {input x: vertex u}: x may be read only once u is computed (a spilled copy of u, :func:`one_spill`)."""
     t0 = time.perf_counter()
     n = g.n
-    IN = sum(1 << v for v in g.inputs)
-    OUT = sum(1 << v for v in g.outputs)
-    par = [sum(1 << p for p in ps) for ps in g.parents]
-    ch = [0] * n
-    for v, ps in enumerate(g.parents):
-        for p in ps:
-            ch[p] |= 1 << v
+    IN, OUT, par, ch = _masks(g)
     reach = [0] * n  # reaches an output
     for v in reversed(range(n)):
         reach[v] = bool((OUT >> v) & 1) or any(reach[c] for c in _bits(ch[v]))
@@ -191,33 +195,10 @@ def tight_one_shot(g: Graph, M: int, *, symmetry: bool = True, max_states: int =
         return done("unknown", states)
     if not found:
         return done("none", states)
-    sched = _schedule(g, order, par, ch, need, OUT)
+    sched = _drop_schedule(g, [("compute", v) for v in order], par, ch, IN, OUT)
     rp = replay(g, M, sched, recompute=False)
     assert rp.io == cost, (rp, cost)
     return done("tight", states, tuple(sched))
-
-
-def _schedule(g: Graph, order: list[int], par, ch, need: int, OUT: int) -> list[tuple[str, int]]:
-    """The calculation of an ordering: read each input right before its first use, delete each value right
-    after its last use, write each output at once."""
-    moves: list[tuple[str, int]] = []
-    red = 0
-    C = 0
-    for v in order:
-        for p in _bits(par[v] & need & ~red):
-            moves.append(("read", p))
-            red |= 1 << p
-        moves.append(("compute", v))
-        red |= 1 << v
-        C |= 1 << v
-        if (OUT >> v) & 1:
-            moves += [("write", v), ("delete", v)]
-            red &= ~(1 << v)
-        for u in _bits(red):
-            if not ch[u] & ~C:
-                moves.append(("delete", u))
-                red &= ~(1 << u)
-    return moves
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -384,7 +365,7 @@ def one_spill(g: Graph, M: int, *, symmetry: bool = True, deadline: Deadline = N
 
 
 def reread_search(g: Graph, M: int, k: int, *, symmetry: bool = True, max_states: int = 20_000_000,
-                  deadline: Deadline = NO_DEADLINE) -> RereadResult:
+                  deadline: Deadline = NO_DEADLINE, perms: list[tuple[int, ...]] | None = None) -> RereadResult:
     """Look for a one-shot calculation of cost ≤ inputs + outputs + ``k`` that writes no non-output: computed
     values stay red through their last use; an input may be dropped while still needed (at most ``k`` times,
     each drop paid by one later re-read). Depth first over (computed set, red inputs) with a table of refuted
@@ -396,16 +377,11 @@ def reread_search(g: Graph, M: int, k: int, *, symmetry: bool = True, max_states
     so "none" is no lower bound); "unknown": stopped."""
     t0 = time.perf_counter()
     n = g.n
-    IN = sum(1 << v for v in g.inputs)
-    OUT = sum(1 << v for v in g.outputs)
-    par = [sum(1 << p for p in ps) for ps in g.parents]
-    ch = [0] * n
-    for v, ps in enumerate(g.parents):
-        for p in ps:
-            ch[p] |= 1 << v
+    IN, OUT, par, ch = _masks(g)
     todo = (sum(1 << v for v in range(n)) & ~IN)
     base = compulsory(g)
-    perms = automorphisms(g, deadline) if symmetry else [tuple(range(n))]
+    if perms is None:
+        perms = automorphisms(g, deadline) if symmetry else [tuple(range(n))]
     tables = [mask_tables(p) for p in perms if p != tuple(range(n))]
 
     def canon(C: int, Rin: int) -> tuple[int, int]:
@@ -495,7 +471,8 @@ def reread_search(g: Graph, M: int, k: int, *, symmetry: bool = True, max_states
 
 
 def _drop_schedule(g: Graph, macro, par, ch, IN: int, OUT: int) -> list[tuple[str, int]]:
-    """Plain moves of :func:`reread_search`'s macro moves (compute / drop), with the reads and deletions."""
+    """Plain moves of macro moves (compute / drop): read each input right before a use that finds it not red,
+    delete each value right after its last use, write each output at once."""
     moves: list[tuple[str, int]] = []
     red = C = 0
     for op, v in macro:
