@@ -355,19 +355,20 @@ def solve(
         from attnio.solver.pebble import tight as zs
 
         sub = dl.within(None if time_limit_s is None else time_limit_s * 3 / 4)
-        tr = zs.tight_one_shot(g, M, symmetry=symmetry, deadline=sub)
+        zperms = zs.few_perms(automorphisms(g, sub) if symmetry else [tuple(range(g.n))])
+        tr = zs.tight_one_shot(g, M, deadline=sub, perms=zperms)
         L_states = tr.states
         if tr.answer == "tight":
             ub, ub_moves, ub_source = tr.cost, list(tr.schedule), "the zero-slack search (a tight ordering)"
         elif tr.answer == "none":
             L, L_note = max(L, tr.lower), "no tight calculation exists (exhaustive zero-slack search)"
-            rr = zs.reread_search(g, M, 1, symmetry=symmetry, deadline=sub)  # = one_reread, faster
+            rr = zs.reread_search(g, M, 1, deadline=sub, perms=zperms)  # = one_reread, faster
             L_states += rr.states
             if rr.answer == "found" and rr.cost < ub:
                 ub, ub_moves, ub_source = rr.cost, list(rr.schedule), "the one-re-read search"
             elif rr.answer == "none":
                 L, L_note = max(L, rr.cost + 1), L_note + " and none with one input read twice (exhaustive re-read search)"
-                for search in (lambda *a, **k: zs.reread_search(*a, 2, **k), zs.one_spill):
+                for search in (lambda *a, **k: zs.reread_search(*a, 2, perms=zperms, **k), zs.one_spill):
                     if ub <= L:
                         break
                     up = search(g, M, symmetry=symmetry, deadline=sub)

@@ -277,6 +277,13 @@ def split_perms(perms, x: int, group: frozenset[int]) -> list[tuple[int, ...]]:
     return out
 
 
+def few_perms(perms: list[tuple[int, ...]], keep: int = 24) -> list[tuple[int, ...]]:
+    """The ``keep`` automorphisms that move the fewest vertices (the identity first). Merging states under any
+    subset of the automorphisms is sound (a state is merged only with an automorphic image of itself); on large
+    groups (144 at N = 3, d = 3) a few cheap ones beat all of them, whose cost grows with the group."""
+    return sorted(perms, key=lambda p: sum(1 for v, w in enumerate(p) if v != w))[:keep]
+
+
 def input_orbits(g: Graph, perms) -> list[int]:
     """One input from each orbit of the automorphism group."""
     reps, seen = [], set()
