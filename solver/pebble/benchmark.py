@@ -184,9 +184,10 @@ def default_cases(time_limit_s: float = 60.0) -> list[Case]:
             out.append(Case(N, d, M, "prbp", time_limit_s=time_limit_s))
     # one-shot rows at and just below the least M with OPT = inputs + outputs, where the zero-slack searches
     # (solver/pebble/tight.py) prove OPT = inputs + outputs + 1 or + 2, or a lower bound above it
-    # (docs/pebbling.md §11); the larger ones get five or ten times the limit
+    # (docs/pebbling.md §11); the larger ones get 5, 10 or 30 times the limit (N=3, d=3, M=17: ~500 s)
     for N, d, M, causal, scale in [(3, 1, 9, False, 1), (3, 1, 10, False, 1), (2, 3, 10, False, 1),
                                    (2, 3, 11, False, 1), (4, 1, 13, False, 1), (3, 2, 15, False, 1),
-                                   (3, 2, 14, False, 10), (2, 5, 10, False, 5), (4, 2, 11, True, 5)]:
+                                   (3, 2, 14, False, 10), (2, 5, 10, False, 5), (4, 2, 11, True, 5),
+                                   (3, 3, 17, False, 30)]:
         out.append(Case(N, d, M, "one-shot", causal=causal, time_limit_s=time_limit_s * scale))
     return out
