@@ -8,8 +8,9 @@ catalog and of its small forms (:mod:`attnio.solver.pebble.small_bounds`), what 
 
 Engines, in this order within one time limit:
 
-1. the exact A* search of :mod:`attnio.solver.pebble.solve` (half the limit; its lower bound, the least f on
-   the open list, holds over *all* calculations) — for the partial-computation game the A* search of
+1. the exact A* search of :mod:`attnio.solver.pebble.solve` (half the limit, three quarters in the one-shot
+   game, where it first runs the zero-slack searches of :mod:`attnio.solver.pebble.tight`; its lower bound
+   holds over *all* calculations) — for the partial-computation game the A* search of
    :mod:`attnio.solver.pebble.prbp` (the whole limit);
 2. if the gap is open, OR-Tools CP-SAT (:mod:`attnio.solver.pebble.cpsat`, the rest of the limit), hinted with
    the best schedule in hand. Its proved bound is used as a lower bound only in the one-shot game, where the
@@ -105,8 +106,9 @@ def run_case(cfg: dict[str, Any]) -> dict[str, Any]:
 
         a = solve_prbp(g, c.M, deadline=dl)  # no second engine for PRBP: the whole limit
     else:
-        a = solve(g, c.M, recompute=c.game == "recompute", time_limit_s=c.time_limit_s / 2,
-                  deadline=dl.within(c.time_limit_s / 2))
+        # one-shot: the zero-slack searches inside solve() are the engine that proves; 3/4 of the limit
+        share = c.time_limit_s * (3 / 4 if c.game == "one-shot" else 1 / 2)
+        a = solve(g, c.M, recompute=c.game == "recompute", time_limit_s=share, deadline=dl.within(share))
     engines.append({"engine": a.engine, "status": a.status, "lower": a.lower, "upper": a.upper, "seconds": round(a.seconds, 3)})
     lower, upper, moves = a.lower, a.upper, a.schedule
     lower_by = "A* (least f on the open list)" if a.status != "optimal" else f"A* ({a.note or 'search exhausted'})"
@@ -274,4 +276,12 @@ def default_cases(time_limit_s: float = 60.0) -> list[Case]:
         for M in Ms:
             for game in ("recompute", "one-shot"):
                 out.append(Case(N, d, M, game, time_limit_s=time_limit_s, computation="backward"))
+    # one-shot rows at and just below the least M with OPT = inputs + outputs, where the zero-slack searches
+    # (solver/pebble/tight.py) prove OPT = inputs + outputs + 1 or + 2, or a lower bound above it
+    # (docs/pebbling.md §11); the larger ones get 5, 10 or 30 times the limit (N=3, d=3, M=17: ~500 s)
+    for N, d, M, causal, scale in [(3, 1, 9, False, 1), (3, 1, 10, False, 1), (2, 3, 10, False, 1),
+                                   (2, 3, 11, False, 1), (4, 1, 13, False, 1), (3, 2, 15, False, 1),
+                                   (3, 2, 14, False, 10), (2, 5, 10, False, 5), (4, 2, 11, True, 5),
+                                   (3, 3, 17, False, 30)]:
+        out.append(Case(N, d, M, "one-shot", causal=causal, time_limit_s=time_limit_s * scale))
     return out

@@ -45,6 +45,7 @@ from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import NO_DEADLINE, Deadline, TimeLimitReached
 from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
+from attnio.solver.pebble.tight import compulsory
 
 from attnio.errors import InvalidParameter
 from attnio.validate import check_int
@@ -308,6 +309,7 @@ def solve(
     time_limit_s: float | None = 60.0,
     symmetry: bool = True,
     deadline: Deadline | None = None,
+    tight: bool = True,
 ) -> PebbleResult:
     """Least reads + writes to pebble ``g`` with at most ``M`` red pebbles (A*; see the module docstring).
 
@@ -318,6 +320,12 @@ def solve(
 
     ``deadline`` (default: ``time_limit_s`` from now) is checked in every phase (greedy schedule, automorphisms,
     compilation, each expansion and each generated state): past it the bounds in hand are reported.
+
+    With ``tight`` the one-shot game first runs the zero-slack searches of :mod:`attnio.solver.pebble.tight`
+    (three quarters of the time limit): is there a calculation of cost T = inputs + outputs ("tight": optimal at once)? If
+    none, OPT ≥ T + 1; is there one of cost T + 1 (one input read twice, ``reread_search(k=1)``: found, optimal)?
+    If none, OPT ≥ T + 2, and two re-reads or one spill are tried for a schedule of cost T + 2. A* then runs as usual on what is
+    left and reports max(least f on the open list, L), L the proved bound.
     """
     M = check_int("M", M, min=1)
     max_states = check_int("max_states", max_states, min=1)
@@ -339,13 +347,50 @@ def solve(
         one = solve(g, M, recompute=False, max_states=max(1, max_states // 4), time_limit_s=budget, symmetry=symmetry, deadline=sub)
         if one.upper is not None and one.upper < ub:
             ub, ub_moves, ub_source = one.upper, list(one.schedule), f"the one-shot search ({one.status})"
+    # a proved lower bound on OPT: every input that is not an output read, every output that is not an input
+    # written (= inputs + outputs unless a vertex is isolated)
+    L = compulsory(g)
+    L_note = ""
+    if tight and not recompute and ub > L:
+        from attnio.solver.pebble import tight as zs
+
+        sub = dl.within(None if time_limit_s is None else time_limit_s * 3 / 4)
+        zperms = zs.few_perms(automorphisms(g, sub) if symmetry else [tuple(range(g.n))])
+        tr = zs.tight_one_shot(g, M, deadline=sub, perms=zperms)
+        L_states = tr.states
+        if tr.answer == "tight":
+            ub, ub_moves, ub_source = tr.cost, list(tr.schedule), "the zero-slack search (a tight ordering)"
+        elif tr.answer == "none":
+            L, L_note = max(L, tr.lower), "no tight calculation exists (exhaustive zero-slack search)"
+            rr = zs.reread_search(g, M, 1, deadline=sub, perms=zperms)  # = one_reread, faster
+            L_states += rr.states
+            if rr.answer == "found" and rr.cost < ub:
+                ub, ub_moves, ub_source = rr.cost, list(rr.schedule), "the one-re-read search"
+            elif rr.answer == "none":
+                L, L_note = max(L, rr.cost + 1), L_note + " and none with one input read twice (exhaustive re-read search)"
+                for search in (lambda *a, **k: zs.reread_search(*a, 2, perms=zperms, **k), zs.one_spill):
+                    if ub <= L:
+                        break
+                    up = search(g, M, symmetry=symmetry, deadline=sub)
+                    L_states += up.states
+                    if up.answer == "found" and up.cost < ub:
+                        ub, ub_moves, ub_source = up.cost, list(up.schedule), "a zero-slack search with two units of slack"
+            L_note = f"; {L_note}, so OPT ≥ {L}"
+        if ub <= L:
+            rp = replay(g, M, ub_moves, recompute=False)
+            assert rp.io == ub >= L
+            return PebbleResult(
+                status="optimal", lower=ub, upper=ub, seconds=time.perf_counter() - t0, states=L_states,
+                schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
+                note=f"{ub_source} meets the lower bound {L}{L_note or ' (inputs + outputs)'}", **base,
+            )
     try:
         cg = _Compiled(g, dl)
     except TimeLimitReached:
         rp = replay(g, M, ub_moves, recompute=False)
-        return PebbleResult(status="bounds", lower=min(g.trivial_io, rp.io), upper=rp.io, seconds=time.perf_counter() - t0,
+        return PebbleResult(status="bounds", lower=min(L, rp.io), upper=rp.io, seconds=time.perf_counter() - t0,
                             schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
-                            note=f"stopped by the time limit before the search began; upper bound from {ub_source}", **base)
+                            note=f"stopped by the time limit before the search began; upper bound from {ub_source}{L_note}", **base)
     IN, OUT, par = cg.IN, cg.OUT, cg.par
     one_shot = not recompute
 
@@ -527,10 +572,10 @@ def solve(
             tau = tuple(tau[inv[x]] for x in range(g.n))
         moves = _expand(canon, macro)
         rp = replay(g, M, moves, recompute=recompute)
-        assert rp.io == cost, (rp, cost)
+        assert rp.io == cost >= L, (rp, cost, L)  # a schedule below a proved lower bound would be a bug
         return PebbleResult(
             status="optimal", lower=cost, upper=cost, seconds=seconds, states=expanded, extra={'generated': generated}, schedule=tuple(moves),
-            reads=rp.reads, writes=rp.writes, **base,
+            reads=rp.reads, writes=rp.writes, note=L_note.removeprefix("; "), **base,
         )
     rp = replay(g, M, ub_moves, recompute=False)
     assert rp.io == ub
@@ -539,19 +584,19 @@ def solve(
         return PebbleResult(
             status="optimal", lower=rp.io, upper=rp.io, seconds=seconds, states=expanded, extra={'generated': generated},
             schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
-            note=f"no schedule cheaper than {ub_source} exists (search exhausted below it)", **base,
+            note=f"no schedule cheaper than {ub_source} exists (search exhausted below it){L_note}", **base,
         )
-    lower = max(heap[0][0] if heap else rp.io, g.trivial_io)
+    lower = max(heap[0][0] if heap else rp.io, L)
     if lower >= rp.io:  # the proved lower bound meets the schedule in hand
         return PebbleResult(
             status="optimal", lower=rp.io, upper=rp.io, seconds=seconds, states=expanded,
             schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
-            note=f"stopped by the {stopped} limit, but the least f on the open list meets {ub_source}", **base,
+            note=f"stopped by the {stopped} limit, but the least f on the open list meets {ub_source}{L_note}", **base,
         )
     return PebbleResult(
         status="bounds", lower=min(lower, rp.io), upper=rp.io, seconds=seconds, states=expanded, extra={'generated': generated},
         schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
-        note=f"stopped by the {stopped} limit; upper bound from {ub_source}", **base,
+        note=f"stopped by the {stopped} limit; upper bound from {ub_source}{L_note}", **base,
     )
 
 
