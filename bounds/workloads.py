@@ -213,8 +213,9 @@ def applies(b: Bound, w: object) -> bool:
 def workload_value(b: Bound, w: object) -> Fraction:
     """The bound ``b`` (words) over the whole workload ``w``, evaluated from its catalog expression:
 
-    - a bound per group unit (its symbols include g: the trivial bounds): batch·H_kv × the expression at
-      g = H/H_kv;
+    - a bound per group unit (its symbols include g): batch·H_kv × the expression at g = H/H_kv (the trivial
+      bounds), or batch·H_kv × (expression − slack) + slack for one with a slack (the backward slot bounds, whose
+      expression less its −M is linear in the unit's pairs and slots);
     - a pair-count bound (c·P·d²/M − M, min(c·P·d²/M, P/2) − M): the expression less its slack is
       homogeneous in P, and the workload has batch·H × P_head pairs on one machine, the −M paid once:
       batch·H × (expression − slack) + slack at one head.
@@ -225,7 +226,11 @@ def workload_value(b: Bound, w: object) -> Fraction:
     True
     """
     if "g" in b.symbols:
-        return w.kv_heads_total * Fraction(evaluate(b.expr, _env(w, w.groups)))  # type: ignore[attr-defined]
+        env = _env(w, w.groups)
+        if b.slack is None:
+            return w.kv_heads_total * Fraction(evaluate(b.expr, env))  # type: ignore[attr-defined]
+        slack = Fraction(evaluate(b.slack, env))  # a per-unit pair-count bound: the −M paid once
+        return w.kv_heads_total * (Fraction(evaluate(b.expr, env)) - slack) + slack  # type: ignore[attr-defined]
     env = _env(w, 1)
     assert b.slack is not None, b.id
     slack = Fraction(evaluate(b.slack, env))
@@ -305,10 +310,64 @@ BWD_DP_CAUSAL = _bwd("workloads.bwd-dp.causal", PAIRS_CAUSAL, 1, "a bottom-right
 BWD_SDP_RECT = _bwd("workloads.bwd-sdp.rect", PAIRS_RECT, 4, "N_q queries and N_kv keys, no mask", _SDP)
 BWD_SDP_CAUSAL = _bwd("workloads.bwd-sdp.causal", PAIRS_CAUSAL, 4, "a bottom-right causal mask", _SDP)
 
-BWD_BOUNDS: list[Bound] = [BWD_TRIVIAL, BWD_DP_RECT, BWD_DP_CAUSAL, BWD_SDP_RECT, BWD_SDP_CAUSAL]
-BWD_CAUSAL = frozenset({BWD_DP_CAUSAL.id, BWD_SDP_CAUSAL.id})
+
+# BWD-slots and BWD-slots-x with pair counts (derived here, docs/bounds/bwd-slots-p.md): the proofs of
+# docs/bounds/backward-slots.md with the 2P·d dQ and dK products of the unmasked pairs in place of 2N²d and the L
+# dQ and dK output slots in place of 2Nd. Per K/V head and its g query heads: g·P_head pairs, L = g·N_q·d dQ slots
+# + N_kv·d dK slots (dK of a K/V head is one output word per (j, ℓ), accumulated over the g·N_q query rows).
+SLOTS_COEFF = Fraction(200, 23)
+BWD_SLOTS_L = g * Nq * d + Nkv * d
+
+
+def _bwd_slots(id_: str, pairs_: object, low: int, expr: object, form: str, what: str) -> Bound:
+    regime = (low * d**2 <= M, DV_EQ_D) + ((Nq <= Nkv,) if "causal" in id_ else ())
+    return Bound(
+        id=id_,
+        statement=f"Per K/V head and its g query heads with {what}, every backward pass that recomputes S and "
+        f"accumulates dQ = dS·K and dK = dSᵀ·Q by sum trees of scalar products moves at least {form} words, "
+        f"P = g·({pairs_}) unmasked pairs, L = g·N_q·d + N_kv·d dQ and dK output slots; over a workload on one "
+        f"machine P and L add up over the units and −M is paid once, where {conditions(regime)}.",
+        kind="lower",
+        model=_SDP + "; each dQ and dK product dS_ij·K_jℓ, dS_ij·Q_iℓ of an unmasked pair is its own vertex and a leaf "
+        "of the accumulation tree of its output slot, one tree per dQ slot (query head, i, ℓ) and per dK slot "
+        "(K/V head, j, ℓ) (docs/bounds/backward-slots.md (P3-SdP), (Q1)–(Q3) with the unmasked pairs)",
+        regime=regime,
+        expr=expr,
+        explicit=True,
+        constant=SLOTS_COEFF,
+        slack=-M,
+        provenance="derived here (BWD-slots, docs/bounds/backward-slots.md, with the pair count P in place of N² and "
+        "the dQ and dK slot count L in place of 2Nd; docs/bounds/bwd-slots-p.md)",
+        status="derived here",
+        doc="docs/bounds/bwd-slots-p.md",
+        symbols=("Nq", "Nkv", "g", "d", "dv", "M"),
+        cdag=CDAG_BACKWARD,
+        computation="backward",
+        notes="Not yet refereed. The expression less its −M is linear in (P, L), which add up over the K/V-head units: "
+        "over a workload it is batch·H_kv × (expression + M) − M (workload_value).",
+    )
+
+
+def _slots_expr(pairs_: object) -> object:
+    return SLOTS_COEFF * g * pairs_ * d**2 / M - BWD_SLOTS_L / 2 - M  # type: ignore[operator]
+
+
+def _slots_x_expr(pairs_: object) -> object:
+    return M * (200 * g * pairs_ * d**2 - Fraction(23, 2) * M * BWD_SLOTS_L) / (23 * M**2 + 80 * d**4) - M  # type: ignore[operator]
+
+
+_SL, _SLX = "(200/23)·P·d²/M − L/2 − M", "M(200P·d² − (23/2)·M·L)/(23M² + 80d⁴) − M"
+_RECT, _CAUSAL = "N_q queries and N_kv keys, no mask", "a bottom-right causal mask"
+BWD_SLOTS_RECT = _bwd_slots("workloads.bwd-slots.rect", PAIRS_RECT, 12, _slots_expr(PAIRS_RECT), _SL, _RECT)
+BWD_SLOTS_CAUSAL = _bwd_slots("workloads.bwd-slots.causal", PAIRS_CAUSAL, 12, _slots_expr(PAIRS_CAUSAL), _SL, _CAUSAL)
+BWD_SLOTS_X_RECT = _bwd_slots("workloads.bwd-slots-x.rect", PAIRS_RECT, 4, _slots_x_expr(PAIRS_RECT), _SLX, _RECT)
+BWD_SLOTS_X_CAUSAL = _bwd_slots("workloads.bwd-slots-x.causal", PAIRS_CAUSAL, 4, _slots_x_expr(PAIRS_CAUSAL), _SLX, _CAUSAL)
+BWD_SLOTS_P = (BWD_SLOTS_RECT, BWD_SLOTS_CAUSAL, BWD_SLOTS_X_RECT, BWD_SLOTS_X_CAUSAL)
+
+BWD_BOUNDS: list[Bound] = [BWD_TRIVIAL, BWD_DP_RECT, BWD_DP_CAUSAL, BWD_SDP_RECT, BWD_SDP_CAUSAL, *BWD_SLOTS_P]
+BWD_CAUSAL = frozenset({BWD_DP_CAUSAL.id, BWD_SDP_CAUSAL.id, BWD_SLOTS_CAUSAL.id, BWD_SLOTS_X_CAUSAL.id})
 # The backward pair-count bounds for schedules that recompute S (flash2-bwd does).
-BWD_RECOMPUTE_S = frozenset({BWD_SDP_RECT.id, BWD_SDP_CAUSAL.id})
+BWD_RECOMPUTE_S = frozenset({BWD_SDP_RECT.id, BWD_SDP_CAUSAL.id, *(b.id for b in BWD_SLOTS_P)})
 
 
 def bwd_trivial_words(w: object) -> int:
@@ -318,16 +377,20 @@ def bwd_trivial_words(w: object) -> int:
     return int(workload_value(BWD_TRIVIAL, w))
 
 
-def best_backward_lower_bound(w: object, recomputes_S: bool = True) -> tuple[str, Fraction]:
+def best_backward_lower_bound(w: object, recomputes_S: bool = True, exclude: frozenset[str] = frozenset()) -> tuple[str, Fraction]:
     """The largest applicable backward lower bound (words) on the whole workload: trivial, BWD-dP_P, and (for
-    schedules that recompute S, as flash2-bwd does) BWD-SdP_P, each where its regime holds (d_v = d).
+    schedules that recompute S, as flash2-bwd does) BWD-SdP_P, BWD-slots_P and BWD-slots-x_P, each where its regime
+    holds (d_v = d; M ≥ 12d², M ≥ 4d² for the slot bounds). ``exclude``: bound ids left out (to compare with and
+    without a bound, tools/workload_step_ratios.py).
 
     >>> from attnio.workload import Workload
     >>> best_backward_lower_bound(Workload.build(heads=32, kv_heads=8, N=4096, d=128, gpu="h100", dtype="bf16", causal=True))
-    ('workloads.bwd-sdp.causal', Fraction(134133760, 1))
+    ('workloads.bwd-slots-x.causal', Fraction(23694400063488, 79847))
     """
     cands: dict[str, Fraction] = {BWD_TRIVIAL.id: Fraction(bwd_trivial_words(w))}
     for b in BWD_BOUNDS:
+        if b.id in exclude:
+            continue
         if b.slack is not None and applies(b, w) and (recomputes_S or b.id not in BWD_RECOMPUTE_S):
             cands[b.id] = workload_value(b, w)
     best = max(cands, key=lambda k: (cands[k], k))

@@ -55,8 +55,9 @@ def build(section_cls: Any) -> Any:
         "--kv-heads 8 ...`), the cheaper of flash2 + flash2-bwd per-head and grouped (the backward keeps a K/V "
         "block resident while every query head of its group streams past, dK_j and dV_j accumulated in fast memory; "
         "the per-head backward sums the heads' dK, dV in slow memory). Lower bound: the forward's best bound plus "
-        "the backward's best (trivial; BWD-SdP_P, min(4P·d²/M, P/2) − M for backward passes that recompute S, as "
-        "flash2-bwd does; docs/bounds/workloads.md#backward): a bound for the forward and the backward run as two "
+        "the backward's best (trivial; BWD-SdP_P, min(4P·d²/M, P/2) − M, and the slot bounds BWD-slots_P, "
+        "BWD-slots-x_P for backward passes that recompute S, as flash2-bwd does; docs/bounds/workloads.md#backward, "
+        "docs/bounds/bwd-slots-p.md): a bound for the forward and the backward run as two "
         "calculations, as flash2 and flash2-bwd are, not for a fused one."
     )
     s.table(

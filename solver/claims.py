@@ -44,6 +44,7 @@ from attnio.solver import (
     claims_masks,
     claims_pebbling,
     claims_serving,
+    claims_slots_p,
     claims_workloads,
 )
 from attnio.solver.claim_types import (  # noqa: F401  (re-exported: the claim types)
@@ -64,7 +65,7 @@ def all_claims() -> list[Claim]:
     step's ``about`` is read from the bounds' step tables (:func:`step_links`), the one place that says which
     bound a step proves."""
     out: list[Claim] = [*claims_core.claims(), *claims_constants.CLAIMS, *claims_bspv.CLAIMS, *claims_approx.CLAIMS,
-                        *claims_backward.CLAIMS, *claims_workloads.claims(), *claims_bounds_v3.CLAIMS,
+                        *claims_backward.CLAIMS, *claims_workloads.claims(), *claims_bounds_v3.CLAIMS, *claims_slots_p.CLAIMS,
                         *claims_pebbling.CLAIMS, *claims_masks.CLAIMS, *claims_serving.CLAIMS]
     steps = step_links()
     seen: set[str] = set()

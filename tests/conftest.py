@@ -63,6 +63,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_workloads_bwd.py::test_cvc5_re_proves_the_chain_links",
         "test_bounds_v3.py::test_step_claim_is_proved_by_z3_and_by_cvc5",
         "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5_causal_links_and_every_other_claim",
+        "test_bwd_slots_p.py::test_claim_is_proved_by_z3_and_by_cvc5",
     ),
     # found by the marker audit (test_vacuity.py: every test)
     "solver": (
@@ -103,6 +104,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_bounds_v3.py::test_tightened_step_is_refuted_with_a_valid_counterexample",
         "test_mask_claims.py::test_claim_is_proved_by_z3",
         "test_mask_claims.py::test_mutant_is_refuted_with_a_valid_counterexample",
+        "test_bwd_slots_p.py::test_mutants_are_refuted",
     ),
     # found by the marker audit
     "subprocess": (
@@ -138,6 +140,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_validation.py::test_cli_subprocess_bad_input_prints_no_traceback",
         "test_bounds_v3.py::test_step_claim_is_proved_by_z3_and_by_cvc5",
         "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5_causal_links_and_every_other_claim",
+        "test_bwd_slots_p.py::test_claim_is_proved_by_z3_and_by_cvc5",
     ),
     # 15 s or more in the measured fast loop on the loaded shared machine (about 5 s quiet)
     "slow": (
