@@ -196,7 +196,7 @@ def test_cli_training_step_json_holds_forward_backward_and_total(capsys: pytest.
 
     assert main(["run", "flash2", "--backward", "--N", "4096", "--d", "64", "--M", "65536", "--count-only", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"forward", "backward", "total", "workload"}
+    assert set(out) == {"forward", "backward", "total", "workload", "mask"} and out["mask"] is None  # unmasked
     assert (out["forward"]["algorithm"], out["backward"]["algorithm"]) == ("flash2", "flash2-bwd")
     for part in ("forward", "backward", "total"):
         assert {"reads", "writes", "io", "peak_fast_words"} <= set(out[part])
