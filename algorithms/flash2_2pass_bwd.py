@@ -55,7 +55,6 @@ Flash2TwoPassBwdTiling(B_r=1, B_c=2, B_r2=2, B_c2=1)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from attnio.algorithms.flash2_bwd import rowsum_pass
 from attnio.algorithms.machine import Machine, SlowArray
