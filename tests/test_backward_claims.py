@@ -271,7 +271,8 @@ def test_backward_constants_table_at_the_forward_points() -> None:
     rows = backward_constants_table()
     assert len(rows) == 6
     for r in rows:
-        assert r.best_schedule == "flash2-bwd"  # flash1-bwd (overflows M) is excluded
+        assert r.best_schedule == "flash2-2pass-bwd"  # 14N²d²/M; flash1-bwd (overflows M) is excluded
+        assert r.ratio_best < r.ratio_flash2_bwd
         assert r.ratio_flash2_bwd >= 1 and r.ratio_best >= 1  # no bound above a schedule's exact count
         assert 16 <= r.flash2_bwd_constant <= 19
     big = [r for r in rows if r.M >= 8 * r.d**2]
