@@ -95,6 +95,16 @@ class Flash2TwoPassBwdTiling(Positive):
         return cls(B_r, B_c, B_r2, B_c2)
 
 
+def _query_rows(m: Machine, arrays: tuple[SlowArray, ...], rows: slice) -> list:
+    """Load Q_i, dO_i, L_i, D_i (rows ``rows`` of Q, dO, L, D): B_r(d + d_v + 2) reads."""
+    return [m.load(a, rows, what=f"{w}_i") for a, w in zip(arrays, ("Q", "dO", "L", "D"), strict=True)]
+
+
+def _score_tiles(m: Machine, br: int, bc: int) -> tuple:
+    """The two B_r×B_c tiles of one step, S/P and dP/dS, in fast memory (no I/O)."""
+    return m.alloc((br, bc), what="S_ij", fill=None), m.alloc((br, bc), what="dP_ij", fill=None)
+
+
 def schedule(m: Machine, ins: dict[str, SlowArray], t: Flash2TwoPassBwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:
     """D, then pass 1 (dK, dV) and pass 2 (dQ), as in the module's loop nest."""
     xp = m.xp
@@ -115,12 +125,8 @@ def schedule(m: Machine, ins: dict[str, SlowArray], t: Flash2TwoPassBwdTiling, s
         dVj = m.alloc((bc, dv), what="dV_j")
         for rows in m.tiles(N, t.B_r):
             br = rows.stop - rows.start
-            Qi = m.load(Q, rows, what="Q_i")
-            dOi = m.load(dO, rows, what="dO_i")
-            Li = m.load(L, rows, what="L_i")
-            Di = m.load(D, rows, what="D_i")
-            P = m.alloc((br, bc), what="S_ij", fill=None)
-            dS = m.alloc((br, bc), what="dP_ij", fill=None)
+            Qi, dOi, Li, Di = _query_rows(m, (Q, dO, L, D), rows)
+            P, dS = _score_tiles(m, br, bc)
             if m.numeric:
                 bwd_probs(P.data, Qi.data, Kj.data, Li.data, scale, xp)
                 dVj.data += P.data.T @ dOi.data
@@ -136,17 +142,13 @@ def schedule(m: Machine, ins: dict[str, SlowArray], t: Flash2TwoPassBwdTiling, s
 
     for rows in m.tiles(N, t.B_r2):  # pass 2: Q_i, dO_i, L_i, D_i and the accumulator dQ_i stay over the K/V blocks
         br = rows.stop - rows.start
-        Qi = m.load(Q, rows, what="Q_i")
-        dOi = m.load(dO, rows, what="dO_i")
-        Li = m.load(L, rows, what="L_i")
-        Di = m.load(D, rows, what="D_i")
+        Qi, dOi, Li, Di = _query_rows(m, (Q, dO, L, D), rows)
         dQi = m.alloc((br, d), what="dQ_i")
         for cols in m.tiles(Nk, t.B_c2):
             bc = cols.stop - cols.start
             Kj = m.load(K, cols, what="K_j")
             Vj = m.load(V, cols, what="V_j")
-            P = m.alloc((br, bc), what="S_ij", fill=None)
-            dS = m.alloc((br, bc), what="dP_ij", fill=None)
+            P, dS = _score_tiles(m, br, bc)
             if m.numeric:
                 bwd_probs(P.data, Qi.data, Kj.data, Li.data, scale, xp)
                 bwd_dS(P.data, dS.data, dOi.data, Vj.data, Di.data, scale, xp)
