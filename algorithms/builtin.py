@@ -15,6 +15,7 @@ from attnio.algorithms import (
     flash1,
     flash1_bwd,
     flash2,
+    flash2_2pass_bwd,
     flash2_bwd,
     kv_stationary,
     poly,
@@ -45,6 +46,9 @@ _exact("flash2", flash2, flash2.Flash2Tiling, saves=("L",), backward="flash2-bwd
 _exact("flash2-bwd", flash2_bwd, flash2_bwd.Flash2BwdTiling, pass_="backward", stats=("L",), recomputes_S=True, auto_rank=0, workload_schedules=BOTH, masks=True,
        summary="FlashAttention-2 backward (Alg. 2): D precomputed, K/V blocks outer, dQ read-updated-written; io-optimal block rule",
        regime="large cache (16N²d²/M, docs/costs.md#flash2-bwd)")
+_exact("flash2-2pass-bwd", flash2_2pass_bwd, flash2_2pass_bwd.Flash2TwoPassBwdTiling, pass_="backward", stats=("L",), recomputes_S=True, auto_rank=5,
+       summary="Two-pass FlashAttention backward (derived here): dK, dV with K/V blocks resident, then dQ with Q blocks resident, written once",
+       regime="large cache (14N²d²/M, docs/costs.md#flash2-2pass-bwd)")
 _exact("flash2-square", flash2, flash2.Flash2SquareTiling, saves=("L",), backward="flash2-square-bwd", auto_rank=2,
        summary="FlashAttention-2 forward with square blocks B_r = B_c (largest that fit M)",
        regime="comparison point for the block rule: never fewer words than flash2 (≈ 6–12·N²d²/M for M ≤ 16d², → 2N²d/√M)")

@@ -85,12 +85,25 @@ def bwd_tile(P: Any, dS: Any, Q_i: Any, K_j: Any, V_j: Any, dO_i: Any, D_i: Any,
     dS_ij = P_ij ∘ (dP_ij − D_i), times ``scale`` (folded in for the next two); dQ_i += dS_ij K_j;
     dK_j += dS_ijᵀ Q_i."""
     dV_j += P.T @ dO_i
+    bwd_dS(P, dS, dO_i, V_j, D_i, scale, xp)
+    dQ_i += dS @ K_j
+    dK_j += dS.T @ Q_i
+
+
+def bwd_probs(P: Any, Q_i: Any, K_j: Any, L_i: Any, scale: float, xp: Any) -> None:
+    """P_ij = exp(scale·Q_i K_jᵀ − L_i) in P's buffer (FlashAttention-2 Algorithm 2 lines 10–11)."""
+    scores(P, Q_i, K_j, scale, xp)
+    P -= L_i[:, None]
+    xp.exp(P, out=P)
+
+
+def bwd_dS(P: Any, dS: Any, dO_i: Any, V_j: Any, D_i: Any, scale: float, xp: Any) -> None:
+    """dP_ij = dO_i V_jᵀ in dS's buffer, then dS_ij = P_ij ∘ (dP_ij − D_i), times ``scale`` (FlashAttention-2
+    Algorithm 2 lines 13–14, the scale of lines 15–16 folded in)."""
     xp.matmul(dO_i, V_j.T, out=dS)
     dS -= D_i[:, None]
     dS *= P
     dS *= scale
-    dQ_i += dS @ K_j
-    dK_j += dS.T @ Q_i
 
 
 def softmax_stats(S: Any, m_i: Any, l_i: Any, m_new: Any, xp: Any) -> None:

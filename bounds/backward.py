@@ -109,7 +109,7 @@ BWD_SDP = _segment(
     expr=minimum(4 * N**2 * d**2 / M, N**2 / 2) - M,
     constant=Fraction(4),
     provenance="derived here: the B1 segment argument with both trees of a pair (docs/bounds/backward.md)",
-    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). "
+    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S). "
     "flash2-bwd's leading constant is 16: the gap is 4 in leading order.",
 )
 
@@ -161,7 +161,7 @@ BWD_SDP_SMALL = _small(
     model=BWD_RECOMPUTE_CDAG,
     provenance="derived here: the BS segment count (docs/bounds/bs.md) on the S-tree and dP-tree products together, "
     "four input faces sharing one segment budget (docs/bounds/backward-small.md)",
-    notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S).",
+    notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S).",
 )
 
 # Large cache, two slot faces (docs/bounds/backward-slots.md): B3's slot accounting on the dQ and dK accumulations.
@@ -192,7 +192,7 @@ BWD_SLOTS = Bound(
     doc=SLOTS_DOC,
     computation="backward",
     cdag=CDAG_BACKWARD,
-    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). "
+    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S). "
     "flash2-bwd's leading constant is 16: the gap is 16·23/200 = 1.84 in leading order.",
 )
 
@@ -207,9 +207,9 @@ BWD_SLOTS_X = replace(
     slack=None,
     provenance="derived here: BWD-slots (docs/bounds/backward-slots.md) with its steps 9, 11, 12 and 16 for every "
     "segment budget (docs/bounds/backward-slots.md#bwd-slots-x)",
-    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S). Leading "
-    "constant 200/23 as M/d² grows; its leading term below BWD-slots' by the factor 23M²/(23M² + 80d⁴); the "
-    "only one of the two below 12d².",
+    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute "
+    "S). Leading constant 200/23 as M/d² grows; its leading term below BWD-slots' by the factor "
+    "23M²/(23M² + 80d⁴); the only one of the two below 12d².",
 )
 
 BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS, BWD_SLOTS_X]
@@ -217,7 +217,7 @@ BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL
 SMALL_CACHE = frozenset({BWD_DP_SMALL.id, BWD_SDP_SMALL.id})
 
 # Which backward schedules each bound's model covers (standard-bwd and square_tiling-bwd read P or S).
-RECOMPUTES_S = frozenset({"flash1-bwd", "flash1-fit-bwd", "flash2-bwd", "flash2-square-bwd"})
+RECOMPUTES_S = frozenset({"flash1-bwd", "flash1-fit-bwd", "flash2-bwd", "flash2-2pass-bwd", "flash2-square-bwd"})
 COVERS: dict[str, frozenset[str]] = {
     BWD_DP.id: frozenset(BACKWARD_FORMULAS),
     BWD_SDP.id: RECOMPUTES_S,
@@ -340,7 +340,7 @@ def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = N
 
     >>> row = backward_constants_table(((65536, 128, 1048576),))[0]
     >>> row.best_schedule, row.best_bound, round(row.ratio_flash2_bwd, 2)
-    ('flash2-bwd', 'backward.bwd-slots', 2.04)
+    ('flash2-2pass-bwd', 'backward.bwd-slots', 2.04)
     >>> backward_constants_table(((16384, 128, 131072),))[0].best_bound  # M = 8d² < 12d²
     'backward.bwd-slots-x'
     """

@@ -16,6 +16,8 @@ and ``pair`` words per (query, key) pair: the working set is rows·B_r + cols·B
 | flash2, flash2-square | d + d_v + 3 | max(d, d_v) | 1 |
 | flash1-fit (K/V resident) | d + d_v + 6 | d + d_v | 1 |
 | flash2-bwd, flash2-square-bwd (K/V resident) | 2d + d_v + 2 | 2d + 2d_v | 2 |
+| flash2-2pass-bwd pass 1 (K/V resident; no dQ) | d + d_v + 2 | 2d + 2d_v | 2 |
+| flash2-2pass-bwd pass 2 (Q resident; dQ only) | 2d + d_v + 2 | d + d_v | 2 |
 | flash1-fit-bwd (K/V resident) | 2(d + d_v) + 3 | 2(d + d_v) | 2 |
 | kv_stationary (K/V resident) | d + 2d_v + 3 | d + d_v | 1 |
 | split_v (g = min(d, d_v) value columns) | d + g + 3 | max(d, g) = d | 1 |
@@ -135,6 +137,18 @@ def flash2_bwd(d: Any, dv: Any = None) -> Budget:
     """FlashAttention-2 backward: Q_i, dQ_i, dO_i, L_i, D_i per query row; K_j, V_j, dK_j, dV_j; S/P and dP/dS."""
     dv = d if dv is None else dv
     return Budget(2 * d + dv + 2, 2 * d + 2 * dv, 2)
+
+
+def flash2_2pass_bwd_kv(d: Any, dv: Any = None) -> Budget:
+    """Two-pass backward, pass 1 (dK, dV): Q_i, dO_i, L_i, D_i per query row; K_j, V_j, dK_j, dV_j; S/P and dP/dS."""
+    dv = d if dv is None else dv
+    return Budget(d + dv + 2, 2 * d + 2 * dv, 2)
+
+
+def flash2_2pass_bwd_q(d: Any, dv: Any = None) -> Budget:
+    """Two-pass backward, pass 2 (dQ): Q_i, dQ_i, dO_i, L_i, D_i per query row; K_j, V_j; S/P and dP/dS."""
+    dv = d if dv is None else dv
+    return Budget(2 * d + dv + 2, d + dv, 2)
 
 
 def flash1_fit_bwd(d: Any, dv: Any = None) -> Budget:

@@ -388,6 +388,24 @@ _add_bwd(_flash2_bwd("flash2-bwd", "c", blocks.flash2_bwd(d, dv).resident(M, "co
 _leading = "4N²d·⌈N/b⌉/N with 2b² + (7d + 2)b ≈ M (dv = d): ≈ 28N²d²/M for M ≪ 49d², → 4√2·N²d/√M for M ≫ 49d²"
 _add_bwd(_flash2_bwd("flash2-square-bwd", "b", blocks.flash2_bwd(d, dv).square(M), _leading))
 
+# flash2-2pass-bwd (derived here): pass 1 c = ⌊(M − d − dv − 2)/(2d + 2dv + 2)⌋ K/V rows resident, T_c = ⌈N/c⌉;
+# pass 2 a = ⌊(M − d − dv)/(2d + dv + 4)⌋ Q rows resident, T_r2 = ⌈N/a⌉.
+_c2p = blocks.flash2_2pass_bwd_kv(d, dv).resident(M, "cols")
+_a2p = blocks.flash2_2pass_bwd_q(d, dv).resident(M, "rows")
+_Tc2p, _Tr2p = ceil(N / _c2p), ceil(N / _a2p)
+_add_bwd(
+    CostFormula(
+        algorithm="flash2-2pass-bwd",
+        # D pass (O, dO); pass 1: K, V once, Q, dO, L, D per K/V block; pass 2: Q, dO, L, D once, K, V per Q block
+        reads=2 * N * dv + N * (d + dv) + _Tc2p * (N * d + N * dv + 2 * N) + N * (d + dv + 2) + _Tr2p * (N * d + N * dv),
+        writes=N + N * (d + dv) + N * d,  # D; dK, dV once (pass 1); dQ once (pass 2)
+        valid=(M >= 3 * d + 3 * dv + 4,),
+        blocks={"c": _c2p, "T_c": _Tc2p, "a": _a2p, "T_r2": _Tr2p},
+        derivation="docs/costs.md#flash2-2pass-bwd",
+        leading="14N²d²/M (dv = d): pass 1 reads Q, dO per K/V block (8), pass 2 reads K, V per Q block (6)",
+    )
+)
+
 # flash1-bwd (FA Alg. 4 as published): B_c = ⌈M/4d⌉, T_c = ⌈N/B_c⌉; dQ, dK, dV initialised in slow memory.
 _Bcb1 = ceil(M / (4 * d))
 _add_bwd(_flash1_bwd("flash1-bwd", "B_c", _Bcb1, (M >= 1,), "20N²d²/M (dv = d); working set ≈ 2M", B_r=minimum(_Bcb1, d)))  # audit mode

@@ -20,7 +20,7 @@ import dataclasses
 from fractions import Fraction
 from typing import Any
 
-from attnio.bounds.expr import Expr, maximum, minimum, sqrt
+from attnio.bounds.expr import Expr, eq, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, nonneg_real
 from attnio.solver.claim_factory import leading_crossover, links, tight_claims
 from attnio.solver.claim_types import Claim, Crossover, Implication, Tightest
@@ -261,6 +261,47 @@ def slots_x_step_claims(numerator: int = 200, extra: Fraction = SLOTS_X_EXTRA) -
     ]
 
 
+# Two-pass schedules whose second link 9N²d²/M ≤ cost goes pass by pass (the direct form, through two ceilings of
+# floors, took z3 about a minute and cvc5 did not re-prove it): T_c·M ≥ 4Nd (pass 1's K/V blocks), T_r2·M ≥ 3Nd
+# (pass 2's Q blocks), cost = 2Nd·T_c + 2Nd·T_r2 + 9Nd + 3N + 2N·T_c (Q, dO per K/V block; K, V per Q block), then
+# backward.slots.two_pass_sum: 2Nd(4Nd/M) + 2Nd(3Nd/M) = 14N²d²/M ≥ 9N²d²/M.
+SLOTS_BY_PASS: frozenset[str] = frozenset({"flash2-2pass-bwd"})
+_t1 = nonneg_real("bwd2p_t1", "pass 1's number of K/V blocks T_c")
+_t2 = nonneg_real("bwd2p_t2", "pass 2's number of Q blocks T_r2")
+_io2 = nonneg_real("bwd2p_io", "a two-pass schedule's words moved")
+
+
+def _slots_links_by_pass(name: str, f: Any, b: Any, tag: str, low: Any, doc: str) -> list[Implication]:
+    """The second link of ``b`` ≤ cost(``name``) in three pieces, each about the exact formula."""
+    hyps = (*_BASE, *b.regime, *f.valid)
+    T_c, T_r2 = f.blocks["T_c"], f.blocks["T_r2"]
+    about = (b.id, f"exact.{name}")
+    pre = f"backward.slots{tag}.consistency.{name}"
+    return [
+        Implication(f"{pre}.pass1", "consistency",
+                    f"T_c·M ≥ 4Nd where {low} ({name}'s pass 1: c ≤ (M − 2d − 2)/(4d + 2); d_v = d)",
+                    hyps, 4 * N * d <= T_c * M, provenance=doc, about=about),
+        Implication(f"{pre}.pass2", "consistency",
+                    f"T_r2·M ≥ 3Nd where {low} ({name}'s pass 2: a ≤ (M − 2d)/(3d + 4); d_v = d)",
+                    hyps, 3 * N * d <= T_r2 * M, provenance=doc, about=about),
+    ]
+
+
+def _slots_io_by_pass(name: str, f: Any, doc: str) -> Implication:
+    """cost(``name``) ≥ 2Nd·T_c + 2Nd·T_r2 wherever it runs (the regime of neither bound needed)."""
+    from attnio.bounds.backward import BWD_SLOTS, BWD_SLOTS_X
+
+    T_c, T_r2 = f.blocks["T_c"], f.blocks["T_r2"]
+    rest = 9 * N * d + 3 * N + T_c * 2 * N  # the D pass, K, V, dK, dV, dQ once; Q, dO, L, D once; L, D per K/V block
+    return Implication(
+        f"backward.slots.consistency.{name}.io", "consistency",
+        f"exact cost of {name} = 2Nd·T_c + 2Nd·T_r2 + 9Nd + 3N + 2N·T_c wherever it runs, so ≥ 2Nd·T_c + 2Nd·T_r2 "
+        "(with .pass1, .pass2 and backward.slots.two_pass_sum: 9N²d²/M ≤ it, the second link of BWD-slots and "
+        "BWD-slots-x; d_v = d)",
+        (*_BASE, *f.valid), eq(f.io, 2 * N * d * T_c + 2 * N * d * T_r2 + rest), provenance=doc,
+        about=(BWD_SLOTS.id, BWD_SLOTS_X.id, f"exact.{name}"))
+
+
 def slots_consistency_claims() -> list[Implication]:
     """BWD-slots (M ≥ 12d²) and BWD-slots-x (M ≥ 4d²) ≤ the exact cost of every backward schedule they cover, where
     the schedule runs, each as a two-link chain through 9N²d²/M (the direct form, through the schedules' floors,
@@ -285,6 +326,9 @@ def slots_consistency_claims() -> list[Implication]:
         for name, f in _formulas().items():
             if name not in COVERS[b.id]:
                 continue
+            if name in SLOTS_BY_PASS:
+                out += _slots_links_by_pass(name, f, b, tag, low, doc)
+                continue
             out.append(
                 Implication(
                     f"backward.slots{tag}.consistency.{name}",
@@ -296,6 +340,21 @@ def slots_consistency_claims() -> list[Implication]:
                     about=(b.id, f"exact.{name}"),
                 )
             )
+    out += [_slots_io_by_pass(name, f, doc) for name, f in _formulas().items() if name in SLOTS_BY_PASS]
+    out.append(
+        Implication(
+            "backward.slots.two_pass_sum",
+            "consistency",
+            "T_c·M ≥ 4Nd, T_r2·M ≥ 3Nd and io = 2Nd·T_c + 2Nd·T_r2 + 9Nd + 3N + 2N·T_c (T_c, T_r2 ≥ 0) ⇒ "
+            "io ≥ 9N²d²/M (the last step of the pass-by-pass second link of BWD-slots and BWD-slots-x for the two-pass "
+            "backward)",
+            (*_BASE, _t1 * M >= 4 * N * d, _t2 * M >= 3 * N * d,
+             eq(_io2, 2 * N * d * _t1 + 2 * N * d * _t2 + 9 * N * d + 3 * N + 2 * N * _t1)),
+            9 * UNIT <= _io2,
+            provenance=doc,
+            about=(BWD_SLOTS.id, BWD_SLOTS_X.id),
+        )
+    )
     return out
 
 def small_cache_step_claims() -> list[Implication]:
@@ -489,6 +548,7 @@ SMALL_LINK: dict[str, str] = {
     "flash1-bwd": "split",
     "flash1-fit-bwd": "via",
     "flash2-bwd": "via",
+    "flash2-2pass-bwd": "via",
     "flash2-square-bwd": "via",
     "standard-bwd": "direct",
     "square_tiling-bwd": "tiles",

@@ -130,6 +130,15 @@ def test_per_array_traffic_matches_the_derivations_line_by_line() -> None:
     assert (p["dQ"].reads_words, p["dQ"].writes_words) == (T_c * N * d, (1 + T_c) * N * d)
     assert (p["dK"].writes_words, p["dV"].writes_words, p["dK"].reads_words) == (N * d, N * d, 0)
 
+    M = 800  # flash2-2pass-bwd: pass 1 c = ⌊(800 − 28)/54⌋ = 14, T_c = 8; pass 2 a = ⌊(800 − 26)/43⌋ = 18, T_r2 = 6
+    p, T_c, T_r2 = io("flash2-2pass-bwd", M), ceil_div(N, (M - 2 * d - 2) // (4 * d + 2)), ceil_div(N, (M - 2 * d) // (3 * d + 4))
+    assert (T_c, T_r2) == (8, 6)
+    assert (p["O"].reads_words, p["D"].writes_words, p["D"].reads_words) == (N * d, N, T_c * N + N)
+    assert (p["dO"].reads_words, p["Q"].reads_words, p["L"].reads_words) == (N * d + T_c * N * d + N * d, T_c * N * d + N * d, T_c * N + N)
+    assert (p["K"].reads_words, p["V"].reads_words) == (N * d + T_r2 * N * d, N * d + T_r2 * N * d)
+    assert (p["dQ"].reads_words, p["dQ"].writes_words) == (0, N * d)  # dQ written once, never read
+    assert (p["dK"].writes_words, p["dV"].writes_words, p["dK"].reads_words, p["dV"].reads_words) == (N * d, N * d, 0, 0)
+
     M = 500  # flash1-bwd: B_c = ⌈500/52⌉ = 10, T_c = 11
     p, T_c = io("flash1-bwd", M), ceil_div(N, ceil_div(M, 4 * d))
     assert (p["O"].reads_words, p["dO"].reads_words, p["ell"].reads_words) == (T_c * N * d, T_c * N * d, T_c * N)
@@ -231,7 +240,7 @@ def test_report_section_lists_the_backward_constants_and_the_training_step() -> 
     tables = [b for b in s.blocks if b[0] == "table"]
     text = " ".join(b[1] for b in s.blocks if b[0] == "p")
     consts = next(t for t in tables if "flash2-bwd ÷ bound" in t[1])
-    assert len(consts[2]) == 6 and all(r[3] == "flash2-bwd" for r in consts[2])
+    assert len(consts[2]) == 6 and all(r[3] == "flash2-2pass-bwd" for r in consts[2])  # 14N²d²/M against flash2-bwd's 16
     assert any(t[2] == [["backward.tight.flash2-bwd", "proved", "96"]] for t in tables)
     measured = next(t for t in tables if "= formula" in t[1])
     assert all(r[5] == "yes" for r in measured[2])  # every measured count equals its formula
@@ -245,3 +254,14 @@ def test_every_forward_auto_can_choose_records_what_it_saves_for_the_backward() 
     # a forward candidate missing from FORWARD_SAVES would leave auto-bwd with no statistics at all.
 
     assert set(registry.candidates("forward")) <= set(registry.forward_saves()), set(registry.candidates("forward")) - set(registry.forward_saves())
+
+
+@settings(max_examples=40)
+@given(st.integers(1, 60), st.integers(1, 12), st.integers(1, 12), st.integers(0, 3000))
+def test_flash2_2pass_bwd_peak_is_the_larger_pass_working_set_and_fits_M(N: int, d: int, dv: int, extra: int) -> None:
+    """The peak is the largest of the D pass's, pass 1's and pass 2's working sets, and never exceeds M."""
+    cls = registry.get("flash2-2pass-bwd").tiling_cls
+    M = cls.min_M(N, d, dv) + extra
+    t = cls.default(N, d, M, dv)
+    m = count("flash2-2pass-bwd", N=N, d=d, dv=dv, M=M)
+    assert m.peak_fast_words == cls.fast_words(t, N, d, dv, M) <= M

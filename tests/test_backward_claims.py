@@ -13,8 +13,8 @@ import pytest
 from attnio.algorithms.run import count
 from attnio.bounds import backward as bb
 from attnio.bounds.backward import PROOF_STEPS, backward_constants_table
-from attnio.bounds.costs import backward_cost
-from attnio.bounds.expr import Rel, free_symbols
+from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
+from attnio.bounds.expr import Rel, evaluate, free_symbols
 from attnio.solver import logic
 from attnio.solver.claim_types import Crossover, Implication, Tightest
 from attnio.solver.claims import all_claims
@@ -53,7 +53,17 @@ def _env(w: dict) -> dict:
     env.update(_AUX_SMALL)
     env["bwds_Q"] = 3 * w["M"] * (_AUX_SMALL["bwds_h"] - 1)
     env.update(_slots_aux(w))
+    env.update(_two_pass_aux(w))
     return env
+
+
+def _two_pass_aux(w: dict) -> dict:
+    """backward.slots.two_pass_sum's symbols (bwd2p_*): flash2-2pass-bwd's own T_c, T_r2 and exact cost at w
+    (0 where it does not run)."""
+    f = BACKWARD_FORMULAS["flash2-2pass-bwd"].with_dv_equal_d()
+    if not all(r.holds(w) for r in f.valid):
+        return {"bwd2p_t1": 0, "bwd2p_t2": 0, "bwd2p_io": 0}
+    return {"bwd2p_t1": evaluate(f.blocks["T_c"], w), "bwd2p_t2": evaluate(f.blocks["T_r2"], w), "bwd2p_io": evaluate(f.io, w)}
 
 
 def _slots_aux(w: dict) -> dict:
@@ -271,7 +281,8 @@ def test_backward_constants_table_at_the_forward_points() -> None:
     rows = backward_constants_table()
     assert len(rows) == 6
     for r in rows:
-        assert r.best_schedule == "flash2-bwd"  # flash1-bwd (overflows M) is excluded
+        assert r.best_schedule == "flash2-2pass-bwd"  # 14N²d²/M; flash1-bwd (overflows M) is excluded
+        assert r.ratio_best < r.ratio_flash2_bwd
         assert r.ratio_flash2_bwd >= 1 and r.ratio_best >= 1  # no bound above a schedule's exact count
         assert 16 <= r.flash2_bwd_constant <= 19
     big = [r for r in rows if r.M >= 8 * r.d**2]

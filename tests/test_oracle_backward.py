@@ -15,7 +15,7 @@ from attnio.algorithms.run import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-BACKWARD = ["flash2-bwd", "flash2-square-bwd", "flash1-bwd", "flash1-fit-bwd", "standard-bwd", "square_tiling-bwd", "auto-bwd"]
+BACKWARD = ["flash2-bwd", "flash2-2pass-bwd", "flash2-square-bwd", "flash1-bwd", "flash1-fit-bwd", "standard-bwd", "square_tiling-bwd", "auto-bwd"]
 
 pytestmark = pytest.mark.oracle
 
