@@ -193,7 +193,7 @@ BWD_SLOTS = Bound(
     computation="backward",
     cdag=CDAG_BACKWARD,
     notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S). "
-    "flash2-bwd's leading constant is 16: the gap is 16·23/200 = 1.84 in leading order.",
+    "flash2-bwd's leading constant is 16 (gap 16·23/200 = 1.84 in leading order), flash2-2pass-bwd's 14 (1.61).",
 )
 
 BWD_SLOTS_X = replace(
