@@ -378,6 +378,81 @@ def small_cache_step_claims() -> list[Implication]:
     ]
 
 
+# auxiliary real symbols of the lifted count (docs/bounds/backward-lift.md)
+LIFT_DOC = "docs/bounds/backward-lift.md"
+lA = nonneg_real("bwdl_A", "input words (Q, K, dO, V) available in a segment (red at its start or read in it)")
+lx = nonneg_real("bwdl_x", "type-2 pairs in a segment")
+ly = nonneg_real("bwdl_y", "type-2 slots (dQ, dK, dV accumulation trees) in a segment")
+lo1 = nonneg_real("bwdl_o1", "open pairs in a segment")
+lo2 = nonneg_real("bwdl_o2", "open slots in a segment")
+lC = nonneg_real("bwdl_C", "complete pairs in a segment (in I^S×J^S or I^P×J^P)")
+ls = nonneg_real("bwdl_s", "F₁ + F₂: the two non-pair faces of the lifted set (≤ 2A + y + o₂)")
+lY = nonneg_real("bwdl_Y", "products of all families whose useful instance lies in a segment (|Z_t|)")
+LIFT_FAMILIES = {"five": 5, "four": 4}  # BWD-five-small (S, dP, dV, dQ, dK), BWD-four-small (dP, dV, dQ, dK)
+
+
+def lift_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implication]:
+    """The algebraic steps of BWD-five-small and BWD-four-small that are not BS's own (docs/bounds/backward-lift.md):
+    the shared pair face with the doubled input faces (κ/2), the per-segment maximum and the rearrangement over
+    5N²d (4N²d) products. ``coeffs`` (name → leading coefficient) default to 125/36 and 25/9; a larger one is a
+    mutant that must be refuted."""
+    coeffs = coeffs or {"five": F(125, 36), "four": F(25, 9)}
+    kappa2 = (1 - M / d**2) / 2
+    out = [
+        Implication(
+            "backward.lift.third",
+            "derivation",
+            "[BWD-five/four-small] shared pair face: A + x + y ≤ M + r, o₁ + o₂ ≤ M + w, r + w ≤ R, "
+            "C ≤ C_S + C_P, C_S ≤ λs_S, C_P ≤ λs_P, s_S + s_P ≤ A, s ≤ 2A + y + o₂, 0 ≤ λ ≤ 1 "
+            "⇒ x + C + o₁ ≤ (2M + R) − ((1 − λ)/2)·s",
+            (
+                M >= 1,
+                lA + lx + ly <= M + rd,
+                lo1 + lo2 <= M + wr,
+                rd + wr <= Rs,
+                lC <= CS + CP,
+                CS <= lam * sS,
+                CP <= lam * sP,
+                sS + sP <= lA,
+                ls <= 2 * lA + ly + lo2,
+                lam <= 1,
+            ),
+            lx + lC + lo1 <= 2 * M + Rs - (1 - lam) / 2 * ls,
+            provenance=LIFT_DOC + "#step-9",
+            about=("backward.bwd-five-small", "backward.bwd-four-small"),
+        ),
+        Implication(
+            "backward.lift.segment",
+            "derivation",
+            "[BWD-five/four-small] R = 3M (K = 5M, κ/2 = (1 − M/d²)/2), M ≤ d²: 27(κ/2)²Y² ≤ (5M)³ "
+            "⇒ (κ/2)·Y ≤ (54/25)·M√M",
+            (*_BASE, M <= d**2, 27 * _sq(kappa2) * _sq(lY) <= (5 * M) ** 3),
+            kappa2 * lY <= F(54, 25) * M * sqrt(M),
+            provenance=LIFT_DOC + "#step-13",
+            about=("backward.bwd-five-small", "backward.bwd-four-small"),
+        ),
+    ]
+    for name, n in LIFT_FAMILIES.items():
+        out.append(
+            Implication(
+                f"backward.lift.rearrange.{name}",
+                "derivation",
+                f"[BWD-{name}-small] {n}N²d products: (κ/2)·{n}N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ "
+                f"Q ≥ ({coeffs[name]})(1 − M/d²)·N²d/√M − 3M (κ = 1 − M/d², M ≤ d²)",
+                (
+                    *_BASE,
+                    M <= d**2,
+                    kappa2 * n * N**2 * d <= hs * F(54, 25) * M * sqrt(M),
+                    Qs >= 3 * M * (hs - 1),
+                ),
+                Qs >= coeffs[name] * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+                provenance=LIFT_DOC + "#step-14",
+                about=(f"backward.bwd-{name}-small",),
+            )
+        )
+    return out
+
+
 def _formulas() -> dict:
     from attnio.bounds.costs import BACKWARD_FORMULAS
 
@@ -391,10 +466,11 @@ VIA_HALF: frozenset[str] = frozenset({"square_tiling-bwd"})
 
 
 def consistency_claims() -> list[Implication]:
-    from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, SMALL_CACHE
+    from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, LIFT_SMALL, SMALL_CACHE
 
     # small cache: below; BWD-slots (above 4N²d²/M): its own links, slots_consistency_claims
-    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE and not b.id.startswith("backward.bwd-slots")]
+    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE | LIFT_SMALL
+               and not b.id.startswith("backward.bwd-slots")]
     out: list[Implication] = [
         Implication(
             "backward.consistency.large.half",
@@ -505,7 +581,9 @@ def small_cache_consistency_claims() -> list[Implication]:
     from attnio.bounds.backward import BOUNDS, COVERS, SMALL_CACHE
 
     doc = SMALL_DOC + "#consistency"
-    small = [b for b in BOUNDS if b.id in SMALL_CACHE]
+    from attnio.bounds.backward import BWD_FIVE_SMALL, BWD_FOUR_SMALL
+
+    small = [b for b in BOUNDS if b.id in SMALL_CACHE or b is BWD_FOUR_SMALL]
     ids = tuple(b.id for b in small)
     reg = (*_BASE, M <= d**2)
     out: list[Implication] = [
@@ -557,11 +635,14 @@ def small_cache_consistency_claims() -> list[Implication]:
                 about=about,
             )
 
+        # the 4N²d²/M links serve BWD-five-small's chain too (backward.lift.via_large)
+        large = about + ((BWD_FIVE_SMALL.id,) if name in COVERS[BWD_FIVE_SMALL.id] else ())
         if how == "via":
-            out.append(link("", "4N²d²/M ≤ exact cost where M ≤ d² (with backward.small.via_large: L ≤ it)", (), 4 * UNIT <= f.io))
+            out.append(link("", "4N²d²/M ≤ exact cost where M ≤ d² (with backward.small.via_large: L ≤ it)", (), 4 * UNIT <= f.io,
+                            about=large))
         elif how == "split":
             out.append(link(".rows", "4N²d²/M ≤ exact cost where 4d ≤ M ≤ d² (with backward.small.via_large)", (4 * d <= M,),
-                            4 * UNIT <= f.io))
+                            4 * UNIT <= f.io, about=large))
             out.append(link(".one-row", "(25/9)·N²d/√M ≤ exact cost where M ≤ min(4d, d²)", (M <= 4 * d,), SMALL_LEAD <= f.io))
         elif how == "direct":
             out.append(link("", "(25/9)·N²d/√M ≤ exact cost where M ≤ d²", (), SMALL_LEAD <= f.io))
@@ -573,6 +654,55 @@ def small_cache_consistency_claims() -> list[Implication]:
             out.append(link(".tiles", "its tiles fit: 3B² ≤ M (with backward.small.tiles_amgm: L ≤ cost)", (), 3 * b * b <= M))
         else:  # pragma: no cover - SMALL_LINK's values are the four above
             raise AssertionError(how)
+    return out
+
+
+FIVE_LEAD: Expr = F(125, 36) * N**2 * d / sqrt(M)  # the leading term of BWD-five-small
+
+
+def lift_consistency_claims() -> list[Implication]:
+    """BWD-five-small ≤ every backward exact cost it covers where M ≤ d² (docs/bounds/backward-lift.md#consistency):
+    bound ≤ L₅ = (125/36)·N²d/√M, then L₅ ≤ 4N²d²/M (√M ≤ d) and the ``backward.small.consistency.*`` links
+    4N²d²/M ≤ cost; for flash1-bwd where M ≤ 4d, L₅ ≤ cost directly. (BWD-four-small's leading term is (25/9)·N²d/√M:
+    it is in :func:`small_cache_consistency_claims`.)"""
+    from attnio.bounds.backward import BWD_FIVE_SMALL, COVERS
+
+    doc = LIFT_DOC + "#consistency"
+    reg = (*_BASE, M <= d**2)
+    b = BWD_FIVE_SMALL
+    out = [
+        Implication(
+            "backward.lift.relax.bwd-five-small",
+            "consistency",
+            f"{b.id} ≤ (125/36)·N²d/√M where M ≤ d² (first link of {b.id} ≤ every covered exact cost)",
+            (*reg, *b.regime),
+            b.expr <= FIVE_LEAD,
+            provenance=doc,
+            about=(b.id,),
+        ),
+        Implication(
+            "backward.lift.via_large",
+            "consistency",
+            "(125/36)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then backward.small.consistency.<schedule>)",
+            reg,
+            FIVE_LEAD <= 4 * UNIT,
+            provenance=doc,
+            about=(b.id,),
+        ),
+    ]
+    for name, f in _formulas().items():
+        if name in COVERS[b.id] and SMALL_LINK[name] == "split":
+            out.append(
+                Implication(
+                    f"backward.lift.consistency.{name}.one-row",
+                    "consistency",
+                    f"(125/36)·N²d/√M ≤ exact cost where M ≤ min(4d, d²) ({name}; d_v = d)",
+                    (*reg, *f.valid, M <= 4 * d),
+                    FIVE_LEAD <= f.io,
+                    provenance=doc,
+                    about=(b.id, f"exact.{name}"),
+                )
+            )
     return out
 
 
@@ -750,6 +880,8 @@ def claims() -> list[Claim]:
         + slots_consistency_claims()
         + consistency_claims()
         + small_cache_consistency_claims()
+        + lift_step_claims()
+        + lift_consistency_claims()
         + tightest_claims()
         + crossover_claims()
         + exact_crossover_claims()
