@@ -32,6 +32,12 @@ products instead of whole dot products:
   dO_iℓ·V_jℓ counted together (four disjoint input faces, one shared budget). Applies to the schedules that
   recompute S.
 
+Small cache, every product family (M ≤ d²; docs/bounds/backward-lift.md), BSPV's lifted Loomis–Whitney count
+(docs/bounds/bspv.md) over the families of N²d products, the pair face shared, the dV, dQ, dK slots charged as in B3:
+
+- **BWD-five-small** Q ≥ (125/36)(1 − M/d²)·N²d/√M − 3M: S, dP, dV, dQ, dK. Applies to the schedules that recompute S.
+- **BWD-four-small** Q ≥ (25/9)(1 − M/d²)·N²d/√M − 3M: dP, dV, dQ, dK. Applies to every schedule here.
+
 These are kept apart from :func:`attnio.bounds.catalog.all_bounds`, whose lower bounds speak about the forward
 pass (reports and checks apply them to every forward algorithm); :data:`BOUNDS` lists them.
 
