@@ -362,14 +362,7 @@ _SLOTS_X_STEPS = {9: "backward.slots.x.case_x", 11: "backward.slots.x.case_sa", 
 PROOF_STEPS[BWD_SLOTS_X.id] = [(n, _SLOTS_X_STEPS.get(n, c)) for n, c in PROOF_STEPS[BWD_SLOTS.id]]
 
 # The lifted count (docs/bounds/backward-lift.md): one derivation, n = 5 or 4 families; only the last step differs.
-_LIFT_STEPS = [
-    (1, "prose"),
-    (2, "prose"),
-    (3, "prose"),
-    (4, "prose"),
-    (5, "prose"),
-    (6, "prose"),
-    (7, "prose"),
+_LIFT_STEPS = [(n, "prose") for n in range(1, 8)] + [
     (8, "constants.bs.pairs"),
     (9, "backward.lift.third"),
     (10, "constants.bs.amgm"),

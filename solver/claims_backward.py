@@ -380,14 +380,19 @@ def small_cache_step_claims() -> list[Implication]:
 
 # auxiliary real symbols of the lifted count (docs/bounds/backward-lift.md)
 LIFT_DOC = "docs/bounds/backward-lift.md"
-lA = nonneg_real("bwdl_A", "input words (Q, K, dO, V) available in a segment (red at its start or read in it)")
-lx = nonneg_real("bwdl_x", "type-2 pairs in a segment")
-ly = nonneg_real("bwdl_y", "type-2 slots (dQ, dK, dV accumulation trees) in a segment")
-lo1 = nonneg_real("bwdl_o1", "open pairs in a segment")
-lo2 = nonneg_real("bwdl_o2", "open slots in a segment")
-lC = nonneg_real("bwdl_C", "complete pairs in a segment (in I^S×J^S or I^P×J^P)")
-ls = nonneg_real("bwdl_s", "F₁ + F₂: the two non-pair faces of the lifted set (≤ 2A + y + o₂)")
-lY = nonneg_real("bwdl_Y", "products of all families whose useful instance lies in a segment (|Z_t|)")
+lA, lx, ly, lo1, lo2, lC, ls, lY = (
+    nonneg_real(f"bwdl_{name}", meaning)
+    for name, meaning in (
+        ("A", "input words (Q, K, dO, V) available in a segment (red at its start or read in it)"),
+        ("x", "type-2 pairs in a segment"),
+        ("y", "type-2 slots (dQ, dK, dV accumulation trees) in a segment"),
+        ("o1", "open pairs in a segment"),
+        ("o2", "open slots in a segment"),
+        ("C", "complete pairs in a segment (in I^S×J^S or I^P×J^P)"),
+        ("s", "F₁ + F₂: the two non-pair faces of the lifted set (≤ 2A + y + o₂)"),
+        ("Y", "products of all families whose useful instance lies in a segment (|Z_t|)"),
+    )
+)
 LIFT_FAMILIES = {"five": 5, "four": 4}  # BWD-five-small (S, dP, dV, dQ, dK), BWD-four-small (dP, dV, dQ, dK)
 
 
@@ -670,26 +675,16 @@ def lift_consistency_claims() -> list[Implication]:
     doc = LIFT_DOC + "#consistency"
     reg = (*_BASE, M <= d**2)
     b = BWD_FIVE_SMALL
-    out = [
-        Implication(
-            "backward.lift.relax.bwd-five-small",
-            "consistency",
-            f"{b.id} ≤ (125/36)·N²d/√M where M ≤ d² (first link of {b.id} ≤ every covered exact cost)",
-            (*reg, *b.regime),
-            b.expr <= FIVE_LEAD,
-            provenance=doc,
-            about=(b.id,),
-        ),
-        Implication(
-            "backward.lift.via_large",
-            "consistency",
-            "(125/36)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then backward.small.consistency.<schedule>)",
-            reg,
-            FIVE_LEAD <= 4 * UNIT,
-            provenance=doc,
-            about=(b.id,),
-        ),
-    ]
+    first = (
+        ("backward.lift.relax.bwd-five-small",
+         f"{b.id} ≤ (125/36)·N²d/√M where M ≤ d² (first link of {b.id} ≤ every covered exact cost)",
+         (*reg, *b.regime), b.expr <= FIVE_LEAD),
+        ("backward.lift.via_large",
+         "(125/36)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then backward.small.consistency.<schedule>)",
+         reg, FIVE_LEAD <= 4 * UNIT),
+    )
+    out = [Implication(cid, "consistency", text, hyps, goal, provenance=doc, about=(b.id,))
+           for cid, text, hyps, goal in first]
     for name, f in _formulas().items():
         if name in COVERS[b.id] and SMALL_LINK[name] == "split":
             out.append(
