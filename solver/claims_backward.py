@@ -11,7 +11,7 @@ M ≥ 8d² and ``N²/2 ≤ cost`` where M ≤ 8d². Together: bound ≤ cost whe
 witness point (:data:`WITNESSES`) where its hypotheses hold, so no regime is vacuous (tests/test_backward_claims.py).
 
 >>> sorted({c.id.split(".")[1] for c in CLAIMS})[:4]
-['consistency', 'crossover', 'dp', 'relax']
+['consistency', 'crossover', 'dp', 'lift']
 """
 
 from __future__ import annotations
