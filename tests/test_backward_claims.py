@@ -31,6 +31,8 @@ _AUX = {"bwd_x": 0, "bwd_I": 1, "bwd_J": 1, "bwd_h": 10**12, "bwd_c": 1}
 _AUX_SMALL = {"bwds_h": 10**12, "bwds_tile": 1, "bwds_io": 10**15}
 _SMALL_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwds_")}
 _SLOTS_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdq_")}
+# the lifted count's auxiliary symbols (bwdl_*, docs/bounds/backward-lift.md): all 0 (an empty segment)
+_LIFT_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdl_")}
 WITNESSES = [
     {"N": 4096, "d": 8, "M": 16384, "dv": 8},  # M ≥ 8d²
     {"N": 4096, "d": 64, "M": 4096, "dv": 64},  # M ≤ 8d²
@@ -50,6 +52,7 @@ def _env(w: dict) -> dict:
     env["bwd_B"] = 2 * w["M"]
     env["bwd_Q"] = w["M"] * (_AUX["bwd_h"] - 1)
     env.update({n: 0 for n in _SMALL_SYMS})
+    env.update({n: 0 for n in _LIFT_SYMS})
     env.update(_AUX_SMALL)
     env["bwds_Q"] = 3 * w["M"] * (_AUX_SMALL["bwds_h"] - 1)
     env.update(_slots_aux(w))
