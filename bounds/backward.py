@@ -57,7 +57,7 @@ from fractions import Fraction
 from attnio.bounds.constants import BS_COEFF, bs_bound
 from attnio.bounds.constants import PROOF_STEPS as BS_PROOF_STEPS
 from attnio.bounds.costs import BACKWARD_FORMULAS
-from attnio.bounds.expr import eq, evaluate, minimum
+from attnio.bounds.expr import eq, evaluate, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, dv
 from attnio.bounds.types import ANY_ALGORITHM, CDAG_BACKWARD, Bound
 
@@ -220,6 +220,31 @@ BWD_FOUR_SMALL = _lift(
     "S or P words they read belong to the pair sets).",
 )
 
+# The same count with the cap A ≤ M + R on the available input words (docs/bounds/backward-lift.md#near): better for
+# d²/6 ≤ M ≤ 3d²/4, where the unconstrained maximum of step 12 would need more than M + R input words.
+NEAR_SQRT = sqrt(1 + 4 * M / d**2)
+NEAR_REGIME = (d**2 <= 6 * M, 4 * M <= 3 * d**2, DV_EQ_D)
+
+
+def _near(base: Bound, coeff: Fraction, families: str) -> Bound:
+    """BWD-five-small-near / BWD-four-small-near: (3n/4)·N²d/(√M·√(1 + 4M/d²)) − 3M on d²/6 ≤ M ≤ 3d²/4."""
+    return replace(
+        base,
+        id=base.id + "-near",
+        statement=base.statement.split(" moves at least", 1)[0] + f" moves at least ({coeff})·N²d/(√M·√(1 + 4M/d²)) − 3M "
+        f"words when d²/6 ≤ M ≤ 3d²/4 (the {families} products in one lifted Loomis–Whitney count, the available "
+        "input words capped by M + R; d_v = d; recomputation allowed).",
+        regime=NEAR_REGIME,
+        expr=coeff * N**2 * d / (sqrt(M) * NEAR_SQRT) - 3 * M,
+        constant=coeff,
+        provenance=base.provenance + ", with the cap on the input words (docs/bounds/backward-lift.md#near)",
+        notes=base.notes.replace("small cache.", "small cache, d²/6 ≤ M ≤ 3d²/4."),
+    )
+
+
+BWD_FIVE_SMALL_NEAR = _near(BWD_FIVE_SMALL, Fraction(15, 4), "5N²d")
+BWD_FOUR_SMALL_NEAR = _near(BWD_FOUR_SMALL, Fraction(3), "4N²d")
+
 # Large cache, two slot faces (docs/bounds/backward-slots.md): B3's slot accounting on the dQ and dK accumulations.
 SLOTS_DOC = "docs/bounds/backward-slots.md"
 BWD_SLOTS_COEFF = Fraction(200, 23)  # 1/(2c) with c = 23/400 ≥ √(27/8192), the per-segment constant
@@ -269,12 +294,13 @@ BWD_SLOTS_X = replace(
 
 BOUNDS: list[Bound] = [
     BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS, BWD_SLOTS_X, BWD_FIVE_SMALL, BWD_FOUR_SMALL,
+    BWD_FIVE_SMALL_NEAR, BWD_FOUR_SMALL_NEAR,
 ]
 # The small-cache bounds: their consistency chain goes through (25/9)·N²d/√M (solver/claims_backward.py).
 SMALL_CACHE = frozenset({BWD_DP_SMALL.id, BWD_SDP_SMALL.id})
 # The lifted small-cache bounds (docs/bounds/backward-lift.md): BWD-four-small's chain is the (25/9) one above,
 # BWD-five-small's goes through (125/36)·N²d/√M.
-LIFT_SMALL = frozenset({BWD_FIVE_SMALL.id, BWD_FOUR_SMALL.id})
+LIFT_SMALL = frozenset({BWD_FIVE_SMALL.id, BWD_FOUR_SMALL.id, BWD_FIVE_SMALL_NEAR.id, BWD_FOUR_SMALL_NEAR.id})
 
 # Which backward schedules each bound's model covers (standard-bwd and square_tiling-bwd read P or S).
 RECOMPUTES_S = frozenset({"flash1-bwd", "flash1-fit-bwd", "flash2-bwd", "flash2-square-bwd"})
@@ -288,6 +314,8 @@ COVERS: dict[str, frozenset[str]] = {
     BWD_SLOTS_X.id: RECOMPUTES_S,
     BWD_FIVE_SMALL.id: RECOMPUTES_S,
     BWD_FOUR_SMALL.id: frozenset(BACKWARD_FORMULAS),
+    BWD_FIVE_SMALL_NEAR.id: RECOMPUTES_S,
+    BWD_FOUR_SMALL_NEAR.id: frozenset(BACKWARD_FORMULAS),
 }
 # Backward schedules whose working set exceeds M (run in audit mode): not candidates for "best schedule".
 OVERFLOWS = frozenset({"flash1-bwd"})
@@ -372,6 +400,11 @@ _LIFT_STEPS = [(n, "prose") for n in range(1, 8)] + [
 ]
 PROOF_STEPS[BWD_FIVE_SMALL.id] = [*_LIFT_STEPS, (14, "backward.lift.rearrange.five")]
 PROOF_STEPS[BWD_FOUR_SMALL.id] = [*_LIFT_STEPS, (14, "backward.lift.rearrange.four")]
+# the near forms (docs/bounds/backward-lift.md#near): steps 1–9 shared, then the cap and the two cases of the maximum
+_NEAR_STEPS = [*_LIFT_STEPS[:9], (10, "backward.lift.third_cap"), (11, "constants.bs.amgm"),
+               (12, "backward.lift.near.low"), (13, "backward.lift.near.high"), (14, "backward.lift.near.segment")]
+PROOF_STEPS[BWD_FIVE_SMALL_NEAR.id] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.five")]
+PROOF_STEPS[BWD_FOUR_SMALL_NEAR.id] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.four")]
 
 def best_lower_bound(N_: int, d_: int, M_: int, schedule: str | None = None) -> tuple[str, Fraction]:
     """The largest backward lower bound at (N, d, M) (d_v = d) whose regime holds and, if ``schedule`` is

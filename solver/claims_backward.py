@@ -458,6 +458,74 @@ def lift_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implicat
     return out
 
 
+def near_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implication]:
+    """The steps of BWD-five-small-near and BWD-four-small-near (docs/bounds/backward-lift.md#near) beyond the lift's:
+    the pair face with the cap A ≤ M + R, the two cases of the maximum over s (d²/6 ≤ M ≤ 3d²/4), the segment and
+    the rearrangement. ``coeffs`` default to 15/4 and 3 (= 3n/4); a larger one is a mutant that must be refuted."""
+    coeffs = coeffs or {"five": F(15, 4), "four": F(3)}
+    mu = M / d**2
+    near = (*_BASE, d**2 <= 6 * M, 4 * M <= 3 * d**2)
+    cap = 16 * M**3 * (1 + 4 * mu)  # the per-segment maximum of Y², at s = 8M
+    ids = ("backward.bwd-five-small-near", "backward.bwd-four-small-near")
+    cases = (
+        ("low", "s ≤ 8M: Y² ≤ (s²/4)T, T ≤ 5M − ((1 − M/d²)/2)s (step 9) ⇒ Y² ≤ 16M³(1 + 4M/d²) (increasing in s "
+         "up to 20M/(3κ) ≥ 8M as M ≥ d²/6)", ls <= 8 * M, lC <= 5 * M - (1 - mu) / 2 * ls),
+        ("high", "s ≥ 8M: Y² ≤ (s²/4)T, T ≤ (9 + 4M/d²)M − s (step 10) ⇒ Y² ≤ 16M³(1 + 4M/d²) (decreasing in s from "
+         "(2/3)(9 + 4M/d²)M ≤ 8M as M ≤ 3d²/4)", ls >= 8 * M, lC <= (9 + 4 * mu) * M - ls),
+    )
+    out = [
+        Implication(
+            "backward.lift.third_cap",
+            "derivation",
+            "[BWD-five/four-small-near] pair face with the cap: the hypotheses of backward.lift.third ⇒ "
+            "x + C + o₁ ≤ (2M + R) + (1 + λ)(M + R) − s (A ≤ M + r ≤ M + R; = (9 + 4M/d²)M − s for R = 3M)",
+            (
+                M >= 1,
+                lA + lx + ly <= M + rd,
+                lo1 + lo2 <= M + wr,
+                rd + wr <= Rs,
+                lC <= CS + CP,
+                CS <= lam * sS,
+                CP <= lam * sP,
+                sS + sP <= lA,
+                ls <= 2 * lA + ly + lo2,
+            ),
+            lx + lC + lo1 <= 2 * M + Rs + (1 + lam) * (M + Rs) - ls,
+            provenance=LIFT_DOC + "#near",
+            about=ids,
+        ),
+        *(
+            Implication(f"backward.lift.near.{case}", "derivation", f"[BWD-five/four-small-near] {text}",
+                        (*near, case_hyp, 4 * _sq(lY) <= _sq(ls) * lC, face), _sq(lY) <= cap,
+                        provenance=LIFT_DOC + "#near", about=ids)
+            for case, text, case_hyp, face in cases
+        ),
+        Implication(
+            "backward.lift.near.segment",
+            "derivation",
+            "[BWD-five/four-small-near] Y² ≤ 16M³(1 + 4M/d²) ⇒ Y ≤ 4M√M·√(1 + 4M/d²)",
+            (*near, _sq(lY) <= cap),
+            lY <= 4 * M * sqrt(M) * sqrt(1 + 4 * mu),
+            provenance=LIFT_DOC + "#near",
+            about=ids,
+        ),
+    ]
+    for name, n in LIFT_FAMILIES.items():
+        out.append(
+            Implication(
+                f"backward.lift.near.rearrange.{name}",
+                "derivation",
+                f"[BWD-{name}-small-near] {n}N²d products: {n}N²d ≤ h·4M√M·√(1 + 4M/d²) and Q ≥ 3M(h − 1) ⇒ "
+                f"Q ≥ ({coeffs[name]})·N²d/(√M·√(1 + 4M/d²)) − 3M",
+                (*near, n * N**2 * d <= hs * 4 * M * sqrt(M) * sqrt(1 + 4 * mu), Qs >= 3 * M * (hs - 1)),
+                Qs >= coeffs[name] * N**2 * d / (sqrt(M) * sqrt(1 + 4 * mu)) - 3 * M,
+                provenance=LIFT_DOC + "#near",
+                about=(f"backward.bwd-{name}-small-near",),
+            )
+        )
+    return out
+
+
 def _formulas() -> dict:
     from attnio.bounds.costs import BACKWARD_FORMULAS
 
@@ -701,6 +769,57 @@ def lift_consistency_claims() -> list[Implication]:
     return out
 
 
+NEAR_FIVE_LEAD: Expr = F(15, 4) * N**2 * d / sqrt(M)  # BWD-five-small-near ≤ it (√(1 + 4M/d²) ≥ 1)
+NEAR_FOUR_LEAD: Expr = 3 * N**2 * d / sqrt(M)  # BWD-four-small-near ≤ it
+
+
+def near_consistency_claims() -> list[Implication]:
+    """BWD-five-small-near and BWD-four-small-near ≤ every covered backward exact cost on their regime
+    (docs/bounds/backward-lift.md#near): bound ≤ L = (3n/4)·N²d/√M; (15/4)·N²d/√M ≤ 4N²d²/M, then the
+    ``backward.small.consistency.*`` links for the schedules that recompute S (flash1-bwd where M ≤ 4d: directly);
+    3·N²d/√M ≤ (15/4)·N²d/√M, and for standard-bwd and square_tiling-bwd 3·N²d/√M ≤ cost (square tiles: through
+    the tiles claims of :func:`small_cache_consistency_claims`, 2√3 ≥ 3)."""
+    from attnio.bounds.backward import BWD_FIVE_SMALL_NEAR, BWD_FOUR_SMALL_NEAR, COVERS
+
+    doc = LIFT_DOC + "#near"
+    five, four = BWD_FIVE_SMALL_NEAR.id, BWD_FOUR_SMALL_NEAR.id
+    reg = (*_BASE, M <= d**2)
+    first = (
+        ("backward.lift.near.relax.five", f"{five} ≤ (15/4)·N²d/√M on its regime", (*_BASE, *BWD_FIVE_SMALL_NEAR.regime),
+         BWD_FIVE_SMALL_NEAR.expr <= NEAR_FIVE_LEAD, (five,)),
+        ("backward.lift.near.relax.four", f"{four} ≤ 3·N²d/√M on its regime", (*_BASE, *BWD_FOUR_SMALL_NEAR.regime),
+         BWD_FOUR_SMALL_NEAR.expr <= NEAR_FOUR_LEAD, (four,)),
+        ("backward.lift.near.lead", "3·N²d/√M ≤ (15/4)·N²d/√M", reg, NEAR_FOUR_LEAD <= NEAR_FIVE_LEAD, (four,)),
+        ("backward.lift.near.via_large", "(15/4)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then "
+         "backward.small.consistency.<schedule>)", reg, NEAR_FIVE_LEAD <= 4 * UNIT, (five, four)),
+        ("backward.lift.near.tiles_amgm", "B ≥ 1, 3B² ≤ M, io ≥ 2N²d/B ⇒ io ≥ 3·N²d/√M (2√3 ≥ 3; square_tiling-bwd "
+         "with its .phase, .tile, .tiles links)", (*_BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 2 * N**2 * d / tile),
+         NEAR_FOUR_LEAD <= io_, (four,)),
+    )
+    out = [Implication(cid, "consistency", text, hyps, goal, provenance=doc, about=about)
+           for cid, text, hyps, goal, about in first]
+    for name, f in _formulas().items():
+        how = SMALL_LINK[name]
+        if how == "split":  # flash1-bwd where M ≤ 4d
+            lead, covers = NEAR_FIVE_LEAD, (five, four)
+        elif how == "direct":  # standard-bwd
+            lead, covers = NEAR_FOUR_LEAD, (four,)
+        else:
+            continue
+        out.append(
+            Implication(
+                f"backward.lift.near.consistency.{name}",
+                "consistency",
+                f"the near forms' lead ≤ exact cost where M ≤ d²{' and M ≤ 4d' if how == 'split' else ''} ({name}; d_v = d)",
+                (*reg, *f.valid, *((M <= 4 * d,) if how == "split" else ())),
+                lead <= f.io,
+                provenance=doc,
+                about=tuple(b for b in covers if name in COVERS[b]) + (f"exact.{name}",),
+            )
+        )
+    return out
+
+
 def tightest_claims() -> list[Claim]:
     """The backward tightest constants (``backward.tight.*``) and their tile-fact links: the backward specs of
     :data:`attnio.solver.claims_tight.SPECS`."""
@@ -876,7 +995,9 @@ def claims() -> list[Claim]:
         + consistency_claims()
         + small_cache_consistency_claims()
         + lift_step_claims()
+        + near_step_claims()
         + lift_consistency_claims()
+        + near_consistency_claims()
         + tightest_claims()
         + crossover_claims()
         + exact_crossover_claims()
