@@ -1,8 +1,8 @@
 """Backward ratios before and after the newer bounds. First table: flash2-bwd ÷ the best backward lower bound that
 covers it, at the backward constants table's points, before and after BWD-slots and BWD-slots-x
 (docs/bounds/backward-slots.md). Second table: at the small-cache points (M ≤ d²), flash2-bwd and the best
-small-cache schedule ÷ the best bound covering each, before and after BWD-five-small and BWD-four-small
-(docs/bounds/backward-lift.md#numbers). Run: ``python tools/backward_ratios.py``."""
+small-cache schedule ÷ the best bound covering each, before and after BWD-five-small, BWD-four-small and their near
+forms (docs/bounds/backward-lift.md#numbers). Run: ``python tools/backward_ratios.py``."""
 
 from attnio.bounds import backward as bb
 from attnio.bounds.constants import TABLE_POINTS
@@ -46,12 +46,12 @@ for n, dd, mm in TABLE_POINTS + bb.SMALL_TABLE_POINTS:
     )
 
 print()
-print("small cache: before/after BWD-five-small and BWD-four-small (docs/bounds/backward-lift.md)")
-print(f"{'N':>6} {'d':>4} {'M':>8} {'M/d²':>6}  {'schedule':<18}{'before: bound':<24}{'÷':>6}  {'after: bound':<24}{'÷':>6}")
+print("small cache: before/after BWD-five-small, BWD-four-small and their -near forms (docs/bounds/backward-lift.md)")
+print(f"{'N':>6} {'d':>4} {'M':>8} {'M/d²':>6}  {'schedule':<18}{'before: bound':<24}{'÷':>6}  {'after: bound':<30}{'÷':>6}")
 for n, dd, mm in bb.SMALL_TABLE_POINTS:
     for name in dict.fromkeys(("flash2-bwd", cheapest(n, dd, mm))):
         c = cost(name, n, dd, mm)
         b0, v0 = best(n, dd, mm, name, without=tuple(bb.LIFT_SMALL))
         b1, v1 = best(n, dd, mm, name)
-        print(f"{n:>6} {dd:>4} {mm:>8} {mm / dd**2:>6g}  {name:<18}{b0:<24}{float(c / v0):>6.2f}  {b1:<24}"
+        print(f"{n:>6} {dd:>4} {mm:>8} {mm / dd**2:>6g}  {name:<18}{b0:<24}{float(c / v0):>6.2f}  {b1:<30}"
               f"{float(c / v1):>6.2f}")
