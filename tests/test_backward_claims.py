@@ -44,6 +44,8 @@ WITNESSES = [
     {"N": 4096, "d": 64, "M": 2000, "dv": 64},
     {"N": 4096, "d": 64, "M": 1000, "dv": 64},
     {"N": 4096, "d": 64, "M": 4608, "dv": 64},
+    # the near forms' case s ≥ 8M (docs/bounds/backward-lift.md#near): d²/6 ≤ M ≤ 3d²/4, s = 8M
+    {"N": 4096, "d": 64, "M": 2000, "dv": 64, "bwdl_s": 16000},
 ]
 
 
@@ -53,6 +55,7 @@ def _env(w: dict) -> dict:
     env["bwd_Q"] = w["M"] * (_AUX["bwd_h"] - 1)
     env.update({n: 0 for n in _SMALL_SYMS})
     env.update({n: 0 for n in _LIFT_SYMS})
+    env.update({k: v for k, v in w.items() if k.startswith("bwdl_")})
     env.update(_AUX_SMALL)
     env["bwds_Q"] = 3 * w["M"] * (_AUX_SMALL["bwds_h"] - 1)
     env.update(_slots_aux(w))
