@@ -393,6 +393,18 @@ lA, lx, ly, lo1, lo2, lC, ls, lY = (
         ("Y", "products of all families whose useful instance lies in a segment (|Z_t|)"),
     )
 )
+# the budgets of a segment of the lifted count (steps 5–8 of docs/bounds/backward-lift.md), shared by steps 9 and 10
+_LIFT_FACE = (
+    M >= 1,
+    lA + lx + ly <= M + rd,
+    lo1 + lo2 <= M + wr,
+    rd + wr <= Rs,
+    lC <= CS + CP,
+    CS <= lam * sS,
+    CP <= lam * sP,
+    sS + sP <= lA,
+    ls <= 2 * lA + ly + lo2,
+)
 LIFT_FAMILIES = {"five": 5, "four": 4}  # BWD-five-small (S, dP, dV, dQ, dK), BWD-four-small (dP, dV, dQ, dK)
 
 
@@ -410,18 +422,7 @@ def lift_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implicat
             "[BWD-five/four-small] shared pair face: A + x + y ≤ M + r, o₁ + o₂ ≤ M + w, r + w ≤ R, "
             "C ≤ C_S + C_P, C_S ≤ λs_S, C_P ≤ λs_P, s_S + s_P ≤ A, s ≤ 2A + y + o₂, 0 ≤ λ ≤ 1 "
             "⇒ x + C + o₁ ≤ (2M + R) − ((1 − λ)/2)·s",
-            (
-                M >= 1,
-                lA + lx + ly <= M + rd,
-                lo1 + lo2 <= M + wr,
-                rd + wr <= Rs,
-                lC <= CS + CP,
-                CS <= lam * sS,
-                CP <= lam * sP,
-                sS + sP <= lA,
-                ls <= 2 * lA + ly + lo2,
-                lam <= 1,
-            ),
+            (*_LIFT_FACE, lam <= 1),
             lx + lC + lo1 <= 2 * M + Rs - (1 - lam) / 2 * ls,
             provenance=LIFT_DOC + "#step-9",
             about=("backward.bwd-five-small", "backward.bwd-four-small"),
@@ -479,17 +480,7 @@ def near_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implicat
             "derivation",
             "[BWD-five/four-small-near] pair face with the cap: the hypotheses of backward.lift.third ⇒ "
             "x + C + o₁ ≤ (2M + R) + (1 + λ)(M + R) − s (A ≤ M + r ≤ M + R; = (9 + 4M/d²)M − s for R = 3M)",
-            (
-                M >= 1,
-                lA + lx + ly <= M + rd,
-                lo1 + lo2 <= M + wr,
-                rd + wr <= Rs,
-                lC <= CS + CP,
-                CS <= lam * sS,
-                CP <= lam * sP,
-                sS + sP <= lA,
-                ls <= 2 * lA + ly + lo2,
-            ),
+            _LIFT_FACE,
             lx + lC + lo1 <= 2 * M + Rs + (1 + lam) * (M + Rs) - ls,
             provenance=LIFT_DOC + "#near",
             about=ids,
