@@ -213,7 +213,8 @@ BWD_FOUR_SMALL = _lift(
     statement="Every backward pass that forms dP, dV, dQ and dK by sums of scalar products moves at least "
     "(25/9)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (the 4N²d products of dP, dV, dQ and dK in one lifted "
     "Loomis–Whitney count per segment; S recomputed or read; d_v = d; recomputation allowed).",
-    model=LIFT_CDAG.format(s="", t="products", r=""),
+    model=LIFT_CDAG.format(s=", and for S = QKᵀ wherever S is recomputed (parents exactly Q_iℓ, K_jℓ)",
+                           t=" and S-products each", r=" and S_ij"),
     provenance="derived here: BSPV's lift (docs/bounds/bspv.md) on the four gradient-side product families of the "
     "backward, pair face shared, dQ/dK/dV slots charged as in B3 (docs/bounds/backward-lift.md)",
     notes="small cache. Applies to every backward schedule here (standard-bwd and square_tiling-bwd too: the "
