@@ -32,6 +32,12 @@ products instead of whole dot products:
   dO_iℓ·V_jℓ counted together (four disjoint input faces, one shared budget). Applies to the schedules that
   recompute S.
 
+Small cache, every product family (M ≤ d²; docs/bounds/backward-lift.md), BSPV's lifted Loomis–Whitney count
+(docs/bounds/bspv.md) over the families of N²d products, the pair face shared, the dV, dQ, dK slots charged as in B3:
+
+- **BWD-five-small** Q ≥ (125/36)(1 − M/d²)·N²d/√M − 3M: S, dP, dV, dQ, dK. Applies to the schedules that recompute S.
+- **BWD-four-small** Q ≥ (25/9)(1 − M/d²)·N²d/√M − 3M: dP, dV, dQ, dK. Applies to every schedule here.
+
 These are kept apart from :func:`attnio.bounds.catalog.all_bounds`, whose lower bounds speak about the forward
 pass (reports and checks apply them to every forward algorithm); :data:`BOUNDS` lists them.
 
@@ -51,7 +57,7 @@ from fractions import Fraction
 from attnio.bounds.constants import BS_COEFF, bs_bound
 from attnio.bounds.constants import PROOF_STEPS as BS_PROOF_STEPS
 from attnio.bounds.costs import BACKWARD_FORMULAS
-from attnio.bounds.expr import eq, evaluate, minimum
+from attnio.bounds.expr import eq, evaluate, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, dv
 from attnio.bounds.types import ANY_ALGORITHM, CDAG_BACKWARD, Bound
 
@@ -164,6 +170,82 @@ BWD_SDP_SMALL = _small(
     notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S).",
 )
 
+# Small cache, the products of every family in one lifted Loomis–Whitney count (docs/bounds/backward-lift.md): BSPV's
+# lift (docs/bounds/bspv.md) with five (four) families of N²d products. Q, K and dO words sit on two families' faces
+# each, so the faces' budget is twice the available words: the per-segment maximum doubles (κ halves in the count)
+# while the work is 5N²d (4N²d), a factor 5/2 (2) over one family.
+LIFT_DOC = "docs/bounds/backward-lift.md"
+BWD_FIVE_SMALL_COEFF = Fraction(125, 36)  # (5/2)·BS's: 5N²d products, per-segment maximum twice BS's
+BWD_FOUR_SMALL_COEFF = Fraction(25, 9)  # 2·BS's: 4N²d products (dP, dV, dQ, dK), the same per-segment maximum
+LIFT_CDAG = (
+    "backward CDAG (d_v = d) with product vertices for dP = dO·Vᵀ (parents exactly dO_iℓ, V_jℓ), dV = PᵀdO (P_ij, "
+    "dO_iℓ among the parents), dQ = dS·K (G_ij, K_jℓ) and dK = dSᵀ·Q (G_ij, Q_iℓ){s}; the dP-{t} summed by any tree "
+    "into dP_ij{r}; the dV, dQ and dK products summed by one accumulation tree per output word (one tree parent per "
+    "vertex); for each pair a designated set Π_ij holding its trees, P_ij and G_ij (dS_ij or scale·dS_ij), each "
+    "other vertex of which is an input (S or P read from slow memory) or has a parent in Π_ij; the input words, "
+    "the sets Π_ij and the 3Nd accumulation trees pairwise disjoint; every output written (recomputation allowed; "
+    "no fast matrix multiplication; docs/bounds/backward-lift.md)"
+)
+
+
+def _lift(coeff: Fraction, **fields) -> Bound:
+    """A small-cache backward bound of the lifted count (M ≤ d², d_v = d), BS's form with coefficient ``coeff``."""
+    return bs_bound(coeff, regime=(M <= d**2, DV_EQ_D), doc=LIFT_DOC, computation="backward", cdag=CDAG_BACKWARD,
+                    **fields)
+
+
+BWD_FIVE_SMALL = _lift(
+    BWD_FIVE_SMALL_COEFF,
+    id="backward.bwd-five-small",
+    statement="Every backward pass that recomputes S = QKᵀ and forms dP, dV, dQ and dK by sums of scalar products "
+    "moves at least (125/36)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (the 5N²d products of S, dP, dV, dQ and dK "
+    "in one lifted Loomis–Whitney count per segment; d_v = d; recomputation allowed).",
+    model=LIFT_CDAG.format(s=", and for S = QKᵀ (parents exactly Q_iℓ, K_jℓ)", t=" and S-products each",
+                           r=" and S_ij"),
+    provenance="derived here: BSPV's lift (docs/bounds/bspv.md) on the five product families of the backward, "
+    "pair face shared, dQ/dK/dV slots charged as in B3 (docs/bounds/backward-lift.md)",
+    notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S).",
+)
+
+BWD_FOUR_SMALL = _lift(
+    BWD_FOUR_SMALL_COEFF,
+    id="backward.bwd-four-small",
+    statement="Every backward pass that forms dP, dV, dQ and dK by sums of scalar products moves at least "
+    "(25/9)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (the 4N²d products of dP, dV, dQ and dK in one lifted "
+    "Loomis–Whitney count per segment; S recomputed or read; d_v = d; recomputation allowed).",
+    model=LIFT_CDAG.format(s=", and for S = QKᵀ wherever S is recomputed (parents exactly Q_iℓ, K_jℓ)",
+                           t=" and S-products each", r=" and S_ij"),
+    provenance="derived here: BSPV's lift (docs/bounds/bspv.md) on the four gradient-side product families of the "
+    "backward, pair face shared, dQ/dK/dV slots charged as in B3 (docs/bounds/backward-lift.md)",
+    notes="small cache. Applies to every backward schedule here (standard-bwd and square_tiling-bwd too: the "
+    "S or P words they read belong to the pair sets).",
+)
+
+# The same count with the cap A ≤ M + R on the available input words (docs/bounds/backward-lift.md#near): better for
+# d²/6 ≤ M ≤ 3d²/4, where the unconstrained maximum of step 12 would need more than M + R input words.
+NEAR_SQRT = sqrt(1 + 4 * M / d**2)
+NEAR_REGIME = (d**2 <= 6 * M, 4 * M <= 3 * d**2, DV_EQ_D)
+
+
+def _near(base: Bound, coeff: Fraction, families: str) -> Bound:
+    """BWD-five-small-near / BWD-four-small-near: (3n/4)·N²d/(√M·√(1 + 4M/d²)) − 3M on d²/6 ≤ M ≤ 3d²/4."""
+    return replace(
+        base,
+        id=base.id + "-near",
+        statement=base.statement.split(" moves at least", 1)[0] + f" moves at least ({coeff})·N²d/(√M·√(1 + 4M/d²)) − 3M "
+        f"words when d²/6 ≤ M ≤ 3d²/4 (the {families} products in one lifted Loomis–Whitney count, the available "
+        "input words capped by M + R; d_v = d; recomputation allowed).",
+        regime=NEAR_REGIME,
+        expr=coeff * N**2 * d / (sqrt(M) * NEAR_SQRT) - 3 * M,
+        constant=coeff,
+        provenance=base.provenance + ", with the cap on the input words (docs/bounds/backward-lift.md#near)",
+        notes=base.notes.replace("small cache.", "small cache, d²/6 ≤ M ≤ 3d²/4."),
+    )
+
+
+BWD_FIVE_SMALL_NEAR = _near(BWD_FIVE_SMALL, Fraction(15, 4), "5N²d")
+BWD_FOUR_SMALL_NEAR = _near(BWD_FOUR_SMALL, Fraction(3), "4N²d")
+
 # Large cache, two slot faces (docs/bounds/backward-slots.md): B3's slot accounting on the dQ and dK accumulations.
 SLOTS_DOC = "docs/bounds/backward-slots.md"
 BWD_SLOTS_COEFF = Fraction(200, 23)  # 1/(2c) with c = 23/400 ≥ √(27/8192), the per-segment constant
@@ -212,9 +294,15 @@ BWD_SLOTS_X = replace(
     "23M²/(23M² + 80d⁴); the only one of the two below 12d².",
 )
 
-BOUNDS: list[Bound] = [BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS, BWD_SLOTS_X]
+BOUNDS: list[Bound] = [
+    BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS, BWD_SLOTS_X, BWD_FIVE_SMALL, BWD_FOUR_SMALL,
+    BWD_FIVE_SMALL_NEAR, BWD_FOUR_SMALL_NEAR,
+]
 # The small-cache bounds: their consistency chain goes through (25/9)·N²d/√M (solver/claims_backward.py).
 SMALL_CACHE = frozenset({BWD_DP_SMALL.id, BWD_SDP_SMALL.id})
+# The lifted small-cache bounds (docs/bounds/backward-lift.md): BWD-four-small's chain is the (25/9) one above,
+# BWD-five-small's goes through (125/36)·N²d/√M.
+LIFT_SMALL = frozenset({BWD_FIVE_SMALL.id, BWD_FOUR_SMALL.id, BWD_FIVE_SMALL_NEAR.id, BWD_FOUR_SMALL_NEAR.id})
 
 # Which backward schedules each bound's model covers (standard-bwd and square_tiling-bwd read P or S).
 RECOMPUTES_S = frozenset({"flash1-bwd", "flash1-fit-bwd", "flash2-bwd", "flash2-2pass-bwd", "flash2-square-bwd"})
@@ -226,6 +314,10 @@ COVERS: dict[str, frozenset[str]] = {
     BWD_SDP_SMALL.id: RECOMPUTES_S,
     BWD_SLOTS.id: RECOMPUTES_S,
     BWD_SLOTS_X.id: RECOMPUTES_S,
+    BWD_FIVE_SMALL.id: RECOMPUTES_S,
+    BWD_FOUR_SMALL.id: frozenset(BACKWARD_FORMULAS),
+    BWD_FIVE_SMALL_NEAR.id: RECOMPUTES_S,
+    BWD_FOUR_SMALL_NEAR.id: frozenset(BACKWARD_FORMULAS),
 }
 # Backward schedules whose working set exceeds M (run in audit mode): not candidates for "best schedule".
 OVERFLOWS = frozenset({"flash1-bwd"})
@@ -298,6 +390,23 @@ PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
 _SLOTS_X_STEPS = {9: "backward.slots.x.case_x", 11: "backward.slots.x.case_sa", 12: "backward.slots.x.constant",
                   16: "backward.slots.x.rearrange"}
 PROOF_STEPS[BWD_SLOTS_X.id] = [(n, _SLOTS_X_STEPS.get(n, c)) for n, c in PROOF_STEPS[BWD_SLOTS.id]]
+
+# The lifted count (docs/bounds/backward-lift.md): one derivation, n = 5 or 4 families; only the last step differs.
+_LIFT_STEPS = [(n, "prose") for n in range(1, 8)] + [
+    (8, "constants.bs.pairs"),
+    (9, "backward.lift.third"),
+    (10, "constants.bs.amgm"),
+    (11, "constants.bs.combine"),
+    (12, "constants.bs.cubic"),
+    (13, "backward.lift.segment"),
+]
+PROOF_STEPS[BWD_FIVE_SMALL.id] = [*_LIFT_STEPS, (14, "backward.lift.rearrange.five")]
+PROOF_STEPS[BWD_FOUR_SMALL.id] = [*_LIFT_STEPS, (14, "backward.lift.rearrange.four")]
+# the near forms (docs/bounds/backward-lift.md#near): steps 1–9 shared, then the cap and the two cases of the maximum
+_NEAR_STEPS = [*_LIFT_STEPS[:9], (10, "backward.lift.third_cap"), (11, "constants.bs.amgm"),
+               (12, "backward.lift.near.low"), (13, "backward.lift.near.high"), (14, "backward.lift.near.segment")]
+PROOF_STEPS[BWD_FIVE_SMALL_NEAR.id] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.five")]
+PROOF_STEPS[BWD_FOUR_SMALL_NEAR.id] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.four")]
 
 def best_lower_bound(N_: int, d_: int, M_: int, schedule: str | None = None) -> tuple[str, Fraction]:
     """The largest backward lower bound at (N, d, M) (d_v = d) whose regime holds and, if ``schedule`` is

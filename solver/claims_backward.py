@@ -11,7 +11,7 @@ M ≥ 8d² and ``N²/2 ≤ cost`` where M ≤ 8d². Together: bound ≤ cost whe
 witness point (:data:`WITNESSES`) where its hypotheses hold, so no regime is vacuous (tests/test_backward_claims.py).
 
 >>> sorted({c.id.split(".")[1] for c in CLAIMS})[:4]
-['consistency', 'crossover', 'dp', 'relax']
+['consistency', 'crossover', 'dp', 'lift']
 """
 
 from __future__ import annotations
@@ -437,6 +437,145 @@ def small_cache_step_claims() -> list[Implication]:
     ]
 
 
+# auxiliary real symbols of the lifted count (docs/bounds/backward-lift.md)
+LIFT_DOC = "docs/bounds/backward-lift.md"
+lA, lx, ly, lo1, lo2, lC, ls, lY = (
+    nonneg_real(f"bwdl_{name}", meaning)
+    for name, meaning in (
+        ("A", "input words (Q, K, dO, V) available in a segment (red at its start or read in it)"),
+        ("x", "type-2 pairs in a segment"),
+        ("y", "type-2 slots (dQ, dK, dV accumulation trees) in a segment"),
+        ("o1", "open pairs in a segment"),
+        ("o2", "open slots in a segment"),
+        ("C", "complete pairs in a segment (in I^S×J^S or I^P×J^P)"),
+        ("s", "F₁ + F₂: the two non-pair faces of the lifted set (≤ 2A + y + o₂)"),
+        ("Y", "products of all families whose useful instance lies in a segment (|Z_t|)"),
+    )
+)
+# the budgets of a segment of the lifted count (steps 5–8 of docs/bounds/backward-lift.md), shared by steps 9 and 10
+_LIFT_FACE = (
+    M >= 1,
+    lA + lx + ly <= M + rd,
+    lo1 + lo2 <= M + wr,
+    rd + wr <= Rs,
+    lC <= CS + CP,
+    CS <= lam * sS,
+    CP <= lam * sP,
+    sS + sP <= lA,
+    ls <= 2 * lA + ly + lo2,
+)
+LIFT_FAMILIES = {"five": 5, "four": 4}  # BWD-five-small (S, dP, dV, dQ, dK), BWD-four-small (dP, dV, dQ, dK)
+
+
+def lift_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implication]:
+    """The algebraic steps of BWD-five-small and BWD-four-small that are not BS's own (docs/bounds/backward-lift.md):
+    the shared pair face with the doubled input faces (κ/2), the per-segment maximum and the rearrangement over
+    5N²d (4N²d) products. ``coeffs`` (name → leading coefficient) default to 125/36 and 25/9; a larger one is a
+    mutant that must be refuted."""
+    coeffs = coeffs or {"five": F(125, 36), "four": F(25, 9)}
+    kappa2 = (1 - M / d**2) / 2
+    out = [
+        Implication(
+            "backward.lift.third",
+            "derivation",
+            "[BWD-five/four-small] shared pair face: A + x + y ≤ M + r, o₁ + o₂ ≤ M + w, r + w ≤ R, "
+            "C ≤ C_S + C_P, C_S ≤ λs_S, C_P ≤ λs_P, s_S + s_P ≤ A, s ≤ 2A + y + o₂, 0 ≤ λ ≤ 1 "
+            "⇒ x + C + o₁ ≤ (2M + R) − ((1 − λ)/2)·s",
+            (*_LIFT_FACE, lam <= 1),
+            lx + lC + lo1 <= 2 * M + Rs - (1 - lam) / 2 * ls,
+            provenance=LIFT_DOC + "#step-9",
+            about=("backward.bwd-five-small", "backward.bwd-four-small"),
+        ),
+        Implication(
+            "backward.lift.segment",
+            "derivation",
+            "[BWD-five/four-small] R = 3M (K = 5M, κ/2 = (1 − M/d²)/2), M ≤ d²: 27(κ/2)²Y² ≤ (5M)³ "
+            "⇒ (κ/2)·Y ≤ (54/25)·M√M",
+            (*_BASE, M <= d**2, 27 * _sq(kappa2) * _sq(lY) <= (5 * M) ** 3),
+            kappa2 * lY <= F(54, 25) * M * sqrt(M),
+            provenance=LIFT_DOC + "#step-13",
+            about=("backward.bwd-five-small", "backward.bwd-four-small"),
+        ),
+    ]
+    for name, n in LIFT_FAMILIES.items():
+        out.append(
+            Implication(
+                f"backward.lift.rearrange.{name}",
+                "derivation",
+                f"[BWD-{name}-small] {n}N²d products: (κ/2)·{n}N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ "
+                f"Q ≥ ({coeffs[name]})(1 − M/d²)·N²d/√M − 3M (κ = 1 − M/d², M ≤ d²)",
+                (
+                    *_BASE,
+                    M <= d**2,
+                    kappa2 * n * N**2 * d <= hs * F(54, 25) * M * sqrt(M),
+                    Qs >= 3 * M * (hs - 1),
+                ),
+                Qs >= coeffs[name] * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+                provenance=LIFT_DOC + "#step-14",
+                about=(f"backward.bwd-{name}-small",),
+            )
+        )
+    return out
+
+
+def near_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implication]:
+    """The steps of BWD-five-small-near and BWD-four-small-near (docs/bounds/backward-lift.md#near) beyond the lift's:
+    the pair face with the cap A ≤ M + R, the two cases of the maximum over s (d²/6 ≤ M ≤ 3d²/4), the segment and
+    the rearrangement. ``coeffs`` default to 15/4 and 3 (= 3n/4); a larger one is a mutant that must be refuted."""
+    coeffs = coeffs or {"five": F(15, 4), "four": F(3)}
+    mu = M / d**2
+    near = (*_BASE, d**2 <= 6 * M, 4 * M <= 3 * d**2)
+    cap = 16 * M**3 * (1 + 4 * mu)  # the per-segment maximum of Y², at s = 8M
+    ids = ("backward.bwd-five-small-near", "backward.bwd-four-small-near")
+    cases = (
+        ("low", "s ≤ 8M: Y² ≤ (s²/4)T, T ≤ 5M − ((1 − M/d²)/2)s (step 9) ⇒ Y² ≤ 16M³(1 + 4M/d²) (increasing in s "
+         "up to 20M/(3κ) ≥ 8M as M ≥ d²/6)", ls <= 8 * M, lC <= 5 * M - (1 - mu) / 2 * ls),
+        ("high", "s ≥ 8M: Y² ≤ (s²/4)T, T ≤ (9 + 4M/d²)M − s (step 10) ⇒ Y² ≤ 16M³(1 + 4M/d²) (decreasing in s from "
+         "(2/3)(9 + 4M/d²)M ≤ 8M as M ≤ 3d²/4)", ls >= 8 * M, lC <= (9 + 4 * mu) * M - ls),
+    )
+    out = [
+        Implication(
+            "backward.lift.third_cap",
+            "derivation",
+            "[BWD-five/four-small-near] pair face with the cap: the hypotheses of backward.lift.third ⇒ "
+            "x + C + o₁ ≤ (2M + R) + (1 + λ)(M + R) − s (A ≤ M + r ≤ M + R; = (9 + 4M/d²)M − s for R = 3M)",
+            _LIFT_FACE,
+            lx + lC + lo1 <= 2 * M + Rs + (1 + lam) * (M + Rs) - ls,
+            provenance=LIFT_DOC + "#near",
+            about=ids,
+        ),
+        *(
+            Implication(f"backward.lift.near.{case}", "derivation", f"[BWD-five/four-small-near] {text}",
+                        (*near, case_hyp, 4 * _sq(lY) <= _sq(ls) * lC, face), _sq(lY) <= cap,
+                        provenance=LIFT_DOC + "#near", about=ids)
+            for case, text, case_hyp, face in cases
+        ),
+        Implication(
+            "backward.lift.near.segment",
+            "derivation",
+            "[BWD-five/four-small-near] Y² ≤ 16M³(1 + 4M/d²) ⇒ Y ≤ 4M√M·√(1 + 4M/d²)",
+            (*near, _sq(lY) <= cap),
+            lY <= 4 * M * sqrt(M) * sqrt(1 + 4 * mu),
+            provenance=LIFT_DOC + "#near",
+            about=ids,
+        ),
+    ]
+    for name, n in LIFT_FAMILIES.items():
+        out.append(
+            Implication(
+                f"backward.lift.near.rearrange.{name}",
+                "derivation",
+                f"[BWD-{name}-small-near] {n}N²d products: {n}N²d ≤ h·4M√M·√(1 + 4M/d²) and Q ≥ 3M(h − 1) ⇒ "
+                f"Q ≥ ({coeffs[name]})·N²d/(√M·√(1 + 4M/d²)) − 3M",
+                (*near, n * N**2 * d <= hs * 4 * M * sqrt(M) * sqrt(1 + 4 * mu), Qs >= 3 * M * (hs - 1)),
+                Qs >= coeffs[name] * N**2 * d / (sqrt(M) * sqrt(1 + 4 * mu)) - 3 * M,
+                provenance=LIFT_DOC + "#near",
+                about=(f"backward.bwd-{name}-small-near",),
+            )
+        )
+    return out
+
+
 def _formulas() -> dict:
     from attnio.bounds.costs import BACKWARD_FORMULAS
 
@@ -450,10 +589,11 @@ VIA_HALF: frozenset[str] = frozenset({"square_tiling-bwd"})
 
 
 def consistency_claims() -> list[Implication]:
-    from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, SMALL_CACHE
+    from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, LIFT_SMALL, SMALL_CACHE
 
     # small cache: below; BWD-slots (above 4N²d²/M): its own links, slots_consistency_claims
-    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE and not b.id.startswith("backward.bwd-slots")]
+    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE | LIFT_SMALL
+               and not b.id.startswith("backward.bwd-slots")]
     out: list[Implication] = [
         Implication(
             "backward.consistency.large.half",
@@ -565,7 +705,9 @@ def small_cache_consistency_claims() -> list[Implication]:
     from attnio.bounds.backward import BOUNDS, COVERS, SMALL_CACHE
 
     doc = SMALL_DOC + "#consistency"
-    small = [b for b in BOUNDS if b.id in SMALL_CACHE]
+    from attnio.bounds.backward import BWD_FIVE_SMALL, BWD_FOUR_SMALL
+
+    small = [b for b in BOUNDS if b.id in SMALL_CACHE or b is BWD_FOUR_SMALL]
     ids = tuple(b.id for b in small)
     reg = (*_BASE, M <= d**2)
     out: list[Implication] = [
@@ -617,11 +759,14 @@ def small_cache_consistency_claims() -> list[Implication]:
                 about=about,
             )
 
+        # the 4N²d²/M links serve BWD-five-small's chain too (backward.lift.via_large)
+        large = about + ((BWD_FIVE_SMALL.id,) if name in COVERS[BWD_FIVE_SMALL.id] else ())
         if how == "via":
-            out.append(link("", "4N²d²/M ≤ exact cost where M ≤ d² (with backward.small.via_large: L ≤ it)", (), 4 * UNIT <= f.io))
+            out.append(link("", "4N²d²/M ≤ exact cost where M ≤ d² (with backward.small.via_large: L ≤ it)", (), 4 * UNIT <= f.io,
+                            about=large))
         elif how == "split":
             out.append(link(".rows", "4N²d²/M ≤ exact cost where 4d ≤ M ≤ d² (with backward.small.via_large)", (4 * d <= M,),
-                            4 * UNIT <= f.io))
+                            4 * UNIT <= f.io, about=large))
             out.append(link(".one-row", "(25/9)·N²d/√M ≤ exact cost where M ≤ min(4d, d²)", (M <= 4 * d,), SMALL_LEAD <= f.io))
         elif how == "direct":
             out.append(link("", "(25/9)·N²d/√M ≤ exact cost where M ≤ d²", (), SMALL_LEAD <= f.io))
@@ -633,6 +778,96 @@ def small_cache_consistency_claims() -> list[Implication]:
             out.append(link(".tiles", "its tiles fit: 3B² ≤ M (with backward.small.tiles_amgm: L ≤ cost)", (), 3 * b * b <= M))
         else:  # pragma: no cover - SMALL_LINK's values are the four above
             raise AssertionError(how)
+    return out
+
+
+FIVE_LEAD: Expr = F(125, 36) * N**2 * d / sqrt(M)  # the leading term of BWD-five-small
+
+
+def lift_consistency_claims() -> list[Implication]:
+    """BWD-five-small ≤ every backward exact cost it covers where M ≤ d² (docs/bounds/backward-lift.md#consistency):
+    bound ≤ L₅ = (125/36)·N²d/√M, then L₅ ≤ 4N²d²/M (√M ≤ d) and the ``backward.small.consistency.*`` links
+    4N²d²/M ≤ cost; for flash1-bwd where M ≤ 4d, L₅ ≤ cost directly. (BWD-four-small's leading term is (25/9)·N²d/√M:
+    it is in :func:`small_cache_consistency_claims`.)"""
+    from attnio.bounds.backward import BWD_FIVE_SMALL, COVERS
+
+    doc = LIFT_DOC + "#consistency"
+    reg = (*_BASE, M <= d**2)
+    b = BWD_FIVE_SMALL
+    first = (
+        ("backward.lift.relax.bwd-five-small",
+         f"{b.id} ≤ (125/36)·N²d/√M where M ≤ d² (first link of {b.id} ≤ every covered exact cost)",
+         (*reg, *b.regime), b.expr <= FIVE_LEAD),
+        ("backward.lift.via_large",
+         "(125/36)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then backward.small.consistency.<schedule>)",
+         reg, FIVE_LEAD <= 4 * UNIT),
+    )
+    out = [Implication(cid, "consistency", text, hyps, goal, provenance=doc, about=(b.id,))
+           for cid, text, hyps, goal in first]
+    for name, f in _formulas().items():
+        if name in COVERS[b.id] and SMALL_LINK[name] == "split":
+            out.append(
+                Implication(
+                    f"backward.lift.consistency.{name}.one-row",
+                    "consistency",
+                    f"(125/36)·N²d/√M ≤ exact cost where M ≤ min(4d, d²) ({name}; d_v = d)",
+                    (*reg, *f.valid, M <= 4 * d),
+                    FIVE_LEAD <= f.io,
+                    provenance=doc,
+                    about=(b.id, f"exact.{name}"),
+                )
+            )
+    return out
+
+
+NEAR_FIVE_LEAD: Expr = F(15, 4) * N**2 * d / sqrt(M)  # BWD-five-small-near ≤ it (√(1 + 4M/d²) ≥ 1)
+NEAR_FOUR_LEAD: Expr = 3 * N**2 * d / sqrt(M)  # BWD-four-small-near ≤ it
+
+
+def near_consistency_claims() -> list[Implication]:
+    """BWD-five-small-near and BWD-four-small-near ≤ every covered backward exact cost on their regime
+    (docs/bounds/backward-lift.md#near): bound ≤ L = (3n/4)·N²d/√M; (15/4)·N²d/√M ≤ 4N²d²/M, then the
+    ``backward.small.consistency.*`` links for the schedules that recompute S (flash1-bwd where M ≤ 4d: directly);
+    3·N²d/√M ≤ (15/4)·N²d/√M, and for standard-bwd and square_tiling-bwd 3·N²d/√M ≤ cost (square tiles: through
+    the tiles claims of :func:`small_cache_consistency_claims`, 2√3 ≥ 3)."""
+    from attnio.bounds.backward import BWD_FIVE_SMALL_NEAR, BWD_FOUR_SMALL_NEAR, COVERS
+
+    doc = LIFT_DOC + "#near"
+    five, four = BWD_FIVE_SMALL_NEAR.id, BWD_FOUR_SMALL_NEAR.id
+    reg = (*_BASE, M <= d**2)
+    first = (
+        ("backward.lift.near.relax.five", f"{five} ≤ (15/4)·N²d/√M on its regime", (*_BASE, *BWD_FIVE_SMALL_NEAR.regime),
+         BWD_FIVE_SMALL_NEAR.expr <= NEAR_FIVE_LEAD, (five,)),
+        ("backward.lift.near.relax.four", f"{four} ≤ 3·N²d/√M on its regime", (*_BASE, *BWD_FOUR_SMALL_NEAR.regime),
+         BWD_FOUR_SMALL_NEAR.expr <= NEAR_FOUR_LEAD, (four,)),
+        ("backward.lift.near.lead", "3·N²d/√M ≤ (15/4)·N²d/√M", reg, NEAR_FOUR_LEAD <= NEAR_FIVE_LEAD, (four,)),
+        ("backward.lift.near.via_large", "(15/4)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then "
+         "backward.small.consistency.<schedule>)", reg, NEAR_FIVE_LEAD <= 4 * UNIT, (five, four)),
+        ("backward.lift.near.tiles_amgm", "B ≥ 1, 3B² ≤ M, io ≥ 2N²d/B ⇒ io ≥ 3·N²d/√M (2√3 ≥ 3; square_tiling-bwd "
+         "with its .phase, .tile, .tiles links)", (*_BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 2 * N**2 * d / tile),
+         NEAR_FOUR_LEAD <= io_, (four,)),
+    )
+    out = [Implication(cid, "consistency", text, hyps, goal, provenance=doc, about=about)
+           for cid, text, hyps, goal, about in first]
+    for name, f in _formulas().items():
+        how = SMALL_LINK[name]
+        if how == "split":  # flash1-bwd where M ≤ 4d
+            lead, covers = NEAR_FIVE_LEAD, (five, four)
+        elif how == "direct":  # standard-bwd
+            lead, covers = NEAR_FOUR_LEAD, (four,)
+        else:
+            continue
+        out.append(
+            Implication(
+                f"backward.lift.near.consistency.{name}",
+                "consistency",
+                f"the near forms' lead ≤ exact cost where M ≤ d²{' and M ≤ 4d' if how == 'split' else ''} ({name}; d_v = d)",
+                (*reg, *f.valid, *((M <= 4 * d,) if how == "split" else ())),
+                lead <= f.io,
+                provenance=doc,
+                about=tuple(b for b in covers if name in COVERS[b]) + (f"exact.{name}",),
+            )
+        )
     return out
 
 
@@ -810,6 +1045,10 @@ def claims() -> list[Claim]:
         + slots_consistency_claims()
         + consistency_claims()
         + small_cache_consistency_claims()
+        + lift_step_claims()
+        + near_step_claims()
+        + lift_consistency_claims()
+        + near_consistency_claims()
         + tightest_claims()
         + crossover_claims()
         + exact_crossover_claims()

@@ -56,6 +56,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "cvc5": (
         "test_backward_claims.py::test_cvc5_proves_the_bwd_sdp_steps_too",
         "test_backward_small.py::test_every_small_cache_claim_is_proved_by_z3_and_cvc5",
+        "test_backward_lift.py::test_every_lift_claim_is_proved_by_z3_and_cvc5",
         "test_cli_json.py::test_verify_record_needs_both_solvers_and_the_whole_catalog",
         "test_constants.py::test_step_claim_second_opinion_cvc5",
         "test_solver.py::test_cvc5_agrees_with_z3",
@@ -73,6 +74,11 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_backward_claims.py::test_the_exact_crossover_proves_the_sides_its_cvc5_lemmas_state",
         "test_backward_claims.py::test_tightest_backward_constants_are_proved_with_the_step_below_refuted",
         "test_backward_claims.py::test_tile_integrality_facts_hold_at_integer_points",
+        "test_backward_lift.py::test_a_larger_rearrangement_constant_is_refuted",
+        "test_backward_lift.py::test_a_larger_near_constant_is_refuted",
+        "test_backward_lift.py::test_a_mutant_claim_list_with_a_larger_constant_is_refuted",
+        "test_backward_lift.py::test_each_case_of_the_near_maximum_needs_its_end_of_the_regime",
+        "test_backward_lift.py::test_the_pair_face_without_the_double_charge_is_refuted",
         "test_backward_small.py::test_a_merge_without_the_shared_budget_is_refuted",
         "test_backward_small.py::test_a_wrong_rearrangement_constant_is_refuted",
         "test_backward_small.py::test_the_bs_steps_the_small_cache_bounds_reuse_are_proved",
@@ -141,6 +147,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_bounds_v3.py::test_step_claim_is_proved_by_z3_and_by_cvc5",
         "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5_causal_links_and_every_other_claim",
         "test_bwd_slots_p.py::test_claim_is_proved_by_z3_and_by_cvc5",
+        "test_backward_lift.py::test_every_lift_claim_is_proved_by_z3_and_cvc5",
     ),
     # 15 s or more in the measured fast loop on the loaded shared machine (about 5 s quiet)
     "slow": (

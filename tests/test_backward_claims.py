@@ -31,6 +31,8 @@ _AUX = {"bwd_x": 0, "bwd_I": 1, "bwd_J": 1, "bwd_h": 10**12, "bwd_c": 1}
 _AUX_SMALL = {"bwds_h": 10**12, "bwds_tile": 1, "bwds_io": 10**15}
 _SMALL_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwds_")}
 _SLOTS_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdq_")}
+# the lifted count's auxiliary symbols (bwdl_*, docs/bounds/backward-lift.md): all 0 (an empty segment)
+_LIFT_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdl_")}
 WITNESSES = [
     {"N": 4096, "d": 8, "M": 16384, "dv": 8},  # M ≥ 8d²
     {"N": 4096, "d": 64, "M": 4096, "dv": 64},  # M ≤ 8d²
@@ -42,6 +44,8 @@ WITNESSES = [
     {"N": 4096, "d": 64, "M": 2000, "dv": 64},
     {"N": 4096, "d": 64, "M": 1000, "dv": 64},
     {"N": 4096, "d": 64, "M": 4608, "dv": 64},
+    # the near forms' case s ≥ 8M (docs/bounds/backward-lift.md#near): d²/6 ≤ M ≤ 3d²/4, s = 8M
+    {"N": 4096, "d": 64, "M": 2000, "dv": 64, "bwdl_s": 16000},
 ]
 
 
@@ -50,6 +54,8 @@ def _env(w: dict) -> dict:
     env["bwd_B"] = 2 * w["M"]
     env["bwd_Q"] = w["M"] * (_AUX["bwd_h"] - 1)
     env.update({n: 0 for n in _SMALL_SYMS})
+    env.update({n: 0 for n in _LIFT_SYMS})
+    env.update({k: v for k, v in w.items() if k.startswith("bwdl_")})
     env.update(_AUX_SMALL)
     env["bwds_Q"] = 3 * w["M"] * (_AUX_SMALL["bwds_h"] - 1)
     env.update(_slots_aux(w))
@@ -119,7 +125,7 @@ def test_the_docs_page_names_each_machine_checked_step() -> None:
     ids = {c.id for c in CLAIMS} | {"constants.b1.amgm", "constants.b1.endpoint", "constants.b3.square_term"}
     docs = {b.id: b.doc for b in bb.BOUNDS}
     for bound_id, steps in PROOF_STEPS.items():
-        if bound_id in bb.SMALL_CACHE:  # docs/bounds/backward-small.md: tests/test_backward_small.py
+        if bound_id in bb.SMALL_CACHE | bb.LIFT_SMALL:  # backward-small.md, backward-lift.md: their own test files
             continue
         text = (ROOT / docs[bound_id]).read_text()
         for n, claim_id in steps:
