@@ -330,7 +330,9 @@ def _bwd_slots(id_: str, pairs_: object, low: int, expr: object, form: str, what
         kind="lower",
         model=_SDP + "; each dQ and dK product dS_ij·K_jℓ, dS_ij·Q_iℓ of an unmasked pair is its own vertex and a leaf "
         "of the accumulation tree of its output slot, one tree per dQ slot (query head, i, ℓ) and per dK slot "
-        "(K/V head, j, ℓ) (docs/bounds/backward-slots.md (P3-SdP), (Q1)–(Q3) with the unmasked pairs)",
+        "(K/V head, j, ℓ) (docs/bounds/backward-slots.md (P3-SdP), (Q1)–(Q3) with the unmasked pairs); the trees of "
+        "pair (0, 0) are present under a causal mask with N_q = N_kv although dS_00 ≡ 0 (likewise every pair when "
+        "N_kv = 1), and products of masked entries may be further leaves",
         regime=regime,
         expr=expr,
         explicit=True,
@@ -338,7 +340,7 @@ def _bwd_slots(id_: str, pairs_: object, low: int, expr: object, form: str, what
         slack=-M,
         provenance="derived here (BWD-slots, docs/bounds/backward-slots.md, with the pair count P in place of N² and "
         "the dQ and dK slot count L in place of 2Nd; docs/bounds/bwd-slots-p.md)",
-        status="derived here",
+        status="derived here (refereed)",
         doc="docs/bounds/bwd-slots-p.md",
         symbols=("Nq", "Nkv", "g", "d", "dv", "M"),
         cdag=CDAG_BACKWARD,
