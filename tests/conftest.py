@@ -54,6 +54,9 @@ def _has_torch() -> bool:
 # parametrisation of that test). Kept honest by ATTNIO_MARKER_AUDIT=1 (see the module docstring).
 TIERS: dict[str, tuple[str, ...]] = {
     "cvc5": (
+        "test_bspv.py::test_claim_second_opinion_cvc5",
+        "test_backward_slots.py::test_cvc5_proves_the_slots_steps_too",
+        "test_approx_bounds.py::test_derivation_step_is_proved_by_z3_and_by_cvc5",
         "test_backward_claims.py::test_cvc5_proves_the_bwd_sdp_steps_too",
         "test_backward_small.py::test_every_small_cache_claim_is_proved_by_z3_and_cvc5",
         "test_backward_lift.py::test_every_lift_claim_is_proved_by_z3_and_cvc5",
@@ -68,6 +71,13 @@ TIERS: dict[str, tuple[str, ...]] = {
     ),
     # found by the marker audit (test_vacuity.py: every test)
     "solver": (
+        "test_backward_slots.py::test_a_larger_leading_constant_is_refuted",
+        "test_backward_slots.py::test_a_smaller_per_segment_constant_is_refuted",
+        "test_backward_slots.py::test_bwd_slots_x_mutants_are_refuted",
+        "test_backward_slots.py::test_step_9_needs_its_threshold",
+        "test_bspv.py::test_claim_proved_by_z3",
+        "test_bspv.py::test_tightened_step_is_refuted_with_a_counterexample",
+        "test_approx_bounds.py::test_tightened_step_is_refuted_with_a_valid_counterexample",
         "test_api.py::test_catalog_bound_claims_and_errors",
         "test_backward_claims.py::test_every_backward_step_and_consistency_link_is_proved",
         "test_backward_claims.py::test_leading_crossover_of_the_backward_is_derived_near_M_equal_d_squared",
@@ -114,6 +124,11 @@ TIERS: dict[str, tuple[str, ...]] = {
     ),
     # found by the marker audit
     "subprocess": (
+        "test_bspv.py::test_claim_second_opinion_cvc5",
+        "test_backward_slots.py::test_cvc5_proves_the_slots_steps_too",
+        "test_approx_bounds.py::test_derivation_step_is_proved_by_z3_and_by_cvc5",
+        "test_backward_claims.py::test_cvc5_proves_the_bwd_sdp_steps_too",
+        "test_backward_small.py::test_every_small_cache_claim_is_proved_by_z3_and_cvc5",
         "test_api.py::test_import_of_the_base_modules_loads_no_layer",
         "test_api.py::test_readme_python_example_runs",
         "test_backward.py::test_report_section_lists_the_backward_constants_and_the_training_step",
