@@ -182,7 +182,8 @@ LIFT_CDAG = (
     "dO_iℓ among the parents), dQ = dS·K (G_ij, K_jℓ) and dK = dSᵀ·Q (G_ij, Q_iℓ){s}; the dP-{t} summed by any tree "
     "into dP_ij{r}; the dV, dQ and dK products summed by one accumulation tree per output word (one tree parent per "
     "vertex); for each pair a designated set Π_ij holding its trees, P_ij and G_ij (dS_ij or scale·dS_ij), each "
-    "other vertex of which is an input (S or P read from slow memory) or has a parent in Π_ij; the input words, "
+    "other vertex of which is an input (S or P read from slow memory) or has a designated parent in Π_ij that is a "
+    "tree's root or lies outside the trees; the input words, "
     "the sets Π_ij and the 3Nd accumulation trees pairwise disjoint; every output written (recomputation allowed; "
     "no fast matrix multiplication; docs/bounds/backward-lift.md)"
 )
@@ -191,7 +192,7 @@ LIFT_CDAG = (
 def _lift(coeff: Fraction, **fields) -> Bound:
     """A small-cache backward bound of the lifted count (M ≤ d², d_v = d), BS's form with coefficient ``coeff``."""
     return bs_bound(coeff, regime=(M <= d**2, DV_EQ_D), doc=LIFT_DOC, computation="backward", cdag=CDAG_BACKWARD,
-                    **fields)
+                    status="derived here (refereed)", **fields)
 
 
 BWD_FIVE_SMALL = _lift(
@@ -204,7 +205,8 @@ BWD_FIVE_SMALL = _lift(
                            r=" and S_ij"),
     provenance="derived here: BSPV's lift (docs/bounds/bspv.md) on the five product families of the backward, "
     "pair face shared, dQ/dK/dV slots charged as in B3 (docs/bounds/backward-lift.md)",
-    notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-square-bwd (they recompute S).",
+    notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd "
+    "(they recompute S).",
 )
 
 BWD_FOUR_SMALL = _lift(

@@ -123,7 +123,7 @@ def bs_form(coeff: Fraction) -> Expr:
 def bs_bound(coeff: Fraction, **fields) -> Bound:
     """A lower bound of the BS form (:func:`bs_form`) with leading coefficient ``coeff`` (explicit, slack −3M,
     derived here); ``fields`` give the rest (id, statement, model, regime, provenance...)."""
-    return Bound(kind="lower", expr=bs_form(coeff), explicit=True, constant=coeff, slack=-3 * M, status="derived here", **fields)
+    return Bound(kind="lower", expr=bs_form(coeff), explicit=True, constant=coeff, slack=-3 * M, **{"status": "derived here", **fields})
 
 
 BS = bs_bound(
