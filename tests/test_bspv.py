@@ -118,9 +118,12 @@ def test_both_bounds_below_every_forward_schedule_on_a_grid(n: int, dd: int, f: 
             assert lb <= evaluate(fd.io, env), (b.id, name, env)
 
 
-def test_bspv_is_twice_bs_plus_3m() -> None:
+def test_bspv_is_the_stated_closed_form_and_twice_bs_plus_3m() -> None:
+    """BSPV's expression against its statement written out here ((25/9)(1 − M/d²)·N²d/√M − 3M), not via bs_form."""
     for n, dd, mm in SMALL_TABLE_POINTS:
         env = {"N": n, "d": dd, "M": mm}
+        stated = 25 / 9 * (1 - mm / dd**2) * n**2 * dd / mm**0.5 - 3 * mm
+        assert evaluate(BSPV.expr, env) == pytest.approx(stated, rel=1e-12)
         assert evaluate(BSPV.expr, env) == pytest.approx(2 * evaluate(BS.expr, env) + 3 * mm, rel=1e-12)
 
 
