@@ -331,10 +331,15 @@ LIMIT_CASES = [
 
 
 class _RacingClock:
-    """A clock each reading of which is 2 s after the last: a 1 s deadline has passed at its next reading."""
+    """A clock each reading of which is 2 s after the last: a 1 s deadline has passed at its next reading. It starts
+    at the real clock's reading, since the CLI takes its start time from the real clock: a clock starting at 0 would
+    pass a deadline set at the machine's uptime + 1 s only after uptime/2 readings (hours of z3 on a machine that
+    has been up for hours)."""
 
     def __init__(self) -> None:
-        self.t = 0.0
+        import time
+
+        self.t = time.perf_counter()
 
     def perf_counter(self) -> float:
         self.t += 2.0
