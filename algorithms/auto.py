@@ -33,9 +33,8 @@ from typing import Any, ClassVar
 
 from attnio.algorithms import registry
 from attnio.algorithms.machine import Machine
-
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter
 
 
 def choose(pass_: str, N: int, d: int, M: int, dv: int | None = None, stats: tuple[str, ...] | None = None) -> tuple[str, IOCount]:

@@ -39,7 +39,7 @@ def get_backend(name: str) -> ModuleType:
         return np
     if name == "cupy":
         if not gpu_available():
-            from attnio.errors import Unsupported
+            from attnio.core.errors import Unsupported
 
             raise Unsupported("backend='cupy' needs CuPy and a CUDA device; none is available here")
         import cupy

@@ -30,7 +30,7 @@ measured == formula per tensor.
 Worked count: b = 1, H = 2, H_kv = 1, s_q = 1, N_kv = 6, d = d_v = 2, 2 splits: R = 2, Q read twice (8
 words), K and V once (12 + 12), partial O and LSE written and read back (8 + 4 each way), O written (4).
 
->>> from attnio.workload import Workload
+>>> from attnio.core.workload import Workload
 >>> from attnio.bounds.serving import Decode
 >>> r = run_decode(Workload.build(heads=2, kv_heads=1, Nq=1, Nkv=6, d=2, M=64), Decode(splits=2), seed=0)
 >>> {t: (c.reads_words, c.writes_words) for t, c in sorted(r.measurement.per_array.items())}
@@ -46,14 +46,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from attnio.algorithms.backend import to_numpy
 from attnio.algorithms.machine import Machine, Measurement, SlowArray
 from attnio.algorithms.reference import attention4 as reference
 from attnio.algorithms.reference import default_scale
 from attnio.bounds.serving import SCALE_GROUP, Decode, blocks, resolve
-
-from attnio.validate import check_run_sizes, check_seed
-from attnio.workload import Workload
+from attnio.core.validate import check_run_sizes, check_seed
+from attnio.core.workload import Workload
 
 
 @dataclass(frozen=True)

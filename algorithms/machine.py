@@ -8,10 +8,10 @@ Rules (docs/model.md):
   with an initial value costs one write per word (:meth:`Machine.slow` with ``init``).
 - Everything of array size in fast memory counts against M: loaded blocks, accumulators, statistics
   vectors (:meth:`Machine.alloc`). Loop indices and scalars are free. Every load and allocation is checked:
-  exceeding M raises :class:`~attnio.errors.CapacityExceeded`, unless the machine is in *audit* mode, where
+  exceeding M raises :class:`~attnio.core.errors.CapacityExceeded`, unless the machine is in *audit* mode, where
   the overflow is recorded and the peak reported (for algorithms as published that do not fit).
 - A slow array cannot be read, indexed or used in arithmetic directly: doing so raises
-  :class:`~attnio.errors.SlowMemoryViolation`.
+  :class:`~attnio.core.errors.SlowMemoryViolation`.
 
 Count-only mode runs the same schedule with shape-only blocks and no arithmetic. Because every schedule here
 is data-oblivious, the tiles of a loop that have the same shape move the same words: :meth:`Machine.tiles`
@@ -45,8 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from attnio.counts import IOCount
-from attnio.errors import CapacityExceeded, InvalidParameter, SlowMemoryViolation
+from attnio.core.counts import IOCount
+from attnio.core.errors import CapacityExceeded, InvalidParameter, SlowMemoryViolation
 
 Index = slice | None
 

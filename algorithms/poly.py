@@ -65,12 +65,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.poly_features import Budget, budget, features, rank
 from attnio.algorithms.reference import default_scale
 from attnio.bounds import approx as formulas
-
-from attnio.errors import InvalidParameter, Unsupported
+from attnio.core.errors import InvalidParameter, Unsupported
 
 
 @dataclass(frozen=True)

@@ -34,10 +34,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from attnio.bounds.approx import degree_for
 
-from attnio.errors import InvalidParameter, Unsupported
-from attnio.validate import check_real
+from attnio.bounds.approx import degree_for
+from attnio.core.errors import InvalidParameter, Unsupported
+from attnio.core.validate import check_real
 
 UNIT_ROUNDOFF = 2.0**-53
 NUMERIC_RANK_MAX = 3_000_000  # feature tables above this many features are refused in numeric mode

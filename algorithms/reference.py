@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from attnio.algorithms.backend import to_numpy
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from attnio.errors import InvalidParameter
+from attnio.core.errors import InvalidParameter
 
 
 @runtime_checkable

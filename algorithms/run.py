@@ -3,7 +3,7 @@ on the machine, and returns one :class:`Result` (docs/architecture.md).
 
 Every kind of run goes through :func:`run`: a forward or a backward schedule alone, or a training step (the
 forward, then its backward on the same inputs and the forward's own output); a plain run (one head, N_q = N_kv,
-no mask: ``N``, ``d``, ``M`` or 2-D ``inputs``) or a :class:`~attnio.workload.Workload` (batch, heads, grouped
+no mask: ``N``, ``d``, ``M`` or 2-D ``inputs``) or a :class:`~attnio.core.workload.Workload` (batch, heads, grouped
 K/V heads, N_q ≠ N_kv, causal masks). Inputs are drawn from ``seed`` as 4-D (batch, heads, rows, width) arrays
 (Q, K, V; dO from ``seed`` + 1), so a plain run draws exactly the one head of its workload.
 
@@ -21,15 +21,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+
 from attnio.algorithms import registry
 from attnio.algorithms.backend import get_backend, namespace, to_numpy
 from attnio.algorithms.machine import Machine, Measurement
 from attnio.algorithms.reference import attention, attention4, attention4_backward, default_scale, rel_error
-
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter, Unsupported
-from attnio.validate import check_choice, check_int, check_run_sizes, check_seed
-from attnio.workload import Workload
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter, Unsupported
+from attnio.core.validate import check_choice, check_int, check_run_sizes, check_seed
+from attnio.core.workload import Workload
 
 PASSES = ("forward", "backward", "step")
 
@@ -149,8 +149,8 @@ def run(
     the per-head workload schedule on its one head (outputs 4-D).
 
     Validation runs here, once, before anything is drawn or allocated: bad input raises
-    :class:`~attnio.errors.InvalidParameter` naming the parameter, its value and the valid range; a valid
-    request that no schedule covers raises :class:`~attnio.errors.Unsupported`.
+    :class:`~attnio.core.errors.InvalidParameter` naming the parameter, its value and the valid range; a valid
+    request that no schedule covers raises :class:`~attnio.core.errors.Unsupported`.
     """
     spec = registry.get(algorithm)
     pass_ = _check_pass(spec, pass_)
@@ -183,7 +183,7 @@ def run(
         plain = schedule is None and mask is None
     else:
         if not isinstance(workload, Workload):
-            raise InvalidParameter("workload", workload, "an attnio.workload.Workload (Workload.build(...))")
+            raise InvalidParameter("workload", workload, "an attnio.core.workload.Workload (Workload.build(...))")
         for k, v in (("N", N), ("d", d), ("dv", dv), ("M", M)):
             if v is not None:
                 raise InvalidParameter(k, v, "not given with a workload (the workload carries N, d, d_v and M)")

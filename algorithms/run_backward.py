@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from attnio.algorithms import registry
 from attnio.algorithms.backend import get_backend, namespace, to_numpy
 from attnio.algorithms.machine import Machine
 from attnio.algorithms.reference import attention_backward, attention_forward_saved, default_scale
-
-from attnio.workload import Workload
+from attnio.core.workload import Workload
 
 #: the shape of each saved statistic: one value per query row, or one per (query, key) pair.
 STAT_SHAPES = {"L": "row", "ell": "row", "m": "row", "P": "pair", "S": "pair"}

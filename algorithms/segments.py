@@ -39,8 +39,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from attnio.algorithms.machine import Measurement
-
-from attnio.errors import InvalidParameter
+from attnio.core.errors import InvalidParameter
 
 IO_KINDS = ("R", "W", "I")
 

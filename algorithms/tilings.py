@@ -19,9 +19,8 @@ from typing import Any, ClassVar
 
 from attnio.bounds import blocks
 from attnio.bounds.blocks import Budget
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.core.errors import InvalidParameter
+from attnio.core.validate import check_int
 
 
 def check_M(M: int, lo: int, name: str, needs: str) -> None:

@@ -1,4 +1,4 @@
-"""Schedules over a whole :class:`~attnio.workload.Workload`: batch × heads, grouped K/V heads (GQA/MQA),
+"""Schedules over a whole :class:`~attnio.core.workload.Workload`: batch × heads, grouped K/V heads (GQA/MQA),
 N_q ≠ N_kv and causal masks (docs/costs.md#workloads, docs/workloads.md).
 
 Slow memory holds the workload row-stacked: Q and O are (batch·H·N_q) × d (d_v), K and V are
@@ -45,7 +45,7 @@ Worked count, per-head flash2, causal, N_q = N_kv = 4, d = 2, M = 14 (a = 1, T_r
 read 1 + 2 + 3 + 4 = 10, so reads = 8 + 10·4 = 48 (non-causal: 72), writes = 12.
 
 >>> from attnio.algorithms.run import run
->>> from attnio.workload import Workload
+>>> from attnio.core.workload import Workload
 >>> w = Workload.build(N=4, d=2, M=14, causal=True)
 >>> r = run("flash2", w, seed=0)
 >>> (r.measurement.reads_words, r.measurement.writes_words, r.max_abs_error < 1e-12)
@@ -74,6 +74,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from attnio.algorithms import flash1 as flash1_mod
 from attnio.algorithms import registry
 from attnio.algorithms import square_tiling as square_tiling_mod
@@ -86,9 +87,8 @@ from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.reference import attention4, default_scale
 from attnio.bounds import blocks
 from attnio.bounds.masks import EMPTY, Causal, Mask
-
-from attnio.errors import InvalidParameter
-from attnio.workload import Workload
+from attnio.core.errors import InvalidParameter
+from attnio.core.workload import Workload
 
 
 # ---------------------------------------------------------------------------------------------- tilings

@@ -1,4 +1,4 @@
-"""Backward schedules over a whole :class:`~attnio.workload.Workload` (batch × heads, grouped K/V heads,
+"""Backward schedules over a whole :class:`~attnio.core.workload.Workload` (batch × heads, grouped K/V heads,
 N_q ≠ N_kv, bottom-right causal masks) (docs/costs.md#workloads, docs/workloads.md). A training step of a
 workload is ``run(forward, workload, pass_="step")`` (:mod:`attnio.algorithms.run`).
 
@@ -54,7 +54,7 @@ Worked count, causal, N_q = N_kv = 4, d = 2, M = 30 (c = 2, T_c = 2, B_c = 2, B_
 R = 8: 96 and 44, the one-head flash2-bwd count).
 
 >>> from attnio.algorithms.run import run
->>> from attnio.workload import Workload
+>>> from attnio.core.workload import Workload
 >>> r = run("flash2-bwd", Workload.build(N=4, d=2, M=30, causal=True), seed=0)
 >>> (r.measurement.reads_words, r.measurement.writes_words, max(r.rel_errors.values()) < 1e-12)
 (80, 40, True)
@@ -74,6 +74,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
 from attnio.algorithms import flash2_bwd as flash2_bwd_mod
 from attnio.algorithms.backend import to_numpy
 from attnio.algorithms.machine import Machine, SlowArray
@@ -81,9 +82,8 @@ from attnio.algorithms.reference import attention4_backward, attention4_saved, d
 from attnio.algorithms.workloads import WorkloadTiling
 from attnio.bounds import blocks
 from attnio.bounds.masks import Causal, Mask
-
-from attnio.errors import InvalidParameter
-from attnio.workload import Workload
+from attnio.core.errors import InvalidParameter
+from attnio.core.workload import Workload
 
 
 def bwd_tiling(algorithm: str, w: Workload, schedule: str = "grouped") -> WorkloadTiling:

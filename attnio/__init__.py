@@ -17,7 +17,7 @@ The public API (everything else is internal and may change):
 True
 
 The names are loaded on first use (module ``__getattr__``), so ``import attnio`` and the small base modules
-(``attnio.errors``, ``attnio.counts``, ``attnio.validate``) import neither the solver nor the machine.
+(``attnio.core.errors``, ``attnio.core.counts``, ``attnio.core.validate``) import neither the solver nor the machine.
 
 The project's layers sit at the top level of the repository and install as subpackages: ``bounds/`` is
 ``attnio.bounds`` (closed-form bounds and exact cost formulas), ``solver/`` is ``attnio.solver`` (z3 checks),
@@ -61,12 +61,12 @@ _WHERE: dict[str, str] = {
     "bound": "attnio.api",
     "claims": "attnio.api",
     "verify": "attnio.api",
-    "IOCount": "attnio.counts",
-    "AttnioError": "attnio.errors",
-    "InvalidParameter": "attnio.errors",
-    "Unsupported": "attnio.errors",
-    "CapacityExceeded": "attnio.errors",
-    "SlowMemoryViolation": "attnio.errors",
+    "IOCount": "attnio.core.counts",
+    "AttnioError": "attnio.core.errors",
+    "InvalidParameter": "attnio.core.errors",
+    "Unsupported": "attnio.core.errors",
+    "CapacityExceeded": "attnio.core.errors",
+    "SlowMemoryViolation": "attnio.core.errors",
 }
 assert sorted(_WHERE) == sorted(__all__)
 
@@ -74,8 +74,8 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time the names load l
     from attnio.algorithms.registry import AlgorithmSpec, register
     from attnio.algorithms.run import run
     from attnio.api import bound, catalog, claims, cost, count, verify
-    from attnio.counts import IOCount
-    from attnio.errors import (
+    from attnio.core.counts import IOCount
+    from attnio.core.errors import (
         AttnioError,
         CapacityExceeded,
         InvalidParameter,

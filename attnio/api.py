@@ -1,6 +1,6 @@
 """The functions of attnio's public API that are more than a re-export (see :mod:`attnio` for the whole list).
 
-Each imports the layer it needs when called, so that ``import attnio`` (and so ``import attnio.errors``) stays
+Each imports the layer it needs when called, so that ``import attnio`` (and so ``import attnio.core.errors``) stays
 cheap: the bounds catalog, the solver (z3) and the machine are loaded on first use only.
 
 >>> count("flash2", N=256, d=16, M=1024) == cost("flash2", N=256, d=16, M=1024)   # measured == formula
@@ -16,15 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter
+from attnio.core.validate import check_int
 
 if TYPE_CHECKING:
     from attnio.bounds.types import Bound
-    from attnio.solver.claim_types import Claim
+    from attnio.core.workload import Workload
+    from attnio.solver.claims.types import Claim
     from attnio.solver.verify import Verdict
-    from attnio.workload import Workload
 
 
 def count(algorithm: str, workload: Workload | None = None, *, N: int | None = None, d: int | None = None,
@@ -35,7 +35,7 @@ def count(algorithm: str, workload: Workload | None = None, *, N: int | None = N
 
     Any N (count-only mode runs one representative block per block shape). The same type as :func:`cost`, so
     ``count(...) == cost(...)`` reads "measured equals formula". Bad input raises
-    :class:`~attnio.errors.InvalidParameter`.
+    :class:`~attnio.core.errors.InvalidParameter`.
     """
     from attnio.algorithms.run import run
 
@@ -50,13 +50,13 @@ def cost(algorithm: str, workload: Workload | None = None, *, N: int | None = No
     workload formula of its own runs its one-head schedule per query head on a workload with N_q = N_kv and no
     mask (a backward: also kv_heads = heads), as :func:`count` does: batch·H × its one-head formula."""
     from attnio.bounds import costs
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     if workload is not None:
         if any(x is not None for x in (N, d, M, dv)):
             raise InvalidParameter("N", N, "not given with a workload (the workload carries N, d, d_v and M)")
         if not isinstance(workload, Workload):
-            raise InvalidParameter("workload", workload, "an attnio.workload.Workload (Workload.build(...))")
+            raise InvalidParameter("workload", workload, "an attnio.core.workload.Workload (Workload.build(...))")
         w = workload
         backward = algorithm in costs.BACKWARD_FORMULAS or any(a == algorithm for a, _, _ in costs.WORKLOAD_BACKWARD_FORMULAS)
         table = costs.WORKLOAD_BACKWARD_FORMULAS if backward else costs.WORKLOAD_FORMULAS

@@ -26,7 +26,6 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from attnio.algorithms.run import count, run  # noqa: E402
-
 from benchmarks.bench_machine import best_of, interleaved  # noqa: E402  (the one timing helper)
 
 

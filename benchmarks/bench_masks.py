@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+
 from attnio.bounds.masks import (
     BlockSparse,
     Causal,
@@ -26,8 +27,7 @@ from attnio.bounds.masks import (
     masked_lower_bound,
 )
 from attnio.bounds.serving import Decode, decode_count
-
-from attnio.workload import Workload
+from attnio.core.workload import Workload
 
 
 def timed(fn):

@@ -15,8 +15,8 @@ from pathlib import Path
 os.environ["TRITON_INTERPRET"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from attnio.core.workload import Workload  # noqa: E402
 from attnio.triton.kernels.fa2_bwd import measure_backward  # noqa: E402
-from attnio.workload import Workload  # noqa: E402
 
 WORKLOADS = (
     Workload.build(heads=2, N=128, d=32, causal=True, M=4096),

@@ -23,9 +23,9 @@ import time
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
+from attnio.core.workload import Workload  # noqa: E402
 from attnio.triton.kernels import KERNELS  # noqa: E402
 from attnio.triton.kernels.measure import measure  # noqa: E402
-from attnio.workload import Workload  # noqa: E402
 
 WORKLOADS = {
     "prefill GQA causal": Workload.build(heads=4, kv_heads=2, N=64, d=32, causal=True, M=2048),

@@ -32,9 +32,8 @@ from attnio.bounds.costs import CostFormula, cost
 from attnio.bounds.expr import Rel, ceil, evaluate_int, floor, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
 from attnio.bounds.types import APPROXIMATE, Bound
-
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter
 
 r = sym("r", doc="rank of the feature map of an approximate algorithm (C(d+g, g) for the polynomial method)")
 

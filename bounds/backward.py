@@ -4,7 +4,7 @@ table.
 The backward pass (FlashAttention, arXiv 2205.14135, Appendix B.2) computes dP = dO·Vᵀ, dS = P ∘ (dP − D),
 dV = PᵀdO, dQ = scale·dS·K, dK = scale·dSᵀ·Q; FlashAttention's backward schedules recompute S = scale·QKᵀ on
 chip. The bounds below use the segment technique of B1 (docs/bounds/b1.md), re-derived for the backward in
-docs/bounds/backward.md. Every algebraic step is a z3 claim in :mod:`attnio.solver.claims_backward` (B1's own
+docs/bounds/backward.md. Every algebraic step is a z3 claim in :mod:`attnio.solver.claims.backward` (B1's own
 claims where the algebra is B1's); the combinatorial steps are argued in prose there.
 
 - **BWD-dP** Q ≥ min(N²d²/M, N²/2) − M for every M, d_v = d: every backward that forms each
@@ -60,8 +60,7 @@ from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import eq, evaluate, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, dv
 from attnio.bounds.types import ANY_ALGORITHM, CDAG_BACKWARD, Bound
-
-from attnio.errors import InvalidParameter
+from attnio.core.errors import InvalidParameter
 
 BWD_CDAG = (
     "standard backward CDAG (d_v = d): each dO_iℓ·V_jℓ product its own vertex, summed by any tree into dP_ij; "
@@ -300,7 +299,7 @@ BOUNDS: list[Bound] = [
     BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS, BWD_SLOTS_X, BWD_FIVE_SMALL, BWD_FOUR_SMALL,
     BWD_FIVE_SMALL_NEAR, BWD_FOUR_SMALL_NEAR,
 ]
-# The small-cache bounds: their consistency chain goes through (25/9)·N²d/√M (solver/claims_backward.py).
+# The small-cache bounds: their consistency chain goes through (25/9)·N²d/√M (solver/claims/backward.py).
 SMALL_CACHE = frozenset({BWD_DP_SMALL.id, BWD_SDP_SMALL.id})
 # The lifted small-cache bounds (docs/bounds/backward-lift.md): BWD-four-small's chain is the (25/9) one above,
 # BWD-five-small's goes through (125/36)·N²d/√M.
@@ -324,7 +323,7 @@ COVERS: dict[str, frozenset[str]] = {
 # Backward schedules whose working set exceeds M (run in audit mode): not candidates for "best schedule".
 OVERFLOWS = frozenset({"flash1-bwd"})
 
-# Proof steps (claim ids in solver/claims_backward.py; BWD-dP reuses B1's algebra, claims constants.b1.*).
+# Proof steps (claim ids in solver/claims/backward.py; BWD-dP reuses B1's algebra, claims constants.b1.*).
 PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
     BWD_DP.id: [
         (1, "prose"),

@@ -18,7 +18,7 @@ itself. :func:`all_bounds` also gathers ``BOUNDS`` of :mod:`attnio.bounds.consta
 The regimes are defined here, once (:data:`SMALL`, :data:`LARGE`, :data:`FA_REGIME`, :data:`BEYOND` and the
 partition :data:`CACHE_REGIMES` a reader thinks in); the solver's claims and the report import them.
 Links are data: each bound lists the algorithms that attain it (``attained_by``), and each claim lists the
-bounds it is about (``about``, in :mod:`attnio.solver.claim_types`).
+bounds it is about (``about``, in :mod:`attnio.solver.claims.types`).
 
 >>> ids = [b.id for b in all_bounds()]
 >>> "sy.lemma3.4.explicit" in ids and "trivial.4Nd" in ids and "exact.flash2" in ids
@@ -44,8 +44,7 @@ from attnio.bounds.types import (
     CDAG_QK,
     Bound,
 )
-
-from attnio.errors import InvalidParameter
+from attnio.core.errors import InvalidParameter
 
 # Matrix-multiplication dimensions (A is m×k, B is k×n), and the opaque I/O complexities of rectangular matrix
 # multiplication used by SY Lemmas 4.15–4.17 (not closed forms: functions of M only known asymptotically).

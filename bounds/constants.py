@@ -1,7 +1,7 @@
 """Explicit-constant lower bounds for attention in the large cache (derived here), and the constants table.
 
 Derived here, step by step, in ``docs/bounds/b1.md``, ``b2.md``, ``b3.md`` and ``docs/constants.md``. Every algebraic step is a z3 claim in
-:mod:`attnio.solver.claims_constants`; the combinatorial steps are argued in prose there (each step says which).
+:mod:`attnio.solver.claims.constants`; the combinatorial steps are argued in prose there (each step says which).
 
 - **B1** Q ≥ N²d²/M − M for M ≥ 2d² (QKᵀ faces only; recomputation allowed): "derived here".
 - **B2** Q ≥ 2N²d²/M − M for M ≥ 4d² (adds the V face; recomputation allowed): "derived here".
@@ -298,7 +298,7 @@ def small_cache_lower_bounds() -> list[Bound]:
     return list(SMALL_CACHE)
 
 
-# Which proof steps are machine-checked (claim ids in solver/claims_constants.py) and which are prose only.
+# Which proof steps are machine-checked (claim ids in solver/claims/constants.py) and which are prose only.
 # Each docs page numbers the same steps; tests/test_constants.py checks the two agree. A step proved in links
 # lists one entry per link, in order, under the same step number.
 # Steps 1–11 of BSPV and BSPV-near (docs/bounds/bspv.md): the same for both; steps 10–11 are BS's algebra.

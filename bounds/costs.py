@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from attnio.bounds import blocks
 from attnio.bounds.expr import Expr, Rel, ceil, evaluate_int, floor, maximum, minimum, sqrt, substitute
 from attnio.bounds.symbols import M, N, d, dv
-
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter
 
 
 @dataclass(frozen=True)
@@ -337,9 +336,9 @@ def workload_formula(algorithm: str, schedule: str, causal: bool) -> CostFormula
 
 def workload_cost(algorithm: str, w: object, schedule: str = "per-head") -> IOCount:
     """Exact reads and writes (words) of ``algorithm``'s workload schedule over the whole workload ``w``
-    (an :class:`attnio.workload.Workload`): units × the unit formula.
+    (an :class:`attnio.core.workload.Workload`): units × the unit formula.
 
-    >>> from attnio.workload import Workload
+    >>> from attnio.core.workload import Workload
     >>> workload_cost("flash2", Workload.build(N=4, d=2, M=14, causal=True))
     IOCount(reads_words=48, writes_words=12)
     """
@@ -505,7 +504,7 @@ def workload_backward_cost(algorithm: str, w: object, schedule: str = "grouped")
     """Exact reads and writes (words) of the workload backward ``algorithm`` over the whole workload ``w``:
     batch·H_kv units (a K/V head with its g query heads) × the unit formula.
 
-    >>> from attnio.workload import Workload
+    >>> from attnio.core.workload import Workload
     >>> workload_backward_cost("flash2-bwd", Workload.build(N=4, d=2, M=30, causal=True))
     IOCount(reads_words=80, writes_words=40)
     """

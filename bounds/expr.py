@@ -25,9 +25,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Union
 
-Number = Union[int, Fraction]
+Number = int | Fraction
 
 
 class Expr:
@@ -85,7 +84,7 @@ class Expr:
         return to_text(self)
 
 
-ExprLike = Union[Expr, int, Fraction]
+ExprLike = Expr | int | Fraction
 
 
 @dataclass(frozen=True, eq=True)

@@ -38,11 +38,11 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+
 from attnio.bounds.expr import Rel, Sym, const, evaluate, evaluate_int, maximum, minimum
 from attnio.bounds.symbols import M, Nq, d, dv, g, sym
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
+from attnio.core.errors import InvalidParameter
+from attnio.core.validate import check_int
 
 EMPTY, PARTIAL, FULL = 0, 1, 2
 #: keys per evaluation chunk of a general mask (bounds the memory of one vectorised call)
@@ -75,7 +75,7 @@ INT_OPS = _IntOps()
 
 class _ExprOps:
     """The same closed forms as :class:`~attnio.bounds.expr.Expr` trees (the z3 claims of
-    ``attnio.solver.claims_masks`` state them): max/min nodes, an exact half of an even product, and ``ite`` only
+    ``attnio.solver.claims.masks`` state them): max/min nodes, an exact half of an even product, and ``ite`` only
     on a window side's "unbounded" test x < 0 (or a Python bool): b for a symbol x ≥ 0, and for an integer symbol
     x ≥ −1 b + max(0, −x)·(a − b), max(0, −x) being 1 at x = −1 and 0 at x ≥ 0."""
 
@@ -555,7 +555,7 @@ def _dense_blocks(mask: Mask, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMas
 
 # -- counts and bounds of masked attention ---------------------------------------------------------------------
 # The block mask's counts as symbols, and the masked FA-2 count and the masked bounds per unit as expressions in
-# them: the numeric functions below evaluate these, and attnio.solver.claims_masks proves bound ≤ count with them.
+# them: the numeric functions below evaluate these, and attnio.solver.claims.masks proves bound ≤ count with them.
 PAIRS = sym("mask_P", lo=0, doc="pair count P of one head: the (query, key) pairs the mask allows")
 Q_ROWS = sym("mask_q_rows", lo=0, doc="query rows of one head in Q blocks with a non-empty tile (read by FA-2)")
 KV_ROWS = sym("mask_kv_rows", lo=0, doc="Σ over the non-empty tiles of one head of the K/V rows of the tile's span")

@@ -4,7 +4,7 @@ Exact counts of the decode schedule of ``attnio.algorithms.decode`` (derived her
 compulsory traffic and the decode lower bound. Everything is per tensor, in words of that tensor's own type,
 so bytes are exact when Q/O, K/V, the fp32 partials and the int32 block table have different widths.
 
-A decode call is a :class:`attnio.workload.Workload` (batch b, query heads H, K/V heads H_kv, N_q = s_q new
+A decode call is a :class:`attnio.core.workload.Workload` (batch b, query heads H, K/V heads H_kv, N_q = s_q new
 tokens, N_kv cached tokens, widths d, d_v, fast memory M) plus a :class:`Decode`: KV splits, page size, the
 K/V element type and whether V is a slice of K's row (MLA's absorbed form).
 
@@ -17,7 +17,7 @@ splits (page-aligned when paged), per unit:
   reads back s·R·d_v partial outputs and s·R log-sum-exps (fp32);
 - writes: O R·d_v; with s > 1 also the s·R·d_v partial outputs and s·R log-sum-exps (fp32).
 
->>> from attnio.workload import Workload
+>>> from attnio.core.workload import Workload
 >>> w = Workload.build(batch=2, heads=8, kv_heads=2, Nq=1, Nkv=100, d=4, dtype="bf16", M=4096)
 >>> c = decode_count(w, Decode(splits=3, page=16))
 >>> c.splits, c.chunk, c.words["Q"], c.words["K"], c.words["BT"], c.words["O_part"]
@@ -35,11 +35,10 @@ from dataclasses import dataclass, field
 
 from attnio.bounds.expr import Expr, add, ceil, const, evaluate_int
 from attnio.bounds.symbols import Nkv, d, dv, sym
-
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter
-from attnio.validate import check_choice, check_int
-from attnio.workload import DTYPES, GPUS, Workload
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter
+from attnio.core.validate import check_choice, check_int
+from attnio.core.workload import DTYPES, GPUS, Workload
 
 #: bytes of the types that only serving tensors use: fp32 partials and statistics, int32 block-table entries.
 PARTIAL_DTYPE, TABLE_DTYPE, SCALE_DTYPE = "fp32", "int32", "fp32"
@@ -178,7 +177,7 @@ def dtypes(w: Workload, dec: Decode) -> dict[str, str]:
 def _check_shared(w: Workload, dec: Decode) -> None:
     """A Workload and a Decode (InvalidParameter otherwise), and V a slice of K's row only when d_v <= d."""
     if not isinstance(w, Workload):
-        raise InvalidParameter("workload", w, "an attnio.workload.Workload (Workload.build(...))")
+        raise InvalidParameter("workload", w, "an attnio.core.workload.Workload (Workload.build(...))")
     if not isinstance(dec, Decode):
         raise InvalidParameter("decode", dec, "an attnio.bounds.serving.Decode (Decode(splits=..., page=...))")
     if dec.shared_kv and w.dv > w.d:
@@ -195,7 +194,7 @@ def resolve(w: Workload, dec: Decode) -> Decode:
 
 # -- the count as expressions ----------------------------------------------------------------------------------
 # The per-unit count of the module docstring, one expression per tensor, in the schedule's block parameters; the
-# choices of a call enter as 0/1 symbols. decode_count evaluates these; attnio.solver.claims_serving proves from
+# choices of a call enter as 0/1 symbols. decode_count evaluates these; attnio.solver.claims.serving proves from
 # them that bytes do not depend on the page size apart from the block table.
 SPLITS = sym("dec_s", doc="effective KV splits per unit (decode)")
 ROW_BLOCKS = sym("dec_Tq", doc="row blocks per unit, each streaming the split's K/V (decode)")

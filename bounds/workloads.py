@@ -29,7 +29,7 @@ every row: neither Q nor K is needed, and the bound is g·N_q·d_v + d_v (O writ
 Under a causal mask with N_q = N_kv query row 0 sees one key and needs no Q_0: the causal bound counts
 g(N_q − 1)·d words of Q (``workloads.trivial.causal``).
 
->>> from attnio.workload import Workload
+>>> from attnio.core.workload import Workload
 >>> w = Workload.build(batch=1, heads=4, kv_heads=1, N=8, d=2, M=32, causal=True)
 >>> pairs(w), trivial_words(w)
 (144, 152)
@@ -220,7 +220,7 @@ def workload_value(b: Bound, w: object) -> Fraction:
       homogeneous in P, and the workload has batch·H × P_head pairs on one machine, the −M paid once:
       batch·H × (expression − slack) + slack at one head.
 
-    >>> from attnio.workload import Workload
+    >>> from attnio.core.workload import Workload
     >>> w = Workload.build(heads=8, kv_heads=4, N=16384, d=32, M=4096)
     >>> workload_value(B2_RECT, w) == Fraction(2 * 8 * 16384**2 * 32**2, 4096) - 4096
     True
@@ -385,7 +385,7 @@ def best_backward_lower_bound(w: object, recomputes_S: bool = True, exclude: fro
     holds (d_v = d; M ≥ 12d², M ≥ 4d² for the slot bounds). ``exclude``: bound ids left out (to compare with and
     without a bound, tools/workload_step_ratios.py).
 
-    >>> from attnio.workload import Workload
+    >>> from attnio.core.workload import Workload
     >>> best_backward_lower_bound(Workload.build(heads=32, kv_heads=8, N=4096, d=128, gpu="h100", dtype="bf16", causal=True))
     ('workloads.bwd-slots-x.causal', Fraction(23694400063488, 79847))
     """

@@ -68,7 +68,7 @@ def formula_bytes(w, BLOCK_M=32):
     """The exact bytes this launcher moves on workload ``w`` (derived above; masks and partial blocks included:
     masked lanes are not loaded, so each of the T_r passes reads exactly N_kv rows of K and of V).
 
-    >>> from attnio.workload import Workload
+    >>> from attnio.core.workload import Workload
     >>> formula_bytes(Workload.build(N=128, d=32, causal=True, gpu="h100"))
     163840
     """

@@ -101,8 +101,7 @@ def backward_regime_map() -> tuple[dict[tuple[int, int], str], dict[tuple[int, i
     largest backward lower bound whose model covers it."""
     from attnio.algorithms import auto
     from attnio.bounds import backward as bb
-
-    from attnio.errors import InvalidParameter
+    from attnio.core.errors import InvalidParameter
 
     best: dict[tuple[int, int], str] = {}
     tight: dict[tuple[int, int], str] = {}
@@ -153,8 +152,7 @@ def backward_training() -> dict[str, Any]:
     from attnio.bounds import backward as bb
     from attnio.bounds import constants as cons
     from attnio.bounds import costs, expr
-
-    from attnio.errors import AttnioError
+    from attnio.core.errors import AttnioError
 
     N, d, M = TRAINING_POINT
     env = {"N": N, "d": d, "M": M, "dv": d}
@@ -193,7 +191,7 @@ CANDIDATES = (("flash2", "per-head"), ("flash2", "grouped"), ("flash1-fit", "per
 
 
 def _counts(w: Any) -> dict[str, Any]:
-    from attnio.errors import InvalidParameter
+    from attnio.core.errors import InvalidParameter
 
     out = {}
     for alg, sched in CANDIDATES:
@@ -223,8 +221,7 @@ def model_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus: tu
     (True, True)
     """
     from attnio.bounds.workloads import best_lower_bound
-
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     rows = []
     for model, shape in models:
@@ -255,8 +252,7 @@ def training_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus:
     (True, True)
     """
     from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
-
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     rows = []
     for model, shape in models:
@@ -291,8 +287,7 @@ def training_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus:
 def decode_rows(gpus: tuple[str, ...] = GPUS) -> list[dict[str, Any]]:
     """Llama-style GQA decoding: N_q = 1 … 16 new tokens against N_kv = 32768 cached, causal, bf16, per token."""
     from attnio.bounds.workloads import best_lower_bound
-
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     rows = []
     for gpu in gpus:
@@ -315,7 +310,7 @@ def decode_rows(gpus: tuple[str, ...] = GPUS) -> list[dict[str, Any]]:
 
 def causal_half_rows(gpu: str = "h100") -> list[dict[str, Any]]:
     """Per-head flash2, one head (d = 128, bf16): causal ÷ non-causal words as N/B_r grows (FlashAttention-2 §3.1.1)."""
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     rows = []
     for n in (1024, 4096, 32768, 131072):
@@ -464,9 +459,8 @@ def _workloads() -> dict[str, dict[str, Any]]:
     algorithm|schedule|causal), and the count-only I/O of every workload schedule of those tables at each of
     :data:`GATE_WORKLOADS` with the matching mask (where M admits it)."""
     from attnio.bounds import costs
-
-    from attnio.errors import InvalidParameter
-    from attnio.workload import Workload
+    from attnio.core.errors import InvalidParameter
+    from attnio.core.workload import Workload
 
     formulas: dict[str, Any] = {}
     for kind, table in (("workload", costs.WORKLOAD_FORMULAS), ("workload-bwd", costs.WORKLOAD_BACKWARD_FORMULAS)):
@@ -500,8 +494,7 @@ def serving_split_rows(nkvs: tuple[int, ...] = (4096, 32768, 131072), gpus: tupl
     (17, True)
     """
     from attnio.bounds.serving import Decode, decode_count, lower_bound_bytes, resolve
-
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     rows = []
     for gpu in gpus:
@@ -517,8 +510,7 @@ def serving_split_rows(nkvs: tuple[int, ...] = (4096, 32768, 131072), gpus: tupl
 
 def serving_page_rows(pages: tuple[int | None, ...] = (None, 1, 16, 256), Nkv: int = 32768) -> list[dict[str, Any]]:
     from attnio.bounds.serving import Decode, decode_count
-
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     w = Workload.build(batch=8, **SERVING_LLAMA, Nq=1, Nkv=Nkv, dtype="bf16", gpu="h200")
     rows = []
@@ -544,6 +536,7 @@ def serving_mla_rows(Nkv: int = 32768, heads: int = 128, gpu: str = "h200") -> l
 
 def _serving_mask_cases(N: int) -> list[tuple[str, Any]]:
     import numpy as np
+
     from attnio.bounds.masks import BlockSparse, Causal, Document, PrefixLM, SlidingWindow
 
     T = -(-N // 128)
@@ -565,8 +558,7 @@ def serving_mask_rows(N: int = 8192, gpu: str = "h100") -> list[dict[str, Any]]:
     the best masked lower bound, for a Llama-style GQA layer in bf16 on one SM's shared memory."""
     from attnio.algorithms.workloads import tiling
     from attnio.bounds.masks import flash2_masked_words, masked_lower_bound
-
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     w = Workload.build(**SERVING_LLAMA, N=N, dtype="bf16", gpu=gpu)
     t = tiling("flash2", w, "grouped")

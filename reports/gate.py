@@ -65,13 +65,12 @@ def collect(grid: Any = None, *, verify: bool = True, workers: int | None = None
     z3 verification runs claim by claim on the same executor (``workers``: as in :func:`reports.sweep.run_sweep`)."""
     import dataclasses
 
+    from attnio import __version__
     from attnio.reports import figures
     from attnio.reports.grid import default_grid
     from attnio.reports.sources import merge_verdicts, verification_tasks
     from attnio.reports.store import Store
     from attnio.reports.sweep import run_sweep
-
-    from attnio import __version__
 
     g = grid or default_grid()
     g = dataclasses.replace(g, configs=tuple(sorted({dataclasses.replace(c, count_only=True) for c in g.configs})))
@@ -255,9 +254,10 @@ def load_baseline(path: str | Path = BASELINE) -> dict[str, Any]:
     """Read and validate the whole baseline (:data:`attnio.reports.baseline_schema.BASELINE_SCHEMA`, with the
     ``jsonschema`` package) before anything else runs. Any problem is a :class:`BaselineError` naming the file
     and, for a malformed entry, its JSON path."""
-    from attnio.reports.baseline_schema import BASELINE_SCHEMA, MAX_DEPTH, too_deep
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
+
+    from attnio.reports.baseline_schema import BASELINE_SCHEMA, MAX_DEPTH, too_deep
 
     p = Path(path)
     fix = "restore it from git or rewrite it with `attnio gate --update`"

@@ -23,7 +23,7 @@ counted in :attr:`Grid.skipped`; everything else becomes a row, errors included.
 ['flash2|N=4|d=2|dv=2|M=14|eps=-|B=-|seed=0|numeric', 'flash2|N=512|d=2|dv=2|M=14|eps=-|B=-|seed=0|count']
 >>> grid_from_dict({"blocks": [{"algorithms": ["flash2"], "N": [0], "d": [2], "M": [14]}]})
 Traceback (most recent call last):
-attnio.errors.InvalidParameter: blocks[0].N=0 is invalid: valid range is integer blocks[0].N >= 1
+attnio.core.errors.InvalidParameter: blocks[0].N=0 is invalid: valid range is integer blocks[0].N >= 1
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnio.errors import InvalidParameter
-from attnio.validate import SEED_MAX, check_int, check_real
+from attnio.core.errors import InvalidParameter
+from attnio.core.validate import SEED_MAX, check_int, check_real
 
 NUMERIC_MAX_N = 128  # real arithmetic up to here in the default grid; count-only above
 

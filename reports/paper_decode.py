@@ -24,8 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from attnio.bounds.serving import TYPE_BYTES, Decode, compulsory_bytes, decode_count, dtypes, resolve
-
-from attnio.workload import Workload
+from attnio.core.workload import Workload
 
 # (source, gpu preset, workload fields, page, published time µs, published figures {name: (text, unit)})
 PUBLISHED: tuple[tuple[str, str, dict[str, int], int | None, float, dict[str, tuple[str, str]]], ...] = (

@@ -51,7 +51,7 @@ BLOCK_SIZES = (64, 128, 256, 512)
 
 
 def workload() -> Any:
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     return Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16", gpu="a100")
 

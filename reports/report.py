@@ -30,7 +30,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attnio.reports import section_backward, section_pebble_bench, section_serving, section_triton, section_workloads, sources
+from attnio.reports import (
+    section_backward,
+    section_pebble_bench,
+    section_serving,
+    section_triton,
+    section_workloads,
+    sources,
+)
 from attnio.reports.compute import Context
 from attnio.reports.render import Section, render_html, render_markdown, write
 from attnio.reports.sections import (

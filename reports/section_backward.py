@@ -71,7 +71,7 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
     if verdicts:
         vt = [[v["id"], v["verdict"], v.get("constant") or ""] for v in verdicts if str(v.get("id", "")).startswith("backward.")]
         if vt:
-            s.p("z3 verdicts of the backward claims (solver/claims_backward.py): consistency of every backward bound with every "
+            s.p("z3 verdicts of the backward claims (solver/claims/backward.py): consistency of every backward bound with every "
                 "backward exact cost, tightest constants (c in cost ≤ c·shape + 12Nd), the crossover, the training step.")
             s.table(["claim", "verdict", "constant"], sorted(vt))
     else:

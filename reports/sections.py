@@ -11,12 +11,11 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
+from attnio import __version__
 from attnio.bounds.expr import to_text
 from attnio.reports import compute, plots, sources
 from attnio.reports.compute import Context
 from attnio.reports.render import ERROR_FLOOR, Section, fmt, fmt_error
-
-from attnio import __version__
 
 MAP_N = 4096
 MAP_DS = [8, 16, 32, 64, 128, 256]

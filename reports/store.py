@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from attnio.errors import InvalidParameter
+from attnio.core.errors import InvalidParameter
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (

@@ -59,10 +59,9 @@ def run_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """Run one configuration and return its row (plain data). Documented errors (InvalidParameter,
     Unsupported, CapacityExceeded, ...) become rows with ``status="error"``; anything else is a bug and
     propagates."""
-    from attnio.algorithms.run import run
-
     from attnio import __version__
-    from attnio.errors import AttnioError
+    from attnio.algorithms.run import run
+    from attnio.core.errors import AttnioError
 
     c = Config(**cfg)
     row: dict[str, Any] = {"key": c.key(), **c.as_dict(), "attnio_version": __version__, "backend": "numpy"}
@@ -198,13 +197,13 @@ def executor(workers: int | None, scheduler: str | None, imports: tuple[str, ...
         try:
             from distributed import Client
         except ImportError:
-            from attnio.errors import Unsupported
+            from attnio.core.errors import Unsupported
 
             raise Unsupported("--scheduler needs Dask distributed: pip install -e '.[dist]'") from None
         try:
             client = Client(scheduler, timeout="20s")
         except (OSError, TimeoutError) as e:
-            from attnio.errors import InvalidParameter
+            from attnio.core.errors import InvalidParameter
 
             raise InvalidParameter("scheduler", scheduler, f"the address of a running Dask scheduler ({type(e).__name__}: {e})") from None
         try:

@@ -23,7 +23,7 @@ floors/ceilings by sound brackets, min/max by If, log₂ by sound brackets, deno
 conditions), :mod:`attnio.solver.engine` (one obligation: proved / refuted with an integer counterexample re-evaluated
 exactly / unknown; spurious real counterexamples re-checked over the integers), :mod:`attnio.solver.relax`
 (floor-free envelopes used to prove lower-bound claims fast), :mod:`attnio.solver.claims` (claim types, the
-aggregator over the ``solver/claims_<topic>.py`` modules, each building its claims as ``CLAIMS`` or ``claims()``),
-:mod:`attnio.solver.claims_core` (the seed claims), :mod:`attnio.solver.verify` (claims → verdicts; cvc5 second opinion).
+aggregator over the ``solver/claims/<topic>.py`` modules, each building its claims as ``CLAIMS`` or ``claims()``),
+:mod:`attnio.solver.claims.seed` (the seed claims), :mod:`attnio.solver.verify` (claims → verdicts; cvc5 second opinion).
 CLI: ``attnio verify [--json] [--solver z3|cvc5|both] [--claim ID] [--list]``; ``attnio bounds [--json]``.
 """

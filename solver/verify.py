@@ -26,8 +26,8 @@ from typing import Any
 
 from attnio.bounds.expr import to_text
 from attnio.solver import logic
-from attnio.solver.claim_types import LINK_FIELDS, Claim, Coverage, Crossover, Implication, Tightest
 from attnio.solver.claims import all_claims
+from attnio.solver.claims.types import LINK_FIELDS, Claim, Coverage, Crossover, Implication, Tightest
 from attnio.solver.engine import Outcome, SolverGuard, check_defined, claim_scope, find_witness, prove
 from attnio.solver.logic import All, Neg
 from attnio.solver.relax import flatten
@@ -72,7 +72,7 @@ class Verdict:
 
 def statement(c: Claim) -> str:
     """What a claim states, as plain-data text: its fields' reprs (id, kind, text, hypotheses, goal and
-    parameters) without the link fields (:data:`~attnio.solver.claim_types.LINK_FIELDS`: the bounds it is
+    parameters) without the link fields (:data:`~attnio.solver.claims.types.LINK_FIELDS`: the bounds it is
     about, a meta note, where it was built), which say where it belongs, not what it says."""
     import dataclasses
 
@@ -539,7 +539,7 @@ def verify_claim(c: Claim, solver: str = "z3") -> Verdict:
     """Verify one claim. With ``solver="both"`` z3 decides and cvc5 re-proves every obligation z3 proved
     (the definedness obligation and the claim's own obligations; the non-vacuity witness is checked exactly)."""
     if solver not in SOLVERS:
-        from attnio.errors import InvalidParameter
+        from attnio.core.errors import InvalidParameter
 
         raise InvalidParameter("solver", solver, "one of " + ", ".join(SOLVERS))
     primary = "cvc5" if solver == "cvc5" else "z3"
@@ -650,7 +650,7 @@ def select(patterns: Iterable[str] | None = None, about: Iterable[str] | None = 
     if wanted is not None:
         for w in wanted:
             if not any(fnmatch.fnmatchcase(c.id, w) if w in globs else c.id == w for c in claims):
-                from attnio.errors import InvalidParameter
+                from attnio.core.errors import InvalidParameter
 
                 raise InvalidParameter("claim", w, "an id listed by `attnio verify --list`, or a glob matching one (e.g. 'sy.*')")
         exact = set(wanted) - set(globs)
@@ -688,7 +688,7 @@ def verify_all(claim_ids: Iterable[str] | None = None, solver: str = "z3", jobs:
     workers take the claims in: every solver call has its own context and a resource limit (solver/engine.py).
     Nothing is cached between runs."""
     if solver not in SOLVERS:
-        from attnio.errors import InvalidParameter
+        from attnio.core.errors import InvalidParameter
 
         raise InvalidParameter("solver", solver, "one of " + ", ".join(SOLVERS))
     claims = select(claim_ids, about)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from attnio.algorithms import registry
 from hypothesis import strategies as st
 
-from attnio.workload import DTYPES, Workload
+from attnio.algorithms import registry
+from attnio.core.workload import DTYPES, Workload
 
 
 @st.composite

@@ -12,13 +12,13 @@ import json
 import numpy as np
 import pytest
 import strategies
-from attnio.algorithms import flash1, registry
-from attnio.algorithms.reference import attention
-from attnio.algorithms.run import count, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnio.errors import InvalidParameter
+from attnio.algorithms import flash1, registry
+from attnio.algorithms.reference import attention
+from attnio.algorithms.run import count, run
+from attnio.core.errors import InvalidParameter
 
 EXACT = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "square_tiling-io", "kv_stationary", "split_v", "auto"]
 

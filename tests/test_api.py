@@ -31,7 +31,7 @@ def test_every_public_name_resolves_and_has_a_docstring() -> None:
 
 def test_import_of_the_base_modules_loads_no_layer() -> None:
     code = (
-        "import sys, attnio, attnio.errors, attnio.counts, attnio.validate; "
+        "import sys, attnio, attnio.core.errors, attnio.core.counts, attnio.core.validate; "
         "print(sorted(m for m in sys.modules if m.startswith(('attnio.algorithms', 'attnio.solver', 'attnio.bounds', 'attnio.reports', 'z3'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -50,7 +50,7 @@ def test_count_equals_cost_and_run_matches_both() -> None:
 def test_cost_of_a_workload_run_per_head_is_what_count_measures(name: str) -> None:
     """count(name, w) runs a schedule with no workload formula per head on a plain workload (N_q = N_kv, no mask;
     a backward also kv_heads = heads): cost(name, w) gives the same figure, batch·H × the one-head formula."""
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     for w in (Workload.build(batch=2, heads=3, N=24, d=4, M=160), Workload.build(heads=1, N=40, d=8, M=640)):
         assert attnio.cost(name, w) == attnio.count(name, w) == attnio.count(name, w, schedule="per-head")
@@ -60,7 +60,7 @@ def test_cost_of_a_workload_run_per_head_is_what_count_measures(name: str) -> No
 
 
 def test_cost_refuses_what_count_refuses_naming_the_backward_formulas() -> None:
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     for kw in ({"kv_heads": 1}, {"causal": True}):
         w = Workload.build(heads=2, N=24, d=4, M=160, **kw)

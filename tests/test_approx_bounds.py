@@ -6,12 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from checks import assert_refuted_with_valid_counterexample, without_hypothesis
+
 from attnio.bounds.expr import sqrt
 from attnio.bounds.symbols import M, N, d
-from attnio.solver import claims_approx as ca
 from attnio.solver.claims import all_claims
+from attnio.solver.claims import approx as ca
 from attnio.solver.verify import verify_claim
-from checks import assert_refuted_with_valid_counterexample, without_hypothesis
 
 DERIVATIONS = ca.derivation_claims()
 TWO_PHASE = ca.two_phase_claims()

@@ -17,14 +17,14 @@ import json
 import numpy as np
 import pytest
 import strategies
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from attnio.algorithms import auto, flash1_bwd, registry
 from attnio.algorithms.reference import attention_backward
 from attnio.algorithms.run import count, run
 from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from attnio.errors import InvalidParameter, Unsupported
+from attnio.core.errors import InvalidParameter, Unsupported
 
 # Every backward schedule with a formula (tests/test_counts.py checks that they are every registered one, and
 # their counts: measured = formula, real = count-only, more M never costs more).

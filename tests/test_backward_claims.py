@@ -1,4 +1,4 @@
-"""The backward claims (solver/claims_backward.py): every algebraic step and consistency link is proved by z3 (the
+"""The backward claims (solver/claims/backward.py): every algebraic step and consistency link is proved by z3 (the
 BWD-SdP steps also by cvc5), no claim's regime is empty (each is evaluated at a witness point), the docs page names
 each machine-checked step, the tightest constants of flash2-bwd and of the training step are proved, the leading
 crossover is derived, and the exact costs cross where the leading terms say (measured)."""
@@ -10,15 +10,16 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+
 from attnio.algorithms.run import count
 from attnio.bounds import backward as bb
 from attnio.bounds.backward import PROOF_STEPS, backward_constants_table
 from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
 from attnio.bounds.expr import Rel, evaluate, free_symbols
 from attnio.solver import logic
-from attnio.solver.claim_types import Crossover, Implication, Tightest
 from attnio.solver.claims import all_claims
-from attnio.solver.claims_backward import CLAIMS
+from attnio.solver.claims.backward import CLAIMS
+from attnio.solver.claims.types import Crossover, Implication, Tightest
 from attnio.solver.engine import prove
 from attnio.solver.verify import verify_claim
 
@@ -308,7 +309,7 @@ def test_the_exact_crossover_proves_the_sides_its_cvc5_lemmas_state() -> None:
     """The lemmas backward.crossover.link.below.* / .above.* assume the sides M/d² ≤ lo and M/d² ≥ hi (the search
     floor and ceiling); a bisection that proved other sides would leave cvc5 unable to use them."""
     from attnio.solver.claims import by_id
-    from attnio.solver.claims_backward import XOVER_ID
+    from attnio.solver.claims.backward import XOVER_ID
 
     c = by_id(XOVER_ID)
     assert isinstance(c, Crossover) and c.lemmas

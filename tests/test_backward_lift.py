@@ -12,15 +12,16 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+
 from attnio.algorithms.run import count
 from attnio.bounds import backward as bb
 from attnio.bounds.constants import BS_COEFF
 from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
 from attnio.bounds.expr import evaluate, sqrt
 from attnio.bounds.symbols import M, N, d
-from attnio.solver import claims_backward as cb
-from attnio.solver import claims_constants as cc
-from attnio.solver.claim_types import Implication
+from attnio.solver.claims import backward as cb
+from attnio.solver.claims import constants as cc
+from attnio.solver.claims.types import Implication
 from attnio.solver.engine import prove
 from attnio.solver.verify import verify_claim
 

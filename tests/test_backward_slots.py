@@ -8,12 +8,13 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+
 from attnio.bounds import backward as bb
 from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import evaluate
-from attnio.solver import claims_backward as cb
-from attnio.solver.claim_types import Implication
 from attnio.solver.claims import all_claims
+from attnio.solver.claims import backward as cb
+from attnio.solver.claims.types import Implication
 from attnio.solver.engine import prove
 from attnio.solver.verify import verify_claim
 

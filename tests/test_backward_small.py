@@ -10,19 +10,19 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+
 from attnio.algorithms.run import count
 from attnio.bounds import backward as bb
 from attnio.bounds.constants import BS, BS_COEFF
 from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
 from attnio.bounds.expr import evaluate, sqrt
 from attnio.bounds.symbols import M, N, d
-from attnio.solver import claims_backward as cb
-from attnio.solver import claims_constants as cc
-from attnio.solver.claim_types import Implication
+from attnio.core.errors import InvalidParameter
+from attnio.solver.claims import backward as cb
+from attnio.solver.claims import constants as cc
+from attnio.solver.claims.types import Implication
 from attnio.solver.engine import prove
 from attnio.solver.verify import verify_claim
-
-from attnio.errors import InvalidParameter
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL_CLAIMS = [c for c in cb.CLAIMS if isinstance(c, Implication) and c.id.startswith("backward.small.")]

@@ -34,16 +34,16 @@ import re
 from fractions import Fraction
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
 from attnio.algorithms import registry
 from attnio.bounds import approx, backward, workloads
 from attnio.bounds.catalog import NOT_IO, all_bounds
 from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS, WORKLOAD_BACKWARD_FORMULAS, WORKLOAD_FORMULAS
 from attnio.bounds.expr import Rel, evaluate, evaluate_int, free_symbols
 from attnio.bounds.types import APPROXIMATE, Bound
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-
-from attnio.workload import Workload
+from attnio.core.workload import Workload
 
 PROFILE = os.environ.get("ATTNIO_HYPOTHESIS_PROFILE", "")
 EXAMPLES = {"nightly": 2000, "mutation": 20}.get(PROFILE, 200)

@@ -9,15 +9,15 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from checks import assert_refuted_with_valid_counterexample, without_hypothesis
+
 from attnio.bounds.constants import B3
 from attnio.bounds.expr import evaluate
 from attnio.bounds.workloads import B3_CAUSAL, B3_RECT, best_lower_bound, workload_value
-from attnio.solver import claims_bounds_v3 as v3
+from attnio.core.workload import Workload
 from attnio.solver.claims import all_claims
+from attnio.solver.claims import b3p as v3
 from attnio.solver.verify import verify_claim
-from checks import assert_refuted_with_valid_counterexample, without_hypothesis
-
-from attnio.workload import Workload
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -2,7 +2,7 @@
 by z3 and again by cvc5, tightened mutants refuted, both bounds below every forward schedule's exact count on a
 grid, the chains cover every exact formula, and the small-cache ratio table.
 
-Claims: solver/claims_bspv.py (BS's shared steps are tested in tests/test_constants.py); bounds:
+Claims: solver/claims/bspv.py (BS's shared steps are tested in tests/test_constants.py); bounds:
 bounds/constants.py.
 """
 
@@ -12,18 +12,19 @@ from dataclasses import replace
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from attnio.algorithms import registry
 from attnio.bounds import constants
 from attnio.bounds.constants import BS, BSPV, BSPV_NEAR, SMALL_CACHE, SMALL_TABLE_POINTS, small_cache_table
 from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import evaluate, sqrt
 from attnio.bounds.symbols import M, N, d
-from attnio.solver import claims_bspv as cb
-from attnio.solver import claims_constants as cc
-from attnio.solver.claim_types import Implication
 from attnio.solver.claims import all_claims
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from attnio.solver.claims import bspv as cb
+from attnio.solver.claims import constants as cc
+from attnio.solver.claims.types import Implication
 
 AUDIT = frozenset(n for n in registry.names() if registry.get(n).audit)
 

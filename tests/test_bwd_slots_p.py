@@ -9,17 +9,17 @@ import itertools
 from fractions import Fraction
 
 import pytest
+
 from attnio.bounds import backward as bb
 from attnio.bounds import workloads as wl
 from attnio.bounds.costs import workload_backward_cost
 from attnio.bounds.expr import evaluate
-from attnio.solver import claims_slots_p as sp
-from attnio.solver.claim_types import Implication
+from attnio.core.workload import Workload
 from attnio.solver.claims import all_claims
+from attnio.solver.claims import bwd_slots_p as sp
+from attnio.solver.claims.types import Implication
 from attnio.solver.engine import prove
 from attnio.solver.verify import verify_claim
-
-from attnio.workload import Workload
 
 CLAIMS = sp.step_claims() + sp.consistency_claims()
 BY_ID = {c.id: c for c in CLAIMS}

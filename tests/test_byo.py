@@ -92,8 +92,7 @@ def test_checker_fails_a_wrong_claim_and_a_wrong_formula_with_readable_lines(use
 def test_checker_in_process_reports_its_checks(monkeypatch: pytest.MonkeyPatch, user_dir: Path) -> None:
     from attnio.algorithms import registry
     from attnio.bounds import costs
-
-    from attnio.pytest_plugin import check_algorithm
+    from attnio.testing.pytest_plugin import check_algorithm
 
     monkeypatch.syspath_prepend(str(user_dir))
     monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))  # the user's registration stays here
@@ -113,8 +112,7 @@ def test_registering_a_different_algorithm_under_a_taken_name_is_an_invalid_para
     import dataclasses
 
     from attnio.algorithms import registry
-
-    from attnio.errors import InvalidParameter
+    from attnio.core.errors import InvalidParameter
 
     spec = registry.get("flash2")
     assert registry.register(spec) is spec  # the same spec again is allowed (re-import of a module)

@@ -74,7 +74,7 @@ def test_verify_record_needs_both_solvers_and_the_whole_catalog(tmp_path: Path, 
 
 
 def test_record_written_atomically_and_read_back_with_fingerprints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from attnio.commands.verify import write_record
+    from attnio.cli.verify import write_record
     from attnio.reports import sources
     from attnio.solver.claims import all_claims, by_id
     from attnio.solver.verify import verify_claim

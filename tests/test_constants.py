@@ -2,7 +2,7 @@
 every exact cost, the B3 ↔ flash2 gap, the COSMA counterexample, the per-segment check of the counting lemmas,
 and the constants table.
 
-z3 claims live in solver/claims_constants.py; the bounds in bounds/constants.py; the per-window check in
+z3 claims live in solver/claims/constants.py; the bounds in bounds/constants.py; the per-window check in
 algorithms/segments.py.
 """
 
@@ -15,6 +15,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
 from attnio.algorithms import registry, segments
 from attnio.algorithms.flash2 import Flash2Tiling
 from attnio.algorithms.machine import Machine
@@ -24,10 +27,8 @@ from attnio.bounds.constants import B1, B2, B3, BS, COSMA, PROOF_STEPS, constant
 from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import evaluate, sqrt
 from attnio.bounds.symbols import M, N, d
-from attnio.solver import claims_constants as cc
 from attnio.solver.claims import Implication, all_claims
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from attnio.solver.claims import constants as cc
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -396,8 +397,7 @@ def test_optimal_flash2_sits_near_b3_equality_in_steady_state() -> None:
 
 def test_window_rules_split_straddling_events_and_attribute_work_forward() -> None:
     from attnio.algorithms.machine import Event, Measurement
-
-    from attnio.counts import IOCount
+    from attnio.core.counts import IOCount
 
     trace = (
         Event("R", "Q", 7),
@@ -416,7 +416,7 @@ def test_window_rules_split_straddling_events_and_attribute_work_forward() -> No
 
 
 def test_segment_check_rejects_compressed_traces() -> None:
-    from attnio.errors import InvalidParameter
+    from attnio.core.errors import InvalidParameter
 
     meas = run("flash2", N=64, d=4, M=120, count_only=True, trace=True).measurement
     with pytest.raises(InvalidParameter):

@@ -14,14 +14,15 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from attnio.algorithms import registry
-from attnio.algorithms.run import count, run
-from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS, backward_cost, cost
-from attnio.bounds.expr import evaluate_int, free_symbols
 from checks import assert_count_equals_formula, assert_real_run_equals_count_and_formula
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import points
+
+from attnio.algorithms import registry
+from attnio.algorithms.run import count, run
+from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS, backward_cost, cost
+from attnio.bounds.expr import evaluate_int, free_symbols
 
 # Every algorithm with a formula. flash1 (as published) runs in audit mode: its peak is checked in
 # tests/test_algorithms.py instead of against M.
@@ -138,7 +139,7 @@ def test_split_v_is_flash2_when_dv_at_most_d(N: int, d: int, dv_: int, extra: in
 
 
 def test_formula_rejects_M_below_the_minimum() -> None:
-    from attnio.errors import InvalidParameter
+    from attnio.core.errors import InvalidParameter
 
     for name in ALGORITHMS:
         lo = registry.get(name).tiling_cls.min_M(10, 8, 8)
@@ -250,7 +251,7 @@ def test_the_block_sizes_a_formula_states_are_the_ones_its_schedule_uses(name: s
 @settings(max_examples=10)
 @given(N=st.integers(1, 300), d=st.integers(1, 40), dv=st.integers(1, 90), delta=st.integers(-3, 3))
 def test_a_formula_is_valid_exactly_from_its_schedules_minimum_M(name: str, N: int, d: int, dv: int, delta: int) -> None:
-    from attnio.errors import InvalidParameter
+    from attnio.core.errors import InvalidParameter
 
     M = max(1, registry.get(name).tiling_cls.min_M(N, d, dv) + delta)
     if delta < 0 and M < registry.get(name).tiling_cls.min_M(N, d, dv):
@@ -339,7 +340,7 @@ def test_tilings_and_formulas_are_frozen_records(name: str) -> None:
 
 
 def test_an_unknown_algorithm_has_no_formula_and_the_error_lists_those_that_do() -> None:
-    from attnio.errors import InvalidParameter
+    from attnio.core.errors import InvalidParameter
 
     with pytest.raises(InvalidParameter, match="one with a cost formula: .*flash2.*square_tiling"):
         cost("no-such-algorithm", N=4, d=2, M=64)

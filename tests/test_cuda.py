@@ -17,6 +17,9 @@ import subprocess
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from attnio.algorithms.cuda import emulate, kernels
 from attnio.algorithms.cuda import launch as L
 from attnio.algorithms.flash2 import Flash2Tiling
@@ -24,11 +27,8 @@ from attnio.algorithms.reference import attention
 from attnio.algorithms.run import count
 from attnio.algorithms.square_tiling import SquareTiling
 from attnio.bounds.costs import cost
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter, Unsupported
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter, Unsupported
 
 TOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 """Relative error ‖O − ref‖/‖ref‖ allowed, by input dtype, where ref is the float64 reference on the

@@ -26,7 +26,8 @@ def _module_names() -> list[str]:
         pkg = importlib.import_module(root)
         names.add(root)
         for info in pkgutil.walk_packages(pkg.__path__, root + "."):
-            names.add(info.name)
+            if not info.name.endswith(".__main__"):  # ``python -m`` entry points run the command on import
+                names.add(info.name)
     return sorted(names)
 
 

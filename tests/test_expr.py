@@ -6,6 +6,9 @@ import math
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from attnio.bounds import expr as ex
 from attnio.bounds.expr import (
     Const,
@@ -24,8 +27,6 @@ from attnio.bounds.expr import (
     to_text,
 )
 from attnio.bounds.symbols import M, N, d, sym
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 @given(st.integers(0, 10**12), st.integers(1, 10**6))

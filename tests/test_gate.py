@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from attnio.reports import gate, sources
 
-from attnio.commands import gate as gate_cmd
+from attnio.cli import gate as gate_cmd
+from attnio.reports import gate, sources
 
 GRID = {"numeric_max_N": 0, "blocks": [{"algorithms": ["flash2"], "N": [16, 1024], "d": [4, 16], "M": [128, 4096]}]}
 

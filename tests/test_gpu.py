@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from attnio.algorithms import registry
 from attnio.algorithms.reference import attention
 from attnio.algorithms.run import count, run

@@ -8,11 +8,10 @@ import json
 
 from attnio.algorithms import registry
 from attnio.bounds.catalog import CACHE_REGIMES, all_bounds, by_id
+from attnio.cli import main
 from attnio.solver.claims import all_claims
 from attnio.solver.claims import by_id as claim_by_id
-from attnio.solver.claims_tight import SPECS
-
-from attnio.cli import main
+from attnio.solver.claims.tight import SPECS
 
 
 def test_every_link_names_something_that_exists() -> None:
@@ -38,8 +37,8 @@ def test_tight_claims_are_built_from_the_bound_they_tighten() -> None:
 
 
 def test_one_spec_tuple_builds_every_tightest_claim_and_its_tile_facts() -> None:
-    from attnio.solver.claim_factory import formula, tight_claims
-    from attnio.solver.claim_types import Tightest
+    from attnio.solver.claims.build import formula, tight_claims
+    from attnio.solver.claims.types import Tightest
 
     tightest = [c.id for c in all_claims() if isinstance(c, Tightest)]
     assert sorted(s.id for s in SPECS) == sorted(i for i in tightest if i != "backward.tight.training.flash2")
@@ -125,10 +124,10 @@ def test_each_claim_records_the_function_that_defines_it() -> None:
 
     for c in all_claims():
         mod, _, func = c.where.partition(":")
-        assert mod.startswith("attnio.solver.claims_") and func, (c.id, c.where)
+        assert mod.startswith("attnio.solver.claims.") and func, (c.id, c.where)
         if func != "<module>":
             assert hasattr(importlib.import_module(mod), func.split(".")[0]), (c.id, c.where)
-    assert claim_by_id("sy.meet").where == "attnio.solver.claims_core:saha_ye_claims"
+    assert claim_by_id("sy.meet").where == "attnio.solver.claims.seed:saha_ye_claims"
 
 
 def test_the_fingerprint_covers_the_statement_not_the_links() -> None:
@@ -148,7 +147,7 @@ def test_cli_verify_selects_by_glob_and_by_bound(capsys) -> None:
     assert ids == ["sy.min-branch.small", "sy.min-branch.large"]
     assert main(["verify", "--list", "--where", "--about", "constants.bs"]) == 0
     out = capsys.readouterr().out
-    assert "constants.bs.pairs  [derivation]" in out and "defined in attnio.solver.claims_constants:" in out
+    assert "constants.bs.pairs  [derivation]" in out and "defined in attnio.solver.claims.constants:" in out
     assert "sy.meet" not in out
     assert main(["verify", "--list", "--json", "--about", "sy.thm3.1.lower", "--claim", "sy.*"]) == 0
     r = json.loads(capsys.readouterr().out)["claims"]
@@ -163,6 +162,6 @@ def test_cli_verify_selects_by_glob_and_by_bound(capsys) -> None:
 def test_cli_bounds_id_shows_where_each_claim_is_defined_and_the_asymptotic_note(capsys) -> None:
     assert main(["bounds", "--id", "sy.thm3.1.lower", "--no-verify"]) == 0
     out = capsys.readouterr().out
-    assert "sy.min-branch.small [branch]" in out and "defined in attnio.solver.claims_core:saha_ye_claims" in out
+    assert "sy.min-branch.small [branch]" in out and "defined in attnio.solver.claims.seed:saha_ye_claims" in out
     assert main(["bounds", "--id", "sy.thm4.17", "--no-verify"]) == 0
     assert "none: asymptotic only." in capsys.readouterr().out

@@ -6,10 +6,10 @@ import dataclasses
 
 import numpy as np
 import pytest
-from attnio.algorithms.machine import Machine
 
-from attnio.counts import IOCount
-from attnio.errors import CapacityExceeded, InvalidParameter, SlowMemoryViolation
+from attnio.algorithms.machine import Machine
+from attnio.core.counts import IOCount
+from attnio.core.errors import CapacityExceeded, InvalidParameter, SlowMemoryViolation
 
 
 def _machine(M: int = 100, **kw: object) -> Machine:
@@ -168,7 +168,7 @@ def test_machine_misuse_is_an_error_under_python_O() -> None:
     code = (
         "import numpy as np\n"
         "from attnio.algorithms.machine import Machine\n"
-        "from attnio.errors import SlowMemoryViolation\n"
+        "from attnio.core.errors import SlowMemoryViolation\n"
         "m = Machine(100, algorithm='toy')\n"
         "X = m.input('X', np.ones((4, 3)))\n"
         "b = m.load(X, slice(0, 2))\n"
@@ -259,7 +259,7 @@ def test_only_outputs_must_be_complete_scratch_may_stay_partly_unwritten(count_o
 
 
 def test_an_overflow_names_the_block_that_did_not_fit() -> None:
-    from attnio.errors import CapacityExceeded
+    from attnio.core.errors import CapacityExceeded
 
     m = Machine(5, algorithm="toy")
     X = m.input("X", np.ones((4, 2)))

@@ -1,4 +1,4 @@
-"""The z3 claims of masked attention and paged decode (solver/claims_masks.py, solver/claims_serving.py): each is
+"""The z3 claims of masked attention and paged decode (solver/claims/masks.py, solver/claims/serving.py): each is
 proved (z3; z3 and cvc5 in the cvc5 tier), a planted mutant of each is refuted with a valid integer counterexample,
 and each claim's hypotheses hold at the counts of real block masks and real decode calls, so the facts a claim
 assumes are facts of the masks and its regime is the family's (non-vacuous), with the expressions equal to the
@@ -11,6 +11,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from checks import without_hypothesis
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
 from attnio.bounds.expr import ceil, eq, evaluate
 from attnio.bounds.masks import (
     B1_UNIT,
@@ -40,17 +44,13 @@ from attnio.bounds.serving import (
     tensor_bytes,
 )
 from attnio.bounds.symbols import Nkv, d, dv, g
-from attnio.solver import claims_masks as cm
-from attnio.solver import claims_serving as cs
+from attnio.core.errors import InvalidParameter
+from attnio.core.workload import Workload
 from attnio.solver import logic
 from attnio.solver.claims import Implication
+from attnio.solver.claims import masks as cm
+from attnio.solver.claims import serving as cs
 from attnio.solver.verify import verify_claim
-from checks import without_hypothesis
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
-
-from attnio.errors import InvalidParameter
-from attnio.workload import Workload
 
 CLAIMS = cm.CLAIMS + cs.CLAIMS
 

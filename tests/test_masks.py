@@ -7,6 +7,9 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
 from attnio.bounds.masks import (
     EMPTY,
     FULL,
@@ -20,10 +23,7 @@ from attnio.bounds.masks import (
     PrefixLM,
     SlidingWindow,
 )
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
-
-from attnio.errors import InvalidParameter
+from attnio.core.errors import InvalidParameter
 
 
 @st.composite
@@ -255,7 +255,7 @@ def test_scalar_mask_mod_is_evaluated_pair_by_pair():
 
 @st.composite
 def workloads_and_masks(draw):
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     kv, g = draw(st.integers(1, 2)), draw(st.integers(1, 3))
     Nkv = draw(st.integers(1, 24))
@@ -330,8 +330,7 @@ def test_masked_lower_bounds_never_exceed_the_masked_flash2_count(case, B_r, B_c
 def test_masked_trivial_bound_is_the_causal_trivial_bound_at_delta_zero():
     from attnio.bounds.masks import trivial_masked_words
     from attnio.bounds.workloads import trivial_words
-
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     for n in (2, 5, 64):
         w = Workload.build(heads=4, kv_heads=2, N=n, d=8, M=4096, causal=True)

@@ -9,6 +9,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from test_masks import workloads_and_masks
+
 from attnio.algorithms.reference import attention4, attention4_backward, rel_error
 from attnio.algorithms.run import random_inputs, run
 from attnio.bounds.masks import (
@@ -21,12 +25,8 @@ from attnio.bounds.masks import (
     flash2_bwd_masked_words,
     flash2_masked_words,
 )
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
-from test_masks import workloads_and_masks
-
-from attnio.errors import InvalidParameter, Unsupported
-from attnio.workload import Workload
+from attnio.core.errors import InvalidParameter, Unsupported
+from attnio.core.workload import Workload
 
 SCHEDULES = st.sampled_from(["per-head", "grouped"])
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+
 from attnio.bounds.costs import FORMULAS, WORKLOAD_FORMULAS
 from attnio.bounds.expr import eq, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, g

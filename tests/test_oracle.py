@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from attnio.algorithms import registry
-from attnio.algorithms.run import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from attnio.algorithms import registry
+from attnio.algorithms.run import run
 
 EXACT = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "square_tiling-io", "kv_stationary", "split_v", "auto"]
 

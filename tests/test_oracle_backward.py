@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from attnio.algorithms import registry
-from attnio.algorithms.run import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from attnio.algorithms import registry
+from attnio.algorithms.run import run
 
 BACKWARD = ["flash2-bwd", "flash2-2pass-bwd", "flash2-square-bwd", "flash1-bwd", "flash1-fit-bwd", "standard-bwd", "square_tiling-bwd", "auto-bwd"]
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from attnio.algorithms import registry
-from attnio.algorithms.reference import rel_error
-from attnio.algorithms.run import random_inputs, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnio.workload import Workload
+from attnio.algorithms import registry
+from attnio.algorithms.reference import rel_error
+from attnio.algorithms.run import random_inputs, run
+from attnio.core.workload import Workload
 
 pytestmark = pytest.mark.oracle
 SCHEDULES = [(a, s) for s in registry.SCHEDULES for a in registry.with_schedule(s)]

@@ -20,8 +20,16 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # built from a copy of the working tree, so the build writes nothing (build/, *.egg-info) into the repository
+    src = tmp_path_factory.mktemp("src")
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    for f in filter(None, files):
+        if (ROOT / f).is_file():
+            (src / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / f, src / f)
     r = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(src)],
         capture_output=True,
         text=True,
     )
@@ -45,7 +53,7 @@ def test_wheel_installs_one_top_level_package(wheel: Path) -> None:
     assert tops == {"attnio", next(t for t in tops if t.endswith(".dist-info"))}, sorted(tops)
     # the design card's folders are inside the one package, with their data files
     for sub in ("bounds/costs.py", "algorithms/machine.py", "solver/engine.py", "reports/gate.py",
-                "algorithms/cuda/flash2.cu", "solver/pebble/solve.py", "commands/run.py"):
+                "algorithms/cuda/flash2.cu", "solver/pebble/solve.py", "cli/run.py"):
         assert f"attnio/{sub}" in record, sub
     for generic in ("bounds", "algorithms", "solver", "reports"):
         assert not any(p.startswith(generic + "/") for p in record), generic

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from attnio.bounds.costs import backward_cost, cost
-from attnio.reports.paper_fa1 import PAPER, fa1_fig2
 
+from attnio.bounds.costs import backward_cost, cost
 from attnio.cli import main
+from attnio.reports.paper_fa1 import PAPER, fa1_fig2
 
 
 @pytest.fixture(scope="module")

@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnio.cli import main as cli_main
+from attnio.core.errors import InvalidParameter
 from attnio.solver.pebble.brute import brute_force
 from attnio.solver.pebble.game import IllegalMove, replay
 from attnio.solver.pebble.graphs import Graph, attention, chain, from_edges, matmul, reduction_tree
 from attnio.solver.pebble.sandwich import attention_row, sandwich_rows
 from attnio.solver.pebble.solve import best_greedy, solve
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from attnio.cli import main as cli_main
-from attnio.errors import InvalidParameter
 
 # ---------------------------------------------------------------------------------------------- graphs
 

@@ -11,6 +11,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+
+from attnio.cli import main as cli_main
 from attnio.solver.pebble import cpsat, small_bounds
 from attnio.solver.pebble.benchmark import Case, run_case
 from attnio.solver.pebble.brute import brute_force
@@ -24,8 +26,6 @@ from attnio.solver.pebble.graphs import (
 )
 from attnio.solver.pebble.prbp import min_M, solve_prbp
 from attnio.solver.pebble.solve import best_greedy, solve
-
-from attnio.cli import main as cli_main
 
 TABLE = Path(__file__).resolve().parent.parent / "reports" / "pebbling.json"
 needs_ortools = pytest.mark.skipif(not cpsat.available(), reason="OR-Tools not installed (pip install -e '.[pebble]')")
@@ -310,7 +310,7 @@ def test_report_section_lays_out_every_row_of_the_table(tmp_path):
 
 
 def test_backward_case_bad_input():
-    from attnio.errors import InvalidParameter
+    from attnio.core.errors import InvalidParameter
 
     with pytest.raises(InvalidParameter, match="computation"):
         run_case(Case(1, 1, 4, computation="sideways").as_dict())

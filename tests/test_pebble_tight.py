@@ -4,14 +4,15 @@ replayed, and the one-shot solver path that uses them."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from test_pebble import small_dags
+
 from attnio.solver.pebble.brute import brute_force
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph, attention, from_edges, matmul, reduction_tree
 from attnio.solver.pebble.solve import solve
 from attnio.solver.pebble.tight import compulsory, one_reread, one_spill, reread_search, tight_one_shot
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
-from test_pebble import small_dags
 
 
 def _check_against(g: Graph, M: int, opt: int) -> None:

@@ -14,6 +14,10 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
 from attnio.algorithms.poly import PolyTiling
 from attnio.algorithms.poly_features import budget, features, poly_coefficients, rank
 from attnio.algorithms.reference import attention
@@ -21,11 +25,7 @@ from attnio.algorithms.run import count, run
 from attnio.bounds import approx
 from attnio.bounds.approx import approx_cost, crossover_B, taylor_delta
 from attnio.bounds.costs import cost
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
-
-from attnio.errors import InvalidParameter, Unsupported
+from attnio.core.errors import InvalidParameter, Unsupported
 
 SCHEDULES = ("stream", "chunked", "tiled")
 
@@ -304,8 +304,7 @@ def test_count_only_at_a_million_rows_runs() -> None:
 def test_each_poly_schedule_runs_from_exactly_its_minimum_M(schedule: str, d: int, g: int) -> None:
     from attnio.algorithms.poly import PolyTiling
     from attnio.algorithms.poly_features import rank
-
-    from attnio.errors import InvalidParameter
+    from attnio.core.errors import InvalidParameter
 
     r = rank(d, g)
     need = {"stream": r * (d + 2) + 2 * d, "chunked": 3 * d + 3, "tiled": max(d + 1, 5)}[schedule]  # module docstring
@@ -350,8 +349,7 @@ def test_the_rounding_check_refuses_exactly_when_the_bound_exceeds_half_of_eps()
 
     from attnio.algorithms.poly import PolyTiling
     from attnio.algorithms.poly_features import Budget
-
-    from attnio.errors import Unsupported
+    from attnio.core.errors import Unsupported
 
     N, d = 64, 4
     t = PolyTiling.build("tiled", N=N, d=d, M=400, eps=1e-6, B=1.0)

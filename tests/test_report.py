@@ -13,15 +13,15 @@ import re
 from pathlib import Path
 
 import pytest
+
 from attnio.bounds import approx
 from attnio.bounds.catalog import by_id
 from attnio.bounds.expr import evaluate
+from attnio.cli import report as report_cmd
 from attnio.reports import compute, render, report, sections, sources
 from attnio.reports.grid import default_grid_dict, grid_from_dict
 from attnio.reports.store import Store
 from attnio.reports.sweep import run_sweep
-
-from attnio.commands import report as report_cmd
 
 GRID = {
     "numeric_max_N": 32,

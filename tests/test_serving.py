@@ -4,6 +4,9 @@ against the float64 reference, the lower bound below every schedule, and the pub
 from __future__ import annotations
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
 from attnio.algorithms.decode import DecodeTiling, run_decode
 from attnio.bounds.serving import (
     Decode,
@@ -15,11 +18,8 @@ from attnio.bounds.serving import (
     roofline,
     split_heuristic,
 )
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
-
-from attnio.errors import InvalidParameter
-from attnio.workload import GPUS, Workload
+from attnio.core.errors import InvalidParameter
+from attnio.core.workload import GPUS, Workload
 
 
 @st.composite
@@ -89,6 +89,7 @@ def test_causal_with_as_many_new_tokens_as_keys_needs_no_first_query_row():
     """Bottom-right causal with s_q = N_kv: new token 0 sees key 0 only, so O_0 = V_0 whatever Q_0 is and an exact
     algorithm need not read Q_0; the bound may count only the other s_q − 1 rows of each query head."""
     import numpy as np
+
     from attnio.algorithms.reference import attention4 as reference
 
     w = Workload.build(batch=2, heads=4, kv_heads=2, Nq=3, Nkv=3, d=8, causal=True, dtype="bf16", M=4096)
@@ -295,9 +296,8 @@ def test_cli_decode_bad_input_is_one_line_and_exit_2(capsys, argv, name):
 
 
 def test_paper_decode_rows_match_published_digits(capsys):
-    from attnio.reports.paper_decode import published_rows
-
     from attnio.cli import main
+    from attnio.reports.paper_decode import published_rows
 
     rows = published_rows()
     assert len(rows) == 9 and all(r["match"] for r in rows)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from attnio.bounds import expr as ex
 from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import ceil, eq, evaluate, floor, log2, maximum, minimum, sqrt
@@ -14,8 +17,6 @@ from attnio.solver.claims import Tightest, all_claims, by_id
 from attnio.solver.engine import integer_counterexample, prove
 from attnio.solver.relax import relax
 from attnio.solver.verify import verify_all, verify_claim
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 # translator: true facts are proved, false ones refuted at a valid integer point ------------------------------
@@ -278,6 +279,7 @@ def test_the_translation_of_an_expression_is_exactly_its_value_at_integer_points
     """In mode "int" (floors and ceilings as integers) the facts admit the true value and no other one; at
     these points √ is rational or under a floor and log₂'s argument is a power of two."""
     import z3
+
     from attnio.solver.translator import Translator
 
     for env in _TRANSLATION_POINTS:
@@ -300,6 +302,7 @@ def test_real_mode_floor_and_ceil_brackets_are_sound_and_tight_for_ratios() -> N
     """Over the reals ⌊N/M⌋ is only bracketed; with integer N, M the bracket (N − M + 1)/M ≤ c ≤ N/M holds
     for the true floor and excludes anything a whole step away."""
     import z3
+
     from attnio.solver.translator import Translator
 
     for n, m in [(7, 2), (8, 2), (1, 5), (100, 7), (5, 1)]:
@@ -320,6 +323,7 @@ def test_real_mode_floor_and_ceil_brackets_are_sound_and_tight_for_ratios() -> N
 
 def test_real_mode_floor_of_zero_is_zero_and_log2_between_powers_of_two_is_chord_and_tangent() -> None:
     import z3
+
     from attnio.solver.translator import INV_LN2_UPPER, LOG_RANGE, Translator
 
     t = Translator("z3")
@@ -342,6 +346,7 @@ def test_real_mode_floor_of_zero_is_zero_and_log2_between_powers_of_two_is_chord
 
 def test_log2_is_pinned_exactly_at_every_power_of_two_of_its_range() -> None:
     import z3
+
     from attnio.solver.translator import LOG_RANGE, Translator
 
     for k in (0, 1, 10, LOG_RANGE):

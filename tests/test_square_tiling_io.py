@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from attnio.bounds.costs import cost
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from attnio.bounds.costs import cost
 
 
 def _cdiv(a: int, b: int) -> int:

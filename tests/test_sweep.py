@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
+
+from attnio.core.errors import InvalidParameter
 from attnio.reports.grid import grid_from_dict, load_grid
 from attnio.reports.store import Store
 from attnio.reports.sweep import run_config, run_sweep
-
-from attnio.errors import InvalidParameter
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,14 +20,14 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from attnio.bounds.costs import workload_backward_cost  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from attnio.errors import InvalidParameter  # noqa: E402
+from attnio.bounds.costs import workload_backward_cost  # noqa: E402
+from attnio.core.errors import InvalidParameter  # noqa: E402
+from attnio.core.workload import Workload  # noqa: E402
 from attnio.triton import count_traffic  # noqa: E402
 from attnio.triton.kernels import fa2_bwd  # noqa: E402
-from attnio.workload import Workload  # noqa: E402
 
 
 def count_launch(launch, **named):

@@ -17,12 +17,11 @@ import pytest  # noqa: E402
 pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
-from attnio.reports import gate as report_gate  # noqa: E402
-
 from attnio.cli import main  # noqa: E402
+from attnio.core.workload import Workload  # noqa: E402
+from attnio.reports import gate as report_gate  # noqa: E402
 from attnio.triton import gate  # noqa: E402
 from attnio.triton.count import TESTED_TRITON_VERSIONS  # noqa: E402
-from attnio.workload import Workload  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     triton.__version__ not in TESTED_TRITON_VERSIONS or os.environ.get("TRITON_INTERPRET") != "1",
@@ -52,7 +51,6 @@ def _noskip_formula(w: Workload) -> dict[str, int]:
 
 def test_check_counts_the_example_exactly_and_names_the_unskipped_blocks():
     from attnio.bounds.workloads import best_lower_bound
-
     from attnio.triton.check import check
 
     w = Workload.build(heads=2, kv_heads=1, N=40, d=16, causal=True, gpu="h100")  # GQA, a partial block
@@ -114,7 +112,7 @@ def test_dominates_maps_a_kernels_statistics_and_scratch_to_attnios_arrays():
 def test_check_takes_declared_roles_from_the_launcher():
     """``attnio_roles`` on the launcher (or ``roles=``) overrides the naming conventions. Here the output is a
     tensor the launcher makes, so it is counted as the kernel's argument ``_fwd.O``: O by convention."""
-    from attnio.errors import InvalidParameter
+    from attnio.core.errors import InvalidParameter
     from attnio.triton.check import check
 
     launch = _example().launch
@@ -352,7 +350,6 @@ def test_report_section_lists_forward_then_backward_kernels(measured):
     the backward bound, attnio's best backward schedule word for word."""
     from attnio.reports.render import Section
     from attnio.reports.section_triton import HEADERS, build
-
     from attnio.triton.kernels import KERNELS, gate_launcher
 
     spec = KERNELS["flash2-bwd"]
@@ -386,8 +383,8 @@ def test_check_backward_path_with_a_torch_launcher():
     """A launcher asking for do/dq/dk/dv is a backward: gradients against float64 autograd, the backward bound."""
     import torch
 
+    from attnio.core.workload import Workload
     from attnio.triton.check import check
-    from attnio.workload import Workload
 
     def torch_backward(q, k, v, do, dq, dk, dv, causal, sm_scale):
         q_, k_, v_ = (x.detach().double().requires_grad_(True) for x in (q, k, v))

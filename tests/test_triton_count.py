@@ -14,8 +14,8 @@ triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
 
 import attnio.triton as at  # noqa: E402
-from attnio.counts import IOCount  # noqa: E402
-from attnio.errors import InvalidParameter, Unsupported  # noqa: E402
+from attnio.core.counts import IOCount  # noqa: E402
+from attnio.core.errors import InvalidParameter, Unsupported  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     triton.__version__ not in at.TESTED_TRITON_VERSIONS or os.environ.get("TRITON_INTERPRET") != "1",

@@ -18,17 +18,17 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 import numpy as np  # noqa: E402
-from attnio.algorithms.reference import attention4 as reference  # noqa: E402
-from attnio.algorithms.workloads import tiling as schedule_tiling  # noqa: E402
-from attnio.bounds.costs import workload_cost  # noqa: E402
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import attnio.triton as at  # noqa: E402
-from attnio.errors import InvalidParameter  # noqa: E402
+from attnio.algorithms.reference import attention4 as reference  # noqa: E402
+from attnio.algorithms.workloads import tiling as schedule_tiling  # noqa: E402
+from attnio.bounds.costs import workload_cost  # noqa: E402
+from attnio.core.errors import InvalidParameter  # noqa: E402
+from attnio.core.workload import Workload  # noqa: E402
 from attnio.triton.kernels import KERNELS, fa2_fwd, get, square_tiling  # noqa: E402
 from attnio.triton.kernels.measure import inputs, measure  # noqa: E402
-from attnio.workload import Workload  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     triton.__version__ not in at.TESTED_TRITON_VERSIONS or os.environ.get("TRITON_INTERPRET") != "1",

@@ -11,6 +11,7 @@ import time
 from fractions import Fraction
 
 import pytest
+
 from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import floor, sqrt
 from attnio.bounds.symbols import M, N, d

@@ -8,13 +8,13 @@ import sys
 
 import numpy as np
 import pytest
-from attnio.algorithms.run import run
 
-from attnio import validate
+from attnio.algorithms.run import run
 from attnio.cli import main
-from attnio.errors import InvalidParameter, Unsupported
-from attnio.validate import check_choice, check_int, check_real, check_run_sizes, check_seed
-from attnio.workload import Workload
+from attnio.core import validate
+from attnio.core.errors import InvalidParameter, Unsupported
+from attnio.core.validate import check_choice, check_int, check_real, check_run_sizes, check_seed
+from attnio.core.workload import Workload
 
 
 def bad(fn, *args, **kwargs):  # a row of the table, with an id that reads like the call
@@ -91,7 +91,7 @@ def test_bad_input_raises_invalid_parameter_naming_value_and_range(fn, args, kwa
 
 
 def test_every_validator_is_seen_to_fail() -> None:
-    """Every public ``check_*`` of :mod:`attnio.validate` (read from the module, so a new one must join the
+    """Every public ``check_*`` of :mod:`attnio.core.validate` (read from the module, so a new one must join the
     table) has a row above."""
     validators = {n for n, f in vars(validate).items() if n.startswith("check_") and callable(f) and f.__module__ == validate.__name__}
     used = {p.values[0].__name__ for p in BAD_CALLS}
@@ -205,8 +205,7 @@ def test_integral_float_block_sizes_and_counts_are_stored_as_integers() -> None:
     """check_int accepts 4.0 as 4: a tiling and an IOCount must then hold the int (a float tiling gave float
     counts, IOCount(576.0, 80.0), count-only and a TypeError in a numeric run)."""
     from attnio.algorithms.flash2 import Flash2Tiling
-
-    from attnio.counts import IOCount
+    from attnio.core.counts import IOCount
 
     t = Flash2Tiling(4.0, 2.0)
     assert t == Flash2Tiling(4, 2) and type(t.B_r) is int and type(t.B_c) is int

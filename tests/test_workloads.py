@@ -11,15 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import strategies
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from attnio.algorithms import registry
 from attnio.algorithms.reference import attention4 as reference
 from attnio.algorithms.run import count, run
 from attnio.bounds.costs import cost, workload_cost
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from attnio.errors import InvalidParameter, Unsupported
-from attnio.workload import DTYPES, GPUS, Workload, parse_bytes
+from attnio.core.errors import InvalidParameter, Unsupported
+from attnio.core.workload import DTYPES, GPUS, Workload, parse_bytes
 
 SCHEDULES = [(a, s) for s in registry.SCHEDULES for a in registry.with_schedule(s)]
 
@@ -251,7 +251,7 @@ def test_cli_bad_workloads_are_one_line_and_exit_2(argv: list[str], needle: str,
 @pytest.mark.parametrize("name", ["flash1", "flash1-fit", "standard", "square_tiling"])
 @given(data=st.data())
 def test_causal_formulas_without_z3_claims_respect_the_bounds_on_examples(name: str, data: st.DataObject) -> None:
-    """solver/claims_workloads.py NO_Z3: z3 times out on one-step claims about these causal formulas (they are proved
+    """solver/claims/workloads.py NO_Z3: z3 times out on one-step claims about these causal formulas (they are proved
     as chains of links instead, causal_forward_claims); Hypothesis also checks what the chains conclude: unit count
     ≥ the trivial bound, and (M ≥ 2d²) ≥ P·d²/M, (M ≥ 4d², d_v = d) ≥ 2P·d²/M."""
     from attnio.bounds.expr import evaluate
@@ -271,7 +271,7 @@ def test_causal_formulas_without_z3_claims_respect_the_bounds_on_examples(name: 
 
 
 def _workload_claims() -> list:
-    from attnio.solver import claims_workloads
+    from attnio.solver.claims import workloads as claims_workloads
 
     return claims_workloads.claims()
 

@@ -13,17 +13,17 @@ import json
 import numpy as np
 import pytest
 import strategies
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from attnio.algorithms.reference import attention4 as reference
 from attnio.algorithms.reference import attention4_backward as reference_backward
 from attnio.algorithms.reference import attention_backward
 from attnio.algorithms.registry import SCHEDULES
 from attnio.algorithms.run import random_inputs, run
 from attnio.bounds.costs import backward_cost, workload_backward_cost, workload_cost
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from attnio.errors import Unsupported
-from attnio.workload import DTYPES, Workload
+from attnio.core.errors import Unsupported
+from attnio.core.workload import DTYPES, Workload
 
 
 def workloads(**kw: int) -> st.SearchStrategy[Workload]:
@@ -194,18 +194,18 @@ def test_report_training_step_rows_are_forward_plus_backward_and_above_the_bound
 
 
 def _chain_claims() -> list:
-    from attnio.solver import claims_workloads as cw
+    from attnio.solver.claims import workloads as cw
 
     return cw.backward_claims() + cw.causal_bwd_claims() + cw.causal_forward_claims() + cw.causal_half_claims() + cw.grouped_claims()
 
 
 def test_every_causal_and_backward_workload_formula_has_a_proved_definedness_and_trivial_bound_chain() -> None:
-    """Coverage of the chains (solver/claims_workloads.py): each causal forward formula and each backward workload
+    """Coverage of the chains (solver/claims/workloads.py): each causal forward formula and each backward workload
     formula has a well-definedness claim, a link from its own count, and a trivial-bound link; the pair-count
     bounds have links for every causal formula except flash1 (published blocks: audit mode)."""
     from attnio.bounds.costs import WORKLOAD_BACKWARD_FORMULAS, WORKLOAD_FORMULAS
     from attnio.solver.claims import all_claims
-    from attnio.solver.claims_workloads import NO_Z3
+    from attnio.solver.claims.workloads import NO_Z3
 
     ids = {c.id for c in all_claims()}
     for key in NO_Z3:

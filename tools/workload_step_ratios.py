@@ -3,9 +3,8 @@ the cheaper of per-head and grouped) with the backward bound before and after th
 BWD-slots_P and BWD-slots-x_P (docs/bounds/bwd-slots-p.md). Run: ``python tools/workload_step_ratios.py``."""
 
 from attnio.bounds.workloads import BWD_SLOTS_P, best_backward_lower_bound
+from attnio.core.workload import Workload
 from attnio.reports.figures import training_rows
-
-from attnio.workload import Workload
 
 NEW = frozenset(b.id for b in BWD_SLOTS_P)
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from attnio.algorithms.cuda.launch import KernelPlan
 
-from attnio.counts import IOCount
-from attnio.errors import Unsupported
+from attnio.algorithms.cuda.launch import KernelPlan
+from attnio.core.counts import IOCount
+from attnio.core.errors import Unsupported
 
 HERE = Path(__file__).resolve().parent
 SOURCES = ("attnio_common.cu", "flash2.cu", "square_tiling.cu", "emulate.cpp")

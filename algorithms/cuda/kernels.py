@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from attnio.algorithms.cuda import launch as L
 from attnio.algorithms.flash2 import Flash2Tiling
-
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter, Unsupported
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter, Unsupported
 
 HERE = Path(__file__).resolve().parent
 SOURCE_FILES = ("attnio_common.cu", "flash2.cu", "square_tiling.cu")

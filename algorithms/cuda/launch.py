@@ -34,10 +34,9 @@ from dataclasses import dataclass, field
 
 from attnio.algorithms.flash2 import Flash2Tiling
 from attnio.algorithms.square_tiling import SquareTiling
-
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter, Unsupported
-from attnio.validate import check_choice, check_int
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter, Unsupported
+from attnio.core.validate import check_choice, check_int
 
 SHARED_BYTES_PER_WORD = 4
 """Bytes of shared memory per fast-memory word: one float32 accumulator slot, for every input dtype."""
@@ -163,7 +162,7 @@ def flash2_plan(
     Flash2Tiling(B_r=1, B_c=2)
     >>> flash2_plan(4, 2, 14, tiling=Flash2Tiling(4, 4))
     Traceback (most recent call last):
-    attnio.errors.InvalidParameter: tiling=Flash2Tiling(B_r=4, B_c=4) is invalid: valid range is Flash2Tiling.fast_words(B_r, B_c, d=2, dv=2) = 52 <= M=14
+    attnio.core.errors.InvalidParameter: tiling=Flash2Tiling(B_r=4, B_c=4) is invalid: valid range is Flash2Tiling.fast_words(B_r, B_c, d=2, dv=2) = 52 <= M=14
     """
     N, d, dv, M, dtype, threads = _check_common(N, d, M, dv, dtype, threads)
     if tiling is None:
@@ -237,7 +236,7 @@ def check_shared_memory(p: KernelPlan, shared_limit_bytes: int) -> None:
     >>> check_shared_memory(flash2_plan(4096, 64, 16384), 232448)   # 16,358 words = 65,432 bytes: fits after opt-in
     >>> check_shared_memory(flash2_plan(4096, 64, 65536), 232448)
     Traceback (most recent call last):
-    attnio.errors.Unsupported: flash2 at M=65536 needs 261824 bytes of shared memory per block (65456 float32 words) but this device allows 232448; use M <= 58112
+    attnio.core.errors.Unsupported: flash2 at M=65536 needs 261824 bytes of shared memory per block (65456 float32 words) but this device allows 232448; use M <= 58112
     """
     for l in p.launches:
         if l.shared_bytes > shared_limit_bytes:

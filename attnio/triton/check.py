@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from attnio.errors import AttnioError, InvalidParameter, Unsupported
+from attnio.core.errors import AttnioError, InvalidParameter, Unsupported
 from attnio.triton.count import Traffic, count_traffic
 
 #: max |out − float64 reference| accepted per dtype (fp32: the interpreter's dot may round its inputs to tf32)
@@ -367,7 +367,7 @@ def _dominates(t: Traffic, best_name: str, best: dict[str, tuple[int, int]],
 
 
 def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: dict[str, str] | None = None) -> KernelCheck:
-    """Count ``launch``'s traffic on ``workload`` (an :class:`attnio.workload.Workload`), check its outputs, and
+    """Count ``launch``'s traffic on ``workload`` (an :class:`attnio.core.workload.Workload`), check its outputs, and
     compare with the best lower bound and attnio's best schedule (module docstring).
 
     ``roles``: counted tensor name -> attnio array (Q, K, V, O, L, D, S, P, dO, dQ, dK, dV, ...) for tensors the

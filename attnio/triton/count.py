@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from attnio.counts import IOCount
-from attnio.errors import AttnioError, InvalidParameter, Unsupported
+from attnio.core.counts import IOCount
+from attnio.core.errors import AttnioError, InvalidParameter, Unsupported
 
 #: The Triton releases whose interpreter internals this module was tested against (tests/test_triton_count.py).
 TESTED_TRITON_VERSIONS: tuple[str, ...] = ("3.5.1", "3.9.0")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
-from attnio.errors import InvalidParameter, Unsupported
+from attnio.core.errors import InvalidParameter, Unsupported
 
 
 class FakeDriver:

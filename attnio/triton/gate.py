@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnio.errors import InvalidParameter
+from attnio.core.errors import InvalidParameter
 
 FIELDS = ("reads_bytes", "writes_bytes", "total_bytes")
 
@@ -43,7 +43,7 @@ class GateKernel:
                 f"|causal={int(w.causal)}|{w.dtype}|M={w.M}")
 
     def build(self) -> Any:
-        from attnio.workload import Workload
+        from attnio.core.workload import Workload
 
         kw = dict(self.workload)
         if not any(k in kw for k in ("M", "smem", "gpu")):

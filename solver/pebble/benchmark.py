@@ -32,13 +32,12 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from attnio.core.errors import InvalidParameter
+from attnio.core.validate import check_choice, check_int, check_real
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph, attention, attention_backward
 from attnio.solver.pebble.limits import Deadline
 from attnio.solver.pebble.solve import solve
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_choice, check_int, check_real
 
 GAMES = ("recompute", "one-shot", "prbp")
 COMPUTATIONS = ("forward", "backward")
@@ -223,8 +222,7 @@ def _causal_costs(N: int, d: int, M: int) -> dict[str, int]:
     """Every causal workload schedule's exact count (``bounds.costs.workload_cost``, one head, per-head schedule)
     where its formula is valid."""
     from attnio.bounds import costs
-
-    from attnio.workload import Workload
+    from attnio.core.workload import Workload
 
     w = Workload.build(N=N, d=d, M=M, causal=True)
     out = {}

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from collections import deque
 
+from attnio.core.errors import InvalidParameter
 from attnio.solver.pebble.graphs import Graph
-
-from attnio.errors import InvalidParameter
 
 MAX_VERTICES = 10
 

@@ -37,13 +37,12 @@ from __future__ import annotations
 
 import time
 
+from attnio.core.errors import InvalidParameter, Unsupported
+from attnio.core.validate import check_int, check_real
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import MAX_SAT_CELLS, NO_DEADLINE, Deadline
 from attnio.solver.pebble.solve import PebbleResult, best_greedy
-
-from attnio.errors import InvalidParameter, Unsupported
-from attnio.validate import check_int, check_real
 
 
 def available() -> bool:

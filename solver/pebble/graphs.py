@@ -37,10 +37,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from attnio.core.errors import InvalidParameter
+from attnio.core.validate import check_choice, check_int
 from attnio.solver.pebble.limits import MAX_VERTICES, NO_DEADLINE, Deadline
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_choice, check_int
 
 TREES = ("balanced", "chain", "flat")
 

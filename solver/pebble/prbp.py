@@ -29,13 +29,12 @@ import heapq
 import itertools
 import time
 
+from attnio.core.validate import check_int
 from attnio.solver.pebble.game import aggregable, replay_prbp
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import Deadline, TimeLimitReached
 from attnio.solver.pebble.solve import PebbleResult
 from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
-
-from attnio.validate import check_int
 
 
 def min_M(g: Graph) -> int:

@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 from attnio.bounds.catalog import all_bounds
 from attnio.bounds.expr import free_symbols
 from attnio.bounds.types import APPROXIMATE
+from attnio.core.errors import InvalidParameter
 from attnio.solver.pebble.graphs import attention, matmul
 from attnio.solver.pebble.solve import PebbleResult, solve
-
-from attnio.errors import InvalidParameter
 
 ATTENTION_SYMBOLS = frozenset({"N", "d", "M"})
 MATMUL_SYMBOLS = frozenset({"m", "k", "n", "M"})

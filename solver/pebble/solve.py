@@ -41,14 +41,13 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
+from attnio.core.errors import InvalidParameter
+from attnio.core.validate import check_int
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import NO_DEADLINE, Deadline, TimeLimitReached
 from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
 from attnio.solver.pebble.tight import compulsory
-
-from attnio.errors import InvalidParameter
-from attnio.validate import check_int
 
 STATUSES = ("optimal", "optimal within horizon", "bounds", "infeasible")
 

@@ -31,8 +31,8 @@ from attnio.bounds.costs import (
     workload_cost,
     workload_formula,
 )
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from typing import Any
 
 import triton
 
-from attnio.errors import InvalidParameter
-from attnio.workload import Workload
+from attnio.core.errors import InvalidParameter
+from attnio.core.workload import Workload
 
 #: element type of a torch tensor → attnio's dtype name (words × bytes per word = bytes)
 DTYPE_NAMES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}

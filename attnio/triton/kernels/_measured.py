@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from attnio.counts import IOCount
+from attnio.core.counts import IOCount
 
 #: torch element type of each attnio dtype name the kernels take
 TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}

@@ -63,12 +63,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter, Unsupported
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter, Unsupported
+from attnio.core.validate import check_int
+from attnio.core.workload import Workload
 from attnio.triton.count import interpret_enabled
 from attnio.triton.kernels._measured import Ratios
-from attnio.validate import check_int
-from attnio.workload import Workload
 
 #: smallest tile edge: ``tl.dot`` needs 16 on a GPU; the extra lanes are masked (no traffic)
 MIN_TILE = 16

@@ -38,7 +38,7 @@ Worked count: N_q = N_kv = 4, d = d_v = 2, causal, B_r = 1 (T_r = 4): K/V rows 1
 N_q = 2, N_kv = 8, d = 2, M = 40 (a = 4): per-head B_r = 2, reads 4·(4 + 1·32) = 144; grouped ⌊a/g⌋ = 1,
 T_r = 2, reads 16 + 2·32 = 80 (K/V read twice, not four times).
 
->>> from attnio.workload import Workload
+>>> from attnio.core.workload import Workload
 >>> traffic(Workload.build(N=4, d=2, M=14, causal=True), B_r=1)
 IOCount(reads_words=48, writes_words=12)
 >>> w = Workload.build(heads=4, kv_heads=1, Nq=2, Nkv=8, d=2, M=40)
@@ -54,11 +54,11 @@ import triton.language as tl
 
 from attnio.algorithms.reference import default_scale
 from attnio.algorithms.workloads import tiling
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter
+from attnio.core.validate import check_choice, check_int
+from attnio.core.workload import Workload
 from attnio.triton.kernels._common import MIN_TILE, check_out, dot_in_fp32, jit, pow2, tile, workload_of
-from attnio.validate import check_choice, check_int
-from attnio.workload import Workload
 
 SCHEDULES = ("grouped", "per-head")
 

@@ -15,10 +15,10 @@ import numpy as np
 from attnio.algorithms.reference import attention4 as reference
 from attnio.algorithms.run import random_inputs
 from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
-from attnio.counts import IOCount
+from attnio.core.counts import IOCount
+from attnio.core.workload import Workload
 from attnio.triton.kernels import KernelSpec, get
 from attnio.triton.kernels._measured import TORCH_DTYPES, Ratios
-from attnio.workload import Workload
 
 
 @dataclass(frozen=True)

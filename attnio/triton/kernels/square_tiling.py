@@ -38,7 +38,7 @@ Bytes: words × element size (q's for Q, K, V, O; 4 for s and lse).
 Worked count: N = 4, d = 2, M = 16 (B = 2, T_r = 2, T_v = 1), one head: reads = 2·2·4·2 + 4 + 16 + 2·4·2 = 68,
 writes = 16 + 4 + 8 = 28, as attnio's square_tiling schedule.
 
->>> from attnio.workload import Workload
+>>> from attnio.core.workload import Workload
 >>> traffic(Workload.build(N=4, d=2, M=16), B=2)
 IOCount(reads_words=68, writes_words=28)
 """
@@ -53,11 +53,11 @@ import triton.language as tl
 from attnio.algorithms.reference import default_scale
 from attnio.algorithms.workloads import tiling
 from attnio.bounds.costs import workload_cost
-from attnio.counts import IOCount
-from attnio.errors import InvalidParameter
+from attnio.core.counts import IOCount
+from attnio.core.errors import InvalidParameter
+from attnio.core.validate import check_int
+from attnio.core.workload import Workload
 from attnio.triton.kernels._common import check_out, dot_in_fp32, jit, tile, workload_of
-from attnio.validate import check_int
-from attnio.workload import Workload
 
 
 def _square_tiling(

@@ -1,0 +1,131 @@
+"""``attnio kernel PATH.py:FUNCTION``: count a user's Triton attention kernel on the CPU (Triton's interpreter),
+check its output, and compare it with the best proved lower bound and attnio's best schedule (docs/triton.md).
+
+FUNCTION is a launcher: a Python function taking the torch tensors attnio makes for the workload (by parameter
+name: q, k, v, o; backward: do, lse, dq, dk, dv; and causal, sm_scale, scale, workload) and launching the kernels.
+
+Exit 0: counted, outputs within tolerance; 1: outputs wrong (the counts are still printed); 2: bad input (a
+missing file or function, a launcher that raises, an untested Triton, a tensor off the CPU, an out-of-bounds
+access), as one line on stderr with nothing printed on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from attnio.cli._common import int_option, print_json
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from attnio.core.workload import DTYPES, GPUS
+
+    p.add_argument("target", metavar="PATH.py:FUNCTION", help="the file and the launcher function in it")
+    p.add_argument("--N", type=int_option, default=None, help="sequence length (N_q = N_kv = N)")
+    p.add_argument("--d", type=int_option, required=True, help="head width of Q and K")
+    p.add_argument("--dv", type=int_option, default=None, help="head width of V and O (default d)")
+    p.add_argument("--Nq", type=int_option, default=None, help="query rows (default --N)")
+    p.add_argument("--Nkv", type=int_option, default=None, help="key/value rows (default --N)")
+    p.add_argument("--batch", type=int_option, default=1, help="batch size (default 1)")
+    p.add_argument("--heads", type=int_option, default=1, help="query heads (default 1)")
+    p.add_argument("--kv-heads", dest="kv_heads", type=int_option, default=None, help="K/V heads (default heads)")
+    p.add_argument("--causal", action="store_true", help="causal mask, bottom-right aligned")
+    p.add_argument("--dtype", choices=sorted(d for d in DTYPES if d != "fp8"), default="fp32", help="element type (default fp32)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--M", type=int_option, default=None, help="fast memory in words, for the bound and attnio's schedules")
+    g.add_argument("--smem", default=None, help="fast memory in bytes (instead of --M)")
+    g.add_argument("--gpu", choices=sorted(GPUS), default=None, help="fast memory = one SM's shared memory (default h100)")
+    p.add_argument("--fake-gpu", dest="fake_gpu", default=None, metavar="TARGET:ARCH",
+                   help="a CPU stand-in for a GPU the kernel file queries, e.g. cuda:90 or cuda:80 (docs/triton.md)")
+    p.add_argument("--seed", type=int_option, default=0, help="seed of the inputs (default 0)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+
+
+def load_module(path: str, what: str = "target") -> Any:
+    """Import the Python file ``path`` (TRITON_INTERPRET=1 already set) as a module; errors name it."""
+    from attnio.core.errors import InvalidParameter
+
+    file = Path(path)
+    if not file.is_file():
+        raise InvalidParameter(what, path, f"an existing Python file: {path} not found")
+    spec = importlib.util.spec_from_file_location(f"attnio_user_kernel_{file.stem}", file)
+    if spec is None or spec.loader is None:
+        raise InvalidParameter(what, path, "a Python file (.py)")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and Triton's source lookup want the module registered
+    sys.path.insert(0, str(file.resolve().parent))  # the file's own sibling imports
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the user's file failed to import: name it
+        raise KernelInputError(f"importing {path} raised {type(e).__name__}: {e}") from e
+    finally:
+        sys.path.pop(0)
+    return module
+
+
+def load_launcher(target: str) -> Any:
+    """The function FUNCTION of PATH.py."""
+    from attnio.core.errors import InvalidParameter
+
+    path, sep, name = target.rpartition(":")
+    if not sep or not path or not name:
+        raise InvalidParameter("target", target, "PATH.py:FUNCTION (a Python file and a function in it)")
+    module = load_module(path)
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise InvalidParameter("target", target, f"a function defined in {path}: no callable {name!r} there")
+    return fn
+
+
+class KernelInputError(Exception):
+    """Bad input found while importing the user's file."""
+
+
+def main(args: argparse.Namespace) -> int:
+    from attnio.core.errors import AttnioError
+
+    os.environ["TRITON_INTERPRET"] = "1"  # before the user's file imports triton and defines its kernels
+    try:
+        result = _run(args)
+    except (AttnioError, KernelInputError) as e:
+        print(f"attnio kernel: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    if args.json:
+        print_json(result.as_dict())
+    else:
+        print("\n".join(result.lines()))
+    return 0 if result.outputs_ok else 1
+
+
+def _run(args: argparse.Namespace) -> Any:
+    from attnio.core.workload import Workload
+    from attnio.triton.check import check
+    from attnio.triton.count import check_triton_version
+
+    check_triton_version()
+    gpu = args.gpu if (args.M, args.smem, args.gpu) != (None, None, None) else "h100"
+    w = Workload.build(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, N=args.N, Nq=args.Nq,
+                       Nkv=args.Nkv, d=args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, M=args.M,
+                       smem=args.smem, gpu=gpu)
+    with _stand_in(args.fake_gpu):
+        launch = load_launcher(args.target)
+        return check(launch, w, seed=args.seed)
+
+
+def _stand_in(spec: str | None) -> Any:
+    import contextlib
+
+    from attnio.core.errors import InvalidParameter
+
+    if spec is None:
+        return contextlib.nullcontext()
+    from attnio.triton.fake_gpu import fake_gpu
+
+    target, _, arch = spec.partition(":")
+    if target != "cuda" or not arch.isdigit():
+        raise InvalidParameter("fake-gpu", spec, "cuda:ARCH with ARCH the compute capability as digits, e.g. cuda:90")
+    return fake_gpu(target, int(arch))

@@ -1,0 +1,1059 @@
+"""z3 claims about the backward pass (ids ``backward.*``): the algebraic steps of the derived backward lower
+bounds (docs/bounds/backward.md), every backward lower bound ≤ every backward exact cost, the regime crossover
+of the exact backward costs (and of their leading terms), the tightest constant of each backward schedule, and a
+training step (forward +
+backward of the best schedules) against the sum of the bounds.
+
+Built from :data:`attnio.bounds.costs.BACKWARD_FORMULAS` and :data:`attnio.bounds.backward.BOUNDS` (d_v = d).
+The consistency claims are two-link chains, as for the forward (solver/claims/constants.py): per bound,
+``bound ≤ 4N²d²/M`` where M ≥ 8d² and ``bound ≤ N²/2`` where M ≤ 8d²; per schedule, ``4N²d²/M ≤ cost`` where
+M ≥ 8d² and ``N²/2 ≤ cost`` where M ≤ 8d². Together: bound ≤ cost wherever the schedule runs. Each claim lists a
+witness point (:data:`WITNESSES`) where its hypotheses hold, so no regime is vacuous (tests/test_backward_claims.py).
+
+>>> sorted({c.id.split(".")[1] for c in CLAIMS})[:4]
+['consistency', 'crossover', 'dp', 'lift']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+from typing import Any
+
+from attnio.bounds.expr import Expr, eq, maximum, minimum, sqrt
+from attnio.bounds.symbols import M, N, d, nonneg_real
+from attnio.solver.claims.build import leading_crossover, links, tight_claims
+from attnio.solver.claims.tight import SPECS
+from attnio.solver.claims.types import Claim, Crossover, Implication, Tightest
+
+F = Fraction
+DOC = "docs/bounds/backward.md"
+UNIT = N**2 * d**2 / M
+
+
+# auxiliary real symbols of the proofs (prefixed: they clash with nothing else)
+x = nonneg_real("bwd_x", "type-2 pairs charged in a segment")
+B = nonneg_real("bwd_B", "segment budget M + R")
+I_rows = nonneg_real("bwd_I", "|I_t|: rows whose whole Q row and dO row are available")
+J_cols = nonneg_real("bwd_J", "|J_t|: rows whose whole K row and V row are available")
+h = nonneg_real("bwd_h", "number of segments")
+Q = nonneg_real("bwd_Q", "words moved by the whole computation")
+c = nonneg_real("bwd_c", "R/M")
+
+_BASE = (d >= 1, N >= 1, M >= 1)
+
+# auxiliary real symbols of the small-cache proofs (docs/bounds/backward-small.md): S for the S-tree family, P for
+# the dP-tree family
+SMALL_DOC = "docs/bounds/backward-small.md"
+xS = nonneg_real("bwds_xS", "type-2 S-pairs in a segment")
+xP = nonneg_real("bwds_xP", "type-2 dP-pairs in a segment")
+sS = nonneg_real("bwds_sS", "Q and K words available in a segment (red at its start or read in it)")
+sP = nonneg_real("bwds_sP", "dO and V words available in a segment")
+CS = nonneg_real("bwds_CS", "complete S-pairs in a segment")
+CP = nonneg_real("bwds_CP", "complete dP-pairs in a segment")
+oS = nonneg_real("bwds_oS", "open S-pairs in a segment")
+oP = nonneg_real("bwds_oP", "open dP-pairs in a segment")
+rd = nonneg_real("bwds_reads", "reads in a segment")
+wr = nonneg_real("bwds_writes", "writes in a segment")
+Rs = nonneg_real("bwds_R", "I/Os per segment")
+YS = nonneg_real("bwds_YS", "S-tree products whose useful instance lies in a segment")
+YP = nonneg_real("bwds_YP", "dP-tree products whose useful instance lies in a segment")
+FS = nonneg_real("bwds_FS", "the pair face of the S family in a segment")
+FP = nonneg_real("bwds_FP", "the pair face of the dP family in a segment")
+fa = nonneg_real("bwds_a", "an input face: available Q (or dO) words; or s, the available input words of a family")
+fb = nonneg_real("bwds_b", "one family's second input face (available K, or V, words)")
+Yf = nonneg_real("bwds_Y", "products in a segment (one family, or both)")
+Ff = nonneg_real("bwds_F", "one family's pair face in a segment")
+Kb = nonneg_real("bwds_K", "the pair-face budget 2M + R")
+kap = nonneg_real("bwds_kappa", "κ = 1 − (M + R)/(4d²) (≥ 0 where it is used)")
+lam = nonneg_real("bwds_lambda", "λ = (M + R)/(4d²), so κ = 1 − λ")
+G = nonneg_real("bwds_G", "the shared pair face F_S + F_P of a segment")
+hs = nonneg_real("bwds_h", "number of segments")
+Qs = nonneg_real("bwds_Q", "words moved by the whole computation")
+
+
+def _sq(e: Expr) -> Expr:
+    return e * e
+
+
+def step_claims() -> list[Implication]:
+    return [
+        Implication(
+            "backward.dp.segment_max",
+            "derivation",
+            "[BWD-dP] with R = M (B = 2M): ((2M − x)/(2d))² + x ≤ max(M²/d², 2M) for every x ∈ [0, 2M]",
+            (*_BASE, x <= 2 * M),
+            _sq((2 * M - x) / (2 * d)) + x <= maximum(M**2 / d**2, 2 * M),
+            provenance=DOC + "#bwd-dp",
+            about=("backward.bwd-dp",),
+        ),
+        Implication(
+            "backward.dp.rearrange",
+            "derivation",
+            "[BWD-dP] N² dP-roots ≤ h·max(M²/d², 2M) and Q ≥ M(h − 1) ⇒ Q ≥ min(N²d²/M, N²/2) − M",
+            (*_BASE, N**2 <= h * maximum(M**2 / d**2, 2 * M), Q >= M * (h - 1)),
+            Q >= minimum(N**2 * d**2 / M, N**2 / 2) - M,
+            provenance=DOC + "#bwd-dp",
+            about=("backward.bwd-dp",),
+        ),
+        Implication(
+            "backward.dp.leading",
+            "branch",
+            "[BWD-dP] for M ≥ 2d², min(N²d²/M, N²/2) = N²d²/M (B1's form)",
+            (*_BASE, M >= 2 * d**2),
+            minimum(N**2 * d**2 / M, N**2 / 2) >= N**2 * d**2 / M,
+            provenance=DOC + "#bwd-dp",
+            about=("backward.bwd-dp",),
+        ),
+        Implication(
+            "backward.sdp.amgm",
+            "derivation",
+            "[BWD-SdP] AM–GM: 2d|I| + 2d|J| ≤ B − x ⇒ |I|·|J| ≤ ((B − x)/(4d))² (type-1 pairs in a segment)",
+            (d >= 1, x <= B, 2 * d * I_rows + 2 * d * J_cols <= B - x),
+            I_rows * J_cols <= _sq((B - x) / (4 * d)),
+            provenance=DOC + "#step-4",
+            about=("backward.bwd-sdp",),
+        ),
+        Implication(
+            "backward.sdp.endpoint",
+            "derivation",
+            "[BWD-SdP] convexity in x: ((B − x)/(4d))² + x ≤ max(B²/(16d²), B) for x ∈ [0, B]",
+            (d >= 1, x <= B),
+            _sq((B - x) / (4 * d)) + x <= maximum(_sq(B) / (16 * d**2), B),
+            provenance=DOC + "#step-5",
+            about=("backward.bwd-sdp",),
+        ),
+        Implication(
+            "backward.sdp.segment_max",
+            "derivation",
+            "[BWD-SdP] with R = M (B = 2M): ((2M − x)/(4d))² + x ≤ max(M²/(4d²), 2M) for every x ∈ [0, 2M]",
+            (*_BASE, x <= 2 * M),
+            _sq((2 * M - x) / (4 * d)) + x <= maximum(M**2 / (4 * d**2), 2 * M),
+            provenance=DOC + "#step-6",
+            about=("backward.bwd-sdp",),
+        ),
+        Implication(
+            "backward.sdp.rearrange",
+            "derivation",
+            "[BWD-SdP] N² pairs ≤ h·max(M²/(4d²), 2M) and Q ≥ M(h − 1) ⇒ Q ≥ min(4N²d²/M, N²/2) − M",
+            (*_BASE, N**2 <= h * maximum(M**2 / (4 * d**2), 2 * M), Q >= M * (h - 1)),
+            Q >= minimum(4 * N**2 * d**2 / M, N**2 / 2) - M,
+            provenance=DOC + "#step-7",
+            about=("backward.bwd-sdp",),
+        ),
+        Implication(
+            "backward.sdp.best_R",
+            "derivation",
+            "[BWD-SdP] with R = cM the leading constant 16c/(1 + c)² ≤ 4: R = M is the best choice",
+            (c > 0,),
+            16 * c / _sq(1 + c) <= 4,
+            provenance=DOC + "#step-8",
+            about=("backward.bwd-sdp",),
+        ),
+        Implication(
+            "backward.sdp.leading",
+            "branch",
+            "[BWD-SdP] for M ≥ 8d², min(4N²d²/M, N²/2) = 4N²d²/M",
+            (*_BASE, M >= 8 * d**2),
+            minimum(4 * N**2 * d**2 / M, N**2 / 2) >= 4 * N**2 * d**2 / M,
+            provenance=DOC + "#step-9",
+            about=("backward.bwd-sdp",),
+        ),
+    ]
+
+
+# auxiliary real symbols of BWD-slots (docs/bounds/backward-slots.md): one segment's faces and the sums over segments
+SLOTS_DOC = "docs/bounds/backward-slots.md"
+_SLOTS_SYMS = {  # name (bwdq_<name>): meaning
+    "YQ": "dQ products whose useful instance lies in a segment",
+    "YK": "dK products whose useful instance lies in a segment",
+    "p": "the pair face |I_t||J_t| + x_t of a segment",
+    "aQ": "the K face of the dQ products (available K words)",
+    "aK": "the Q face of the dK products (available Q words)",
+    "bQ": "dQ slots touched in a segment",
+    "bK": "dK slots touched in a segment",
+    "m": "|I_t|",
+    "n": "|J_t|",
+    "s": "s = d(|I_t| + |J_t|), the words of one of Q, dO (K, V) in the rows of I_t (J_t)",
+    "sigma": "the upper end of an interval of s",
+    "a": "a = s + k: the available Q and K words",
+    "x": "type-2 pairs of a segment",
+    "beta": "dQ and dK slots touched in a segment",
+    "T": "T_t = M + R + z_t, a segment's budget",
+    "Y": "dQ and dK products whose useful instance lies in a segment",
+    "S": "Σ_t T_t²",
+    "Z": "Σ_t n_t, new slots summed over segments",
+    "U": "Σ_t U_t, partial I/O (dQ and dK partials) of the whole computation",
+    "h": "number of segments",
+    "Q": "words moved by the whole computation",
+}
+(qYQ, qYK, qp, qaQ, qaK, qbQ, qbK, qm, qn, qs, qsig, qa, qx, qbeta, qT, qY, qSq, qZ, qU, qh, qQ) = (
+    nonneg_real(f"bwdq_{n}", doc) for n, doc in _SLOTS_SYMS.items()
+)
+SLOTS_C = F(23, 400)  # c with c² = 529/160000 ≥ 27/8192
+SLOTS_COEFF = F(200, 23)  # 1/(2c): the leading constant of BWD-slots
+
+
+def slots_step_claims(coeff: Fraction = SLOTS_COEFF) -> list[Implication]:
+    """The algebraic steps of BWD-slots. ``coeff`` is the leading constant of the last step (a larger one is a
+    mutant that must be refuted, tests/test_backward_claims.py)."""
+    about = ("backward.bwd-slots",)
+    doc = SLOTS_DOC + "#proof"
+
+    def imp(i: str, statement: str, hyps: tuple, goal: Any) -> Implication:
+        return Implication(f"backward.slots.{i}", "derivation", f"[BWD-slots] {statement}", hyps, goal,
+                           provenance=doc, about=about)
+
+    return [
+        imp("cauchy", "Cauchy–Schwarz: Y_Q² ≤ p·a_Q·b_Q and Y_K² ≤ p·a_K·b_K ⇒ (Y_Q + Y_K)² ≤ p(a_Q + a_K)(b_Q + b_K)",
+            (qYQ * qYQ <= qp * qaQ * qbQ, qYK * qYK <= qp * qaK * qbK),
+            _sq(qYQ + qYK) <= qp * (qaQ + qaK) * (qbQ + qbK)),
+        imp("pairs", "s ≥ d(m + n) ⇒ m·n ≤ s²/(4d²) (|I_t||J_t| against the words of the rows)",
+            (d >= 1, qs >= d * (qm + qn)), qm * qn <= _sq(qs) / (4 * d**2)),
+        imp("endpoint", "s − s²/(4d²) is concave: 0 ≤ s ≤ σ ⇒ s − s²/(4d²) ≥ min(0, σ − σ²/(4d²))",
+            (d >= 1, qs <= qsig), qs - _sq(qs) / (4 * d**2) >= minimum(0, qsig - _sq(qsig) / (4 * d**2))),
+        imp("case_x", "case s = 0: T ≥ 12d², x + a + β ≤ T ⇒ x·a·β ≤ 27T⁴/(8192d²)",
+            (d >= 1, qT >= 12 * d**2, qx + qa + qbeta <= qT), 8192 * d**2 * qx * qa * qbeta <= 27 * qT**4),
+        imp("case_s", "case x = 0: s ≤ a, s + a + β ≤ T ⇒ (s²/(4d²))·a·β ≤ 27T⁴/(8192d²)",
+            (qs <= qa, qs + qa + qbeta <= qT), 2048 * qs * qs * qa * qbeta <= 27 * qT**4),
+        imp("case_sa", "case s = a: T ≥ 12d², 2a + x + β ≤ T ⇒ (a²/(4d²) + x)·a·β ≤ 27T⁴/(8192d²)",
+            (d >= 1, qT >= 12 * d**2, 2 * qa + qx + qbeta <= qT),
+            2048 * (qa * qa + 4 * d**2 * qx) * qa * qbeta <= 27 * qT**4),
+        imp("constant", "Y² ≤ 27T⁴/(8192d²) ⇒ Y ≤ (23/400)·T²/d (23²·8192 ≥ 27·400²)",
+            (d >= 1, 8192 * d**2 * qY * qY <= 27 * qT**4), qY <= SLOTS_C * qT**2 / d),
+        imp("sum", "Σ_t of B3's square expansion with R = M, f = 0: S ≤ 4M²h + 5M·(Σn − ΣU) + 2M·ΣU, "
+            "Σn − ΣU ≤ Nd − ΣU/2 and ΣU ≥ 2Nd ⇒ S ≤ 4M²h + 4NMd",
+            (*_BASE, qSq <= 4 * M**2 * qh + 5 * M * (qZ - qU) + 2 * M * qU, qZ - qU <= N * d - qU / 2,
+             qU >= 2 * N * d),
+            qSq <= 4 * M**2 * qh + 4 * N * M * d),
+        imp("rearrange", f"2N²d ≤ (23/400)·S/d, S ≤ 4M²h + 4NMd and Q ≥ M(h − 1) ⇒ Q ≥ ({coeff})·N²d²/M − Nd − M",
+            (*_BASE, 2 * N**2 * d <= SLOTS_C * qSq / d, qSq <= 4 * M**2 * qh + 4 * N * M * d, qQ >= M * (qh - 1)),
+            qQ >= coeff * N**2 * d**2 / M - N * d - M),
+    ]
+
+
+SLOTS_X_EXTRA = F(4, 5)  # γ: (T/3)^{3/2} − (23/400)T²/d ≤ γd³ for every T (its maximum, at T = 1/(48c²)·d², is ≈ 0.76d³)
+
+
+def slots_x_step_claims(numerator: int = 200, extra: Fraction = SLOTS_X_EXTRA) -> list[Implication]:
+    """The steps of BWD-slots-x that differ from BWD-slots (9, 11, 12, 16). ``numerator`` (200 in 200/23) and
+    ``extra`` (γ = 4/5) are the constants; a larger numerator or a smaller γ is a mutant that must be refuted."""
+    about = ("backward.bwd-slots-x",)
+    doc = SLOTS_DOC + "#bwd-slots-x"
+    cap = maximum(27 * qT**4, F(8192, 27) * d**2 * qT**3)  # 8192d² · max(27T⁴/(8192d²), T³/27)
+
+    def imp(i: str, statement: str, hyps: tuple, goal: Any) -> Implication:
+        return Implication(f"backward.slots.x.{i}", "derivation", f"[BWD-slots-x] {statement}", hyps, goal,
+                           provenance=doc, about=about)
+
+    return [
+        imp("case_x", "case s = 0, any T: x + a + β ≤ T ⇒ x·a·β ≤ T³/27", (qx + qa + qbeta <= qT,),
+            27 * qx * qa * qbeta <= qT**3),
+        imp("case_sa", "case s = a, any T: 2a + x + β ≤ T ⇒ (a²/(4d²) + x)·a·β ≤ max(27T⁴/(8192d²), T³/27)",
+            (d >= 1, 2 * qa + qx + qbeta <= qT), 2048 * (qa * qa + 4 * d**2 * qx) * qa * qbeta <= cap),
+        imp("constant", f"Y² ≤ max(27T⁴/(8192d²), T³/27) ⇒ Y ≤ (23/400)·T²/d + ({extra})·d³",
+            (d >= 1, 8192 * d**2 * qY * qY <= cap), qY <= SLOTS_C * qT**2 / d + extra * d**3),
+        imp("rearrange", f"2N²d ≤ (23/400)·S/d + (4/5)d³h, S ≤ 4M²h + 4NMd and Q ≥ M(h − 1) ⇒ "
+            f"Q ≥ M({numerator}N²d² − 23NMd)/(23M² + 80d⁴) − M",
+            (*_BASE, 2 * N**2 * d <= SLOTS_C * qSq / d + SLOTS_X_EXTRA * d**3 * qh,
+             qSq <= 4 * M**2 * qh + 4 * N * M * d, qQ >= M * (qh - 1)),
+            qQ >= M * (numerator * N**2 * d**2 - 23 * N * M * d) / (23 * M**2 + 80 * d**4) - M),
+    ]
+
+
+# Two-pass schedules whose second link 9N²d²/M ≤ cost goes pass by pass (the direct form, through two ceilings of
+# floors, took z3 about a minute and cvc5 did not re-prove it): T_c·M ≥ 4Nd (pass 1's K/V blocks), T_r2·M ≥ 3Nd
+# (pass 2's Q blocks), cost = 2Nd·T_c + 2Nd·T_r2 + 9Nd + 3N + 2N·T_c (Q, dO per K/V block; K, V per Q block), then
+# backward.slots.two_pass_sum: 2Nd(4Nd/M) + 2Nd(3Nd/M) = 14N²d²/M ≥ 9N²d²/M.
+SLOTS_BY_PASS: frozenset[str] = frozenset({"flash2-2pass-bwd"})
+_t1 = nonneg_real("bwd2p_t1", "pass 1's number of K/V blocks T_c")
+_t2 = nonneg_real("bwd2p_t2", "pass 2's number of Q blocks T_r2")
+_io2 = nonneg_real("bwd2p_io", "a two-pass schedule's words moved")
+
+
+def _slots_links_by_pass(name: str, f: Any, b: Any, tag: str, low: Any, doc: str) -> list[Implication]:
+    """The second link of ``b`` ≤ cost(``name``) in three pieces, each about the exact formula."""
+    hyps = (*_BASE, *b.regime, *f.valid)
+    T_c, T_r2 = f.blocks["T_c"], f.blocks["T_r2"]
+    about = (b.id, f"exact.{name}")
+    pre = f"backward.slots{tag}.consistency.{name}"
+    return [
+        Implication(f"{pre}.pass1", "consistency",
+                    f"T_c·M ≥ 4Nd where {low} ({name}'s pass 1: c ≤ (M − 2d − 2)/(4d + 2); d_v = d)",
+                    hyps, 4 * N * d <= T_c * M, provenance=doc, about=about),
+        Implication(f"{pre}.pass2", "consistency",
+                    f"T_r2·M ≥ 3Nd where {low} ({name}'s pass 2: a ≤ (M − 2d)/(3d + 4); d_v = d)",
+                    hyps, 3 * N * d <= T_r2 * M, provenance=doc, about=about),
+    ]
+
+
+def _slots_io_by_pass(name: str, f: Any, doc: str) -> Implication:
+    """cost(``name``) ≥ 2Nd·T_c + 2Nd·T_r2 wherever it runs (the regime of neither bound needed)."""
+    from attnio.bounds.backward import BWD_SLOTS, BWD_SLOTS_X
+
+    T_c, T_r2 = f.blocks["T_c"], f.blocks["T_r2"]
+    rest = 9 * N * d + 3 * N + T_c * 2 * N  # the D pass, K, V, dK, dV, dQ once; Q, dO, L, D once; L, D per K/V block
+    return Implication(
+        f"backward.slots.consistency.{name}.io", "consistency",
+        f"exact cost of {name} = 2Nd·T_c + 2Nd·T_r2 + 9Nd + 3N + 2N·T_c wherever it runs, so ≥ 2Nd·T_c + 2Nd·T_r2 "
+        "(with .pass1, .pass2 and backward.slots.two_pass_sum: 9N²d²/M ≤ it, the second link of BWD-slots and "
+        "BWD-slots-x; d_v = d)",
+        (*_BASE, *f.valid), eq(f.io, 2 * N * d * T_c + 2 * N * d * T_r2 + rest), provenance=doc,
+        about=(BWD_SLOTS.id, BWD_SLOTS_X.id, f"exact.{name}"))
+
+
+def slots_consistency_claims() -> list[Implication]:
+    """BWD-slots (M ≥ 12d²) and BWD-slots-x (M ≥ 4d²) ≤ the exact cost of every backward schedule they cover, where
+    the schedule runs, each as a two-link chain through 9N²d²/M (the direct form, through the schedules' floors,
+    ran past z3's guard)."""
+    from attnio.bounds.backward import BWD_SLOTS, BWD_SLOTS_X, COVERS
+
+    doc = SLOTS_DOC + "#consistency"
+    out = []
+    for b, tag in ((BWD_SLOTS, ""), (BWD_SLOTS_X, ".x")):
+        low = b.regime[0]  # M ≥ 12d² or M ≥ 4d²
+        out.append(
+            Implication(
+                f"backward.slots{tag}.relax",
+                "consistency",
+                f"{b.id} ≤ 9N²d²/M where {low} (first link of {b.id} ≤ every covered exact cost)",
+                (*_BASE, *b.regime),
+                b.expr <= 9 * UNIT,
+                provenance=doc,
+                about=(b.id,),
+            )
+        )
+        for name, f in _formulas().items():
+            if name not in COVERS[b.id]:
+                continue
+            if name in SLOTS_BY_PASS:
+                out += _slots_links_by_pass(name, f, b, tag, low, doc)
+                continue
+            out.append(
+                Implication(
+                    f"backward.slots{tag}.consistency.{name}",
+                    "consistency",
+                    f"9N²d²/M ≤ exact cost of {name} where {low} (second link, with backward.slots{tag}.relax; d_v = d)",
+                    (*_BASE, *b.regime, *f.valid),
+                    9 * UNIT <= f.io,
+                    provenance=doc,
+                    about=(b.id, f"exact.{name}"),
+                )
+            )
+    out += [_slots_io_by_pass(name, f, doc) for name, f in _formulas().items() if name in SLOTS_BY_PASS]
+    out.append(
+        Implication(
+            "backward.slots.two_pass_sum",
+            "consistency",
+            "T_c·M ≥ 4Nd, T_r2·M ≥ 3Nd and io = 2Nd·T_c + 2Nd·T_r2 + 9Nd + 3N + 2N·T_c (T_c, T_r2 ≥ 0) ⇒ "
+            "io ≥ 9N²d²/M (the last step of the pass-by-pass second link of BWD-slots and BWD-slots-x for the two-pass "
+            "backward)",
+            (*_BASE, _t1 * M >= 4 * N * d, _t2 * M >= 3 * N * d,
+             eq(_io2, 2 * N * d * _t1 + 2 * N * d * _t2 + 9 * N * d + 3 * N + 2 * N * _t1)),
+            9 * UNIT <= _io2,
+            provenance=doc,
+            about=(BWD_SLOTS.id, BWD_SLOTS_X.id),
+        )
+    )
+    return out
+
+def small_cache_step_claims() -> list[Implication]:
+    """The algebraic steps of BWD-SdP-small (docs/bounds/backward-small.md) that are not BS's own
+    (BS's claims ``constants.bs.*`` serve for BWD-dP-small and for the steps the two share). Split into small
+    monotone links so that cvc5 re-proves each at once."""
+    about = ("backward.bwd-sdp-small",)
+    return [
+        Implication(
+            "backward.small.faces",
+            "derivation",
+            "[BWD-SdP-small] shared pair-face budget: s_S + s_P + x_S + x_P ≤ M + r, o_S + o_P ≤ M + w, r + w ≤ R, "
+            "C_S ≤ λs_S, C_P ≤ λs_P ⇒ (x_S + C_S + o_S) + (x_P + C_P + o_P) ≤ (2M + R) − (1 − λ)(s_S + s_P) "
+            "(λ = (M + R)/(4d²), κ = 1 − λ)",
+            (
+                M >= 1,
+                sS + sP + xS + xP <= M + rd,
+                oS + oP <= M + wr,
+                rd + wr <= Rs,
+                CS <= lam * sS,
+                CP <= lam * sP,
+            ),
+            (xS + CS + oS) + (xP + CP + oP) <= 2 * M + Rs - (1 - lam) * (sS + sP),
+            provenance=SMALL_DOC + "#step-8",
+            about=about,
+        ),
+        Implication(
+            "backward.small.per_family",
+            "derivation",
+            "[BWD-SdP-small] one family: Loomis–Whitney Y² ≤ a·b·F and AM–GM ⇒ 4Y² ≤ (a + b)²·F (a, b, F ≥ 0)",
+            (_sq(Yf) <= fa * fb * Ff,),
+            4 * _sq(Yf) <= _sq(fa + fb) * Ff,
+            provenance=SMALL_DOC + "#step-9",
+            about=about,
+        ),
+        Implication(
+            "backward.small.lift",
+            "derivation",
+            "[BWD-SdP-small] one family's face into the shared one: 4Y² ≤ s²F and F ≤ G ⇒ 4Y² ≤ s²G",
+            (4 * _sq(Yf) <= _sq(fa) * Ff, Ff <= G),
+            4 * _sq(Yf) <= _sq(fa) * G,
+            provenance=SMALL_DOC + "#step-10",
+            about=about,
+        ),
+        Implication(
+            "backward.small.merge",
+            "derivation",
+            "[BWD-SdP-small] two families on one face: 4Y_S² ≤ s_S²G and 4Y_P² ≤ s_P²G ⇒ 4(Y_S + Y_P)² ≤ (s_S + s_P)²G "
+            "(Y_S·Y_P ≤ s_S·s_P·G/4)",
+            (4 * _sq(YS) <= _sq(sS) * G, 4 * _sq(YP) <= _sq(sP) * G),
+            4 * _sq(YS + YP) <= _sq(sS + sP) * G,
+            provenance=SMALL_DOC + "#step-11",
+            about=about,
+        ),
+        Implication(
+            "backward.small.budget",
+            "derivation",
+            "[BWD-SdP-small] the shared face's budget: 4Y² ≤ s²G and G ≤ K − κs ⇒ Y² ≤ (s²/4)(K − κs) (BS's form, "
+            "for constants.bs.cubic)",
+            (4 * _sq(Yf) <= _sq(fa) * G, G <= Kb - kap * fa),
+            _sq(Yf) <= _sq(fa) / 4 * (Kb - kap * fa),
+            provenance=SMALL_DOC + "#step-12",
+            about=about,
+        ),
+        Implication(
+            "backward.small.rearrange",
+            "derivation",
+            "[BWD-SdP-small] 2N²d products: κ·2N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ "
+            "Q ≥ (25/9)(1 − M/d²)·N²d/√M − 3M (κ = 1 − M/d², M ≤ d²)",
+            (
+                *_BASE,
+                M <= d**2,
+                (1 - M / d**2) * 2 * N**2 * d <= hs * F(54, 25) * M * sqrt(M),
+                Qs >= 3 * M * (hs - 1),
+            ),
+            Qs >= F(25, 9) * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+            provenance=SMALL_DOC + "#step-15",
+            about=about,
+        ),
+    ]
+
+
+# auxiliary real symbols of the lifted count (docs/bounds/backward-lift.md)
+LIFT_DOC = "docs/bounds/backward-lift.md"
+lA, lx, ly, lo1, lo2, lC, ls, lY = (
+    nonneg_real(f"bwdl_{name}", meaning)
+    for name, meaning in (
+        ("A", "input words (Q, K, dO, V) available in a segment (red at its start or read in it)"),
+        ("x", "type-2 pairs in a segment"),
+        ("y", "type-2 slots (dQ, dK, dV accumulation trees) in a segment"),
+        ("o1", "open pairs in a segment"),
+        ("o2", "open slots in a segment"),
+        ("C", "complete pairs in a segment (in I^S×J^S or I^P×J^P)"),
+        ("s", "F₁ + F₂: the two non-pair faces of the lifted set (≤ 2A + y + o₂)"),
+        ("Y", "products of all families whose useful instance lies in a segment (|Z_t|)"),
+    )
+)
+# the budgets of a segment of the lifted count (steps 5–8 of docs/bounds/backward-lift.md), shared by steps 9 and 10
+_LIFT_FACE = (
+    M >= 1,
+    lA + lx + ly <= M + rd,
+    lo1 + lo2 <= M + wr,
+    rd + wr <= Rs,
+    lC <= CS + CP,
+    CS <= lam * sS,
+    CP <= lam * sP,
+    sS + sP <= lA,
+    ls <= 2 * lA + ly + lo2,
+)
+LIFT_FAMILIES = {"five": 5, "four": 4}  # BWD-five-small (S, dP, dV, dQ, dK), BWD-four-small (dP, dV, dQ, dK)
+
+
+def lift_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implication]:
+    """The algebraic steps of BWD-five-small and BWD-four-small that are not BS's own (docs/bounds/backward-lift.md):
+    the shared pair face with the doubled input faces (κ/2), the per-segment maximum and the rearrangement over
+    5N²d (4N²d) products. ``coeffs`` (name → leading coefficient) default to 125/36 and 25/9; a larger one is a
+    mutant that must be refuted."""
+    coeffs = coeffs or {"five": F(125, 36), "four": F(25, 9)}
+    kappa2 = (1 - M / d**2) / 2
+    out = [
+        Implication(
+            "backward.lift.third",
+            "derivation",
+            "[BWD-five/four-small] shared pair face: A + x + y ≤ M + r, o₁ + o₂ ≤ M + w, r + w ≤ R, "
+            "C ≤ C_S + C_P, C_S ≤ λs_S, C_P ≤ λs_P, s_S + s_P ≤ A, s ≤ 2A + y + o₂, 0 ≤ λ ≤ 1 "
+            "⇒ x + C + o₁ ≤ (2M + R) − ((1 − λ)/2)·s",
+            (*_LIFT_FACE, lam <= 1),
+            lx + lC + lo1 <= 2 * M + Rs - (1 - lam) / 2 * ls,
+            provenance=LIFT_DOC + "#step-9",
+            about=("backward.bwd-five-small", "backward.bwd-four-small"),
+        ),
+        Implication(
+            "backward.lift.segment",
+            "derivation",
+            "[BWD-five/four-small] R = 3M (K = 5M, κ/2 = (1 − M/d²)/2), M ≤ d²: 27(κ/2)²Y² ≤ (5M)³ "
+            "⇒ (κ/2)·Y ≤ (54/25)·M√M",
+            (*_BASE, M <= d**2, 27 * _sq(kappa2) * _sq(lY) <= (5 * M) ** 3),
+            kappa2 * lY <= F(54, 25) * M * sqrt(M),
+            provenance=LIFT_DOC + "#step-13",
+            about=("backward.bwd-five-small", "backward.bwd-four-small"),
+        ),
+    ]
+    for name, n in LIFT_FAMILIES.items():
+        out.append(
+            Implication(
+                f"backward.lift.rearrange.{name}",
+                "derivation",
+                f"[BWD-{name}-small] {n}N²d products: (κ/2)·{n}N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ "
+                f"Q ≥ ({coeffs[name]})(1 − M/d²)·N²d/√M − 3M (κ = 1 − M/d², M ≤ d²)",
+                (
+                    *_BASE,
+                    M <= d**2,
+                    kappa2 * n * N**2 * d <= hs * F(54, 25) * M * sqrt(M),
+                    Qs >= 3 * M * (hs - 1),
+                ),
+                Qs >= coeffs[name] * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
+                provenance=LIFT_DOC + "#step-14",
+                about=(f"backward.bwd-{name}-small",),
+            )
+        )
+    return out
+
+
+def near_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implication]:
+    """The steps of BWD-five-small-near and BWD-four-small-near (docs/bounds/backward-lift.md#near) beyond the lift's:
+    the pair face with the cap A ≤ M + R, the two cases of the maximum over s (d²/6 ≤ M ≤ 3d²/4), the segment and
+    the rearrangement. ``coeffs`` default to 15/4 and 3 (= 3n/4); a larger one is a mutant that must be refuted."""
+    coeffs = coeffs or {"five": F(15, 4), "four": F(3)}
+    mu = M / d**2
+    near = (*_BASE, d**2 <= 6 * M, 4 * M <= 3 * d**2)
+    cap = 16 * M**3 * (1 + 4 * mu)  # the per-segment maximum of Y², at s = 8M
+    ids = ("backward.bwd-five-small-near", "backward.bwd-four-small-near")
+    cases = (
+        ("low", "s ≤ 8M: Y² ≤ (s²/4)T, T ≤ 5M − ((1 − M/d²)/2)s (step 9) ⇒ Y² ≤ 16M³(1 + 4M/d²) (increasing in s "
+         "up to 20M/(3κ) ≥ 8M as M ≥ d²/6)", ls <= 8 * M, lC <= 5 * M - (1 - mu) / 2 * ls),
+        ("high", "s ≥ 8M: Y² ≤ (s²/4)T, T ≤ (9 + 4M/d²)M − s (step 10) ⇒ Y² ≤ 16M³(1 + 4M/d²) (decreasing in s from "
+         "(2/3)(9 + 4M/d²)M ≤ 8M as M ≤ 3d²/4)", ls >= 8 * M, lC <= (9 + 4 * mu) * M - ls),
+    )
+    out = [
+        Implication(
+            "backward.lift.third_cap",
+            "derivation",
+            "[BWD-five/four-small-near] pair face with the cap: the hypotheses of backward.lift.third ⇒ "
+            "x + C + o₁ ≤ (2M + R) + (1 + λ)(M + R) − s (A ≤ M + r ≤ M + R; = (9 + 4M/d²)M − s for R = 3M)",
+            _LIFT_FACE,
+            lx + lC + lo1 <= 2 * M + Rs + (1 + lam) * (M + Rs) - ls,
+            provenance=LIFT_DOC + "#near",
+            about=ids,
+        ),
+        *(
+            Implication(f"backward.lift.near.{case}", "derivation", f"[BWD-five/four-small-near] {text}",
+                        (*near, case_hyp, 4 * _sq(lY) <= _sq(ls) * lC, face), _sq(lY) <= cap,
+                        provenance=LIFT_DOC + "#near", about=ids)
+            for case, text, case_hyp, face in cases
+        ),
+        Implication(
+            "backward.lift.near.segment",
+            "derivation",
+            "[BWD-five/four-small-near] Y² ≤ 16M³(1 + 4M/d²) ⇒ Y ≤ 4M√M·√(1 + 4M/d²)",
+            (*near, _sq(lY) <= cap),
+            lY <= 4 * M * sqrt(M) * sqrt(1 + 4 * mu),
+            provenance=LIFT_DOC + "#near",
+            about=ids,
+        ),
+    ]
+    for name, n in LIFT_FAMILIES.items():
+        out.append(
+            Implication(
+                f"backward.lift.near.rearrange.{name}",
+                "derivation",
+                f"[BWD-{name}-small-near] {n}N²d products: {n}N²d ≤ h·4M√M·√(1 + 4M/d²) and Q ≥ 3M(h − 1) ⇒ "
+                f"Q ≥ ({coeffs[name]})·N²d/(√M·√(1 + 4M/d²)) − 3M",
+                (*near, n * N**2 * d <= hs * 4 * M * sqrt(M) * sqrt(1 + 4 * mu), Qs >= 3 * M * (hs - 1)),
+                Qs >= coeffs[name] * N**2 * d / (sqrt(M) * sqrt(1 + 4 * mu)) - 3 * M,
+                provenance=LIFT_DOC + "#near",
+                about=(f"backward.bwd-{name}-small-near",),
+            )
+        )
+    return out
+
+
+def _formulas() -> dict:
+    from attnio.bounds.costs import BACKWARD_FORMULAS
+
+    return {n: f.with_dv_equal_d() for n, f in sorted(BACKWARD_FORMULAS.items())}
+
+
+# Schedules that read S or P (N² words) at every M: their large-cache link goes through N²/2
+# (backward.consistency.large.half). The direct 4N²d²/M ≤ cost of square_tiling-bwd, whose tiles nest floors of
+# √(3M + 1), was proved by z3 but not re-proved by cvc5 within its guard; both links of this form are.
+VIA_HALF: frozenset[str] = frozenset({"square_tiling-bwd"})
+
+
+def consistency_claims() -> list[Implication]:
+    from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, LIFT_SMALL, SMALL_CACHE
+
+    # small cache: below; BWD-slots (above 4N²d²/M): its own links, slots_consistency_claims
+    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE | LIFT_SMALL
+               and not b.id.startswith("backward.bwd-slots")]
+    out: list[Implication] = [
+        Implication(
+            "backward.consistency.large.half",
+            "consistency",
+            "4N²d²/M ≤ N²/2 where M ≥ 8d² (the middle link for the schedules that read S or P: bound ≤ 4N²d²/M ≤ "
+            "N²/2 ≤ their cost)",
+            (*_BASE, M >= 8 * d**2),
+            4 * UNIT <= N**2 / 2,
+            provenance=DOC + "#consistency",
+            about=tuple(b.id for b in chained),
+        )
+    ]
+    for b in chained:
+        short = b.id.removeprefix("backward.")
+        out.append(
+            Implication(
+                f"backward.relax.{short}.large",
+                "consistency",
+                f"{b.id} ≤ 4N²d²/M where M ≥ 8d² (first link of {b.id} ≤ every backward exact cost)",
+                (*_BASE, *b.regime, M >= 8 * d**2),
+                b.expr <= 4 * UNIT,
+                provenance=DOC + "#consistency",
+                about=(b.id,),
+            )
+        )
+        out.append(
+            Implication(
+                f"backward.relax.{short}.small",
+                "consistency",
+                f"{b.id} ≤ N²/2 where M ≤ 8d² (first link of {b.id} ≤ every backward exact cost)",
+                (*_BASE, *b.regime, M <= 8 * d**2),
+                b.expr <= N**2 / 2,
+                provenance=DOC + "#consistency",
+                about=(b.id,),
+            )
+        )
+    for name, f in _formulas().items():
+        covered = tuple(b.id for b in chained if name in COVERS[b.id])
+        out.append(
+            Implication(
+                f"backward.wd.{name}",
+                "well-defined",
+                f"{name}'s cost formula is defined wherever it claims to be valid ({'; '.join(map(str, f.valid))}).",
+                f.valid,
+                f.io >= 0,
+                provenance=f.derivation,
+                about=(f"exact.{name}",),
+            )
+        )
+        half = name in VIA_HALF
+        large = (
+            (f"N²/2 ≤ exact cost of {name} where M ≥ 8d² (second link, with backward.consistency.large.half: "
+             "4N²d²/M ≤ N²/2 ≤ it; it reads S or P; d_v = d)") if half else
+            f"4N²d²/M ≤ exact cost of {name} where M ≥ 8d² (second link; d_v = d)"
+        )
+        small = f"N²/2 ≤ exact cost of {name} where M ≤ 8d² (second link; d_v = d)"
+        # the second links of the chains: the large-cache one and the small-cache one
+        for cache, text, side, lower in (
+            ("large", large, M >= 8 * d**2, N**2 / 2 if half else 4 * UNIT),
+            ("small", small, M <= 8 * d**2, N**2 / 2),
+        ):
+            out.append(
+                Implication(
+                    f"backward.consistency.{cache}.{name}",
+                    "consistency",
+                    text,
+                    (*_BASE, *f.valid, side),
+                    lower <= f.io,
+                    provenance=DOC + "#consistency",
+                    about=covered + (f"exact.{name}",),
+                )
+            )
+        out.append(
+            Implication(
+                f"backward.consistency.trivial.{name}",
+                "consistency",
+                f"{name} never moves fewer than 7Nd words (N ≥ 2, d_v = d): the trivial backward bound",
+                (*_BASE, 2 <= N, *f.valid),
+                f.io >= BWD_TRIVIAL.expr,
+                provenance=DOC + "#trivial",
+                about=(BWD_TRIVIAL.id, f"exact.{name}"),
+            )
+        )
+    return out
+
+
+# How each schedule's small-cache link (L = (25/9)·N²d/√M ≤ cost where M ≤ d²) is proved; every backward formula needs
+# an entry (tests/test_backward_small.py). "via": 4N²d²/M ≤ cost, then backward.small.via_large; "split": the same
+# where 4d ≤ M and L ≤ cost directly where M ≤ 4d (flash1-bwd's B_c = ⌈M/4d⌉ is 1 there, and 4N²d²/M > its cost
+# at tiny M); "direct": L ≤ cost; "tiles": cost ≥ 2N²d/B, 1 ≤ B, 3B² ≤ M, then backward.small.tiles_amgm.
+SMALL_LINK: dict[str, str] = {
+    "flash1-bwd": "split",
+    "flash1-fit-bwd": "via",
+    "flash2-bwd": "via",
+    "flash2-2pass-bwd": "via",
+    "flash2-square-bwd": "via",
+    "standard-bwd": "direct",
+    "square_tiling-bwd": "tiles",
+}
+SMALL_LEAD: Expr = 2 * F(25, 18) * N**2 * d / sqrt(M)  # (25/9)·N²d/√M, the leading term of BWD-SdP-small
+tile = nonneg_real("bwds_tile", "a square tile's side B")
+io_ = nonneg_real("bwds_io", "a schedule's words moved")
+
+
+def small_cache_consistency_claims() -> list[Implication]:
+    """Every small-cache backward bound ≤ every backward exact cost where M ≤ d² and the schedule runs, as a chain
+    through L = (25/9)·N²d/√M (docs/bounds/backward-small.md#consistency): ``backward.small.relax.<bound>``
+    (bound ≤ L), then per schedule the link(s) of :data:`SMALL_LINK` (L ≤ cost)."""
+    from attnio.bounds.backward import BOUNDS, COVERS, SMALL_CACHE
+
+    doc = SMALL_DOC + "#consistency"
+    from attnio.bounds.backward import BWD_FIVE_SMALL, BWD_FOUR_SMALL
+
+    small = [b for b in BOUNDS if b.id in SMALL_CACHE or b is BWD_FOUR_SMALL]
+    ids = tuple(b.id for b in small)
+    reg = (*_BASE, M <= d**2)
+    out: list[Implication] = [
+        Implication(
+            f"backward.small.relax.{b.id.removeprefix('backward.')}",
+            "consistency",
+            f"{b.id} ≤ (25/9)·N²d/√M where M ≤ d² (first link of {b.id} ≤ every backward exact cost)",
+            (*reg, *b.regime),
+            b.expr <= SMALL_LEAD,
+            provenance=doc,
+            about=(b.id,),
+        )
+        for b in small
+    ]
+    out += [
+        Implication(
+            "backward.small.via_large",
+            "consistency",
+            "(25/9)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; the link for the FlashAttention-style schedules)",
+            reg,
+            SMALL_LEAD <= 4 * UNIT,
+            provenance=doc,
+            about=ids,
+        ),
+        Implication(
+            "backward.small.tiles_amgm",
+            "consistency",
+            "B ≥ 1, 3B² ≤ M, io ≥ 2N²d/B ⇒ io ≥ (25/9)·N²d/√M (2N²d/B ≥ 2√3·N²d/√M; the link for square tiles)",
+            (*_BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 2 * N**2 * d / tile),
+            SMALL_LEAD <= io_,
+            provenance=doc,
+            about=ids,
+        ),
+    ]
+    for name, f in _formulas().items():
+        how = SMALL_LINK[name]
+        about = tuple(b.id for b in small if name in COVERS[b.id]) + (f"exact.{name}",)
+        hyps = (*reg, *f.valid)
+
+        def link(suffix: str, statement: str, extra: tuple, goal: Any, name: str = name, hyps: tuple = hyps,
+                 about: tuple = about) -> Implication:
+            return Implication(
+                f"backward.small.consistency.{name}{suffix}",
+                "consistency",
+                f"{statement} ({name}; d_v = d)",
+                hyps + extra,
+                goal,
+                provenance=doc,
+                about=about,
+            )
+
+        # the 4N²d²/M links serve BWD-five-small's chain too (backward.lift.via_large)
+        large = about + ((BWD_FIVE_SMALL.id,) if name in COVERS[BWD_FIVE_SMALL.id] else ())
+        if how == "via":
+            out.append(link("", "4N²d²/M ≤ exact cost where M ≤ d² (with backward.small.via_large: L ≤ it)", (), 4 * UNIT <= f.io,
+                            about=large))
+        elif how == "split":
+            out.append(link(".rows", "4N²d²/M ≤ exact cost where 4d ≤ M ≤ d² (with backward.small.via_large)", (4 * d <= M,),
+                            4 * UNIT <= f.io, about=large))
+            out.append(link(".one-row", "(25/9)·N²d/√M ≤ exact cost where M ≤ min(4d, d²)", (M <= 4 * d,), SMALL_LEAD <= f.io))
+        elif how == "direct":
+            out.append(link("", "(25/9)·N²d/√M ≤ exact cost where M ≤ d²", (), SMALL_LEAD <= f.io))
+        elif how == "tiles":
+            b = f.blocks["B"]
+            out.append(link(".phase", "2N²d/B ≤ exact cost where M ≤ d² (dQ and dK read S-tiles ⌈d/B⌉ times each)", (),
+                            2 * N**2 * d / b <= f.io))
+            out.append(link(".tile", "its tile side B ≥ 1 where M ≤ d²", (), 1 <= b))
+            out.append(link(".tiles", "its tiles fit: 3B² ≤ M (with backward.small.tiles_amgm: L ≤ cost)", (), 3 * b * b <= M))
+        else:  # pragma: no cover - SMALL_LINK's values are the four above
+            raise AssertionError(how)
+    return out
+
+
+FIVE_LEAD: Expr = F(125, 36) * N**2 * d / sqrt(M)  # the leading term of BWD-five-small
+
+
+def lift_consistency_claims() -> list[Implication]:
+    """BWD-five-small ≤ every backward exact cost it covers where M ≤ d² (docs/bounds/backward-lift.md#consistency):
+    bound ≤ L₅ = (125/36)·N²d/√M, then L₅ ≤ 4N²d²/M (√M ≤ d) and the ``backward.small.consistency.*`` links
+    4N²d²/M ≤ cost; for flash1-bwd where M ≤ 4d, L₅ ≤ cost directly. (BWD-four-small's leading term is (25/9)·N²d/√M:
+    it is in :func:`small_cache_consistency_claims`.)"""
+    from attnio.bounds.backward import BWD_FIVE_SMALL, COVERS
+
+    doc = LIFT_DOC + "#consistency"
+    reg = (*_BASE, M <= d**2)
+    b = BWD_FIVE_SMALL
+    first = (
+        ("backward.lift.relax.bwd-five-small",
+         f"{b.id} ≤ (125/36)·N²d/√M where M ≤ d² (first link of {b.id} ≤ every covered exact cost)",
+         (*reg, *b.regime), b.expr <= FIVE_LEAD),
+        ("backward.lift.via_large",
+         "(125/36)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then backward.small.consistency.<schedule>)",
+         reg, FIVE_LEAD <= 4 * UNIT),
+    )
+    out = [Implication(cid, "consistency", text, hyps, goal, provenance=doc, about=(b.id,))
+           for cid, text, hyps, goal in first]
+    for name, f in _formulas().items():
+        if name in COVERS[b.id] and SMALL_LINK[name] == "split":
+            out.append(
+                Implication(
+                    f"backward.lift.consistency.{name}.one-row",
+                    "consistency",
+                    f"(125/36)·N²d/√M ≤ exact cost where M ≤ min(4d, d²) ({name}; d_v = d)",
+                    (*reg, *f.valid, M <= 4 * d),
+                    FIVE_LEAD <= f.io,
+                    provenance=doc,
+                    about=(b.id, f"exact.{name}"),
+                )
+            )
+    return out
+
+
+NEAR_FIVE_LEAD: Expr = F(15, 4) * N**2 * d / sqrt(M)  # BWD-five-small-near ≤ it (√(1 + 4M/d²) ≥ 1)
+NEAR_FOUR_LEAD: Expr = 3 * N**2 * d / sqrt(M)  # BWD-four-small-near ≤ it
+
+
+def near_consistency_claims() -> list[Implication]:
+    """BWD-five-small-near and BWD-four-small-near ≤ every covered backward exact cost on their regime
+    (docs/bounds/backward-lift.md#near): bound ≤ L = (3n/4)·N²d/√M; (15/4)·N²d/√M ≤ 4N²d²/M, then the
+    ``backward.small.consistency.*`` links for the schedules that recompute S (flash1-bwd where M ≤ 4d: directly);
+    3·N²d/√M ≤ (15/4)·N²d/√M, and for standard-bwd and square_tiling-bwd 3·N²d/√M ≤ cost (square tiles: through
+    the tiles claims of :func:`small_cache_consistency_claims`, 2√3 ≥ 3)."""
+    from attnio.bounds.backward import BWD_FIVE_SMALL_NEAR, BWD_FOUR_SMALL_NEAR, COVERS
+
+    doc = LIFT_DOC + "#near"
+    five, four = BWD_FIVE_SMALL_NEAR.id, BWD_FOUR_SMALL_NEAR.id
+    reg = (*_BASE, M <= d**2)
+    first = (
+        ("backward.lift.near.relax.five", f"{five} ≤ (15/4)·N²d/√M on its regime", (*_BASE, *BWD_FIVE_SMALL_NEAR.regime),
+         BWD_FIVE_SMALL_NEAR.expr <= NEAR_FIVE_LEAD, (five,)),
+        ("backward.lift.near.relax.four", f"{four} ≤ 3·N²d/√M on its regime", (*_BASE, *BWD_FOUR_SMALL_NEAR.regime),
+         BWD_FOUR_SMALL_NEAR.expr <= NEAR_FOUR_LEAD, (four,)),
+        ("backward.lift.near.lead", "3·N²d/√M ≤ (15/4)·N²d/√M", reg, NEAR_FOUR_LEAD <= NEAR_FIVE_LEAD, (four,)),
+        ("backward.lift.near.via_large", "(15/4)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then "
+         "backward.small.consistency.<schedule>)", reg, NEAR_FIVE_LEAD <= 4 * UNIT, (five, four)),
+        ("backward.lift.near.tiles_amgm", "B ≥ 1, 3B² ≤ M, io ≥ 2N²d/B ⇒ io ≥ 3·N²d/√M (2√3 ≥ 3; square_tiling-bwd "
+         "with its .phase, .tile, .tiles links)", (*_BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 2 * N**2 * d / tile),
+         NEAR_FOUR_LEAD <= io_, (four,)),
+    )
+    out = [Implication(cid, "consistency", text, hyps, goal, provenance=doc, about=about)
+           for cid, text, hyps, goal, about in first]
+    for name, f in _formulas().items():
+        how = SMALL_LINK[name]
+        if how == "split":  # flash1-bwd where M ≤ 4d
+            lead, covers = NEAR_FIVE_LEAD, (five, four)
+        elif how == "direct":  # standard-bwd
+            lead, covers = NEAR_FOUR_LEAD, (four,)
+        else:
+            continue
+        out.append(
+            Implication(
+                f"backward.lift.near.consistency.{name}",
+                "consistency",
+                f"the near forms' lead ≤ exact cost where M ≤ d²{' and M ≤ 4d' if how == 'split' else ''} ({name}; d_v = d)",
+                (*reg, *f.valid, *((M <= 4 * d,) if how == "split" else ())),
+                lead <= f.io,
+                provenance=doc,
+                about=tuple(b for b in covers if name in COVERS[b]) + (f"exact.{name}",),
+            )
+        )
+    return out
+
+
+def tightest_claims() -> list[Claim]:
+    """The backward tightest constants (``backward.tight.*``) and their tile-fact links: the backward specs of
+    :data:`attnio.solver.claims.tight.SPECS`."""
+    return [c for spec in SPECS if spec.backward for c in tight_claims(spec)]
+
+
+def crossover_claims() -> list[Claim]:
+    """The small-cache/large-cache crossover of the backward, derived along M/d² on the leading terms of the exact
+    counts (docs/costs.md#backward-constants): square_tiling-bwd 8√3·N²d/√M + 2N² against flash2-bwd 16N²d²/M.
+    The crossover of the exact formulas is :func:`exact_crossover_claims`."""
+    return [
+        leading_crossover(
+            "backward.crossover.leading.square_tiling-bwd.flash2-bwd",
+            "Leading terms with constants: the square-tiled backward 8√3·N²d/√M + 2N² against flash2-bwd's 16N²d²/M; "
+            "the boundary on M/d² is derived by bisection (t = √M/d solves 16/t² = 8√3/t + 2: M/d² ≈ 1.016).",
+            8 * sqrt(3 * M) * N**2 * d / M + 2 * N**2, 16 * UNIT, "8√3·N²d/√M + 2N²", "16N²d²/M",
+            hi=F(4), provenance="docs/costs.md#backward-constants (both leading terms)",
+            about=("exact.square_tiling-bwd", "exact.flash2-bwd"),
+        )
+    ]
+
+
+# The exact crossover (docs/costs.md#backward-crossover): realistic heads and long sequences, where lower-order terms
+# do not decide. The crossover sits where square_tiling-bwd's tile B is about d/√3, so ⌈d/B⌉ (2 or 3 there) sets
+# the N² term 3⌈d/B⌉N²; the real relaxation of the ceiling (d/B ≤ ⌈d/B⌉ < d/B + 1) would let it be 2.9 and move
+# the lower side to M/d² ≈ 0.77. The integrality facts of :func:`_tile_facts` (proved on their own by
+# backward.crossover.tiles) restore it.
+XOVER_REGIME = (64 <= d, 64 * d <= N)
+TILE_KS = (1, 2, 3)
+
+
+def _tile_facts() -> tuple:
+    """``⌈d/B⌉ ≤ k or kB < d`` and ``⌈d/B⌉ ≥ k + 1 or d ≤ kB`` for k = 1, 2, 3 (B: square_tiling-bwd's tile):
+    true at every integer point (⌈d/B⌉ ≤ k ⇔ d ≤ kB), not implied by the real relaxation of the ceiling."""
+    from attnio.solver.logic import Any as Either
+
+    st = _formulas()["square_tiling-bwd"]
+    tile, td = st.blocks["B"], st.blocks["T_d"]
+    out: list = []
+    for k in TILE_KS:
+        out += [Either((td <= k, k * tile < d)), Either((k + 1 <= td, d <= k * tile))]
+    return tuple(out)
+
+
+XOVER_ID = "backward.crossover.square_tiling-bwd.flash2-bwd"
+XOVER_LO, XOVER_HI = F(15, 16), F(9, 8)  # the search floor and ceiling: the two sides the bisection proves
+
+
+def exact_crossover_claims() -> list[Claim]:
+    from attnio.solver.logic import All
+
+    fs = _formulas()
+    st, f2 = fs["square_tiling-bwd"], fs["flash2-bwd"]
+    facts = _tile_facts()
+    xo = Crossover(
+        XOVER_ID,
+        "Exact costs (every floor and ceiling): where square_tiling-bwd moves strictly fewer words than flash2-bwd, "
+        "along M/d², for d ≥ 64 and N ≥ 64d (d_v = d); derived by bisection, both sides proved. The hypotheses "
+        "add T_d = ⌈d/B⌉'s integrality facts (proved by backward.crossover.tiles). Between the two sides either "
+        "can win, depending on d (the leading terms cross at M/d² ≈ 0.947 once T_d = 2 is counted exactly). "
+        "cvc5 re-proves the two sides from the envelope lemmas backward.crossover.link.*.",
+        XOVER_REGIME + st.valid + f2.valid + facts,
+        a=st.io,
+        b=f2.io,
+        axis=M / d**2,
+        lo=XOVER_LO,
+        hi=XOVER_HI,
+        precision=F(1, 16),
+        a_name="square_tiling-bwd",
+        b_name="flash2-bwd",
+        axis_name="M/d²",
+        provenance=f"{st.derivation}; {f2.derivation}; docs/costs.md#backward-crossover",
+        rlimit=1_200_000,
+        cleared=True,
+        about=("exact.square_tiling-bwd", "exact.flash2-bwd"),
+    )
+    chain = _crossover_links(xo, st, f2)
+    return [
+        Implication(
+            "backward.crossover.tiles",
+            "identity",
+            "square_tiling-bwd's head-dimension tile count T_d = ⌈d/B⌉ (B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋) is an integer: "
+            "T_d ≤ k exactly when d ≤ kB, for k = 1, 2, 3 (the facts the exact crossover's hypotheses add)",
+            (*_BASE, *st.valid),
+            All(facts),
+            provenance="docs/costs.md#backward-crossover",
+            about=("exact.square_tiling-bwd",),
+        ),
+        *chain,
+        dataclasses.replace(xo, lemmas=tuple(c.id for c in chain)),
+    ]
+
+
+def _crossover_links(xo: Crossover, st: Any, f2: Any) -> list[Implication]:
+    """The exact crossover's two sides, cut into floor-free envelopes and a case split on T_d = ⌈d/B⌉, for cvc5
+    (which decides neither side whole; z3 does). Below (M ≤ 15d²/16): cost(square_tiling-bwd) ≤ A⁺ < F⁻ ≤
+    cost(flash2-bwd); above (M ≥ 9d²/8): cost(flash2-bwd) ≤ F⁺ ≤ A⁻ ≤ cost(square_tiling-bwd). A± replace
+    T = ⌈N/B⌉ by N/B (+1) and keep the tile B and T_d exact; F± replace T_c = ⌈N/c⌉ by N/x (N/x⁻ + 1), with
+    x = (M − 3d − 2)/(4d + 2) ≥ c = ⌊x⌋ ≥ x⁻ = (M − 7d − 3)/(4d + 2). The middle comparisons are split on
+    d against B, 2B, 3B (cases that cover every point). docs/costs.md#backward-crossover."""
+    tile, td = st.blocks["B"], st.blocks["T_d"]
+    x = (M - 3 * d - 2) / (4 * d + 2)
+    x_minus = (M - 7 * d - 3) / (4 * d + 2)
+    # cost(square_tiling-bwd) = 5Nd + 3N + 5·T·Nd + 2N² + 3·T_d·N² + T·T_d·N  and  cost(flash2-bwd) =
+    # 7Nd + T_c·(3Nd + 2N) + N + T_c·Nd: the link claims below prove each envelope against the formula itself
+    def a_with(t: Expr) -> Expr:
+        return 5 * N * d + 3 * N + 5 * t * N * d + 2 * N**2 + 3 * td * N**2 + t * td * N
+
+    def f_with(tc: Expr) -> Expr:
+        return 7 * N * d + tc * (3 * N * d + 2 * N) + N + tc * N * d
+
+    a_up, a_lo = a_with(N / tile + 1), a_with(N / tile)
+    f_lo, f_up = f_with(N / x), f_with(N / x_minus + 1)
+    base = XOVER_REGIME + st.valid + f2.valid
+    below = xo.hyps + (xo.axis_at_most(xo.lo),)
+    above = xo.hyps + (xo.axis_at_least(xo.hi),)
+    steps = [
+        ("square_tiling-bwd.upper", "cost(square_tiling-bwd) ≤ A⁺: T = ⌈N/B⌉ < N/B + 1 (B and T_d exact)",
+         base, st.io <= a_up),
+        ("square_tiling-bwd.lower", "A⁻ ≤ cost(square_tiling-bwd): T = ⌈N/B⌉ ≥ N/B (B and T_d exact)",
+         base, a_lo <= st.io),
+        ("flash2-bwd.lower", "F⁻ ≤ cost(flash2-bwd): T_c = ⌈N/c⌉ ≥ N/x with c = ⌊x⌋ ≤ x = (M − 3d − 2)/(4d + 2)",
+         base, f_lo <= f2.io),
+        ("flash2-bwd.upper", "cost(flash2-bwd) ≤ F⁺: T_c < N/c + 1 ≤ N/x⁻ + 1, as c = ⌊p/(4d + 2)⌋ ≥ "
+         "(p − 4d − 1)/(4d + 2) = x⁻ = (M − 7d − 3)/(4d + 2) for the integer p = M − 3d − 2 "
+         "(x⁻ > 0: M ≥ 7d + 4)", base, f2.io <= f_up),
+        ("below.T_d=2", "A⁺ < F⁻ for M ≤ 15d²/16 where d ≤ 2B (T_d = 2: B < d there)",
+         below + (d <= 2 * tile,), a_up < f_lo),
+        ("below.T_d=3", "A⁺ < F⁻ for M ≤ 15d²/16 where 2B < d ≤ 3B (T_d = 3)",
+         below + (2 * tile < d, d <= 3 * tile), a_up < f_lo),
+        ("below.T_d>=4", "A⁺ < F⁻ for M ≤ 15d²/16 where 3B < d (T_d ≥ 4)", below + (3 * tile < d,), a_up < f_lo),
+        ("above.T_d=1", "F⁺ ≤ A⁻ for M ≥ 9d²/8 where d ≤ B (T_d = 1)", above + (d <= tile,), f_up <= a_lo),
+        ("above.T_d>=2", "F⁺ ≤ A⁻ for M ≥ 9d²/8 where B < d (T_d = 2 there)", above + (tile < d,), f_up <= a_lo),
+    ]
+    return links("backward.crossover.link", (), steps, ("exact.square_tiling-bwd", "exact.flash2-bwd"),
+                 kind="inequality", provenance="docs/costs.md#backward-crossover")
+
+
+def training_claims() -> list[Claim]:
+    """flash2 + flash2-bwd (one training step of the best schedules) against B2 + BWD-SdP (their leading
+    terms 2N²d²/M + 4N²d²/M; the bounds themselves are these minus 2M)."""
+    from attnio.bounds.costs import FORMULAS
+
+    if "flash2" not in FORMULAS:
+        return []
+    fwd = FORMULAS["flash2"].with_dv_equal_d()
+    bwd = _formulas()["flash2-bwd"]
+    return [
+        Tightest(
+            "backward.tight.training.flash2",
+            "Least c with cost(flash2) + cost(flash2-bwd) ≤ c·6N²d²/M + 12Nd for d ≥ 64, 8d² ≤ M ≤ Nd: one training "
+            "step of the best schedules against the sum of the forward bound B2 (2N²d²/M − M) and the backward "
+            "bound BWD-SdP (4N²d²/M − M); leading constant 20/6.",
+            (64 <= d, 8 * d**2 <= M, M <= N * d) + fwd.valid + bwd.valid,
+            f=fwd.io + bwd.io,
+            g=6 * UNIT,
+            extra=12 * N * d,
+            precision=F(1, 4),
+            hi=F(16),
+            provenance="docs/bounds/backward.md#training-step",
+            about=("exact.flash2", "exact.flash2-bwd", "constants.b2", "backward.bwd-sdp"),
+        )
+    ]
+
+
+def claims() -> list[Claim]:
+    return (
+        step_claims()
+        + small_cache_step_claims()
+        + slots_step_claims()
+        + slots_x_step_claims()
+        + slots_consistency_claims()
+        + consistency_claims()
+        + small_cache_consistency_claims()
+        + lift_step_claims()
+        + near_step_claims()
+        + lift_consistency_claims()
+        + near_consistency_claims()
+        + tightest_claims()
+        + crossover_claims()
+        + exact_crossover_claims()
+        + training_claims()
+    )
+
+
+CLAIMS: list[Claim] = claims()

@@ -1,0 +1,253 @@
+"""z3 claims of the small-cache bounds BSPV and BSPV-near (docs/bounds/bspv.md): their own proof steps and their
+consistency with every exact cost formula.
+
+The steps BSPV shares with BS word for word (AM–GM on two faces, the Loomis–Whitney combination, the cubic
+maximum, the per-segment maximum at R = 3M, the choice of R) are BS's claims (``constants.bs.*``); the step tables
+of :mod:`attnio.bounds.constants` (``PROOF_STEPS``) list them under BSPV too, which is where a claim's ``about``
+comes from. The claims here are the steps that differ: the complete pairs and the pair face with the slots and
+the V words in the budget (steps 8, 9), the rearrangement over 2N²d products (step 13), and the near form's
+segments of M I/Os (steps 12, 13).
+
+Consistency (docs/bounds/bspv.md#consistency), a chain per formula as for BS: ``bspv.relax`` (BSPV ≤
+(25/9)·N²d/√M) and ``bspv-near.relax`` (BSPV-near ≤ the same), then (25/9)·N²d/√M ≤ cost, through BS's second
+links where the middle form is the same (4N²d²/M for the FlashAttention-style loops, the block count for flash1),
+through both phases of square_tiling-io, and directly for the rest.
+
+Interface (solver/claims/__init__.py): this module exposes ``CLAIMS`` (ids prefixed ``constants.``).
+
+>>> check(by_id("constants.bspv.rearrange")).status
+'proved'
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from attnio.bounds.expr import ceil, eq, sqrt, to_text
+from attnio.bounds.symbols import M, N, d, nonneg_real
+from attnio.solver.claims.constants import (
+    VIA_BLOCKS,
+    VIA_LARGE,
+    I_rows,
+    J_cols,
+    Q,
+    R,
+    Y,
+    _is_standard,
+    _sq,
+    aK,
+    aQ,
+    check,  # noqa: F401  (re-exported: check(by_id(...)) proves a claim)
+    h,
+    rr,
+    ww,
+    x,
+)
+from attnio.solver.claims.constants import _claim as _base_claim
+from attnio.solver.claims.types import Implication
+
+DOC = "docs/bounds/bspv.md"
+_BASE = (d >= 1, N >= 1, M >= 1)
+
+aV = nonneg_real("seg_aV", "V words available in a segment (red at its start or read in it)")
+y = nonneg_real("seg_y", "type-2 slots of a segment (a vertex of the slot's accumulation tree red at its start or read)")
+o1 = nonneg_real("seg_o1", "open pairs of a segment (an S-tree vertex red at its end or written in it)")
+o2 = nonneg_real("seg_o2", "open slots of a segment (an accumulation-tree vertex red at its end or written in it)")
+s = nonneg_real("seg_s", "a_Q + a_K + a_V + y + o2, the two lifted input faces together")
+c_pairs = nonneg_real("seg_cpairs", "|I_t|·|J_t|, the pairs whose Q and K rows are wholly available")
+a1, b1 = nonneg_real("seg_a1", "square_tiling-io's phase-1 Q tile rows"), nonneg_real("seg_b1", "its K tile rows")
+a2, b2 = nonneg_real("seg_a2", "square_tiling-io's phase-2 P tile rows"), nonneg_real("seg_b2", "its V tile columns")
+
+COEFF = Fraction(25, 9)
+LEAD = COEFF * N**2 * d / sqrt(M)  # the middle of every consistency chain
+KAPPA = 1 - M / d**2  # κ at R = 3M
+KAPPA_NEAR = 1 - M / (2 * d**2)  # κ at R = M
+
+
+def _claim(id_: str, label: str, statement: str, hyps, concl, doc: str = DOC, **kw) -> Implication:
+    return _base_claim(id_, label, statement, hyps, concl, doc, **kw)
+
+
+STEP_CLAIMS: list[Implication] = [
+    _claim(
+        "bspv.pairs",
+        "BSPV",
+        "complete pairs: d|I| ≤ a_Q, d|J| ≤ a_K, a_Q + a_K ≤ M + R and a_Q + a_K ≤ s ⇒ |I|·|J| ≤ s(M + R)/(4d²)",
+        (d >= 1, d * I_rows <= aQ, d * J_cols <= aK, aQ + aK <= M + R, aQ + aK <= s),
+        I_rows * J_cols <= s * (M + R) / (4 * d**2),
+        DOC + "#step-8",
+    ),
+    _claim(
+        "bspv.third",
+        "BSPV",
+        "pair face: x + |I||J| + o₁ ≤ (2M + R) − κ·s with s = a_Q + a_K + a_V + y + o₂, κ = 1 − (M + R)/(4d²), given "
+        "a_Q + a_K + a_V + x + y ≤ M + r, o₁ + o₂ ≤ M + w, r + w ≤ R and |I||J| ≤ s(M + R)/(4d²)",
+        (
+            d >= 1,
+            M >= 1,
+            aQ + aK + aV + x + y <= M + rr,
+            o1 + o2 <= M + ww,
+            rr + ww <= R,
+            eq(s, aQ + aK + aV + y + o2),
+            c_pairs <= s * (M + R) / (4 * d**2),
+        ),
+        x + c_pairs + o1 <= 2 * M + R - (1 - (M + R) / (4 * d**2)) * s,
+        DOC + "#step-9",
+    ),
+    _claim(
+        "bspv.rearrange",
+        "BSPV",
+        "2N²d products: κ·2N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ Q ≥ (25/9)(1 − M/d²)N²d/√M − 3M",
+        (*_BASE, M <= d**2, KAPPA * 2 * N**2 * d <= h * Fraction(54, 25) * M * sqrt(M), Q >= 3 * M * (h - 1)),
+        Q >= COEFF * KAPPA * N**2 * d / sqrt(M) - 3 * M,
+        DOC + "#step-13",
+    ),
+    _claim(
+        "bspv-near.segment",
+        "BSPV-near",
+        "R = M (K = 3M, κ = 1 − M/(2d²)), M ≤ 2d²: 27κ²Y² ≤ (3M)³ ⇒ κ·Y ≤ M√M",
+        (*_BASE, M <= 2 * d**2, 27 * _sq(KAPPA_NEAR) * _sq(Y) <= (3 * M) ** 3),
+        KAPPA_NEAR * Y <= M * sqrt(M),
+        DOC + "#step-12",
+    ),
+    _claim(
+        "bspv-near.rearrange",
+        "BSPV-near",
+        "2N²d products: (1 − M/(2d²))·2N²d ≤ h·M√M and Q ≥ M(h − 1) ⇒ Q ≥ (2 − M/d²)N²d/√M − M",
+        (*_BASE, M <= 2 * d**2, KAPPA_NEAR * 2 * N**2 * d <= h * M * sqrt(M), Q >= M * (h - 1)),
+        Q >= (2 - M / d**2) * N**2 * d / sqrt(M) - M,
+        DOC + "#step-13",
+    ),
+    _claim(
+        "bspv.crossover",
+        "BSPV",
+        "(25/9)(1 − M/d²) ≥ 2 − M/d² exactly when M ≤ (7/16)d²: BSPV's leading coefficient is the larger below, "
+        "BSPV-near's above",
+        (*_BASE, 16 * M <= 7 * d**2),
+        2 - M / d**2 <= COEFF * KAPPA,
+        DOC + "#step-14",
+    ),
+]
+
+
+def consistency_claims() -> list[Implication]:
+    """BSPV and BSPV-near ≤ the exact cost of every standard-CDAG formula (d_v = d) where M ≤ d², as chains
+    (docs/bounds/bspv.md#consistency)."""
+    from attnio.bounds.constants import BSPV, BSPV_NEAR
+    from attnio.bounds.costs import FORMULAS
+
+    doc = DOC + "#consistency"
+    reg = (*_BASE, *BSPV.regime)
+    both = (BSPV.id, BSPV_NEAR.id)  # the links after the first serve both chains
+    out: list[Implication] = [
+        _claim("bspv.relax", "BSPV", "BSPV ≤ (25/9)·N²d/√M where M ≤ d² (first link of BSPV ≤ every exact cost)",
+               reg, BSPV.expr <= LEAD, doc),
+        _claim(
+            "bspv-near.relax",
+            "BSPV-near",
+            "BSPV-near ≤ (25/9)·N²d/√M where M ≤ d² (first link of BSPV-near ≤ every exact cost; 2 − M/d² ≤ 25/9)",
+            (*_BASE, *BSPV_NEAR.regime),
+            BSPV_NEAR.expr <= LEAD,
+            doc,
+        ),
+        _claim(
+            "bspv.via_large",
+            "BSPV",
+            "(25/9)·N²d/√M ≤ 4N²d²/M where M ≤ d² (then BS's links consistency.bs.le.X for the FlashAttention-style "
+            "schedules, whose counts are ≥ 4N²d²/M at every M)",
+            reg,
+            LEAD <= 4 * N**2 * d**2 / M,
+            doc,
+            about=both,
+        ),
+        _claim(
+            "bspv.ceil_split4",
+            "BSPV",
+            "a₁, b₁, a₂, b₂ > 0, io ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d/b₂⌉·N² + ⌈N/a₂⌉·Nd ⇒ io ≥ N²d/a₁ + N²d/b₁ + "
+            "N²d/b₂ + N²d/a₂ (⌈x⌉ ≥ x; square_tiling-io's two phases)",
+            (*_BASE, a1 > 0, b1 > 0, a2 > 0, b2 > 0,
+             Q >= ceil(N / a1) * N * d + ceil(N / b1) * N * d + ceil(d / b2) * N**2 + ceil(N / a2) * N * d),
+            N**2 * d / a1 + N**2 * d / b1 + N**2 * d / b2 + N**2 * d / a2 <= Q,
+            doc,
+            about=both,
+        ),
+        _claim(
+            "bspv.tiles_amgm4",
+            "BSPV",
+            "a₁, b₁, a₂, b₂ ≥ 1, a₁b₁ ≤ M, a₂b₂ ≤ M, io ≥ N²d/a₁ + N²d/b₁ + N²d/b₂ + N²d/a₂ ⇒ io ≥ (25/9)·N²d/√M "
+            "(AM–GM per phase: N²d/a + N²d/b ≥ 2N²d/√(ab))",
+            (*_BASE, a1 >= 1, b1 >= 1, a2 >= 1, b2 >= 1, a1 * b1 <= M, a2 * b2 <= M,
+             Q >= N**2 * d / a1 + N**2 * d / b1 + N**2 * d / b2 + N**2 * d / a2),
+            LEAD <= Q,
+            doc,
+            about=both,
+        ),
+    ]
+    for name, (mid, link) in sorted(VIA_BLOCKS.items()):
+        if name in FORMULAS:
+            out.append(
+                _claim(
+                    link.replace("bs.", "bspv.", 1),
+                    "BSPV",
+                    f"(25/9)·N²d/√M ≤ {to_text(mid)} where M ≤ d² (then BS's link consistency.bs.le.{name}: {name}'s "
+                    "count is ≥ that)",
+                    reg,
+                    LEAD <= mid,
+                    doc,
+                    about=both,
+                )
+            )
+    for name in sorted(FORMULAS):
+        if not _is_standard(name) or name in VIA_LARGE or name in VIA_BLOCKS:
+            continue  # these link through BS's second links (consistency.bs.le.<name>), with bspv.via_large/_flash1
+        fm = FORMULAS[name].with_dv_equal_d()
+        about = (BSPV.id, BSPV_NEAR.id, f"exact.{name}")
+        if name == "square_tiling-io":
+            bl = fm.blocks
+            out += [
+                _claim(
+                    f"consistency.bspv.{name}.phases",
+                    "consistency",
+                    f"{name}: cost ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d/b₂⌉·N² + ⌈N/a₂⌉·Nd (Q and K read per phase-1 tile, S "
+                    "and V per phase-2 tile; d_v = d; with bspv.ceil_split4)",
+                    (*reg, *fm.valid),
+                    (bl["T_a"] + bl["T_b"] + bl["T_2"]) * N * d + bl["G"] * N**2 <= fm.io,
+                    doc,
+                    kind="consistency",
+                    about=about,
+                ),
+                _claim(
+                    f"consistency.bspv.{name}.tiles",
+                    "consistency",
+                    f"{name}: its phase-1 tile fits, a₁·b₁ ≤ M (a₂·b₂ ≤ M is consistency.bs.{name}.tiles; with "
+                    "bspv.tiles_amgm4: cost ≥ (25/9)·N²d/√M)",
+                    (*reg, *fm.valid),
+                    bl["a1"] * bl["b1"] <= M,
+                    doc,
+                    kind="consistency",
+                    about=about,
+                ),
+            ]
+            continue
+        out.append(
+            _claim(
+                f"consistency.bspv.le.{name}",
+                "consistency",
+                f"(25/9)·N²d/√M ≤ exact cost of {name} where M ≤ d² (d_v = d; with bspv.relax: BSPV ≤ it)",
+                (*reg, *fm.valid),
+                LEAD <= fm.io,
+                doc,
+                kind="consistency",
+                about=about,
+            )
+        )
+    return out
+
+
+CLAIMS: list[Implication] = [*STEP_CLAIMS, *consistency_claims()]
+BY_ID: dict[str, Implication] = {c.id: c for c in CLAIMS}
+
+
+def by_id(claim_id: str) -> Implication:
+    """The claim of this module with that id (KeyError otherwise); ``check(by_id(...))`` proves it."""
+    return BY_ID[claim_id]
