@@ -1,4 +1,4 @@
-"""Step claims of the bounds derived in the third round (not refereed): B3 with pair counts, B3_P
+"""Step claims of B3 with pair counts, B3_P (derived here, refereed)
 (docs/bounds/b3p.md; catalog ``workloads.b3.rect``, ``workloads.b3.causal``).
 
 B3_P is B3's proof (docs/bounds/b3.md) with two counts generalised: the P·d products of the unmasked pairs in place
