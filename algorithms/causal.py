@@ -65,17 +65,18 @@ def q_range(m: Any, start: int, rows: int, B_r: int, q_off: int = 0) -> Iterator
 
 
 def kv_segments(m: Any, bm: Any, i: int) -> Iterator[tuple[slice, bool]]:
-    """The K/V tiles Q block ``i`` of the block mask ``bm`` visits, in order, each with whether it is partial
+    """The K/V tiles Q block ``i`` of the block mask ``bm`` (a :class:`~attnio.bounds.masks.BlockMask` or
+    :class:`~attnio.bounds.masks.BlockRows`) visits, in order, each with whether it is partial
     (to be masked): every non-empty tile j, as its needed key rows [start, start + span). Consecutive tiles needed
     from their first key form one contiguous key range (ended by a tile needed only in part), walked in B_c-tiles
     by :meth:`Machine.tiles` (one representative per tile shape in count-only mode); a tile needed from a later
     key is visited alone."""
     from attnio.bounds.masks import EMPTY, PARTIAL
 
-    kinds, start, span = bm.kinds[i], bm.start[i], bm.span[i]
+    j0, kinds, start, span = bm.row(i)  # the block's tiles j0, j0 + 1, …; every other tile is empty
     B_c = bm.B_c
     some = kinds != EMPTY
-    joins = some & (start == np.arange(len(kinds)) * B_c)  # needed from its first key
+    joins = some & (start == (j0 + np.arange(len(kinds))) * B_c)  # needed from its first key
     link = joins[:-1] & (span[:-1] == B_c) & joins[1:]  # tile j's run goes on into tile j + 1
     ends = np.flatnonzero(~np.append(link, False))
     for j in np.flatnonzero(some & ~np.insert(link, 0, False)):  # the first tile of each segment
@@ -83,10 +84,10 @@ def kv_segments(m: Any, bm: Any, i: int) -> Iterator[tuple[slice, bool]]:
             yield slice(int(start[j]), int(start[j] + span[j])), bool(kinds[j] == PARTIAL)
             continue
         k = ends[np.searchsorted(ends, j)]
-        a = int(j) * B_c
+        a = (j0 + int(j)) * B_c
         for t in m.tiles(int(start[k] + span[k]) - a, B_c):
             c = shift(t, a)
-            yield c, bool(kinds[c.start // B_c] == PARTIAL)
+            yield c, bool(kinds[c.start // B_c - j0] == PARTIAL)
 
 
 def mask_tile(S: Any, rows: slice, cols: slice, mask: Any, Nq: int, Nkv: int) -> bool:

@@ -86,7 +86,7 @@ from attnio.algorithms.flash2 import empty_block
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.reference import attention4, default_scale
 from attnio.bounds import blocks
-from attnio.bounds.masks import EMPTY, Causal, Mask
+from attnio.bounds.masks import Causal, Mask
 from attnio.core.errors import InvalidParameter
 from attnio.core.workload import Workload
 
@@ -162,8 +162,8 @@ def flash2(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t:
         def visit(i: int, rows: slice) -> Any:
             return ((c, crosses(rows, c, delta)) for c in m.tiles(rows.stop + delta, B_c))
     else:
-        bm = mask.blocks(Nq, Nkv, t.B_r, B_c)
-        active = (bm.kinds != EMPTY).any(axis=1)
+        bm = mask.block_rows(Nq, Nkv, t.B_r, B_c)  # one Q block at a time (no T_r × T_c array for interval masks)
+        active = bm.active
         def visit(i: int, rows: slice) -> Any:
             return kv_segments(m, bm, i)
     for k, q_offs in units:

@@ -1,6 +1,9 @@
 """Masks (bounds/masks.py): block-mask and pair-count times against their targets, from one run; ratios < 1 are
 within target. Also the decode and mask figures the closing notes quote.
 
+0. The CLI's masked count at N = 2^17 (`attnio run flash2 --N 131072 --d 128 --M 65536 --mask window:4096,0
+   --count-only`, io-optimal tiles 251 x 1): the run through `Mask.block_rows` (one Q block at a time) against the
+   old path (the full T_r x T_c block mask, `Mask.blocks`), time and peak traced memory; target 1 s, 200 MB.
 1. Named families, N = 2^17 (N_q = N_kv), 128 × 128 tiles: block mask + pair count + masked FA-2 count;
    target 1 s each.
 2. An arbitrary FlexAttention mask_mod (vectorised NumPy), N = 16384, 128 × 128 tiles; target 10 s.
@@ -36,8 +39,31 @@ def timed(fn):
     return out, time.perf_counter() - t0
 
 
+def peak(fn):
+    """(result, seconds, peak MB of traced allocations) of one call."""
+    import tracemalloc
+
+    tracemalloc.start()
+    out, t = timed(fn)
+    mb = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return out, t, mb
+
+
 def main() -> None:
     N = 1 << 17
+    print("0. the CLI's masked count, window (4096, 0), N = 2^17, d = 128, M = 65536 (target 1 s, 200 MB)")
+    from attnio.algorithms.run import run
+
+    w1 = Workload.build(N=N, d=128, M=65536)
+    win = SlidingWindow(4096, 0)
+    r, t_new, mb_new = peak(lambda: run("flash2", w1, count_only=True, mask=win))
+    B_r, B_c = r.tiling.B_r, r.tiling.B_c
+    bm, t_old, mb_old = peak(lambda: win.blocks(N, N, B_r, B_c))  # the old path's block mask alone
+    assert bm.kv_rows == win.block_rows(N, N, B_r, B_c).kv_rows
+    print(f"   tiles {B_r} x {B_c}: run {t_new:.2f} s, {mb_new:.0f} MB (time ratio to target {t_new:.2f}); "
+          f"old path's block mask alone {t_old:.2f} s, {mb_old:.0f} MB; new / old: time {t_new / t_old:.3f}, "
+          f"memory {mb_new / mb_old:.4f}")
     print("1. named families, N = 2^17, tiles 128 x 128 (target 1 s)")
     w = Workload.build(heads=32, kv_heads=8, N=N, d=128, dtype="bf16", gpu="h100")
     for name, m in (("causal", Causal()), ("window (4096, 0)", SlidingWindow(4096, 0)),

@@ -190,6 +190,18 @@ class Mask:
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         return _interval_blocks(b, Nq, Nkv, B_r, B_c) if b is not None else _dense_blocks(self, Nq, Nkv, B_r, B_c)
 
+    def block_rows(self, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockRows | BlockMask:
+        """The block mask as a schedule walks it, one Q block at a time: for an interval mask a
+        :class:`BlockRows` (O(N_q) memory, no T_r × T_c array), else the full :meth:`blocks`. Both give
+        ``active``, ``kv_rows`` and ``row(i)``."""
+        Nq, Nkv = self._sizes(Nq, Nkv)
+        B_r, B_c = check_int("B_r", B_r, min=1), check_int("B_c", B_c, min=1)
+        b = self.bounds(np.arange(Nq), Nq, Nkv)
+        if b is None:
+            return _dense_blocks(self, Nq, Nkv, B_r, B_c)
+        lo, hi = _clipped(b, Nkv)
+        return BlockRows(B_r, B_c, Nq, Nkv, lo, hi)
+
     def kv_block_rows(self, Nq: int, Nkv: int, B_c: int) -> np.ndarray:
         """Per K/V block of B_c keys: the query rows that need one of its keys, counted as one contiguous range
         (first such row to last), what a backward that keeps the K/V block resident visits."""
@@ -202,7 +214,9 @@ class Mask:
         B_c = check_int("B_c", B_c, min=1)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
         if b is not None:
-            first, last = _reach(b, Nq, Nkv, np.array([0]), np.array([Nq]), B_c)
+            lo, hi = _clipped(b, Nkv)
+            c0 = np.arange(-(-Nkv // B_c)) * B_c
+            first, last = _reach(lo, hi, np.array([0]), np.array([Nq]), c0, np.minimum(c0 + B_c, Nkv))
             some = first <= last
             return np.where(some, first, 0)[0], np.where(some, last - first + 1, 0)[0]
         Tc = -(-Nkv // B_c)
@@ -489,15 +503,87 @@ class BlockMask:
     def active_q_blocks(self) -> int:
         return int((self.kinds != EMPTY).any(axis=1).sum())
 
+    @property
+    def active(self) -> np.ndarray:
+        """Per Q block: whether one of its tiles is non-empty (the block is read and computed)."""
+        return (self.kinds != EMPTY).any(axis=1)
 
-def _reach(b: tuple[np.ndarray, np.ndarray], Nq: int, Nkv: int, r0: np.ndarray, r1: np.ndarray, B_c: int
+    def row(self, i: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """Q block ``i``'s tiles from tile ``j0`` on: (j0, kinds, start, span), as :meth:`BlockRows.row`."""
+        return 0, self.kinds[i], self.start[i], self.span[i]
+
+
+@dataclass(frozen=True)
+class BlockRows:
+    """An interval mask's block mask one Q block at a time, with no T_r × T_c array: what a schedule and the
+    count of FlashAttention-2 need (:meth:`Mask.block_rows`). ``active``: per Q block, whether it sees a key;
+    ``kv_rows``: Σ over the non-empty tiles of their needed key span (:attr:`BlockMask.kv_rows`), in O(N_q);
+    :meth:`row` gives block i's tiles over its reach only (the tiles from its first needed key to its last).
+
+    >>> br = Causal().block_rows(4, 4, 2, 2)
+    >>> br.active.tolist(), br.kv_rows, br.row(1)[0], br.row(1)[1].tolist()
+    ([True, True], 6, 0, [2, 1])
+    """
+
+    B_r: int
+    B_c: int
+    Nq: int
+    Nkv: int
+    lo: np.ndarray  # per query row, clipped to [0, N_kv − 1]; a row that sees no key has lo > hi
+    hi: np.ndarray
+
+    @property
+    def active(self) -> np.ndarray:
+        ok = self.lo <= self.hi
+        r0 = np.arange(0, self.Nq, self.B_r)
+        return np.add.reduceat(ok.astype(np.int64), r0) > 0
+
+    @property
+    def kv_rows(self) -> int:
+        """Σ over Q blocks of Σ over their non-empty tiles of the needed span: per block, the union of its rows'
+        key ranges (monotone, so it breaks only where lo_{i+1} > hi_i + 1), plus each gap between two of its
+        rows that starts and ends in one tile (the span runs from a tile's first needed key to its last)."""
+        lo, hi, B_c = self.lo, self.hi, self.B_c
+        ok = lo <= hi
+        idx = np.flatnonzero(ok)
+        if idx.size == 0:
+            return 0
+        lo, hi = lo[idx], hi[idx]
+        new_block = np.ones(idx.size, dtype=bool)  # a row with no predecessor in its Q block
+        new_block[1:] = idx[1:] // self.B_r != idx[:-1] // self.B_r
+        prev_hi = np.where(new_block, -1, np.concatenate(([-1], hi[:-1])))
+        covered = np.maximum(hi - np.maximum(lo, prev_hi + 1) + 1, 0)
+        gap = np.where(new_block, 0, np.maximum(lo - prev_hi - 1, 0))
+        same_tile = (prev_hi // B_c) == (lo // B_c)
+        return int(covered.sum() + (gap * same_tile).sum())
+
+    @property
+    def q_rows(self) -> int:
+        """Query rows of the Q blocks that see a key (what FA-2 reads of Q per head)."""
+        r0 = np.arange(0, self.Nq, self.B_r)
+        rows = np.minimum(self.B_r, self.Nq - r0)
+        return int((rows * self.active).sum())
+
+    def row(self, i: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """(j0, kinds, start, span) of Q block ``i``'s tiles j0, j0 + 1, …: exactly :meth:`Mask.blocks`' row i
+        over the block's reach (every tile outside it is empty); empty arrays when the block sees no key."""
+        r0, r1 = i * self.B_r, min(self.Nq, (i + 1) * self.B_r)
+        lo, hi = self.lo, self.hi
+        ok = np.flatnonzero(lo[r0:r1] <= hi[r0:r1])
+        if ok.size == 0:
+            z = np.zeros(0, dtype=np.int64)
+            return 0, z.astype(np.int8), z, z
+        j0, j1 = int(lo[r0 + ok[0]]) // self.B_c, int(hi[r0 + ok[-1]]) // self.B_c + 1
+        kinds, span, start = _tile_classes(lo[r0:r1], hi[r0:r1], np.array([0]), np.array([r1 - r0]), j0, j1,
+                                           self.B_c, self.Nkv)
+        return j0, kinds[0], start[0], span[0]
+
+
+def _reach(lo: np.ndarray, hi: np.ndarray, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray]:
-    """For row blocks [r0, r1) and key tiles of B_c: the first row of the block that sees a key of the tile
-    (the first with hi ≥ c0, hi non-decreasing) and the last (the last with lo ≤ c1 − 1); first > last: none."""
-    lo = np.maximum(b[0], 0).astype(np.int64)
-    hi = np.minimum(b[1], Nkv - 1).astype(np.int64)
-    c0 = np.arange(-(-Nkv // B_c)) * B_c
-    c1 = np.minimum(c0 + B_c, Nkv)
+    """For row blocks [r0, r1) of rows with key ranges [lo, hi] (clipped; lo > hi: the row sees nothing) and key
+    tiles [c0, c1): the first row of the block that sees a key of the tile (the first with hi ≥ c0, hi
+    non-decreasing) and the last (the last with lo ≤ c1 − 1); first > last: none."""
     ok = lo <= hi  # rows that see some key; lo and hi are monotone, so these rows form one range
     big = np.iinfo(np.int64).max // 4
     hi_mono = np.maximum.accumulate(np.where(ok, hi, -big))  # a row that sees nothing must not reach a tile
@@ -507,29 +593,38 @@ def _reach(b: tuple[np.ndarray, np.ndarray], Nq: int, Nkv: int, r0: np.ndarray, 
     return first, last
 
 
-def _interval_blocks(b: tuple[np.ndarray, np.ndarray], Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
-    """Closed form per tile for an interval mask (lo, hi non-decreasing): row i's keys in tile columns
-    [c0, c1) are [max(lo_i, c0), min(hi_i, c1 − 1)]. The tile is full iff lo at its last row ≤ c0 and hi at its
-    first row ≥ c1 − 1; its needed span runs from max(c0, lo of its first row that sees a key of the tile) to
-    min(c1 − 1, hi of the last such row). Work: O(N_q + tiles), none per pair."""
-    lo = np.maximum(b[0], 0).astype(np.int64)
-    hi = np.minimum(b[1], Nkv - 1).astype(np.int64)
-    Tr, Tc = -(-Nq // B_r), -(-Nkv // B_c)
-    r0 = np.arange(Tr) * B_r
-    r1 = np.minimum(r0 + B_r, Nq)
-    c0 = np.arange(Tc) * B_c
+def _clipped(b: tuple[np.ndarray, np.ndarray], Nkv: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.maximum(b[0], 0).astype(np.int64), np.minimum(b[1], Nkv - 1).astype(np.int64)
+
+
+def _tile_classes(lo: np.ndarray, hi: np.ndarray, r0: np.ndarray, r1: np.ndarray, j0: int, j1: int, B_c: int,
+                  Nkv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(kinds, span, start) of row blocks [r0, r1) × key tiles j0 … j1 − 1, in closed form: row i's keys in tile
+    columns [c0, c1) are [max(lo_i, c0), min(hi_i, c1 − 1)]. The tile is full iff lo at its last row ≤ c0 and hi
+    at its first row ≥ c1 − 1; its needed span runs from max(c0, lo of its first row that sees a key of the tile)
+    to min(c1 − 1, hi of the last such row)."""
+    c0 = np.arange(j0, j1) * B_c
     c1 = np.minimum(c0 + B_c, Nkv)
-    first, last = _reach(b, Nq, Nkv, r0, r1, B_c)
+    first, last = _reach(lo, hi, r0, r1, c0, c1)
     ok = lo <= hi
     nonempty = first <= last
-    fi = np.clip(first, 0, Nq - 1)
-    la = np.clip(last, 0, Nq - 1)
+    fi = np.clip(first, 0, lo.size - 1)
+    la = np.clip(last, 0, lo.size - 1)
     start = np.maximum(c0[None, :], lo[fi])
     stop = np.minimum(c1[None, :] - 1, hi[la])
     span = np.where(nonempty, np.maximum(stop - start + 1, 0), 0)
     full = nonempty & (lo[r1 - 1][:, None] <= c0[None, :]) & (hi[r0][:, None] >= c1[None, :] - 1) & ok[r0][:, None] & ok[r1 - 1][:, None]
     kinds = np.where(full, FULL, np.where(nonempty, PARTIAL, EMPTY))
-    return BlockMask(B_r, B_c, kinds.astype(np.int8), span.astype(np.int64), np.where(nonempty, start, 0).astype(np.int64))
+    return kinds.astype(np.int8), span.astype(np.int64), np.where(nonempty, start, 0).astype(np.int64)
+
+
+def _interval_blocks(b: tuple[np.ndarray, np.ndarray], Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
+    """Closed form per tile for an interval mask (lo, hi non-decreasing; :func:`_tile_classes`).
+    Work: O(N_q + tiles), none per pair."""
+    lo, hi = _clipped(b, Nkv)
+    r0 = np.arange(-(-Nq // B_r)) * B_r
+    kinds, span, start = _tile_classes(lo, hi, r0, np.minimum(r0 + B_r, Nq), 0, -(-Nkv // B_c), B_c, Nkv)
+    return BlockMask(B_r, B_c, kinds, span, start)
 
 
 def _dense_blocks(mask: Mask, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
@@ -632,8 +727,8 @@ def flash2_masked_words(w: Any, mask: Mask, B_r: int, B_c: int, *, grouped: bool
     mask's counts in place of the causal sums: a Q block of B_r positions (of each of the g heads of a group
     when ``grouped``) is read only when one of its tiles is non-empty; in each non-empty tile it reads the K/V
     rows of the tile's needed span; empty tiles are skipped; every O row and its logsumexp is written."""
-    bm = mask.blocks(w.Nq, w.Nkv, B_r, B_c)
-    active = (bm.kinds != EMPTY).any(axis=1)
+    bm = mask.block_rows(w.Nq, w.Nkv, B_r, B_c)
+    active = bm.active
     rows = np.minimum(B_r, w.Nq - B_r * np.arange(active.size))
     q_rows = int((rows * active).sum())
     env = _unit_env(w, w.groups if grouped else 1, q_rows=q_rows, kv_rows=bm.kv_rows)

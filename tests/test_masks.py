@@ -86,6 +86,24 @@ def test_pairs_and_block_mask_equal_the_dense_predicate(case):
     assert bm.start.tolist() == start.tolist()
 
 
+@given(cases())
+def test_block_rows_walk_the_block_mask_one_q_block_at_a_time(case):
+    """The O(N_q) block rows (interval masks: no T_r × T_c array) give the same tiles, active blocks and needed
+    K/V rows as the full block mask, which the test above pins to the dense predicate."""
+    Nq, Nkv, mask, B_r, B_c = case
+    bm, br = mask.blocks(Nq, Nkv, B_r, B_c), mask.block_rows(Nq, Nkv, B_r, B_c)
+    assert br.active.tolist() == bm.active.tolist()
+    assert br.kv_rows == bm.kv_rows
+    for i in range(bm.kinds.shape[0]):
+        j0, kinds, start, span = br.row(i)
+        n = len(kinds)
+        outside = np.r_[bm.kinds[i, :j0], bm.kinds[i, j0 + n:]]
+        assert (outside == EMPTY).all()
+        assert kinds.tolist() == bm.kinds[i, j0:j0 + n].tolist()
+        assert start.tolist() == bm.start[i, j0:j0 + n].tolist()
+        assert span.tolist() == bm.span[i, j0:j0 + n].tolist()
+
+
 def test_closed_forms_are_the_familiar_counts():
     assert Causal().pairs(8, 8) == 36 and Causal().pairs(3, 8) == 3 * 8 - 3  # N_q·N_kv − N_q(N_q − 1)/2
     assert SlidingWindow(-1, -1).pairs(5, 7) == 35
