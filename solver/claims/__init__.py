@@ -80,20 +80,19 @@ def all_claims() -> list[Claim]:
 
 
 def step_links() -> dict[str, tuple[str, ...]]:
-    """Proof-step claim id → the bounds whose step lists (``PROOF_STEPS`` of :mod:`attnio.bounds.constants` and
-    :mod:`attnio.bounds.backward`) name it, in catalog order.
+    """Proof-step claim id → the bounds whose step lists (:data:`attnio.bounds.proofs.PROOF_STEPS`) name it, in
+    the tables' order.
 
     >>> step_links()["constants.b1.amgm"]
     ('constants.b1', 'backward.bwd-dp')
     """
-    from attnio.bounds import backward, constants
+    from attnio.bounds.proofs import PROOF_STEPS
 
     out: dict[str, tuple[str, ...]] = {}
-    for table in (constants.PROOF_STEPS, backward.PROOF_STEPS):
-        for bound_id, steps in table.items():
-            for _, cid in steps:
-                if cid != "prose" and bound_id not in out.get(cid, ()):
-                    out[cid] = out.get(cid, ()) + (bound_id,)
+    for bound_id, steps in PROOF_STEPS.items():
+        for _, cid in steps:
+            if cid != "prose" and bound_id not in out.get(cid, ()):
+                out[cid] = out.get(cid, ()) + (bound_id,)
     return out
 
 

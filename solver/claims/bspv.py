@@ -3,7 +3,7 @@ consistency with every exact cost formula.
 
 The steps BSPV shares with BS word for word (AM–GM on two faces, the Loomis–Whitney combination, the cubic
 maximum, the per-segment maximum at R = 3M, the choice of R) are BS's claims (``constants.bs.*``); the step tables
-of :mod:`attnio.bounds.constants` (``PROOF_STEPS``) list them under BSPV too, which is where a claim's ``about``
+of :mod:`attnio.bounds.proofs` (``PROOF_STEPS``) list them under BSPV too, which is where a claim's ``about``
 comes from. The claims here are the steps that differ: the complete pairs and the pair face with the slots and
 the V words in the budget (steps 8, 9), the rearrangement over 2N²d products (step 13), and the near form's
 segments of M I/Os (steps 12, 13).
@@ -15,7 +15,9 @@ through both phases of square_tiling-io, and directly for the rest.
 
 Interface (solver/claims/__init__.py): this module exposes ``CLAIMS`` (ids prefixed ``constants.``).
 
->>> check(by_id("constants.bspv.rearrange")).status
+>>> from attnio.solver.claims import by_id
+>>> from attnio.solver.verify import verify_claim
+>>> verify_claim(by_id("constants.bspv.rearrange")).status
 'proved'
 """
 
@@ -25,6 +27,8 @@ from fractions import Fraction
 
 from attnio.bounds.expr import ceil, eq, sqrt, to_text
 from attnio.bounds.symbols import M, N, d, nonneg_real
+from attnio.solver.claims.build import BASE as _BASE
+from attnio.solver.claims.build import sq as _sq
 from attnio.solver.claims.constants import (
     VIA_BLOCKS,
     VIA_LARGE,
@@ -34,10 +38,8 @@ from attnio.solver.claims.constants import (
     R,
     Y,
     _is_standard,
-    _sq,
     aK,
     aQ,
-    check,  # noqa: F401  (re-exported: check(by_id(...)) proves a claim)
     h,
     rr,
     ww,
@@ -47,7 +49,6 @@ from attnio.solver.claims.constants import _claim as _base_claim
 from attnio.solver.claims.types import Implication
 
 DOC = "docs/bounds/bspv.md"
-_BASE = (d >= 1, N >= 1, M >= 1)
 
 aV = nonneg_real("seg_aV", "V words available in a segment (red at its start or read in it)")
 y = nonneg_real("seg_y", "type-2 slots of a segment (a vertex of the slot's accumulation tree red at its start or read)")
@@ -245,9 +246,3 @@ def consistency_claims() -> list[Implication]:
 
 
 CLAIMS: list[Implication] = [*STEP_CLAIMS, *consistency_claims()]
-BY_ID: dict[str, Implication] = {c.id: c for c in CLAIMS}
-
-
-def by_id(claim_id: str) -> Implication:
-    """The claim of this module with that id (KeyError otherwise); ``check(by_id(...))`` proves it."""
-    return BY_ID[claim_id]

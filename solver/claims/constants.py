@@ -24,7 +24,9 @@ Four families, gathered by :func:`all_claims` (ids ``constants.*``):
 Interface (solver/claims/__init__.py): this module exposes ``CLAIMS`` (ids prefixed ``constants.``), gathered by
 :func:`solver.claims.all_claims`.
 
->>> check(by_id("constants.b1.amgm")).status
+>>> from attnio.solver.claims import by_id
+>>> from attnio.solver.verify import verify_claim
+>>> verify_claim(by_id("constants.b1.amgm")).status
 'proved'
 """
 
@@ -36,8 +38,10 @@ from fractions import Fraction
 from attnio.bounds.expr import Expr, Rel, ceil, eq, maximum, sqrt, to_text
 from attnio.bounds.symbols import M, N, d, dv, nonneg_real, sym
 from attnio.bounds.types import Bound
+from attnio.solver.claims.build import BASE as _BASE
+from attnio.solver.claims.build import claim
+from attnio.solver.claims.build import sq as _sq
 from attnio.solver.claims.types import Implication
-from attnio.solver.engine import Outcome, prove
 from attnio.solver.logic import Formula
 
 # auxiliary symbols of the proofs (real, non-negative); names prefixed so they clash with nothing else -------
@@ -75,9 +79,6 @@ ww = nonneg_real("seg_writes", "writes in a segment")
 # bs.combine and bs.cubic were proved only for κ ≥ 1).
 kap = sym("seg_kappa", integer=False, lo=0, doc="κ = 1 − (M + R)/(4d²), the share of the pair face not spent on complete pairs")
 
-_BASE = (d >= 1, N >= 1, M >= 1)
-
-
 def _claim(
     id: str,
     bound: str,
@@ -94,7 +95,7 @@ def _claim(
     ``constants.b1``, see :data:`LABELS`)."""
     if about is None:
         about = (LABELS[bound],) if bound in LABELS else ()
-    return Implication(f"constants.{id}", kind, f"[{bound}] {statement}", tuple(hyps), concl, provenance=doc, about=about)
+    return claim(f"constants.{id}", statement, hyps, concl, doc, label=bound, kind=kind, about=about)
 
 
 # The label of each derived bound in claim statements -> its catalog id.
@@ -106,10 +107,6 @@ LABELS = {
     "BSPV": "constants.bspv",
     "BSPV-near": "constants.bspv-near",
 }
-
-
-def _sq(e: Expr) -> Expr:
-    return e * e
 
 
 # B3 step 13, middle of the chain: the number of segments h after S, f and ΣU are eliminated (R = M).
@@ -780,21 +777,6 @@ def gap_claims() -> list[Implication]:
 
 def all_claims() -> list[Implication]:
     return [*STEP_CLAIMS, *relax_claims(), *consistency_claims(), *small_cache_consistency_claims(), *gap_claims()]
-
-
-# checking --------------------------------------------------------------------------------------------------
-
-
-def check(claim: Implication, *, backend: str = "z3", rlimit: int | None = None) -> Outcome:
-    """Prove one claim with :func:`solver.engine.prove` (side conditions proved first, never assumed)."""
-    return prove(claim.hyps, claim.goal, backend=backend, rlimit=rlimit)
-
-
-def by_id(claim_id: str) -> Implication:
-    for cl in CLAIMS:
-        if cl.id == claim_id:
-            return cl
-    raise KeyError(claim_id)
 
 
 CLAIMS: list[Implication] = all_claims()
