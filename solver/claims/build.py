@@ -82,18 +82,18 @@ def to_cost(id: str, name: str, f, lower: Expr, text: str, *, base: tuple[Formul
             extra: tuple[Formula, ...] = (), covers: tuple[str, ...] = (), goal: Formula | None = None,
             doc: str = "") -> Link:
     """A last link: ``lower ≤ cost(name)`` (or ``goal``, a fact of its blocks) on ``base``, the formula's valid
-    region and ``extra``; about the bounds it ``covers`` and ``exact.<name>`` (provenance ``doc``: the chain's
-    unless given)."""
-    return Link(id, text, (*base, *f.valid, *extra), lower <= f.io if goal is None else goal, (*covers, f"exact.{name}"),
-                doc=doc)
+    region and ``extra``; about the bounds it ``covers`` and ``exact.<name>`` (only the bounds where ``name`` is
+    empty: a workload formula has no ``exact.`` entry); provenance ``doc``: the chain's unless given."""
+    return Link(id, text, (*base, *f.valid, *extra), lower <= f.io if goal is None else goal,
+                (*covers, f"exact.{name}") if name else covers, doc=doc)
 
 
-def chain(links: Iterable[Link], doc: str, *, kind: str = "consistency", label: str = "") -> list[Implication]:
+def chain(links: Iterable[Link | Claim], doc: str, *, kind: str = "consistency", label: str = "") -> list[Claim]:
     """The claims of the links of one or more chains ``bound ≤ lead ≤ middle ≤ cost`` (:func:`relax`, :class:`Link`,
     :func:`to_cost`), in order: each of ``kind`` and provenance ``doc`` unless the link says otherwise, its text
-    prefixed ``[label]`` when given."""
+    prefixed ``[label]`` when given. A claim already built (from :func:`links`, say) is kept as it is."""
     return [claim(k.id, k.text, k.hyps, k.goal, k.doc or doc, label=label, kind=k.kind or kind, about=k.about)
-            for k in links]
+            if isinstance(k, Link) else k for k in links]
 
 
 @dataclass(frozen=True)
