@@ -39,10 +39,16 @@ from attnio.bounds.workloads import (
 
 Steps = list[tuple[int, str]]
 
+
+def _prose(first: int, last: int) -> Steps:
+    """Steps ``first`` to ``last`` argued in prose only."""
+    return [(n, "prose") for n in range(first, last + 1)]
+
+
 # The constants (docs/bounds/b1.md … bspv.md; claims in solver/claims/constants.py and bspv.py).
 # Steps 1–11 of BSPV and BSPV-near (docs/bounds/bspv.md): the same for both; steps 10–11 are BS's algebra.
 _BSPV_COMMON: list[tuple[int, str]] = [
-    *((n, "prose") for n in range(1, 8)),
+    *_prose(1, 7),
     (8, "constants.bspv.pairs"),
     (9, "constants.bspv.third"),
     (10, "constants.bs.amgm"),
@@ -51,12 +57,7 @@ _BSPV_COMMON: list[tuple[int, str]] = [
 ]
 CONSTANTS_STEPS: dict[str, list[tuple[int, str]]] = {
     "constants.bs": [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "prose"),
-        (5, "prose"),
-        (6, "prose"),
+        *_prose(1, 6),
         (7, "constants.bs.pairs"),
         (8, "constants.bs.third"),
         (9, "constants.bs.combine"),
@@ -80,9 +81,7 @@ CONSTANTS_STEPS: dict[str, list[tuple[int, str]]] = {
         (14, "constants.bspv.crossover"),
     ],
     "constants.b1": [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
+        *_prose(1, 3),
         (4, "constants.b1.amgm"),
         (5, "constants.b1.endpoint"),
         (6, "constants.b1.segment_max"),
@@ -90,25 +89,18 @@ CONSTANTS_STEPS: dict[str, list[tuple[int, str]]] = {
         (8, "constants.b1.best_R"),
     ],
     "constants.b2": [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
+        *_prose(1, 3),
         (4, "constants.b2.maximise"),
         (5, "constants.b2.endpoint"),
         (6, "constants.b2.segment_max"),
         (7, "constants.b2.rearrange"),
     ],
     "constants.b3": [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "prose"),
-        (5, "prose"),
+        *_prose(1, 5),
         (6, "constants.b3.amgm4"),
         (7, "constants.b3.lw_to_T2"),
         (8, "constants.b3.type2"),
-        (9, "prose"),
-        (10, "prose"),
+        *_prose(9, 10),
         (11, "constants.b3.square_term"),
         (12, "constants.b3.sum"),
         (13, "constants.b3.eliminate"),  # step 13 in two links: S, f and ΣU eliminated, then the rearrangement
@@ -121,9 +113,7 @@ CONSTANTS_STEPS: dict[str, list[tuple[int, str]]] = {
 # constants.b1.*).
 BACKWARD_STEPS: dict[str, list[tuple[int, str]]] = {
     BWD_DP.id: [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
+        *_prose(1, 3),
         (4, "constants.b1.amgm"),
         (5, "constants.b1.endpoint"),
         (6, "backward.dp.segment_max"),
@@ -131,9 +121,7 @@ BACKWARD_STEPS: dict[str, list[tuple[int, str]]] = {
         (8, "backward.dp.leading"),
     ],
     BWD_SDP.id: [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
+        *_prose(1, 3),
         (4, "backward.sdp.amgm"),
         (5, "backward.sdp.endpoint"),
         (6, "backward.sdp.segment_max"),
@@ -145,12 +133,7 @@ BACKWARD_STEPS: dict[str, list[tuple[int, str]]] = {
     # of R) is not restated.
     BWD_DP_SMALL.id: CONSTANTS_STEPS["constants.bs"][:12],
     BWD_SDP_SMALL.id: [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "prose"),
-        (5, "prose"),
-        (6, "prose"),
+        *_prose(1, 6),
         (7, "constants.bs.pairs"),
         (8, "backward.small.faces"),
         (9, "backward.small.per_family"),
@@ -162,10 +145,7 @@ BACKWARD_STEPS: dict[str, list[tuple[int, str]]] = {
         (15, "backward.small.rearrange"),
     ],
     BWD_SLOTS.id: [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "prose"),
+        *_prose(1, 4),
         (5, "backward.slots.cauchy"),
         (6, "backward.slots.pairs"),
         (7, "prose"),
@@ -188,7 +168,7 @@ _SLOTS_X_STEPS = {9: "backward.slots.x.case_x", 11: "backward.slots.x.case_sa", 
 BACKWARD_STEPS[BWD_SLOTS_X.id] = [(n, _SLOTS_X_STEPS.get(n, c)) for n, c in BACKWARD_STEPS[BWD_SLOTS.id]]
 
 # The lifted count (docs/bounds/backward-lift.md): one derivation, n = 5 or 4 families; only the last step differs.
-_LIFT_STEPS = [(n, "prose") for n in range(1, 8)] + [
+_LIFT_STEPS = [*_prose(1, 7)] + [
     (8, "constants.bs.pairs"),
     (9, "backward.lift.third"),
     (10, "constants.bs.amgm"),
