@@ -81,88 +81,32 @@ Qs = nonneg_real("bwds_Q", "words moved by the whole computation")
 
 
 def step_claims() -> list[Implication]:
+    dp = claims_for("backward.dp", DOC + "#bwd-dp", label="BWD-dP", about=("backward.bwd-dp",))
+    sdp = claims_for("backward.sdp", DOC, label="BWD-SdP", about=("backward.bwd-sdp",))
     return [
-        Implication(
-            "backward.dp.segment_max",
-            "derivation",
-            "[BWD-dP] with R = M (B = 2M): ((2M − x)/(2d))² + x ≤ max(M²/d², 2M) for every x ∈ [0, 2M]",
-            (*BASE, x <= 2 * M),
-            sq((2 * M - x) / (2 * d)) + x <= maximum(M**2 / d**2, 2 * M),
-            provenance=DOC + "#bwd-dp",
-            about=("backward.bwd-dp",),
-        ),
-        Implication(
-            "backward.dp.rearrange",
-            "derivation",
-            "[BWD-dP] N² dP-roots ≤ h·max(M²/d², 2M) and Q ≥ M(h − 1) ⇒ Q ≥ min(N²d²/M, N²/2) − M",
-            (*BASE, N**2 <= h * maximum(M**2 / d**2, 2 * M), Q >= M * (h - 1)),
-            Q >= minimum(N**2 * d**2 / M, N**2 / 2) - M,
-            provenance=DOC + "#bwd-dp",
-            about=("backward.bwd-dp",),
-        ),
-        Implication(
-            "backward.dp.leading",
-            "branch",
-            "[BWD-dP] for M ≥ 2d², min(N²d²/M, N²/2) = N²d²/M (B1's form)",
-            (*BASE, M >= 2 * d**2),
-            minimum(N**2 * d**2 / M, N**2 / 2) >= N**2 * d**2 / M,
-            provenance=DOC + "#bwd-dp",
-            about=("backward.bwd-dp",),
-        ),
-        Implication(
-            "backward.sdp.amgm",
-            "derivation",
-            "[BWD-SdP] AM–GM: 2d|I| + 2d|J| ≤ B − x ⇒ |I|·|J| ≤ ((B − x)/(4d))² (type-1 pairs in a segment)",
+        dp("segment_max", "with R = M (B = 2M): ((2M − x)/(2d))² + x ≤ max(M²/d², 2M) for every x ∈ [0, 2M]",
+           (*BASE, x <= 2 * M), sq((2 * M - x) / (2 * d)) + x <= maximum(M**2 / d**2, 2 * M)),
+        dp("rearrange", "N² dP-roots ≤ h·max(M²/d², 2M) and Q ≥ M(h − 1) ⇒ Q ≥ min(N²d²/M, N²/2) − M",
+           (*BASE, N**2 <= h * maximum(M**2 / d**2, 2 * M), Q >= M * (h - 1)),
+           Q >= minimum(N**2 * d**2 / M, N**2 / 2) - M),
+        dp("leading", "for M ≥ 2d², min(N²d²/M, N²/2) = N²d²/M (B1's form)", (*BASE, M >= 2 * d**2),
+           minimum(N**2 * d**2 / M, N**2 / 2) >= N**2 * d**2 / M, kind="branch"),
+        sdp("amgm", "AM–GM: 2d|I| + 2d|J| ≤ B − x ⇒ |I|·|J| ≤ ((B − x)/(4d))² (type-1 pairs in a segment)",
             (d >= 1, x <= B, 2 * d * I_rows + 2 * d * J_cols <= B - x),
-            I_rows * J_cols <= sq((B - x) / (4 * d)),
-            provenance=DOC + "#step-4",
-            about=("backward.bwd-sdp",),
-        ),
-        Implication(
-            "backward.sdp.endpoint",
-            "derivation",
-            "[BWD-SdP] convexity in x: ((B − x)/(4d))² + x ≤ max(B²/(16d²), B) for x ∈ [0, B]",
-            (d >= 1, x <= B),
-            sq((B - x) / (4 * d)) + x <= maximum(sq(B) / (16 * d**2), B),
-            provenance=DOC + "#step-5",
-            about=("backward.bwd-sdp",),
-        ),
-        Implication(
-            "backward.sdp.segment_max",
-            "derivation",
-            "[BWD-SdP] with R = M (B = 2M): ((2M − x)/(4d))² + x ≤ max(M²/(4d²), 2M) for every x ∈ [0, 2M]",
-            (*BASE, x <= 2 * M),
-            sq((2 * M - x) / (4 * d)) + x <= maximum(M**2 / (4 * d**2), 2 * M),
-            provenance=DOC + "#step-6",
-            about=("backward.bwd-sdp",),
-        ),
-        Implication(
-            "backward.sdp.rearrange",
-            "derivation",
-            "[BWD-SdP] N² pairs ≤ h·max(M²/(4d²), 2M) and Q ≥ M(h − 1) ⇒ Q ≥ min(4N²d²/M, N²/2) − M",
+            I_rows * J_cols <= sq((B - x) / (4 * d)), doc=DOC + "#step-4"),
+        sdp("endpoint", "convexity in x: ((B − x)/(4d))² + x ≤ max(B²/(16d²), B) for x ∈ [0, B]",
+            (d >= 1, x <= B), sq((B - x) / (4 * d)) + x <= maximum(sq(B) / (16 * d**2), B), doc=DOC + "#step-5"),
+        sdp("segment_max",
+            "with R = M (B = 2M): ((2M − x)/(4d))² + x ≤ max(M²/(4d²), 2M) for every x ∈ [0, 2M]",
+            (*BASE, x <= 2 * M), sq((2 * M - x) / (4 * d)) + x <= maximum(M**2 / (4 * d**2), 2 * M),
+            doc=DOC + "#step-6"),
+        sdp("rearrange", "N² pairs ≤ h·max(M²/(4d²), 2M) and Q ≥ M(h − 1) ⇒ Q ≥ min(4N²d²/M, N²/2) − M",
             (*BASE, N**2 <= h * maximum(M**2 / (4 * d**2), 2 * M), Q >= M * (h - 1)),
-            Q >= minimum(4 * N**2 * d**2 / M, N**2 / 2) - M,
-            provenance=DOC + "#step-7",
-            about=("backward.bwd-sdp",),
-        ),
-        Implication(
-            "backward.sdp.best_R",
-            "derivation",
-            "[BWD-SdP] with R = cM the leading constant 16c/(1 + c)² ≤ 4: R = M is the best choice",
-            (c > 0,),
-            16 * c / sq(1 + c) <= 4,
-            provenance=DOC + "#step-8",
-            about=("backward.bwd-sdp",),
-        ),
-        Implication(
-            "backward.sdp.leading",
-            "branch",
-            "[BWD-SdP] for M ≥ 8d², min(4N²d²/M, N²/2) = 4N²d²/M",
-            (*BASE, M >= 8 * d**2),
-            minimum(4 * N**2 * d**2 / M, N**2 / 2) >= 4 * N**2 * d**2 / M,
-            provenance=DOC + "#step-9",
-            about=("backward.bwd-sdp",),
-        ),
+            Q >= minimum(4 * N**2 * d**2 / M, N**2 / 2) - M, doc=DOC + "#step-7"),
+        sdp("best_R", "with R = cM the leading constant 16c/(1 + c)² ≤ 4: R = M is the best choice", (c > 0,),
+            16 * c / sq(1 + c) <= 4, doc=DOC + "#step-8"),
+        sdp("leading", "for M ≥ 8d², min(4N²d²/M, N²/2) = 4N²d²/M", (*BASE, M >= 8 * d**2),
+            minimum(4 * N**2 * d**2 / M, N**2 / 2) >= 4 * N**2 * d**2 / M, doc=DOC + "#step-9", kind="branch"),
     ]
 
 
@@ -333,79 +277,32 @@ def small_cache_step_claims() -> list[Implication]:
     """The algebraic steps of BWD-SdP-small (docs/bounds/backward-small.md) that are not BS's own
     (BS's claims ``constants.bs.*`` serve for BWD-dP-small and for the steps the two share). Split into small
     monotone links so that cvc5 re-proves each at once."""
-    about = ("backward.bwd-sdp-small",)
+    imp = claims_for("backward.small", SMALL_DOC, label="BWD-SdP-small", about=("backward.bwd-sdp-small",))
     return [
-        Implication(
-            "backward.small.faces",
-            "derivation",
-            "[BWD-SdP-small] shared pair-face budget: s_S + s_P + x_S + x_P ≤ M + r, o_S + o_P ≤ M + w, r + w ≤ R, "
+        imp("faces",
+            "shared pair-face budget: s_S + s_P + x_S + x_P ≤ M + r, o_S + o_P ≤ M + w, r + w ≤ R, "
             "C_S ≤ λs_S, C_P ≤ λs_P ⇒ (x_S + C_S + o_S) + (x_P + C_P + o_P) ≤ (2M + R) − (1 − λ)(s_S + s_P) "
             "(λ = (M + R)/(4d²), κ = 1 − λ)",
-            (
-                M >= 1,
-                sS + sP + xS + xP <= M + rd,
-                oS + oP <= M + wr,
-                rd + wr <= Rs,
-                CS <= lam * sS,
-                CP <= lam * sP,
-            ),
-            (xS + CS + oS) + (xP + CP + oP) <= 2 * M + Rs - (1 - lam) * (sS + sP),
-            provenance=SMALL_DOC + "#step-8",
-            about=about,
-        ),
-        Implication(
-            "backward.small.per_family",
-            "derivation",
-            "[BWD-SdP-small] one family: Loomis–Whitney Y² ≤ a·b·F and AM–GM ⇒ 4Y² ≤ (a + b)²·F (a, b, F ≥ 0)",
-            (sq(Yf) <= fa * fb * Ff,),
-            4 * sq(Yf) <= sq(fa + fb) * Ff,
-            provenance=SMALL_DOC + "#step-9",
-            about=about,
-        ),
-        Implication(
-            "backward.small.lift",
-            "derivation",
-            "[BWD-SdP-small] one family's face into the shared one: 4Y² ≤ s²F and F ≤ G ⇒ 4Y² ≤ s²G",
-            (4 * sq(Yf) <= sq(fa) * Ff, Ff <= G),
-            4 * sq(Yf) <= sq(fa) * G,
-            provenance=SMALL_DOC + "#step-10",
-            about=about,
-        ),
-        Implication(
-            "backward.small.merge",
-            "derivation",
-            "[BWD-SdP-small] two families on one face: 4Y_S² ≤ s_S²G and 4Y_P² ≤ s_P²G ⇒ 4(Y_S + Y_P)² ≤ (s_S + s_P)²G "
-            "(Y_S·Y_P ≤ s_S·s_P·G/4)",
-            (4 * sq(YS) <= sq(sS) * G, 4 * sq(YP) <= sq(sP) * G),
-            4 * sq(YS + YP) <= sq(sS + sP) * G,
-            provenance=SMALL_DOC + "#step-11",
-            about=about,
-        ),
-        Implication(
-            "backward.small.budget",
-            "derivation",
-            "[BWD-SdP-small] the shared face's budget: 4Y² ≤ s²G and G ≤ K − κs ⇒ Y² ≤ (s²/4)(K − κs) (BS's form, "
-            "for constants.bs.cubic)",
-            (4 * sq(Yf) <= sq(fa) * G, G <= Kb - kap * fa),
-            sq(Yf) <= sq(fa) / 4 * (Kb - kap * fa),
-            provenance=SMALL_DOC + "#step-12",
-            about=about,
-        ),
-        Implication(
-            "backward.small.rearrange",
-            "derivation",
-            "[BWD-SdP-small] 2N²d products: κ·2N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ "
+            (M >= 1, sS + sP + xS + xP <= M + rd, oS + oP <= M + wr, rd + wr <= Rs, CS <= lam * sS, CP <= lam * sP),
+            (xS + CS + oS) + (xP + CP + oP) <= 2 * M + Rs - (1 - lam) * (sS + sP), doc=SMALL_DOC + "#step-8"),
+        imp("per_family", "one family: Loomis–Whitney Y² ≤ a·b·F and AM–GM ⇒ 4Y² ≤ (a + b)²·F (a, b, F ≥ 0)",
+            (sq(Yf) <= fa * fb * Ff,), 4 * sq(Yf) <= sq(fa + fb) * Ff, doc=SMALL_DOC + "#step-9"),
+        imp("lift", "one family's face into the shared one: 4Y² ≤ s²F and F ≤ G ⇒ 4Y² ≤ s²G",
+            (4 * sq(Yf) <= sq(fa) * Ff, Ff <= G), 4 * sq(Yf) <= sq(fa) * G, doc=SMALL_DOC + "#step-10"),
+        imp("merge",
+            "two families on one face: 4Y_S² ≤ s_S²G and 4Y_P² ≤ s_P²G ⇒ 4(Y_S + Y_P)² ≤ (s_S + s_P)²G "
+            "(Y_S·Y_P ≤ s_S·s_P·G/4)", (4 * sq(YS) <= sq(sS) * G, 4 * sq(YP) <= sq(sP) * G),
+            4 * sq(YS + YP) <= sq(sS + sP) * G, doc=SMALL_DOC + "#step-11"),
+        imp("budget",
+            "the shared face's budget: 4Y² ≤ s²G and G ≤ K − κs ⇒ Y² ≤ (s²/4)(K − κs) (BS's form, "
+            "for constants.bs.cubic)", (4 * sq(Yf) <= sq(fa) * G, G <= Kb - kap * fa),
+            sq(Yf) <= sq(fa) / 4 * (Kb - kap * fa), doc=SMALL_DOC + "#step-12"),
+        imp("rearrange",
+            "2N²d products: κ·2N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ "
             "Q ≥ (25/9)(1 − M/d²)·N²d/√M − 3M (κ = 1 − M/d², M ≤ d²)",
-            (
-                *BASE,
-                M <= d**2,
-                (1 - M / d**2) * 2 * N**2 * d <= hs * Fraction(54, 25) * M * sqrt(M),
-                Qs >= 3 * M * (hs - 1),
-            ),
-            Qs >= Fraction(25, 9) * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
-            provenance=SMALL_DOC + "#step-15",
-            about=about,
-        ),
+            (*BASE, M <= d**2, (1 - M / d**2) * 2 * N**2 * d <= hs * Fraction(54, 25) * M * sqrt(M),
+             Qs >= 3 * M * (hs - 1)),
+            Qs >= Fraction(25, 9) * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M, doc=SMALL_DOC + "#step-15"),
     ]
 
 
