@@ -72,11 +72,11 @@ class Link:
 
 
 def relax(id: str, bound, lead: Expr, text: str, *, base: tuple[Formula, ...] = BASE, extra: tuple[Formula, ...] = (),
-          about: tuple[str, ...] | None = None, doc: str = "") -> Link:
+          about: tuple[str, ...] | None = None, doc: str = "", kind: str = "") -> Link:
     """The first link of ``bound``'s chains: ``bound.expr ≤ lead`` on ``base``, the bound's regime and ``extra``
-    (about the bound unless ``about`` is given; provenance ``doc``: the chain's unless given)."""
+    (about the bound unless ``about`` is given; provenance ``doc`` and ``kind``: the chain's unless given)."""
     return Link(id, text, (*base, *bound.regime, *extra), bound.expr <= lead, (bound.id,) if about is None else about,
-                doc=doc)
+                kind=kind, doc=doc)
 
 
 def to_cost(id: str, name: str, f, lower: Expr, text: str, *, base: tuple[Formula, ...] = BASE,
