@@ -16,27 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from attnio.bounds.backward import (
-    BWD_DP,
-    BWD_DP_SMALL,
-    BWD_FIVE_SMALL,
-    BWD_FIVE_SMALL_NEAR,
-    BWD_FOUR_SMALL,
-    BWD_FOUR_SMALL_NEAR,
-    BWD_SDP,
-    BWD_SDP_SMALL,
-    BWD_SLOTS,
-    BWD_SLOTS_X,
-)
-from attnio.bounds.workloads import (
-    B3_CAUSAL,
-    B3_RECT,
-    BWD_SLOTS_CAUSAL,
-    BWD_SLOTS_RECT,
-    BWD_SLOTS_X_CAUSAL,
-    BWD_SLOTS_X_RECT,
-)
-
+# Bound ids are spelled out (this module imports no bound module: bounds/constants.py reads proof_status, and the
+# bound modules import each other); tests/test_links.py checks that each names a catalog bound.
 Steps = list[tuple[int, str]]
 
 
@@ -112,7 +93,7 @@ CONSTANTS_STEPS: dict[str, list[tuple[int, str]]] = {
 # The backward (docs/bounds/backward*.md; claims in solver/claims/backward.py; BWD-dP reuses B1's algebra, claims
 # constants.b1.*).
 BACKWARD_STEPS: dict[str, list[tuple[int, str]]] = {
-    BWD_DP.id: [
+    "backward.bwd-dp": [
         *_prose(1, 3),
         (4, "constants.b1.amgm"),
         (5, "constants.b1.endpoint"),
@@ -120,7 +101,7 @@ BACKWARD_STEPS: dict[str, list[tuple[int, str]]] = {
         (7, "backward.dp.rearrange"),
         (8, "backward.dp.leading"),
     ],
-    BWD_SDP.id: [
+    "backward.bwd-sdp": [
         *_prose(1, 3),
         (4, "backward.sdp.amgm"),
         (5, "backward.sdp.endpoint"),
@@ -131,8 +112,8 @@ BACKWARD_STEPS: dict[str, list[tuple[int, str]]] = {
     ],
     # BS's steps 1–12 verbatim (claims constants.bs.*), with (dO, V) in place of (Q, K); its step 13 (the choice
     # of R) is not restated.
-    BWD_DP_SMALL.id: CONSTANTS_STEPS["constants.bs"][:12],
-    BWD_SDP_SMALL.id: [
+    "backward.bwd-dp-small": CONSTANTS_STEPS["constants.bs"][:12],
+    "backward.bwd-sdp-small": [
         *_prose(1, 6),
         (7, "constants.bs.pairs"),
         (8, "backward.small.faces"),
@@ -144,7 +125,7 @@ BACKWARD_STEPS: dict[str, list[tuple[int, str]]] = {
         (14, "constants.bs.segment"),
         (15, "backward.small.rearrange"),
     ],
-    BWD_SLOTS.id: [
+    "backward.bwd-slots": [
         *_prose(1, 4),
         (5, "backward.slots.cauchy"),
         (6, "backward.slots.pairs"),
@@ -165,7 +146,7 @@ BACKWARD_STEPS: dict[str, list[tuple[int, str]]] = {
 # BWD-slots-x: BWD-slots' steps with 9, 11, 12 and 16 replaced (docs/bounds/backward-slots.md#bwd-slots-x)
 _SLOTS_X_STEPS = {9: "backward.slots.x.case_x", 11: "backward.slots.x.case_sa", 12: "backward.slots.x.constant",
                   16: "backward.slots.x.rearrange"}
-BACKWARD_STEPS[BWD_SLOTS_X.id] = [(n, _SLOTS_X_STEPS.get(n, c)) for n, c in BACKWARD_STEPS[BWD_SLOTS.id]]
+BACKWARD_STEPS["backward.bwd-slots-x"] = [(n, _SLOTS_X_STEPS.get(n, c)) for n, c in BACKWARD_STEPS["backward.bwd-slots"]]
 
 # The lifted count (docs/bounds/backward-lift.md): one derivation, n = 5 or 4 families; only the last step differs.
 _LIFT_STEPS = [*_prose(1, 7)] + [
@@ -176,13 +157,13 @@ _LIFT_STEPS = [*_prose(1, 7)] + [
     (12, "constants.bs.cubic"),
     (13, "backward.lift.segment"),
 ]
-BACKWARD_STEPS[BWD_FIVE_SMALL.id] = [*_LIFT_STEPS, (14, "backward.lift.rearrange.five")]
-BACKWARD_STEPS[BWD_FOUR_SMALL.id] = [*_LIFT_STEPS, (14, "backward.lift.rearrange.four")]
+BACKWARD_STEPS["backward.bwd-five-small"] = [*_LIFT_STEPS, (14, "backward.lift.rearrange.five")]
+BACKWARD_STEPS["backward.bwd-four-small"] = [*_LIFT_STEPS, (14, "backward.lift.rearrange.four")]
 # the near forms (docs/bounds/backward-lift.md#near): steps 1–9 shared, then the cap and the two cases of the maximum
 _NEAR_STEPS = [*_LIFT_STEPS[:9], (10, "backward.lift.third_cap"), (11, "constants.bs.amgm"),
                (12, "backward.lift.near.low"), (13, "backward.lift.near.high"), (14, "backward.lift.near.segment")]
-BACKWARD_STEPS[BWD_FIVE_SMALL_NEAR.id] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.five")]
-BACKWARD_STEPS[BWD_FOUR_SMALL_NEAR.id] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.four")]
+BACKWARD_STEPS["backward.bwd-five-small-near"] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.five")]
+BACKWARD_STEPS["backward.bwd-four-small-near"] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.four")]
 
 # The pair-count bounds of workloads (claims in solver/claims/b3p.py and bwd_slots_p.py).
 # B3_P (docs/bounds/b3p.md numbers the same steps as b3.md): B3's steps 1–11, then steps 12 and 13 on P and L.
@@ -193,14 +174,14 @@ _B3P: Steps = [st for st in CONSTANTS_STEPS["constants.b3"] if st[0] <= 11] + [
 ]
 # BWD-slots_P and BWD-slots-x_P (docs/bounds/bwd-slots-p.md numbers the steps of backward-slots.md): the machine-checked
 # steps of BWD-slots (BWD-slots-x), then steps 15 and 16 on P and L.
-_SLOTS_P = (BWD_SLOTS_RECT.id, BWD_SLOTS_CAUSAL.id)
+_SLOTS_P = ("workloads.bwd-slots.rect", "workloads.bwd-slots.causal")
 WORKLOAD_STEPS: dict[str, Steps] = {
-    B3_RECT.id: _B3P,
-    B3_CAUSAL.id: _B3P,
-    **{b: [(n, c) for n, c in BACKWARD_STEPS[BWD_SLOTS.id if b in _SLOTS_P else BWD_SLOTS_X.id] if c != "prose" and n < 15]
+    "workloads.b3.rect": _B3P,
+    "workloads.b3.causal": _B3P,
+    **{b: [(n, c) for n, c in BACKWARD_STEPS["backward.bwd-slots" if b in _SLOTS_P else "backward.bwd-slots-x"] if c != "prose" and n < 15]
        + [(15, "workloads.bwd-slots.sum"),
           (16, "workloads.bwd-slots.rearrange" if b in _SLOTS_P else "workloads.bwd-slots-x.rearrange")]
-       for b in (*_SLOTS_P, BWD_SLOTS_X_RECT.id, BWD_SLOTS_X_CAUSAL.id)},
+       for b in (*_SLOTS_P, "workloads.bwd-slots-x.rect", "workloads.bwd-slots-x.causal")},
 }
 
 PROOF_STEPS: dict[str, Steps] = {**CONSTANTS_STEPS, **BACKWARD_STEPS, **WORKLOAD_STEPS}

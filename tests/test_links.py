@@ -104,6 +104,15 @@ def test_every_paper_bound_has_a_claim_or_an_asymptotic_only_note() -> None:
         assert not (b.asymptotic_only and b.explicit), b.id
 
 
+def test_every_step_table_names_a_catalog_bound_and_catalog_claims() -> None:
+    from attnio.bounds.proofs import PROOF_STEPS
+
+    bounds = {b.id for b in all_bounds()}
+    claims = {c.id for c in all_claims()}
+    assert set(PROOF_STEPS) <= bounds, set(PROOF_STEPS) - bounds
+    assert {cid for steps in PROOF_STEPS.values() for _, cid in steps} - {"prose"} <= claims
+
+
 def test_proof_step_claims_are_about_the_bounds_whose_step_lists_name_them() -> None:
     from attnio.bounds.proofs import PROOF_STEPS
 
