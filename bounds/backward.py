@@ -50,12 +50,10 @@ pass (reports and checks apply them to every forward algorithm); :data:`BOUNDS` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from attnio.bounds.constants import BS_COEFF, bs_bound
-from attnio.bounds.constants import PROOF_STEPS as BS_PROOF_STEPS
 from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import eq, evaluate, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, dv
@@ -323,91 +321,6 @@ COVERS: dict[str, frozenset[str]] = {
 # Backward schedules whose working set exceeds M (run in audit mode): not candidates for "best schedule".
 OVERFLOWS = frozenset({"flash1-bwd"})
 
-# Proof steps (claim ids in solver/claims/backward.py; BWD-dP reuses B1's algebra, claims constants.b1.*).
-PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
-    BWD_DP.id: [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "constants.b1.amgm"),
-        (5, "constants.b1.endpoint"),
-        (6, "backward.dp.segment_max"),
-        (7, "backward.dp.rearrange"),
-        (8, "backward.dp.leading"),
-    ],
-    BWD_SDP.id: [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "backward.sdp.amgm"),
-        (5, "backward.sdp.endpoint"),
-        (6, "backward.sdp.segment_max"),
-        (7, "backward.sdp.rearrange"),
-        (8, "backward.sdp.best_R"),
-        (9, "backward.sdp.leading"),
-    ],
-    # BS's steps 1–12 verbatim (claims constants.bs.*), with (dO, V) in place of (Q, K); its step 13 (the choice
-    # of R) is not restated.
-    BWD_DP_SMALL.id: BS_PROOF_STEPS["constants.bs"][:12],
-    BWD_SDP_SMALL.id: [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "prose"),
-        (5, "prose"),
-        (6, "prose"),
-        (7, "constants.bs.pairs"),
-        (8, "backward.small.faces"),
-        (9, "backward.small.per_family"),
-        (10, "backward.small.lift"),
-        (11, "backward.small.merge"),
-        (12, "backward.small.budget"),
-        (13, "constants.bs.cubic"),
-        (14, "constants.bs.segment"),
-        (15, "backward.small.rearrange"),
-    ],
-    BWD_SLOTS.id: [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "prose"),
-        (5, "backward.slots.cauchy"),
-        (6, "backward.slots.pairs"),
-        (7, "prose"),
-        (8, "backward.slots.endpoint"),
-        (9, "backward.slots.case_x"),
-        (10, "backward.slots.case_s"),
-        (11, "backward.slots.case_sa"),
-        (12, "backward.slots.constant"),
-        (13, "prose"),
-        (14, "constants.b3.square_term"),
-        (15, "backward.slots.sum"),
-        (16, "backward.slots.rearrange"),
-    ],
-}
-
-
-# BWD-slots-x: BWD-slots' steps with 9, 11, 12 and 16 replaced (docs/bounds/backward-slots.md#bwd-slots-x)
-_SLOTS_X_STEPS = {9: "backward.slots.x.case_x", 11: "backward.slots.x.case_sa", 12: "backward.slots.x.constant",
-                  16: "backward.slots.x.rearrange"}
-PROOF_STEPS[BWD_SLOTS_X.id] = [(n, _SLOTS_X_STEPS.get(n, c)) for n, c in PROOF_STEPS[BWD_SLOTS.id]]
-
-# The lifted count (docs/bounds/backward-lift.md): one derivation, n = 5 or 4 families; only the last step differs.
-_LIFT_STEPS = [(n, "prose") for n in range(1, 8)] + [
-    (8, "constants.bs.pairs"),
-    (9, "backward.lift.third"),
-    (10, "constants.bs.amgm"),
-    (11, "constants.bs.combine"),
-    (12, "constants.bs.cubic"),
-    (13, "backward.lift.segment"),
-]
-PROOF_STEPS[BWD_FIVE_SMALL.id] = [*_LIFT_STEPS, (14, "backward.lift.rearrange.five")]
-PROOF_STEPS[BWD_FOUR_SMALL.id] = [*_LIFT_STEPS, (14, "backward.lift.rearrange.four")]
-# the near forms (docs/bounds/backward-lift.md#near): steps 1–9 shared, then the cap and the two cases of the maximum
-_NEAR_STEPS = [*_LIFT_STEPS[:9], (10, "backward.lift.third_cap"), (11, "constants.bs.amgm"),
-               (12, "backward.lift.near.low"), (13, "backward.lift.near.high"), (14, "backward.lift.near.segment")]
-PROOF_STEPS[BWD_FIVE_SMALL_NEAR.id] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.five")]
-PROOF_STEPS[BWD_FOUR_SMALL_NEAR.id] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.four")]
 
 def best_lower_bound(N_: int, d_: int, M_: int, schedule: str | None = None) -> tuple[str, Fraction]:
     """The largest backward lower bound at (N, d, M) (d_v = d) whose regime holds and, if ``schedule`` is
@@ -540,15 +453,3 @@ def small_cache_table(points: tuple[tuple[int, int, int], ...] = SMALL_TABLE_POI
             )
         )
     return rows
-
-
-def proof_status(bound_id: str, verdicts: Mapping[str, str] | None = None) -> str:
-    """"k of n steps machine-checkable, …; p/k proved" for a backward bound."""
-    steps = PROOF_STEPS.get(bound_id)
-    if not steps:
-        return "no step list"
-    checked = [c for _, c in steps if c != "prose"]
-    s = f"{len(checked)} of {len(steps)} steps machine-checkable, {len(steps) - len(checked)} prose"
-    if verdicts is not None:
-        s += f"; {sum(verdicts.get(c) == 'proved' for c in checked)}/{len(checked)} proved"
-    return s

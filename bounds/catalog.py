@@ -29,10 +29,11 @@ True
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 from attnio.bounds import approx, backward, constants, workloads
-from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS
+from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS, CostFormula
 from attnio.bounds.expr import Expr, Rel, free_symbols, log2, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
 from attnio.bounds.types import (
@@ -442,29 +443,29 @@ def seed_bounds() -> list[Bound]:
 
 def exact_bounds() -> list[Bound]:
     """One ``exact.<name>`` entry per cost formula (with dv = d), generated from FORMULAS and BACKWARD_FORMULAS."""
-    out = []
     tables = [(FORMULAS, "forward"), (BACKWARD_FORMULAS, "backward")]
-    for name, f, computation in ((n, f, c) for table, c in tables for n, f in sorted(table.items())):
-        g = f.with_dv_equal_d()
-        out.append(
-            Bound(
-                id=f"exact.{name}",
-                statement=f"Exact words moved by {name} (reads + writes; leading term {f.leading}).",
-                kind="exact",
-                model=f"algorithm {name}",
-                regime=g.valid,
-                expr=g.io,
-                explicit=True,
-                constant=None,
-                provenance="derived here",
-                status="derived here",
-                doc=f.derivation,
-                notes="Equal to the two-level machine's measured count (tests/test_counts.py, tests/test_backward.py).",
-                attained_by=(name,),
-                computation=computation,
-            )
-        )
-    return out
+    return [_exact(n, f, c) for table, c in tables for n, f in sorted(table.items())]
+
+
+def _exact(name: str, f: CostFormula, computation: str) -> Bound:
+    """The ``exact.<name>`` entry of cost formula ``f``."""
+    g = f.with_dv_equal_d()
+    return Bound(
+        id=f"exact.{name}",
+        statement=f"Exact words moved by {name} (reads + writes; leading term {f.leading}).",
+        kind="exact",
+        model=f"algorithm {name}",
+        regime=g.valid,
+        expr=g.io,
+        explicit=True,
+        constant=None,
+        provenance="derived here",
+        status="derived here",
+        doc=f.derivation,
+        notes="Equal to the two-level machine's measured count (tests/test_counts.py, tests/test_backward.py).",
+        attained_by=(name,),
+        computation=computation,
+    )
 
 
 def all_bounds() -> list[Bound]:
@@ -477,15 +478,37 @@ def all_bounds() -> list[Bound]:
 
 
 def by_id(bound_id: str) -> Bound:
-    """The catalog bound with this id; an unknown id raises InvalidParameter.
+    """The catalog bound with this id; an unknown id raises InvalidParameter. The written bounds are indexed once
+    (:func:`_index`); an ``exact.<name>`` entry is built from the cost formula at the call, so a formula registered
+    later (a user's algorithm) is found, as :func:`all_bounds` finds it.
 
     >>> by_id("sy.thm3.5").attained_by
     ('square_tiling',)
+    >>> by_id("exact.flash2").kind
+    'exact'
     """
-    for b in all_bounds():
-        if b.id == bound_id:
-            return b
+    name = bound_id.removeprefix("exact.")
+    if name != bound_id:
+        for table, computation in ((FORMULAS, "forward"), (BACKWARD_FORMULAS, "backward")):
+            if name in table:
+                f = table[name]
+                hit = _EXACT.get(bound_id)
+                if hit is None or hit[0] is not f:  # built once per formula object (a replaced formula is rebuilt)
+                    hit = _EXACT[bound_id] = (f, _exact(name, f, computation))
+                return hit[1]
+    elif bound_id in _index():
+        return _index()[bound_id]
     raise InvalidParameter("bound", bound_id, "an id listed by `attnio bounds`")
+
+
+_EXACT: dict[str, tuple[CostFormula, Bound]] = {}
+
+
+@functools.cache
+def _index() -> dict[str, Bound]:
+    """Every bound of :func:`all_bounds` but the generated ``exact.*`` entries, by id (built once: the catalog's
+    other bounds are module constants)."""
+    return {b.id: b for b in all_bounds() if not b.id.startswith("exact.")}
 
 
 def explicit_io_lower_bounds() -> list[Bound]:

@@ -298,103 +298,6 @@ def small_cache_lower_bounds() -> list[Bound]:
     return list(SMALL_CACHE)
 
 
-# Which proof steps are machine-checked (claim ids in solver/claims/constants.py) and which are prose only.
-# Each docs page numbers the same steps; tests/test_constants.py checks the two agree. A step proved in links
-# lists one entry per link, in order, under the same step number.
-# Steps 1–11 of BSPV and BSPV-near (docs/bounds/bspv.md): the same for both; steps 10–11 are BS's algebra.
-_BSPV_COMMON: list[tuple[int, str]] = [
-    *((n, "prose") for n in range(1, 8)),
-    (8, "constants.bspv.pairs"),
-    (9, "constants.bspv.third"),
-    (10, "constants.bs.amgm"),
-    (10, "constants.bs.combine"),
-    (11, "constants.bs.cubic"),
-]
-PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
-    "constants.bs": [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "prose"),
-        (5, "prose"),
-        (6, "prose"),
-        (7, "constants.bs.pairs"),
-        (8, "constants.bs.third"),
-        (9, "constants.bs.combine"),
-        (10, "constants.bs.cubic"),
-        (11, "constants.bs.segment"),
-        (12, "constants.bs.rearrange"),
-        (13, "constants.bs.best_R"),
-    ],
-    # BSPV and BSPV-near share one page and one numbering (docs/bounds/bspv.md); steps 12–13 differ in R.
-    "constants.bspv": [
-        *_BSPV_COMMON,
-        (12, "constants.bs.segment"),
-        (13, "constants.bspv.rearrange"),
-        (14, "constants.bs.best_R"),
-        (14, "constants.bspv.crossover"),
-    ],
-    "constants.bspv-near": [
-        *_BSPV_COMMON,
-        (12, "constants.bspv-near.segment"),
-        (13, "constants.bspv-near.rearrange"),
-        (14, "constants.bspv.crossover"),
-    ],
-    "constants.b1": [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "constants.b1.amgm"),
-        (5, "constants.b1.endpoint"),
-        (6, "constants.b1.segment_max"),
-        (7, "constants.b1.rearrange"),
-        (8, "constants.b1.best_R"),
-    ],
-    "constants.b2": [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "constants.b2.maximise"),
-        (5, "constants.b2.endpoint"),
-        (6, "constants.b2.segment_max"),
-        (7, "constants.b2.rearrange"),
-    ],
-    "constants.b3": [
-        (1, "prose"),
-        (2, "prose"),
-        (3, "prose"),
-        (4, "prose"),
-        (5, "prose"),
-        (6, "constants.b3.amgm4"),
-        (7, "constants.b3.lw_to_T2"),
-        (8, "constants.b3.type2"),
-        (9, "prose"),
-        (10, "prose"),
-        (11, "constants.b3.square_term"),
-        (12, "constants.b3.sum"),
-        (13, "constants.b3.eliminate"),  # step 13 in two links: S, f and ΣU eliminated, then the rearrangement
-        (13, "constants.b3.rearrange"),
-        (14, "constants.b3.best_R"),
-    ],
-}
-
-
-def proof_status(bound_id: str, verdicts: Mapping[str, str] | None = None) -> str:
-    """A line "k of n steps machine-checkable, …; p/k proved" for a bound; ``verdicts``: claim id → status."""
-    steps = PROOF_STEPS.get(bound_id)
-    if not steps:
-        return "no step list"
-    links: dict[int, list[str]] = {}
-    for n, c in steps:
-        links.setdefault(n, []).append(c)
-    checked = {n: cs for n, cs in links.items() if cs != ["prose"]}
-    s = f"{len(checked)} of {len(links)} steps machine-checkable, {len(links) - len(checked)} prose"
-    if verdicts is not None:
-        proved = sum(all(verdicts.get(c) == "proved" for c in cs) for cs in checked.values())
-        s += f"; {proved}/{len(checked)} proved"
-    return s
-
-
 # The constants table ----------------------------------------------------------------------------------------
 
 # Representative points of the large-cache regime (the note's §5 plus a larger M/d²), d_v = d.
@@ -431,6 +334,8 @@ class ConstantsRow:
 
 
 def _statuses(verdicts: Mapping[str, str] | None) -> dict[str, str]:
+    from attnio.bounds.proofs import proof_status
+
     out = {}
     for b in (B1, B2, B3, *SMALL_CACHE):
         out[b.id] = f"{b.status} ({proof_status(b.id, verdicts)})"

@@ -163,7 +163,7 @@ def _b3(id_: str, pairs_: object, regime: tuple, what: str) -> Bound:
         cdag=CDAG_QK_PV_ACC,
         notes="Refereed (docs/bounds/b3p.md#referee). The expression less its −M is linear in (P, L), both of which add up over heads, so "
         "over a workload it is batch·H × (expression + M) − M (workload_value). Consistency: proved by z3 and cvc5 "
-        "for every rectangular workload formula (claims bounds_v3.b3p.consistency.*); measured for the causal ones "
+        "for every rectangular workload formula (claims workloads.b3p.consistency.*); measured for the causal ones "
         "(tests/test_bound_falsification.py).",
     )
 

@@ -18,8 +18,10 @@ from attnio.bounds import backward as bb
 from attnio.bounds.constants import BS_COEFF
 from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
 from attnio.bounds.expr import evaluate, sqrt
+from attnio.bounds.proofs import PROOF_STEPS
 from attnio.bounds.symbols import M, N, d
 from attnio.solver.claims import backward as cb
+from attnio.solver.claims import by_id as claim_by_id
 from attnio.solver.claims import constants as cc
 from attnio.solver.claims.types import Implication
 from attnio.solver.engine import prove
@@ -30,7 +32,7 @@ LIFT = (bb.BWD_FIVE_SMALL, bb.BWD_FOUR_SMALL)
 NEAR = (bb.BWD_FIVE_SMALL_NEAR, bb.BWD_FOUR_SMALL_NEAR)
 LIFT_CLAIMS = [c for c in cb.CLAIMS if isinstance(c, Implication)
                and (c.id.startswith("backward.lift.") or c.id == "backward.small.relax.bwd-four-small")]
-BS_STEPS = sorted({cid for b in LIFT + NEAR for _, cid in bb.PROOF_STEPS[b.id] if cid.startswith("constants.bs.")})
+BS_STEPS = sorted({cid for b in LIFT + NEAR for _, cid in PROOF_STEPS[b.id] if cid.startswith("constants.bs.")})
 
 
 def test_the_lifted_bounds_are_in_the_backward_catalog_with_their_regime_coefficient_and_cover() -> None:
@@ -62,7 +64,7 @@ def test_the_expressions_are_the_bs_form_with_their_coefficients(point) -> None:
         assert float(evaluate(b.expr, env)) == pytest.approx(want, rel=1e-12)
 
 
-@pytest.mark.parametrize("claim", LIFT_CLAIMS + [cc.by_id(i) for i in BS_STEPS], ids=lambda c: c.id)
+@pytest.mark.parametrize("claim", LIFT_CLAIMS + [claim_by_id(i) for i in BS_STEPS], ids=lambda c: c.id)
 def test_every_lift_claim_is_proved_by_z3_and_cvc5(claim: Implication) -> None:
     """The lift's own claims and the BS steps it reuses (constants.bs.*), each by both solvers."""
     v = verify_claim(claim, solver="both")
@@ -76,7 +78,7 @@ def test_the_docs_page_names_each_step_of_each_bound(bounds, title) -> None:
     ids = {c.id for c in cb.CLAIMS} | {c.id for c in cc.CLAIMS}
     lines = {int(m.group(1)): m.group(0) for m in re.finditer(r"^(\d+)\. .*$", proof, flags=re.M)}
     for b in bounds:
-        steps = bb.PROOF_STEPS[b.id]
+        steps = PROOF_STEPS[b.id]
         assert [n for n, _ in steps] == sorted(lines) == list(range(1, len(steps) + 1))
         prose = [n for n, how in steps if how == "prose"]
         assert prose == [n for n in lines if "argued in prose" in lines[n]]

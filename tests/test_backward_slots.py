@@ -12,6 +12,7 @@ import pytest
 from attnio.bounds import backward as bb
 from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import evaluate
+from attnio.bounds.proofs import PROOF_STEPS
 from attnio.solver.claims import all_claims
 from attnio.solver.claims import backward as cb
 from attnio.solver.claims.types import Implication
@@ -64,7 +65,7 @@ def test_step_9_needs_its_threshold() -> None:
 @pytest.mark.parametrize("b", SLOTS, ids=lambda b: b.id)
 def test_the_bound_names_its_steps_and_is_registered(b) -> None:
     ids = {c.id for c in all_claims()}
-    steps = bb.PROOF_STEPS[b.id]
+    steps = PROOF_STEPS[b.id]
     assert [n for n, _ in steps] == list(range(1, len(steps) + 1))
     assert {cid for _, cid in steps if cid != "prose"} <= ids
     assert b in bb.BOUNDS and bb.COVERS[b.id] == bb.RECOMPUTES_S

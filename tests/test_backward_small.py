@@ -16,9 +16,11 @@ from attnio.bounds import backward as bb
 from attnio.bounds.constants import BS, BS_COEFF
 from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
 from attnio.bounds.expr import evaluate, sqrt
+from attnio.bounds.proofs import PROOF_STEPS
 from attnio.bounds.symbols import M, N, d
 from attnio.core.errors import InvalidParameter
 from attnio.solver.claims import backward as cb
+from attnio.solver.claims import by_id as claim_by_id
 from attnio.solver.claims import constants as cc
 from attnio.solver.claims.types import Implication
 from attnio.solver.engine import prove
@@ -26,7 +28,7 @@ from attnio.solver.verify import verify_claim
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL_CLAIMS = [c for c in cb.CLAIMS if isinstance(c, Implication) and c.id.startswith("backward.small.")]
-BS_STEPS = sorted({cid for b in bb.SMALL_CACHE for _, cid in bb.PROOF_STEPS[b] if cid.startswith("constants.bs.")})
+BS_STEPS = sorted({cid for b in bb.SMALL_CACHE for _, cid in PROOF_STEPS[b] if cid.startswith("constants.bs.")})
 
 
 def test_the_small_cache_bounds_are_in_the_backward_catalog_with_their_regime_and_model() -> None:
@@ -56,7 +58,7 @@ def test_every_small_cache_claim_is_proved_by_z3_and_cvc5(claim: Implication) ->
 
 @pytest.mark.parametrize("claim_id", BS_STEPS)
 def test_the_bs_steps_the_small_cache_bounds_reuse_are_proved(claim_id: str) -> None:
-    v = verify_claim(cc.by_id(claim_id))
+    v = verify_claim(claim_by_id(claim_id))
     assert v.status == "proved", (claim_id, v.status, v.reason)
 
 
@@ -71,7 +73,7 @@ def test_the_docs_page_names_each_step_of_both_bounds() -> None:
     for bound_id in sorted(bb.SMALL_CACHE):
         title = {bb.BWD_DP_SMALL.id: "## BWD-dP-small", bb.BWD_SDP_SMALL.id: "## BWD-SdP-small"}[bound_id]
         section = page.split(title, 1)[1].split("\n## ", 1)[0]
-        steps = bb.PROOF_STEPS[bound_id]
+        steps = PROOF_STEPS[bound_id]
         assert [n for n, _ in steps] == list(range(1, len(steps) + 1))
         for n, how in steps:
             m = re.search(rf"^{n}\. .*$", section, flags=re.M)

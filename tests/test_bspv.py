@@ -23,27 +23,29 @@ from attnio.bounds.expr import evaluate, sqrt
 from attnio.bounds.symbols import M, N, d
 from attnio.solver.claims import all_claims
 from attnio.solver.claims import bspv as cb
+from attnio.solver.claims import by_id as claim_by_id
 from attnio.solver.claims import constants as cc
 from attnio.solver.claims.types import Implication
+from attnio.solver.verify import verify_claim
 
 AUDIT = frozenset(n for n in registry.names() if registry.get(n).audit)
 
 
 @pytest.mark.parametrize("claim", cb.CLAIMS, ids=lambda c: c.id)
 def test_claim_proved_by_z3(claim: Implication) -> None:
-    out = cb.check(claim)
+    out = verify_claim(claim)
     assert out.status == "proved", (claim.id, out)
 
 
 @pytest.mark.parametrize("claim", cb.CLAIMS, ids=lambda c: c.id)
 def test_claim_second_opinion_cvc5(claim: Implication) -> None:
     pytest.importorskip("cvc5")
-    out = cb.check(claim, backend="cvc5")
+    out = verify_claim(claim, "cvc5")
     assert out.status == "proved", (claim.id, out)
 
 
 def _mutate(claim_id: str, goal) -> Implication:
-    c = cb.by_id(claim_id)
+    c = claim_by_id(claim_id)
     return replace(c, id=c.id + ".mutant", goal=goal)
 
 
@@ -62,7 +64,7 @@ MUTANTS = {
     "near.segment@19/20": _mutate("constants.bspv-near.segment", cb.KAPPA_NEAR * cb.Y <= Fraction(19, 20) * M * sqrt(M)),
     # the crossover at d²/2 instead of (7/16)d²: BSPV-near is the larger there
     "crossover@1/2": replace(
-        cb.by_id("constants.bspv.crossover"),
+        claim_by_id("constants.bspv.crossover"),
         id="constants.bspv.crossover.mutant",
         hyps=(d >= 1, N >= 1, M >= 1, 2 * M <= d**2),
     ),
@@ -73,7 +75,7 @@ MUTANTS = {
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_tightened_step_is_refuted_with_a_counterexample(name: str) -> None:
-    out = cb.check(MUTANTS[name])
+    out = verify_claim(MUTANTS[name])
     assert out.status == "refuted" and not out.spurious, (name, out)
 
 

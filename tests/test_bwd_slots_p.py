@@ -14,6 +14,7 @@ from attnio.bounds import backward as bb
 from attnio.bounds import workloads as wl
 from attnio.bounds.costs import workload_backward_cost
 from attnio.bounds.expr import evaluate
+from attnio.bounds.proofs import PROOF_STEPS
 from attnio.core.workload import Workload
 from attnio.solver.claims import all_claims
 from attnio.solver.claims import bwd_slots_p as sp
@@ -104,7 +105,7 @@ def test_best_backward_bound_uses_them_and_the_step_lists_name_registered_claims
     ids = {c.id for c in all_claims()}
     for b in wl.BWD_SLOTS_P:
         assert b in wl.BWD_BOUNDS and b.id in wl.BWD_RECOMPUTE_S
-        steps = sp.PROOF_STEPS[b.id]
+        steps = PROOF_STEPS[b.id]
         assert {cid for _, cid in steps} <= ids, b.id
         assert any(b.id in c.about for c in CLAIMS if c.kind == "consistency"), b.id
 

@@ -23,12 +23,15 @@ from attnio.algorithms.flash2 import Flash2Tiling
 from attnio.algorithms.machine import Machine
 from attnio.algorithms.run import run
 from attnio.bounds import constants
-from attnio.bounds.constants import B1, B2, B3, BS, COSMA, PROOF_STEPS, constants_table
+from attnio.bounds.constants import B1, B2, B3, BS, COSMA, constants_table
 from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import evaluate, sqrt
+from attnio.bounds.proofs import CONSTANTS_STEPS
 from attnio.bounds.symbols import M, N, d
 from attnio.solver.claims import Implication, all_claims
+from attnio.solver.claims import by_id as claim_by_id
 from attnio.solver.claims import constants as cc
+from attnio.solver.verify import verify_claim
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,7 +76,7 @@ def test_note_worked_numbers_for_b1_b2_b3() -> None:
 
 @pytest.mark.parametrize("claim", cc.STEP_CLAIMS + cc.relax_claims() + cc.gap_claims(), ids=lambda c: c.id)
 def test_step_claim_proved_by_z3(claim: Implication) -> None:
-    out = cc.check(claim)
+    out = verify_claim(claim)
     assert out.status == "proved", (claim.id, out)
 
 
@@ -90,12 +93,12 @@ CVC5_OPEN: set[str] = set()
 )
 def test_step_claim_second_opinion_cvc5(claim: Implication) -> None:
     pytest.importorskip("cvc5")
-    out = cc.check(claim, backend="cvc5")
+    out = verify_claim(claim, "cvc5")
     assert out.status == "proved", (claim.id, out)
 
 
 def _mutate(claim_id: str, goal=None, hyps=None) -> Implication:
-    c = cc.by_id(claim_id)
+    c = claim_by_id(claim_id)
     return replace(
         c, id=c.id + ".mutant", goal=c.goal if goal is None else goal, hyps=c.hyps if hyps is None else hyps
     )
@@ -139,7 +142,7 @@ MUTANTS = {
     "small-3/4-le-flash2": _mutate(
         "constants.consistency.small.le.flash2",
         goal=3 * N**2 / 4 <= FORMULAS["flash2"].with_dv_equal_d().io,
-        hyps=(*cc.by_id("constants.consistency.small.le.flash2").hyps, d >= 16),
+        hyps=(*claim_by_id("constants.consistency.small.le.flash2").hyps, d >= 16),
     ),
     # BS per-segment maximum with 53/25 instead of 54/25 ((53/25)² < 125/27)
     "bs.segment@53/25": _mutate(
@@ -157,13 +160,13 @@ MUTANTS = {
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_wrong_step_is_refuted_with_a_counterexample(name: str) -> None:
-    out = cc.check(MUTANTS[name])
+    out = verify_claim(MUTANTS[name])
     assert out.status == "refuted" and not out.spurious, (name, out)
 
 
 def test_every_proof_step_list_matches_the_claims_and_the_docs() -> None:
     ids = {c.id for c in all_claims()}
-    for bound_id, steps in PROOF_STEPS.items():
+    for bound_id, steps in CONSTANTS_STEPS.items():
         page = (ROOT / {b.id: b.doc for b in constants.BOUNDS}[bound_id]).read_text()
         numbers = [n for n, _ in steps]  # a step proved in links lists each link under its number, in order
         assert numbers == sorted(numbers) and sorted(set(numbers)) == list(range(1, len(set(numbers)) + 1))
@@ -194,7 +197,7 @@ def test_small_cache_consistency_covers_every_exact_formula() -> None:
 
 @pytest.mark.parametrize("claim", SMALL_CONSISTENCY, ids=lambda c: c.id)
 def test_small_cache_bound_below_every_exact_cost_proved_by_z3(claim: Implication) -> None:
-    out = cc.check(claim)
+    out = verify_claim(claim)
     assert out.status == "proved", (claim.id, out)
 
 
@@ -232,7 +235,7 @@ def test_consistency_claims_cover_every_exact_formula_and_bound() -> None:
 
 @pytest.mark.parametrize("claim", CONSISTENCY, ids=lambda c: c.id)
 def test_lower_bounds_below_every_exact_cost_proved_by_z3(claim: Implication) -> None:
-    out = cc.check(claim)
+    out = verify_claim(claim)
     assert out.status == "proved", (claim.id, out)
 
 

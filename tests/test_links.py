@@ -104,14 +104,22 @@ def test_every_paper_bound_has_a_claim_or_an_asymptotic_only_note() -> None:
         assert not (b.asymptotic_only and b.explicit), b.id
 
 
-def test_proof_step_claims_are_about_the_bounds_whose_step_lists_name_them() -> None:
-    from attnio.bounds import backward, constants
+def test_every_step_table_names_a_catalog_bound_and_catalog_claims() -> None:
+    from attnio.bounds.proofs import PROOF_STEPS
 
-    for table in (constants.PROOF_STEPS, backward.PROOF_STEPS):
-        for bound_id, steps in table.items():
-            for _, cid in steps:
-                if cid != "prose":
-                    assert bound_id in claim_by_id(cid).about, (cid, bound_id)
+    bounds = {b.id for b in all_bounds()}
+    claims = {c.id for c in all_claims()}
+    assert set(PROOF_STEPS) <= bounds, set(PROOF_STEPS) - bounds
+    assert {cid for steps in PROOF_STEPS.values() for _, cid in steps} - {"prose"} <= claims
+
+
+def test_proof_step_claims_are_about_the_bounds_whose_step_lists_name_them() -> None:
+    from attnio.bounds.proofs import PROOF_STEPS
+
+    for bound_id, steps in PROOF_STEPS.items():
+        for _, cid in steps:
+            if cid != "prose":
+                assert bound_id in claim_by_id(cid).about, (cid, bound_id)
     assert "constants.bs" in claim_by_id("constants.bs.relax").about  # BS's label, off the step list
     assert "sy.thm3.1.lower" in claim_by_id("sy.min-branch.small").about
     # Thm 3.1's O side: square tiling below M = d², flash2 above; Li et al.'s likewise for the backward

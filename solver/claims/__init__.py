@@ -20,9 +20,17 @@ A claim is plain data that :mod:`attnio.solver.verify` turns into solver obligat
   says whether each side is sharp to the precision and how wide the band ``(ρ_lo, ρ_hi)`` is, inside which
   either algorithm can win (ceilings and lower-order terms decide).
 
-The types live in :mod:`attnio.solver.claims.types`. Each topic module ``solver/claims/<topic>.py`` builds its
-claims (ids unique, prefixed by the topic); :func:`all_claims` gathers them, imported statically, so a deleted
-module is an import error, never a silently shorter list. ``CLAIMS`` (module attribute) is the same list,
+The types live in :mod:`attnio.solver.claims.types`, the shared constructors (the parameters' domain, a labelled
+claim, the consistency-chain builder ``chain``) in :mod:`attnio.solver.claims.build`. Each topic module
+``solver/claims/<topic>.py`` builds its claims, ids unique and prefixed by the topic of the bounds they are about:
+``constants.*`` (constants.py and bspv.py: BSPV and BSPV-near are part of the constants topic, on one page with BS),
+``backward.*``, ``workloads.*`` (workloads.py, and b3p.py and bwd_slots_p.py: the steps and consistency of the
+pair-count bounds B3_P and BWD-slots_P, catalog ``workloads.*``), ``approx.*``, ``masks.*``, ``serving.*``,
+``pebbling.*`` (small_forms.py: the small forms the pebbling section uses); seed.py keeps the first claims' ids
+(``sy.*``, ``wd.*``, ``trivial.*``, ``consistency.*``, ``crossover.*``, …), and tight.py's specs become
+``tight.*``/``tiles.*`` claims (seed) and ``backward.tight.*`` ones (backward). The proof steps' bounds come from
+:mod:`attnio.bounds.proofs` (:func:`step_links`). :func:`all_claims` gathers them, imported statically, so a
+deleted module is an import error, never a silently shorter list. ``CLAIMS`` (module attribute) is the same list,
 built on first use.
 
 >>> ids = [c.id for c in all_claims()]
@@ -80,20 +88,19 @@ def all_claims() -> list[Claim]:
 
 
 def step_links() -> dict[str, tuple[str, ...]]:
-    """Proof-step claim id → the bounds whose step lists (``PROOF_STEPS`` of :mod:`attnio.bounds.constants` and
-    :mod:`attnio.bounds.backward`) name it, in catalog order.
+    """Proof-step claim id → the bounds whose step lists (:data:`attnio.bounds.proofs.PROOF_STEPS`) name it, in
+    the tables' order.
 
     >>> step_links()["constants.b1.amgm"]
     ('constants.b1', 'backward.bwd-dp')
     """
-    from attnio.bounds import backward, constants
+    from attnio.bounds.proofs import PROOF_STEPS
 
     out: dict[str, tuple[str, ...]] = {}
-    for table in (constants.PROOF_STEPS, backward.PROOF_STEPS):
-        for bound_id, steps in table.items():
-            for _, cid in steps:
-                if cid != "prose" and bound_id not in out.get(cid, ()):
-                    out[cid] = out.get(cid, ()) + (bound_id,)
+    for bound_id, steps in PROOF_STEPS.items():
+        for _, cid in steps:
+            if cid != "prose" and bound_id not in out.get(cid, ()):
+                out[cid] = out.get(cid, ()) + (bound_id,)
     return out
 
 

@@ -29,7 +29,6 @@ from attnio.solver.claims.build import leading_crossover
 from attnio.solver.claims.types import Claim, Coverage, Implication
 from attnio.solver.logic import All, Any, Iff
 
-F = Fraction
 r = A.r
 P = "derived here, docs/approx.md"
 ST, CH, TI = A.FORMULAS["stream"], A.FORMULAS["chunked"], A.FORMULAS["tiled"]
@@ -224,7 +223,7 @@ def _claims() -> list[Claim]:
             "approx.crossover.leading.chunked.flash2",
             "Leading terms: chunked 4Nrd²/M + 2Nd against flash2's 4N²d²/M + 2Nd; the boundary along r/N is derived.",
             4 * N * r * d**2 / M + 2 * N * d, 4 * N**2 * d**2 / M + 2 * N * d, "4Nrd²/M + 2Nd", "4N²d²/M + 2Nd",
-            hi=F(16), provenance=P, about=("approx.poly.chunked.exact", "exact.flash2"), axis=r / N, axis_name="r/N",
+            hi=Fraction(16), provenance=P, about=("approx.poly.chunked.exact", "exact.flash2"), axis=r / N, axis_name="r/N",
         ),
         Implication(
             "approx.switch.leading.tiled.chunked",

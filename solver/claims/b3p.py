@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from attnio.bounds.constants import PROOF_STEPS as B3_STEPS
-from attnio.bounds.expr import Expr
 from attnio.bounds.symbols import M, d, sym
+from attnio.solver.claims.build import PAIR_BASE, Link, chain, claims_for, sq
 from attnio.solver.claims.constants import SU, Q, R, S, Z, f, h
 from attnio.solver.claims.types import Implication
 
@@ -27,20 +26,11 @@ ABOUT = ("workloads.b3.rect", "workloads.b3.causal")
 Pp = sym("b3p_P", integer=False, lo=0, doc="pairs whose products the accumulation trees contain (unmasked pairs)")
 Ls = sym("b3p_L", integer=False, lo=0, doc="output slots (i, ℓ'), one final write each")
 
-_BASE = (d >= 1, M >= 1)
-
-
-def _sq(e: Expr) -> Expr:
-    return e * e
-
-
 # Step 13, middle of the chain: the number of segments h after S, f and ΣU are eliminated (R = M).
 SEGMENTS = 16 * Pp * d**2 <= h * (4 * M**2 + 64 * d**4) + 6 * M * Ls
 
 
-def _claim(id_: str, statement: str, hyps: tuple, goal: object, step: int) -> Implication:
-    return Implication(f"bounds_v3.b3p.{id_}", "derivation", f"[B3_P] {statement}", hyps, goal,  # type: ignore[arg-type]
-                       provenance=f"{DOC}#step-{step}", about=ABOUT)
+_claim = claims_for("workloads.b3p", DOC, label="B3_P", about=ABOUT)
 
 
 CLAIMS: list[Implication] = [
@@ -49,33 +39,33 @@ CLAIMS: list[Implication] = [
         "Σ_t: S ≤ h(M+R)² + (3M+2R+f)Σz + (M+R+f)ΣU and Σz ≤ L − ΣU/2 ⇒ S ≤ h(M+R)² + (3M+2R+f)L + (f − M)ΣU/2 "
         "(B3 step 12 with L output slots in place of Nd)",
         (
-            *_BASE,
-            S <= h * _sq(M + R) + (3 * M + 2 * R + f) * (Z - SU) + (M + R + f) * SU,
+            *PAIR_BASE,
+            S <= h * sq(M + R) + (3 * M + 2 * R + f) * (Z - SU) + (M + R + f) * SU,
             Z - SU <= Ls - SU / 2,
         ),
-        S <= h * _sq(M + R) + (3 * M + 2 * R + f) * Ls + (f - M) * SU / 2,
-        12,
+        S <= h * sq(M + R) + (3 * M + 2 * R + f) * Ls + (f - M) * SU / 2,
+        doc=f"{DOC}#step-12",
     ),
     _claim(
         "eliminate",
         "R = M: P·d ≤ S/(16d) + 4d³h, S ≤ h(2M)² + (5M + f)L + (f − M)ΣU/2, f ≤ M "
         "⇒ 16P·d² ≤ h(4M² + 64d⁴) + 6·M·L (first link of step 13)",
         (
-            *_BASE,
+            *PAIR_BASE,
             Pp * d <= S / (16 * d) + 4 * d**3 * h,
-            S <= h * _sq(2 * M) + (5 * M + f) * Ls + (f - M) * SU / 2,
+            S <= h * sq(2 * M) + (5 * M + f) * Ls + (f - M) * SU / 2,
             f <= M,
         ),
         SEGMENTS,
-        13,
+        doc=f"{DOC}#step-13",
     ),
     _claim(
         "rearrange",
-        "16P·d² ≤ h(4M² + 64d⁴) + 6·M·L (bounds_v3.b3p.eliminate), Q ≥ M(h − 1) "
+        "16P·d² ≤ h(4M² + 64d⁴) + 6·M·L (workloads.b3p.eliminate), Q ≥ M(h − 1) "
         "⇒ Q ≥ M(4P·d² − 1.5·M·L)/(M² + 16d⁴) − M",
-        (*_BASE, SEGMENTS, Q >= M * (h - 1)),
+        (*PAIR_BASE, SEGMENTS, Q >= M * (h - 1)),
         Q >= M * (4 * Pp * d**2 - Fraction(3, 2) * M * Ls) / (M**2 + 16 * d**4) - M,
-        13,
+        doc=f"{DOC}#step-13",
     ),
 ]
 
@@ -97,19 +87,14 @@ def consistency_claims() -> list[Implication]:
             continue
         sub = {dv: d}
         units_g = g if sched == "grouped" else 1
-        out.append(
-            Implication(
-                f"bounds_v3.b3p.consistency.{alg}.{sched}",
-                "consistency",
-                f"[B3_P] {fm.algorithm}'s unit count (d_v = d)·(M² + 16d⁴) ≥ {units_g}·4P·d²·M, P = N_q·N_kv: "
-                "B3_P per unit without its non-positive terms −1.5·M·L and −M",
-                (*_BASE, g >= 1, Nq >= 1, Nkv >= 1, *(substitute_rel(r, sub) for r in fm.valid)),
-                substitute(fm.io, sub) * (M**2 + 16 * d**4) >= units_g * 4 * PAIRS_RECT * d**2 * M,
-                provenance=f"{DOC}#consistency-and-numbers",
-                about=(ABOUT[0],),
-            )
-        )
-    return out
+        out.append(Link(
+            f"workloads.b3p.consistency.{alg}.{sched}",
+            f"{fm.algorithm}'s unit count (d_v = d)·(M² + 16d⁴) ≥ {units_g}·4P·d²·M, P = N_q·N_kv: "
+            "B3_P per unit without its non-positive terms −1.5·M·L and −M",
+            (*PAIR_BASE, g >= 1, Nq >= 1, Nkv >= 1, *(substitute_rel(r, sub) for r in fm.valid)),
+            substitute(fm.io, sub) * (M**2 + 16 * d**4) >= units_g * 4 * PAIRS_RECT * d**2 * M,
+            (ABOUT[0],)))
+    return chain(out, f"{DOC}#consistency-and-numbers", label="B3_P")
 
 
 CLAIMS += consistency_claims()
@@ -151,59 +136,39 @@ def causal_consistency_claims() -> list[Implication]:
         "standard": Qr + 2 * d * A + 2 * Ar + Tv * Ar + 2 * Ar + Nq * d,
         "square_tiling": Qr + 2 * d * A + Nq + Tv * Ar + Ar + Nq + Nq * d,
     }
-    id_ = "bounds_v3.b3p.consistency.causal"
+    id_ = "workloads.b3p.consistency.causal"
+    causal = (ABOUT[1],)
     out = [
-        Implication(
-            f"{id_}.flash2.kv", "derivation",
-            "[B3_P] causal flash2, link 1 (d_v = d): a ≥ 1, d + g·a(2d + 4) ≤ M and T·M ≥ 2g·N_q·d "
-            "(workloads.causal.chain.passes) give (d·N_q(T + 1) + 2d·T·δ)·M ≥ 4g·P·d², "
-            "P = N_q(N_q + 1)/2 + N_q·δ: the K/V traffic alone is twice B2_P's term.",
-            (*base, g >= 1, T >= 1, a >= 1, d + g * a * (2 * d + 4) <= M, T * M >= 2 * g * Nq * d),
-            kv * M >= 4 * g * P * d**2,
-            provenance=f"{DOC}#consistency-and-numbers", about=(ABOUT[1],),
-        ),
-        Implication(
-            f"{id_}.flash2.unit", "derivation",
-            "[B3_P] causal flash2, link 2 (d_v = d): a unit count U ≥ K (workloads.causal.chain.kv: the count at T, B "
-            "with B·T ≥ N_q is ≥ K = d·N_q(T + 1) + 2d·T·δ) with K·M ≥ 4g·P·d² (.flash2.kv) has "
-            "U·(M² + 16d⁴) ≥ g·4P·d²·M (B3_P per unit without its non-positive terms); with "
-            "workloads.causal.chain.blocks.* U is the formula's count, per-head (g = 1) and grouped.",
-            (*base, g >= 1, U >= K, K * M >= 4 * g * P * d**2),
-            U * (M**2 + 16 * d**4) >= g * 4 * P * d**2 * M,
-            provenance=f"{DOC}#consistency-and-numbers", about=(ABOUT[1],),
-        ),
-        Implication(
-            f"{id_}.flash1-fit", "derivation",
-            "[B3_P] causal flash1-fit, link 1 (d_v = d): R·B ≥ P (workloads.causal.rows.pairs.*), B ≤ c and "
-            "c(2d + 1) ≤ M (workloads.causal.blocks.flash1-fit.*) give the count·(M² + 16d⁴) ≥ 4P·d²·M; with "
-            "workloads.causal.count.flash1-fit the formula's count.",
-            (*base, R >= 0, B >= 1, R * B >= P, B <= Cs, Cs * (2 * d + 1) <= M),
-            unit1 * (M**2 + 16 * d**4) >= 4 * P * d**2 * M,
-            provenance=f"{DOC}#consistency-and-numbers", about=(ABOUT[1],),
-        ),
+        Link(f"{id_}.flash2.kv",
+             "causal flash2, link 1 (d_v = d): a ≥ 1, d + g·a(2d + 4) ≤ M and T·M ≥ 2g·N_q·d "
+             "(workloads.causal.chain.passes) give (d·N_q(T + 1) + 2d·T·δ)·M ≥ 4g·P·d², "
+             "P = N_q(N_q + 1)/2 + N_q·δ: the K/V traffic alone is twice B2_P's term.",
+             (*base, g >= 1, T >= 1, a >= 1, d + g * a * (2 * d + 4) <= M, T * M >= 2 * g * Nq * d),
+             kv * M >= 4 * g * P * d**2, causal),
+        Link(f"{id_}.flash2.unit",
+             "causal flash2, link 2 (d_v = d): a unit count U ≥ K (workloads.causal.chain.kv: the count at T, B "
+             "with B·T ≥ N_q is ≥ K = d·N_q(T + 1) + 2d·T·δ) with K·M ≥ 4g·P·d² (.flash2.kv) has "
+             "U·(M² + 16d⁴) ≥ g·4P·d²·M (B3_P per unit without its non-positive terms); with "
+             "workloads.causal.chain.blocks.* U is the formula's count, per-head (g = 1) and grouped.",
+             (*base, g >= 1, U >= K, K * M >= 4 * g * P * d**2),
+             U * (M**2 + 16 * d**4) >= g * 4 * P * d**2 * M, causal),
+        Link(f"{id_}.flash1-fit",
+             "causal flash1-fit, link 1 (d_v = d): R·B ≥ P (workloads.causal.rows.pairs.*), B ≤ c and "
+             "c(2d + 1) ≤ M (workloads.causal.blocks.flash1-fit.*) give the count·(M² + 16d⁴) ≥ 4P·d²·M; with "
+             "workloads.causal.count.flash1-fit the formula's count.",
+             (*base, R >= 0, B >= 1, R * B >= P, B <= Cs, Cs * (2 * d + 1) <= M),
+             unit1 * (M**2 + 16 * d**4) >= 4 * P * d**2 * M, causal),
     ]
-    for alg, unit in units.items():
-        out.append(
-            Implication(
-                f"{id_}.{alg}", "derivation",
-                f"[B3_P] causal {alg}, link 1 (d_v = d): score entries Ar ≥ P (workloads.causal.tiles.area), T_v ≥ 1 "
-                "give the count·(M² + 16d⁴) ≥ 4P·d²·M (B3_P per head is ≤ P/2, as M² + 16d⁴ ≥ 8M·d²); with "
-                f"workloads.causal.count.{alg} the formula's count.",
-                (*base, Qr >= 0, A >= 0, Ar >= P, Tv >= 1),
-                unit * (M**2 + 16 * d**4) >= 4 * P * d**2 * M,
-                provenance=f"{DOC}#consistency-and-numbers", about=(ABOUT[1],),
-            )
-        )
-
-    return out
+    out += [
+        Link(f"{id_}.{alg}",
+             f"causal {alg}, link 1 (d_v = d): score entries Ar ≥ P (workloads.causal.tiles.area), T_v ≥ 1 "
+             "give the count·(M² + 16d⁴) ≥ 4P·d²·M (B3_P per head is ≤ P/2, as M² + 16d⁴ ≥ 8M·d²); with "
+             f"workloads.causal.count.{alg} the formula's count.",
+             (*base, Qr >= 0, A >= 0, Ar >= P, Tv >= 1),
+             unit * (M**2 + 16 * d**4) >= 4 * P * d**2 * M, causal)
+        for alg, unit in units.items()
+    ]
+    return chain(out, f"{DOC}#consistency-and-numbers", kind="derivation", label="B3_P")
 
 
 CLAIMS += causal_consistency_claims()
-
-# Which proof steps are machine-checked (docs/bounds/b3p.md numbers the same steps as b3.md): B3's steps 1–11, then
-# steps 12 and 13 on P and L.
-PROOF_STEPS: list[tuple[int, str]] = [st for st in B3_STEPS["constants.b3"] if st[0] <= 11] + [
-    (12, "bounds_v3.b3p.sum"),
-    (13, "bounds_v3.b3p.eliminate"),
-    (13, "bounds_v3.b3p.rearrange"),
-]

@@ -22,11 +22,21 @@ from typing import Any
 
 from attnio.bounds.expr import Expr, eq, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, nonneg_real
-from attnio.solver.claims.build import leading_crossover, links, tight_claims
+from attnio.solver.claims.build import (
+    BASE,
+    Link,
+    chain,
+    claims_for,
+    leading_crossover,
+    links,
+    relax,
+    sq,
+    tight_claims,
+    to_cost,
+)
 from attnio.solver.claims.tight import SPECS
 from attnio.solver.claims.types import Claim, Crossover, Implication, Tightest
 
-F = Fraction
 DOC = "docs/bounds/backward.md"
 UNIT = N**2 * d**2 / M
 
@@ -39,8 +49,6 @@ J_cols = nonneg_real("bwd_J", "|J_t|: rows whose whole K row and V row are avail
 h = nonneg_real("bwd_h", "number of segments")
 Q = nonneg_real("bwd_Q", "words moved by the whole computation")
 c = nonneg_real("bwd_c", "R/M")
-
-_BASE = (d >= 1, N >= 1, M >= 1)
 
 # auxiliary real symbols of the small-cache proofs (docs/bounds/backward-small.md): S for the S-tree family, P for
 # the dP-tree family
@@ -72,93 +80,33 @@ hs = nonneg_real("bwds_h", "number of segments")
 Qs = nonneg_real("bwds_Q", "words moved by the whole computation")
 
 
-def _sq(e: Expr) -> Expr:
-    return e * e
-
-
 def step_claims() -> list[Implication]:
+    dp = claims_for("backward.dp", DOC + "#bwd-dp", label="BWD-dP", about=("backward.bwd-dp",))
+    sdp = claims_for("backward.sdp", DOC, label="BWD-SdP", about=("backward.bwd-sdp",))
     return [
-        Implication(
-            "backward.dp.segment_max",
-            "derivation",
-            "[BWD-dP] with R = M (B = 2M): ((2M − x)/(2d))² + x ≤ max(M²/d², 2M) for every x ∈ [0, 2M]",
-            (*_BASE, x <= 2 * M),
-            _sq((2 * M - x) / (2 * d)) + x <= maximum(M**2 / d**2, 2 * M),
-            provenance=DOC + "#bwd-dp",
-            about=("backward.bwd-dp",),
-        ),
-        Implication(
-            "backward.dp.rearrange",
-            "derivation",
-            "[BWD-dP] N² dP-roots ≤ h·max(M²/d², 2M) and Q ≥ M(h − 1) ⇒ Q ≥ min(N²d²/M, N²/2) − M",
-            (*_BASE, N**2 <= h * maximum(M**2 / d**2, 2 * M), Q >= M * (h - 1)),
-            Q >= minimum(N**2 * d**2 / M, N**2 / 2) - M,
-            provenance=DOC + "#bwd-dp",
-            about=("backward.bwd-dp",),
-        ),
-        Implication(
-            "backward.dp.leading",
-            "branch",
-            "[BWD-dP] for M ≥ 2d², min(N²d²/M, N²/2) = N²d²/M (B1's form)",
-            (*_BASE, M >= 2 * d**2),
-            minimum(N**2 * d**2 / M, N**2 / 2) >= N**2 * d**2 / M,
-            provenance=DOC + "#bwd-dp",
-            about=("backward.bwd-dp",),
-        ),
-        Implication(
-            "backward.sdp.amgm",
-            "derivation",
-            "[BWD-SdP] AM–GM: 2d|I| + 2d|J| ≤ B − x ⇒ |I|·|J| ≤ ((B − x)/(4d))² (type-1 pairs in a segment)",
+        dp("segment_max", "with R = M (B = 2M): ((2M − x)/(2d))² + x ≤ max(M²/d², 2M) for every x ∈ [0, 2M]",
+           (*BASE, x <= 2 * M), sq((2 * M - x) / (2 * d)) + x <= maximum(M**2 / d**2, 2 * M)),
+        dp("rearrange", "N² dP-roots ≤ h·max(M²/d², 2M) and Q ≥ M(h − 1) ⇒ Q ≥ min(N²d²/M, N²/2) − M",
+           (*BASE, N**2 <= h * maximum(M**2 / d**2, 2 * M), Q >= M * (h - 1)),
+           Q >= minimum(N**2 * d**2 / M, N**2 / 2) - M),
+        dp("leading", "for M ≥ 2d², min(N²d²/M, N²/2) = N²d²/M (B1's form)", (*BASE, M >= 2 * d**2),
+           minimum(N**2 * d**2 / M, N**2 / 2) >= N**2 * d**2 / M, kind="branch"),
+        sdp("amgm", "AM–GM: 2d|I| + 2d|J| ≤ B − x ⇒ |I|·|J| ≤ ((B − x)/(4d))² (type-1 pairs in a segment)",
             (d >= 1, x <= B, 2 * d * I_rows + 2 * d * J_cols <= B - x),
-            I_rows * J_cols <= _sq((B - x) / (4 * d)),
-            provenance=DOC + "#step-4",
-            about=("backward.bwd-sdp",),
-        ),
-        Implication(
-            "backward.sdp.endpoint",
-            "derivation",
-            "[BWD-SdP] convexity in x: ((B − x)/(4d))² + x ≤ max(B²/(16d²), B) for x ∈ [0, B]",
-            (d >= 1, x <= B),
-            _sq((B - x) / (4 * d)) + x <= maximum(_sq(B) / (16 * d**2), B),
-            provenance=DOC + "#step-5",
-            about=("backward.bwd-sdp",),
-        ),
-        Implication(
-            "backward.sdp.segment_max",
-            "derivation",
-            "[BWD-SdP] with R = M (B = 2M): ((2M − x)/(4d))² + x ≤ max(M²/(4d²), 2M) for every x ∈ [0, 2M]",
-            (*_BASE, x <= 2 * M),
-            _sq((2 * M - x) / (4 * d)) + x <= maximum(M**2 / (4 * d**2), 2 * M),
-            provenance=DOC + "#step-6",
-            about=("backward.bwd-sdp",),
-        ),
-        Implication(
-            "backward.sdp.rearrange",
-            "derivation",
-            "[BWD-SdP] N² pairs ≤ h·max(M²/(4d²), 2M) and Q ≥ M(h − 1) ⇒ Q ≥ min(4N²d²/M, N²/2) − M",
-            (*_BASE, N**2 <= h * maximum(M**2 / (4 * d**2), 2 * M), Q >= M * (h - 1)),
-            Q >= minimum(4 * N**2 * d**2 / M, N**2 / 2) - M,
-            provenance=DOC + "#step-7",
-            about=("backward.bwd-sdp",),
-        ),
-        Implication(
-            "backward.sdp.best_R",
-            "derivation",
-            "[BWD-SdP] with R = cM the leading constant 16c/(1 + c)² ≤ 4: R = M is the best choice",
-            (c > 0,),
-            16 * c / _sq(1 + c) <= 4,
-            provenance=DOC + "#step-8",
-            about=("backward.bwd-sdp",),
-        ),
-        Implication(
-            "backward.sdp.leading",
-            "branch",
-            "[BWD-SdP] for M ≥ 8d², min(4N²d²/M, N²/2) = 4N²d²/M",
-            (*_BASE, M >= 8 * d**2),
-            minimum(4 * N**2 * d**2 / M, N**2 / 2) >= 4 * N**2 * d**2 / M,
-            provenance=DOC + "#step-9",
-            about=("backward.bwd-sdp",),
-        ),
+            I_rows * J_cols <= sq((B - x) / (4 * d)), doc=DOC + "#step-4"),
+        sdp("endpoint", "convexity in x: ((B − x)/(4d))² + x ≤ max(B²/(16d²), B) for x ∈ [0, B]",
+            (d >= 1, x <= B), sq((B - x) / (4 * d)) + x <= maximum(sq(B) / (16 * d**2), B), doc=DOC + "#step-5"),
+        sdp("segment_max",
+            "with R = M (B = 2M): ((2M − x)/(4d))² + x ≤ max(M²/(4d²), 2M) for every x ∈ [0, 2M]",
+            (*BASE, x <= 2 * M), sq((2 * M - x) / (4 * d)) + x <= maximum(M**2 / (4 * d**2), 2 * M),
+            doc=DOC + "#step-6"),
+        sdp("rearrange", "N² pairs ≤ h·max(M²/(4d²), 2M) and Q ≥ M(h − 1) ⇒ Q ≥ min(4N²d²/M, N²/2) − M",
+            (*BASE, N**2 <= h * maximum(M**2 / (4 * d**2), 2 * M), Q >= M * (h - 1)),
+            Q >= minimum(4 * N**2 * d**2 / M, N**2 / 2) - M, doc=DOC + "#step-7"),
+        sdp("best_R", "with R = cM the leading constant 16c/(1 + c)² ≤ 4: R = M is the best choice", (c > 0,),
+            16 * c / sq(1 + c) <= 4, doc=DOC + "#step-8"),
+        sdp("leading", "for M ≥ 8d², min(4N²d²/M, N²/2) = 4N²d²/M", (*BASE, M >= 8 * d**2),
+            minimum(4 * N**2 * d**2 / M, N**2 / 2) >= 4 * N**2 * d**2 / M, doc=DOC + "#step-9", kind="branch"),
     ]
 
 
@@ -190,8 +138,8 @@ _SLOTS_SYMS = {  # name (bwdq_<name>): meaning
 (qYQ, qYK, qp, qaQ, qaK, qbQ, qbK, qm, qn, qs, qsig, qa, qx, qbeta, qT, qY, qSq, qZ, qU, qh, qQ) = (
     nonneg_real(f"bwdq_{n}", doc) for n, doc in _SLOTS_SYMS.items()
 )
-SLOTS_C = F(23, 400)  # c with c² = 529/160000 ≥ 27/8192
-SLOTS_COEFF = F(200, 23)  # 1/(2c): the leading constant of BWD-slots
+SLOTS_C = Fraction(23, 400)  # c with c² = 529/160000 ≥ 27/8192
+SLOTS_COEFF = Fraction(200, 23)  # 1/(2c): the leading constant of BWD-slots
 
 
 def slots_step_claims(coeff: Fraction = SLOTS_COEFF) -> list[Implication]:
@@ -200,18 +148,16 @@ def slots_step_claims(coeff: Fraction = SLOTS_COEFF) -> list[Implication]:
     about = ("backward.bwd-slots",)
     doc = SLOTS_DOC + "#proof"
 
-    def imp(i: str, statement: str, hyps: tuple, goal: Any) -> Implication:
-        return Implication(f"backward.slots.{i}", "derivation", f"[BWD-slots] {statement}", hyps, goal,
-                           provenance=doc, about=about)
+    imp = claims_for("backward.slots", doc, label="BWD-slots", about=about)
 
     return [
         imp("cauchy", "Cauchy–Schwarz: Y_Q² ≤ p·a_Q·b_Q and Y_K² ≤ p·a_K·b_K ⇒ (Y_Q + Y_K)² ≤ p(a_Q + a_K)(b_Q + b_K)",
             (qYQ * qYQ <= qp * qaQ * qbQ, qYK * qYK <= qp * qaK * qbK),
-            _sq(qYQ + qYK) <= qp * (qaQ + qaK) * (qbQ + qbK)),
+            sq(qYQ + qYK) <= qp * (qaQ + qaK) * (qbQ + qbK)),
         imp("pairs", "s ≥ d(m + n) ⇒ m·n ≤ s²/(4d²) (|I_t||J_t| against the words of the rows)",
-            (d >= 1, qs >= d * (qm + qn)), qm * qn <= _sq(qs) / (4 * d**2)),
+            (d >= 1, qs >= d * (qm + qn)), qm * qn <= sq(qs) / (4 * d**2)),
         imp("endpoint", "s − s²/(4d²) is concave: 0 ≤ s ≤ σ ⇒ s − s²/(4d²) ≥ min(0, σ − σ²/(4d²))",
-            (d >= 1, qs <= qsig), qs - _sq(qs) / (4 * d**2) >= minimum(0, qsig - _sq(qsig) / (4 * d**2))),
+            (d >= 1, qs <= qsig), qs - sq(qs) / (4 * d**2) >= minimum(0, qsig - sq(qsig) / (4 * d**2))),
         imp("case_x", "case s = 0: T ≥ 12d², x + a + β ≤ T ⇒ x·a·β ≤ 27T⁴/(8192d²)",
             (d >= 1, qT >= 12 * d**2, qx + qa + qbeta <= qT), 8192 * d**2 * qx * qa * qbeta <= 27 * qT**4),
         imp("case_s", "case x = 0: s ≤ a, s + a + β ≤ T ⇒ (s²/(4d²))·a·β ≤ 27T⁴/(8192d²)",
@@ -223,16 +169,16 @@ def slots_step_claims(coeff: Fraction = SLOTS_COEFF) -> list[Implication]:
             (d >= 1, 8192 * d**2 * qY * qY <= 27 * qT**4), qY <= SLOTS_C * qT**2 / d),
         imp("sum", "Σ_t of B3's square expansion with R = M, f = 0: S ≤ 4M²h + 5M·(Σn − ΣU) + 2M·ΣU, "
             "Σn − ΣU ≤ Nd − ΣU/2 and ΣU ≥ 2Nd ⇒ S ≤ 4M²h + 4NMd",
-            (*_BASE, qSq <= 4 * M**2 * qh + 5 * M * (qZ - qU) + 2 * M * qU, qZ - qU <= N * d - qU / 2,
+            (*BASE, qSq <= 4 * M**2 * qh + 5 * M * (qZ - qU) + 2 * M * qU, qZ - qU <= N * d - qU / 2,
              qU >= 2 * N * d),
             qSq <= 4 * M**2 * qh + 4 * N * M * d),
         imp("rearrange", f"2N²d ≤ (23/400)·S/d, S ≤ 4M²h + 4NMd and Q ≥ M(h − 1) ⇒ Q ≥ ({coeff})·N²d²/M − Nd − M",
-            (*_BASE, 2 * N**2 * d <= SLOTS_C * qSq / d, qSq <= 4 * M**2 * qh + 4 * N * M * d, qQ >= M * (qh - 1)),
+            (*BASE, 2 * N**2 * d <= SLOTS_C * qSq / d, qSq <= 4 * M**2 * qh + 4 * N * M * d, qQ >= M * (qh - 1)),
             qQ >= coeff * N**2 * d**2 / M - N * d - M),
     ]
 
 
-SLOTS_X_EXTRA = F(4, 5)  # γ: (T/3)^{3/2} − (23/400)T²/d ≤ γd³ for every T (its maximum, at T = 1/(48c²)·d², is ≈ 0.76d³)
+SLOTS_X_EXTRA = Fraction(4, 5)  # γ: (T/3)^{3/2} − (23/400)T²/d ≤ γd³ for every T (its maximum, at T = 1/(48c²)·d², is ≈ 0.76d³)
 
 
 def slots_x_step_claims(numerator: int = 200, extra: Fraction = SLOTS_X_EXTRA) -> list[Implication]:
@@ -240,11 +186,9 @@ def slots_x_step_claims(numerator: int = 200, extra: Fraction = SLOTS_X_EXTRA) -
     ``extra`` (γ = 4/5) are the constants; a larger numerator or a smaller γ is a mutant that must be refuted."""
     about = ("backward.bwd-slots-x",)
     doc = SLOTS_DOC + "#bwd-slots-x"
-    cap = maximum(27 * qT**4, F(8192, 27) * d**2 * qT**3)  # 8192d² · max(27T⁴/(8192d²), T³/27)
+    cap = maximum(27 * qT**4, Fraction(8192, 27) * d**2 * qT**3)  # 8192d² · max(27T⁴/(8192d²), T³/27)
 
-    def imp(i: str, statement: str, hyps: tuple, goal: Any) -> Implication:
-        return Implication(f"backward.slots.x.{i}", "derivation", f"[BWD-slots-x] {statement}", hyps, goal,
-                           provenance=doc, about=about)
+    imp = claims_for("backward.slots.x", doc, label="BWD-slots-x", about=about)
 
     return [
         imp("case_x", "case s = 0, any T: x + a + β ≤ T ⇒ x·a·β ≤ T³/27", (qx + qa + qbeta <= qT,),
@@ -255,7 +199,7 @@ def slots_x_step_claims(numerator: int = 200, extra: Fraction = SLOTS_X_EXTRA) -
             (d >= 1, 8192 * d**2 * qY * qY <= cap), qY <= SLOTS_C * qT**2 / d + extra * d**3),
         imp("rearrange", f"2N²d ≤ (23/400)·S/d + (4/5)d³h, S ≤ 4M²h + 4NMd and Q ≥ M(h − 1) ⇒ "
             f"Q ≥ M({numerator}N²d² − 23NMd)/(23M² + 80d⁴) − M",
-            (*_BASE, 2 * N**2 * d <= SLOTS_C * qSq / d + SLOTS_X_EXTRA * d**3 * qh,
+            (*BASE, 2 * N**2 * d <= SLOTS_C * qSq / d + SLOTS_X_EXTRA * d**3 * qh,
              qSq <= 4 * M**2 * qh + 4 * N * M * d, qQ >= M * (qh - 1)),
             qQ >= M * (numerator * N**2 * d**2 - 23 * N * M * d) / (23 * M**2 + 80 * d**4) - M),
     ]
@@ -271,35 +215,30 @@ _t2 = nonneg_real("bwd2p_t2", "pass 2's number of Q blocks T_r2")
 _io2 = nonneg_real("bwd2p_io", "a two-pass schedule's words moved")
 
 
-def _slots_links_by_pass(name: str, f: Any, b: Any, tag: str, low: Any, doc: str) -> list[Implication]:
+def _slots_links_by_pass(name: str, f: Any, b: Any, tag: str, low: Any) -> list[Link]:
     """The second link of ``b`` ≤ cost(``name``) in three pieces, each about the exact formula."""
-    hyps = (*_BASE, *b.regime, *f.valid)
     T_c, T_r2 = f.blocks["T_c"], f.blocks["T_r2"]
-    about = (b.id, f"exact.{name}")
     pre = f"backward.slots{tag}.consistency.{name}"
     return [
-        Implication(f"{pre}.pass1", "consistency",
-                    f"T_c·M ≥ 4Nd where {low} ({name}'s pass 1: c ≤ (M − 2d − 2)/(4d + 2); d_v = d)",
-                    hyps, 4 * N * d <= T_c * M, provenance=doc, about=about),
-        Implication(f"{pre}.pass2", "consistency",
-                    f"T_r2·M ≥ 3Nd where {low} ({name}'s pass 2: a ≤ (M − 2d)/(3d + 4); d_v = d)",
-                    hyps, 3 * N * d <= T_r2 * M, provenance=doc, about=about),
+        to_cost(f"{pre}.pass1", name, f, 0, f"T_c·M ≥ 4Nd where {low} ({name}'s pass 1: c ≤ (M − 2d − 2)/(4d + 2); d_v = d)",
+                base=(*BASE, *b.regime), covers=(b.id,), goal=4 * N * d <= T_c * M),
+        to_cost(f"{pre}.pass2", name, f, 0, f"T_r2·M ≥ 3Nd where {low} ({name}'s pass 2: a ≤ (M − 2d)/(3d + 4); d_v = d)",
+                base=(*BASE, *b.regime), covers=(b.id,), goal=3 * N * d <= T_r2 * M),
     ]
 
 
-def _slots_io_by_pass(name: str, f: Any, doc: str) -> Implication:
+def _slots_io_by_pass(name: str, f: Any) -> Link:
     """cost(``name``) ≥ 2Nd·T_c + 2Nd·T_r2 wherever it runs (the regime of neither bound needed)."""
     from attnio.bounds.backward import BWD_SLOTS, BWD_SLOTS_X
 
     T_c, T_r2 = f.blocks["T_c"], f.blocks["T_r2"]
     rest = 9 * N * d + 3 * N + T_c * 2 * N  # the D pass, K, V, dK, dV, dQ once; Q, dO, L, D once; L, D per K/V block
-    return Implication(
-        f"backward.slots.consistency.{name}.io", "consistency",
+    return to_cost(
+        f"backward.slots.consistency.{name}.io", name, f, 0,
         f"exact cost of {name} = 2Nd·T_c + 2Nd·T_r2 + 9Nd + 3N + 2N·T_c wherever it runs, so ≥ 2Nd·T_c + 2Nd·T_r2 "
         "(with .pass1, .pass2 and backward.slots.two_pass_sum: 9N²d²/M ≤ it, the second link of BWD-slots and "
         "BWD-slots-x; d_v = d)",
-        (*_BASE, *f.valid), eq(f.io, 2 * N * d * T_c + 2 * N * d * T_r2 + rest), provenance=doc,
-        about=(BWD_SLOTS.id, BWD_SLOTS_X.id, f"exact.{name}"))
+        covers=(BWD_SLOTS.id, BWD_SLOTS_X.id), goal=eq(f.io, 2 * N * d * T_c + 2 * N * d * T_r2 + rest))
 
 
 def slots_consistency_claims() -> list[Implication]:
@@ -308,132 +247,62 @@ def slots_consistency_claims() -> list[Implication]:
     ran past z3's guard)."""
     from attnio.bounds.backward import BWD_SLOTS, BWD_SLOTS_X, COVERS
 
-    doc = SLOTS_DOC + "#consistency"
-    out = []
+    out: list[Link] = []
     for b, tag in ((BWD_SLOTS, ""), (BWD_SLOTS_X, ".x")):
         low = b.regime[0]  # M ≥ 12d² or M ≥ 4d²
-        out.append(
-            Implication(
-                f"backward.slots{tag}.relax",
-                "consistency",
-                f"{b.id} ≤ 9N²d²/M where {low} (first link of {b.id} ≤ every covered exact cost)",
-                (*_BASE, *b.regime),
-                b.expr <= 9 * UNIT,
-                provenance=doc,
-                about=(b.id,),
-            )
-        )
+        out.append(relax(f"backward.slots{tag}.relax", b, 9 * UNIT,
+                         f"{b.id} ≤ 9N²d²/M where {low} (first link of {b.id} ≤ every covered exact cost)"))
         for name, f in _formulas().items():
             if name not in COVERS[b.id]:
                 continue
             if name in SLOTS_BY_PASS:
-                out += _slots_links_by_pass(name, f, b, tag, low, doc)
+                out += _slots_links_by_pass(name, f, b, tag, low)
                 continue
-            out.append(
-                Implication(
-                    f"backward.slots{tag}.consistency.{name}",
-                    "consistency",
-                    f"9N²d²/M ≤ exact cost of {name} where {low} (second link, with backward.slots{tag}.relax; d_v = d)",
-                    (*_BASE, *b.regime, *f.valid),
-                    9 * UNIT <= f.io,
-                    provenance=doc,
-                    about=(b.id, f"exact.{name}"),
-                )
-            )
-    out += [_slots_io_by_pass(name, f, doc) for name, f in _formulas().items() if name in SLOTS_BY_PASS]
+            out.append(to_cost(f"backward.slots{tag}.consistency.{name}", name, f, 9 * UNIT,
+                               f"9N²d²/M ≤ exact cost of {name} where {low} (second link, with backward.slots{tag}.relax; "
+                               "d_v = d)", base=(*BASE, *b.regime), covers=(b.id,)))
+    out += [_slots_io_by_pass(name, f) for name, f in _formulas().items() if name in SLOTS_BY_PASS]
     out.append(
-        Implication(
-            "backward.slots.two_pass_sum",
-            "consistency",
-            "T_c·M ≥ 4Nd, T_r2·M ≥ 3Nd and io = 2Nd·T_c + 2Nd·T_r2 + 9Nd + 3N + 2N·T_c (T_c, T_r2 ≥ 0) ⇒ "
-            "io ≥ 9N²d²/M (the last step of the pass-by-pass second link of BWD-slots and BWD-slots-x for the two-pass "
-            "backward)",
-            (*_BASE, _t1 * M >= 4 * N * d, _t2 * M >= 3 * N * d,
-             eq(_io2, 2 * N * d * _t1 + 2 * N * d * _t2 + 9 * N * d + 3 * N + 2 * N * _t1)),
-            9 * UNIT <= _io2,
-            provenance=doc,
-            about=(BWD_SLOTS.id, BWD_SLOTS_X.id),
-        )
+        Link("backward.slots.two_pass_sum",
+             "T_c·M ≥ 4Nd, T_r2·M ≥ 3Nd and io = 2Nd·T_c + 2Nd·T_r2 + 9Nd + 3N + 2N·T_c (T_c, T_r2 ≥ 0) ⇒ "
+             "io ≥ 9N²d²/M (the last step of the pass-by-pass second link of BWD-slots and BWD-slots-x for the two-pass "
+             "backward)",
+             (*BASE, _t1 * M >= 4 * N * d, _t2 * M >= 3 * N * d,
+              eq(_io2, 2 * N * d * _t1 + 2 * N * d * _t2 + 9 * N * d + 3 * N + 2 * N * _t1)),
+             9 * UNIT <= _io2, (BWD_SLOTS.id, BWD_SLOTS_X.id))
     )
-    return out
+    return chain(out, SLOTS_DOC + "#consistency")
 
 def small_cache_step_claims() -> list[Implication]:
     """The algebraic steps of BWD-SdP-small (docs/bounds/backward-small.md) that are not BS's own
     (BS's claims ``constants.bs.*`` serve for BWD-dP-small and for the steps the two share). Split into small
     monotone links so that cvc5 re-proves each at once."""
-    about = ("backward.bwd-sdp-small",)
+    imp = claims_for("backward.small", SMALL_DOC, label="BWD-SdP-small", about=("backward.bwd-sdp-small",))
     return [
-        Implication(
-            "backward.small.faces",
-            "derivation",
-            "[BWD-SdP-small] shared pair-face budget: s_S + s_P + x_S + x_P ≤ M + r, o_S + o_P ≤ M + w, r + w ≤ R, "
+        imp("faces",
+            "shared pair-face budget: s_S + s_P + x_S + x_P ≤ M + r, o_S + o_P ≤ M + w, r + w ≤ R, "
             "C_S ≤ λs_S, C_P ≤ λs_P ⇒ (x_S + C_S + o_S) + (x_P + C_P + o_P) ≤ (2M + R) − (1 − λ)(s_S + s_P) "
             "(λ = (M + R)/(4d²), κ = 1 − λ)",
-            (
-                M >= 1,
-                sS + sP + xS + xP <= M + rd,
-                oS + oP <= M + wr,
-                rd + wr <= Rs,
-                CS <= lam * sS,
-                CP <= lam * sP,
-            ),
-            (xS + CS + oS) + (xP + CP + oP) <= 2 * M + Rs - (1 - lam) * (sS + sP),
-            provenance=SMALL_DOC + "#step-8",
-            about=about,
-        ),
-        Implication(
-            "backward.small.per_family",
-            "derivation",
-            "[BWD-SdP-small] one family: Loomis–Whitney Y² ≤ a·b·F and AM–GM ⇒ 4Y² ≤ (a + b)²·F (a, b, F ≥ 0)",
-            (_sq(Yf) <= fa * fb * Ff,),
-            4 * _sq(Yf) <= _sq(fa + fb) * Ff,
-            provenance=SMALL_DOC + "#step-9",
-            about=about,
-        ),
-        Implication(
-            "backward.small.lift",
-            "derivation",
-            "[BWD-SdP-small] one family's face into the shared one: 4Y² ≤ s²F and F ≤ G ⇒ 4Y² ≤ s²G",
-            (4 * _sq(Yf) <= _sq(fa) * Ff, Ff <= G),
-            4 * _sq(Yf) <= _sq(fa) * G,
-            provenance=SMALL_DOC + "#step-10",
-            about=about,
-        ),
-        Implication(
-            "backward.small.merge",
-            "derivation",
-            "[BWD-SdP-small] two families on one face: 4Y_S² ≤ s_S²G and 4Y_P² ≤ s_P²G ⇒ 4(Y_S + Y_P)² ≤ (s_S + s_P)²G "
-            "(Y_S·Y_P ≤ s_S·s_P·G/4)",
-            (4 * _sq(YS) <= _sq(sS) * G, 4 * _sq(YP) <= _sq(sP) * G),
-            4 * _sq(YS + YP) <= _sq(sS + sP) * G,
-            provenance=SMALL_DOC + "#step-11",
-            about=about,
-        ),
-        Implication(
-            "backward.small.budget",
-            "derivation",
-            "[BWD-SdP-small] the shared face's budget: 4Y² ≤ s²G and G ≤ K − κs ⇒ Y² ≤ (s²/4)(K − κs) (BS's form, "
-            "for constants.bs.cubic)",
-            (4 * _sq(Yf) <= _sq(fa) * G, G <= Kb - kap * fa),
-            _sq(Yf) <= _sq(fa) / 4 * (Kb - kap * fa),
-            provenance=SMALL_DOC + "#step-12",
-            about=about,
-        ),
-        Implication(
-            "backward.small.rearrange",
-            "derivation",
-            "[BWD-SdP-small] 2N²d products: κ·2N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ "
+            (M >= 1, sS + sP + xS + xP <= M + rd, oS + oP <= M + wr, rd + wr <= Rs, CS <= lam * sS, CP <= lam * sP),
+            (xS + CS + oS) + (xP + CP + oP) <= 2 * M + Rs - (1 - lam) * (sS + sP), doc=SMALL_DOC + "#step-8"),
+        imp("per_family", "one family: Loomis–Whitney Y² ≤ a·b·F and AM–GM ⇒ 4Y² ≤ (a + b)²·F (a, b, F ≥ 0)",
+            (sq(Yf) <= fa * fb * Ff,), 4 * sq(Yf) <= sq(fa + fb) * Ff, doc=SMALL_DOC + "#step-9"),
+        imp("lift", "one family's face into the shared one: 4Y² ≤ s²F and F ≤ G ⇒ 4Y² ≤ s²G",
+            (4 * sq(Yf) <= sq(fa) * Ff, Ff <= G), 4 * sq(Yf) <= sq(fa) * G, doc=SMALL_DOC + "#step-10"),
+        imp("merge",
+            "two families on one face: 4Y_S² ≤ s_S²G and 4Y_P² ≤ s_P²G ⇒ 4(Y_S + Y_P)² ≤ (s_S + s_P)²G "
+            "(Y_S·Y_P ≤ s_S·s_P·G/4)", (4 * sq(YS) <= sq(sS) * G, 4 * sq(YP) <= sq(sP) * G),
+            4 * sq(YS + YP) <= sq(sS + sP) * G, doc=SMALL_DOC + "#step-11"),
+        imp("budget",
+            "the shared face's budget: 4Y² ≤ s²G and G ≤ K − κs ⇒ Y² ≤ (s²/4)(K − κs) (BS's form, "
+            "for constants.bs.cubic)", (4 * sq(Yf) <= sq(fa) * G, G <= Kb - kap * fa),
+            sq(Yf) <= sq(fa) / 4 * (Kb - kap * fa), doc=SMALL_DOC + "#step-12"),
+        imp("rearrange",
+            "2N²d products: κ·2N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ "
             "Q ≥ (25/9)(1 − M/d²)·N²d/√M − 3M (κ = 1 − M/d², M ≤ d²)",
-            (
-                *_BASE,
-                M <= d**2,
-                (1 - M / d**2) * 2 * N**2 * d <= hs * F(54, 25) * M * sqrt(M),
-                Qs >= 3 * M * (hs - 1),
-            ),
-            Qs >= F(25, 9) * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
-            provenance=SMALL_DOC + "#step-15",
-            about=about,
-        ),
+            (*BASE, M <= d**2, (1 - M / d**2) * 2 * N**2 * d <= hs * Fraction(54, 25) * M * sqrt(M),
+             Qs >= 3 * M * (hs - 1)),
+            Qs >= Fraction(25, 9) * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M, doc=SMALL_DOC + "#step-15"),
     ]
 
 
@@ -472,7 +341,7 @@ def lift_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implicat
     the shared pair face with the doubled input faces (κ/2), the per-segment maximum and the rearrangement over
     5N²d (4N²d) products. ``coeffs`` (name → leading coefficient) default to 125/36 and 25/9; a larger one is a
     mutant that must be refuted."""
-    coeffs = coeffs or {"five": F(125, 36), "four": F(25, 9)}
+    coeffs = coeffs or {"five": Fraction(125, 36), "four": Fraction(25, 9)}
     kappa2 = (1 - M / d**2) / 2
     out = [
         Implication(
@@ -491,8 +360,8 @@ def lift_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implicat
             "derivation",
             "[BWD-five/four-small] R = 3M (K = 5M, κ/2 = (1 − M/d²)/2), M ≤ d²: 27(κ/2)²Y² ≤ (5M)³ "
             "⇒ (κ/2)·Y ≤ (54/25)·M√M",
-            (*_BASE, M <= d**2, 27 * _sq(kappa2) * _sq(lY) <= (5 * M) ** 3),
-            kappa2 * lY <= F(54, 25) * M * sqrt(M),
+            (*BASE, M <= d**2, 27 * sq(kappa2) * sq(lY) <= (5 * M) ** 3),
+            kappa2 * lY <= Fraction(54, 25) * M * sqrt(M),
             provenance=LIFT_DOC + "#step-13",
             about=("backward.bwd-five-small", "backward.bwd-four-small"),
         ),
@@ -505,9 +374,9 @@ def lift_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implicat
                 f"[BWD-{name}-small] {n}N²d products: (κ/2)·{n}N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ "
                 f"Q ≥ ({coeffs[name]})(1 − M/d²)·N²d/√M − 3M (κ = 1 − M/d², M ≤ d²)",
                 (
-                    *_BASE,
+                    *BASE,
                     M <= d**2,
-                    kappa2 * n * N**2 * d <= hs * F(54, 25) * M * sqrt(M),
+                    kappa2 * n * N**2 * d <= hs * Fraction(54, 25) * M * sqrt(M),
                     Qs >= 3 * M * (hs - 1),
                 ),
                 Qs >= coeffs[name] * (1 - M / d**2) * N**2 * d / sqrt(M) - 3 * M,
@@ -522,9 +391,9 @@ def near_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implicat
     """The steps of BWD-five-small-near and BWD-four-small-near (docs/bounds/backward-lift.md#near) beyond the lift's:
     the pair face with the cap A ≤ M + R, the two cases of the maximum over s (d²/6 ≤ M ≤ 3d²/4), the segment and
     the rearrangement. ``coeffs`` default to 15/4 and 3 (= 3n/4); a larger one is a mutant that must be refuted."""
-    coeffs = coeffs or {"five": F(15, 4), "four": F(3)}
+    coeffs = coeffs or {"five": Fraction(15, 4), "four": Fraction(3)}
     mu = M / d**2
-    near = (*_BASE, d**2 <= 6 * M, 4 * M <= 3 * d**2)
+    near = (*BASE, d**2 <= 6 * M, 4 * M <= 3 * d**2)
     cap = 16 * M**3 * (1 + 4 * mu)  # the per-segment maximum of Y², at s = 8M
     ids = ("backward.bwd-five-small-near", "backward.bwd-four-small-near")
     cases = (
@@ -546,7 +415,7 @@ def near_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implicat
         ),
         *(
             Implication(f"backward.lift.near.{case}", "derivation", f"[BWD-five/four-small-near] {text}",
-                        (*near, case_hyp, 4 * _sq(lY) <= _sq(ls) * lC, face), _sq(lY) <= cap,
+                        (*near, case_hyp, 4 * sq(lY) <= sq(ls) * lC, face), sq(lY) <= cap,
                         provenance=LIFT_DOC + "#near", about=ids)
             for case, text, case_hyp, face in cases
         ),
@@ -554,7 +423,7 @@ def near_step_claims(coeffs: dict[str, Fraction] | None = None) -> list[Implicat
             "backward.lift.near.segment",
             "derivation",
             "[BWD-five/four-small-near] Y² ≤ 16M³(1 + 4M/d²) ⇒ Y ≤ 4M√M·√(1 + 4M/d²)",
-            (*near, _sq(lY) <= cap),
+            (*near, sq(lY) <= cap),
             lY <= 4 * M * sqrt(M) * sqrt(1 + 4 * mu),
             provenance=LIFT_DOC + "#near",
             about=ids,
@@ -594,90 +463,37 @@ def consistency_claims() -> list[Implication]:
     # small cache: below; BWD-slots (above 4N²d²/M): its own links, slots_consistency_claims
     chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE | LIFT_SMALL
                and not b.id.startswith("backward.bwd-slots")]
-    out: list[Implication] = [
-        Implication(
-            "backward.consistency.large.half",
-            "consistency",
-            "4N²d²/M ≤ N²/2 where M ≥ 8d² (the middle link for the schedules that read S or P: bound ≤ 4N²d²/M ≤ "
-            "N²/2 ≤ their cost)",
-            (*_BASE, M >= 8 * d**2),
-            4 * UNIT <= N**2 / 2,
-            provenance=DOC + "#consistency",
-            about=tuple(b.id for b in chained),
-        )
+    large, small = M >= 8 * d**2, M <= 8 * d**2
+    out: list[Link] = [
+        Link("backward.consistency.large.half",
+             "4N²d²/M ≤ N²/2 where M ≥ 8d² (the middle link for the schedules that read S or P: bound ≤ 4N²d²/M ≤ "
+             "N²/2 ≤ their cost)", (*BASE, large), 4 * UNIT <= N**2 / 2, tuple(b.id for b in chained)),
     ]
     for b in chained:
         short = b.id.removeprefix("backward.")
-        out.append(
-            Implication(
-                f"backward.relax.{short}.large",
-                "consistency",
-                f"{b.id} ≤ 4N²d²/M where M ≥ 8d² (first link of {b.id} ≤ every backward exact cost)",
-                (*_BASE, *b.regime, M >= 8 * d**2),
-                b.expr <= 4 * UNIT,
-                provenance=DOC + "#consistency",
-                about=(b.id,),
-            )
-        )
-        out.append(
-            Implication(
-                f"backward.relax.{short}.small",
-                "consistency",
-                f"{b.id} ≤ N²/2 where M ≤ 8d² (first link of {b.id} ≤ every backward exact cost)",
-                (*_BASE, *b.regime, M <= 8 * d**2),
-                b.expr <= N**2 / 2,
-                provenance=DOC + "#consistency",
-                about=(b.id,),
-            )
-        )
+        out += [relax(f"backward.relax.{short}.{cache}", b, lead,
+                      f"{b.id} ≤ {text} where {where} (first link of {b.id} ≤ every backward exact cost)", extra=(side,))
+                for cache, lead, text, where, side in (("large", 4 * UNIT, "4N²d²/M", "M ≥ 8d²", large),
+                                                       ("small", N**2 / 2, "N²/2", "M ≤ 8d²", small))]
     for name, f in _formulas().items():
         covered = tuple(b.id for b in chained if name in COVERS[b.id])
-        out.append(
-            Implication(
-                f"backward.wd.{name}",
-                "well-defined",
-                f"{name}'s cost formula is defined wherever it claims to be valid ({'; '.join(map(str, f.valid))}).",
-                f.valid,
-                f.io >= 0,
-                provenance=f.derivation,
-                about=(f"exact.{name}",),
-            )
-        )
         half = name in VIA_HALF
-        large = (
-            (f"N²/2 ≤ exact cost of {name} where M ≥ 8d² (second link, with backward.consistency.large.half: "
-             "4N²d²/M ≤ N²/2 ≤ it; it reads S or P; d_v = d)") if half else
-            f"4N²d²/M ≤ exact cost of {name} where M ≥ 8d² (second link; d_v = d)"
-        )
-        small = f"N²/2 ≤ exact cost of {name} where M ≤ 8d² (second link; d_v = d)"
-        # the second links of the chains: the large-cache one and the small-cache one
-        for cache, text, side, lower in (
-            ("large", large, M >= 8 * d**2, N**2 / 2 if half else 4 * UNIT),
-            ("small", small, M <= 8 * d**2, N**2 / 2),
-        ):
-            out.append(
-                Implication(
-                    f"backward.consistency.{cache}.{name}",
-                    "consistency",
-                    text,
-                    (*_BASE, *f.valid, side),
-                    lower <= f.io,
-                    provenance=DOC + "#consistency",
-                    about=covered + (f"exact.{name}",),
-                )
-            )
-        out.append(
-            Implication(
-                f"backward.consistency.trivial.{name}",
-                "consistency",
-                f"{name} never moves fewer than 7Nd words (N ≥ 2, d_v = d): the trivial backward bound",
-                (*_BASE, 2 <= N, *f.valid),
-                f.io >= BWD_TRIVIAL.expr,
-                provenance=DOC + "#trivial",
-                about=(BWD_TRIVIAL.id, f"exact.{name}"),
-            )
-        )
-    return out
+        out += [
+            Link(f"backward.wd.{name}",
+                 f"{name}'s cost formula is defined wherever it claims to be valid ({'; '.join(map(str, f.valid))}).",
+                 f.valid, f.io >= 0, (f"exact.{name}",), kind="well-defined", doc=f.derivation),
+            # the second links of the chains: the large-cache one and the small-cache one
+            to_cost(f"backward.consistency.large.{name}", name, f, N**2 / 2 if half else 4 * UNIT,
+                    (f"N²/2 ≤ exact cost of {name} where M ≥ 8d² (second link, with backward.consistency.large.half: "
+                     "4N²d²/M ≤ N²/2 ≤ it; it reads S or P; d_v = d)") if half else
+                    f"4N²d²/M ≤ exact cost of {name} where M ≥ 8d² (second link; d_v = d)", extra=(large,), covers=covered),
+            to_cost(f"backward.consistency.small.{name}", name, f, N**2 / 2,
+                    f"N²/2 ≤ exact cost of {name} where M ≤ 8d² (second link; d_v = d)", extra=(small,), covers=covered),
+            to_cost(f"backward.consistency.trivial.{name}", name, f, BWD_TRIVIAL.expr,
+                    f"{name} never moves fewer than 7Nd words (N ≥ 2, d_v = d): the trivial backward bound",
+                    base=(*BASE, 2 <= N), covers=(BWD_TRIVIAL.id,), goal=f.io >= BWD_TRIVIAL.expr, doc=DOC + "#trivial"),
+        ]
+    return chain(out, DOC + "#consistency")
 
 
 # How each schedule's small-cache link (L = (25/9)·N²d/√M ≤ cost where M ≤ d²) is proved; every backward formula needs
@@ -693,7 +509,7 @@ SMALL_LINK: dict[str, str] = {
     "standard-bwd": "direct",
     "square_tiling-bwd": "tiles",
 }
-SMALL_LEAD: Expr = 2 * F(25, 18) * N**2 * d / sqrt(M)  # (25/9)·N²d/√M, the leading term of BWD-SdP-small
+SMALL_LEAD: Expr = 2 * Fraction(25, 18) * N**2 * d / sqrt(M)  # (25/9)·N²d/√M, the leading term of BWD-SdP-small
 tile = nonneg_real("bwds_tile", "a square tile's side B")
 io_ = nonneg_real("bwds_io", "a schedule's words moved")
 
@@ -702,86 +518,57 @@ def small_cache_consistency_claims() -> list[Implication]:
     """Every small-cache backward bound ≤ every backward exact cost where M ≤ d² and the schedule runs, as a chain
     through L = (25/9)·N²d/√M (docs/bounds/backward-small.md#consistency): ``backward.small.relax.<bound>``
     (bound ≤ L), then per schedule the link(s) of :data:`SMALL_LINK` (L ≤ cost)."""
-    from attnio.bounds.backward import BOUNDS, COVERS, SMALL_CACHE
-
-    doc = SMALL_DOC + "#consistency"
-    from attnio.bounds.backward import BWD_FIVE_SMALL, BWD_FOUR_SMALL
+    from attnio.bounds.backward import BOUNDS, BWD_FIVE_SMALL, BWD_FOUR_SMALL, COVERS, SMALL_CACHE
 
     small = [b for b in BOUNDS if b.id in SMALL_CACHE or b is BWD_FOUR_SMALL]
     ids = tuple(b.id for b in small)
-    reg = (*_BASE, M <= d**2)
-    out: list[Implication] = [
-        Implication(
-            f"backward.small.relax.{b.id.removeprefix('backward.')}",
-            "consistency",
-            f"{b.id} ≤ (25/9)·N²d/√M where M ≤ d² (first link of {b.id} ≤ every backward exact cost)",
-            (*reg, *b.regime),
-            b.expr <= SMALL_LEAD,
-            provenance=doc,
-            about=(b.id,),
-        )
+    reg = (*BASE, M <= d**2)
+    out: list[Link] = [
+        relax(f"backward.small.relax.{b.id.removeprefix('backward.')}", b, SMALL_LEAD,
+              f"{b.id} ≤ (25/9)·N²d/√M where M ≤ d² (first link of {b.id} ≤ every backward exact cost)", base=reg)
         for b in small
     ]
     out += [
-        Implication(
-            "backward.small.via_large",
-            "consistency",
-            "(25/9)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; the link for the FlashAttention-style schedules)",
-            reg,
-            SMALL_LEAD <= 4 * UNIT,
-            provenance=doc,
-            about=ids,
-        ),
-        Implication(
-            "backward.small.tiles_amgm",
-            "consistency",
-            "B ≥ 1, 3B² ≤ M, io ≥ 2N²d/B ⇒ io ≥ (25/9)·N²d/√M (2N²d/B ≥ 2√3·N²d/√M; the link for square tiles)",
-            (*_BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 2 * N**2 * d / tile),
-            SMALL_LEAD <= io_,
-            provenance=doc,
-            about=ids,
-        ),
+        Link("backward.small.via_large",
+             "(25/9)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; the link for the FlashAttention-style schedules)",
+             reg, SMALL_LEAD <= 4 * UNIT, ids),
+        Link("backward.small.tiles_amgm",
+             "B ≥ 1, 3B² ≤ M, io ≥ 2N²d/B ⇒ io ≥ (25/9)·N²d/√M (2N²d/B ≥ 2√3·N²d/√M; the link for square tiles)",
+             (*BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 2 * N**2 * d / tile), SMALL_LEAD <= io_, ids),
     ]
     for name, f in _formulas().items():
         how = SMALL_LINK[name]
-        about = tuple(b.id for b in small if name in COVERS[b.id]) + (f"exact.{name}",)
-        hyps = (*reg, *f.valid)
-
-        def link(suffix: str, statement: str, extra: tuple, goal: Any, name: str = name, hyps: tuple = hyps,
-                 about: tuple = about) -> Implication:
-            return Implication(
-                f"backward.small.consistency.{name}{suffix}",
-                "consistency",
-                f"{statement} ({name}; d_v = d)",
-                hyps + extra,
-                goal,
-                provenance=doc,
-                about=about,
-            )
-
+        covers = tuple(b.id for b in small if name in COVERS[b.id])
         # the 4N²d²/M links serve BWD-five-small's chain too (backward.lift.via_large)
-        large = about + ((BWD_FIVE_SMALL.id,) if name in COVERS[BWD_FIVE_SMALL.id] else ())
+        large = covers + ((BWD_FIVE_SMALL.id,) if name in COVERS[BWD_FIVE_SMALL.id] else ())
+
+        def link(suffix: str, statement: str, extra: tuple, lower: Any, covers: tuple = covers, goal: Any = None,
+                 name: str = name, f: Any = f) -> Link:
+            return to_cost(f"backward.small.consistency.{name}{suffix}", name, f, lower, f"{statement} ({name}; d_v = d)",
+                           base=reg, extra=extra, covers=covers, goal=goal)
+
         if how == "via":
-            out.append(link("", "4N²d²/M ≤ exact cost where M ≤ d² (with backward.small.via_large: L ≤ it)", (), 4 * UNIT <= f.io,
-                            about=large))
+            out.append(link("", "4N²d²/M ≤ exact cost where M ≤ d² (with backward.small.via_large: L ≤ it)", (), 4 * UNIT,
+                            large))
         elif how == "split":
             out.append(link(".rows", "4N²d²/M ≤ exact cost where 4d ≤ M ≤ d² (with backward.small.via_large)", (4 * d <= M,),
-                            4 * UNIT <= f.io, about=large))
-            out.append(link(".one-row", "(25/9)·N²d/√M ≤ exact cost where M ≤ min(4d, d²)", (M <= 4 * d,), SMALL_LEAD <= f.io))
+                            4 * UNIT, large))
+            out.append(link(".one-row", "(25/9)·N²d/√M ≤ exact cost where M ≤ min(4d, d²)", (M <= 4 * d,), SMALL_LEAD))
         elif how == "direct":
-            out.append(link("", "(25/9)·N²d/√M ≤ exact cost where M ≤ d²", (), SMALL_LEAD <= f.io))
+            out.append(link("", "(25/9)·N²d/√M ≤ exact cost where M ≤ d²", (), SMALL_LEAD))
         elif how == "tiles":
             b = f.blocks["B"]
             out.append(link(".phase", "2N²d/B ≤ exact cost where M ≤ d² (dQ and dK read S-tiles ⌈d/B⌉ times each)", (),
-                            2 * N**2 * d / b <= f.io))
-            out.append(link(".tile", "its tile side B ≥ 1 where M ≤ d²", (), 1 <= b))
-            out.append(link(".tiles", "its tiles fit: 3B² ≤ M (with backward.small.tiles_amgm: L ≤ cost)", (), 3 * b * b <= M))
+                            2 * N**2 * d / b))
+            out.append(link(".tile", "its tile side B ≥ 1 where M ≤ d²", (), 0, goal=1 <= b))
+            out.append(link(".tiles", "its tiles fit: 3B² ≤ M (with backward.small.tiles_amgm: L ≤ cost)", (), 0,
+                            goal=3 * b * b <= M))
         else:  # pragma: no cover - SMALL_LINK's values are the four above
             raise AssertionError(how)
-    return out
+    return chain(out, SMALL_DOC + "#consistency")
 
 
-FIVE_LEAD: Expr = F(125, 36) * N**2 * d / sqrt(M)  # the leading term of BWD-five-small
+FIVE_LEAD: Expr = Fraction(125, 36) * N**2 * d / sqrt(M)  # the leading term of BWD-five-small
 
 
 def lift_consistency_claims() -> list[Implication]:
@@ -791,36 +578,23 @@ def lift_consistency_claims() -> list[Implication]:
     it is in :func:`small_cache_consistency_claims`.)"""
     from attnio.bounds.backward import BWD_FIVE_SMALL, COVERS
 
-    doc = LIFT_DOC + "#consistency"
-    reg = (*_BASE, M <= d**2)
+    reg = (*BASE, M <= d**2)
     b = BWD_FIVE_SMALL
-    first = (
-        ("backward.lift.relax.bwd-five-small",
-         f"{b.id} ≤ (125/36)·N²d/√M where M ≤ d² (first link of {b.id} ≤ every covered exact cost)",
-         (*reg, *b.regime), b.expr <= FIVE_LEAD),
-        ("backward.lift.via_large",
-         "(125/36)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then backward.small.consistency.<schedule>)",
-         reg, FIVE_LEAD <= 4 * UNIT),
-    )
-    out = [Implication(cid, "consistency", text, hyps, goal, provenance=doc, about=(b.id,))
-           for cid, text, hyps, goal in first]
-    for name, f in _formulas().items():
-        if name in COVERS[b.id] and SMALL_LINK[name] == "split":
-            out.append(
-                Implication(
-                    f"backward.lift.consistency.{name}.one-row",
-                    "consistency",
-                    f"(125/36)·N²d/√M ≤ exact cost where M ≤ min(4d, d²) ({name}; d_v = d)",
-                    (*reg, *f.valid, M <= 4 * d),
-                    FIVE_LEAD <= f.io,
-                    provenance=doc,
-                    about=(b.id, f"exact.{name}"),
-                )
-            )
-    return out
+    out = [
+        relax("backward.lift.relax.bwd-five-small", b, FIVE_LEAD,
+              f"{b.id} ≤ (125/36)·N²d/√M where M ≤ d² (first link of {b.id} ≤ every covered exact cost)", base=reg),
+        Link("backward.lift.via_large",
+             "(125/36)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then backward.small.consistency.<schedule>)",
+             reg, FIVE_LEAD <= 4 * UNIT, (b.id,)),
+    ]
+    out += [to_cost(f"backward.lift.consistency.{name}.one-row", name, f, FIVE_LEAD,
+                    f"(125/36)·N²d/√M ≤ exact cost where M ≤ min(4d, d²) ({name}; d_v = d)", base=reg,
+                    extra=(M <= 4 * d,), covers=(b.id,))
+            for name, f in _formulas().items() if name in COVERS[b.id] and SMALL_LINK[name] == "split"]
+    return chain(out, LIFT_DOC + "#consistency")
 
 
-NEAR_FIVE_LEAD: Expr = F(15, 4) * N**2 * d / sqrt(M)  # BWD-five-small-near ≤ it (√(1 + 4M/d²) ≥ 1)
+NEAR_FIVE_LEAD: Expr = Fraction(15, 4) * N**2 * d / sqrt(M)  # BWD-five-small-near ≤ it (√(1 + 4M/d²) ≥ 1)
 NEAR_FOUR_LEAD: Expr = 3 * N**2 * d / sqrt(M)  # BWD-four-small-near ≤ it
 
 
@@ -832,23 +606,18 @@ def near_consistency_claims() -> list[Implication]:
     the tiles claims of :func:`small_cache_consistency_claims`, 2√3 ≥ 3)."""
     from attnio.bounds.backward import BWD_FIVE_SMALL_NEAR, BWD_FOUR_SMALL_NEAR, COVERS
 
-    doc = LIFT_DOC + "#near"
     five, four = BWD_FIVE_SMALL_NEAR.id, BWD_FOUR_SMALL_NEAR.id
-    reg = (*_BASE, M <= d**2)
-    first = (
-        ("backward.lift.near.relax.five", f"{five} ≤ (15/4)·N²d/√M on its regime", (*_BASE, *BWD_FIVE_SMALL_NEAR.regime),
-         BWD_FIVE_SMALL_NEAR.expr <= NEAR_FIVE_LEAD, (five,)),
-        ("backward.lift.near.relax.four", f"{four} ≤ 3·N²d/√M on its regime", (*_BASE, *BWD_FOUR_SMALL_NEAR.regime),
-         BWD_FOUR_SMALL_NEAR.expr <= NEAR_FOUR_LEAD, (four,)),
-        ("backward.lift.near.lead", "3·N²d/√M ≤ (15/4)·N²d/√M", reg, NEAR_FOUR_LEAD <= NEAR_FIVE_LEAD, (four,)),
-        ("backward.lift.near.via_large", "(15/4)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then "
-         "backward.small.consistency.<schedule>)", reg, NEAR_FIVE_LEAD <= 4 * UNIT, (five, four)),
-        ("backward.lift.near.tiles_amgm", "B ≥ 1, 3B² ≤ M, io ≥ 2N²d/B ⇒ io ≥ 3·N²d/√M (2√3 ≥ 3; square_tiling-bwd "
-         "with its .phase, .tile, .tiles links)", (*_BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 2 * N**2 * d / tile),
-         NEAR_FOUR_LEAD <= io_, (four,)),
-    )
-    out = [Implication(cid, "consistency", text, hyps, goal, provenance=doc, about=about)
-           for cid, text, hyps, goal, about in first]
+    reg = (*BASE, M <= d**2)
+    out = [
+        relax("backward.lift.near.relax.five", BWD_FIVE_SMALL_NEAR, NEAR_FIVE_LEAD, f"{five} ≤ (15/4)·N²d/√M on its regime"),
+        relax("backward.lift.near.relax.four", BWD_FOUR_SMALL_NEAR, NEAR_FOUR_LEAD, f"{four} ≤ 3·N²d/√M on its regime"),
+        Link("backward.lift.near.lead", "3·N²d/√M ≤ (15/4)·N²d/√M", reg, NEAR_FOUR_LEAD <= NEAR_FIVE_LEAD, (four,)),
+        Link("backward.lift.near.via_large", "(15/4)·N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then "
+             "backward.small.consistency.<schedule>)", reg, NEAR_FIVE_LEAD <= 4 * UNIT, (five, four)),
+        Link("backward.lift.near.tiles_amgm", "B ≥ 1, 3B² ≤ M, io ≥ 2N²d/B ⇒ io ≥ 3·N²d/√M (2√3 ≥ 3; square_tiling-bwd "
+             "with its .phase, .tile, .tiles links)", (*BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 2 * N**2 * d / tile),
+             NEAR_FOUR_LEAD <= io_, (four,)),
+    ]
     for name, f in _formulas().items():
         how = SMALL_LINK[name]
         if how == "split":  # flash1-bwd where M ≤ 4d
@@ -857,18 +626,11 @@ def near_consistency_claims() -> list[Implication]:
             lead, covers = NEAR_FOUR_LEAD, (four,)
         else:
             continue
-        out.append(
-            Implication(
-                f"backward.lift.near.consistency.{name}",
-                "consistency",
-                f"the near forms' lead ≤ exact cost where M ≤ d²{' and M ≤ 4d' if how == 'split' else ''} ({name}; d_v = d)",
-                (*reg, *f.valid, *((M <= 4 * d,) if how == "split" else ())),
-                lead <= f.io,
-                provenance=doc,
-                about=tuple(b for b in covers if name in COVERS[b]) + (f"exact.{name}",),
-            )
-        )
-    return out
+        out.append(to_cost(
+            f"backward.lift.near.consistency.{name}", name, f, lead,
+            f"the near forms' lead ≤ exact cost where M ≤ d²{' and M ≤ 4d' if how == 'split' else ''} ({name}; d_v = d)",
+            base=reg, extra=(M <= 4 * d,) if how == "split" else (), covers=tuple(b for b in covers if name in COVERS[b])))
+    return chain(out, LIFT_DOC + "#near")
 
 
 def tightest_claims() -> list[Claim]:
@@ -887,7 +649,7 @@ def crossover_claims() -> list[Claim]:
             "Leading terms with constants: the square-tiled backward 8√3·N²d/√M + 2N² against flash2-bwd's 16N²d²/M; "
             "the boundary on M/d² is derived by bisection (t = √M/d solves 16/t² = 8√3/t + 2: M/d² ≈ 1.016).",
             8 * sqrt(3 * M) * N**2 * d / M + 2 * N**2, 16 * UNIT, "8√3·N²d/√M + 2N²", "16N²d²/M",
-            hi=F(4), provenance="docs/costs.md#backward-constants (both leading terms)",
+            hi=Fraction(4), provenance="docs/costs.md#backward-constants (both leading terms)",
             about=("exact.square_tiling-bwd", "exact.flash2-bwd"),
         )
     ]
@@ -916,7 +678,7 @@ def _tile_facts() -> tuple:
 
 
 XOVER_ID = "backward.crossover.square_tiling-bwd.flash2-bwd"
-XOVER_LO, XOVER_HI = F(15, 16), F(9, 8)  # the search floor and ceiling: the two sides the bisection proves
+XOVER_LO, XOVER_HI = Fraction(15, 16), Fraction(9, 8)  # the search floor and ceiling: the two sides the bisection proves
 
 
 def exact_crossover_claims() -> list[Claim]:
@@ -938,7 +700,7 @@ def exact_crossover_claims() -> list[Claim]:
         axis=M / d**2,
         lo=XOVER_LO,
         hi=XOVER_HI,
-        precision=F(1, 16),
+        precision=Fraction(1, 16),
         a_name="square_tiling-bwd",
         b_name="flash2-bwd",
         axis_name="M/d²",
@@ -947,20 +709,20 @@ def exact_crossover_claims() -> list[Claim]:
         cleared=True,
         about=("exact.square_tiling-bwd", "exact.flash2-bwd"),
     )
-    chain = _crossover_links(xo, st, f2)
+    envelopes = _crossover_links(xo, st, f2)
     return [
         Implication(
             "backward.crossover.tiles",
             "identity",
             "square_tiling-bwd's head-dimension tile count T_d = ⌈d/B⌉ (B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋) is an integer: "
             "T_d ≤ k exactly when d ≤ kB, for k = 1, 2, 3 (the facts the exact crossover's hypotheses add)",
-            (*_BASE, *st.valid),
+            (*BASE, *st.valid),
             All(facts),
             provenance="docs/costs.md#backward-crossover",
             about=("exact.square_tiling-bwd",),
         ),
-        *chain,
-        dataclasses.replace(xo, lemmas=tuple(c.id for c in chain)),
+        *envelopes,
+        dataclasses.replace(xo, lemmas=tuple(c.id for c in envelopes)),
     ]
 
 
@@ -1028,8 +790,8 @@ def training_claims() -> list[Claim]:
             f=fwd.io + bwd.io,
             g=6 * UNIT,
             extra=12 * N * d,
-            precision=F(1, 4),
-            hi=F(16),
+            precision=Fraction(1, 4),
+            hi=Fraction(16),
             provenance="docs/bounds/backward.md#training-step",
             about=("exact.flash2", "exact.flash2-bwd", "constants.b2", "backward.bwd-sdp"),
         )

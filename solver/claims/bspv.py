@@ -3,7 +3,7 @@ consistency with every exact cost formula.
 
 The steps BSPV shares with BS word for word (AM–GM on two faces, the Loomis–Whitney combination, the cubic
 maximum, the per-segment maximum at R = 3M, the choice of R) are BS's claims (``constants.bs.*``); the step tables
-of :mod:`attnio.bounds.constants` (``PROOF_STEPS``) list them under BSPV too, which is where a claim's ``about``
+of :mod:`attnio.bounds.proofs` (``PROOF_STEPS``) list them under BSPV too, which is where a claim's ``about``
 comes from. The claims here are the steps that differ: the complete pairs and the pair face with the slots and
 the V words in the budget (steps 8, 9), the rearrangement over 2N²d products (step 13), and the near form's
 segments of M I/Os (steps 12, 13).
@@ -15,7 +15,9 @@ through both phases of square_tiling-io, and directly for the rest.
 
 Interface (solver/claims/__init__.py): this module exposes ``CLAIMS`` (ids prefixed ``constants.``).
 
->>> check(by_id("constants.bspv.rearrange")).status
+>>> from attnio.solver.claims import by_id
+>>> from attnio.solver.verify import verify_claim
+>>> verify_claim(by_id("constants.bspv.rearrange")).status
 'proved'
 """
 
@@ -25,6 +27,9 @@ from fractions import Fraction
 
 from attnio.bounds.expr import ceil, eq, sqrt, to_text
 from attnio.bounds.symbols import M, N, d, nonneg_real
+from attnio.solver.claims.build import BASE as _BASE
+from attnio.solver.claims.build import Link, chain, relax, to_cost
+from attnio.solver.claims.build import sq as _sq
 from attnio.solver.claims.constants import (
     VIA_BLOCKS,
     VIA_LARGE,
@@ -34,10 +39,8 @@ from attnio.solver.claims.constants import (
     R,
     Y,
     _is_standard,
-    _sq,
     aK,
     aQ,
-    check,  # noqa: F401  (re-exported: check(by_id(...)) proves a claim)
     h,
     rr,
     ww,
@@ -47,7 +50,6 @@ from attnio.solver.claims.constants import _claim as _base_claim
 from attnio.solver.claims.types import Implication
 
 DOC = "docs/bounds/bspv.md"
-_BASE = (d >= 1, N >= 1, M >= 1)
 
 aV = nonneg_real("seg_aV", "V words available in a segment (red at its start or read in it)")
 y = nonneg_real("seg_y", "type-2 slots of a segment (a vertex of the slot's accumulation tree red at its start or read)")
@@ -136,118 +138,56 @@ def consistency_claims() -> list[Implication]:
     from attnio.bounds.constants import BSPV, BSPV_NEAR
     from attnio.bounds.costs import FORMULAS
 
-    doc = DOC + "#consistency"
     reg = (*_BASE, *BSPV.regime)
     both = (BSPV.id, BSPV_NEAR.id)  # the links after the first serve both chains
-    out: list[Implication] = [
-        _claim("bspv.relax", "BSPV", "BSPV ≤ (25/9)·N²d/√M where M ≤ d² (first link of BSPV ≤ every exact cost)",
-               reg, BSPV.expr <= LEAD, doc),
-        _claim(
-            "bspv-near.relax",
-            "BSPV-near",
-            "BSPV-near ≤ (25/9)·N²d/√M where M ≤ d² (first link of BSPV-near ≤ every exact cost; 2 − M/d² ≤ 25/9)",
-            (*_BASE, *BSPV_NEAR.regime),
-            BSPV_NEAR.expr <= LEAD,
-            doc,
-        ),
-        _claim(
-            "bspv.via_large",
-            "BSPV",
-            "(25/9)·N²d/√M ≤ 4N²d²/M where M ≤ d² (then BS's links consistency.bs.le.X for the FlashAttention-style "
-            "schedules, whose counts are ≥ 4N²d²/M at every M)",
-            reg,
-            LEAD <= 4 * N**2 * d**2 / M,
-            doc,
-            about=both,
-        ),
-        _claim(
-            "bspv.ceil_split4",
-            "BSPV",
-            "a₁, b₁, a₂, b₂ > 0, io ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d/b₂⌉·N² + ⌈N/a₂⌉·Nd ⇒ io ≥ N²d/a₁ + N²d/b₁ + "
-            "N²d/b₂ + N²d/a₂ (⌈x⌉ ≥ x; square_tiling-io's two phases)",
-            (*_BASE, a1 > 0, b1 > 0, a2 > 0, b2 > 0,
-             Q >= ceil(N / a1) * N * d + ceil(N / b1) * N * d + ceil(d / b2) * N**2 + ceil(N / a2) * N * d),
-            N**2 * d / a1 + N**2 * d / b1 + N**2 * d / b2 + N**2 * d / a2 <= Q,
-            doc,
-            about=both,
-        ),
-        _claim(
-            "bspv.tiles_amgm4",
-            "BSPV",
-            "a₁, b₁, a₂, b₂ ≥ 1, a₁b₁ ≤ M, a₂b₂ ≤ M, io ≥ N²d/a₁ + N²d/b₁ + N²d/b₂ + N²d/a₂ ⇒ io ≥ (25/9)·N²d/√M "
-            "(AM–GM per phase: N²d/a + N²d/b ≥ 2N²d/√(ab))",
-            (*_BASE, a1 >= 1, b1 >= 1, a2 >= 1, b2 >= 1, a1 * b1 <= M, a2 * b2 <= M,
-             Q >= N**2 * d / a1 + N**2 * d / b1 + N**2 * d / b2 + N**2 * d / a2),
-            LEAD <= Q,
-            doc,
-            about=both,
-        ),
+    first = "derivation"
+    out: list[Link] = [
+        relax("constants.bspv.relax", BSPV, LEAD,
+              "[BSPV] BSPV ≤ (25/9)·N²d/√M where M ≤ d² (first link of BSPV ≤ every exact cost)", kind=first),
+        relax("constants.bspv-near.relax", BSPV_NEAR, LEAD, "[BSPV-near] BSPV-near ≤ (25/9)·N²d/√M where M ≤ d² (first "
+              "link of BSPV-near ≤ every exact cost; 2 − M/d² ≤ 25/9)", kind=first),
+        Link("constants.bspv.via_large",
+             "[BSPV] (25/9)·N²d/√M ≤ 4N²d²/M where M ≤ d² (then BS's links consistency.bs.le.X for the "
+             "FlashAttention-style schedules, whose counts are ≥ 4N²d²/M at every M)",
+             reg, LEAD <= 4 * N**2 * d**2 / M, both, kind=first),
+        Link("constants.bspv.ceil_split4",
+             "[BSPV] a₁, b₁, a₂, b₂ > 0, io ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d/b₂⌉·N² + ⌈N/a₂⌉·Nd ⇒ io ≥ N²d/a₁ + N²d/b₁ + "
+             "N²d/b₂ + N²d/a₂ (⌈x⌉ ≥ x; square_tiling-io's two phases)",
+             (*_BASE, a1 > 0, b1 > 0, a2 > 0, b2 > 0,
+              Q >= ceil(N / a1) * N * d + ceil(N / b1) * N * d + ceil(d / b2) * N**2 + ceil(N / a2) * N * d),
+             N**2 * d / a1 + N**2 * d / b1 + N**2 * d / b2 + N**2 * d / a2 <= Q, both, kind=first),
+        Link("constants.bspv.tiles_amgm4",
+             "[BSPV] a₁, b₁, a₂, b₂ ≥ 1, a₁b₁ ≤ M, a₂b₂ ≤ M, io ≥ N²d/a₁ + N²d/b₁ + N²d/b₂ + N²d/a₂ ⇒ io ≥ "
+             "(25/9)·N²d/√M (AM–GM per phase: N²d/a + N²d/b ≥ 2N²d/√(ab))",
+             (*_BASE, a1 >= 1, b1 >= 1, a2 >= 1, b2 >= 1, a1 * b1 <= M, a2 * b2 <= M,
+              Q >= N**2 * d / a1 + N**2 * d / b1 + N**2 * d / b2 + N**2 * d / a2),
+             LEAD <= Q, both, kind=first),
     ]
-    for name, (mid, link) in sorted(VIA_BLOCKS.items()):
-        if name in FORMULAS:
-            out.append(
-                _claim(
-                    link.replace("bs.", "bspv.", 1),
-                    "BSPV",
-                    f"(25/9)·N²d/√M ≤ {to_text(mid)} where M ≤ d² (then BS's link consistency.bs.le.{name}: {name}'s "
-                    "count is ≥ that)",
-                    reg,
-                    LEAD <= mid,
-                    doc,
-                    about=both,
-                )
-            )
+    out += [Link("constants." + link.replace("bs.", "bspv.", 1),
+                 f"[BSPV] (25/9)·N²d/√M ≤ {to_text(mid)} where M ≤ d² (then BS's link consistency.bs.le.{name}: "
+                 f"{name}'s count is ≥ that)", reg, LEAD <= mid, both, kind=first)
+            for name, (mid, link) in sorted(VIA_BLOCKS.items()) if name in FORMULAS]
     for name in sorted(FORMULAS):
         if not _is_standard(name) or name in VIA_LARGE or name in VIA_BLOCKS:
             continue  # these link through BS's second links (consistency.bs.le.<name>), with bspv.via_large/_flash1
         fm = FORMULAS[name].with_dv_equal_d()
-        about = (BSPV.id, BSPV_NEAR.id, f"exact.{name}")
         if name == "square_tiling-io":
             bl = fm.blocks
             out += [
-                _claim(
-                    f"consistency.bspv.{name}.phases",
-                    "consistency",
-                    f"{name}: cost ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d/b₂⌉·N² + ⌈N/a₂⌉·Nd (Q and K read per phase-1 tile, S "
-                    "and V per phase-2 tile; d_v = d; with bspv.ceil_split4)",
-                    (*reg, *fm.valid),
-                    (bl["T_a"] + bl["T_b"] + bl["T_2"]) * N * d + bl["G"] * N**2 <= fm.io,
-                    doc,
-                    kind="consistency",
-                    about=about,
-                ),
-                _claim(
-                    f"consistency.bspv.{name}.tiles",
-                    "consistency",
-                    f"{name}: its phase-1 tile fits, a₁·b₁ ≤ M (a₂·b₂ ≤ M is consistency.bs.{name}.tiles; with "
-                    "bspv.tiles_amgm4: cost ≥ (25/9)·N²d/√M)",
-                    (*reg, *fm.valid),
-                    bl["a1"] * bl["b1"] <= M,
-                    doc,
-                    kind="consistency",
-                    about=about,
-                ),
+                to_cost(f"constants.consistency.bspv.{name}.phases", name, fm,
+                        (bl["T_a"] + bl["T_b"] + bl["T_2"]) * N * d + bl["G"] * N**2,
+                        f"[consistency] {name}: cost ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d/b₂⌉·N² + ⌈N/a₂⌉·Nd (Q and K read per "
+                        "phase-1 tile, S and V per phase-2 tile; d_v = d; with bspv.ceil_split4)", base=reg, covers=both),
+                to_cost(f"constants.consistency.bspv.{name}.tiles", name, fm, 0,
+                        f"[consistency] {name}: its phase-1 tile fits, a₁·b₁ ≤ M (a₂·b₂ ≤ M is "
+                        f"consistency.bs.{name}.tiles; with bspv.tiles_amgm4: cost ≥ (25/9)·N²d/√M)", base=reg,
+                        covers=both, goal=bl["a1"] * bl["b1"] <= M),
             ]
             continue
-        out.append(
-            _claim(
-                f"consistency.bspv.le.{name}",
-                "consistency",
-                f"(25/9)·N²d/√M ≤ exact cost of {name} where M ≤ d² (d_v = d; with bspv.relax: BSPV ≤ it)",
-                (*reg, *fm.valid),
-                LEAD <= fm.io,
-                doc,
-                kind="consistency",
-                about=about,
-            )
-        )
-    return out
+        out.append(to_cost(f"constants.consistency.bspv.le.{name}", name, fm, LEAD,
+                           f"[consistency] (25/9)·N²d/√M ≤ exact cost of {name} where M ≤ d² (d_v = d; with bspv.relax: "
+                           "BSPV ≤ it)", base=reg, covers=both))
+    return chain(out, DOC + "#consistency")
 
 
 CLAIMS: list[Implication] = [*STEP_CLAIMS, *consistency_claims()]
-BY_ID: dict[str, Implication] = {c.id: c for c in CLAIMS}
-
-
-def by_id(claim_id: str) -> Implication:
-    """The claim of this module with that id (KeyError otherwise); ``check(by_id(...))`` proves it."""
-    return BY_ID[claim_id]

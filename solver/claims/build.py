@@ -1,6 +1,14 @@
-"""The claim factory: one :class:`TightSpec` per tightest-constant claim, built by :func:`tight_claims` into the
-claim and the link claims that prove the integer tile facts its hypotheses restate; and :func:`links`, the claims
-of one chain (each link ``hyps ⇒ goal`` with the chain's bounds in its ``about``).
+"""The claim factory, shared by every topic module of :mod:`attnio.solver.claims`:
+
+- the scaffolding: :data:`BASE` (d, N, M ≥ 1), :data:`PAIR_BASE` (d, M ≥ 1: the pair-count proofs, over symbols
+  P, L of their own), :func:`sq`, and :func:`claim` / :func:`claims_for`, the one constructor of a labelled
+  derivation claim (``[label] statement``, provenance the docs step);
+- :func:`chain`, the consistency chains ``bound ≤ lead ≤ middle ≤ cost`` as data: per bound its first link
+  (:func:`relax`: bound ≤ lead on the bound's regime), the middle links between leading forms (:class:`Link`),
+  and per formula its last link(s) (:func:`to_cost`: a middle form ≤ the exact cost where the formula runs);
+- one :class:`TightSpec` per tightest-constant claim, built by :func:`tight_claims` into the claim and the link
+  claims that prove the integer tile facts its hypotheses restate; and :func:`links`, the claims of one chain of
+  derivation steps (each link ``hyps ⇒ goal`` with the chain's bounds in its ``about``).
 
 The specs themselves are data, in one tuple (:data:`attnio.solver.claims.tight.SPECS`); ids, texts and
 hypotheses are spelled there, once, so that a claim id can be found by grep.
@@ -13,8 +21,80 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from attnio.bounds.expr import Expr
+from attnio.bounds.symbols import M, N, d
 from attnio.solver.claims.types import Claim, Crossover, Implication, Tightest, origin
 from attnio.solver.logic import All, Formula
+
+BASE: tuple[Formula, ...] = (d >= 1, N >= 1, M >= 1)  # the attention parameters' domain, first in every hypothesis list
+PAIR_BASE: tuple[Formula, ...] = (d >= 1, M >= 1)  # the same for the pair-count proofs (no N: P, L are symbols)
+
+
+def sq(e: Expr) -> Expr:
+    """``e·e`` (a square z3 sees as a product)."""
+    return e * e
+
+
+def claim(id: str, statement: str, hyps: Iterable[Formula], goal: Formula, doc: str, *, label: str = "",
+          kind: str = "derivation", about: tuple[str, ...] = (), meta: str = "") -> Implication:
+    """The claim ``id``: ``hyps`` ⇒ ``goal``, described as ``[label] statement`` (``statement`` without a label),
+    provenance ``doc`` (the docs page and step)."""
+    return Implication(id, kind, f"[{label}] {statement}" if label else statement, tuple(hyps), goal,  # type: ignore[arg-type]
+                       provenance=doc, about=about, meta=meta)
+
+
+def claims_for(prefix: str, doc: str, *, label: str = "", about: tuple[str, ...] = (),
+               kind: str = "derivation") -> Callable[..., Implication]:
+    """A :func:`claim` constructor for one family of claims: ``make(suffix, statement, hyps, goal, doc=..., about=...)``
+    is the claim ``<prefix>.<suffix>`` with the family's label, provenance, bounds and kind unless given."""
+
+    def make(suffix: str, statement: str, hyps: Iterable[Formula], goal: Formula, *, doc: str = doc,
+             about: tuple[str, ...] = about, kind: str = kind) -> Implication:
+        return claim(f"{prefix}.{suffix}", statement, hyps, goal, doc, label=label, kind=kind, about=about)
+
+    return make
+
+
+# consistency chains --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Link:
+    """One claim of a chain: ``id``: ``hyps`` ⇒ ``goal``, about ``about``; ``kind`` and ``doc`` default to the
+    chain's (:func:`chain`)."""
+
+    id: str
+    text: str
+    hyps: tuple[Formula, ...]
+    goal: Formula
+    about: tuple[str, ...] = ()
+    kind: str = ""
+    doc: str = ""
+
+
+def relax(id: str, bound, lead: Expr, text: str, *, base: tuple[Formula, ...] = BASE, extra: tuple[Formula, ...] = (),
+          about: tuple[str, ...] | None = None, doc: str = "", kind: str = "") -> Link:
+    """The first link of ``bound``'s chains: ``bound.expr ≤ lead`` on ``base``, the bound's regime and ``extra``
+    (about the bound unless ``about`` is given; provenance ``doc`` and ``kind``: the chain's unless given)."""
+    return Link(id, text, (*base, *bound.regime, *extra), bound.expr <= lead, (bound.id,) if about is None else about,
+                kind=kind, doc=doc)
+
+
+def to_cost(id: str, name: str, f, lower: Expr, text: str, *, base: tuple[Formula, ...] = BASE,
+            extra: tuple[Formula, ...] = (), covers: tuple[str, ...] = (), goal: Formula | None = None,
+            doc: str = "") -> Link:
+    """A last link: ``lower ≤ cost(name)`` (or ``goal``, a fact of its blocks) on ``base``, the formula's valid
+    region and ``extra``; about the bounds it ``covers`` and ``exact.<name>`` (only the bounds where ``name`` is
+    empty: a workload formula has no ``exact.`` entry); provenance ``doc``: the chain's unless given."""
+    return Link(id, text, (*base, *f.valid, *extra), lower <= f.io if goal is None else goal,
+                (*covers, f"exact.{name}") if name else covers, doc=doc)
+
+
+def chain(links: Iterable[Link | Claim], doc: str, *, kind: str = "consistency", label: str = "") -> list[Claim]:
+    """The claims of the links of one or more chains ``bound ≤ lead ≤ middle ≤ cost`` (:func:`relax`, :class:`Link`,
+    :func:`to_cost`), in order: each of ``kind`` and provenance ``doc`` unless the link says otherwise, its text
+    prefixed ``[label]`` when given. A claim already built (from :func:`links`, say) is kept as it is."""
+    return [claim(k.id, k.text, k.hyps, k.goal, k.doc or doc, label=label, kind=k.kind or kind, about=k.about)
+            if isinstance(k, Link) else k for k in links]
 
 
 @dataclass(frozen=True)

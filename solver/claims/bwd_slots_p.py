@@ -21,6 +21,7 @@ from fractions import Fraction
 from attnio.bounds.expr import substitute
 from attnio.bounds.symbols import M, Nkv, Nq, d, dv, g, sym
 from attnio.bounds.workloads import BWD_SLOTS_CAUSAL, BWD_SLOTS_RECT, BWD_SLOTS_X_CAUSAL, BWD_SLOTS_X_RECT
+from attnio.solver.claims.build import PAIR_BASE, Link, chain, claim
 from attnio.solver.claims.types import Implication
 
 DOC = "docs/bounds/bwd-slots-p.md"
@@ -36,12 +37,7 @@ S, Z, U, h, Q = (sym(f"bsp_{n}", integer=False, lo=0, doc=doc) for n, doc in (
     ("S", "Σ_t T_t²"), ("Z", "Σ_t n_t, new slots summed over segments"),
     ("U", "Σ_t U_t, partial I/O of the whole computation"), ("h", "number of segments"),
     ("Q", "words moved by the whole computation")))
-_BASE = (d >= 1, M >= 1)
 SUM_BOUND = S <= 4 * M**2 * h + 2 * M * Ls  # step 15 with L slots
-
-
-def _imp(id_: str, statement: str, hyps: tuple, goal: object, step: str, about: tuple[str, ...]) -> Implication:
-    return Implication(id_, "derivation", statement, hyps, goal, provenance=f"{DOC}#{step}", about=about)  # type: ignore[arg-type]
 
 
 def step_claims(coeff: Fraction = COEFF, numerator: int = 200, final_writes: bool = True) -> list[Implication]:
@@ -50,22 +46,22 @@ def step_claims(coeff: Fraction = COEFF, numerator: int = 200, final_writes: boo
     refuted (tests/test_bwd_slots_p.py)."""
     fw = (U >= Ls,) if final_writes else ()
     return [
-        _imp("workloads.bwd-slots.sum",
-             "[BWD-slots_P] step 15 with L slots: S ≤ 4M²h + 5M(Σn − ΣU) + 2M·ΣU (step 14 summed), "
+        claim("workloads.bwd-slots.sum",
+              "step 15 with L slots: S ≤ 4M²h + 5M(Σn − ΣU) + 2M·ΣU (step 14 summed), "
              "Σn − ΣU ≤ L/2 − ΣU/2 and ΣU ≥ L (step 13: one final write per slot) ⇒ S ≤ 4M²h + 2M·L",
-             (*_BASE, S <= 4 * M**2 * h + 5 * M * (Z - U) + 2 * M * U, Z - U <= Ls / 2 - U / 2, *fw),
-             SUM_BOUND, "proof", SLOTS + SLOTS_X),
-        _imp("workloads.bwd-slots.rearrange",
-             f"[BWD-slots_P] step 16 with P pairs: 2P·d ≤ (23/400)·S/d, S ≤ 4M²h + 2M·L and Q ≥ M(h − 1) "
+             (*PAIR_BASE, S <= 4 * M**2 * h + 5 * M * (Z - U) + 2 * M * U, Z - U <= Ls / 2 - U / 2, *fw),
+              SUM_BOUND, f"{DOC}#proof", label="BWD-slots_P", about=SLOTS + SLOTS_X),
+        claim("workloads.bwd-slots.rearrange",
+              f"step 16 with P pairs: 2P·d ≤ (23/400)·S/d, S ≤ 4M²h + 2M·L and Q ≥ M(h − 1) "
              f"⇒ Q ≥ ({coeff})·P·d²/M − L/2 − M",
-             (*_BASE, 2 * Pp * d <= C * S / d, SUM_BOUND, Q >= M * (h - 1)),
-             Q >= coeff * Pp * d**2 / M - Ls / 2 - M, "proof", SLOTS),
-        _imp("workloads.bwd-slots-x.rearrange",
-             f"[BWD-slots-x_P] step 16 with P pairs: 2P·d ≤ (23/400)·S/d + (4/5)d³h, S ≤ 4M²h + 2M·L and "
+             (*PAIR_BASE, 2 * Pp * d <= C * S / d, SUM_BOUND, Q >= M * (h - 1)),
+              Q >= coeff * Pp * d**2 / M - Ls / 2 - M, f"{DOC}#proof", label="BWD-slots_P", about=SLOTS),
+        claim("workloads.bwd-slots-x.rearrange",
+              f"step 16 with P pairs: 2P·d ≤ (23/400)·S/d + (4/5)d³h, S ≤ 4M²h + 2M·L and "
              f"Q ≥ M(h − 1) ⇒ Q ≥ M({numerator}P·d² − (23/2)·M·L)/(23M² + 80d⁴) − M",
-             (*_BASE, 2 * Pp * d <= C * S / d + EXTRA * d**3 * h, SUM_BOUND, Q >= M * (h - 1)),
+             (*PAIR_BASE, 2 * Pp * d <= C * S / d + EXTRA * d**3 * h, SUM_BOUND, Q >= M * (h - 1)),
              Q >= M * (numerator * Pp * d**2 - Fraction(23, 2) * M * Ls) / (23 * M**2 + 80 * d**4) - M,
-             "bwd-slots-x_p", SLOTS_X),
+              f"{DOC}#bwd-slots-x_p", label="BWD-slots-x_P", about=SLOTS_X),
     ]
 
 
@@ -85,32 +81,19 @@ def consistency_claims(with_block_budget: bool = True) -> list[Implication]:
     out = []
     for sched in ("grouped", "per-head"):
         unit = substitute(_bwd_unit(sched, R), {dv: d})
-        out.append(Implication(
-            f"workloads.bwd.chain.slots.{sched}", "consistency",
-            f"Link (flash2-bwd {sched}, d_v = d): R visited rows per head with R·B ≥ P, B ≤ c and c(4d + 2) ≤ M give "
-            "unit·M ≥ g·(200/23)·P·d² (the unit's R(4d + 2) Q/dO/dQ/L/D words per head reach 16P·d²/M): "
-            "BWD-slots_P per unit without −L/2 − M; with workloads.bwd.{rect,causal}.blocks.* and "
-            "workloads.causal.rows.pairs.* the formula's count.",
-            hyps, unit * M >= g * COEFF * P * d**2, provenance=f"{DOC}#consistency", about=SLOTS))
-        out.append(Implication(
-            f"workloads.bwd.chain.slots-x.{sched}", "consistency",
-            f"Link (flash2-bwd {sched}, d_v = d): as workloads.bwd.chain.slots.{sched}, "
-            "unit·(23M² + 80d⁴) ≥ g·200P·d²·M: BWD-slots-x_P per unit without its non-positive terms.",
-            hyps, unit * (23 * M**2 + 80 * d**4) >= g * 200 * P * d**2 * M, provenance=f"{DOC}#consistency",
-            about=SLOTS_X))
-    return out
+        out += [
+            Link(f"workloads.bwd.chain.slots.{sched}",
+                 f"Link (flash2-bwd {sched}, d_v = d): R visited rows per head with R·B ≥ P, B ≤ c and c(4d + 2) ≤ M "
+                 "give unit·M ≥ g·(200/23)·P·d² (the unit's R(4d + 2) Q/dO/dQ/L/D words per head reach 16P·d²/M): "
+                 "BWD-slots_P per unit without −L/2 − M; with workloads.bwd.{rect,causal}.blocks.* and "
+                 "workloads.causal.rows.pairs.* the formula's count.",
+                 hyps, unit * M >= g * COEFF * P * d**2, SLOTS),
+            Link(f"workloads.bwd.chain.slots-x.{sched}",
+                 f"Link (flash2-bwd {sched}, d_v = d): as workloads.bwd.chain.slots.{sched}, "
+                 "unit·(23M² + 80d⁴) ≥ g·200P·d²·M: BWD-slots-x_P per unit without its non-positive terms.",
+                 hyps, unit * (23 * M**2 + 80 * d**4) >= g * 200 * P * d**2 * M, SLOTS_X),
+        ]
+    return chain(out, f"{DOC}#consistency")
 
 
 CLAIMS: list[Implication] = step_claims() + consistency_claims()
-
-# Which proof steps are machine-checked (docs/bounds/bwd-slots-p.md numbers the steps of backward-slots.md).
-PROOF_STEPS: dict[str, list[tuple[int, str]]] = {
-    b: [(5, "backward.slots.cauchy"), (6, "backward.slots.pairs"), (8, "backward.slots.endpoint"),
-        *([(9, "backward.slots.case_x"), (10, "backward.slots.case_s"), (11, "backward.slots.case_sa"),
-           (12, "backward.slots.constant")] if b in SLOTS else
-          [(9, "backward.slots.x.case_x"), (10, "backward.slots.case_s"), (11, "backward.slots.x.case_sa"),
-           (12, "backward.slots.x.constant")]),
-        (14, "constants.b3.square_term"), (15, "workloads.bwd-slots.sum"),
-        (16, "workloads.bwd-slots.rearrange" if b in SLOTS else "workloads.bwd-slots-x.rearrange")]
-    for b in SLOTS + SLOTS_X
-}

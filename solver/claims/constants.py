@@ -24,7 +24,9 @@ Four families, gathered by :func:`all_claims` (ids ``constants.*``):
 Interface (solver/claims/__init__.py): this module exposes ``CLAIMS`` (ids prefixed ``constants.``), gathered by
 :func:`solver.claims.all_claims`.
 
->>> check(by_id("constants.b1.amgm")).status
+>>> from attnio.solver.claims import by_id
+>>> from attnio.solver.verify import verify_claim
+>>> verify_claim(by_id("constants.b1.amgm")).status
 'proved'
 """
 
@@ -36,8 +38,10 @@ from fractions import Fraction
 from attnio.bounds.expr import Expr, Rel, ceil, eq, maximum, sqrt, to_text
 from attnio.bounds.symbols import M, N, d, dv, nonneg_real, sym
 from attnio.bounds.types import Bound
+from attnio.solver.claims.build import BASE as _BASE
+from attnio.solver.claims.build import Link, chain, claim, relax, to_cost
+from attnio.solver.claims.build import sq as _sq
 from attnio.solver.claims.types import Implication
-from attnio.solver.engine import Outcome, prove
 from attnio.solver.logic import Formula
 
 # auxiliary symbols of the proofs (real, non-negative); names prefixed so they clash with nothing else -------
@@ -75,9 +79,6 @@ ww = nonneg_real("seg_writes", "writes in a segment")
 # bs.combine and bs.cubic were proved only for κ ≥ 1).
 kap = sym("seg_kappa", integer=False, lo=0, doc="κ = 1 − (M + R)/(4d²), the share of the pair face not spent on complete pairs")
 
-_BASE = (d >= 1, N >= 1, M >= 1)
-
-
 def _claim(
     id: str,
     bound: str,
@@ -94,7 +95,7 @@ def _claim(
     ``constants.b1``, see :data:`LABELS`)."""
     if about is None:
         about = (LABELS[bound],) if bound in LABELS else ()
-    return Implication(f"constants.{id}", kind, f"[{bound}] {statement}", tuple(hyps), concl, provenance=doc, about=about)
+    return claim(f"constants.{id}", statement, hyps, concl, doc, label=bound, kind=kind, about=about)
 
 
 # The label of each derived bound in claim statements -> its catalog id.
@@ -106,10 +107,6 @@ LABELS = {
     "BSPV": "constants.bspv",
     "BSPV-near": "constants.bspv-near",
 }
-
-
-def _sq(e: Expr) -> Expr:
-    return e * e
 
 
 # B3 step 13, middle of the chain: the number of segments h after S, f and ΣU are eliminated (R = M).
@@ -428,31 +425,17 @@ def _leading() -> list[tuple[Bound, str, int]]:
 
 
 def relax_claims() -> list[Implication]:
-    out: list[Implication] = []
-    for b, short, cb in _leading():
-        out.append(
-            _claim(
-                f"{short}.relax.large",
-                short.upper(),
-                f"{short.upper()} ≤ {cb}·N²d²/M where M ≥ 8d² (first link of {short.upper()} ≤ every exact cost)",
-                (*_BASE, *b.regime, M >= 8 * d**2),
-                b.expr <= cb * N**2 * d**2 / M,
-                "docs/constants.md#consistency",
-                about=(b.id,),
-            )
+    """First links: each of B1, B2, B3 ≤ its leading form where M ≥ 8d² and ≤ N²/2 where M ≤ 8d²."""
+    return chain([
+        relax(f"constants.{short}.relax.{cache}", b, lead,
+              f"[{short.upper()}] {short.upper()} ≤ {text} where {where} (first link of {short.upper()} ≤ every exact cost)",
+              extra=(side,))
+        for b, short, cb in _leading()
+        for cache, lead, text, where, side in (
+            ("large", cb * N**2 * d**2 / M, f"{cb}·N²d²/M", "M ≥ 8d²", M >= 8 * d**2),
+            ("small", N**2 / 2, "N²/2", "M ≤ 8d²", M <= 8 * d**2),
         )
-        out.append(
-            _claim(
-                f"{short}.relax.small",
-                short.upper(),
-                f"{short.upper()} ≤ N²/2 where M ≤ 8d² (first link of {short.upper()} ≤ every exact cost)",
-                (*_BASE, *b.regime, M <= 8 * d**2),
-                b.expr <= N**2 / 2,
-                "docs/constants.md#consistency",
-                about=(b.id,),
-            )
-        )
-    return out
+    ], "docs/constants.md#consistency", kind="derivation")
 
 
 # Schedules that write S (N² words) at every M: their large-cache link goes through N²/2 instead of c_B·N²d²/M
@@ -466,64 +449,30 @@ def consistency_claims() -> list[Implication]:
     """Second links: every exact cost ≥ the relaxed bounds (see the chain above), with d_v = d."""
     from attnio.bounds.costs import FORMULAS
 
-    out: list[Implication] = [
-        _claim(
-            "consistency.large.half",
-            "consistency",
-            f"{max(LEADING.values())}·N²d²/M ≤ N²/2 where M ≥ 8d² (the middle link for the schedules that write S: "
-            "c_B·N²d²/M ≤ N²/2 ≤ their cost, every c_B ≤ 4)",
-            (*_BASE, M >= 8 * d**2),
-            max(LEADING.values()) * N**2 * d**2 / M <= N**2 / 2,
-            "docs/constants.md#consistency",
-            kind="consistency",
-            about=tuple(LEADING),
-        )
+    large, small = M >= 8 * d**2, M <= 8 * d**2
+    out: list[Link] = [
+        Link("constants.consistency.large.half",
+             f"{max(LEADING.values())}·N²d²/M ≤ N²/2 where M ≥ 8d² (the middle link for the schedules that write S: "
+             "c_B·N²d²/M ≤ N²/2 ≤ their cost, every c_B ≤ 4)",
+             (*_BASE, large), max(LEADING.values()) * N**2 * d**2 / M <= N**2 / 2, tuple(LEADING)),
     ]
     for name in sorted(FORMULAS):
         if not _is_standard(name):
             continue
         fm = FORMULAS[name].with_dv_equal_d()
-        out.append(
-            _claim(
-                f"consistency.small.le.{name}",
-                "consistency",
-                f"N²/2 ≤ exact cost of {name} where M ≤ 8d² (d_v = d)",
-                (*_BASE, *fm.valid, M <= 8 * d**2),
-                N**2 / 2 <= fm.io,
-                "docs/constants.md#consistency",
-                kind="consistency",
-                about=(f"exact.{name}",),
-            )
-        )
+        out.append(to_cost(f"constants.consistency.small.le.{name}", name, fm, N**2 / 2,
+                           f"N²/2 ≤ exact cost of {name} where M ≤ 8d² (d_v = d)", extra=(small,)))
         if name in VIA_HALF:
-            out.append(
-                _claim(
-                    f"consistency.large.le.{name}",
-                    "consistency",
-                    f"N²/2 ≤ exact cost of {name} where M ≥ 8d² (d_v = d; it writes S; with consistency.large.half "
-                    "and the relax.large links: B1, B2, B3 ≤ it)",
-                    (*_BASE, *fm.valid, M >= 8 * d**2),
-                    N**2 / 2 <= fm.io,
-                    "docs/constants.md#consistency",
-                    kind="consistency",
-                    about=(*LEADING, f"exact.{name}"),
-                )
-            )
+            out.append(to_cost(f"constants.consistency.large.le.{name}", name, fm, N**2 / 2,
+                               f"N²/2 ≤ exact cost of {name} where M ≥ 8d² (d_v = d; it writes S; with "
+                               "consistency.large.half and the relax.large links: B1, B2, B3 ≤ it)",
+                               extra=(large,), covers=tuple(LEADING)))
             continue
-        for b, short, cb in _leading():
-            out.append(
-                _claim(
-                    f"consistency.{short}.le.{name}.large",
-                    "consistency",
-                    f"{cb}·N²d²/M ≤ exact cost of {name} on the regime of {short.upper()} where M ≥ 8d² (d_v = d)",
-                    (*_BASE, *b.regime, *fm.valid, M >= 8 * d**2),
-                    cb * N**2 * d**2 / M <= fm.io,
-                    "docs/constants.md#consistency",
-                    kind="consistency",
-                    about=(b.id, f"exact.{name}"),
-                )
-            )
-    return out
+        out += [to_cost(f"constants.consistency.{short}.le.{name}.large", name, fm, cb * N**2 * d**2 / M,
+                        f"{cb}·N²d²/M ≤ exact cost of {name} on the regime of {short.upper()} where M ≥ 8d² (d_v = d)",
+                        base=(*_BASE, *b.regime), extra=(large,), covers=(b.id,))
+                for b, short, cb in _leading()]
+    return chain(out, "docs/constants.md#consistency", label="consistency")
 
 
 # Schedules whose count is ≥ 4N²d²/M everywhere (FlashAttention-style loops): their BS link goes through it.
@@ -543,95 +492,46 @@ def small_cache_consistency_claims() -> list[Implication]:
     (``bs.ceil_split``; cvc5 decides the two, not the one-step form), a₂·b₂ ≤ M, and N²d/b + N²d/a ≥ 2N²d/√M
     when ab ≤ M.
     Links that read a formula's blocks assume its denominators positive, which its ``wd.<name>`` claim proves."""
-    from dataclasses import replace
-
     from attnio.bounds.constants import BS, BS_COEFF, BSPV, BSPV_NEAR
     from attnio.bounds.costs import FORMULAS
 
-    doc = "docs/bounds/bs.md#consistency"
     shared = (BS.id, BSPV.id, BSPV_NEAR.id)  # second links that BSPV's chains use too (docs/bounds/bspv.md)
     lead = BS_COEFF * N**2 * d / sqrt(M)
-    out: list[Implication] = [
-        _claim(
-            "bs.relax",
-            "BS",
-            "BS ≤ (25/18)·N²d/√M where M ≤ d² (first link of BS ≤ every exact cost)",
-            (*_BASE, *BS.regime),
-            BS.expr <= lead,
-            doc,
-        ),
-        _claim(
-            "bs.tiles_amgm",
-            "BS",
-            "a, b ≥ 1, a·b ≤ M, io ≥ N²d/b + N²d/a ⇒ io ≥ (25/18)·N²d/√M (AM–GM: N²d/a + N²d/b ≥ 2N²d/√(ab))",
-            (*_BASE, I_rows >= 1, J_cols >= 1, I_rows * J_cols <= M, Q >= N**2 * d / J_cols + N**2 * d / I_rows),
-            lead <= Q,
-            doc,
-        ),
-        _claim(
-            "bs.ceil_split",
-            "BS",
-            "a, b > 0, io ≥ ⌈d/b⌉·N² + ⌈N/a⌉·Nd ⇒ io ≥ N²d/b + N²d/a (⌈x⌉ ≥ x; the middle link of square_tiling-io's "
-            "chain, at a = a₂, b = b₂)",
-            (*_BASE, I_rows > 0, J_cols > 0, Q >= ceil(d / J_cols) * N**2 + ceil(N / I_rows) * N * d),
-            N**2 * d / J_cols + N**2 * d / I_rows <= Q,
-            doc,
-        ),
-        _claim(
-            "bs.via_large",
-            "BS",
-            "(25/18)·N²d/√M ≤ 4N²d²/M where M ≤ d² (the link for the FlashAttention-style schedules, whose counts are "
-            "≥ 4N²d²/M at every M)",
-            (*_BASE, *BS.regime),
-            lead <= 4 * N**2 * d**2 / M,
-            doc,
-        ),
+    bs = (*_BASE, *BS.regime)
+    out: list[Link] = [
+        relax("constants.bs.relax", BS, lead, "[BS] BS ≤ (25/18)·N²d/√M where M ≤ d² (first link of BS ≤ every exact cost)",
+              kind="derivation"),
+        Link("constants.bs.tiles_amgm",
+             "[BS] a, b ≥ 1, a·b ≤ M, io ≥ N²d/b + N²d/a ⇒ io ≥ (25/18)·N²d/√M (AM–GM: N²d/a + N²d/b ≥ 2N²d/√(ab))",
+             (*_BASE, I_rows >= 1, J_cols >= 1, I_rows * J_cols <= M, Q >= N**2 * d / J_cols + N**2 * d / I_rows),
+             lead <= Q, (BS.id,), kind="derivation"),
+        Link("constants.bs.ceil_split",
+             "[BS] a, b > 0, io ≥ ⌈d/b⌉·N² + ⌈N/a⌉·Nd ⇒ io ≥ N²d/b + N²d/a (⌈x⌉ ≥ x; the middle link of "
+             "square_tiling-io's chain, at a = a₂, b = b₂)",
+             (*_BASE, I_rows > 0, J_cols > 0, Q >= ceil(d / J_cols) * N**2 + ceil(N / I_rows) * N * d),
+             N**2 * d / J_cols + N**2 * d / I_rows <= Q, (BS.id,), kind="derivation"),
+        Link("constants.bs.via_large",
+             "[BS] (25/18)·N²d/√M ≤ 4N²d²/M where M ≤ d² (the link for the FlashAttention-style schedules, whose counts "
+             "are ≥ 4N²d²/M at every M)", bs, lead <= 4 * N**2 * d**2 / M, (BS.id,), kind="derivation"),
     ]
-    for name, (mid, link) in sorted(VIA_BLOCKS.items()):
-        if name in FORMULAS:
-            out.append(
-                _claim(
-                    link,
-                    "BS",
-                    f"(25/18)·N²d/√M ≤ {to_text(mid)} where M ≤ d² (the link for {name}, whose count is ≥ that: "
-                    "3Nd words per block of its outer loop, N/⌈M/(4d)⌉ ≥ 4Nd/(M + 4d − 1) blocks)",
-                    (*_BASE, *BS.regime),
-                    lead <= mid,
-                    doc,
-                )
-            )
+    out += [Link(f"constants.{link}",
+                 f"[BS] (25/18)·N²d/√M ≤ {to_text(mid)} where M ≤ d² (the link for {name}, whose count is ≥ that: "
+                 "3Nd words per block of its outer loop, N/⌈M/(4d)⌉ ≥ 4Nd/(M + 4d − 1) blocks)", bs, lead <= mid, (BS.id,),
+                 kind="derivation")
+            for name, (mid, link) in sorted(VIA_BLOCKS.items()) if name in FORMULAS]
     for name in sorted(FORMULAS):
         if not _is_standard(name):
             continue
         fm = FORMULAS[name].with_dv_equal_d()
         if name == "square_tiling-io":
-            a2, b2 = fm.blocks["a2"], fm.blocks["b2"]
             out += [
-                replace(
-                    _claim(
-                        f"consistency.bs.{name}.phase2",
-                        "consistency",
-                        f"{name}: cost ≥ ⌈d/b₂⌉·N² + ⌈N/a₂⌉·Nd (S read ⌈d/b₂⌉ times, V ⌈N/a₂⌉ times; d_v = d; with "
-                        "bs.ceil_split: cost ≥ N²d/b₂ + N²d/a₂)",
-                        (*_BASE, *BS.regime, *fm.valid),
-                        fm.blocks["G"] * N**2 + fm.blocks["T_2"] * N * d <= fm.io,
-                        doc,
-                        kind="consistency",
-                        about=(BS.id, f"exact.{name}"),
-                    ),
-                ),
-                replace(
-                    _claim(
-                        f"consistency.bs.{name}.tiles",
-                        "consistency",
-                        f"{name}: its phase-2 tile fits, a₂·b₂ ≤ M (with bs.tiles_amgm: cost ≥ (25/18)·N²d/√M)",
-                        (*_BASE, *BS.regime, *fm.valid),
-                        a2 * b2 <= M,
-                        doc,
-                        kind="consistency",
-                        about=(*shared, f"exact.{name}"),
-                    ),
-                ),
+                to_cost(f"constants.consistency.bs.{name}.phase2", name, fm,
+                        fm.blocks["G"] * N**2 + fm.blocks["T_2"] * N * d,
+                        f"[consistency] {name}: cost ≥ ⌈d/b₂⌉·N² + ⌈N/a₂⌉·Nd (S read ⌈d/b₂⌉ times, V ⌈N/a₂⌉ times; "
+                        "d_v = d; with bs.ceil_split: cost ≥ N²d/b₂ + N²d/a₂)", base=bs, covers=(BS.id,)),
+                to_cost(f"constants.consistency.bs.{name}.tiles", name, fm, 0,
+                        f"[consistency] {name}: its phase-2 tile fits, a₂·b₂ ≤ M (with bs.tiles_amgm: cost ≥ "
+                        "(25/18)·N²d/√M)", base=bs, covers=shared, goal=fm.blocks["a2"] * fm.blocks["b2"] <= M),
             ]
             continue
         via = name in VIA_LARGE  # one nonlinear step fewer for z3: robust whatever claims ran before
@@ -644,21 +544,9 @@ def small_cache_consistency_claims() -> list[Implication]:
         else:
             mid = lead
             what = f"(25/18)·N²d/√M ≤ exact cost of {name} where M ≤ d² (d_v = d; with bs.relax: BS ≤ it)"
-        out.append(
-            replace(
-                _claim(
-                    f"consistency.bs.le.{name}",
-                    "consistency",
-                    what,
-                    (*_BASE, *BS.regime, *fm.valid),
-                    mid <= fm.io,
-                    doc,
-                    kind="consistency",
-                    about=(*(shared if via or name in VIA_BLOCKS else (BS.id,)), f"exact.{name}"),
-                ),
-            )
-        )
-    return out
+        out.append(to_cost(f"constants.consistency.bs.le.{name}", name, fm, mid, f"[consistency] {what}", base=bs,
+                           covers=shared if via or name in VIA_BLOCKS else (BS.id,)))
+    return chain(out, "docs/bounds/bs.md#consistency")
 
 
 # Gap factor between the optimal flash2 count and B3 (docs/constants.md#gap): each factor → 1 in the limit
@@ -780,21 +668,6 @@ def gap_claims() -> list[Implication]:
 
 def all_claims() -> list[Implication]:
     return [*STEP_CLAIMS, *relax_claims(), *consistency_claims(), *small_cache_consistency_claims(), *gap_claims()]
-
-
-# checking --------------------------------------------------------------------------------------------------
-
-
-def check(claim: Implication, *, backend: str = "z3", rlimit: int | None = None) -> Outcome:
-    """Prove one claim with :func:`solver.engine.prove` (side conditions proved first, never assumed)."""
-    return prove(claim.hyps, claim.goal, backend=backend, rlimit=rlimit)
-
-
-def by_id(claim_id: str) -> Implication:
-    for cl in CLAIMS:
-        if cl.id == claim_id:
-            return cl
-    raise KeyError(claim_id)
 
 
 CLAIMS: list[Implication] = all_claims()

@@ -26,7 +26,7 @@ from attnio.bounds.catalog import (
 )
 from attnio.bounds.expr import Expr, ceil, eq, log2, maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
-from attnio.solver.claims.build import leading_crossover, links, tight_claims
+from attnio.solver.claims.build import Link, chain, leading_crossover, links, relax, tight_claims, to_cost
 from attnio.solver.claims.tight import SPECS
 from attnio.solver.claims.types import Claim, Coverage, Crossover, Implication
 from attnio.solver.logic import All, Iff
@@ -34,7 +34,7 @@ from attnio.solver.logic import All, Iff
 # A real L ≥ 1 standing for log₂ N in the Thm 4.14 links (sy.log2-ge-1 proves log₂ N ≥ 1 for N ≥ 2).
 LOG2_N = sym("log2N", integer=False, lo=1, doc="a real L ≥ 1 in place of log₂ N (claims sy.thm4.14.*; sy.log2-ge-1)")
 
-F = Fraction
+
 def _formulas() -> dict:
     from attnio.bounds.costs import FORMULAS
 
@@ -238,9 +238,9 @@ def smith_claims() -> list[Claim]:
             a=2 * N**2 * d / sqrt(M),
             b=reads_lead,
             axis=4 * M / (d + 1) ** 2,
-            lo=F(1, 16),
-            hi=F(16),
-            precision=F(1, 64),
+            lo=Fraction(1, 16),
+            hi=Fraction(16),
+            precision=Fraction(1, 64),
             a_name="2mnk/√M",
             b_name="row-streaming reads",
             axis_name="4M/(k+1)²",
@@ -277,7 +277,7 @@ def leading_crossover_claims() -> list[Claim]:
             "N²d/√M < N²d²/M (square tiling's shape beats FlashAttention's) exactly below M = d²: derived along "
             "M/d².",
             SY_SMALL, SY_LARGE, "N²d/√M", "N²d²/M",
-            hi=F(16), provenance="Saha & Ye Thm 3.1",
+            hi=Fraction(16), provenance="Saha & Ye Thm 3.1",
             about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
         ),
         leading_crossover(
@@ -285,7 +285,7 @@ def leading_crossover_claims() -> list[Claim]:
             "Leading terms with constants: square tiling 8N²d/√M + N² against flash1's 12N²d²/M; boundary on M/d² "
             "derived (t = √M/d solves 12/t² = 8/t + 1, so M/d² = (√28 − 4)² = 44 − 16√7 ≈ 1.668).",
             8 * SY_SMALL + N**2, 12 * SY_LARGE, "8N²d/√M + N²", "12N²d²/M",
-            hi=F(4), provenance="Saha & Ye §4.2 (both leading counts)",
+            hi=Fraction(4), provenance="Saha & Ye §4.2 (both leading counts)",
             about=("exact.square_tiling", "exact.flash1"),
         ),
         leading_crossover(
@@ -293,7 +293,7 @@ def leading_crossover_claims() -> list[Claim]:
             "Leading terms with constants: square tiling 8N²d/√M + N² against flash2's 4N²d²/M. The boundary on "
             "M/d² is derived (it is 36 − 16√5 ≈ 0.2229, not 1).",
             8 * SY_SMALL + N**2, 4 * SY_LARGE, "8N²d/√M + N²", "4N²d²/M",
-            hi=F(4), provenance="Saha & Ye §4.2 (square tiling count); docs/costs.md (flash2)",
+            hi=Fraction(4), provenance="Saha & Ye §4.2 (square tiling count); docs/costs.md (flash2)",
             about=("exact.square_tiling", "exact.flash2"),
         ),
     ]
@@ -301,69 +301,36 @@ def leading_crossover_claims() -> list[Claim]:
 
 # --------------------------------------------------------------------------------------------- cost formulas
 def formula_claims() -> list[Claim]:
-    out: list[Claim] = []
+    out: list[Link | Claim] = []
     fs = _formulas()
     # the seed catalog's explicit lower bounds (optional modules check their own, e.g. attnio.solver.claims.constants)
     seed_ids = {b.id for b in seed_bounds()}
     lbs = [b for b in explicit_io_lower_bounds() if b.id in seed_ids and b.id != "trivial.4Nd"]
     for name, f in fs.items():
-        out.append(
-            Implication(
-                f"wd.{name}",
-                "well-defined",
-                f"{name}'s cost formula is defined wherever it claims to be valid ({'; '.join(map(str, f.valid))}): "
-                "every denominator > 0 (every floor used as a block count ≥ 1).",
-                f.valid,
-                f.io >= 0,
-                provenance=f.derivation,
-                about=(f"exact.{name}",),
-            )
-        )
-        out.append(
-            Implication(
-                f"trivial.{name}",
-                "consistency",
-                f"{name} never moves fewer than 4Nd words, for any N, d, M where it runs (trivial bound).",
-                f.valid,
-                f.io >= 4 * N * d,
-                provenance="docs/bounds/trivial.md",
-                about=("trivial.4Nd", f"exact.{name}"),
-            )
-        )
+        out += [
+            Link(f"wd.{name}", f"{name}'s cost formula is defined wherever it claims to be valid "
+                 f"({'; '.join(map(str, f.valid))}): every denominator > 0 (every floor used as a block count ≥ 1).",
+                 f.valid, f.io >= 0, (f"exact.{name}",), kind="well-defined", doc=f.derivation),
+            to_cost(f"trivial.{name}", name, f, 4 * N * d,
+                    f"{name} never moves fewer than 4Nd words, for any N, d, M where it runs (trivial bound).", base=(),
+                    covers=("trivial.4Nd",), goal=f.io >= 4 * N * d, doc="docs/bounds/trivial.md"),
+        ]
         for b in lbs:
             if (b.id, name) in VIA_LINKS:
                 out += _via_links(b, name, f)
                 continue
-            out.append(
-                Implication(
-                    f"consistency.{b.id}.{name}",
-                    "consistency",
-                    f"{name}'s exact cost ≥ {b.id} ({b.expr}) wherever both apply.",
-                    tuple(b.regime) + f.valid,
-                    f.io >= b.expr,
-                    provenance=b.provenance,
-                    about=(b.id, f"exact.{name}"),
-                )
-            )
+            out.append(to_cost(f"consistency.{b.id}.{name}", name, f, b.expr,
+                               f"{name}'s exact cost ≥ {b.id} ({b.expr}) wherever both apply.", base=tuple(b.regime),
+                               covers=(b.id,), goal=f.io >= b.expr, doc=b.provenance))
     # explicit lower ≤ explicit upper bounds of the catalog (other modules may add explicit upper bounds)
     uppers = [
         b
         for b in seed_bounds()
         if b.kind == "upper" and b.explicit and b.id not in NOT_IO and _io_symbols(b.expr)
     ]
-    for lb in lbs:
-        for ub in uppers:
-            out.append(
-                Implication(
-                    f"consistency.{lb.id}.{ub.id}",
-                    "consistency",
-                    f"{lb.id} ≤ {ub.id} wherever both apply.",
-                    tuple(lb.regime) + tuple(ub.regime),
-                    lb.expr <= ub.expr,
-                    provenance=f"{lb.provenance}; {ub.provenance}",
-                    about=(lb.id, ub.id),
-                )
-            )
+    out += [relax(f"consistency.{lb.id}.{ub.id}", lb, ub.expr, f"{lb.id} ≤ {ub.id} wherever both apply.", base=(),
+                  extra=tuple(ub.regime), about=(lb.id, ub.id), doc=f"{lb.provenance}; {ub.provenance}")
+            for lb in lbs for ub in uppers]
     # tightest constants (solver/claims/tight.py): each built from the catalog bound it tightens
     out += [c for spec in SPECS if not spec.backward for c in tight_claims(spec)]
     # square tiling against FlashAttention, exact costs
@@ -378,9 +345,9 @@ def formula_claims() -> list[Claim]:
                 a=st.io,
                 b=fb.io,
                 axis=M / d**2,
-                lo=F(1, 8),
-                hi=F(1),
-                precision=F(1, 16),
+                lo=Fraction(1, 8),
+                hi=Fraction(1),
+                precision=Fraction(1, 16),
                 a_name="square_tiling",
                 b_name="flash2",
                 axis_name="M/d²",
@@ -388,7 +355,7 @@ def formula_claims() -> list[Claim]:
                 about=("exact.square_tiling", "exact.flash2"),
             )
         )
-    return out
+    return chain(out, "")
 
 
 # Consistency claims that cvc5 does not decide in one piece (nested floors of the block sizes): each goes through

@@ -35,6 +35,8 @@ from fractions import Fraction
 
 from attnio.bounds.expr import maximum, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, sym
+from attnio.solver.claims.build import BASE as _BASE
+from attnio.solver.claims.build import claim
 from attnio.solver.claims.types import Implication
 
 B, R, h, Q = (sym(name, integer=False, lo=0, doc=doc) for name, doc in (
@@ -46,7 +48,6 @@ Bs, s, Fs, G, c, S = (sym(name, integer=False, lo=0, doc=doc) for name, doc in (
     ("pbl_F", "most products one segment completes"), ("pbl_G", "an upper bound on F²"),
     ("pbl_c", "products counted (each useful instance in one segment)"), ("pbl_S", "Σ_t T_t² (B3 step 12)")))
 
-_BASE = (d >= 1, N >= 1, M >= 1)
 _DOC = "docs/bounds/small-forms.md"
 F1 = maximum(B * B / (4 * d * d), B)
 F2 = maximum(B * B / (8 * d), d * B)
@@ -60,8 +61,7 @@ K, KAPPA = M + B, 1 - B / (4 * d * d)  # BS: K = 2M + R, κ = 1 − (M + R)/(4d�
 
 
 def _claim(id: str, statement: str, hyps, goal, step: str, *about: str) -> Implication:
-    return Implication(f"pebbling.{id}", "derivation", statement, tuple(hyps), goal, provenance=f"{_DOC}#{step}",
-                       about=about)
+    return claim(f"pebbling.{id}", statement, hyps, goal, f"{_DOC}#{step}", about=about)
 
 
 CLAIMS: list[Implication] = [

@@ -16,7 +16,6 @@ from attnio.bounds.expr import sqrt
 from attnio.bounds.symbols import M, N, d
 from attnio.solver.claims.build import TightSpec, TileFacts
 
-F = Fraction
 UNIT = N**2 * d**2 / M
 FORWARD_EXTRA = 4 * N * d  # the trivial bound's size, fixed so that c is well defined
 BACKWARD_EXTRA = 12 * N * d  # Nd-size terms: the square-tiled schedules' own reach 10Nd at N ≤ B (d_v = d)
@@ -68,8 +67,8 @@ def _forward(cid: str, name: str, bound: str, where: str, *, shape=None, extra: 
     O side the claim shows on part of their range."""
     b = by_id(bound)
     return TightSpec(cid, name, False, b.expr if shape is None else shape, FORWARD_EXTRA, tuple(b.regime) + extra,
-                     where, _FORWARD_TEXT, F(1, 64) if large_d else F(1, 8), F(64) if large_d else F(256),
-                     F(0) if lo is None else lo, cleared, about=(b.id, *also), cites=b.provenance,
+                     where, _FORWARD_TEXT, Fraction(1, 64) if large_d else Fraction(1, 8), Fraction(64) if large_d else Fraction(256),
+                     Fraction(0) if lo is None else lo, cleared, about=(b.id, *also), cites=b.provenance,
                      tiles=None if tiles is None else _forward_tiles(cid, tiles), tiles_text=_FORWARD_TILES)
 
 
@@ -89,7 +88,7 @@ def forward_specs() -> tuple[TightSpec, ...]:
         # search floor (refuted at an integer point, so the least c is unchanged): in the cleared form z3 takes
         # ~20 s to refute c = 16 and well under a second at 65/4
         _forward("tight.square_tiling", "square_tiling", "sy.thm3.5", "4 ≤ M ≤ d² (Saha–Ye Thm 3.5, small cache)",
-                 cleared=True, lo=F(65, 4), tiles=_square_tiling_tiles, also=("sy.thm3.1.upper",)),  # small-cache half
+                 cleared=True, lo=Fraction(65, 4), tiles=_square_tiling_tiles, also=("sy.thm3.1.upper",)),  # small-cache half
         _forward("tight.standard", "standard", "fa.thm2.standard",
                  "3d² ≤ M ≤ Nd (tiles as wide as d: FlashAttention Thm 2's Θ(Nd + N²))", shape=N**2,
                  extra=(3 * d**2 <= M,), tiles=_standard_tiles),
@@ -127,7 +126,7 @@ def _square_tiling_bwd_tiles(f) -> tuple[TileFacts, ...]:
 def _leading(name: str, shape, regime: tuple, where: str, about: tuple[str, ...], tiles=None) -> TightSpec:
     """``backward.tight.<name>``: cost ≤ c·shape + 12Nd on ``regime``, tightening the paper bounds ``about``."""
     return TightSpec(f"backward.tight.{name}", name, True, shape, BACKWARD_EXTRA, regime, where, _BACKWARD_TEXT,
-                     F(1, 8), F(512), about=about, tiles=tiles, tiles_text=_BACKWARD_TILES)
+                     Fraction(1, 8), Fraction(512), about=about, tiles=tiles, tiles_text=_BACKWARD_TILES)
 
 
 def backward_specs() -> tuple[TightSpec, ...]:
@@ -148,18 +147,18 @@ def backward_specs() -> tuple[TightSpec, ...]:
         _leading("standard-bwd", N**2, (3 * d**2 <= M,), "M ≥ 3d² (tiles as wide as d: FlashAttention Thm 5's "
                  "Θ(Nd + N²))", ("fa.thm5.standard-backward",), tiles=_standard_bwd_tiles),
         *(TightSpec(f"backward.tight.{name}.large-d", name, True, UNIT, BACKWARD_EXTRA, (64 <= d, 8 * d**2 <= M, M <= N * d),
-                    "", large, F(1, 64), F(64), cleared=name == "flash2-bwd") for name in ("flash1-bwd", "flash2-bwd")),
+                    "", large, Fraction(1, 64), Fraction(64), cleared=name == "flash2-bwd") for name in ("flash1-bwd", "flash2-bwd")),
         # 2b² + (7d + 2)b ≤ M: b ≈ M/(7d) while M ≪ 49d² (cost ≈ 28N²d²/M), ≈ 0.91d at M = 8d² (cost ≈ 35N²d²/M)
         TightSpec("backward.tight.flash2-square-bwd", "flash2-square-bwd", True, UNIT, BACKWARD_EXTRA,
                   (64 <= d, d**2 <= M, M <= 8 * d**2, M <= N * d),
                   "d ≥ 64, d² ≤ M ≤ 8d², M ≤ Nd (the N²d²/M regime of its square blocks; the constant is set near M = 8d²)",
-                  sqrt_text, F(1, 2), F(64), cleared=True, cites_after=cites),
+                  sqrt_text, Fraction(1, 2), Fraction(64), cleared=True, cites_after=cites),
         # small cache: cost ≈ 8N²d/B + 3⌈d/B⌉N² + 2N² with B ≈ √(M/3), i.e. 8√3·N²d/√M + 5N² (the 3N² is the slack
         # of the ceiling ⌈d/B⌉ < d/B + 1): the shape is N²d/√M, not N²d²/M, with 5N² in the additive term
         TightSpec("backward.tight.square_tiling-bwd", "square_tiling-bwd", True, N**2 * d / sqrt(M),
                   5 * N**2 + BACKWARD_EXTRA, (64 <= d, d**2 <= 4 * M, M <= d**2),
                   "d ≥ 64, d²/4 ≤ M ≤ d² (small cache: the shape is N²d/√M, leading constant 8√3 ≈ 13.86, plus 5N²)",
-                  sqrt_text, F(1), F(64), cleared=True, about=("li.backward.upper",),  # Li: its M ≤ d² half
+                  sqrt_text, Fraction(1), Fraction(64), cleared=True, about=("li.backward.upper",),  # Li: its M ≤ d² half
                   cites_after=cites, tiles=_square_tiling_bwd_tiles, tiles_text=_BACKWARD_TILES),
     )
 

@@ -27,7 +27,7 @@ from attnio.bounds.workloads import (
     TRIVIAL_CAUSAL,
     TRIVIAL_ONE_KEY,
 )
-from attnio.solver.claims.build import links
+from attnio.solver.claims.build import Link, chain, links
 from attnio.solver.claims.types import Claim, Implication
 
 DOC = "docs/bounds/workloads.md"
@@ -54,49 +54,34 @@ def _sub(f: CostFormula, s: dict) -> CostFormula:
     )
 
 
+def _wd(f: CostFormula, hyps: tuple, goal: Rel, about: tuple[str, ...]) -> Link:
+    """``workloads.wd.<f>``: ``f``'s unit formula is defined on ``hyps`` (its denominators > 0: ``goal``)."""
+    return Link(f"workloads.wd.{_name(f)}",
+                f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
+                hyps, goal, about, kind="well-defined", doc=COSTS)
+
+
 def derivation_claims() -> list[Claim]:
     P = sym("wl_P", integer=False, lo=0, doc="required (query, key) pairs of a workload")
     h = sym("wl_h", integer=False, lo=0, doc="number of segments of M I/Os")
     Q = sym("wl_Q", integer=False, lo=0, doc="words moved by the whole calculation")
-    return [
-        Implication(
-            "workloads.b1.rearrange",
-            "derivation",
-            "P ≤ h·M²/d² (at most M²/d² required roots per segment, B1 step 6) and Q ≥ M(h − 1) give Q ≥ P·d²/M − M.",
-            (M >= 1, d >= 1, P <= h * M**2 / d**2, Q >= M * (h - 1)),
-            Q >= P * d**2 / M - M,
-            provenance=DOC,
-            about=(B1_RECT.id, B1_CAUSAL.id),
-        ),
-        Implication(
-            "workloads.b2.rearrange",
-            "derivation",
-            "P·d ≤ h·M²/(2d) (at most M²/(2d) PV products per segment, B2 step 6) and Q ≥ M(h − 1) give "
-            "Q ≥ 2P·d²/M − M.",
-            (M >= 1, d >= 1, P * d <= h * M**2 / (2 * d), Q >= M * (h - 1)),
-            Q >= 2 * P * d**2 / M - M,
-            provenance=DOC,
-            about=(B2_RECT.id, B2_CAUSAL.id),
-        ),
-        Implication(
-            "workloads.pairs.square-causal",
-            "identity",
-            "With N_q = N_kv = N the bottom-right causal pair count N_q(N_q + 1)/2 + N_q(N_kv − N_q) is N(N + 1)/2.",
-            (N >= 1,),
-            eq(substitute(PAIRS_CAUSAL, {Nq: N, Nkv: N}), N * (N + 1) / 2),
-            provenance=DOC,
-            about=(B1_CAUSAL.id, B2_CAUSAL.id),
-        ),
-        Implication(
-            "workloads.pairs.causal-le-rect",
-            "inequality",
-            "A causal mask never adds pairs: N_q(N_q + 1)/2 + N_q(N_kv − N_q) ≤ N_q·N_kv for N_q ≤ N_kv.",
-            (Nq >= 1, Nq <= Nkv),
-            PAIRS_CAUSAL <= PAIRS_RECT,
-            provenance=DOC,
-            about=(B1_CAUSAL.id,),
-        ),
-    ]
+    return chain([
+        Link("workloads.b1.rearrange",
+             "P ≤ h·M²/d² (at most M²/d² required roots per segment, B1 step 6) and Q ≥ M(h − 1) give Q ≥ P·d²/M − M.",
+             (M >= 1, d >= 1, P <= h * M**2 / d**2, Q >= M * (h - 1)), Q >= P * d**2 / M - M,
+             (B1_RECT.id, B1_CAUSAL.id)),
+        Link("workloads.b2.rearrange",
+             "P·d ≤ h·M²/(2d) (at most M²/(2d) PV products per segment, B2 step 6) and Q ≥ M(h − 1) give "
+             "Q ≥ 2P·d²/M − M.", (M >= 1, d >= 1, P * d <= h * M**2 / (2 * d), Q >= M * (h - 1)),
+             Q >= 2 * P * d**2 / M - M, (B2_RECT.id, B2_CAUSAL.id)),
+        Link("workloads.pairs.square-causal",
+             "With N_q = N_kv = N the bottom-right causal pair count N_q(N_q + 1)/2 + N_q(N_kv − N_q) is N(N + 1)/2.",
+             (N >= 1,), eq(substitute(PAIRS_CAUSAL, {Nq: N, Nkv: N}), N * (N + 1) / 2),
+             (B1_CAUSAL.id, B2_CAUSAL.id), kind="identity"),
+        Link("workloads.pairs.causal-le-rect",
+             "A causal mask never adds pairs: N_q(N_q + 1)/2 + N_q(N_kv − N_q) ≤ N_q·N_kv for N_q ≤ N_kv.",
+             (Nq >= 1, Nq <= Nkv), PAIRS_CAUSAL <= PAIRS_RECT, (B1_CAUSAL.id,), kind="inequality"),
+    ], DOC, kind="derivation")
 
 
 def formula_claims() -> list[Claim]:
@@ -108,29 +93,12 @@ def formula_claims() -> list[Claim]:
         units_g = g if sched == "grouped" else 1  # query heads in one unit
         hyps = _BASE + f.valid
         about = ("workloads.trivial",)
-        out.append(
-            Implication(
-                f"workloads.wd.{n}",
-                "well-defined",
-                f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
-                hyps,
-                f.io >= 0,
-                provenance=COSTS,
-                about=about,
-            )
-        )
+        out.append(_wd(f, hyps, f.io >= 0, about))
         triv = substitute(TRIVIAL.expr, {g: units_g})
         out.append(
-            Implication(
-                f"workloads.trivial.{n}",
-                "consistency",
-                f"{f.algorithm} moves at least the trivial {triv} words per unit (Q, O once per query head; K, V once "
-                "per unit).",
-                hyps + TRIVIAL.regime,
-                f.io >= triv,
-                provenance=DOC,
-                about=about,
-            )
+            Link(f"workloads.trivial.{n}",
+                 f"{f.algorithm} moves at least the trivial {triv} words per unit (Q, O once per query head; K, V once "
+                 "per unit).", hyps + TRIVIAL.regime, f.io >= triv, about, kind="consistency")
         )
         if alg == "flash1":
             continue  # published blocks exceed M (audit mode): not a schedule of an M-word machine
@@ -140,29 +108,19 @@ def formula_claims() -> list[Claim]:
         b1, b2 = (B1_CAUSAL, B2_CAUSAL) if causal else (B1_RECT, B2_RECT)
         fd = _sub(f, {dv: d})  # d_v = d, as the consistency claims of solver/claims/constants.py
         out.append(
-            Implication(
-                f"workloads.consistency.b1.{n}",
-                "consistency",
-                f"{f.algorithm}'s unit count (d_v = d) ≥ {units_g}·P·d²/M (B1_P without its −M slack, so it adds up "
-                "over units) where 2d² ≤ M ≤ 4d² (above, the b2 claim gives twice as much).",
-                _BASE + fd.valid + b1.regime + (M <= 4 * d**2,),
-                fd.io >= units_g * P * d**2 / M,
-                provenance=DOC,
-                about=(b1.id,),
-            )
+            Link(f"workloads.consistency.b1.{n}",
+                 f"{f.algorithm}'s unit count (d_v = d) ≥ {units_g}·P·d²/M (B1_P without its −M slack, so it adds up "
+                 "over units) where 2d² ≤ M ≤ 4d² (above, the b2 claim gives twice as much).",
+                 _BASE + fd.valid + b1.regime + (M <= 4 * d**2,), fd.io >= units_g * P * d**2 / M, (b1.id,),
+                 kind="consistency")
         )
         out.append(
-            Implication(
-                f"workloads.consistency.b2.{n}",
-                "consistency",
-                f"{f.algorithm}'s unit count (d_v = d) ≥ {units_g}·2P·d²/M (B2_P without its −M slack) where M ≥ 4d².",
-                _BASE + fd.valid + b2.regime,
-                fd.io >= units_g * 2 * P * d**2 / M,
-                provenance=DOC,
-                about=(b2.id,),
-            )
+            Link(f"workloads.consistency.b2.{n}",
+                 f"{f.algorithm}'s unit count (d_v = d) ≥ {units_g}·2P·d²/M (B2_P without its −M slack) where M ≥ 4d².",
+                 _BASE + fd.valid + b2.regime, fd.io >= units_g * 2 * P * d**2 / M, (b2.id,),
+                 kind="consistency")
         )
-    return out
+    return chain(out, DOC, kind="derivation")
 
 
 def causal_chain_claims() -> list[Claim]:
@@ -182,34 +140,18 @@ def causal_chain_claims() -> list[Claim]:
     base1 = (Nq >= 1, Nq <= Nkv, d >= 1, g >= 1, M >= 1, T >= 1)
     lower = d * Nq * (T + 1) + 2 * d * T * delta
     out: list[Claim] = [
-        Implication(
-            "workloads.causal.chain.kv",
-            "derivation",
-            "Link 1a: B·T ≥ N_q gives unit ≥ d·N_q(T + 1) + 2d·T·δ (the diagonal half of the K/V rows).",
-            base1 + (B >= 1, B * T >= Nq),
-            unit >= lower,
-            provenance=DOC,
-            about=(B1_CAUSAL.id, B2_CAUSAL.id),
-        ),
-        Implication(
-            "workloads.causal.chain.passes",
-            "derivation",
-            "Link 1b: a·T ≥ N_q and d + g·a(2d + 4) ≤ M give T·M ≥ 2g·N_q·d (enough Q blocks for the rows held).",
-            base1 + (a >= 1, a * T >= Nq, d + g * a * (2 * d + 4) <= M),
-            T * M >= 2 * g * Nq * d,
-            provenance=DOC,
-            about=(B1_CAUSAL.id, B2_CAUSAL.id),
-        ),
-        Implication(
-            "workloads.causal.chain.pairs",
-            "derivation",
-            "Link 1c: T·M ≥ 2g·N_q·d gives d·N_q(T + 1) + 2d·T·δ ≥ 2g·P·d²/M, P = N_q(N_q + 1)/2 + N_q·δ (so ≥ B2_P "
-            "and ≥ B1_P = half of it, without their −M slack, for every M).",
-            base1 + (T * M >= 2 * g * Nq * d,),
-            lower >= 2 * g * PAIRS_CAUSAL * d**2 / M,
-            provenance=DOC,
-            about=(B1_CAUSAL.id, B2_CAUSAL.id),
-        ),
+        Link("workloads.causal.chain.kv",
+             "Link 1a: B·T ≥ N_q gives unit ≥ d·N_q(T + 1) + 2d·T·δ (the diagonal half of the K/V rows).",
+             base1 + (B >= 1, B * T >= Nq), unit >= lower, (B1_CAUSAL.id, B2_CAUSAL.id)),
+        Link("workloads.causal.chain.passes",
+             "Link 1b: a·T ≥ N_q and d + g·a(2d + 4) ≤ M give T·M ≥ 2g·N_q·d (enough Q blocks for the rows held).",
+             base1 + (a >= 1, a * T >= Nq, d + g * a * (2 * d + 4) <= M), T * M >= 2 * g * Nq * d,
+             (B1_CAUSAL.id, B2_CAUSAL.id)),
+        Link("workloads.causal.chain.pairs",
+             "Link 1c: T·M ≥ 2g·N_q·d gives d·N_q(T + 1) + 2d·T·δ ≥ 2g·P·d²/M, P = N_q(N_q + 1)/2 + N_q·δ (so ≥ B2_P "
+             "and ≥ B1_P = half of it, without their −M slack, for every M).",
+             base1 + (T * M >= 2 * g * Nq * d,), lower >= 2 * g * PAIRS_CAUSAL * d**2 / M,
+             (B1_CAUSAL.id, B2_CAUSAL.id)),
     ]
     for sched in ("per-head", "grouped"):
         f = _sub(WORKLOAD_FORMULAS[("flash2", sched, True)], {dv: d})
@@ -224,17 +166,11 @@ def causal_chain_claims() -> list[Claim]:
             for what, goal in facts), (B1_CAUSAL.id, B2_CAUSAL.id), provenance=COSTS)
         unit_f = substitute(unit, {T: Tr, B: Br, g: gg})
         out.append(
-            Implication(
-                f"workloads.causal.chain.blocks.{sched}.count",
-                "identity",
-                f"Link 2 (flash2 {sched}, causal, d_v = d): the formula's count is the link-1 expression at T = T_r, B = B_r.",
-                base,
-                eq(f.io, unit_f),
-                provenance=COSTS,
-                about=(B1_CAUSAL.id, B2_CAUSAL.id),
-            )
+            Link(f"workloads.causal.chain.blocks.{sched}.count",
+                 f"Link 2 (flash2 {sched}, causal, d_v = d): the formula's count is the link-1 expression at T = T_r, B = B_r.",
+                 base, eq(f.io, unit_f), (B1_CAUSAL.id, B2_CAUSAL.id), kind="identity", doc=COSTS)
         )
-    return out
+    return chain(out, DOC, kind="derivation")
 
 
 def _flash2_unit(causal: bool, T: object, B: object, gg: object) -> object:
@@ -294,29 +230,21 @@ def causal_half_claims() -> list[Claim]:
     uf = substitute(_flash2_unit(False, T, B, 1), sq)  # type: ignore[arg-type]
     abstract = (N >= 1, d >= 1, dv >= 1, T >= 1, B >= 1, B * T >= N, B <= Cs, (T - 1) * Cs <= N - 1)
     out += [
-        Implication(
-            "workloads.causal.half.blocks.cover", "derivation",
-            "Link (flash2 per-head, N_q = N_kv = N): B_r·T_r ≥ N (the Q blocks cover the rows).",
-            hyps, Br * Tr >= N, provenance=COSTS, about=about,
-        ),
-        Implication(
-            "workloads.causal.half.lower",
-            "inequality",
-            "FlashAttention-2's causal saving is at most half: causal flash2 count ≥ non-causal count / 2 (N_q = N_kv; "
-            "at any T ≥ 1 Q blocks of B positions with B·T ≥ N, B ≤ c, (T − 1)c ≤ N − 1: the formula's, by the "
-            "links workloads.causal.half.count.* and .blocks.*).",
-            abstract, uc >= uf / 2, provenance=DOC, about=about,
-        ),
-        Implication(
-            "workloads.causal.half.upper",
-            "inequality",
-            "…and at least half up to the diagonal: causal ≤ non-causal/2 + (3/2)·N(d + d_v) + N/2, a gap that does not "
-            "grow with T_r = ⌈N/B_r⌉, so causal ÷ non-causal → 1/2 as N/B_r → ∞ (FlashAttention-2 §3.1.1; same "
-            "links as .lower).",
-            abstract, uc <= uf / 2 + 3 * N * (d + dv) / 2 + N / 2, provenance=DOC, about=about,
-        ),
+        Link("workloads.causal.half.blocks.cover",
+             "Link (flash2 per-head, N_q = N_kv = N): B_r·T_r ≥ N (the Q blocks cover the rows).", hyps,
+             Br * Tr >= N, about, doc=COSTS),
+        Link("workloads.causal.half.lower",
+             "FlashAttention-2's causal saving is at most half: causal flash2 count ≥ non-causal count / 2 (N_q = N_kv; "
+             "at any T ≥ 1 Q blocks of B positions with B·T ≥ N, B ≤ c, (T − 1)c ≤ N − 1: the formula's, by the "
+             "links workloads.causal.half.count.* and .blocks.*).", abstract, uc >= uf / 2, about,
+             kind="inequality"),
+        Link("workloads.causal.half.upper",
+             "…and at least half up to the diagonal: causal ≤ non-causal/2 + (3/2)·N(d + d_v) + N/2, a gap that does not "
+             "grow with T_r = ⌈N/B_r⌉, so causal ÷ non-causal → 1/2 as N/B_r → ∞ (FlashAttention-2 §3.1.1; same "
+             "links as .lower).", abstract, uc <= uf / 2 + 3 * N * (d + dv) / 2 + N / 2, about,
+             kind="inequality"),
     ]
-    return out
+    return chain(out, DOC, kind="derivation")
 
 
 def grouped_claims() -> list[Claim]:
@@ -396,16 +324,11 @@ def backward_claims() -> list[Claim]:
     for name, c, bounds in (("bwd-dp", 1, (BWD_DP_RECT, BWD_DP_CAUSAL)), ("bwd-sdp", 4, (BWD_SDP_RECT, BWD_SDP_CAUSAL))):
         for branch, cap, hyp in (("large", M**2 / (c * d**2), M >= 2 * c * d**2), ("small", 2 * M, M <= 2 * c * d**2)):
             out.append(
-                Implication(
-                    f"workloads.{name}.rearrange.{branch}",
-                    "derivation",
-                    f"Step 7 of {name.upper()} with P pairs, {branch} cache ({hyp}: max(M²/({c}d²), 2M) = {cap}): "
-                    f"P ≤ h·{cap} and Q ≥ M(h − 1) give Q ≥ min({c}P·d²/M, P/2) − M.",
-                    (M >= 1, d >= 1, hyp, P <= h * cap, Q >= M * (h - 1)),
-                    Q >= minimum(c * P * d**2 / M, P / 2) - M,
-                    provenance=DOC,
-                    about=tuple(b.id for b in bounds),
-                )
+                Link(f"workloads.{name}.rearrange.{branch}",
+                     f"Step 7 of {name.upper()} with P pairs, {branch} cache ({hyp}: max(M²/({c}d²), 2M) = {cap}): "
+                     f"P ≤ h·{cap} and Q ≥ M(h − 1) give Q ≥ min({c}P·d²/M, P/2) − M.",
+                     (M >= 1, d >= 1, hyp, P <= h * cap, Q >= M * (h - 1)),
+                     Q >= minimum(c * P * d**2 / M, P / 2) - M, tuple(b.id for b in bounds))
             )
     # Well-definedness and the trivial bound, as a chain: (1) for any R ≥ N_q visited rows the unit count in R is
     # ≥ the trivial bound (linear in R); (2) the formula is that count at its own R; (3) its R ≥ N_q.
@@ -413,16 +336,10 @@ def backward_claims() -> list[Claim]:
     units = {sched: _bwd_unit(sched, R) for sched in ("grouped", "per-head")}
     for sched, unit in units.items():
         out.append(
-            Implication(
-                f"workloads.bwd.chain.trivial.{sched}",
-                "derivation",
-                f"Link 1 (flash2-bwd {sched}): with R ≥ N_q visited rows per head (block 0 visits all), the unit count "
-                f"in R is ≥ the backward trivial {BWD_TRIVIAL.expr}.",
-                _BASE + BWD_TRIVIAL.regime + (R >= Nq,),
-                unit >= BWD_TRIVIAL.expr,
-                provenance=DOC,
-                about=(BWD_TRIVIAL.id,),
-            )
+            Link(f"workloads.bwd.chain.trivial.{sched}",
+                 f"Link 1 (flash2-bwd {sched}): with R ≥ N_q visited rows per head (block 0 visits all), the unit count "
+                 f"in R is ≥ the backward trivial {BWD_TRIVIAL.expr}.", _BASE + BWD_TRIVIAL.regime + (R >= Nq,),
+                 unit >= BWD_TRIVIAL.expr, (BWD_TRIVIAL.id,))
         )
     for (_alg, sched, causal), f in sorted(WORKLOAD_BACKWARD_FORMULAS.items()):
         if causal:
@@ -430,41 +347,19 @@ def backward_claims() -> list[Claim]:
         n = _name(f)
         hyps = _BASE + f.valid
         Tc = f.blocks["T_c"]
+        out.append(_wd(f, hyps, Tc >= 1, (BWD_TRIVIAL.id,)))
         out.append(
-            Implication(
-                f"workloads.wd.{n}",
-                "well-defined",
-                f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
-                hyps,
-                Tc >= 1,
-                provenance=COSTS,
-                about=(BWD_TRIVIAL.id,),
-            )
+            Link(f"workloads.bwd.chain.count.{n}",
+                 f"Link 2 ({f.algorithm}): the formula is the link-1 count at R = T_c·N_q.", hyps,
+                 eq(f.io, substitute(units[sched], {R: Tc * Nq})), (BWD_TRIVIAL.id,), kind="identity",
+                 doc=COSTS)
         )
         out.append(
-            Implication(
-                f"workloads.bwd.chain.count.{n}",
-                "identity",
-                f"Link 2 ({f.algorithm}): the formula is the link-1 count at R = T_c·N_q.",
-                hyps,
-                eq(f.io, substitute(units[sched], {R: Tc * Nq})),
-                provenance=COSTS,
-                about=(BWD_TRIVIAL.id,),
-            )
+            Link(f"workloads.bwd.chain.rows.{n}",
+                 f"Link 3 ({f.algorithm}): R = T_c·N_q ≥ N_q (T_c ≥ 1), so with links 1 and 2 the formula is ≥ "
+                 "the backward trivial bound.", hyps, Tc * Nq >= Nq, (BWD_TRIVIAL.id,), doc=COSTS)
         )
-        out.append(
-            Implication(
-                f"workloads.bwd.chain.rows.{n}",
-                "derivation",
-                f"Link 3 ({f.algorithm}): R = T_c·N_q ≥ N_q (T_c ≥ 1), so with links 1 and 2 the formula is ≥ "
-                "the backward trivial bound.",
-                hyps,
-                Tc * Nq >= Nq,
-                provenance=COSTS,
-                about=(BWD_TRIVIAL.id,),
-            )
-        )
-    return out
+    return chain(out, DOC, kind="derivation")
 
 
 def causal_bwd_claims() -> list[Claim]:
@@ -483,72 +378,34 @@ def causal_bwd_claims() -> list[Claim]:
     blocks = (Nq >= 1, Nq <= Nkv, T >= 1, B >= 1, J >= 1, J <= T, (T - 1) * B <= Nkv - 1)
     Cs = sym("wl_c", doc="K/V rows a block may hold (the block rule's c)")
     out: list[Claim] = [
-        Implication(
-            "workloads.causal.blocks.last",
-            "derivation",
-            "B ≤ c and (T − 1)·c ≤ N_kv − 1 give (T − 1)·B ≤ N_kv − 1: with B_c = ⌈N_kv/T_c⌉ ≤ c and T_c = ⌈N_kv/c⌉ "
-            "the last K/V block is not empty (the flash1-fit and flash2-bwd facts .lastc and .Bc at T = T_c, B = B_c).",
-            (T >= 1, B >= 1, Cs >= 1, B <= Cs, (T - 1) * Cs <= Nkv - 1),
-            (T - 1) * B <= Nkv - 1,
-            provenance=COSTS,
-            about=(BWD_TRIVIAL.id, TRIVIAL.id),
-        ),
-        Implication(
-            "workloads.bwd.causal.rows.split",
-            "identity",
-            "Link A1: the causal row sum is J·N_q (blocks every row visits) + (T − J)(N_kv − B(T + J − 1)/2) (the rest).",
-            (Nq >= 1, Nq <= Nkv, T >= 1, B >= 1, J >= 1),
-            eq(Rexpr, J * Nq + tail),
-            provenance=COSTS,
-            about=(BWD_TRIVIAL.id, TRIVIAL.id),
-        ),
-        Implication(
-            "workloads.bwd.causal.rows.tail.split",
-            "identity",
-            "Link A2a: the rest is (T − J)(N_kv − (T − 1)B) + B(T − J)(T − J − 1)/2 (each term against the last block's).",
-            (T >= 1, B >= 1, J >= 1),
-            eq(tail, (T - J) * (Nkv - (T - 1) * B) + B * (T - J) * (T - J - 1) / 2),
-            provenance=COSTS,
-            about=(BWD_TRIVIAL.id, TRIVIAL.id),
-        ),
-        Implication(
-            "workloads.bwd.causal.rows.tail.pair.lt",
-            "derivation",
-            "Link A2b, case J ≤ T − 1: (T − J)(T − J − 1) ≥ 0 (both factors ≥ 0). For integers J ≤ T the only other "
-            "case is J = T (argued: integrality).",
-            (T >= 1, J >= 1, J <= T - 1),
-            (T - J) * (T - J - 1) >= 0,
-            provenance=COSTS,
-            about=(BWD_TRIVIAL.id, TRIVIAL.id),
-        ),
-        Implication(
-            "workloads.bwd.causal.rows.tail.pair.eq",
-            "identity",
-            "Link A2b, case J = T: (T − J)(T − J − 1) = 0.",
-            (T >= 1, eq(J, T)),
-            eq((T - J) * (T - J - 1), 0),
-            provenance=COSTS,
-            about=(BWD_TRIVIAL.id, TRIVIAL.id),
-        ),
-        Implication(
-            "workloads.bwd.causal.rows.tail",
-            "derivation",
-            "Link A2c: with J ≤ T, (T − 1)·B ≤ N_kv − 1 (last block not empty) and link A2b, both parts of the rest "
-            "are ≥ 0, so the rest is.",
-            blocks + ((T - J) * (T - J - 1) >= 0,),
-            (T - J) * (Nkv - (T - 1) * B) + B * (T - J) * (T - J - 1) / 2 >= 0,
-            provenance=COSTS,
-            about=(BWD_TRIVIAL.id, TRIVIAL.id),
-        ),
-        Implication(
-            "workloads.bwd.causal.rows",
-            "derivation",
-            "Link A3: J ≥ 1 and a rest Y ≥ 0 give J·N_q + Y ≥ N_q: every head visits at least its N_q rows.",
-            (Nq >= 1, J >= 1, Y >= 0),
-            J * Nq + Y >= Nq,
-            provenance=COSTS,
-            about=(BWD_TRIVIAL.id,),
-        ),
+        Link("workloads.causal.blocks.last",
+             "B ≤ c and (T − 1)·c ≤ N_kv − 1 give (T − 1)·B ≤ N_kv − 1: with B_c = ⌈N_kv/T_c⌉ ≤ c and T_c = ⌈N_kv/c⌉ "
+             "the last K/V block is not empty (the flash1-fit and flash2-bwd facts .lastc and .Bc at T = T_c, B = B_c).",
+             (T >= 1, B >= 1, Cs >= 1, B <= Cs, (T - 1) * Cs <= Nkv - 1), (T - 1) * B <= Nkv - 1,
+             (BWD_TRIVIAL.id, TRIVIAL.id), doc=COSTS),
+        Link("workloads.bwd.causal.rows.split",
+             "Link A1: the causal row sum is J·N_q (blocks every row visits) + (T − J)(N_kv − B(T + J − 1)/2) (the rest).",
+             (Nq >= 1, Nq <= Nkv, T >= 1, B >= 1, J >= 1), eq(Rexpr, J * Nq + tail),
+             (BWD_TRIVIAL.id, TRIVIAL.id), kind="identity", doc=COSTS),
+        Link("workloads.bwd.causal.rows.tail.split",
+             "Link A2a: the rest is (T − J)(N_kv − (T − 1)B) + B(T − J)(T − J − 1)/2 (each term against the last block's).",
+             (T >= 1, B >= 1, J >= 1), eq(tail, (T - J) * (Nkv - (T - 1) * B) + B * (T - J) * (T - J - 1) / 2),
+             (BWD_TRIVIAL.id, TRIVIAL.id), kind="identity", doc=COSTS),
+        Link("workloads.bwd.causal.rows.tail.pair.lt",
+             "Link A2b, case J ≤ T − 1: (T − J)(T − J − 1) ≥ 0 (both factors ≥ 0). For integers J ≤ T the only other "
+             "case is J = T (argued: integrality).", (T >= 1, J >= 1, J <= T - 1), (T - J) * (T - J - 1) >= 0,
+             (BWD_TRIVIAL.id, TRIVIAL.id), doc=COSTS),
+        Link("workloads.bwd.causal.rows.tail.pair.eq", "Link A2b, case J = T: (T − J)(T − J − 1) = 0.",
+             (T >= 1, eq(J, T)), eq((T - J) * (T - J - 1), 0), (BWD_TRIVIAL.id, TRIVIAL.id), kind="identity",
+             doc=COSTS),
+        Link("workloads.bwd.causal.rows.tail",
+             "Link A2c: with J ≤ T, (T − 1)·B ≤ N_kv − 1 (last block not empty) and link A2b, both parts of the rest "
+             "are ≥ 0, so the rest is.", blocks + ((T - J) * (T - J - 1) >= 0,),
+             (T - J) * (Nkv - (T - 1) * B) + B * (T - J) * (T - J - 1) / 2 >= 0, (BWD_TRIVIAL.id, TRIVIAL.id),
+             doc=COSTS),
+        Link("workloads.bwd.causal.rows",
+             "Link A3: J ≥ 1 and a rest Y ≥ 0 give J·N_q + Y ≥ N_q: every head visits at least its N_q rows.",
+             (Nq >= 1, J >= 1, Y >= 0), J * Nq + Y >= Nq, (BWD_TRIVIAL.id,), doc=COSTS),
     ]
     # BWD-SdP_P (and BWD-dP_P, which it dominates: min(P·d²/M, P/2) ≤ min(4P·d²/M, P/2)) against the unit counts,
     # d_v = d: R·B ≥ P and B(4d + 2) ≤ M give g·R(4d + 2) ≥ g·4P·d²/M (per unit, without the −M slack).
@@ -557,17 +414,13 @@ def causal_bwd_claims() -> list[Claim]:
     for sched in ("grouped", "per-head"):
         unit = _bwd_unit(sched, R)
         out.append(
-            Implication(
-                f"workloads.bwd.chain.sdp.{sched}",
-                "derivation",
-                f"Link (flash2-bwd {sched}, d_v = d): R visited rows per head with R·B ≥ P and B(4d + 2) ≤ M give the "
-                "unit count ≥ g·min(4P·d²/M, P/2) (BWD-SdP_P per query head without its −M slack; ≥ BWD-dP_P too), "
-                "with B ≤ c and c(4d + 2) ≤ M.",
-                _BASE + (R >= 0, B >= 1, Pp >= 0, R * B >= Pp, B <= Cs, Cs * (4 * d + 2) <= M),
-                substitute(unit, {dv: d}) >= g * minimum(4 * Pp * d**2 / M, Pp / 2),
-                provenance=DOC,
-                about=(BWD_SDP_RECT.id, BWD_SDP_CAUSAL.id, BWD_DP_RECT.id, BWD_DP_CAUSAL.id),
-            )
+            Link(f"workloads.bwd.chain.sdp.{sched}",
+                 f"Link (flash2-bwd {sched}, d_v = d): R visited rows per head with R·B ≥ P and B(4d + 2) ≤ M give the "
+                 "unit count ≥ g·min(4P·d²/M, P/2) (BWD-SdP_P per query head without its −M slack; ≥ BWD-dP_P too), "
+                 "with B ≤ c and c(4d + 2) ≤ M.",
+                 _BASE + (R >= 0, B >= 1, Pp >= 0, R * B >= Pp, B <= Cs, Cs * (4 * d + 2) <= M),
+                 substitute(unit, {dv: d}) >= g * minimum(4 * Pp * d**2 / M, Pp / 2),
+                 (BWD_SDP_RECT.id, BWD_SDP_CAUSAL.id, BWD_DP_RECT.id, BWD_DP_CAUSAL.id))
         )
     for causal in (False, True):
         f = WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", "grouped", causal)]  # the blocks are the same for per-head
@@ -588,21 +441,10 @@ def causal_bwd_claims() -> list[Claim]:
             (BWD_SDP_CAUSAL.id, BWD_DP_CAUSAL.id) if causal else (BWD_SDP_RECT.id, BWD_DP_RECT.id), provenance=COSTS)
     for sched in ("per-head", "grouped"):
         f = WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", sched, True)]
-        n = _name(f)
         Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
         Jf = minimum(Tc, floor((Nkv - Nq) / Bc) + 1)
         hyps = _BASE + f.valid
-        out.append(
-            Implication(
-                f"workloads.wd.{n}",
-                "well-defined",
-                f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
-                hyps,
-                Jf >= 1,
-                provenance=COSTS,
-                about=(BWD_TRIVIAL.id,),
-            )
-        )
+        out.append(_wd(f, hyps, Jf >= 1, (BWD_TRIVIAL.id,)))
         cb = bwd_budget(d, dv).resident(M, "cols")  # c = ⌊(M − 2d − d_v − 2)/(2d + 2d_v + 2)⌋
         facts = (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("lastc", (Tc - 1) * cb <= Nkv - 1))
         out += links("workloads.bwd.causal.blocks", hyps, (  # the same blocks for both schedules; B_c ≤ c: .blocks.Bc
@@ -610,18 +452,13 @@ def causal_bwd_claims() -> list[Claim]:
             for what, goal in (facts if sched == "grouped" else ())), (BWD_TRIVIAL.id,), provenance=COSTS)
         unit = _bwd_unit(sched, R)
         out.append(
-            Implication(
-                f"workloads.bwd.causal.count.{sched}",
-                "identity",
-                f"Link C ({f.algorithm}): the formula is the link-1 count (workloads.bwd.chain.trivial.{sched}) at "
-                "R = R(T_c, B_c, J).",
-                hyps,
-                eq(f.io, substitute(unit, {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})})),
-                provenance=COSTS,
-                about=(BWD_TRIVIAL.id,),
-            )
+            Link(f"workloads.bwd.causal.count.{sched}",
+                 f"Link C ({f.algorithm}): the formula is the link-1 count (workloads.bwd.chain.trivial.{sched}) at "
+                 "R = R(T_c, B_c, J).", hyps,
+                 eq(f.io, substitute(unit, {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})})), (BWD_TRIVIAL.id,),
+                 kind="identity", doc=COSTS)
         )
-    return out
+    return chain(out, DOC, kind="derivation")
 
 
 def causal_forward_claims() -> list[Claim]:
@@ -648,96 +485,60 @@ def causal_forward_claims() -> list[Claim]:
     delta = Nkv - Nq
     base = (Nq >= 1, Nkv >= 1, d >= 1, dv >= 1, M >= 1, Nq <= Nkv)
     out: list[Claim] = [
-        Implication(
-            "workloads.causal.pair.ge1",
-            "derivation",
-            "X ≥ 1 gives X(X − 1) ≥ 0 (both factors ≥ 0); with workloads.causal.pair.zero: X(X − 1) ≥ 0 for every "
-            "integer X ≥ 0 (that an integer X ≥ 0 is 0 or ≥ 1 is argued, not machine-checked).",
-            (X >= 1,),
-            X * (X - 1) >= 0,
-            provenance=DOC,
-            about=(TRIVIAL.id,),
-        ),
-        Implication(
-            "workloads.causal.pair.zero",
-            "identity",
-            "X = 0 gives X(X − 1) = 0.",
-            (eq(X, 0),),
-            eq(X * (X - 1), 0),
-            provenance=DOC,
-            about=(TRIVIAL.id,),
-        ),
+        Link("workloads.causal.pair.ge1",
+             "X ≥ 1 gives X(X − 1) ≥ 0 (both factors ≥ 0); with workloads.causal.pair.zero: X(X − 1) ≥ 0 for every "
+             "integer X ≥ 0 (that an integer X ≥ 0 is 0 or ≥ 1 is argued, not machine-checked).", (X >= 1,),
+             X * (X - 1) >= 0, (TRIVIAL.id,)),
+        Link("workloads.causal.pair.zero", "X = 0 gives X(X − 1) = 0.", (eq(X, 0),), eq(X * (X - 1), 0),
+             (TRIVIAL.id,), kind="identity"),
     ]
     # flash1, flash1-fit -------------------------------------------------------------------------------------------
     unit1 = Nkv * (d + dv) + R * (d + dv + 2) + Nq * (dv + 2) + R * (dv + 2)
     out.append(
-        Implication(
-            "workloads.causal.flash1.trivial",
-            "derivation",
-            "flash1 / flash1-fit, link 1: with R ≥ N_q visited Q rows, N_kv(d + d_v) + R(d + d_v + 2) + N_q(d_v + 2) + "
-            "R(d_v + 2) ≥ the trivial N_q(d + d_v) + N_kv(d + d_v).",
-            base + (R >= Nq,),
-            unit1 >= substitute(TRIVIAL.expr, {g: 1}),
-            provenance=DOC,
-            about=(TRIVIAL.id,),
-        )
+        Link("workloads.causal.flash1.trivial",
+             "flash1 / flash1-fit, link 1: with R ≥ N_q visited Q rows, N_kv(d + d_v) + R(d + d_v + 2) + N_q(d_v + 2) + "
+             "R(d_v + 2) ≥ the trivial N_q(d + d_v) + N_kv(d + d_v).", base + (R >= Nq,),
+             unit1 >= substitute(TRIVIAL.expr, {g: 1}), (TRIVIAL.id,))
     )
     Rexpr = T * Nq - B * (T * (T - 1) - J * (J - 1)) / 2 + (T - J) * delta
     for alg in ("flash1", "flash1-fit"):
         f = WORKLOAD_FORMULAS[(alg, "per-head", True)]
-        n = _name(f)
         Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
         Jf = minimum(Tc, floor(delta / Bc) + 1)
         hyps = base + f.valid
-        chain = (TRIVIAL.id,) if alg == "flash1" else (TRIVIAL.id, B1_CAUSAL.id, B2_CAUSAL.id)
-        out.append(
-            Implication(
-                f"workloads.wd.{n}", "well-defined",
-                f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
-                hyps, Jf >= 1, provenance=COSTS, about=chain,
-            )
-        )
+        covers = (TRIVIAL.id,) if alg == "flash1" else (TRIVIAL.id, B1_CAUSAL.id, B2_CAUSAL.id)
+        out.append(_wd(f, hyps, Jf >= 1, covers))
         last = ("last", (Tc - 1) * Bc <= Nkv - 1) if alg == "flash1" else (
             "lastc", (Tc - 1) * floor((M - d - dv - 6) / (d + dv + 1)) <= Nkv - 1)
         out += links(f"workloads.causal.blocks.{alg}", hyps, (
             (what, f"Link 2 ({f.algorithm}): the formula's blocks satisfy {goal} (the hypotheses of "
              "workloads.bwd.causal.rows.*).", (), goal)
             for what, goal in (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), last)),
-            chain, provenance=COSTS)
+            covers, provenance=COSTS)
         out.append(
-            Implication(
-                f"workloads.causal.count.{alg}", "identity",
-                f"Link 3 ({f.algorithm}): the formula is the link-1 count at R = R(T_c, B_c, J).",
-                hyps, eq(f.io, substitute(unit1, {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})})),
-                provenance=COSTS, about=chain,
-            )
+            Link(f"workloads.causal.count.{alg}",
+                 f"Link 3 ({f.algorithm}): the formula is the link-1 count at R = R(T_c, B_c, J).", hyps,
+                 eq(f.io, substitute(unit1, {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})})), covers,
+                 kind="identity", doc=COSTS)
         )
     # flash1-fit against B1_P, B2_P: R·B ≥ P (each visited (row, block) covers at most B of the row's keys), B ≤ c
     kvrows = (Nq >= 1, Nq <= Nkv, T >= 1, B >= 1, J >= 1, (T - 1) * B <= Nkv - 1, T * B >= Nkv, (J - 1) * B <= delta)
     out += [
-        Implication(
-            "workloads.causal.rows.pairs.lt", "derivation",
-            "Causal row sum, case J ≤ T − 1 (then J·B ≥ δ + 1): R(T, B, J)·B ≥ P (a visited (row, K/V block) pair "
-            "covers at most B of the row's keys). With .eq: for integers J ≤ T (argued: J ≤ T − 1 or J = T).",
-            kvrows + (J <= T - 1, J * B >= delta + 1), Rexpr * B >= PAIRS_CAUSAL, provenance=DOC,
-            about=(B1_CAUSAL.id, B2_CAUSAL.id),
-        ),
-        Implication(
-            "workloads.causal.rows.pairs.eq", "derivation",
-            "Causal row sum, case J = T: R = T·N_q and R·B ≥ N_q·N_kv ≥ P.",
-            kvrows + (eq(J, T),), Rexpr * B >= PAIRS_CAUSAL, provenance=DOC, about=(B1_CAUSAL.id, B2_CAUSAL.id),
-        ),
+        Link("workloads.causal.rows.pairs.lt",
+             "Causal row sum, case J ≤ T − 1 (then J·B ≥ δ + 1): R(T, B, J)·B ≥ P (a visited (row, K/V block) pair "
+             "covers at most B of the row's keys). With .eq: for integers J ≤ T (argued: J ≤ T − 1 or J = T).",
+             kvrows + (J <= T - 1, J * B >= delta + 1), Rexpr * B >= PAIRS_CAUSAL, (B1_CAUSAL.id, B2_CAUSAL.id)),
+        Link("workloads.causal.rows.pairs.eq", "Causal row sum, case J = T: R = T·N_q and R·B ≥ N_q·N_kv ≥ P.",
+             kvrows + (eq(J, T),), Rexpr * B >= PAIRS_CAUSAL, (B1_CAUSAL.id, B2_CAUSAL.id)),
     ]
     for bnd, fac, reg in (("b1", 1, (M >= 2 * d**2, M <= 4 * d**2)), ("b2", 2, (M >= 4 * d**2,))):
         out.append(
-            Implication(
-                f"workloads.causal.flash1-fit.{bnd}", "derivation",
-                f"flash1-fit, link 1 (d_v = d): R·B ≥ P, B ≤ c and c(2d + 1) ≤ M give the count ≥ {fac}·P·d²/M "
-                f"({bnd.upper()}_P without its −M slack) where {' and '.join(str(x) for x in reg)}.",
-                base + reg + (R >= 0, B >= 1, R * B >= PAIRS_CAUSAL, B <= Cs, Cs * (2 * d + 1) <= M),
-                substitute(unit1, {dv: d}) >= fac * PAIRS_CAUSAL * d**2 / M,
-                provenance=DOC, about=(B1_CAUSAL.id if bnd == "b1" else B2_CAUSAL.id,),
-            )
+            Link(f"workloads.causal.flash1-fit.{bnd}",
+                 f"flash1-fit, link 1 (d_v = d): R·B ≥ P, B ≤ c and c(2d + 1) ≤ M give the count ≥ {fac}·P·d²/M "
+                 f"({bnd.upper()}_P without its −M slack) where {' and '.join(str(x) for x in reg)}.",
+                 base + reg + (R >= 0, B >= 1, R * B >= PAIRS_CAUSAL, B <= Cs, Cs * (2 * d + 1) <= M),
+                 substitute(unit1, {dv: d}) >= fac * PAIRS_CAUSAL * d**2 / M,
+                 (B1_CAUSAL.id if bnd == "b1" else B2_CAUSAL.id,))
         )
     f = WORKLOAD_FORMULAS[("flash1-fit", "per-head", True)]
     Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
@@ -763,111 +564,77 @@ def causal_forward_claims() -> list[Claim]:
     Qexpr = d * (B * (T * (T - 1) / 2 + (T - 1) * U) + r * V)
     tiles = (T >= 1, B >= 1, r >= 1, r <= B)
     out += [
-        Implication(
-            "workloads.causal.tiles.kv", "derivation",
-            "Standard / square tiling, causal: the K/V rows read, b·T(T − 1)/2 + N_q + T·δ, are ≥ N_kv (T ≥ 1).",
-            base + tiles, Aexpr >= Nkv, provenance=COSTS, about=(TRIVIAL.id,),
-        ),
-        Implication(
-            "workloads.causal.tiles.q", "derivation",
-            "Standard / square tiling, causal: the Q reads d(b(T(T − 1)/2 + (T − 1)U) + r·V) are ≥ N_q·d for U ≥ 0, "
-            "V ≥ 1, r = N_q − (T − 1)b ≥ 1 and (T − 1)(T − 2) ≥ 0 (workloads.causal.pair.* at X = T − 1).",
-            base + tiles + (U >= 0, V >= 1, (T - 1) * (T - 2) >= 0),
-            Qexpr >= Nq * d, provenance=COSTS, about=(TRIVIAL.id,),
-        ),
-        Implication(
-            "workloads.causal.tiles.area.split", "identity",
-            "Standard / square tiling, causal: score entries − required pairs = (T − 1)·b(b − 1)/2 + r(r − 1)/2 (each "
-            "row of a full row tile computes b − 1 − k extra columns, each row of the last one N_q − 1 − i).",
-            base + (T >= 1, B >= 1),
-            eq(Arexpr - PAIRS_CAUSAL, (T - 1) * B * (B - 1) / 2 + r * (r - 1) / 2), provenance=COSTS,
-            about=(B1_CAUSAL.id, B2_CAUSAL.id),
-        ),
-        Implication(
-            "workloads.causal.tiles.area", "derivation",
-            "…so score entries ≥ required pairs P (b ≥ 1, r ≥ 1: both parts ≥ 0).",
-            base + tiles, Arexpr >= PAIRS_CAUSAL, provenance=COSTS, about=(B1_CAUSAL.id, B2_CAUSAL.id),
-        ),
+        Link("workloads.causal.tiles.kv",
+             "Standard / square tiling, causal: the K/V rows read, b·T(T − 1)/2 + N_q + T·δ, are ≥ N_kv (T ≥ 1).",
+             base + tiles, Aexpr >= Nkv, (TRIVIAL.id,), doc=COSTS),
+        Link("workloads.causal.tiles.q",
+             "Standard / square tiling, causal: the Q reads d(b(T(T − 1)/2 + (T − 1)U) + r·V) are ≥ N_q·d for U ≥ 0, "
+             "V ≥ 1, r = N_q − (T − 1)b ≥ 1 and (T − 1)(T − 2) ≥ 0 (workloads.causal.pair.* at X = T − 1).",
+             base + tiles + (U >= 0, V >= 1, (T - 1) * (T - 2) >= 0), Qexpr >= Nq * d, (TRIVIAL.id,), doc=COSTS),
+        Link("workloads.causal.tiles.area.split",
+             "Standard / square tiling, causal: score entries − required pairs = (T − 1)·b(b − 1)/2 + r(r − 1)/2 (each "
+             "row of a full row tile computes b − 1 − k extra columns, each row of the last one N_q − 1 − i).",
+             base + (T >= 1, B >= 1), eq(Arexpr - PAIRS_CAUSAL, (T - 1) * B * (B - 1) / 2 + r * (r - 1) / 2),
+             (B1_CAUSAL.id, B2_CAUSAL.id), kind="identity", doc=COSTS),
+        Link("workloads.causal.tiles.area",
+             "…so score entries ≥ required pairs P (b ≥ 1, r ≥ 1: both parts ≥ 0).", base + tiles,
+             Arexpr >= PAIRS_CAUSAL, (B1_CAUSAL.id, B2_CAUSAL.id), doc=COSTS),
     ]
     for alg, unit in units.items():
         out.append(
-            Implication(
-                f"workloads.causal.{alg}.trivial", "derivation",
-                f"{alg}, link 1: with Qr ≥ N_q·d, A ≥ N_kv, T_v ≥ 1 the count is ≥ the trivial N_q(d + d_v) + N_kv(d + d_v).",
-                base + (Qr >= Nq * d, A >= Nkv, Tv >= 1), unit >= substitute(TRIVIAL.expr, {g: 1}),
-                provenance=DOC, about=(TRIVIAL.id,),
-            )
+            Link(f"workloads.causal.{alg}.trivial",
+                 f"{alg}, link 1: with Qr ≥ N_q·d, A ≥ N_kv, T_v ≥ 1 the count is ≥ the trivial N_q(d + d_v) + N_kv(d + d_v).",
+                 base + (Qr >= Nq * d, A >= Nkv, Tv >= 1), unit >= substitute(TRIVIAL.expr, {g: 1}),
+                 (TRIVIAL.id,))
         )
         for bnd, fac, reg in (("b1", 1, (M >= 2 * d**2, M <= 4 * d**2)), ("b2", 2, (M >= 4 * d**2,))):
             out.append(
-                Implication(
-                    f"workloads.causal.{alg}.{bnd}", "derivation",
-                    f"{alg}, link 1 (d_v = d): with score entries Ar ≥ P, T_v ≥ 1, the count is ≥ {fac}·P·d²/M "
-                    f"({bnd.upper()}_P without its −M slack) where {' and '.join(str(x) for x in reg)}.",
-                    base + reg + (Qr >= 0, A >= 0, Ar >= PAIRS_CAUSAL, Tv >= 1),
-                    substitute(unit, {dv: d}) >= fac * PAIRS_CAUSAL * d**2 / M,
-                    provenance=DOC, about=(B1_CAUSAL.id if bnd == "b1" else B2_CAUSAL.id,),
-                )
+                Link(f"workloads.causal.{alg}.{bnd}",
+                     f"{alg}, link 1 (d_v = d): with score entries Ar ≥ P, T_v ≥ 1, the count is ≥ {fac}·P·d²/M "
+                     f"({bnd.upper()}_P without its −M slack) where {' and '.join(str(x) for x in reg)}.",
+                     base + reg + (Qr >= 0, A >= 0, Ar >= PAIRS_CAUSAL, Tv >= 1),
+                     substitute(unit, {dv: d}) >= fac * PAIRS_CAUSAL * d**2 / M,
+                     (B1_CAUSAL.id if bnd == "b1" else B2_CAUSAL.id,))
             )
         f = WORKLOAD_FORMULAS[(alg, "per-head", True)]
-        n = _name(f)
         b, Tq = f.blocks["b"], f.blocks["T_q"]
         Uf, Vf = ceil(delta / b), ceil(Nkv / b)
         hyps = base + f.valid
-        chain = (TRIVIAL.id, B1_CAUSAL.id, B2_CAUSAL.id)
-        out.append(
-            Implication(
-                f"workloads.wd.{n}", "well-defined",
-                f"{f.algorithm}'s unit formula is defined wherever it claims to be valid: every denominator > 0.",
-                hyps, Uf + Vf + Tq + f.blocks["T_v"] >= 0, provenance=COSTS, about=chain,
-            )
-        )
+        covers = (TRIVIAL.id, B1_CAUSAL.id, B2_CAUSAL.id)
+        out.append(_wd(f, hyps, Uf + Vf + Tq + f.blocks["T_v"] >= 0, covers))
         rf = Nq - (Tq - 1) * b
         out += links(f"workloads.causal.blocks.{alg}", hyps, (
             (what, f"Link 2 ({f.algorithm}): the formula's tiles satisfy {goal}.", (), goal)
             for what, goal in (("T", Tq >= 1), ("b", b >= 1), ("r", rf >= 1), ("rb", rf <= b), ("U", Uf >= 0),
-                               ("V", Vf >= 1), ("Tv", f.blocks["T_v"] >= 1))), chain, provenance=COSTS)
+                               ("V", Vf >= 1), ("Tv", f.blocks["T_v"] >= 1))), covers, provenance=COSTS)
         sub = {T: Tq, B: b, U: Uf, V: Vf}
         out.append(
-            Implication(
-                f"workloads.causal.count.{alg}", "identity",
-                f"Link 3 ({f.algorithm}): the formula is the link-1 count at the formula's Qr, A, Ar, T_v.",
-                hyps,
-                eq(f.io, substitute(unit, {Qr: substitute(Qexpr, sub), A: substitute(Aexpr, sub), Ar: substitute(Arexpr, sub),
-                                           Tv: f.blocks["T_v"]})),
-                provenance=COSTS, about=chain,
-            )
+            Link(f"workloads.causal.count.{alg}",
+                 f"Link 3 ({f.algorithm}): the formula is the link-1 count at the formula's Qr, A, Ar, T_v.",
+                 hyps,
+                 eq(f.io, substitute(unit, {Qr: substitute(Qexpr, sub), A: substitute(Aexpr, sub), Ar: substitute(Arexpr, sub),
+                 Tv: f.blocks["T_v"]})), covers, kind="identity", doc=COSTS)
         )
-    return out
+    return chain(out, DOC, kind="derivation")
 
 
 def trivial_causal_claims() -> list[Claim]:
     """The causal trivial bound is below the plain one, so every count proved ≥ workloads.trivial is ≥ it."""
-    return [
-        Implication(
-            "workloads.trivial.causal.weaker",
-            "consistency",
-            "g(N_q − 1)·d + g·N_q·d_v + N_kv(d + d_v) ≤ g·N_q(d + d_v) + N_kv(d + d_v): workloads.trivial.causal ≤ "
-            "workloads.trivial, so every causal count proved ≥ the latter (workloads.causal.*.trivial) is ≥ the former.",
-            _BASE + TRIVIAL_CAUSAL.regime,
-            TRIVIAL_CAUSAL.expr <= TRIVIAL.expr,
-            provenance=DOC,
-            about=(TRIVIAL_CAUSAL.id, TRIVIAL.id),
-        ),
+    return chain([
+        Link("workloads.trivial.causal.weaker",
+             "g(N_q − 1)·d + g·N_q·d_v + N_kv(d + d_v) ≤ g·N_q(d + d_v) + N_kv(d + d_v): workloads.trivial.causal ≤ "
+             "workloads.trivial, so every causal count proved ≥ the latter (workloads.causal.*.trivial) is ≥ the former.",
+             _BASE + TRIVIAL_CAUSAL.regime, TRIVIAL_CAUSAL.expr <= TRIVIAL.expr,
+             (TRIVIAL_CAUSAL.id, TRIVIAL.id), kind="consistency"),
         *(
-            Implication(
-                f"workloads.trivial.one-key.le.flash2.{sched}",
-                "consistency",
-                f"With one key (N_kv = 1) flash2's {sched} unit count is ≥ the one-key bound g·N_q·d_v + d_v.",
-                _BASE + (eq(Nkv, 1),) + WORKLOAD_FORMULAS[("flash2", sched, False)].valid,
-                WORKLOAD_FORMULAS[("flash2", sched, False)].io >= (TRIVIAL_ONE_KEY.expr if sched == "grouped"
-                                                                   else substitute(TRIVIAL_ONE_KEY.expr, {g: 1})),
-                provenance=DOC,
-                about=(TRIVIAL_ONE_KEY.id,),
-            )
+            Link(f"workloads.trivial.one-key.le.flash2.{sched}",
+                 f"With one key (N_kv = 1) flash2's {sched} unit count is ≥ the one-key bound g·N_q·d_v + d_v.",
+                 _BASE + (eq(Nkv, 1),) + WORKLOAD_FORMULAS[("flash2", sched, False)].valid,
+                 WORKLOAD_FORMULAS[("flash2", sched, False)].io >= (TRIVIAL_ONE_KEY.expr if sched == "grouped"
+                 else substitute(TRIVIAL_ONE_KEY.expr, {g: 1})), (TRIVIAL_ONE_KEY.id,), kind="consistency")
             for sched in ("per-head", "grouped")
         ),
-    ]
+    ], DOC, kind="derivation")
 
 
 def claims() -> list[Claim]:

@@ -13,6 +13,7 @@ from checks import assert_refuted_with_valid_counterexample, without_hypothesis
 
 from attnio.bounds.constants import B3
 from attnio.bounds.expr import evaluate
+from attnio.bounds.proofs import PROOF_STEPS
 from attnio.bounds.workloads import B3_CAUSAL, B3_RECT, best_lower_bound, workload_value
 from attnio.core.workload import Workload
 from attnio.solver.claims import all_claims
@@ -46,18 +47,18 @@ def _dropped(claim_id: str, hyp: str) -> object:
 
 MUTANTS = [
     # the slot term 1.5·M·L is needed: 1·M·L claims more than steps 12–13 give
-    _mutant("bounds_v3.b3p.rearrange",
+    _mutant("workloads.b3p.rearrange",
             v3.Q >= v3.M * (4 * v3.Pp * v3.d**2 - v3.M * v3.Ls) / (v3.M**2 + 16 * v3.d**4) - v3.M),
     # the leading constant is 4, not 4.1
-    _mutant("bounds_v3.b3p.rearrange",
+    _mutant("workloads.b3p.rearrange",
             v3.Q >= v3.M * (Fraction(41, 10) * v3.Pp * v3.d**2 - Fraction(3, 2) * v3.M * v3.Ls) / (v3.M**2 + 16 * v3.d**4) - v3.M),
     # 5·M·L in place of 6·M·L needs f = 0, which the claim does not assume (f ≤ M)
-    _mutant("bounds_v3.b3p.eliminate",
+    _mutant("workloads.b3p.eliminate",
             16 * v3.Pp * v3.d**2 <= v3.h * (4 * v3.M**2 + 64 * v3.d**4) + 5 * v3.M * v3.Ls),
     # causal flash2: the K/V traffic is ≥ 4g·P·d²/M, not 5g·P·d²/M (the Q blocks may be as large as M allows)
-    _scaled("bounds_v3.b3p.consistency.causal.flash2.kv", Fraction(5, 4)),
+    _scaled("workloads.b3p.consistency.causal.flash2.kv", Fraction(5, 4)),
     # causal flash1-fit: the K/V block's capacity c(2d + 1) ≤ M is needed (without it one block holds every key)
-    _dropped("bounds_v3.b3p.consistency.causal.flash1-fit", "wl_c·(2·d + 1) ≤ M"),
+    _dropped("workloads.b3p.consistency.causal.flash1-fit", "wl_c·(2·d + 1) ≤ M"),
 ]
 
 
@@ -69,9 +70,9 @@ def test_tightened_step_is_refuted_with_a_valid_counterexample(claim) -> None:
 def test_the_step_claims_are_in_the_catalog_of_claims_and_match_the_page() -> None:
     ids = {c.id for c in all_claims()}
     page = (ROOT / B3_RECT.doc).read_text()
-    numbers = [n for n, _ in v3.PROOF_STEPS]
+    numbers = [n for n, _ in PROOF_STEPS[B3_RECT.id]]
     assert numbers == sorted(numbers) and sorted(set(numbers)) == list(range(1, 14))
-    for n, how in v3.PROOF_STEPS:
+    for n, how in PROOF_STEPS[B3_RECT.id]:
         line = re.search(rf"^{n}\. .*(?:\n {{3,}}.*)*", page, flags=re.M)
         assert line, n
         if how == "prose":
