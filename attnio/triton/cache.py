@@ -5,7 +5,7 @@ kernel's source, the workload, Triton's version and attnio's own counting code.
 Key: (the source hash of the kernel's modules, the configuration's key, ``triton.__version__``, the hash of
 attnio's code that makes a result: ``attnio.core``, ``attnio.bounds``, ``attnio.algorithms``, ``attnio.triton``).
 Results are kept per process and on disk, one JSON file per key under ``$XDG_CACHE_HOME/attnio/triton`` (else
-``~/.cache/attnio/triton``), written atomically; ``ATTNIO_CACHE=0`` turns both off. Only configurations that
+``~/.cache/attnio/triton``), written atomically; ``ATTNIO_CACHE=0`` turns the disk cache off. Only configurations that
 name their sources (attnio's own, ``GateKernel.sources``) are cached: a user's launcher may call kernels from
 any file, so its configurations are always counted.
 """
@@ -31,7 +31,8 @@ FORMAT = 1
 _MEMORY: dict[str, Any] = {}
 
 
-def enabled() -> bool:
+def on_disk() -> bool:
+    """Whether results are read from and written to disk (``ATTNIO_CACHE=0``: no)."""
     return os.environ.get("ATTNIO_CACHE", "") != "0"
 
 
@@ -70,7 +71,7 @@ def code_hash() -> str:
 
 def key(entry: GateKernel) -> str | None:
     """The cache key of ``entry``, or None when it is not cached (no sources, or Triton missing)."""
-    if not entry.sources or not enabled():
+    if not entry.sources:
         return None
     src = source_hash(entry.sources)
     try:
@@ -135,6 +136,8 @@ def lookup(entry: GateKernel) -> Any:
         return None
     if k in _MEMORY:
         return _MEMORY[k]
+    if not on_disk():
+        return None
     try:
         data = json.loads((directory() / f"{k}.json").read_text())
         r = _decode(data, entry)
@@ -151,9 +154,10 @@ def store(entry: GateKernel, result: Any) -> None:
     if k is None:
         return
     _MEMORY[k] = result
-    data = _encode(result)
+    data = _encode(result) if on_disk() else None
     if data is None:
         return
+    tmp = None
     try:
         d = directory()
         d.mkdir(parents=True, exist_ok=True)
@@ -161,5 +165,9 @@ def store(entry: GateKernel, result: Any) -> None:
         with os.fdopen(fd, "w") as fh:
             json.dump(data, fh)
         os.replace(tmp, d / f"{k}.json")
+        tmp = None
     except OSError:
         return
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
