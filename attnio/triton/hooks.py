@@ -94,10 +94,30 @@ def _arity(fn: Any) -> int | None:
         return len(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         pass
-    m = re.match(r"\s*\w+\((.*?)\)\s*->", fn.__doc__ or "")
+    return doc_arity(fn.__doc__ or "")
+
+
+def doc_arity(doc: str) -> int | None:
+    """Parameters of a pybind11 signature line (``name(arg0: T, ...) -> R``), or None.
+
+    >>> doc_arity("store(arg0: object, arg1: object, arg2: object, /) -> None")
+    3
+    >>> doc_arity("load(arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], arg1: numpy.ndarray) -> x")
+    2
+    """
+    m = re.match(r"\s*\w+\((.*)\)\s*->", doc.split("\n", 1)[0])
     if m is None:
         return None
-    params = [p for p in m.group(1).split(",") if p.strip() and p.strip() not in ("/", "*")]
+    params, depth, cur = [], 0, ""
+    for ch in m.group(1) + ",":  # split at the commas outside brackets (typing.Annotated[..., ...])
+        if ch == "," and depth == 0:
+            if cur.strip() not in ("", "/", "*"):
+                params.append(cur)
+            cur = ""
+            continue
+        depth += ch in "[(" 
+        depth -= ch in "])"
+        cur += ch
     return len(params)
 
 
