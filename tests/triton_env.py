@@ -5,14 +5,11 @@ it refuses)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 
-
-def required() -> bool:
-    return os.environ.get("ATTNIO_REQUIRE_TRITON", "") == "1"
+from attnio.triton.hooks import require_tested as required
 
 
 def import_triton() -> tuple[Any, Any]:

@@ -26,7 +26,6 @@ with no L2, no sectors and no coalescing (docs/triton.md).
 from __future__ import annotations
 
 import contextlib
-import os
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from attnio.triton.hooks import (
     patched,
     probe,
     replaced_configs,
+    require_tested,
     triton_version,
 )
 
@@ -71,11 +71,6 @@ class OutOfBounds(AttnioError, RuntimeError):
             f"{offset_elements} (valid offsets 0..{numel - 1}); {lanes} active lane(s) outside every tensor "
             f"of the launch (a GPU would fault)"
         )
-
-
-def require_tested() -> bool:
-    """Whether ``ATTNIO_REQUIRE_TRITON=1`` (CI sets it): a missing or untested Triton is then a failure."""
-    return os.environ.get("ATTNIO_REQUIRE_TRITON", "") == "1"
 
 
 #: Triton version -> how it was accepted in this process ("tested", or "probed" for an untested one that passed

@@ -18,7 +18,6 @@ bound, attnio's best schedule, ratios). Counts are cached (``attnio.triton.cache
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -75,11 +74,6 @@ def available() -> str | None:
     return None
 
 
-def require_tested() -> bool:
-    """Whether ``ATTNIO_REQUIRE_TRITON=1`` (CI): Triton not counting is then a failure, not a note."""
-    return os.environ.get("ATTNIO_REQUIRE_TRITON", "") == "1"
-
-
 def measure(entries: list[GateKernel] | None = None) -> list[tuple[GateKernel, Any]]:
     """(entry, attnio.triton.check result) of every configuration (default: :func:`configurations`), counted
     once per process and, for attnio's own kernels, cached on disk (``attnio.triton.cache``)."""
@@ -124,6 +118,8 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> tuple[list[str
             notes.append(f"triton: {len(c)} kernel configurations, none in the baseline")
         return problems, notes
     if c is None:
+        from attnio.triton.hooks import require_tested
+
         why = "; ".join(u for u in current.get("unavailable", []) if u.startswith("triton")) or "Triton unavailable"
         if require_tested():
             problems.append(f"triton: kernels not counted in this run ({why}); ATTNIO_REQUIRE_TRITON=1 requires them")

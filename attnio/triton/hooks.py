@@ -58,6 +58,12 @@ class UnreviewedEntryPoint(UntestedTriton):
     """The interpreter asked the native module for a callable that is neither counted nor reviewed."""
 
 
+def require_tested() -> bool:
+    """Whether ``ATTNIO_REQUIRE_TRITON=1`` (CI sets it): a missing or untested Triton is then a failure, in
+    counting, the gate and the tests."""
+    return os.environ.get("ATTNIO_REQUIRE_TRITON", "") == "1"
+
+
 def triton_version() -> str:
     """The installed Triton's version (imports Triton; ImportError when it is missing)."""
     import triton
