@@ -239,3 +239,17 @@ def test_measure_is_counted_once_per_process(monkeypatch):
     [(_, first)] = gate.measure([entry])
     [(_, second)] = gate.measure([entry])
     assert len(calls) == 1 and second is first and first.total_bytes == entry.formula(entry.build())
+
+
+def test_a_kernel_module_imported_before_triton_interpret_says_so(monkeypatch):
+    """attnio's kernels are module-level @triton.jit: compiled for the GPU when their module was imported without
+    TRITON_INTERPRET, a launcher given CPU tensors says what to do (the interpreted ones pass)."""
+    from attnio.core.errors import Unsupported
+    from attnio.triton.kernels import _common, fa2_fwd
+
+    x = torch.zeros(2)
+    _common.require_interpreted(fa2_fwd._fa2_fwd, x)  # imported with TRITON_INTERPRET=1 (tests/conftest.py)
+    monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
+    gpu_kernel = triton.jit(fa2_fwd._fa2_fwd.fn)
+    with pytest.raises(Unsupported, match="set TRITON_INTERPRET=1 before attnio.triton.kernels.fa2_fwd"):
+        _common.require_interpreted(gpu_kernel, x)
