@@ -88,12 +88,12 @@ def check_triton_version() -> str:
         version = triton_version()
     except ImportError:
         raise Unsupported("Triton is not installed: pip install -e '.[triton]'") from None
-    if version in _ACCEPTED:
-        return version
     tested = version in TESTED_TRITON_VERSIONS
     label = f"Triton {version}" + ("" if tested else f" is untested (tested versions are {', '.join(TESTED_TRITON_VERSIONS)})")
     if not tested and require_tested():
         raise UntestedTriton(f"{label}: ATTNIO_REQUIRE_TRITON=1 requires a tested one")
+    if version in _ACCEPTED:
+        return version
     problems = probe()
     if not problems and not tested:
         problems = self_test()
