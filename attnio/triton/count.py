@@ -96,6 +96,9 @@ def check_triton_version() -> str:
         return version
     problems = probe()
     if not problems and not tested:
+        if not interpret_enabled():
+            raise TritonSetupError(f"{label}: its self-test runs in Triton's interpreter; set TRITON_INTERPRET=1 "
+                                   f"before importing triton")
         problems = self_test()
     if problems:
         raise UntestedTriton(f"{label}: its interpreter changed where attnio counts, so counting could miss "
