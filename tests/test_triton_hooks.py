@@ -159,7 +159,7 @@ def test_available_is_a_query(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     before = dict(os.environ)
     assert gate.available() is None and dict(os.environ) == before  # asking sets nothing
-    monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
+    monkeypatch.setenv("TRITON_INTERPRET", "0")  # (not the knob: setting it leaves an override behind)
     before = dict(os.environ)
     assert "TRITON_INTERPRET=1 is not set" in gate.available() and dict(os.environ) == before
     assert "TRITON_INTERPRET=1 is not set" in gate.gate_entries()["unavailable"][0]
@@ -249,7 +249,7 @@ def test_a_kernel_module_imported_before_triton_interpret_says_so(monkeypatch):
 
     x = torch.zeros(2)
     _common.require_interpreted(fa2_fwd._fa2_fwd, x)  # imported with TRITON_INTERPRET=1 (tests/conftest.py)
-    monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
+    monkeypatch.setenv("TRITON_INTERPRET", "0")  # (not the knob: setting it leaves an override behind)
     gpu_kernel = triton.jit(fa2_fwd._fa2_fwd.fn)
     with pytest.raises(Unsupported, match="set TRITON_INTERPRET=1 before attnio.triton.kernels.fa2_fwd"):
         _common.require_interpreted(gpu_kernel, x)
