@@ -20,6 +20,8 @@ from hypothesis import HealthCheck, settings
 # Triton runs here only under its interpreter (CPU), and Triton reads TRITON_INTERPRET when it is imported: set it
 # before any test module (or a doctest of attnio.triton) imports Triton, so the order of collection cannot matter.
 os.environ.setdefault("TRITON_INTERPRET", "1")
+# Tests keep Triton counts per process only: nothing written into the user's cache folder (attnio.triton.cache).
+os.environ.setdefault("ATTNIO_CACHE", "0")
 
 # The long runs: no deadline (shared machines are noisy), a failing example printed as a blob to reproduce it.
 _LONG_RUN = dict(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])

@@ -16,9 +16,9 @@ import os
 os.environ["TRITON_INTERPRET"] = "1"  # read by triton.jit when the kernels are built (first launch)
 
 import pytest
+from triton_env import import_triton
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("triton")
+torch, _ = import_triton()
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -167,32 +167,35 @@ def test_strided_views_count_and_gradients() -> None:
         assert rel(x, ref) < 1e-10
 
 
-def test_measure_backward_against_formula_bound_and_reference() -> None:
+def test_measure_against_formula_bound_and_reference() -> None:
+    """The backward is measured like its siblings (attnio.triton.kernels.measure)."""
+    from attnio.triton.kernels.measure import measure
+
     w = Workload.build(heads=2, kv_heads=1, Nq=6, Nkv=9, d=3, causal=True, M=40)
-    m = fa2_bwd.measure_backward(w, seed=3)
-    assert m.counted_over_formula == 1 and m.counted == m.formula
-    assert m.per_launch["fa2_bwd_preprocess"] == fa2_bwd.preprocess_count(batch=1, heads=2, Nq=6, d=3, dv=3)
+    m = measure("flash2-bwd", w, seed=3)
+    assert m.counted_over_formula == 1 and m.counted == m.formula == workload_backward_cost("flash2-bwd", w)
     assert m.counted_over_bound > 1 and m.bound_id.startswith("workloads.bwd")
-    assert max(m.rel_errors.values()) < 1e-5, m.rel_errors  # float32 inputs against attnio's float64 reference
+    assert m.max_abs_error < 1e-4, m.max_abs_error  # float32 inputs against attnio's float64 reference
 
 
-def test_check_and_gate_registration() -> None:
-    """attnio.triton.check on the adapter: counted bytes == the formula's (fp32), gradients within its tolerance."""
+def test_check_and_gate_configurations() -> None:
+    """attnio.triton.check on the adapter: counted bytes == the formula's (fp32), gradients within its tolerance;
+    the gate pulls the backward's configurations from the registry (nothing registered at import)."""
     from attnio.triton import gate
     from attnio.triton.check import check
+    from attnio.triton.kernels import KERNELS
 
+    spec = KERNELS["flash2-bwd"]
     w = Workload.build(heads=2, kv_heads=1, Nq=5, Nkv=8, d=4, causal=True, M=60)
     r = check(fa2_bwd.check_launch, w)
-    assert r.direction == "backward" and r.total_bytes == fa2_bwd.formula_bytes(w) == 4 * workload_backward_cost("flash2-bwd", w).io_words
+    assert r.direction == "backward" and r.total_bytes == spec.formula_bytes(w) == 4 * workload_backward_cost("flash2-bwd", w).io_words
     assert max(r.max_abs_error.values()) <= r.tolerance, r.max_abs_error
     # D (the preprocess's fa2_bwd_preprocess.D) and lse are attnio's D and L: no excess is invented
     assert r.dominates == "matches attnio's best schedule (flash2-bwd (grouped)) word for word" and r.notes == []
-    # importing attnio.triton.kernels registered the backward's configurations (the gate and report count them)
-    registered = {x.key for x in gate.registered() if x.name == "flash2-bwd"}
-    entries = fa2_bwd.register_gate()  # again: the same entries, replaced
-    assert [e.build().M for e in entries] == [c["M"] for c in fa2_bwd.GATE_WORKLOADS]
-    assert {e.key for e in entries} == registered and len(registered) == len(fa2_bwd.GATE_WORKLOADS)
-    assert all(e.launch is fa2_bwd.check_launch and e.formula is fa2_bwd.formula_bytes for e in entries)
+    entries = [e for e in gate.configurations() if e.name == "flash2-bwd"]
+    assert [e.build().M for e in entries] == sorted(c["M"] for c in spec.gate_workloads)
+    assert len(entries) == len(spec.gate_workloads) == 2 and not [e for e in gate.registered() if "attnio" in e.tags]
+    assert all("backward" in e.tags and e.formula(e.build()) == spec.formula_bytes(e.build()) for e in entries)
 
 
 def test_bad_input_names_the_parameter() -> None:

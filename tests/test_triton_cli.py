@@ -13,20 +13,14 @@ import importlib.util  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+from triton_env import import_triton  # noqa: E402
 
-pytest.importorskip("torch")
-triton = pytest.importorskip("triton")
+_, triton = import_triton()
 
 from attnio.cli import main  # noqa: E402
 from attnio.core.workload import Workload  # noqa: E402
 from attnio.reports import gate as report_gate  # noqa: E402
 from attnio.triton import gate  # noqa: E402
-from attnio.triton.count import TESTED_TRITON_VERSIONS  # noqa: E402
-
-pytestmark = pytest.mark.skipif(
-    triton.__version__ not in TESTED_TRITON_VERSIONS or os.environ.get("TRITON_INTERPRET") != "1",
-    reason="needs a tested Triton and TRITON_INTERPRET=1 before triton is imported",
-)
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "causal_fa2_noskip.py"
 
@@ -243,8 +237,12 @@ def test_cli_refuses_a_workload_too_large_for_the_cpu(capsys):
     assert out == "" and err.count("\n") == 1 and "at most 67,108,864 (2^26)" in err
 
 
-def test_cli_refuses_an_untested_triton(monkeypatch, capsys):
+def test_cli_refuses_an_untested_triton_where_a_tested_one_is_required(monkeypatch, capsys):
+    from attnio.triton import count as count_mod
+
+    monkeypatch.setattr(count_mod, "_ACCEPTED", {})
     monkeypatch.setattr(triton, "__version__", "9.9.9")
+    monkeypatch.setenv("ATTNIO_REQUIRE_TRITON", "1")
     assert main(["kernel", f"{EXAMPLE}:launch", "--N", "8", "--d", "16"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "Triton 9.9.9 is untested" in err and "3.9.0" in err

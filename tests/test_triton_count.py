@@ -8,19 +8,14 @@ import os
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import pytest
+from triton_env import import_triton
 
-torch = pytest.importorskip("torch")
-triton = pytest.importorskip("triton")
-tl = pytest.importorskip("triton.language")
+torch, triton = import_triton()
+import triton.language as tl  # noqa: E402
 
 import attnio.triton as at  # noqa: E402
 from attnio.core.counts import IOCount  # noqa: E402
 from attnio.core.errors import InvalidParameter, Unsupported  # noqa: E402
-
-pytestmark = pytest.mark.skipif(
-    triton.__version__ not in at.TESTED_TRITON_VERSIONS or os.environ.get("TRITON_INTERPRET") != "1",
-    reason="needs a tested Triton and TRITON_INTERPRET=1 before triton is imported",
-)
 
 
 @triton.jit
@@ -223,8 +218,12 @@ def test_bad_inputs_are_named():
 
 
 def test_untested_version_and_late_interpret_are_clear_errors(monkeypatch):
+    from attnio.triton import count as count_mod
+
+    monkeypatch.setattr(count_mod, "_ACCEPTED", {})
     monkeypatch.setattr(triton, "__version__", "0.0.1")
-    with pytest.raises(Unsupported, match=r"Triton 0\.0\.1 is untested.*tested versions are"):
+    monkeypatch.setenv("ATTNIO_REQUIRE_TRITON", "1")
+    with pytest.raises(Unsupported, match=r"Triton 0\.0\.1 is untested \(tested versions are .*ATTNIO_REQUIRE_TRITON=1"):
         with at.count_traffic():
             pass
     monkeypatch.undo()

@@ -13,9 +13,9 @@ import os
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import pytest
+from triton_env import import_triton
 
-torch = pytest.importorskip("torch")
-triton = pytest.importorskip("triton")
+torch, triton = import_triton()
 
 import numpy as np  # noqa: E402
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402
@@ -29,11 +29,6 @@ from attnio.core.errors import InvalidParameter  # noqa: E402
 from attnio.core.workload import Workload  # noqa: E402
 from attnio.triton.kernels import KERNELS, fa2_fwd, get, square_tiling  # noqa: E402
 from attnio.triton.kernels.measure import inputs, measure  # noqa: E402
-
-pytestmark = pytest.mark.skipif(
-    triton.__version__ not in at.TESTED_TRITON_VERSIONS or os.environ.get("TRITON_INTERPRET") != "1",
-    reason="needs a tested Triton and TRITON_INTERPRET=1",
-)
 
 #: |o − reference| ≤ TOL · max(1, max|v|) (and |lse − reference| ≤ TOL · max(1, max|lse|)): 8 unit roundoffs
 #: of fp16 (2⁻¹¹) and bf16 (2⁻⁸) — the output rounded once, P rounded to the element type before P·V — and
@@ -247,16 +242,16 @@ def test_bad_input() -> None:
         get("flash3")
 
 
-def test_gate_registration_counts_the_formula_in_bytes() -> None:
-    """The kernels register with the gate at GATE_WORKLOADS; one configuration counted through attnio.triton.check
-    (o named, lse as the kernel's own argument) moves exactly 4 × the formula's words."""
+def test_gate_configurations_count_the_formula_in_bytes() -> None:
+    """The gate pulls attnio's kernels at each spec's gate_workloads (nothing registered at import); one
+    configuration counted through attnio.triton.check (o named, lse as the kernel's own argument) moves exactly
+    4 × the formula's words."""
     from attnio.triton import gate
-    from attnio.triton.kernels import GATE_WORKLOADS, fa2_bwd
 
-    ours = [e for e in gate.registered() if "attnio" in e.tags]
+    ours = [e for e in gate.configurations() if "attnio" in e.tags]
     assert sorted((e.name, repr(e.build())) for e in ours) == sorted(
-        [(n, repr(Workload.build(dtype="fp32", **kw))) for n, kw in GATE_WORKLOADS]
-        + [("flash2-bwd", repr(Workload.build(**kw))) for kw in fa2_bwd.GATE_WORKLOADS])
+        (n, repr(Workload.build(dtype="fp32", **kw))) for n, spec in KERNELS.items() for kw in spec.gate_workloads)
+    assert len(ours) == 7 and not [e for e in gate.registered() if "attnio" in e.tags]  # none registered at import
     ours = [e for e in ours if "backward" not in e.tags]
     [entry] = [e for e in ours if e.build().Nq < e.build().Nkv]  # the decode configuration: the quickest
     [(_, r)] = gate.measure([entry])

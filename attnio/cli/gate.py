@@ -27,6 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    import os
+
+    os.environ["TRITON_INTERPRET"] = "1"  # the triton section counts on the CPU: set before anything imports Triton
     from attnio.core.validate import check_int
     from attnio.reports import gate
     from attnio.reports.grid import load_grid
@@ -35,11 +38,8 @@ def main(args: argparse.Namespace) -> int:
     if args.workers is not None:
         check_int("workers", args.workers, min=0)
     if args.kernels:
-        import os
-
         from attnio.cli.kernel import KernelInputError, load_module
 
-        os.environ["TRITON_INTERPRET"] = "1"  # before the files define their kernels
         try:
             for f in args.kernels:
                 load_module(f, "kernels")

@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    import os
+
+    os.environ["TRITON_INTERPRET"] = "1"  # the Triton section counts on the CPU: set before anything imports Triton
     from attnio.core.validate import check_int
     from attnio.reports import sources
     from attnio.reports.grid import default_grid, load_grid

@@ -5,10 +5,11 @@ the CPU (``TRITON_INTERPRET=1``), and attnio's own Triton attention kernels (``a
 - :func:`pin_config`: pin an autotuned kernel to one config so that a count is deterministic;
 - :func:`fake_gpu`: a CPU stand-in (off by default) for kernel files that query the GPU at import or launch;
 - :func:`check`: a user's launcher on an attnio workload: counts, bound, attnio's best schedule, correctness;
-- :data:`TESTED_TRITON_VERSIONS`, :func:`check_triton_version`.
+- :data:`TESTED_TRITON_VERSIONS`, :func:`check_triton_version` (a tested Triton, or another that passes the
+  structural probe of the hooks and their self-test: :mod:`attnio.triton.hooks`).
 
-Importing this package imports neither Triton nor torch; counting needs both (``pip install 'attnio[triton]'``).
-See docs/triton.md.
+Importing this package imports neither Triton nor torch and registers nothing; counting needs both
+(``pip install -e '.[triton]'``). See docs/triton.md.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from attnio.triton.count import (
     Traffic,
     TritonSetupError,
     UntestedTriton,
+    UntestedTritonWarning,
     check_triton_version,
     count_traffic,
     pin_config,
@@ -43,6 +45,7 @@ __all__ = [
     "Traffic",
     "TritonSetupError",
     "UntestedTriton",
+    "UntestedTritonWarning",
     "check_triton_version",
     "check",
     "count_traffic",

@@ -1,10 +1,10 @@
 """Exact global-memory traffic of Triton kernels run by Triton's interpreter (``TRITON_INTERPRET=1``).
 
-Every global access the interpreter makes goes through four entry points of its native module
-(``triton.runtime.interpreter._interpreter``): ``load`` (plain, masked, atomic-load, block-pointer and
-tensor-descriptor loads all end there, with the boundary mask already applied), ``store`` (likewise),
-``atomic_rmw`` and ``atomic_cas``. :func:`count_traffic` stands in front of them for the duration of a
-``with`` block and counts, per tensor, the *active* lanes of each access:
+Every global access the interpreter makes goes through four entry points of its native module: ``load``
+(plain, masked, atomic-load, block-pointer and tensor-descriptor loads all end there, with the boundary mask
+already applied), ``store`` (likewise), ``atomic_rmw`` and ``atomic_cas``. :func:`count_traffic` stands in front
+of them for the duration of a ``with`` block (the hooks: :mod:`attnio.triton.hooks`, which also refuses any
+native entry point it has not reviewed) and counts, per tensor, the *active* lanes of each access:
 
 - a load lane is one read; a store lane one write; an rmw lane one read and one write; a cas lane one read,
   and one write where it succeeded (the old value equals the comparand, bit for bit);
@@ -26,7 +26,7 @@ with no L2, no sectors and no coalescing (docs/triton.md).
 from __future__ import annotations
 
 import contextlib
-import os
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,8 +35,20 @@ import numpy as np
 
 from attnio.core.counts import IOCount
 from attnio.core.errors import AttnioError, InvalidParameter, Unsupported
+from attnio.triton.hooks import (
+    TritonSetupError,
+    UntestedTriton,
+    autotune_configs,
+    interpret_enabled,
+    patched,
+    probe,
+    replaced_configs,
+    require_tested,
+    triton_version,
+)
 
 #: The Triton releases whose interpreter internals this module was tested against (tests/test_triton_count.py).
+#: Another release is counted only after the structural probe and the self-test pass (:func:`check_triton_version`).
 TESTED_TRITON_VERSIONS: tuple[str, ...] = ("3.5.1", "3.9.0")
 
 UNATTRIBUTED = "unattributed"
@@ -45,14 +57,6 @@ _NOTHING = object()
 #: tensors with more elements than this that are contiguous are looked up by arithmetic (a dense range) instead of
 #: an element table (memory: 8 bytes per element per table)
 TABLE_LIMIT = 1 << 22
-
-
-class UntestedTriton(Unsupported):
-    """The installed Triton is not one whose interpreter this counter was tested against."""
-
-
-class TritonSetupError(AttnioError, RuntimeError):
-    """The interpreter is not set up so that counting is possible (e.g. ``TRITON_INTERPRET`` set too late)."""
 
 
 class OutOfBounds(AttnioError, RuntimeError):
@@ -69,36 +73,61 @@ class OutOfBounds(AttnioError, RuntimeError):
         )
 
 
-def triton_version() -> str:
-    import triton
-
-    return str(triton.__version__)
+#: Triton version -> how it was accepted in this process ("tested", or "probed" for an untested one that passed
+#: the probe and the self-test)
+_ACCEPTED: dict[str, str] = {}
 
 
 def check_triton_version() -> str:
-    """The installed Triton's version, or :class:`UntestedTriton` naming it and the tested ones."""
+    """The installed Triton's version once attnio can count with it, else :class:`UntestedTriton` naming why.
+
+    A tested version (:data:`TESTED_TRITON_VERSIONS`) must pass :func:`attnio.triton.hooks.probe`. Another
+    must pass the probe and :func:`self_test` (tiny kernels with known counts); it is then counted with an
+    :class:`UntestedTritonWarning`, or refused under ``ATTNIO_REQUIRE_TRITON=1``. Decided once per process."""
     try:
         version = triton_version()
     except ImportError:
-        raise Unsupported("Triton is not installed: pip install 'attnio[triton]'") from None
-    if version not in TESTED_TRITON_VERSIONS:
-        raise UntestedTriton(
-            f"Triton {version} is untested: the interpreter's internals change between releases; "
-            f"tested versions are {', '.join(TESTED_TRITON_VERSIONS)}"
-        )
+        raise Unsupported("Triton is not installed: pip install -e '.[triton]'") from None
+    tested = version in TESTED_TRITON_VERSIONS
+    label = f"Triton {version}" + ("" if tested else f" is untested (tested versions are {', '.join(TESTED_TRITON_VERSIONS)})")
+    if not tested and require_tested():
+        raise UntestedTriton(f"{label}: ATTNIO_REQUIRE_TRITON=1 requires a tested one")
+    if version in _ACCEPTED:
+        return version
+    problems = probe()
+    if not problems and not tested:
+        if not interpret_enabled():
+            raise TritonSetupError(f"{label}: its self-test runs in Triton's interpreter; set TRITON_INTERPRET=1 "
+                                   f"before importing triton")
+        problems = self_test()
+    if problems:
+        raise UntestedTriton(f"{label}: its interpreter changed where attnio counts, so counting could miss "
+                             f"traffic: {'; '.join(problems)}")
+    if not tested:
+        warnings.warn(UntestedTritonWarning(
+            f"{label}; its interpreter passed attnio's structural probe and self-test, so kernels are counted"),
+            stacklevel=3)
+    _ACCEPTED[version] = "tested" if tested else "probed"
     return version
 
 
-def interpret_enabled() -> bool:
-    """Whether ``TRITON_INTERPRET`` is on (kernels decorated from now on are interpreted)."""
-    try:
-        from triton import knobs
+class UntestedTritonWarning(UserWarning):
+    """Counting with a Triton that is not tested but passed the probe and the self-test."""
 
-        return bool(knobs.runtime.interpret)
-    except (ImportError, AttributeError):
-        pass
-    value = os.environ.get("TRITON_INTERPRET", "")
-    return value.strip().lower() in ("1", "true", "on", "yes")
+
+def self_test() -> list[str]:
+    """Run tiny kernels with known counts (masked load and store over two launches, an atomic add, an atomic
+    compare-and-swap) under the hooks; what differs from the known counts (empty: nothing). Needs
+    ``TRITON_INTERPRET`` on; about a tenth of a second."""
+    from attnio.triton import selftest
+
+    def counting(**tensors: Any) -> Any:
+        return _counting(tensors, strict=True)
+
+    try:
+        return selftest.run(counting)
+    except Exception as e:  # a hook that no longer fits makes the kernels fail: that is a finding, not a crash
+        return [f"the self-test's kernels fail under the hooks: {type(e).__name__}: {e}"]
 
 
 # ---------------------------------------------------------------------------------------------------- tallies
@@ -360,7 +389,7 @@ class _Counter:
         self.index = self._index(tuple(self.named_ids))
 
     # -- accesses
-    def _classify(self, addrs: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    def classify(self, addrs: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray, bool]:
         """owner id per address, the element-table position (-1 where the owner is a range), and whether every
         address hit the element table."""
         idx = self.index
@@ -416,7 +445,7 @@ class _Counter:
         if addrs.size == 0:
             return
         kind = "write" if writes and not reads else "read"
-        owner, pos, all_hit = self._classify(addrs, kind)
+        owner, pos, all_hit = self.classify(addrs, kind)
         wsel = None
         if write_mask is not None:
             wm = np.broadcast_to(np.asarray(write_mask, dtype=bool), p.shape)
@@ -480,117 +509,6 @@ def _require_cpu(name: str, t: Any) -> None:
         raise InvalidParameter(name, f"a tensor on {dev}", "a CPU tensor (the interpreter counts on the CPU)")
 
 
-# ---------------------------------------------------------------------------------------------------- the hooks
-
-
-class _CountingInterpreter:
-    """Stands in for the interpreter's native module: counts, then calls the real entry point."""
-
-    def __init__(self, real: Any, counter: _Counter) -> None:
-        self._real = real
-        self._c = counter
-
-    def load(self, ptrs, mask, other, dtype):  # noqa: ANN001
-        self._c.access(ptrs, mask, np.dtype(dtype).itemsize, reads=True, writes=False)
-        return self._real.load(ptrs, mask, other, dtype)
-
-    def store(self, ptrs, value, mask):  # noqa: ANN001
-        self._c.access(ptrs, mask, np.asarray(value).dtype.itemsize, reads=False, writes=True)
-        return self._real.store(ptrs, value, mask)
-
-    def atomic_rmw(self, op, ptrs, val, mask, sem):  # noqa: ANN001
-        self._c.access(ptrs, mask, np.asarray(val).dtype.itemsize, reads=True, writes=True)
-        return self._real.atomic_rmw(op, ptrs, val, mask, sem)
-
-    def atomic_cas(self, ptrs, cmp, val, sem):  # noqa: ANN001
-        # bounds first (an out-of-bounds cas must not touch memory), then count with the success mask
-        self._c._classify(np.asarray(ptrs).ravel().astype(np.int64, copy=False), "atomic cas")
-        old = self._real.atomic_cas(ptrs, cmp, val, sem)
-        o = np.asarray(old)
-        c = np.broadcast_to(np.asarray(cmp, dtype=o.dtype), o.shape)
-        u = np.dtype(f"u{o.dtype.itemsize}")
-        ok = o.reshape(-1).view(u).reshape(o.shape) == np.ascontiguousarray(c).view(u)
-        self._c.access(ptrs, None, o.dtype.itemsize, reads=True, writes=True, write_mask=ok)
-        return old
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
-
-
-def _tensor_args(bound: dict[str, Any]) -> list[tuple[str, Any]]:
-    """(argument name, torch tensor) for every tensor argument of a launch (tensor descriptors' bases, tuples)."""
-    out: list[tuple[str, Any]] = []
-
-    def visit(name: str, a: Any) -> None:
-        if isinstance(a, (tuple, list)):
-            for i, x in enumerate(a):
-                visit(f"{name}[{i}]", x)
-        elif hasattr(a, "data_ptr") and hasattr(a, "untyped_storage"):
-            out.append((name, a))
-        elif hasattr(a, "base") and hasattr(a, "block_shape"):  # a host TensorDescriptor
-            visit(name, a.base)
-        elif hasattr(a, "base") and hasattr(a.base, "data_ptr"):  # a TensorWrapper (reinterpret)
-            visit(name, a.base)
-
-    for name, a in bound.items():
-        visit(name, a)
-    return out
-
-
-@contextlib.contextmanager
-def _patched(counter: _Counter) -> Iterator[None]:
-    import triton.runtime.autotuner as autotuner
-    import triton.runtime.interpreter as interp
-    import triton.runtime.jit as jit
-
-    real_native = interp._interpreter
-    real_call = interp.GridExecutor.__call__
-    real_jit_run = jit.JITFunction.run
-    real_tune_run = autotuner.Autotuner.run
-
-    def call(self, *args, **kwargs):  # noqa: ANN001, ANN202
-        # GridExecutor runs one launch over its grid (3.5 and 3.9 alike); self.fn is the kernel's rewritten function
-        names = list(self.arg_names)
-        bound = dict(zip(names, args, strict=False)) | {k: v for k, v in kwargs.items() if k in names}
-        counter.begin_launch(self.fn.__name__, _tensor_args(bound))
-        try:
-            return real_call(self, *args, **kwargs)
-        except Exception as e:
-            # the interpreter wraps what a kernel raised into InterpreterError(repr(e)): give back attnio's own
-            if isinstance(e.__cause__, AttnioError):
-                raise e.__cause__ from None
-            raise
-        finally:
-            counter.end_launch()
-
-    def jit_run(self, *args, **kwargs):  # noqa: ANN001, ANN202
-        raise TritonSetupError(
-            f"kernel {self.fn.__name__!r} was defined as a GPU kernel: TRITON_INTERPRET=1 must be set before the "
-            f"module that defines it ({self.fn.__module__}) is imported"
-        )
-
-    def tune_run(self, *args, **kwargs):  # noqa: ANN001, ANN202
-        if len(self.configs) > 1:
-            raise Unsupported(
-                f"autotuned kernel {self.base_fn.__name__!r} has {len(self.configs)} configs: the interpreter would "
-                f"count every benchmarked config; pin one with attnio.triton.pin_config(kernel, ...) so the "
-                f"count is deterministic"
-            )
-        return real_tune_run(self, *args, **kwargs)
-
-    interp._interpreter = _CountingInterpreter(real_native, counter)
-    interp.GridExecutor.__call__ = call
-    jit.JITFunction.run = jit_run
-    autotuner.Autotuner.run = tune_run
-    try:
-        yield
-    finally:
-        interp._interpreter = real_native
-        interp.GridExecutor.__call__ = real_call
-        jit.JITFunction.run = real_jit_run
-        autotuner.Autotuner.run = real_tune_run
-
-
 @contextlib.contextmanager
 def count_traffic(*, strict: bool = True, **tensors: Any) -> Iterator[Traffic]:
     """Count every global access of the Triton kernels launched inside the ``with`` block.
@@ -600,15 +518,23 @@ def count_traffic(*, strict: bool = True, **tensors: Any) -> Iterator[Traffic]:
     False, is counted as ``unattributed``. The yielded :class:`Traffic` is filled when the block ends
     (also when it raises, with what was counted up to then).
 
-    Needs ``TRITON_INTERPRET=1`` in the environment before Triton kernels are defined, and a tested Triton
-    (:data:`TESTED_TRITON_VERSIONS`).
+    Needs ``TRITON_INTERPRET=1`` in the environment before Triton and the kernels are imported, and a Triton
+    attnio can count with (:func:`check_triton_version`). While the block runs, Triton's interpreter classes are
+    patched process-wide (``attnio.triton.hooks.patched``): counting is not thread-safe, and blocks cannot nest.
     """
-    check_triton_version()
     if not interpret_enabled():
         raise TritonSetupError(
             "TRITON_INTERPRET=1 is not set: set it in the environment before importing triton and the kernels "
             "(counting runs the kernels in Triton's interpreter)"
         )
+    check_triton_version()
+    with _counting(tensors, strict) as traffic:
+        yield traffic
+
+
+@contextlib.contextmanager
+def _counting(tensors: dict[str, Any], strict: bool) -> Iterator[Traffic]:
+    """:func:`count_traffic` without the version check (the self-test runs under it)."""
     if _ACTIVE:
         raise TritonSetupError("count_traffic blocks cannot be nested")
     for name, t in tensors.items():
@@ -619,7 +545,7 @@ def count_traffic(*, strict: bool = True, **tensors: Any) -> Iterator[Traffic]:
     traffic = Traffic()
     _ACTIVE.append(counter)
     try:
-        with _patched(counter):
+        with patched(counter):
             yield traffic
     finally:
         _ACTIVE.pop()
@@ -630,7 +556,7 @@ def count_traffic(*, strict: bool = True, **tensors: Any) -> Iterator[Traffic]:
 def pin_config(kernel: Any, index: int | None = None, **meta: Any) -> Iterator[Any]:
     """Pin an autotuned kernel (``@triton.autotune``) to one of its configs for the ``with`` block, so that
     a count is deterministic: by position (``index``) or by its meta-parameters (``BLOCK_M=64, ...``)."""
-    configs = getattr(kernel, "configs", None)
+    configs = autotune_configs(kernel)
     if configs is None:
         raise InvalidParameter("kernel", getattr(kernel, "__name__", kernel), "an autotuned kernel (@triton.autotune)")
     if index is not None:
@@ -653,8 +579,5 @@ def pin_config(kernel: Any, index: int | None = None, **meta: Any) -> Iterator[A
                 f"meta-parameters matching exactly one kernel variant among {[c.kwargs for c in configs]}",
             )
         chosen = found[0]
-    kernel.configs = [chosen]
-    try:
+    with replaced_configs(kernel, [chosen]):
         yield chosen
-    finally:
-        kernel.configs = configs

@@ -6,7 +6,8 @@ driver's ``get_current_target()``, ``utils.get_device_properties(...)``, ``torch
 Nothing runs on a GPU: the kernels still run in Triton's interpreter on CPU tensors; ``get_active_torch_device()``
 answers ``cpu``, so tensors a launcher allocates through it are CPU tensors. What the stand-in reports is what
 the caller chose; it changes only which branch of the user's code is taken (block sizes chosen per
-architecture, for example), never what is counted for a given branch. Everything is restored on exit.
+architecture, for example), never what is counted for a given branch. Everything is restored on exit. The
+replacement itself (Triton's driver, ``torch.cuda``) is ``attnio.triton.hooks.driver_replaced``.
 """
 
 from __future__ import annotations
@@ -102,17 +103,11 @@ def fake_gpu(target: str = "cuda", arch: int | str = 90, *, warp_size: int | Non
     ``arch="gfx942"`` needs ``capability`` (e.g. (9, 4)); its warp size defaults to 64."""
     if target not in ("cuda", "hip"):
         raise InvalidParameter("target", target, "cuda or hip")
-    import importlib
+    from attnio.triton.hooks import driver_replaced
 
-    driver_mod = importlib.import_module("triton.runtime.driver")  # the module (triton.runtime.driver is also a name)
     fake = FakeDriver(target, arch, warp_size or (64 if target == "hip" else 32), sm_count, smem_bytes, name)
-    cfg = driver_mod.driver
-    saved = (cfg._default, cfg._active)
-    cfg._default = cfg._active = fake  # type: ignore[assignment]
-    patches: list[tuple[Any, str, Any]] = []
+    fakes = None
     if torch_cuda:
-        import torch
-
         major, minor = _capability(target, arch, capability)
         props = SimpleNamespace(name=name, major=major, minor=minor, multi_processor_count=sm_count,
                                 total_memory=80 * 2**30, warp_size=fake.target.warp_size,
@@ -127,12 +122,5 @@ def fake_gpu(target: str = "cuda", arch: int | str = 90, *, warp_size: int | Non
             "get_device_properties": lambda device=None: props,
             "get_device_name": lambda device=None: name,
         }
-        for attr, value in fakes.items():
-            patches.append((torch.cuda, attr, getattr(torch.cuda, attr)))
-            setattr(torch.cuda, attr, value)
-    try:
+    with driver_replaced(fake, fakes):
         yield fake
-    finally:
-        for obj, attr, value in reversed(patches):
-            setattr(obj, attr, value)
-        cfg._default, cfg._active = saved

@@ -1,11 +1,13 @@
 """Triton kernels in the gate and the report: named (kernel, workload) configurations whose counted bytes go
 into the baseline (section ``triton``) and into the report's "Triton kernels" section.
 
-One registration point, :func:`register`: attnio's own kernels register themselves (``attnio.triton.kernels``),
-and ``attnio gate --kernels FILE.py`` imports a user's file that calls it. :func:`gate_entries` counts every
-registered configuration (``{"triton": {key: {...}}}``, or ``{"unavailable": [...]}`` without Triton);
-:func:`compare` fails when a configuration's counted bytes grow or it disappears; :func:`rows` are the
-report's rows (counted, formula, bound, attnio's best schedule, ratios).
+The configurations are pulled, never pushed at import: :func:`configurations` is attnio's own kernels
+(``attnio.triton.kernels.registry.builtin_entries``) plus the user's, registered with :func:`register` (``attnio
+gate --kernels FILE.py`` imports a user's file that calls it). :func:`gate_entries` counts every configuration
+(``{"triton": {key: {...}}}``, or ``{"unavailable": [...]}`` when Triton cannot count here);
+:func:`compare` fails when a configuration's counted bytes grow or it disappears (and, under
+``ATTNIO_REQUIRE_TRITON=1``, when Triton did not count); :func:`rows` are the report's rows (counted, formula,
+bound, attnio's best schedule, ratios). Counts are cached (``attnio.triton.cache``).
 
 >>> base = {"triton": {"k|N=8": {"reads_bytes": 10, "writes_bytes": 2, "total_bytes": 12}}}
 >>> cur = {"triton": {"k|N=8": {"reads_bytes": 11, "writes_bytes": 2, "total_bytes": 13}}}
@@ -15,48 +17,25 @@ report's rows (counted, formula, bound, attnio's best schedule, ratios).
 
 from __future__ import annotations
 
-import os
+import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from attnio.core.errors import InvalidParameter
+from attnio.triton.entry import GateKernel
+from attnio.triton.kernels.registry import builtin_entries
 
 FIELDS = ("reads_bytes", "writes_bytes", "total_bytes")
 
-
-@dataclass(frozen=True)
-class GateKernel:
-    """One named configuration: a launcher (attnio.triton.check's convention), a workload (``Workload.build``
-    keywords), and optionally the kernel's exact formula in bytes (a function of the Workload)."""
-
-    name: str
-    launch: Callable[..., Any]
-    workload: dict[str, Any]
-    formula: Callable[[Any], int] | None = None
-    tags: tuple[str, ...] = field(default=())
-
-    @property
-    def key(self) -> str:
-        w = self.build()
-        return (f"{self.name}|b={w.batch}|H={w.heads}|Hkv={w.kv_heads}|Nq={w.Nq}|Nkv={w.Nkv}|d={w.d}|dv={w.dv}"
-                f"|causal={int(w.causal)}|{w.dtype}|M={w.M}")
-
-    def build(self) -> Any:
-        from attnio.core.workload import Workload
-
-        kw = dict(self.workload)
-        if not any(k in kw for k in ("M", "smem", "gpu")):
-            kw["gpu"] = "h100"
-        return Workload.build(**kw)
-
+__all__ = ["FIELDS", "GateKernel", "available", "compare", "configurations", "gate_entries", "markdown", "measure",
+           "register", "registered", "rows", "unregister"]
 
 _REGISTRY: dict[str, GateKernel] = {}
 
 
 def register(name: str, launch: Callable[..., Any], *, formula: Callable[[Any], int] | None = None,
              tags: tuple[str, ...] = (), **workload: Any) -> GateKernel:
-    """Register ``launch`` at one workload under ``name`` (the registration point of the gate and report)."""
+    """Register ``launch`` at one workload under ``name`` (a user's configuration for the gate and report)."""
     if not callable(launch):
         raise InvalidParameter("launch", launch, "a launcher function")
     entry = GateKernel(name, launch, dict(workload), formula, tuple(tags))
@@ -66,6 +45,7 @@ def register(name: str, launch: Callable[..., Any], *, formula: Callable[[Any], 
 
 
 def registered() -> list[GateKernel]:
+    """The user's registered configurations (:func:`register`), by key."""
     return [_REGISTRY[k] for k in sorted(_REGISTRY)]
 
 
@@ -73,47 +53,58 @@ def unregister(key: str) -> None:
     _REGISTRY.pop(key, None)
 
 
-def available() -> str | None:
-    """None when Triton's interpreter can count here, else why not. Turns the interpreter on first: Triton reads
-    ``TRITON_INTERPRET`` when it is imported, so it must be set before (the gate and the report count on the CPU)."""
-    os.environ["TRITON_INTERPRET"] = "1"
-    try:
-        import torch  # noqa: F401
-        import triton  # noqa: F401
-    except ImportError as e:
-        return f"triton or torch not installed ({e.name})"
-    from attnio.triton.count import TESTED_TRITON_VERSIONS, triton_version
+def configurations() -> list[GateKernel]:
+    """Every configuration the gate and the report count, by key: attnio's own kernels and the user's (a user's
+    configuration with the key of one of attnio's replaces it)."""
+    every = {e.key: e for e in builtin_entries()} | _REGISTRY
+    return [every[k] for k in sorted(every)]
 
-    if triton_version() not in TESTED_TRITON_VERSIONS:
-        return f"Triton {triton_version()} is untested (tested: {', '.join(TESTED_TRITON_VERSIONS)})"
+
+def available() -> str | None:
+    """None when Triton and torch are installed and ``TRITON_INTERPRET`` is on, else why not. A query: it imports
+    nothing and changes nothing (the CLI commands that count set ``TRITON_INTERPRET=1`` before anything
+    imports Triton)."""
+    from attnio.triton.hooks import interpret_enabled
+
+    for mod in ("torch", "triton"):
+        if importlib.util.find_spec(mod) is None:
+            return f"triton or torch not installed ({mod}): pip install -e '.[triton]'"
+    if not interpret_enabled():
+        return "TRITON_INTERPRET=1 is not set (attnio gate and attnio report set it)"
     return None
 
 
-def _load_builtin() -> None:
-    """attnio's own kernels register on import (when the package has any)."""
-    os.environ["TRITON_INTERPRET"] = "1"
-    import importlib
-
-    importlib.import_module("attnio.triton.kernels")
-
-
 def measure(entries: list[GateKernel] | None = None) -> list[tuple[GateKernel, Any]]:
-    """(entry, attnio.triton.check result) of every registered configuration."""
+    """(entry, attnio.triton.check result) of every configuration (default: :func:`configurations`), counted
+    once per process and, for attnio's own kernels, cached on disk (``attnio.triton.cache``)."""
+    from attnio.triton import cache
     from attnio.triton.check import check
 
-    if entries is None:
-        _load_builtin()
-        entries = registered()
-    return [(e, check(e.launch, e.build())) for e in entries]
+    out = []
+    for e in configurations() if entries is None else entries:
+        r = cache.lookup(e)
+        if r is None:
+            r = check(e.launch, e.build())
+            cache.store(e, r)
+        out.append((e, r))
+    return out
 
 
 def gate_entries(entries: list[GateKernel] | None = None) -> dict[str, Any]:
-    """The baseline section ``triton``: key -> counted reads/writes/total bytes (exact, deterministic)."""
+    """The baseline section ``triton``: key -> counted reads/writes/total bytes (exact, deterministic); or
+    ``{"unavailable": [why]}`` when Triton cannot count here (missing, ``TRITON_INTERPRET`` off, or an untested
+    Triton whose hooks changed)."""
+    from attnio.triton.hooks import UntestedTriton
+
     why = available()
     if why is not None:
         return {"unavailable": [f"triton: {why}"]}
+    try:
+        measured = measure(entries)
+    except UntestedTriton as e:
+        return {"unavailable": [f"triton: {e}"]}
     return {"triton": {e.key: {"reads_bytes": r.traffic.reads_total_bytes, "writes_bytes": r.traffic.writes_total_bytes,
-                               "total_bytes": r.total_bytes} for e, r in measure(entries)}}
+                               "total_bytes": r.total_bytes} for e, r in measured}}
 
 
 def compare(baseline: dict[str, Any], current: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -127,7 +118,13 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> tuple[list[str
             notes.append(f"triton: {len(c)} kernel configurations, none in the baseline")
         return problems, notes
     if c is None:
-        notes.append("triton: kernels not counted in this run (Triton unavailable): not gated")
+        from attnio.triton.hooks import require_tested
+
+        why = "; ".join(u for u in current.get("unavailable", []) if u.startswith("triton")) or "Triton unavailable"
+        if require_tested():
+            problems.append(f"triton: kernels not counted in this run ({why}); ATTNIO_REQUIRE_TRITON=1 requires them")
+        else:
+            notes.append(f"triton: kernels not counted in this run ({why}): not gated")
         return problems, notes
     for k in sorted(b):
         if k not in c:

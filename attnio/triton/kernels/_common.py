@@ -1,8 +1,11 @@
-"""What attnio's forward Triton kernels share: launch-time compilation, tile padding and the workload of a call.
+"""What attnio's Triton kernels share: Triton's import (:func:`require_triton`), tile padding, the
+interpreter's bf16 ``tl.dot`` workaround (:func:`dot_in_fp32`), and the workload of a call. Imports neither
+Triton nor torch.
 
-Kernels are plain functions compiled at their first launch (:func:`jit`), not when their module is imported:
-``triton.jit`` picks the interpreter or the GPU compiler from ``TRITON_INTERPRET`` when it is applied, so a
-module imported before the variable was set still launches in the mode in force at launch time.
+The kernels are module-level ``@triton.jit`` functions, as in Triton's tutorials: ``triton.jit`` picks the
+interpreter or the GPU compiler from ``TRITON_INTERPRET`` when it is applied, so ``TRITON_INTERPRET=1`` must be set
+before a kernel module (or Triton itself) is imported to count the kernels on the CPU; a kernel compiled for the
+GPU launched on CPU tensors is an error saying so (:func:`require_interpreted`).
 
 Tiles are powers of two (Triton's rule) and at least 16 on a side (the smallest ``tl.dot`` of a GPU); a block
 of another size is a masked tile, and masked lanes move no data, so padding never changes a count.
@@ -11,38 +14,54 @@ of another size is a masked tile, and masked lanes move no data, so padding neve
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
-import triton
-
-from attnio.core.errors import InvalidParameter
+from attnio.core.errors import InvalidParameter, Unsupported
 from attnio.core.workload import Workload
 
 #: element type of a torch tensor → attnio's dtype name (words × bytes per word = bytes)
 DTYPE_NAMES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}
 MIN_TILE = 16
+#: what to install for the kernel modules
+EXTRA = "pip install -e '.[triton]'"
 
-_compiled: dict[tuple[Callable[..., Any], str], Any] = {}
 
-
-def jit(fn: Callable[..., Any]) -> Any:
-    """``triton.jit(fn)`` for the mode in force now (interpreter when ``TRITON_INTERPRET`` is set), cached."""
-    key = (fn, os.environ.get("TRITON_INTERPRET", ""))
-    if key not in _compiled:
-        _compiled[key] = triton.jit(fn)
-    return _compiled[key]
+def require_triton(module: str) -> tuple[Any, Any]:
+    """``(triton, triton.language)`` for the kernel module ``module``, or an ImportError naming the extra."""
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError as e:
+        raise ImportError(f"{module} needs Triton and torch: {EXTRA}") from e
+    return triton, tl
 
 
 def interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "") not in ("", "0")
+    """Whether ``TRITON_INTERPRET`` is on now (read from the environment: no Triton import)."""
+    return os.environ.get("TRITON_INTERPRET", "").strip().lower() in ("1", "true", "on", "yes")
+
+
+def require_interpreted(kernel: Any, x: Any) -> None:
+    """Unsupported when ``x`` is a CPU tensor but ``kernel`` was compiled for the GPU (its module was imported
+    before ``TRITON_INTERPRET=1`` was set)."""
+    from attnio.triton.hooks import is_interpreted
+
+    if x.device.type == "cpu" and not is_interpreted(kernel):
+        raise Unsupported(f"CPU tensors run only in Triton's interpreter: set TRITON_INTERPRET=1 before "
+                          f"{kernel.fn.__module__} (and Triton) is imported")
 
 
 def dot_in_fp32(x: Any) -> bool:
     """True where ``tl.dot`` must see fp32 operands: bf16 under Triton 3.9's interpreter, whose dot multiplies
     the raw 16-bit patterns of bf16 tiles (numpy has no bf16). Loads and stores keep the tensors' own type, so
-    counts do not change; on a GPU the dot takes bf16."""
+    counts do not change; on a GPU the dot takes bf16. The one place this workaround is decided."""
     return interpreting() and str(x.dtype) == "torch.bfloat16"
+
+
+def check_shape(name: str, x: Any, want: tuple[int, ...]) -> None:
+    """InvalidParameter naming ``name``.shape unless ``x`` has the shape ``want``."""
+    if tuple(x.shape) != tuple(want):
+        raise InvalidParameter(f"{name}.shape", tuple(x.shape), f"{tuple(want)}")
 
 
 def pow2(n: int) -> int:

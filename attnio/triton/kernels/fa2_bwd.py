@@ -6,7 +6,10 @@ Layout (torch tensors, any strides): q (batch, H, N_q, d), k (batch, H_kv, N_kv,
 o and do (batch, H, N_q, d_v), lse (batch, H, N_q): the forward's natural-log logsumexp of each row of
 scale·QKᵀ (masked entries excluded). Query head h uses K/V head ⌊h/g⌋, g = H/H_kv. Returns dq (like q),
 dk (like k), dv (like v): new contiguous tensors or the ones passed in. D (batch, H, N_q) is a slow-memory
-scratch tensor of the accumulator type (float64 for float64 inputs, else float32).
+scratch tensor of the accumulator type (float64 for float64 inputs, else float32). The two kernels are
+module-level ``@triton.jit`` functions like the forward's (``TRITON_INTERPRET=1`` before this module is imported,
+to count them on the CPU); it is measured like its siblings (``attnio.triton.kernels.measure``) and registered
+like them (``attnio.triton.kernels.registry``).
 
 Two launches, in the paper's names (T_r = ⌈N_q/B_r⌉, T_c = ⌈N_kv/B_c⌉, δ = N_kv − N_q)::
 
@@ -57,21 +60,25 @@ IOCount(reads_words=80, writes_words=40)
 
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from attnio.core.counts import IOCount
-from attnio.core.errors import InvalidParameter, Unsupported
+from attnio.core.errors import InvalidParameter
 from attnio.core.validate import check_int
 from attnio.core.workload import Workload
-from attnio.triton.count import interpret_enabled
-from attnio.triton.kernels._measured import Ratios
+from attnio.triton.kernels._common import (
+    check_shape,
+    dot_in_fp32,
+    require_interpreted,
+    require_triton,
+    tile,
+)
 
-#: smallest tile edge: ``tl.dot`` needs 16 on a GPU; the extra lanes are masked (no traffic)
-MIN_TILE = 16
+triton, tl = require_triton(__name__)
+
+#: the element types the kernels take (torch names); float64 accumulates in float64, the others in float32
+DTYPES = ("float64", "float32", "float16", "bfloat16")
 
 
 def exact_count(*, batch: int, heads: int, kv_heads: int, Nq: int, Nkv: int, d: int, dv: int, causal: bool,
@@ -104,117 +111,100 @@ def block_sizes(*, batch: int, heads: int, kv_heads: int, Nq: int, Nkv: int, d: 
     return t.B_r, t.B_c
 
 
-def _pow2(n: int) -> int:
-    return max(MIN_TILE, 1 << (n - 1).bit_length())
+@triton.jit
+def fa2_bwd_preprocess(O, dO, D, dQ,
+                       stride_oz, stride_oh, stride_om, stride_ok, stride_doz, stride_doh, stride_dom, stride_dok,
+                       stride_dqz, stride_dqh, stride_dqm, stride_dqk,
+                       H, Nq, d, dv,
+                       BLOCK_R: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr, ACC: tl.constexpr):
+    pid = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = bh // H
+    h = bh % H
+    rows = pid * BLOCK_R + tl.arange(0, BLOCK_R)
+    rmask = rows < Nq
+    cv = tl.arange(0, BLOCK_DV)
+    mv = rmask[:, None] & (cv < dv)[None, :]
+    o = tl.load(O + b * stride_oz + h * stride_oh + rows[:, None] * stride_om + cv[None, :] * stride_ok, mask=mv, other=0.0)
+    do = tl.load(dO + b * stride_doz + h * stride_doh + rows[:, None] * stride_dom + cv[None, :] * stride_dok, mask=mv,
+                 other=0.0)
+    Dr = tl.sum(o.to(ACC) * do.to(ACC), axis=1)
+    tl.store(D + bh * Nq + rows, Dr, mask=rmask)
+    cq = tl.arange(0, BLOCK_D)
+    zero = tl.zeros((BLOCK_R, BLOCK_D), dtype=dQ.dtype.element_ty)
+    tl.store(dQ + b * stride_dqz + h * stride_dqh + rows[:, None] * stride_dqm + cq[None, :] * stride_dqk, zero,
+             mask=rmask[:, None] & (cq < d)[None, :])
 
 
-@functools.cache
-def _kernels() -> Any:
-    """The two @triton.jit kernels, built on first use so that importing this module needs no Triton and
-    TRITON_INTERPRET is read when the first launch happens."""
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def fa2_bwd_preprocess(O, dO, D, dQ,
-                           s_ob, s_oh, s_om, s_ok, s_dob, s_doh, s_dom, s_dok, s_dqb, s_dqh, s_dqm, s_dqk,
-                           H, Nq, d, dv,
-                           BLOCK_R: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-                           ACC: tl.constexpr):
-        pid = tl.program_id(0)
-        bh = tl.program_id(1)
-        b = bh // H
-        h = bh % H
-        rows = pid * BLOCK_R + tl.arange(0, BLOCK_R)
-        rmask = rows < Nq
-        cv = tl.arange(0, BLOCK_DV)
-        mv = rmask[:, None] & (cv < dv)[None, :]
-        o = tl.load(O + b * s_ob + h * s_oh + rows[:, None] * s_om + cv[None, :] * s_ok, mask=mv, other=0.0)
-        do = tl.load(dO + b * s_dob + h * s_doh + rows[:, None] * s_dom + cv[None, :] * s_dok, mask=mv, other=0.0)
-        Dr = tl.sum(o.to(ACC) * do.to(ACC), axis=1)
-        tl.store(D + bh * Nq + rows, Dr, mask=rmask)
-        cq = tl.arange(0, BLOCK_D)
-        zero = tl.zeros((BLOCK_R, BLOCK_D), dtype=dQ.dtype.element_ty)
-        tl.store(dQ + b * s_dqb + h * s_dqh + rows[:, None] * s_dqm + cq[None, :] * s_dqk, zero,
-                 mask=rmask[:, None] & (cq < d)[None, :])
-
-    @triton.jit
-    def fa2_bwd_main(Q, K, V, dO, L, D, dQ, dK, dV,
-                     s_qb, s_qh, s_qm, s_qk, s_kb, s_kh, s_kn, s_kk, s_vb, s_vh, s_vn, s_vk,
-                     s_dob, s_doh, s_dom, s_dok, s_lb, s_lh, s_lm,
-                     s_dqb, s_dqh, s_dqm, s_dqk, s_dkb, s_dkh, s_dkn, s_dkk, s_dvb, s_dvh, s_dvn, s_dvk,
-                     scale, H, H_kv, g, Nq, Nkv, d, dv, B_r, B_c, delta,
-                     CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                     BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr, ACC: tl.constexpr, DOT: tl.constexpr):
-        j = tl.program_id(0)
-        bk = tl.program_id(1)
-        b = bk // H_kv
-        kh = bk % H_kv
-        c0 = j * B_c
-        on = tl.arange(0, BLOCK_N)
-        cols = c0 + on
-        cmask = (on < B_c) & (cols < Nkv)
-        od = tl.arange(0, BLOCK_D)
-        dmask = od < d
-        ov = tl.arange(0, BLOCK_DV)
-        vmask = ov < dv
-        kmask = cmask[:, None] & dmask[None, :]
-        vvmask = cmask[:, None] & vmask[None, :]
-        k = tl.load(K + b * s_kb + kh * s_kh + cols[:, None] * s_kn + od[None, :] * s_kk, mask=kmask, other=0.0)
-        v = tl.load(V + b * s_vb + kh * s_vh + cols[:, None] * s_vn + ov[None, :] * s_vk, mask=vvmask, other=0.0)
-        k = k.to(DOT)
-        v = v.to(DOT)
-        dk = tl.zeros((BLOCK_N, BLOCK_D), dtype=ACC)
-        dv_acc = tl.zeros((BLOCK_N, BLOCK_DV), dtype=ACC)
-        start = 0
-        if CAUSAL:
-            start = tl.maximum(c0 - delta, 0)
-        om = tl.arange(0, BLOCK_M)
-        for hh in range(0, g):
-            h = kh * g + hh
-            bh = b * H + h
-            for r0 in range(start, Nq, B_r):
-                rows = r0 + om
-                rmask = (om < B_r) & (rows < Nq)
-                qmask = rmask[:, None] & dmask[None, :]
-                q = tl.load(Q + b * s_qb + h * s_qh + rows[:, None] * s_qm + od[None, :] * s_qk, mask=qmask, other=0.0)
-                do = tl.load(dO + b * s_dob + h * s_doh + rows[:, None] * s_dom + ov[None, :] * s_dok,
-                             mask=rmask[:, None] & vmask[None, :], other=0.0)
-                q = q.to(DOT)
-                do = do.to(DOT)
-                lse = tl.load(L + b * s_lb + h * s_lh + rows * s_lm, mask=rmask, other=0.0)
-                Di = tl.load(D + bh * Nq + rows, mask=rmask, other=0.0)
-                s = tl.dot(q, tl.trans(k), out_dtype=ACC) * scale
-                valid = rmask[:, None] & cmask[None, :]
-                if CAUSAL:
-                    valid = valid & (cols[None, :] <= rows[:, None] + delta)
-                p = tl.exp(tl.where(valid, s, float("-inf")) - lse.to(ACC)[:, None])
-                dv_acc += tl.dot(tl.trans(p.to(DOT)), do, out_dtype=ACC)
-                dp = tl.dot(do, tl.trans(v), out_dtype=ACC)
-                ds = p * (dp - Di.to(ACC)[:, None]) * scale
-                dq = tl.dot(ds.to(DOT), k, out_dtype=ACC)
-                tl.atomic_add(dQ + b * s_dqb + h * s_dqh + rows[:, None] * s_dqm + od[None, :] * s_dqk,
-                              dq.to(dQ.dtype.element_ty),
-                              mask=qmask, sem="relaxed")
-                dk += tl.dot(tl.trans(ds.to(DOT)), q, out_dtype=ACC)
-        tl.store(dK + b * s_dkb + kh * s_dkh + cols[:, None] * s_dkn + od[None, :] * s_dkk,
-                 dk.to(dK.dtype.element_ty), mask=kmask)
-        tl.store(dV + b * s_dvb + kh * s_dvh + cols[:, None] * s_dvn + ov[None, :] * s_dvk,
-                 dv_acc.to(dV.dtype.element_ty), mask=vvmask)
-
-    class _K:
-        preprocess = fa2_bwd_preprocess
-        main = fa2_bwd_main
-        acc = {True: tl.float64, False: tl.float32}
-        float32 = tl.float32
-        of = {"float64": tl.float64, "float32": tl.float32, "float16": tl.float16, "bfloat16": tl.bfloat16}
-
-    return _K
-
-
-def _shape(name: str, t: Any, want: tuple[int, ...]) -> None:
-    if tuple(t.shape) != want:
-        raise InvalidParameter(f"{name}.shape", tuple(t.shape), f"{want}")
+@triton.jit
+def fa2_bwd_main(Q, K, V, dO, L, D, dQ, dK, dV,
+                 stride_qz, stride_qh, stride_qm, stride_qk, stride_kz, stride_kh, stride_kn, stride_kk,
+                 stride_vz, stride_vh, stride_vn, stride_vk, stride_doz, stride_doh, stride_dom, stride_dok,
+                 stride_lz, stride_lh, stride_lm,
+                 stride_dqz, stride_dqh, stride_dqm, stride_dqk, stride_dkz, stride_dkh, stride_dkn, stride_dkk,
+                 stride_dvz, stride_dvh, stride_dvn, stride_dvk,
+                 scale, H, H_kv, g, Nq, Nkv, d, dv, B_r, B_c, delta,
+                 CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                 BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr, ACC: tl.constexpr, DOT_F32: tl.constexpr):
+    j = tl.program_id(0)
+    bk = tl.program_id(1)
+    b = bk // H_kv
+    kh = bk % H_kv
+    c0 = j * B_c
+    on = tl.arange(0, BLOCK_N)
+    cols = c0 + on
+    cmask = (on < B_c) & (cols < Nkv)
+    od = tl.arange(0, BLOCK_D)
+    dmask = od < d
+    ov = tl.arange(0, BLOCK_DV)
+    vmask = ov < dv
+    kmask = cmask[:, None] & dmask[None, :]
+    vvmask = cmask[:, None] & vmask[None, :]
+    k = tl.load(K + b * stride_kz + kh * stride_kh + cols[:, None] * stride_kn + od[None, :] * stride_kk, mask=kmask,
+                other=0.0)
+    v = tl.load(V + b * stride_vz + kh * stride_vh + cols[:, None] * stride_vn + ov[None, :] * stride_vk, mask=vvmask,
+                other=0.0)
+    if DOT_F32:
+        k = k.to(tl.float32)
+        v = v.to(tl.float32)
+    dk = tl.zeros((BLOCK_N, BLOCK_D), dtype=ACC)
+    dv_acc = tl.zeros((BLOCK_N, BLOCK_DV), dtype=ACC)
+    start = 0
+    if CAUSAL:
+        start = tl.maximum(c0 - delta, 0)
+    om = tl.arange(0, BLOCK_M)
+    for hh in range(0, g):
+        h = kh * g + hh
+        bh = b * H + h
+        for r0 in range(start, Nq, B_r):
+            rows = r0 + om
+            rmask = (om < B_r) & (rows < Nq)
+            qmask = rmask[:, None] & dmask[None, :]
+            q = tl.load(Q + b * stride_qz + h * stride_qh + rows[:, None] * stride_qm + od[None, :] * stride_qk,
+                        mask=qmask, other=0.0)
+            do = tl.load(dO + b * stride_doz + h * stride_doh + rows[:, None] * stride_dom + ov[None, :] * stride_dok,
+                         mask=rmask[:, None] & vmask[None, :], other=0.0)
+            if DOT_F32:
+                q = q.to(tl.float32)
+                do = do.to(tl.float32)
+            lse = tl.load(L + b * stride_lz + h * stride_lh + rows * stride_lm, mask=rmask, other=0.0)
+            Di = tl.load(D + bh * Nq + rows, mask=rmask, other=0.0)
+            s = tl.dot(q, tl.trans(k), out_dtype=ACC) * scale
+            valid = rmask[:, None] & cmask[None, :]
+            if CAUSAL:
+                valid = valid & (cols[None, :] <= rows[:, None] + delta)
+            p = tl.exp(tl.where(valid, s, float("-inf")) - lse.to(ACC)[:, None])
+            dv_acc += tl.dot(tl.trans(p.to(q.dtype)), do, out_dtype=ACC)
+            dp = tl.dot(do, tl.trans(v), out_dtype=ACC)
+            ds = p * (dp - Di.to(ACC)[:, None]) * scale
+            dq = tl.dot(ds.to(q.dtype), k, out_dtype=ACC)
+            tl.atomic_add(dQ + b * stride_dqz + h * stride_dqh + rows[:, None] * stride_dqm + od[None, :] * stride_dqk,
+                          dq.to(dQ.dtype.element_ty), mask=qmask, sem="relaxed")
+            dk += tl.dot(tl.trans(ds.to(q.dtype)), q, out_dtype=ACC)
+    tl.store(dK + b * stride_dkz + kh * stride_dkh + cols[:, None] * stride_dkn + od[None, :] * stride_dkk,
+             dk.to(dK.dtype.element_ty), mask=kmask)
+    tl.store(dV + b * stride_dvz + kh * stride_dvh + cols[:, None] * stride_dvn + ov[None, :] * stride_dvk,
+             dv_acc.to(dV.dtype.element_ty), mask=vvmask)
 
 
 def fa2_backward(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, *, causal: bool = False,
@@ -224,10 +214,10 @@ def fa2_backward(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, *, causal: b
     ``dv`` when given: shapes of q, k, v, any strides; else new contiguous tensors).
 
     Blocks: exactly one of ``M`` (fast-memory elements: attnio's io-optimal ``flash2-bwd`` rule) or both
-    ``B_r`` and ``B_c``. ``scale`` defaults to 1/√d. CPU tensors need ``TRITON_INTERPRET=1`` set before the
-    first launch. dq accumulates in slow memory by atomic adds, in q's dtype (float16 rounds once per K/V
+    ``B_r`` and ``B_c``. ``scale`` defaults to 1/√d. CPU tensors need ``TRITON_INTERPRET=1`` set before this
+    module is imported. dq accumulates in slow memory by atomic adds, in q's dtype (float16 rounds once per K/V
     block), except bfloat16: dq is float32 (the interpreter has no bfloat16 atomic add). In the interpreter
-    bfloat16 tiles enter ``tl.dot`` as float32 (its dot multiplies bfloat16 bit patterns as integers).
+    bfloat16 tiles enter ``tl.dot`` as float32 (``_common.dot_in_fp32``).
     """
     import torch
 
@@ -239,11 +229,11 @@ def fa2_backward(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, *, causal: b
         raise InvalidParameter("k.dim()", k.dim(), "4: (batch, kv_heads, N_kv, d)")
     H_kv, Nkv = k.shape[1], k.shape[2]
     dv = v.shape[-1]
-    _shape("k", k, (batch, H_kv, Nkv, d))
-    _shape("v", v, (batch, H_kv, Nkv, dv))
-    _shape("o", o, (batch, H, Nq, dv))
-    _shape("do", do, (batch, H, Nq, dv))
-    _shape("lse", lse, (batch, H, Nq))
+    check_shape("k", k, (batch, H_kv, Nkv, d))
+    check_shape("v", v, (batch, H_kv, Nkv, dv))
+    check_shape("o", o, (batch, H, Nq, dv))
+    check_shape("do", do, (batch, H, Nq, dv))
+    check_shape("lse", lse, (batch, H, Nq))
     if H % H_kv:
         raise InvalidParameter("kv_heads", H_kv, f"a divisor of heads={H}")
     if causal and Nq > Nkv:
@@ -251,8 +241,10 @@ def fa2_backward(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, *, causal: b
     for name, t in (("k", k), ("v", v), ("o", o), ("do", do)):
         if t.dtype != q.dtype:
             raise InvalidParameter(f"{name}.dtype", t.dtype, f"q's dtype {q.dtype}")
-    if q.device.type == "cpu" and not interpret_enabled():
-        raise Unsupported("CPU tensors run only in Triton's interpreter: set TRITON_INTERPRET=1 before the first launch")
+    dtype = str(q.dtype).removeprefix("torch.")
+    if dtype not in DTYPES:
+        raise InvalidParameter("q.dtype", q.dtype, ", ".join(DTYPES))
+    require_interpreted(fa2_bwd_main, q)
     if M is not None:
         if B_r is not None or B_c is not None:
             raise InvalidParameter("M", M, "None when B_r and B_c are given (one block choice)")
@@ -261,14 +253,8 @@ def fa2_backward(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, *, causal: b
         raise InvalidParameter("B_r, B_c", (B_r, B_c), "both given (>= 1), or M given instead")
     check_int("B_r", B_r, min=1)
     check_int("B_c", B_c, min=1)
-    kern = _kernels()
     f64 = q.dtype == torch.float64
-    acc = kern.acc[f64]
-    dtype = str(q.dtype).removeprefix("torch.")
-    if dtype not in kern.of:
-        raise InvalidParameter("q.dtype", q.dtype, "float64, float32, float16 or bfloat16")
-    # the interpreter's tl.dot multiplies bfloat16 bit patterns as integers: there, bfloat16 tiles go to float32
-    dot = kern.float32 if dtype == "bfloat16" and q.device.type == "cpu" else kern.of[dtype]
+    acc = tl.float64 if f64 else tl.float32
     # Triton's interpreter has no bfloat16 atomic add: bfloat16 dq accumulates (and is returned) in float32
     outs = []
     for name, like, dt in (("dq", q, torch.float32 if q.dtype == torch.bfloat16 else q.dtype), ("dk", k, k.dtype),
@@ -283,15 +269,16 @@ def fa2_backward(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, *, causal: b
     dq, dk, dvt = outs
     D = torch.empty((batch, H, Nq), dtype=torch.float64 if f64 else torch.float32, device=q.device)
     sc = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    BD, BDV = _pow2(d), _pow2(dv)
-    BR = _pow2(min(Nq, 64))
-    kern.preprocess[(-(-Nq // BR), batch * H)](o, do, D, dq, *o.stride(), *do.stride(), *dq.stride(), H, Nq, d, dv,
-                                              BLOCK_R=BR, BLOCK_D=BD, BLOCK_DV=BDV, ACC=acc)
-    kern.main[(-(-Nkv // B_c), batch * H_kv)](
+    BD, BDV = tile(d), tile(dv)
+    BR = tile(min(Nq, 64))
+    fa2_bwd_preprocess[(-(-Nq // BR), batch * H)](o, do, D, dq, *o.stride(), *do.stride(), *dq.stride(), H, Nq, d, dv,
+                                                  BLOCK_R=BR, BLOCK_D=BD, BLOCK_DV=BDV, ACC=acc)
+    fa2_bwd_main[(-(-Nkv // B_c), batch * H_kv)](
         q, k, v, do, lse, D, dq, dk, dvt,
         *q.stride(), *k.stride(), *v.stride(), *do.stride(), *lse.stride(), *dq.stride(), *dk.stride(), *dvt.stride(),
         sc, H, H_kv, H // H_kv, Nq, Nkv, d, dv, B_r, B_c, Nkv - Nq,
-        CAUSAL=bool(causal), BLOCK_M=_pow2(B_r), BLOCK_N=_pow2(B_c), BLOCK_D=BD, BLOCK_DV=BDV, ACC=acc, DOT=dot,
+        CAUSAL=bool(causal), BLOCK_M=tile(B_r), BLOCK_N=tile(B_c), BLOCK_D=BD, BLOCK_DV=BDV, ACC=acc,
+        DOT_F32=dot_in_fp32(q),
     )
     return dq, dk, dvt
 
@@ -308,33 +295,6 @@ def check_launch(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, dq: Any, dk:
     fa2_backward(q, k, v, o, do, lse, causal=causal, M=workload.M, dq=dq, dk=dk, dv=dv)
 
 
-def formula_bytes(w: Workload) -> int:
-    """Bytes of the grouped ``flash2-bwd`` formula for a float32 workload (every tensor, D and L included, is
-    4 bytes a word); other dtypes mix element sizes (float32 D and L) and are Unsupported here."""
-    from attnio.bounds.costs import workload_backward_cost
-
-    if w.dtype != "fp32":
-        raise Unsupported(f"formula_bytes needs an fp32 workload (got {w.dtype}: D and L stay float32)")
-    return workload_backward_cost("flash2-bwd", w, schedule="grouped").io_words * 4
-
-
-#: the gate's and report's configurations of this kernel (small: counted in the interpreter at gate time)
-GATE_WORKLOADS: tuple[dict[str, Any], ...] = (
-    {"heads": 2, "N": 64, "d": 16, "causal": True, "M": 1024},
-    {"heads": 4, "kv_heads": 2, "Nq": 32, "Nkv": 64, "d": 16, "M": 1024},
-)
-
-
-def register_gate() -> list[Any]:
-    """Register :data:`GATE_WORKLOADS` with :func:`attnio.triton.gate.register` (name ``flash2-bwd``, its name in
-    the package registry ``attnio.triton.kernels.KERNELS``; the exact formula in bytes); returns the entries.
-    Importing ``attnio.triton.kernels`` calls it (registering again replaces the same entries)."""
-    from attnio.triton.gate import register
-
-    return [register("flash2-bwd", check_launch, formula=formula_bytes, tags=("attnio", "backward"), **cfg)
-            for cfg in GATE_WORKLOADS]
-
-
 def buffers(w: Workload, like: Any) -> dict[str, Any]:
     """Outputs for the workload: dq (like q; float32 for bfloat16, module docstring), dk, dv (like k and v)."""
     import torch
@@ -345,45 +305,3 @@ def buffers(w: Workload, like: Any) -> dict[str, Any]:
         "dk": torch.empty((w.batch, w.kv_heads, w.Nkv, w.d), dtype=like.dtype, device=like.device),
         "dv": torch.empty((w.batch, w.kv_heads, w.Nkv, w.dv), dtype=like.dtype, device=like.device),
     }
-
-
-# ---------------------------------------------------------------------------------------------- measuring
-@dataclass(frozen=True)
-class BackwardMeasurement(Ratios):
-    """The kernel on one workload: counted words (both launches, every tensor), attnio's exact grouped
-    ``flash2-bwd`` formula, the best proved backward lower bound, and dq, dk, dv's relative errors against
-    attnio's float64 reference."""
-
-    workload: Workload
-    counted: IOCount
-    per_launch: dict[str, IOCount]
-    formula: IOCount
-    bound_id: str
-    bound_words: Fraction
-    rel_errors: dict[str, float]
-    seconds: float
-
-
-def measure_backward(w: Workload, *, seed: int = 0) -> BackwardMeasurement:
-    """Launch :func:`fa2_backward` with M = w.M on attnio's random inputs of ``w`` (Q, K, V from ``seed``, dO
-    from seed + 1; O and L the float64 reference's) under :func:`attnio.triton.count_traffic` (Triton's
-    interpreter) and compare with attnio's formula, bound and reference gradients."""
-    import time
-
-    from attnio.algorithms.reference import attention4_backward as reference_backward
-    from attnio.algorithms.reference import rel_error
-    from attnio.bounds.costs import workload_backward_cost
-    from attnio.bounds.workloads import best_backward_lower_bound
-    from attnio.triton.count import count_traffic
-    from attnio.triton.kernels.measure import backward_inputs
-
-    t, (Q, K, V, dO) = backward_inputs(w, seed)
-    t0 = time.perf_counter()
-    with count_traffic(**t) as c:
-        out = fa2_backward(t["q"], t["k"], t["v"], t["o"], t["do"], t["lse"], causal=w.causal, M=w.M)
-    secs = time.perf_counter() - t0
-    refs = reference_backward(Q, K, V, dO, w.causal)
-    errs = {n: rel_error(x.double().numpy(), r) for n, x, r in zip(("dq", "dk", "dv"), out, refs, strict=True)}
-    bound_id, bound = best_backward_lower_bound(w)
-    return BackwardMeasurement(w, c.io_count(), {k: v.io_count() for k, v in c.per_launch.items()},
-                               workload_backward_cost("flash2-bwd", w, schedule="grouped"), bound_id, bound, errs, secs)

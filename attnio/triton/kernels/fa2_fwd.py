@@ -50,22 +50,33 @@ from __future__ import annotations
 
 from typing import Any
 
-import triton.language as tl
-
 from attnio.algorithms.reference import default_scale
 from attnio.algorithms.workloads import tiling
 from attnio.core.counts import IOCount
 from attnio.core.errors import InvalidParameter
 from attnio.core.validate import check_choice, check_int
 from attnio.core.workload import Workload
-from attnio.triton.kernels._common import MIN_TILE, check_out, dot_in_fp32, jit, pow2, tile, workload_of
+from attnio.triton.kernels._common import (
+    MIN_TILE,
+    check_out,
+    dot_in_fp32,
+    pow2,
+    require_interpreted,
+    require_triton,
+    tile,
+    workload_of,
+)
+
+triton, tl = require_triton(__name__)
 
 SCHEDULES = ("grouped", "per-head")
 
 
+@triton.jit
 def _fa2_fwd(
     Q, K, V, O, L,
-    sqb, sqh, sqn, sqd, skb, skh, skn, skd, svb, svh, svn, svd, sob, soh, son, sod, slb, slh, sln,
+    stride_qz, stride_qh, stride_qm, stride_qk, stride_kz, stride_kh, stride_kn, stride_kk,
+    stride_vz, stride_vh, stride_vn, stride_vk, stride_oz, stride_oh, stride_om, stride_ok, stride_lz, stride_lh, stride_lm,
     H, NQ, NKV, D, DV, B_R, B_C, scale,
     GROUP: tl.constexpr, HEADS: tl.constexpr, CAUSAL: tl.constexpr,
     BLOCK_H: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
@@ -86,8 +97,8 @@ def _fa2_fwd(
     row_ok = (hh < HEADS) & (p < B_R) & (pos < NQ)
     dq = tl.arange(0, BLOCK_D).to(tl.int64)
     dvc = tl.arange(0, BLOCK_DV).to(tl.int64)
-    q_rows = Q + b * sqb + (h0 + hh) * sqh + pos * sqn
-    q = tl.load(q_rows[:, None] + dq[None, :] * sqd, mask=row_ok[:, None] & (dq[None, :] < D), other=0.0)
+    q_rows = Q + b * stride_qz + (h0 + hh) * stride_qh + pos * stride_qm
+    q = tl.load(q_rows[:, None] + dq[None, :] * stride_qk, mask=row_ok[:, None] & (dq[None, :] < D), other=0.0)
     if DOT_F32:
         q = q.to(tl.float32)
     m_i = tl.full([BLOCK_H * BLOCK_R], float("-inf"), tl.float32)
@@ -98,12 +109,12 @@ def _fa2_fwd(
     else:
         ext = NKV
     c = tl.arange(0, BLOCK_C).to(tl.int64)
-    k_base = K + b * skb + hk * skh
-    v_base = V + b * svb + hk * svh
+    k_base = K + b * stride_kz + hk * stride_kh
+    v_base = V + b * stride_vz + hk * stride_vh
     for start in range(0, ext, B_C):
         cols = start + c
         col_ok = (c < B_C) & (cols < ext)
-        kt = tl.load(k_base + cols[:, None] * skn + dq[None, :] * skd, mask=col_ok[:, None] & (dq[None, :] < D), other=0.0)
+        kt = tl.load(k_base + cols[:, None] * stride_kn + dq[None, :] * stride_kk, mask=col_ok[:, None] & (dq[None, :] < D), other=0.0)
         if DOT_F32:
             kt = kt.to(tl.float32)
         s = tl.dot(q, tl.trans(kt)) * scale
@@ -115,15 +126,15 @@ def _fa2_fwd(
         alpha = tl.exp(m_i - m_new)
         pt = tl.exp(s - m_new[:, None])
         l_i = l_i * alpha + tl.sum(pt, 1)
-        vt = tl.load(v_base + cols[:, None] * svn + dvc[None, :] * svd, mask=col_ok[:, None] & (dvc[None, :] < DV), other=0.0)
+        vt = tl.load(v_base + cols[:, None] * stride_vn + dvc[None, :] * stride_vk, mask=col_ok[:, None] & (dvc[None, :] < DV), other=0.0)
         if DOT_F32:
             vt = vt.to(tl.float32)
         acc = acc * alpha[:, None] + tl.dot(pt.to(vt.dtype), vt)
         m_i = m_new
     acc = acc / l_i[:, None]
-    o_rows = O + b * sob + (h0 + hh) * soh + pos * son
-    tl.store(o_rows[:, None] + dvc[None, :] * sod, acc.to(O.dtype.element_ty), mask=row_ok[:, None] & (dvc[None, :] < DV))
-    tl.store(L + b * slb + (h0 + hh) * slh + pos * sln, m_i + tl.log(l_i), mask=row_ok)
+    o_rows = O + b * stride_oz + (h0 + hh) * stride_oh + pos * stride_om
+    tl.store(o_rows[:, None] + dvc[None, :] * stride_ok, acc.to(O.dtype.element_ty), mask=row_ok[:, None] & (dvc[None, :] < DV))
+    tl.store(L + b * stride_lz + (h0 + hh) * stride_lh + pos * stride_lm, m_i + tl.log(l_i), mask=row_ok)
 
 
 def blocks(w: Workload, schedule: str = "grouped") -> tuple[int, int]:
@@ -179,7 +190,8 @@ def fa2_forward(
     o = check_out("o", o, new["o"])
     lse = check_out("lse", lse, new["lse"])
     grid = (-(-w.Nq // B_r), w.batch * w.heads // heads)
-    jit(_fa2_fwd)[grid](
+    require_interpreted(_fa2_fwd, q)
+    _fa2_fwd[grid](
         q, k, v, o, lse, *q.stride(), *k.stride(), *v.stride(), *o.stride(), *lse.stride(),
         w.heads, w.Nq, w.Nkv, w.d, w.dv, B_r, B_c, default_scale(w.d, scale),
         GROUP=g, HEADS=heads, CAUSAL=bool(causal), BLOCK_H=pow2(heads), BLOCK_R=max(pow2(B_r), -(-MIN_TILE // pow2(heads))),

@@ -1,7 +1,8 @@
 """Count one of attnio's registered Triton kernels on a workload: counted words per tensor, attnio's exact
 formula for the same schedule and blocks, the best proved lower bound (forward or backward), and the output's
 error against the float64 reference (backward: the largest of dq, dk, dv's; needs Triton's interpreter:
-``TRITON_INTERPRET=1``, torch, triton). Used by benchmarks/bench_triton_kernels.py and the Triton tests.
+``TRITON_INTERPRET=1``, torch, triton). Used by benchmarks/bench_triton_kernels.py,
+benchmarks/bench_triton_bwd.py and the Triton tests. Imports neither Triton nor torch until it measures.
 """
 
 from __future__ import annotations
@@ -17,12 +18,17 @@ from attnio.algorithms.run import random_inputs
 from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
 from attnio.core.counts import IOCount
 from attnio.core.workload import Workload
-from attnio.triton.kernels import KernelSpec, get
-from attnio.triton.kernels._measured import TORCH_DTYPES, Ratios
+from attnio.triton.kernels.registry import KernelSpec, get
+
+#: torch element type of each attnio dtype name the kernels take
+TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
 
 @dataclass(frozen=True)
-class KernelMeasurement(Ratios):
+class KernelMeasurement:
+    """A kernel on one workload: counted words, attnio's exact count of the same schedule and blocks, the best
+    lower bound, and the output's largest absolute error against the float64 reference."""
+
     kernel: str
     workload: Workload
     counted: IOCount  # words, every tensor
@@ -32,6 +38,14 @@ class KernelMeasurement(Ratios):
     bound_id: str
     bound_words: Fraction
     max_abs_error: float  # backward: the largest over dq, dk, dv
+
+    @property
+    def counted_over_formula(self) -> Fraction:
+        return Fraction(self.counted.io_words, self.formula.io_words)
+
+    @property
+    def counted_over_bound(self) -> Fraction:
+        return Fraction(self.counted.io_words) / self.bound_words
 
 
 def inputs(w: Workload, seed: int = 0) -> tuple[Any, Any, Any]:

@@ -48,8 +48,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import triton.language as tl
-
 from attnio.algorithms.reference import default_scale
 from attnio.algorithms.workloads import tiling
 from attnio.bounds.costs import workload_cost
@@ -57,12 +55,24 @@ from attnio.core.counts import IOCount
 from attnio.core.errors import InvalidParameter
 from attnio.core.validate import check_int
 from attnio.core.workload import Workload
-from attnio.triton.kernels._common import check_out, dot_in_fp32, jit, tile, workload_of
+from attnio.triton.kernels._common import (
+    check_out,
+    dot_in_fp32,
+    require_interpreted,
+    require_triton,
+    tile,
+    workload_of,
+)
+
+triton, tl = require_triton(__name__)
 
 
+@triton.jit
 def _square_tiling(
     Q, K, V, S, L, O,
-    sqb, sqh, sqn, sqd, skb, skh, skn, skd, svb, svh, svn, svd, ssb, ssh, ssn, ssk, slb, slh, sln, sob, soh, son, sod,
+    stride_qz, stride_qh, stride_qm, stride_qk, stride_kz, stride_kh, stride_kn, stride_kk,
+    stride_vz, stride_vh, stride_vn, stride_vk, stride_sz, stride_sh, stride_sm, stride_sn,
+    stride_lz, stride_lh, stride_lm, stride_oz, stride_oh, stride_om, stride_ok,
     H, NQ, NKV, D, DV, B, scale,
     PHASE: tl.constexpr, GROUP: tl.constexpr, CAUSAL: tl.constexpr, BLOCK: tl.constexpr, DOT_F32: tl.constexpr,
 ):
@@ -79,11 +89,11 @@ def _square_tiling(
         ext = tl.minimum(NQ, (i + 1) * B) + delta  # key columns [0, e_i + δ)
     else:
         ext = NKV
-    s_rows = S + b * ssb + h * ssh + rows * ssn
-    l_rows = L + b * slb + h * slh + rows * sln
+    s_rows = S + b * stride_sz + h * stride_sh + rows * stride_sm
+    l_rows = L + b * stride_lz + h * stride_lh + rows * stride_lm
     if PHASE == 1:  # logits S_ij, one logsumexp L_i per row
-        q_rows = Q + b * sqb + h * sqh + rows * sqn
-        k_base = K + b * skb + hk * skh
+        q_rows = Q + b * stride_qz + h * stride_qh + rows * stride_qm
+        k_base = K + b * stride_kz + hk * stride_kh
         lse = tl.full([BLOCK], float("-inf"), tl.float32)
         for c0 in range(0, ext, B):
             cols = c0 + t
@@ -92,8 +102,8 @@ def _square_tiling(
             for k0 in range(0, D, B):
                 ks = k0 + t
                 k_ok = (t < B) & (ks < D)
-                qt = tl.load(q_rows[:, None] + ks[None, :] * sqd, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
-                kt = tl.load(k_base + cols[:, None] * skn + ks[None, :] * skd, mask=col_ok[:, None] & k_ok[None, :], other=0.0)
+                qt = tl.load(q_rows[:, None] + ks[None, :] * stride_qk, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
+                kt = tl.load(k_base + cols[:, None] * stride_kn + ks[None, :] * stride_kk, mask=col_ok[:, None] & k_ok[None, :], other=0.0)
                 if DOT_F32:
                     qt = qt.to(tl.float32)
                     kt = kt.to(tl.float32)
@@ -101,7 +111,7 @@ def _square_tiling(
             a = a * scale
             if CAUSAL:
                 a = tl.where(cols[None, :] > rows[:, None] + delta, float("-inf"), a)
-            tl.store(s_rows[:, None] + cols[None, :] * ssk, a, mask=row_ok[:, None] & col_ok[None, :])
+            tl.store(s_rows[:, None] + cols[None, :] * stride_sn, a, mask=row_ok[:, None] & col_ok[None, :])
             a = tl.where(col_ok[None, :], a, float("-inf"))
             mx = tl.max(a, 1)
             mx = tl.where(mx == float("-inf"), 0.0, mx)  # a row wholly masked in this tile adds nothing
@@ -111,8 +121,8 @@ def _square_tiling(
             lse = top + tl.log(tl.exp(lse - top) + tl.exp(part - top))
         tl.store(l_rows, lse, mask=row_ok)
     else:  # O_ic = Σ_j exp(S_ij − L_i)·V_jc
-        v_base = V + b * svb + hk * svh
-        o_rows = O + b * sob + h * soh + rows * son
+        v_base = V + b * stride_vz + hk * stride_vh
+        o_rows = O + b * stride_oz + h * stride_oh + rows * stride_om
         lse = tl.load(l_rows, mask=row_ok, other=0.0)
         for v0 in range(0, DV, B):
             vc = v0 + t
@@ -121,13 +131,13 @@ def _square_tiling(
             for c0 in range(0, ext, B):
                 cols = c0 + t
                 col_ok = (t < B) & (cols < ext)
-                st = tl.load(s_rows[:, None] + cols[None, :] * ssk, mask=row_ok[:, None] & col_ok[None, :], other=float("-inf"))
-                vt = tl.load(v_base + cols[:, None] * svn + vc[None, :] * svd, mask=col_ok[:, None] & vc_ok[None, :], other=0.0)
+                st = tl.load(s_rows[:, None] + cols[None, :] * stride_sn, mask=row_ok[:, None] & col_ok[None, :], other=float("-inf"))
+                vt = tl.load(v_base + cols[:, None] * stride_vn + vc[None, :] * stride_vk, mask=col_ok[:, None] & vc_ok[None, :], other=0.0)
                 if DOT_F32:
                     vt = vt.to(tl.float32)
                 pt = tl.exp(st - lse[:, None])
                 acc += tl.dot(pt.to(vt.dtype), vt)
-            tl.store(o_rows[:, None] + vc[None, :] * sod, acc.to(O.dtype.element_ty), mask=row_ok[:, None] & vc_ok[None, :])
+            tl.store(o_rows[:, None] + vc[None, :] * stride_ok, acc.to(O.dtype.element_ty), mask=row_ok[:, None] & vc_ok[None, :])
 
 
 def block(w: Workload) -> int:
@@ -173,7 +183,7 @@ def square_tiling_forward(
     args = (q, k, v, s, lse, o, *q.stride(), *k.stride(), *v.stride(), *s.stride(), *lse.stride(), *o.stride(),
             w.heads, w.Nq, w.Nkv, w.d, w.dv, B, default_scale(w.d, scale))
     meta = {"GROUP": w.groups, "CAUSAL": bool(causal), "BLOCK": tile(B), "DOT_F32": dot_in_fp32(q)}
-    kernel = jit(_square_tiling)
+    require_interpreted(_square_tiling, q)
     for phase in (1, 2):  # two launches: phase 2 reads S and L after phase 1 has written them
-        kernel[grid](*args, PHASE=phase, **meta)
+        _square_tiling[grid](*args, PHASE=phase, **meta)
     return o, lse, s
