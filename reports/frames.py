@@ -35,8 +35,11 @@ figures the same way.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -130,29 +133,59 @@ def _lows() -> list[str]:
     return sorted(b.id for b in sources.proved_lower_bounds(sources.all_bounds()))
 
 
-def _query(store: Store, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+def _query(store: Store, sql: str, params: list[Any], con: sqlite3.Connection | None = None) -> list[tuple[Any, ...]]:
     try:
-        return store.query(sql, params)
+        return store.query(sql, params) if con is None else con.execute(sql, params).fetchall()
     except sqlite3.OperationalError as e:
         if "JSON" not in str(e):
             raise
         raise InvalidParameter("store", store.path, f"an attnio store of canonical JSON rows (SQLite: {e}; a row holding NaN or Infinity cannot be read as JSON)") from None
 
 
+CHUNK_ROWS = 100_000  # a store file larger than this is read in key ranges, one reader thread per range
+
+
+def _fetch(store: Store, sql: str) -> list[tuple[Any, ...]]:
+    """The rows of ``sql`` (whose ``{keys}`` is a condition on the results table's ``key``), in key order.
+
+    A store file of more than :data:`CHUNK_ROWS` rows is cut into key ranges (from its key index), each read by
+    the same query on its own read-only connection in a thread: SQLite's JSON work runs outside the GIL, so the
+    ranges are read on as many cores as there are. A store being appended to meanwhile gives each range as it
+    was when that range was read."""
+    n = store.count()
+    k = min(os.cpu_count() or 1, -(-n // CHUNK_ROWS))
+    if store.path == ":memory:" or k < 2:
+        return _query(store, sql.format(keys="1"), [])
+    cuts = [store.query("SELECT key FROM results ORDER BY key LIMIT 1 OFFSET ?", [i * n // k])[0][0] for i in range(1, k)]
+    ranges = list(zip([None, *cuts], [*cuts, None], strict=True))
+
+    def read(lo_hi: tuple[str | None, str | None]) -> list[tuple[Any, ...]]:
+        lo, hi = lo_hi
+        cond = " AND ".join(c for c, v in (("key >= ?", lo), ("key < ?", hi)) if v is not None)
+        con = sqlite3.connect(Path(store.path).resolve().as_uri() + "?mode=ro", uri=True, timeout=60)
+        try:
+            return _query(store, sql.format(keys=cond), [v for v in (lo, hi) if v is not None], con)
+        finally:
+            con.close()
+
+    with ThreadPoolExecutor(k) as ex:
+        return [row for part in ex.map(read, ranges) for row in part]
+
+
 def sweep_frame(store: Store, where: Mapping[str, Any] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
     """Every row of ``store`` as a DataFrame of :data:`SWEEP_COLUMNS`, sorted by key (see the module docstring)."""
     columns = columns if columns is None or isinstance(columns, str) else list(columns)
     _check(where, columns, SWEEP_COLUMNS)
-    lows = _lows()
-    best = (f"(SELECT b.key FROM json_each(row, '$.bounds') AS b WHERE b.key IN ({', '.join('?' * len(lows))}) "
+    ids = ", ".join("'" + i.replace("'", "''") + "'" for i in _lows())  # SQL string literals
+    best = (f"(SELECT b.key FROM json_each(row, '$.bounds') AS b WHERE b.key IN ({ids}) "
             "AND b.type IN ('integer', 'real') AND b.value > 0 ORDER BY b.value DESC, b.key DESC LIMIT 1)")
-    # one pass over the table: the inner query extracts each field (SQLite parses a row's JSON once for all of
-    # them) and the best bound's id; the outer one reads that bound's value
-    inner = ", ".join(f"json_extract(row, '$.{f}') AS \"{c}\"" for c, f in _STORED)
-    outer = ", ".join(f'"{c}"' for c, _ in _STORED)
-    sql = (f"SELECT key, {outer}, best, json_extract(row, '$.bounds.\"' || best || '\"') "
-           f"FROM (SELECT key, row, {inner}, {best} AS best FROM results) ORDER BY key")
-    data = _query(store, sql, lows)
+    # one pass over the table: the inner query picks each row's best bound (LIMIT -1 keeps it a co-routine, so
+    # that subquery runs once a row); the outer one extracts each field and that bound's value (SQLite parses
+    # a row's JSON once for all of them)
+    fields = ", ".join(f"json_extract(row, '$.{f}')" for _, f in _STORED)
+    sql = (f"SELECT key, {fields}, best, json_extract(row, '$.bounds.\"' || best || '\"') "
+           f"FROM (SELECT key, row, {best} AS best FROM results WHERE {{keys}} ORDER BY key LIMIT -1)")
+    data = _fetch(store, sql)
     names = ["key", *(c for c, _ in _STORED), "best_bound", "best_bound_value"]
     raw = pd.DataFrame.from_records(data, columns=names, coerce_float=False) if data else pd.DataFrame({n: [] for n in names})
     return select(_finish(raw), where, columns)
