@@ -15,6 +15,7 @@ JSON. The frame is checked against the decoded rows (same keys, same io) after t
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -61,17 +62,22 @@ def main() -> None:
         build(path, a.rows)
         print(f"built {a.rows:,} rows in {time.perf_counter() - t0:.1f} s ({path.stat().st_size / 2**20:.0f} MiB)")
         with Store(path) as s:
-            t0 = time.perf_counter()
+            s.frame(columns=["key"])  # load the catalog and pandas once, outside the timings
+            t0, c0 = time.perf_counter(), time.process_time()
             frame = s.frame()
-            t_frame = time.perf_counter() - t0
-            t0 = time.perf_counter()
+            t_frame, c_frame = time.perf_counter() - t0, time.process_time() - c0
+            n_cols, keys, io = len(frame.columns), frame["key"].tolist(), frame["io"].tolist()
+            del frame
+            t0, c0 = time.perf_counter(), time.process_time()
             rows = s.rows()
-            t_json = time.perf_counter() - t0
-        assert len(frame) == len(rows) == a.rows
-        assert frame["key"].tolist() == [r["key"] for r in rows] and frame["io"].tolist() == [r["io"] for r in rows]
-        print(f"Store.frame():  {t_frame:7.2f} s  ({len(frame.columns)} typed columns, derived ones included)")
-        print(f"Store.rows():   {t_json:7.2f} s  (decode every row's JSON into a dict; no frame yet)")
-        print(f"ratio rows/frame: {t_json / t_frame:.2f}  target: frame ≤ 5 s at 10⁶ rows: {'met' if t_frame <= 5 else 'NOT met'} here")
+            t_json, c_json = time.perf_counter() - t0, time.process_time() - c0
+        assert len(keys) == len(rows) == a.rows
+        assert keys == [r["key"] for r in rows] and io == [r["io"] for r in rows]
+        del rows
+        print(f"Store.frame():  {t_frame:7.2f} s wall, {c_frame:7.2f} s CPU (all threads)  ({n_cols} typed columns, derived ones included; {os.cpu_count()} CPUs)")
+        print(f"Store.rows():   {t_json:7.2f} s wall, {c_json:7.2f} s CPU  (decode every row's JSON into a dict; no frame yet)")
+        print(f"ratio rows/frame: {t_json / t_frame:.2f} wall, {c_json / c_frame:.2f} CPU; "
+              f"target Store.frame() ≤ 5 s at 10⁶ rows: {'met' if t_frame <= 5 else 'not met'} on this machine ({os.getloadavg()[0]:.1f} load average)")
 
 
 if __name__ == "__main__":

@@ -394,3 +394,36 @@ def test_import_attnio_and_its_core_load_no_pandas() -> None:
             "attnio.count('flash2', N=64, d=8, M=256); print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True).stdout
     assert out.strip() == "False"
+
+
+# a Triton kernel check as a frame -------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_kernel_check_frame_is_its_counted_traffic() -> None:
+    import importlib.util
+    import os
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("needs TRITON_INTERPRET=1 before triton is imported")
+    pytest.importorskip("torch")
+    triton = pytest.importorskip("triton")
+    from attnio.core.workload import Workload
+    from attnio.triton.count import TESTED_TRITON_VERSIONS
+
+    if triton.__version__ not in TESTED_TRITON_VERSIONS:
+        pytest.skip(f"Triton {triton.__version__} is not a tested version")
+    from attnio.triton.check import check
+
+    spec = importlib.util.spec_from_file_location("causal_fa2_noskip", ROOT / "examples" / "causal_fa2_noskip.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    r = check(mod.launch, Workload.build(heads=2, kv_heads=1, N=40, d=16, causal=True, gpu="h100"))
+    f = r.frame().set_index("tensor")
+    t = r.traffic
+    assert list(f.index) == list(t.names)
+    for n in t.names:
+        assert (f.loc[n, "read_bytes"], f.loc[n, "written_bytes"]) == (t.reads_bytes.get(n, 0), t.writes_bytes.get(n, 0))
+    assert int(f["read_bytes"].sum() + f["written_bytes"].sum()) == r.total_bytes == f.attrs["total_bytes"]
+    assert f.loc["q", "role"] == "Q" and f.loc["q", "best_read_words"] == r.best_per_array["Q"][0]
+    assert f.attrs["lower_bound"] == r.lower_bound_id and f.attrs["ratio_to_best"] == r.ratio_to_best
