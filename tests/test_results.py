@@ -274,7 +274,7 @@ def test_export_csv_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
     rc = cli_main(["sweep", "--grid", str(_grid_file(tmp_path)), "--store", str(store), "--workers", "0", "--no-progress", "--export", str(out)])
     assert rc == 0 and "wrote 8 rows" in capsys.readouterr().out
     back = pd.read_csv(out, dtype={c: t for c, (_, t, _) in SWEEP_COLUMNS.items()})
-    pd.testing.assert_frame_equal(back, attnio.results(store))
+    pd.testing.assert_frame_equal(back, attnio.results(store), check_exact=True)
     assert [p.name for p in out.parent.iterdir()] == ["results.csv"]  # no temporary file left
 
 
