@@ -8,6 +8,8 @@ The public API (everything else is internal and may change):
 - :func:`catalog`, :func:`bound`: the bounds catalog (every lower/upper bound of the papers and the exact
   costs), and one bound by id;
 - :func:`claims`, :func:`verify`: the claims the solver checks about those bounds, and their z3 verdicts;
+- :func:`results`, :func:`verdicts`, :func:`catalog_frame`: a sweep's rows, the claims with their verdicts, and
+  the catalog, as pandas DataFrames (docs/results.md);
 - :func:`register`, :class:`AlgorithmSpec`: bring your own algorithm (docs/byo-algorithm.md);
 - :class:`IOCount`, the count type; the error types :class:`AttnioError`, :class:`InvalidParameter`,
   :class:`Unsupported`, :class:`CapacityExceeded`, :class:`SlowMemoryViolation`.
@@ -42,11 +44,14 @@ __all__ = [
     "Unsupported",
     "bound",
     "catalog",
+    "catalog_frame",
     "claims",
     "cost",
     "count",
     "register",
+    "results",
     "run",
+    "verdicts",
     "verify",
 ]
 
@@ -61,6 +66,9 @@ _WHERE: dict[str, str] = {
     "bound": "attnio.api",
     "claims": "attnio.api",
     "verify": "attnio.api",
+    "results": "attnio.api",
+    "verdicts": "attnio.api",
+    "catalog_frame": "attnio.api",
     "IOCount": "attnio.core.counts",
     "AttnioError": "attnio.core.errors",
     "InvalidParameter": "attnio.core.errors",
@@ -73,7 +81,7 @@ assert sorted(_WHERE) == sorted(__all__)
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names load lazily
     from attnio.algorithms.registry import AlgorithmSpec, register
     from attnio.algorithms.run import run
-    from attnio.api import bound, catalog, claims, cost, count, verify
+    from attnio.api import bound, catalog, catalog_frame, claims, cost, count, results, verdicts, verify
     from attnio.core.counts import IOCount
     from attnio.core.errors import (
         AttnioError,

@@ -14,13 +14,15 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from attnio.core.counts import IOCount
 from attnio.core.errors import InvalidParameter
 from attnio.core.validate import check_int
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from attnio.bounds.types import Bound
     from attnio.core.workload import Workload
     from attnio.solver.claims.types import Claim
@@ -113,3 +115,53 @@ def verify(claim_ids: Iterable[str] | str | None = None, *, solver: str = "z3") 
     ids = [claim_ids] if isinstance(claim_ids, str) else claim_ids
     return verify_all(ids, solver=solver)
 
+
+
+def results(store: Any = None, *, where: dict[str, Any] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
+    """The rows of a sweep as a pandas DataFrame, sorted by key, one typed column per field
+    (:data:`attnio.reports.frames.SWEEP_COLUMNS`: algorithm, pass, N, d, dv, M, ε, B, reads, writes, io, peak,
+    error, the best proved lower bound and its value, ratio = io ÷ that value, regime, ...).
+
+    ``store``: the path of a store written by ``attnio sweep --store PATH`` (or a
+    :class:`~attnio.reports.store.Store`); None runs the embedded default grid, count-only, in this process
+    (a minute or so). ``where={"algorithm": "flash2", "d": [16, 64]}`` keeps the rows whose column equals the
+    value (or one of the values of a list); ``columns`` keeps those columns, in that order. An unknown column,
+    or a path that is not an attnio store, raises :class:`~attnio.core.errors.InvalidParameter`."""
+    from pathlib import Path
+
+    from attnio.reports import frames
+    from attnio.reports.grid import default_grid_dict, grid_from_dict
+    from attnio.reports.store import Store
+    from attnio.reports.sweep import run_sweep
+
+    if isinstance(store, Store):
+        return frames.sweep_frame(store, where, columns)
+    frames.check_arguments(where, columns)  # before a minute of sweeping
+    if store is None:
+        with Store(":memory:") as s:
+            run_sweep(grid_from_dict({**default_grid_dict(), "numeric_max_N": 0}), s, workers=0, progress=False)
+            return frames.sweep_frame(s, where, columns)
+    if not isinstance(store, str | Path) or not Path(store).is_file():  # reading never creates a store
+        raise InvalidParameter("store", str(store), "an existing attnio sweep store (run `attnio sweep --store PATH` first), a Store, or None for the default sweep")
+    with Store(store) as s:  # InvalidStore (an InvalidParameter) when the file is not attnio's
+        return frames.sweep_frame(s, where, columns)
+
+
+def verdicts(claim_ids: Iterable[str] | str | None = None, *, source: str = "record", solver: str = "z3") -> pd.DataFrame:
+    """The claims with their verdicts as a DataFrame (id, kind, claim, about, verdict, z3, cvc5, source).
+
+    ``source="record"`` (default) reads the committed proof record reports/crosscheck.json without running a
+    solver (a claim changed since it was recorded says ``stale``); ``source="verify"`` proves them now with
+    ``solver`` (as :func:`verify`: minutes for every claim). The ``source`` column says which."""
+    from attnio.reports.catalog_frames import verdict_frame
+
+    return verdict_frame(source, claim_ids, solver=solver)
+
+
+def catalog_frame(what: str = "bounds") -> pd.DataFrame:
+    """The catalog as a DataFrame: one row per bound (``what="bounds"``: kind, model, formula, regime, constant,
+    provenance, status, attained_by, the report's regimes, the number of claims about it) or per claim
+    (``what="claims"``)."""
+    from attnio.reports.catalog_frames import catalog_frame as frame
+
+    return frame(what)

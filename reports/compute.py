@@ -4,15 +4,21 @@
 The functions here derive figures from it and from the lower layers: the best exact algorithm at a point, the
 cache regime of a configuration, the bounds that speak about each regime, the verdicts of the claims about each
 bound (from the claims' own ``about`` links), and the per-regime summary that opens the report.
+
+The summary and the per-regime measured ÷ bound tables are computed from the sweep's DataFrames
+(:mod:`attnio.reports.frames`: ``attnio.results()`` in a notebook) by group-by, median and first-per-group, with
+:func:`point_frame` and :func:`ratio_stats`, so a notebook and the report compute the same figures the same way.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
+
+import pandas as pd
 
 from attnio.algorithms import registry
 from attnio.bounds import costs
@@ -20,8 +26,12 @@ from attnio.bounds.catalog import CACHE_REGIMES, NOT_IO
 from attnio.bounds.expr import Rel, free_symbols
 from attnio.bounds.types import Bound
 from attnio.reports import sources
+from attnio.reports.frames import ratio_frame, sweep_frame
+from attnio.reports.sources import cache_regime as cache_regime  # re-exported: the report's names for them
+from attnio.reports.sources import proved_lower_bounds as proved_lower_bounds
+from attnio.reports.store import Store
 
-APPROXIMATE = "approximate"
+APPROXIMATE = sources.APPROXIMATE_REGIME
 OTHER = "other"
 # The regimes a reader thinks in: the cache partition of the catalog, then approximate attention, then the
 # bounds that are not about forward attention in (N, d, M) (backward pass, matrix multiplication, components).
@@ -46,6 +56,19 @@ class Context:
     @property
     def ok(self) -> list[dict[str, Any]]:
         return [r for r in self.rows if r.get("status") == "ok"]
+
+    @cached_property
+    def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(sweep frame, ratio frame) of the rows (:func:`frame_of_rows`), built once."""
+        return frame_of_rows(self.rows)
+
+
+def frame_of_rows(rows: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(:func:`~attnio.reports.frames.sweep_frame`, :func:`~attnio.reports.frames.ratio_frame`) of plain sweep
+    rows (each with its ``key``), through an in-memory store: the report's rows become frames the way a store's do."""
+    with Store(":memory:") as s:
+        s.append(rows)
+        return sweep_frame(s), ratio_frame(s)
 
 
 # algorithms -----------------------------------------------------------------------------------------------
@@ -83,16 +106,6 @@ def slope(xs: list[int], ys: list[int]) -> float:
 
 
 # regimes --------------------------------------------------------------------------------------------------
-
-
-def cache_regime(N: int, d: int, M: int) -> str:
-    """The cache regime (``small cache``, ``large cache``, ``beyond``) of one configuration with d ≤ N; for
-    d > N the first that holds."""
-    env = {"N": N, "d": d, "M": M}
-    for name, _, rels in CACHE_REGIMES:
-        if all(r.holds(env) for r in rels):
-            return name
-    raise AssertionError(f"no cache regime holds at {env}")  # the partition is proved (coverage.saha-ye)
 
 
 def row_regime(r: dict[str, Any]) -> str:
@@ -228,19 +241,12 @@ class RegimeSummary:
     points: list[PointBest]  # points with a proved lower bound > 0
     claims: dict[str, int]  # verdict -> claims about the regime's bounds
     verified: bool
+    median_ratio: float | None = None  # the median of the points' measured ÷ bound
+    largest: PointBest | None = None  # the point with the largest N (then d, M): the asymptotic end of the regime
 
     @property
     def best_schedule(self) -> str | None:
         return max(sorted(self.wins), key=lambda k: self.wins[k]) if self.wins else None
-
-    @property
-    def largest(self) -> PointBest | None:
-        """The point with the largest N (then d, M): the asymptotic end of the regime in this sweep."""
-        return max(self.points, key=lambda p: (p.N, p.d, p.M, p.key)) if self.points else None
-
-    @property
-    def median_ratio(self) -> float | None:
-        return statistics.median(p.ratio for p in self.points) if self.points else None
 
 
 def _audit(name: str) -> bool:
@@ -250,23 +256,13 @@ def _audit(name: str) -> bool:
     return bool(spec and spec.audit)
 
 
-def _fewest(rs: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
-    """The row with the fewest words among runs of one configuration, and every algorithm that ties with it.
-    ``auto`` is left out: it runs the cheapest other algorithm, so it always ties with the winner."""
-    rs = [r for r in rs if r["algorithm"] != "auto"] or rs
-    best = min(rs, key=lambda r: (r["io"], r["algorithm"]))
-    return best, sorted(r["algorithm"] for r in rs if r["io"] == best["io"])
-
-
-def proved_lower_bounds(bounds: list[Bound]) -> list[Bound]:
-    """Explicit lower bounds a measured count can be divided by: not under review, about attention I/O."""
-    return [b for b in bounds if b.kind == "lower" and b.explicit and b.status != "under review" and b.id not in NOT_IO]
-
-
 def best_lower_bound(lows: list[Bound], row: dict[str, Any]) -> tuple[float, str] | None:
     """(value, id) of the largest positive lower bound of ``lows`` that applies to one sweep row
     (:func:`attnio.reports.sources.applicable`, at d_v = d): for an approximate run, evaluated at the rank r it
-    used and only among the bounds whose class holds the schedule it ran (bounds.approx.CLASS_SCHEDULES)."""
+    used and only among the bounds whose class holds the schedule it ran (bounds.approx.CLASS_SCHEDULES).
+
+    Evaluated afresh: the sweep frame's ``best_bound`` takes the largest of the values the row carries (computed
+    the same way when it was swept); tests/test_results.py checks that the two agree."""
     approx = row.get("eps") is not None
     env = sources.bound_env(row["N"], row["d"], row["M"], row["d"], row.get("eps"), row.get("B"), row.get("r"))
     vals = []
@@ -278,46 +274,77 @@ def best_lower_bound(lows: list[Bound], row: dict[str, Any]) -> tuple[float, str
     return max(vals, key=lambda t: (t[0], t[1])) if vals else None
 
 
-def point_bests(ctx: Context, bounds: list[Bound]) -> dict[str, list[PointBest]]:
-    """Per reader regime, one :class:`PointBest` per configuration of the sweep (d_v = d) where some proved
-    lower bound is positive. The schedule is the least measured io among the algorithms run there (exact
-    algorithms in audit mode excluded: they exceed M; ties all named); the bound, the largest that applies to
-    that run (:func:`best_lower_bound`)."""
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
-    for r in ctx.ok:
-        if r["dv"] != r["d"] or _audit(r["algorithm"]):
-            continue
-        groups[(r["N"], r["d"], r["M"], r.get("eps"), r.get("B"))].append(r)
-    lows = proved_lower_bounds(bounds)
-    out: dict[str, list[PointBest]] = defaultdict(list)
-    for (N, d, M, eps, B), rs in sorted(groups.items(), key=lambda kv: tuple(-1 if x is None else x for x in kv[0])):
-        best, winners = _fewest(rs)
-        found = best_lower_bound(lows, best)
-        if found is None:
-            continue
-        v, bid = found
-        key = f"N={N} d={d} M={M}" + (f" ε={eps} B={B}" if eps is not None else "")
-        out[row_regime(best)].append(PointBest(key, N, d, M, " = ".join(winners), best["io"], bid, v, best.get("schedule"), best.get("r"), eps, B))
-    return out
+POINT = ["N", "d", "M", "eps", "B"]  # one configuration of the sweep (the algorithms run there share it)
+
+
+def point_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per configuration (N, d, M, ε, B) of a sweep frame at d_v = d, sorted by it (exact points first):
+    ``schedule``, every algorithm that moved the fewest words there (joined by " = "; auto, which runs the
+    cheapest of the others, is left out unless it ran alone; audit-mode algorithms excluded: they exceed M);
+    of the run with the fewest words (then the first name): ``io``, ``regime``, ``variant`` and ``r`` (an
+    approximate run's schedule and rank), ``bound``, ``bound_value`` and ``ratio`` (its best proved lower
+    bound: NaN where none is positive), and ``key`` (``"N=… d=… M=…"``, with ``" ε=… B=…"`` for approximate runs).
+    The tied algorithms are in :func:`tied_frame`."""
+    tied = tied_frame(frame)
+    best = tied.groupby(POINT, dropna=False, sort=False).head(1)  # sorted by io, then name: the first is the best
+    names = tied.groupby(POINT, dropna=False, sort=False)["algorithm"].agg(lambda s: " = ".join(sorted(s)))
+    out = best.merge(names.rename("winners").reset_index(), on=POINT, how="left")
+    out = out.assign(_e=out["eps"].fillna(-1), _b=out["B"].fillna(-1)).sort_values(["N", "d", "M", "_e", "_b"], kind="stable")
+    key = [f"N={N} d={d} M={M}" + ("" if pd.isna(e) else f" ε={e} B={b}") for N, d, M, e, b in out[POINT].itertuples(index=False)]
+    return pd.DataFrame({
+        "key": pd.array(key, dtype="string"),
+        **{c: out[c].to_numpy() for c in POINT},
+        "regime": out["regime"].to_numpy(),
+        "schedule": out["winners"].astype("string").to_numpy(),
+        "io": out["io"].to_numpy(),
+        "variant": out["schedule"].to_numpy(),
+        "r": out["r"].to_numpy(),
+        "bound": out["best_bound"].to_numpy(),
+        "bound_value": out["best_bound_value"].to_numpy(),
+        "ratio": out["ratio"].to_numpy(),
+    })
+
+
+def tied_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The runs of a sweep frame that moved the fewest words at their configuration (d_v = d, status ok;
+    audit-mode algorithms and auto excluded as in :func:`point_frame`), sorted by configuration, io, name."""
+    f = frame[(frame["status"] == "ok") & (frame["dv"] == frame["d"])]
+    f = f[~f["algorithm"].map(_audit).astype(bool)]
+    auto = f["algorithm"] == "auto"
+    others = (~auto).groupby([f[c] for c in POINT], dropna=False).transform("any")
+    f = f[~auto | ~others].sort_values([*POINT, "io", "algorithm"], kind="stable")
+    least = f.groupby(POINT, dropna=False, sort=False)["io"].transform("min")
+    return f[f["io"] == least]
+
+
+def _point(p: Any) -> PointBest:
+    na = pd.isna
+    return PointBest(p.key, int(p.N), int(p.d), int(p.M), p.schedule, int(p.io), p.bound, float(p.bound_value),
+                     None if na(p.variant) else p.variant, None if na(p.r) else int(p.r),
+                     None if na(p.eps) else float(p.eps), None if na(p.B) else float(p.B))
+
+
+def ratio_stats(ratios: pd.DataFrame, regime: str, bound_ids: list[str]) -> pd.DataFrame:
+    """Measured ÷ bound over the runs of one regime, per (algorithm, bound) of ``bound_ids`` (a ratio frame,
+    :func:`attnio.reports.frames.ratio_frame`): ``configs``, ``median``, ``max``, ``min``; sorted by algorithm, bound."""
+    r = ratios[(ratios["regime"] == regime).fillna(False) & ratios["bound"].isin(bound_ids)]
+    return r.groupby(["algorithm", "bound"])["ratio"].agg(configs="size", median="median", max="max", min="min")
 
 
 def regime_summaries(ctx: Context, bounds: list[Bound]) -> list[RegimeSummary]:
-    """One :class:`RegimeSummary` per reader regime (the ``other`` group has no measured points and is left out)."""
-    pts = point_bests(ctx, bounds)
+    """One :class:`RegimeSummary` per reader regime (the ``other`` group has no measured points and is left out),
+    from :func:`point_frame`: configurations per regime (group size), wins (the tied algorithms counted per
+    regime), the median of measured ÷ bound over the points with a bound, and the point with the largest N."""
+    pts = point_frame(ctx.frames[0])
+    tied = tied_frame(ctx.frames[0])
+    configs = pts.groupby("regime").size()
+    wins = tied.groupby(["regime", "algorithm"]).size()
+    bounded = pts[pts["bound"].notna()]
+    median = bounded.groupby("regime")["ratio"].median()
+    last = bounded.sort_values(["N", "d", "M", "key"], kind="stable").groupby("regime").tail(1)
+    largest = {p.regime: _point(p) for p in last.itertuples(index=False)}
     by_regime = bounds_by_regime(bounds)
     verd = None if ctx.verdicts is None else claims_by_bound(ctx.verdicts, [b.id for b in bounds])
-    configs: dict[str, set[tuple[Any, ...]]] = defaultdict(set)
-    wins: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
-    for r in ctx.ok:
-        if r["dv"] == r["d"] and not _audit(r["algorithm"]):
-            groups[(r["N"], r["d"], r["M"], r.get("eps"), r.get("B"))].append(r)
-    for k, rs in groups.items():
-        best, winners = _fewest(rs)
-        reg = row_regime(best)
-        configs[reg].add(k)
-        for a in winners:
-            wins[reg][a] += 1
     out = []
     for name in REGIME_NAMES:
         if name == OTHER:
@@ -330,5 +357,8 @@ def regime_summaries(ctx: Context, bounds: list[Bound]) -> list[RegimeSummary]:
                     if v["id"] not in seen:
                         seen.add(v["id"])
                         claims[v["verdict"]] += 1
-        out.append(RegimeSummary(name, len(configs[name]), dict(wins[name]), pts.get(name, []), dict(claims), verd is not None))
+        w = {str(a): int(n) for (reg, a), n in wins.items() if reg == name}
+        points = [_point(p) for p in bounded[bounded["regime"] == name].itertuples(index=False)]
+        out.append(RegimeSummary(name, int(configs.get(name, 0)), w, points, dict(claims), verd is not None,
+                                 None if name not in median.index else float(median[name]), largest.get(name)))
     return out

@@ -7,7 +7,6 @@ order is the one list in :mod:`attnio.reports.report`.
 from __future__ import annotations
 
 import math
-import statistics
 from collections import defaultdict
 from typing import Any
 
@@ -136,9 +135,8 @@ def section_bounds_by_regime(ctx: Context) -> Section:
         "its class (docs/approx.md §5), at the rank r of the run."
     )
     per_regime = compute.bounds_by_regime(bounds)
-    rows_in: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in ctx.ok:
-        rows_in[compute.row_regime(r)].append(r)
+    frame, ratios = ctx.frames
+    runs_in = frame[frame["status"] == "ok"].groupby("regime").size()
     for regime in compute.REGIME_NAMES:
         bs = per_regime[regime]
         if not bs:
@@ -164,26 +162,20 @@ def section_bounds_by_regime(ctx: Context) -> Section:
         if regime == compute.OTHER:
             continue
         ids = {b.id: b for b in bs}
-        rs = rows_in.get(regime, [])
-        stats: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for r in rs:
-            for bid, ratio in (r.get("ratios") or {}).items():
-                if bid in ids:
-                    stats[(r["algorithm"], bid)].append(ratio)
-        if stats:
+        n_runs = int(runs_in.get(regime, 0))
+        stats = compute.ratio_stats(ratios, regime, list(ids))
+        if len(stats):
             s.table(
                 ["algorithm", "bound", "kind", "configs", "measured ÷ bound (median)", "measured ÷ bound (max)", "min"],
-                [
-                    [a, bid, ids[bid].kind, len(v), statistics.median(v), max(v), min(v)]
-                    for (a, bid), v in sorted(stats.items())
-                ],
+                [[t.algorithm, t.bound, ids[t.bound].kind, int(t.configs), float(t.median), float(t.max), float(t.min)]
+                 for t in stats.reset_index().itertuples(index=False)],
             )
-        elif not rs:
+        elif not n_runs:
             s.p("No configuration of the sweep lies in this regime.")
         elif not any(b.explicit for b in bs):
-            s.p(f"{len(rs)} runs of the sweep lie in this regime; every bound listed here is asymptotic only (Θ/Ω/O, no explicit constant), so no measured ÷ bound is computed.")
+            s.p(f"{n_runs} runs of the sweep lie in this regime; every bound listed here is asymptotic only (Θ/Ω/O, no explicit constant), so no measured ÷ bound is computed.")
         else:
-            s.p(f"{len(rs)} runs of the sweep lie in this regime; no explicit bound listed here applies to them (model, regime or value).")
+            s.p(f"{n_runs} runs of the sweep lie in this regime; no explicit bound listed here applies to them (model, regime or value).")
     return s
 
 

@@ -88,6 +88,24 @@ def bound_value(bound: Any, env: dict[str, Any]) -> float | None:
     return float(v)
 
 
+APPROXIMATE_REGIME = "approximate"  # the reader's regime of every approximate run (reports.compute.REGIME_NAMES)
+
+
+def cache_regime(N: int, d: int, M: int) -> str:
+    """The cache regime (``small cache``, ``large cache``, ``beyond``) of one configuration with d ≤ N; for
+    d > N the first that holds."""
+    env = {"N": N, "d": d, "M": M}
+    for name, _, rels in catalog.CACHE_REGIMES:
+        if all(r.holds(env) for r in rels):
+            return name
+    raise AssertionError(f"no cache regime holds at {env}")  # the partition is proved (coverage.saha-ye)
+
+
+def proved_lower_bounds(bounds: list[Bound]) -> list[Bound]:
+    """Explicit lower bounds a measured count can be divided by: not under review, about attention I/O."""
+    return [b for b in bounds if b.kind == "lower" and b.explicit and b.status != "under review" and b.id not in catalog.NOT_IO]
+
+
 # verifier ----------------------------------------------------------------------------------------------
 
 

@@ -144,6 +144,18 @@ class Store:
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row a read-only SQL query over the ``results`` table returns (reports.frames reads the rows'
+        fields with SQLite's JSON functions this way)."""
+        return self._db.execute(sql, list(params)).fetchall()
+
+    def frame(self, where: dict[str, Any] | None = None, columns: Iterable[str] | None = None) -> Any:
+        """Every row as a pandas DataFrame of typed columns: :func:`attnio.reports.frames.sweep_frame`
+        (``attnio.results(path)``)."""
+        from attnio.reports.frames import sweep_frame
+
+        return sweep_frame(self, where, columns)
+
     def _retry(self, fn: Any, attempts: int = 50) -> Any:
         for i in range(attempts):
             try:

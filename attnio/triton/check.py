@@ -122,6 +122,33 @@ class KernelCheck:
             "seconds": self.seconds,
         }
 
+    def frame(self) -> Any:
+        """The counted traffic as a pandas DataFrame, one row per tensor: ``tensor``, ``role`` (attnio's array,
+        :func:`role_of`; <NA> if none), ``read_words``, ``written_words``, ``read_bytes``, ``written_bytes``,
+        ``touched``, and ``best_read_words`` / ``best_written_words``: what attnio's best schedule moves for that
+        array (repeated on each tensor of one array). Roles come from the naming conventions only: the ``roles``
+        given to :func:`check` are not kept in the result, so a tensor only they place shows role <NA>. The
+        check's totals are in ``frame.attrs``: ``total_bytes``,
+        ``lower_bound`` (id), ``lower_bound_bytes``, ``best_schedule``, ``best_bytes``, ``ratio_to_bound``,
+        ``ratio_to_best``, ``outputs_ok``."""
+        import pandas as pd
+
+        t = self.traffic
+        rows = []
+        for n in t.names:
+            role = role_of(n)
+            best = self.best_per_array.get(role) if role is not None else None
+            rows.append({"tensor": n, "role": role, "read_words": t.reads_words.get(n, 0), "written_words": t.writes_words.get(n, 0),
+                         "read_bytes": t.reads_bytes.get(n, 0), "written_bytes": t.writes_bytes.get(n, 0), "touched": t.touched.get(n, 0),
+                         "best_read_words": None if best is None else best[0], "best_written_words": None if best is None else best[1]})
+        cols = {"tensor": "string", "role": "string", "read_words": "Int64", "written_words": "Int64", "read_bytes": "Int64",
+                "written_bytes": "Int64", "touched": "Int64", "best_read_words": "Int64", "best_written_words": "Int64"}
+        f = pd.DataFrame(rows, columns=list(cols)).astype(cols)
+        f.attrs.update(total_bytes=self.total_bytes, lower_bound=self.lower_bound_id, lower_bound_bytes=self.lower_bound_bytes,
+                       best_schedule=self.best_schedule, best_bytes=self.best_bytes, ratio_to_bound=self.ratio_to_bound,
+                       ratio_to_best=self.ratio_to_best, outputs_ok=self.outputs_ok)
+        return f
+
     def lines(self) -> list[str]:
         w = self.workload
         out = [
