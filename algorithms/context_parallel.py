@@ -1,0 +1,224 @@
+"""Context-parallel attention schedules, forward and backward, written once as the code of one rank against a
+:class:`~attnio.algorithms.cluster.Comm` (docs/distributed.md). Each rank holds the query, key and value rows of its
+layout (``bounds.distributed.rows_of``) for every head; what crosses a link is counted by the communicator.
+
+Loop nests (rank r of P; n = N/P rows per rank; L the logsumexp, merged block by block)::
+
+    ring / zigzag / striped, forward:              backward (O, L kept from the forward; D = rowsum(dO ∘ O)):
+        (K, V) ← own shard                             (K, V) ← own shard; dQ ← 0
+        for s in 0..P−1:                               for s in 0..P−1:
+            (O, L) ← merge((O, L), attend(Q, K, V))        (dq, dk, dv) ← grads(Q, K, V, dO, L, D)
+            if s < P−1: (K, V) ← ring_shift(K, V)          dQ += dq; (dK, dV) ← dk, dv  (+ what came in, s > 0)
+                                                           (dK, dV) ← ring_shift(dK, dV)  (P shifts: home at the end)
+                                                           if s < P−1: (K, V) ← ring_shift(K, V)
+    allgather: K, V ← all_gather; (O, L) ← attend     backward: all_gather K, V again; grads; reduce_scatter dK, dV
+    ulysses: Q, K, V ← all_to_all(sequence → heads)   backward: dO ← all_to_all(sequence → heads); grads on the
+             (O, L) ← attend (full sequence, H/P heads)         kept head-sharded Q, K, V, O, L;
+             O ← all_to_all(heads → sequence)                   dQ, dK, dV ← all_to_all(heads → sequence)
+
+Worked count (ring, P = 4, N = 16, d = d_v = 2, H = 2, H_kv = 1): each rank's K/V shard is 4·(2 + 2) = 16 words,
+forwarded 3 times forward (48 words sent per rank) and, backward, 3 more K/V shifts and 4 dK/dV shifts (112).
+
+>>> r = distributed("ring", P=4, N=16, d=2, heads=2, kv_heads=1, causal=True, backward=True)
+>>> r.sent["forward"], r.sent["backward"], r.formula
+([48, 48, 48, 48], [112, 112, 112, 112], {'forward': 48, 'backward': 112})
+>>> r.errors["O"] < 1e-12 and r.errors["dK"] < 1e-12
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from attnio.algorithms.cluster import Cluster, Comm
+from attnio.algorithms.cp_blocks import attend, grads, merge
+from attnio.algorithms.reference import attention4_backward, attention4_saved, default_scale, rel_error
+from attnio.bounds import distributed as dist
+from attnio.core.errors import InvalidParameter
+
+SEQ, HEADS = 2, 1  # the axes of a (batch, heads, rows, width) array
+
+#: numeric runs hold the whole problem in memory (and an N×N reference per head): b·H·N·max(d, d_v) ≤ 2²²
+NUMERIC_MAX_WORDS = 2**22
+
+
+@dataclass
+class Shard:
+    """What one rank holds: its query, key and value rows (global positions ``pos``), and after the forward its
+    output and logsumexp (and, for Ulysses, the head-sharded tensors the backward reuses)."""
+
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    pos: np.ndarray
+    o: Any = None
+    lse: Any = None
+    kept: dict[str, Any] = field(default_factory=dict)
+
+
+def _ring_positions(comm: Comm, layout: str, N: int, s: int) -> np.ndarray:
+    """Positions of the K/V block a rank holds at ring step s: its left neighbour's at s − 1 (known to every rank
+    from the layout; an index, not data, so it is not sent)."""
+    return np.asarray(dist.rows_of(layout, comm.P, N, (comm.rank - s) % comm.P))
+
+
+def forward(schedule: str, comm: Comm, sh: Shard, N: int, causal: bool, scale: float) -> None:
+    """The forward of ``schedule`` on one rank: sets ``sh.o`` and ``sh.lse`` (its own rows)."""
+    layout = dist.SCHEDULES[schedule].layout
+    if schedule in ("ring", "zigzag", "striped"):
+        k, v = sh.k, sh.v
+        o = lse = None
+        for s in range(comm.P):
+            ob, lb = attend(sh.q, k, v, sh.pos, _ring_positions(comm, layout, N, s), causal, scale)
+            o, lse = (ob, lb) if o is None else merge(o, lse, ob, lb)
+            if s < comm.P - 1:
+                k, v = comm.ring_shift(k), comm.ring_shift(v)
+        sh.o, sh.lse = o, lse
+    elif schedule == "allgather":
+        k, v = comm.all_gather(sh.k, SEQ), comm.all_gather(sh.v, SEQ)
+        kpos = np.concatenate([dist.rows_of(layout, comm.P, N, j) for j in range(comm.P)])
+        sh.o, sh.lse = attend(sh.q, k, v, sh.pos, kpos, causal, scale)
+    elif schedule == "ulysses":
+        q, k, v = (comm.all_to_all(x, HEADS, SEQ) for x in (sh.q, sh.k, sh.v))
+        full = np.arange(N)
+        o, lse = attend(q, k, v, full, full, causal, scale)
+        sh.kept = {"q": q, "k": k, "v": v, "o": o, "lse": lse}
+        sh.o = comm.all_to_all(o, SEQ, HEADS)  # L stays head-sharded, in ``kept``, for the backward
+    else:
+        raise InvalidParameter("schedule", schedule, "one of " + ", ".join(dist.SCHEDULES))
+
+
+def backward(schedule: str, comm: Comm, sh: Shard, do: np.ndarray, N: int, causal: bool, scale: float
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The backward of ``schedule`` on one rank, after :func:`forward`: (dQ, dK, dV) of its own rows."""
+    layout = dist.SCHEDULES[schedule].layout
+    if schedule in ("ring", "zigzag", "striped"):
+        D = (do * sh.o).sum(axis=-1)
+        k, v = sh.k, sh.v
+        dq = np.zeros_like(sh.q)
+        dk = dv = None
+        for s in range(comm.P):
+            gq, gk, gv = grads(sh.q, k, v, do, sh.lse, D, sh.pos, _ring_positions(comm, layout, N, s), causal, scale)
+            dq += gq
+            dk, dv = (gk, gv) if dk is None else (dk + gk, dv + gv)
+            dk, dv = comm.ring_shift(dk), comm.ring_shift(dv)  # P shifts: each accumulator ends at its owner
+            if s < comm.P - 1:
+                k, v = comm.ring_shift(k), comm.ring_shift(v)
+        return dq, dk, dv
+    if schedule == "allgather":
+        k, v = comm.all_gather(sh.k, SEQ), comm.all_gather(sh.v, SEQ)
+        kpos = np.concatenate([dist.rows_of(layout, comm.P, N, j) for j in range(comm.P)])
+        D = (do * sh.o).sum(axis=-1)
+        gq, gk, gv = grads(sh.q, k, v, do, sh.lse, D, sh.pos, kpos, causal, scale)
+        return gq, comm.reduce_scatter(gk, SEQ), comm.reduce_scatter(gv, SEQ)
+    if schedule == "ulysses":
+        kp = sh.kept
+        dO = comm.all_to_all(do, HEADS, SEQ)
+        full = np.arange(N)
+        gq, gk, gv = grads(kp["q"], kp["k"], kp["v"], dO, kp["lse"], (dO * kp["o"]).sum(axis=-1), full, full, causal, scale)
+        return tuple(comm.all_to_all(x, SEQ, HEADS) for x in (gq, gk, gv))  # type: ignore[return-value]
+    raise InvalidParameter("schedule", schedule, "one of " + ", ".join(dist.SCHEDULES))
+
+
+@dataclass(frozen=True)
+class CPResult:
+    """One simulated run: words sent and received per rank (forward, backward), per link, the formula's per-rank
+    words, the causal work per rank, and the outputs' relative errors against the float64 reference."""
+
+    schedule: str
+    P: int
+    sent: dict[str, list[int]]
+    received: dict[str, list[int]]
+    links: dict[str, dict[tuple[int, int], int]]
+    formula: dict[str, int]
+    pairs: list[int]
+    errors: dict[str, float]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schedule": self.schedule, "P": self.P, "sent": self.sent, "received": self.received,
+            "links": {k: {f"{a}->{b}": w for (a, b), w in v.items()} for k, v in self.links.items()},
+            "formula": self.formula, "pairs": self.pairs, "errors": self.errors,
+            "measured_equals_formula": all(x == self.formula[k] for k, xs in self.sent.items() for x in xs)
+            and all(x == self.formula[k] for k, xs in self.received.items() for x in xs),
+        }
+
+
+def inputs(*, batch: int, heads: int, kv_heads: int, N: int, d: int, dv: int, seed: int) -> dict[str, np.ndarray]:
+    """Random Q, K, V, dO (float64, standard normal), the same for the simulation and the gloo run."""
+    rng = np.random.default_rng(seed)
+    return {"Q": rng.standard_normal((batch, heads, N, d)), "K": rng.standard_normal((batch, kv_heads, N, d)),
+            "V": rng.standard_normal((batch, kv_heads, N, dv)), "dO": rng.standard_normal((batch, heads, N, dv))}
+
+
+def rank_program(schedule: str, N: int, causal: bool, scale: float, backward_too: bool):
+    """The code one rank runs: forward (and backward), returning its outputs and its counts after each pass."""
+
+    def program(comm: Comm, sh: Shard, do: np.ndarray) -> dict[str, Any]:
+        forward(schedule, comm, sh, N, causal, scale)
+        out: dict[str, Any] = {"O": sh.o, "forward": (comm.sent, comm.received, dict(comm.links))}
+        if backward_too:
+            out["dQ"], out["dK"], out["dV"] = backward(schedule, comm, sh, do, N, causal, scale)
+            out["backward"] = (comm.sent - out["forward"][0], comm.received - out["forward"][1],
+                               {j: w - out["forward"][2].get(j, 0) for j, w in comm.links.items()})
+        return out
+
+    return program
+
+
+def shard(x: np.ndarray, rows: list[int]) -> np.ndarray:
+    return np.ascontiguousarray(x[:, :, rows])
+
+
+def distributed(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_heads: int | None = None,
+                dv: int | None = None, batch: int = 1, causal: bool = False, backward: bool = False,
+                seed: int = 0) -> CPResult:
+    """Run ``schedule`` on a P-device machine (threads, NumPy, float64), forward and with ``backward`` the backward
+    too; check the outputs against the one-device float64 reference and return the counts beside the formula."""
+    kv_heads = heads if kv_heads is None else kv_heads
+    dv = d if dv is None else dv
+    dist.check(schedule, P=P, N=N, heads=heads, kv_heads=kv_heads, batch=batch)
+    if batch * heads * N * max(d, dv) > NUMERIC_MAX_WORDS:
+        raise InvalidParameter("N", N, f"batch·heads·N·max(d, dv) <= {NUMERIC_MAX_WORDS} for a simulated run "
+                               f"(here {batch * heads * N * max(d, dv)}); the formulas take any size")
+    x = inputs(batch=batch, heads=heads, kv_heads=kv_heads, N=N, d=d, dv=dv, seed=seed)
+    scale = default_scale(d, None)
+    layout = dist.SCHEDULES[schedule].layout
+    rows = [dist.rows_of(layout, P, N, r) for r in range(P)]
+    program = rank_program(schedule, N, causal, scale, backward)
+    cl = Cluster(P)
+    res = cl.run(lambda c: program(c, Shard(shard(x["Q"], rows[c.rank]), shard(x["K"], rows[c.rank]),
+                                            shard(x["V"], rows[c.rank]), np.asarray(rows[c.rank])),
+                                   shard(x["dO"], rows[c.rank])))
+    passes = ("forward", "backward") if backward else ("forward",)
+    sent = {p: [res[r][p][0] for r in range(P)] for p in passes}
+    received = {p: [res[r][p][1] for r in range(P)] for p in passes}
+    links = {p: {(r, j): w for r in range(P) for j, w in res[r][p][2].items() if w} for p in passes}
+    formula = dist.per_device(schedule, P=P, N=N, d=d, dv=dv, heads=heads, kv_heads=kv_heads, batch=batch)
+    errors = check_outputs(x, res, rows, causal, backward)
+    pairs = [dist.pairs(schedule, P=P, N=N, heads=heads, causal=causal, r=r, batch=batch) for r in range(P)]
+    return CPResult(schedule, P, sent, received, links, {p: formula[p] for p in passes}, pairs, errors)
+
+
+def assemble(parts: list[np.ndarray], rows: list[list[int]], N: int) -> np.ndarray:
+    """The global array from each rank's rows."""
+    out = np.zeros(parts[0].shape[:2] + (N,) + parts[0].shape[3:])
+    for p, rw in zip(parts, rows, strict=True):
+        out[:, :, rw] = p
+    return out
+
+
+def check_outputs(x: dict[str, np.ndarray], res: list[dict[str, Any]], rows: list[list[int]], causal: bool,
+                  backward: bool) -> dict[str, float]:
+    """Relative errors of O (and dQ, dK, dV) against the float64 one-device reference."""
+    N = x["Q"].shape[2]
+    O_ref, _ = attention4_saved(x["Q"], x["K"], x["V"], causal)
+    errs = {"O": rel_error(assemble([r["O"] for r in res], rows, N), O_ref)}
+    if backward:
+        refs = attention4_backward(x["Q"], x["K"], x["V"], x["dO"], causal)
+        for name, ref in zip(("dQ", "dK", "dV"), refs, strict=True):
+            errs[name] = rel_error(assemble([r[name] for r in res], rows, N), ref)
+    return errs
