@@ -93,7 +93,7 @@ def check(schedule: str, *, P: int, N: int, heads: int, kv_heads: int, batch: in
     """
     if schedule not in SCHEDULES:
         raise InvalidParameter("schedule", schedule, "one of " + ", ".join(SCHEDULES))
-    Pv = check_int("P", P, min=1)
+    Pv = check_int("P", P, min=2)  # one device is no context parallelism (and its ring has no link)
     Nv = check_int("N", N, min=1)
     check_int("heads", heads, min=1)
     check_int("kv_heads", kv_heads, min=1)

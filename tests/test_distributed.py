@@ -1,0 +1,133 @@
+"""Context parallelism on the P-device machine (algorithms/cluster.py, algorithms/context_parallel.py): outputs and
+gradients equal the float64 one-device reference, every rank's sent and received words equal bounds/distributed.py's
+formula, the links used are the schedule's, the causal work per rank equals its closed form, bad input is refused
+naming the parameter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attnio.algorithms.cluster import Cluster
+from attnio.algorithms.context_parallel import distributed
+from attnio.bounds import distributed as dist
+from attnio.core.errors import InvalidParameter
+
+RINGS = ("ring", "zigzag", "striped")
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> dict:
+    schedule = draw(st.sampled_from(sorted(dist.SCHEDULES)))
+    P = draw(st.sampled_from([2, 3, 4]))
+    kv = draw(st.sampled_from([1, 2, 4]))
+    g = draw(st.sampled_from([1, 2]))
+    if schedule == "ulysses":
+        kv = P * draw(st.sampled_from([1, 2]))
+    parts = 2 * P if dist.SCHEDULES[schedule].layout == "zigzag" else P
+    return dict(schedule=schedule, P=P, N=parts * draw(st.integers(1, 3)), d=draw(st.integers(1, 4)),
+                dv=draw(st.integers(1, 4)), heads=kv * g, kv_heads=kv, batch=draw(st.integers(1, 2)),
+                causal=draw(st.booleans()), seed=draw(st.integers(0, 9)))
+
+
+@given(cases())
+def test_every_rank_sends_and_receives_the_formula_and_the_outputs_are_exact(c: dict) -> None:
+    r = distributed(**c, backward=True)
+    f = dist.per_device(c["schedule"], P=c["P"], N=c["N"], d=c["d"], dv=c["dv"], heads=c["heads"],
+                        kv_heads=c["kv_heads"], batch=c["batch"])
+    for p in ("forward", "backward"):
+        assert r.sent[p] == [f[p]] * c["P"]
+        assert r.received[p] == [f[p]] * c["P"]
+        assert sum(r.links[p].values()) == c["P"] * f[p]
+    assert max(r.errors.values()) < 1e-10, r.errors
+
+
+@given(cases())
+def test_links_are_the_schedules_own(c: dict) -> None:
+    r = distributed(**c, backward=True)
+    P = c["P"]
+    for p, links in r.links.items():
+        if c["schedule"] == "ulysses":  # all-to-all: every ordered pair, an equal share each
+            expect = {(a, b): r.formula[p] // (P - 1) for a in range(P) for b in range(P) if a != b}
+        else:  # ring shifts and ring collectives: only r -> r + 1, the whole volume
+            expect = {(a, (a + 1) % P): r.formula[p] for a in range(P)}
+        assert links == expect
+
+
+def test_ring_forward_count_by_hand() -> None:
+    """P = 4, N = 16, d = d_v = 2, H = 2, H_kv = 1: a K/V shard is 4 rows × (2 + 2) = 16 words; 3 shifts forward;
+    backward 3 K/V shifts and 4 dK/dV shifts: 7 × 16 = 112. Ulysses at P = 2, N = 8, H = H_kv = 2: half of
+    Q, K, V, O's 4·2·2 words each: 32."""
+    assert dist.per_device("ring", P=4, N=16, d=2, heads=2, kv_heads=1) == {"forward": 48, "backward": 112}
+    assert dist.per_device("allgather", P=4, N=16, d=2, heads=2, kv_heads=1) == {"forward": 48, "backward": 96}
+    assert dist.per_device("ulysses", P=2, N=8, d=2, heads=2, kv_heads=2) == {"forward": 32, "backward": 32}
+
+
+@given(st.sampled_from(sorted(dist.SCHEDULES)), st.sampled_from([2, 4, 8]), st.integers(1, 4), st.booleans(),
+       st.integers(1, 2))
+def test_pairs_per_rank_equal_a_brute_force_count(schedule: str, P: int, k: int, causal: bool, b: int) -> None:
+    N = 2 * P * k
+    H = P * 2
+    got = [dist.pairs(schedule, P=P, N=N, heads=H, causal=causal, r=r, batch=b) for r in range(P)]
+    if schedule == "ulysses":
+        per_head = sum(i + 1 for i in range(N)) if causal else N * N
+        assert got == [b * (H // P) * per_head] * P
+    else:
+        rows = [dist.rows_of(dist.SCHEDULES[schedule].layout, P, N, r) for r in range(P)]
+        assert sorted(i for rw in rows for i in rw) == list(range(N))
+        assert got == [b * H * sum((i + 1) if causal else N for i in rw) for rw in rows]
+    assert sum(got) == b * H * (N * (N + 1) // 2 if causal else N * N)
+
+
+def test_zigzag_balances_the_causal_work_and_the_contiguous_ring_does_not() -> None:
+    P, N = 8, 64
+    ring = [dist.pairs("ring", P=P, N=N, heads=1, causal=True, r=r) for r in range(P)]
+    zig = [dist.pairs("zigzag", P=P, N=N, heads=1, causal=True, r=r) for r in range(P)]
+    assert len(set(zig)) == 1
+    assert (min(ring), max(ring)) == (36, 7 * 64 + 36)  # n(n+1)/2 and (P−1)n² + n(n+1)/2 at n = 8: 13.4× apart
+
+
+@pytest.mark.parametrize(("kw", "param"), [
+    (dict(schedule="ulysses", P=4, N=16, heads=2, kv_heads=2), "heads"),
+    (dict(schedule="ulysses", P=4, N=16, heads=8, kv_heads=2), "kv_heads"),
+    (dict(schedule="zigzag", P=4, N=12, heads=1, kv_heads=1), "N"),
+    (dict(schedule="ring", P=3, N=10, heads=1, kv_heads=1), "N"),
+    (dict(schedule="ring", P=2, N=8, heads=3, kv_heads=2), "kv_heads"),
+    (dict(schedule="tree", P=2, N=8, heads=1, kv_heads=1), "schedule"),
+    (dict(schedule="ring", P=1, N=8, heads=1, kv_heads=1), "P"),
+])
+def test_bad_input_names_the_parameter(kw: dict, param: str) -> None:
+    with pytest.raises(InvalidParameter) as e:
+        dist.check(**kw)
+    assert e.value.name == param
+    assert str(e.value).startswith(f"{param}=")
+
+
+def test_a_failing_rank_stops_the_others_instead_of_hanging() -> None:
+    def rank(c):
+        if c.rank == 1:
+            raise ValueError("boom")
+        return c.ring_shift(np.zeros(2))
+
+    with pytest.raises(ValueError, match="boom"):
+        Cluster(3, timeout_s=30).run(rank)
+
+
+def test_a_rank_computes_only_on_what_it_holds() -> None:
+    """Each rank's inputs are its own rows: ring rank r starts from rows_of(r) only (the schedule reaches other rows
+    through ring_shift, counted); a schedule that skipped the shifts would see only its own keys and be wrong."""
+    r = distributed("ring", P=2, N=4, d=1, causal=False)
+    assert r.sent["forward"] == [4, 4] and r.errors["O"] < 1e-12
+
+
+def test_overlap_condition_matches_the_times() -> None:
+    kw = dict(P=8, d=128, dv=128, heads=32, kv_heads=8, bytes_per_word=2, flops=989.4e12, link_name="nvlink4")
+    th = dist.overlap(N=8 * 1024, **kw)["threshold_rows_fwd"]
+    for n in (int(th) - 1, int(th) + 1, 64, 4096):
+        o = dist.overlap(N=8 * n, **kw)
+        assert o["hidden_fwd"] == (n >= th)
+        assert o["hidden_bwd"] == (n >= o["threshold_rows_bwd"])
+    with pytest.raises(InvalidParameter, match="^link="):
+        dist.link("token-ring")
