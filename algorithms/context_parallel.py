@@ -222,3 +222,59 @@ def check_outputs(x: dict[str, np.ndarray], res: list[dict[str, Any]], rows: lis
         for name, ref in zip(("dQ", "dK", "dV"), refs, strict=True):
             errs[name] = rel_error(assemble([r[name] for r in res], rows, N), ref)
     return errs
+
+
+#: a simulated run also forms the N×N reference of every head: b·H·N² ≤ 2²⁴ (the CLI simulates below this)
+SIMULATE_MAX_PAIRS = 2**24
+
+
+def plan(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_heads: int | None = None,
+         dv: int | None = None, batch: int = 1, causal: bool = False, backward: bool = False, dtype: str = "bf16",
+         link: str = "nvlink4", gpu: str = "h100", simulate: bool | None = None, seed: int = 0) -> dict[str, Any]:
+    """Everything ``attnio distributed`` prints, as data: the formula's words and bytes per device and pass, the
+    causal work per device, the times on ``link`` and ``gpu`` (communication: bytes ÷ the link's one-way rate;
+    computation: pairs × FLOPs per pair ÷ the GPU's dense peak), the ring's overlap condition, and (``simulate``,
+    default: when b·H·N² ≤ 2²⁴) the counts measured on the simulated machine beside the formula.
+
+    >>> p = plan("ring", P=8, N=32768, d=128, heads=32, kv_heads=8, causal=True)
+    >>> p["formula_words"]["forward"], p["formula_bytes"]["forward"], p["overlap"]["hidden_fwd"], p["simulated"]
+    (58720256, 117440512, True, False)
+    """
+    from attnio.core.workload import DTYPES, GPUS
+
+    kv_heads = heads if kv_heads is None else kv_heads
+    dv = d if dv is None else dv
+    dist.check(schedule, P=P, N=N, heads=heads, kv_heads=kv_heads, batch=batch)
+    lk = dist.link(link)
+    if dtype not in DTYPES:
+        raise InvalidParameter("dtype", dtype, "one of " + ", ".join(DTYPES))
+    if gpu not in GPUS:
+        raise InvalidParameter("gpu", gpu, "one of " + ", ".join(GPUS))
+    for name, val in (("d", d), ("dv", dv)):
+        if not isinstance(val, int) or val < 1:
+            raise InvalidParameter(name, val, "an integer >= 1")
+    bpw, F = DTYPES[dtype], GPUS[gpu].peak_flops(dtype)
+    passes = ("forward", "backward") if backward else ("forward",)
+    words = {p: w for p, w in dist.per_device(schedule, P=P, N=N, d=d, dv=dv, heads=heads, kv_heads=kv_heads,
+                                              batch=batch).items() if p in passes}
+    work = [dist.pairs(schedule, P=P, N=N, heads=heads, causal=causal, r=r, batch=batch) for r in range(P)]
+    flops_per_pair = {"forward": 2 * (d + dv), "backward": 2 * (3 * d + 2 * dv)}
+    times = {p: {"comm_s": words[p] * bpw / lk.bytes_per_s, "compute_s_max": max(work) * flops_per_pair[p] / F}
+             for p in passes}
+    out: dict[str, Any] = {
+        "schedule": schedule, "layout": dist.SCHEDULES[schedule].layout, "source": dist.SCHEDULES[schedule].source,
+        "P": P, "N": N, "d": d, "dv": dv, "heads": heads, "kv_heads": kv_heads, "batch": batch, "causal": causal,
+        "dtype": dtype, "bytes_per_word": bpw, "link": {"name": lk.name, "bytes_per_s": lk.bytes_per_s, "source": lk.source},
+        "gpu": gpu, "peak_flops": F, "formula_words": words, "formula_bytes": {p: w * bpw for p, w in words.items()},
+        "provenance": dist.PROVENANCE, "pairs_per_device": work, "imbalance_max_over_mean": max(work) * P / sum(work),
+        "times": times, "overlap": None, "simulated": False,
+    }
+    if schedule in ("ring", "zigzag", "striped"):
+        out["overlap"] = dist.overlap(N=N, P=P, d=d, dv=dv, heads=heads, kv_heads=kv_heads, bytes_per_word=bpw,
+                                      flops=F, link_name=link, batch=batch)
+    small = batch * heads * N * N <= SIMULATE_MAX_PAIRS and batch * heads * N * max(d, dv) <= NUMERIC_MAX_WORDS
+    if simulate or (simulate is None and small):
+        r = distributed(schedule, P=P, N=N, d=d, dv=dv, heads=heads, kv_heads=kv_heads, batch=batch, causal=causal,
+                        backward=backward, seed=seed)
+        out.update(simulated=True, measured=r.as_dict())
+    return out

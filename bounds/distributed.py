@@ -221,10 +221,11 @@ THRESHOLD_BWD = (d + dv) * FLOPS * BYTES / (G * (3 * d + 2 * dv) * BW)
 
 
 def overlap(*, N: int, P: int, d: int, dv: int, heads: int, kv_heads: int, bytes_per_word: int, flops: float,
-            link_name: str) -> dict[str, float | bool]:
-    """The ring's per-step times (a non-diagonal step: every pair unmasked) and whether the transfer hides behind
-    the step's attention: ``hidden`` ⇔ n ≥ ``threshold_rows`` (forward: F·β/(2·g·BW); the claim
-    ``distributed.ring.overlap-fwd`` proves the equivalence).
+            link_name: str, batch: int = 1) -> dict[str, float | bool]:
+    """The ring's per-step times on one device (a non-diagonal step: every pair unmasked; the b·H_kv K/V heads of
+    the step, the per-head expressions above times b·H_kv) and whether the transfer hides behind the step's
+    attention: ``hidden`` ⇔ n ≥ ``threshold_rows`` (forward: F·β/(2·g·BW); the claims
+    ``distributed.ring.overlap-fwd`` and ``-bwd`` prove the equivalence).
 
     >>> o = overlap(N=32768, P=8, d=128, dv=128, heads=32, kv_heads=8, bytes_per_word=2, flops=989.4e12, link_name="nvlink4")
     >>> round(o["threshold_rows_fwd"]), o["hidden_fwd"]
@@ -238,9 +239,13 @@ def overlap(*, N: int, P: int, d: int, dv: int, heads: int, kv_heads: int, bytes
     def f(x: Expr) -> float:
         return float(evaluate(x, e))
 
+    units = batch * kv_heads
+
     out: dict[str, float | bool] = {
-        "comm_s_fwd": f(STEP_COMM_FWD), "compute_s_fwd": f(STEP_COMP_FWD), "threshold_rows_fwd": f(THRESHOLD_FWD),
-        "comm_s_bwd": f(STEP_COMM_BWD), "compute_s_bwd": f(STEP_COMP_BWD), "threshold_rows_bwd": f(THRESHOLD_BWD),
+        "comm_s_fwd": units * f(STEP_COMM_FWD), "compute_s_fwd": units * f(STEP_COMP_FWD),
+        "threshold_rows_fwd": f(THRESHOLD_FWD),
+        "comm_s_bwd": units * f(STEP_COMM_BWD), "compute_s_bwd": units * f(STEP_COMP_BWD),
+        "threshold_rows_bwd": f(THRESHOLD_BWD),
     }
     out["hidden_fwd"] = out["comm_s_fwd"] <= out["compute_s_fwd"]
     out["hidden_bwd"] = out["comm_s_bwd"] <= out["compute_s_bwd"]

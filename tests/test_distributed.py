@@ -131,3 +131,38 @@ def test_overlap_condition_matches_the_times() -> None:
         assert o["hidden_bwd"] == (n >= o["threshold_rows_bwd"])
     with pytest.raises(InvalidParameter, match="^link="):
         dist.link("token-ring")
+
+
+def test_cli_prints_the_formula_and_the_simulated_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from attnio.cli import main
+
+    assert main(["distributed", "--schedule", "zigzag", "--P", "4", "--N", "32", "--d", "4", "--heads", "4",
+                 "--kv-heads", "2", "--causal", "--backward", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    f = dist.per_device("zigzag", P=4, N=32, d=4, heads=4, kv_heads=2)
+    assert out["formula_words"] == f and out["simulated"] is True
+    assert out["measured"]["measured_equals_formula"] is True
+    assert out["measured"]["sent"] == {"forward": [f["forward"]] * 4, "backward": [f["backward"]] * 4}
+    assert out["formula_bytes"]["forward"] == 2 * f["forward"]  # bf16 by default
+    assert out["imbalance_max_over_mean"] == 1.0
+    assert main(["distributed", "--schedule", "ring", "--P", "8", "--N", "32768", "--d", "128", "--heads", "32",
+                 "--kv-heads", "8", "--causal"]) == 0
+    text = capsys.readouterr().out
+    assert "58,720,256 words" in text and "hidden" in text and "not run at this size" in text
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["--schedule", "ulysses", "--P", "8", "--N", "64", "--d", "8", "--heads", "4"], "heads=4 is invalid"),
+    (["--schedule", "ring", "--P", "8", "--N", "60", "--d", "8"], "N=60 is invalid"),
+    (["--schedule", "ring", "--P", "8", "--N", "64", "--d", "8", "--link", "nvlink9"], "link='nvlink9' is invalid"),
+    (["--schedule", "ring", "--P", "1", "--N", "64", "--d", "8"], "P=1 is invalid"),
+    (["--schedule", "zigzag", "--P", "4", "--N", "12", "--d", "8"], "N=12 is invalid: valid range is a multiple of 8"),
+])
+def test_cli_bad_input_is_one_line_and_exit_2(argv: list[str], line: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from attnio.cli import main
+
+    assert main(["distributed", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and line in err
