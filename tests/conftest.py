@@ -121,6 +121,8 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_mask_claims.py::test_claim_is_proved_by_z3",
         "test_mask_claims.py::test_mutant_is_refuted_with_a_valid_counterexample",
         "test_bwd_slots_p.py::test_mutants_are_refuted",
+        "test_distributed_claims.py::test_claim_is_proved_by_z3",
+        "test_distributed_claims.py::test_mutant_is_refuted_with_a_valid_counterexample",
     ),
     # found by the marker audit
     "subprocess": (
