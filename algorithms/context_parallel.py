@@ -38,11 +38,14 @@ from attnio.algorithms.cp_blocks import attend, grads, merge
 from attnio.algorithms.reference import attention4_backward, attention4_saved, default_scale, rel_error
 from attnio.bounds import distributed as dist
 from attnio.core.errors import InvalidParameter
+from attnio.core.validate import check_int
 
 SEQ, HEADS = 2, 1  # the axes of a (batch, heads, rows, width) array
 
 #: numeric runs hold the whole problem in memory (and an N×N reference per head): b·H·N·max(d, d_v) ≤ 2²²
 NUMERIC_MAX_WORDS = 2**22
+#: and the float64 reference's N×N scores of every head: b·H·N² ≤ 2²⁶
+NUMERIC_MAX_PAIRS = 2**26
 
 
 @dataclass
@@ -181,9 +184,10 @@ def distributed(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_hea
     kv_heads = heads if kv_heads is None else kv_heads
     dv = d if dv is None else dv
     dist.check(schedule, P=P, N=N, heads=heads, kv_heads=kv_heads, batch=batch)
-    if batch * heads * N * max(d, dv) > NUMERIC_MAX_WORDS:
-        raise InvalidParameter("N", N, f"batch·heads·N·max(d, dv) <= {NUMERIC_MAX_WORDS} for a simulated run "
-                               f"(here {batch * heads * N * max(d, dv)}); the formulas take any size")
+    if batch * heads * N * max(d, dv) > NUMERIC_MAX_WORDS or batch * heads * N * N > NUMERIC_MAX_PAIRS:
+        raise InvalidParameter("N", N, f"batch·heads·N·max(d, dv) <= {NUMERIC_MAX_WORDS} and batch·heads·N² <= "
+                               f"{NUMERIC_MAX_PAIRS} for a simulated run (it forms the N×N reference); the formulas "
+                               "take any size")
     x = inputs(batch=batch, heads=heads, kv_heads=kv_heads, N=N, d=d, dv=dv, seed=seed)
     scale = default_scale(d, None)
     layout = dist.SCHEDULES[schedule].layout
@@ -251,8 +255,7 @@ def plan(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_heads: int
     if gpu not in GPUS:
         raise InvalidParameter("gpu", gpu, "one of " + ", ".join(GPUS))
     for name, val in (("d", d), ("dv", dv)):
-        if not isinstance(val, int) or val < 1:
-            raise InvalidParameter(name, val, "an integer >= 1")
+        check_int(name, val, min=1, max=2**20)
     bpw, F = DTYPES[dtype], GPUS[gpu].peak_flops(dtype)
     passes = ("forward", "backward") if backward else ("forward",)
     words = {p: w for p, w in dist.per_device(schedule, P=P, N=N, d=d, dv=dv, heads=heads, kv_heads=kv_heads,

@@ -93,11 +93,11 @@ def check(schedule: str, *, P: int, N: int, heads: int, kv_heads: int, batch: in
     """
     if schedule not in SCHEDULES:
         raise InvalidParameter("schedule", schedule, "one of " + ", ".join(SCHEDULES))
-    Pv = check_int("P", P, min=2)  # one device is no context parallelism (and its ring has no link)
-    Nv = check_int("N", N, min=1)
-    check_int("heads", heads, min=1)
-    check_int("kv_heads", kv_heads, min=1)
-    check_int("batch", batch, min=1)
+    Pv = check_int("P", P, min=2, max=2**20)  # one device is no context parallelism (and its ring has no link)
+    Nv = check_int("N", N, min=1, max=2**40)  # sizes beyond these would overflow the floats of the link times
+    check_int("heads", heads, min=1, max=2**20)
+    check_int("kv_heads", kv_heads, min=1, max=2**20)
+    check_int("batch", batch, min=1, max=2**20)
     if heads % kv_heads:
         raise InvalidParameter("kv_heads", kv_heads, f"a divisor of heads={heads}")
     parts = 2 * Pv if SCHEDULES[schedule].layout == "zigzag" else Pv
