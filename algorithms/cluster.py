@@ -9,7 +9,7 @@ only on its own arguments and what its communicator hands it.
 The machine models the **link level only**: each rank's memory is unbounded and its local attention's own
 two-level I/O is not counted here (docs/distributed.md#model). The moves, each counted where it happens:
 
-- :meth:`Comm.ring_shift`: send x to rank r + 1, receive from rank r − 1 (mod P): |x| words each way;
+- :meth:`Comm.ring_shift`: send x to rank r + k, receive from rank r − k (mod P; k = 1: the ring): |x| each way;
 - :meth:`Comm.all_gather`: the ring algorithm, P − 1 shifts: (P − 1)·|x| sent and received, on the ring's links;
 - :meth:`Comm.reduce_scatter`: the ring algorithm, P − 1 shifts of a partial sum: (P − 1)·|x|/P each way;
 - :meth:`Comm.all_to_all`: slice j of x to rank j directly: (P − 1)·|x|/P each way, |x|/P on each link.
@@ -52,12 +52,12 @@ class Comm:
         if words_out:
             self.links[dst] = self.links.get(dst, 0) + words_out
 
-    def ring_shift(self, x: np.ndarray) -> np.ndarray:
-        """Send ``x`` to rank r + 1 and return what rank r − 1 sent (same shape)."""
-        if self.P == 1:
+    def ring_shift(self, x: np.ndarray, k: int = 1) -> np.ndarray:
+        """Send ``x`` to rank r + k and return what rank r − k sent (same shape); every rank shifts by the same k."""
+        if k % self.P == 0:
             return x
-        y = self._shift(np.ascontiguousarray(x))
-        self._count((self.rank + 1) % self.P, (self.rank - 1) % self.P, x.size, y.size)
+        y = self._shift(np.ascontiguousarray(x), k % self.P)
+        self._count((self.rank + k) % self.P, (self.rank - k) % self.P, x.size, y.size)
         return y
 
     def all_gather(self, x: np.ndarray, axis: int) -> np.ndarray:
@@ -88,7 +88,7 @@ class Comm:
                 self._count(j, j, slices[j].size, got[j].size)
         return np.concatenate(got, axis=cat_axis)
 
-    def _shift(self, x: np.ndarray) -> np.ndarray:
+    def _shift(self, x: np.ndarray, k: int) -> np.ndarray:
         raise NotImplementedError
 
     def _all_to_all(self, slices: list[np.ndarray]) -> list[np.ndarray]:
@@ -100,11 +100,11 @@ class _ThreadComm(Comm):
         super().__init__(rank, cluster.P)
         self._c = cluster
 
-    def _shift(self, x: np.ndarray) -> np.ndarray:
+    def _shift(self, x: np.ndarray, k: int) -> np.ndarray:
         c = self._c
-        c._box[(self.rank, (self.rank + 1) % self.P)] = x.copy()
+        c._box[(self.rank, (self.rank + k) % self.P)] = x.copy()
         c._wait()
-        y = c._box.pop(((self.rank - 1) % self.P, self.rank))
+        y = c._box.pop(((self.rank - k) % self.P, self.rank))
         c._wait()
         return y
 

@@ -12,6 +12,9 @@ Loop nests (rank r of P; n = N/P rows per rank; L the logsumexp, merged block by
                                                            (dK, dV) ← ring_shift(dK, dV)  (P shifts: home at the end)
                                                            if s < P−1: (K, V) ← ring_shift(K, V)
     allgather: K, V ← all_gather; (O, L) ← attend     backward: all_gather K, V again; grads; reduce_scatter dK, dV
+    tokenring: for s in 1..P−1: Q ← ring_shift(Q);    backward: (Q, dO, L, D) shifted the same way; grads against
+               partial ← attend(Q, own K, V); sent back        the stationary K, V; dK, dV += in place; the partial
+               to its owner (shift −s), merged there           dQ sent back to its owner (shift −s)
     ulysses: Q, K, V ← all_to_all(sequence → heads)   backward: dO ← all_to_all(sequence → heads); grads on the
              (O, L) ← attend (full sequence, H/P heads)         kept head-sharded Q, K, V, O, L;
              O ← all_to_all(heads → sequence)                   dQ, dK, dV ← all_to_all(heads → sequence)
@@ -84,6 +87,15 @@ def forward(schedule: str, comm: Comm, sh: Shard, N: int, causal: bool, scale: f
         k, v = comm.all_gather(sh.k, SEQ), comm.all_gather(sh.v, SEQ)
         kpos = np.concatenate([dist.rows_of(layout, comm.P, N, j) for j in range(comm.P)])
         sh.o, sh.lse = attend(sh.q, k, v, sh.pos, kpos, causal, scale)
+    elif schedule == "tokenring":
+        q = sh.q
+        o, lse = attend(q, sh.k, sh.v, sh.pos, sh.pos, causal, scale)  # s = 0: own queries, own keys
+        for s in range(1, comm.P):
+            q = comm.ring_shift(q)  # now the queries of rank r − s
+            ob, lb = attend(q, sh.k, sh.v, _ring_positions(comm, layout, N, s), sh.pos, causal, scale)
+            ob, lb = comm.ring_shift(ob, -s), comm.ring_shift(lb, -s)  # back to their owner; ours from r + s
+            o, lse = merge(o, lse, ob, lb)
+        sh.o, sh.lse = o, lse
     elif schedule == "ulysses":
         q, k, v = (comm.all_to_all(x, HEADS, SEQ) for x in (sh.q, sh.k, sh.v))
         full = np.arange(N)
@@ -117,6 +129,16 @@ def backward(schedule: str, comm: Comm, sh: Shard, do: np.ndarray, N: int, causa
         D = (do * sh.o).sum(axis=-1)
         gq, gk, gv = grads(sh.q, k, v, do, sh.lse, D, sh.pos, kpos, causal, scale)
         return gq, comm.reduce_scatter(gk, SEQ), comm.reduce_scatter(gv, SEQ)
+    if schedule == "tokenring":
+        D = (do * sh.o).sum(axis=-1)
+        dq, dk, dv = grads(sh.q, sh.k, sh.v, do, sh.lse, D, sh.pos, sh.pos, causal, scale)
+        q, g_o, lse = sh.q, do, sh.lse
+        for s in range(1, comm.P):
+            q, g_o, lse, D = (comm.ring_shift(x) for x in (q, g_o, lse, D))  # the query side of rank r − s
+            gq, gk, gv = grads(q, sh.k, sh.v, g_o, lse, D, _ring_positions(comm, layout, N, s), sh.pos, causal, scale)
+            dk, dv = dk + gk, dv + gv  # K/V stay: their gradients accumulate in place
+            dq = dq + comm.ring_shift(gq, -s)  # the partial dQ back to its owner; ours from r + s
+        return dq, dk, dv
     if schedule == "ulysses":
         kp = sh.kept
         dO = comm.all_to_all(do, HEADS, SEQ)

@@ -41,13 +41,13 @@ class GlooComm(Comm):
         self.bytes_sent += out
         self.bytes_received += inn
 
-    def _shift(self, x: np.ndarray) -> np.ndarray:
+    def _shift(self, x: np.ndarray, k: int) -> np.ndarray:
         import torch
         import torch.distributed as td
 
         t = torch.from_numpy(np.ascontiguousarray(x))
         y = torch.empty_like(t)
-        ops = [td.P2POp(td.isend, t, (self.rank + 1) % self.P), td.P2POp(td.irecv, y, (self.rank - 1) % self.P)]
+        ops = [td.P2POp(td.isend, t, (self.rank + k) % self.P), td.P2POp(td.irecv, y, (self.rank - k) % self.P)]
         for req in td.batch_isend_irecv(ops):
             req.wait()
         self._bytes(t.numel() * t.element_size(), y.numel() * y.element_size())

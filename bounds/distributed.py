@@ -16,6 +16,8 @@ striped    as ring (tokens r, r+P, r+2P, …)                         as ring
 allgather  (P−1)·b·H_kv·n·(d+d_v): all-gather K and V               2(P−1)·c: all-gather K, V again, reduce-scatter dK, dV
 ulysses    (P−1)/P·b·n·(H·d + H_kv·(d+d_v) + H·d_v): all-to-all     the same total: dO in; dQ, dK, dV out (Q, K, V, O kept
            Q, K, V in, O out (needs P | H_kv)                       head-sharded from the forward)
+tokenring  (P−1)·b·H·n·(d + d_v + 1): Q forwarded P−1 times, each   (P−1)·b·H·n·(2d + d_v + 2): Q, dO, L, D forwarded,
+           partial (O, L) sent back to its owner                    each partial dQ sent back; dK, dV never move
 =========  =======================================================  ======================================================
 
 >>> per_device("ring", P=4, N=16, d=2, heads=2, kv_heads=1)
@@ -78,6 +80,12 @@ SCHEDULES: dict[str, Schedule] = {
                           "Llama 3 (Dubey et al. 2024, arXiv 2407.21783) §3.3.2: all-gather K/V, attend the local Q "
                           "chunks (2P-chunk split); backward reduce-scatters dK/dV",
                           "all-gather of K, V (backward: again, then reduce-scatter dK, dV)"),
+    "tokenring": Schedule("tokenring", "contiguous", (P - 1) * B * H * n * (d + dv + 1),
+                          (P - 1) * B * H * n * (2 * d + dv + 2),
+                          "TokenRing (Wang et al. 2024, arXiv 2412.20501): Q travels the ring, K/V stay; each partial "
+                          "(O, L) goes straight back to its queries' owner (one hop on a switched fabric); backward "
+                          "(derived here): Q, dO, L, D travel, dK/dV accumulate in place, partial dQ goes back",
+                          "Q blocks around the ring, partial (O, L) back (backward: Q, dO, L, D out, dQ back)"),
     "ulysses": Schedule("ulysses", "contiguous", _A2A, _A2A,
                         "DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv 2309.14509) §3: all-to-all sequence→heads for "
                         "Q, K, V, heads→sequence for O", "all-to-all of Q, K, V and O (backward: dO, dQ, dK, dV)"),
@@ -147,7 +155,8 @@ def rows_of(layout: str, P: int, N: int, r: int) -> list[int]:
 def pairs(schedule: str, *, P: int, N: int, heads: int, causal: bool, r: int, batch: int = 1) -> int:
     """Unmasked (query, key) pairs device ``r`` computes, summed over sequences and query heads (closed forms,
     docs/distributed.md#work): non-causal b·H·n·N (ring family, all-gather), b·(H/P)·N² (Ulysses); causal,
-    contiguous b·H·(r·n² + n(n+1)/2), zigzag b·H·((2P−1)c² + c(c+1)) with c = N/2P (the same on every device),
+    contiguous b·H·(r·n² + n(n+1)/2) (TokenRing, whose work follows its stationary keys: b·H·(n(N − rn) − n(n−1)/2)),
+    zigzag b·H·((2P−1)c² + c(c+1)) with c = N/2P (the same on every device),
     striped b·H·(n(r+1) + P·n(n−1)/2), Ulysses b·(H/P)·N(N+1)/2.
 
     >>> [pairs("ring", P=2, N=8, heads=1, causal=True, r=r) for r in (0, 1)]
@@ -159,6 +168,8 @@ def pairs(schedule: str, *, P: int, N: int, heads: int, causal: bool, r: int, ba
     lay = SCHEDULES[schedule].layout
     if schedule == "ulysses":
         return batch * (heads // P) * (N * (N + 1) // 2 if causal else N * N)
+    if schedule == "tokenring" and causal:  # work follows the keys: key j is seen by the N − j queries i ≥ j
+        return batch * heads * (nn * (N - r * nn) - nn * (nn - 1) // 2)
     if not causal:
         return batch * heads * nn * N
     if lay == "contiguous":

@@ -51,6 +51,15 @@ def test_links_are_the_schedules_own(c: dict) -> None:
     for p, links in r.links.items():
         if c["schedule"] == "ulysses":  # all-to-all: every ordered pair, an equal share each
             expect = {(a, b): r.formula[p] // (P - 1) for a in range(P) for b in range(P) if a != b}
+        elif c["schedule"] == "tokenring":  # the query side to r + 1 (P − 1 times); partial s back to r − s
+            rows = c["batch"] * c["heads"] * (c["N"] // P)
+            fwd = p == "forward"
+            q, part = rows * (c["d"] if fwd else (c["d"] + c["dv"] + 2)), rows * ((c["dv"] + 1) if fwd else c["d"])
+            expect = {}
+            for a in range(P):
+                expect[(a, (a + 1) % P)] = (P - 1) * q
+                for s in range(1, P):
+                    expect[(a, (a - s) % P)] = expect.get((a, (a - s) % P), 0) + part
         else:  # ring shifts and ring collectives: only r -> r + 1, the whole volume
             expect = {(a, (a + 1) % P): r.formula[p] for a in range(P)}
         assert links == expect
@@ -77,7 +86,8 @@ def test_pairs_per_rank_equal_a_brute_force_count(schedule: str, P: int, k: int,
     else:
         rows = [dist.rows_of(dist.SCHEDULES[schedule].layout, P, N, r) for r in range(P)]
         assert sorted(i for rw in rows for i in rw) == list(range(N))
-        assert got == [b * H * sum((i + 1) if causal else N for i in rw) for rw in rows]
+        per_key = schedule == "tokenring"  # K/V stay: a rank computes every query against its own keys
+        assert got == [b * H * sum(((N - i) if per_key else (i + 1)) if causal else N for i in rw) for rw in rows]
     assert sum(got) == b * H * (N * (N + 1) // 2 if causal else N * N)
 
 
