@@ -12,7 +12,8 @@ two-level I/O is not counted here (docs/distributed.md#model). The moves, each c
 - :meth:`Comm.ring_shift`: send x to rank r + k, receive from rank r − k (mod P; k = 1: the ring): |x| each way;
 - :meth:`Comm.all_gather`: the ring algorithm, P − 1 shifts: (P − 1)·|x| sent and received, on the ring's links;
 - :meth:`Comm.reduce_scatter`: the ring algorithm, P − 1 shifts of a partial sum: (P − 1)·|x|/P each way;
-- :meth:`Comm.all_to_all`: slice j of x to rank j directly: (P − 1)·|x|/P each way, |x|/P on each link.
+- :meth:`Comm.all_to_all`: slice j of x to rank j directly: (P − 1)·|x|/P each way, |x|/P on each link;
+- :meth:`Comm.group_all_to_all`: the same within groups of s consecutive ranks: (s − 1)·|x|/s each way.
 
 >>> import numpy as np
 >>> def rank(c):
@@ -36,7 +37,7 @@ from attnio.core.errors import AttnioError, InvalidParameter
 
 
 class Comm:
-    """One rank's view of the machine. Subclasses supply :meth:`_shift` and :meth:`_all_to_all` (the two primitive
+    """One rank's view of the machine. Subclasses supply :meth:`_exchange` and :meth:`_all_to_all` (the two primitive
     moves) and may replace the collectives by their own (the gloo communicator calls gloo's); the counts are kept
     here: ``sent``, ``received`` (words) and ``links`` (dst → words sent on the link rank → dst)."""
 
@@ -56,9 +57,25 @@ class Comm:
         """Send ``x`` to rank r + k and return what rank r − k sent (same shape); every rank shifts by the same k."""
         if k % self.P == 0:
             return x
-        y = self._shift(np.ascontiguousarray(x), k % self.P)
-        self._count((self.rank + k) % self.P, (self.rank - k) % self.P, x.size, y.size)
+        return self.exchange(x, (self.rank + k) % self.P, (self.rank - k) % self.P)
+
+    def exchange(self, x: np.ndarray, dst: int, src: int) -> np.ndarray:
+        """Send ``x`` to ``dst`` and return what ``src`` sent; every rank exchanges at once, the destinations a
+        permutation of the ranks (each rank's ``src`` is the rank whose ``dst`` it is)."""
+        y = self._exchange(np.ascontiguousarray(x), dst, src)
+        self._count(dst, src, x.size, y.size)
         return y
+
+    def group_all_to_all(self, x: np.ndarray, split_axis: int, cat_axis: int, size: int) -> np.ndarray:
+        """:meth:`all_to_all` within this rank's group of ``size`` consecutive ranks (size ∣ P), as size − 1 rounds of
+        :meth:`exchange` (round k: slice (i + k) mod size to the group's rank i + k): (size − 1)·|x|/size each way."""
+        base, i = self.rank - self.rank % size, self.rank % size
+        slices = np.split(x, size, axis=split_axis)
+        got: list[Any] = [None] * size
+        got[i] = slices[i]
+        for k in range(1, size):
+            got[(i - k) % size] = self.exchange(slices[(i + k) % size], base + (i + k) % size, base + (i - k) % size)
+        return np.concatenate(got, axis=cat_axis)
 
     def all_gather(self, x: np.ndarray, axis: int) -> np.ndarray:
         """Every rank's ``x`` concatenated in rank order along ``axis`` (ring algorithm)."""
@@ -88,7 +105,7 @@ class Comm:
                 self._count(j, j, slices[j].size, got[j].size)
         return np.concatenate(got, axis=cat_axis)
 
-    def _shift(self, x: np.ndarray, k: int) -> np.ndarray:
+    def _exchange(self, x: np.ndarray, dst: int, src: int) -> np.ndarray:
         raise NotImplementedError
 
     def _all_to_all(self, slices: list[np.ndarray]) -> list[np.ndarray]:
@@ -100,11 +117,11 @@ class _ThreadComm(Comm):
         super().__init__(rank, cluster.P)
         self._c = cluster
 
-    def _shift(self, x: np.ndarray, k: int) -> np.ndarray:
+    def _exchange(self, x: np.ndarray, dst: int, src: int) -> np.ndarray:
         c = self._c
-        c._box[(self.rank, (self.rank + k) % self.P)] = x.copy()
+        c._box[(self.rank, dst)] = x.copy()
         c._wait()
-        y = c._box.pop(((self.rank - k) % self.P, self.rank))
+        y = c._box.pop((src, self.rank))
         c._wait()
         return y
 

@@ -71,18 +71,52 @@ def _ring_positions(comm: Comm, layout: str, N: int, s: int) -> np.ndarray:
     return np.asarray(dist.rows_of(layout, comm.P, N, (comm.rank - s) % comm.P))
 
 
-def forward(schedule: str, comm: Comm, sh: Shard, N: int, causal: bool, scale: float) -> None:
-    """The forward of ``schedule`` on one rank: sets ``sh.o`` and ``sh.lse`` (its own rows)."""
+def _ring_forward(comm: Comm, q: np.ndarray, k: np.ndarray, v: np.ndarray, qpos: np.ndarray, kpos_at, steps: int,
+                  hop: int, causal: bool, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ring loop: ``steps`` blocks, the K/V block passed ``hop`` ranks on after each step but the last;
+    ``kpos_at(s)``: the positions of the block held at step s."""
+    o = lse = None
+    for s in range(steps):
+        ob, lb = attend(q, k, v, qpos, kpos_at(s), causal, scale)
+        o, lse = (ob, lb) if o is None else merge(o, lse, ob, lb)
+        if s < steps - 1:
+            k, v = comm.ring_shift(k, hop), comm.ring_shift(v, hop)
+    return o, lse  # type: ignore[return-value]
+
+
+def _ring_backward(comm: Comm, q: np.ndarray, k: np.ndarray, v: np.ndarray, do: np.ndarray, o: np.ndarray,
+                   lse: np.ndarray, qpos: np.ndarray, kpos_at, steps: int, hop: int, causal: bool, scale: float
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ring backward: K/V travel again, each with its dK/dV accumulator, which takes ``steps`` hops (home)."""
+    D = (do * o).sum(axis=-1)
+    dq = np.zeros_like(q)
+    dk = dv = None
+    for s in range(steps):
+        gq, gk, gv = grads(q, k, v, do, lse, D, qpos, kpos_at(s), causal, scale)
+        dq += gq
+        dk, dv = (gk, gv) if dk is None else (dk + gk, dv + gv)
+        dk, dv = comm.ring_shift(dk, hop), comm.ring_shift(dv, hop)  # `steps` hops: each ends at its owner
+        if s < steps - 1:
+            k, v = comm.ring_shift(k, hop), comm.ring_shift(v, hop)
+    return dq, dk, dv  # type: ignore[return-value]
+
+
+def _group_rows(comm: Comm, N: int, intra: int, s: int) -> np.ndarray:
+    """Hybrid: the positions of the sequence chunk of the rank group s groups to the left (groups of ``intra``
+    consecutive ranks hold consecutive chunks of N·intra/P rows)."""
+    groups = comm.P // intra
+    g = (comm.rank // intra - s) % groups
+    size = N // groups
+    return np.arange(g * size, (g + 1) * size)
+
+
+def forward(schedule: str, comm: Comm, sh: Shard, N: int, causal: bool, scale: float, intra: int = 1) -> None:
+    """The forward of ``schedule`` on one rank: sets ``sh.o`` and ``sh.lse`` (its own rows). ``intra``: the hybrid
+    schedule's all-to-all group size."""
     layout = dist.SCHEDULES[schedule].layout
     if schedule in ("ring", "zigzag", "striped"):
-        k, v = sh.k, sh.v
-        o = lse = None
-        for s in range(comm.P):
-            ob, lb = attend(sh.q, k, v, sh.pos, _ring_positions(comm, layout, N, s), causal, scale)
-            o, lse = (ob, lb) if o is None else merge(o, lse, ob, lb)
-            if s < comm.P - 1:
-                k, v = comm.ring_shift(k), comm.ring_shift(v)
-        sh.o, sh.lse = o, lse
+        sh.o, sh.lse = _ring_forward(comm, sh.q, sh.k, sh.v, sh.pos, lambda s: _ring_positions(comm, layout, N, s),
+                                     comm.P, 1, causal, scale)
     elif schedule == "allgather":
         k, v = comm.all_gather(sh.k, SEQ), comm.all_gather(sh.v, SEQ)
         kpos = np.concatenate([dist.rows_of(layout, comm.P, N, j) for j in range(comm.P)])
@@ -102,27 +136,24 @@ def forward(schedule: str, comm: Comm, sh: Shard, N: int, causal: bool, scale: f
         o, lse = attend(q, k, v, full, full, causal, scale)
         sh.kept = {"q": q, "k": k, "v": v, "o": o, "lse": lse}
         sh.o = comm.all_to_all(o, SEQ, HEADS)  # L stays head-sharded, in ``kept``, for the backward
+    elif schedule == "hybrid":
+        q, k, v = (comm.group_all_to_all(x, HEADS, SEQ, intra) for x in (sh.q, sh.k, sh.v))
+        rows = _group_rows(comm, N, intra, 0)
+        o, lse = _ring_forward(comm, q, k, v, rows, lambda s: _group_rows(comm, N, intra, s), comm.P // intra, intra,
+                               causal, scale)
+        sh.kept = {"q": q, "k": k, "v": v, "o": o, "lse": lse}
+        sh.o = comm.group_all_to_all(o, SEQ, HEADS, intra)
     else:
         raise InvalidParameter("schedule", schedule, "one of " + ", ".join(dist.SCHEDULES))
 
 
-def backward(schedule: str, comm: Comm, sh: Shard, do: np.ndarray, N: int, causal: bool, scale: float
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def backward(schedule: str, comm: Comm, sh: Shard, do: np.ndarray, N: int, causal: bool, scale: float,
+             intra: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The backward of ``schedule`` on one rank, after :func:`forward`: (dQ, dK, dV) of its own rows."""
     layout = dist.SCHEDULES[schedule].layout
     if schedule in ("ring", "zigzag", "striped"):
-        D = (do * sh.o).sum(axis=-1)
-        k, v = sh.k, sh.v
-        dq = np.zeros_like(sh.q)
-        dk = dv = None
-        for s in range(comm.P):
-            gq, gk, gv = grads(sh.q, k, v, do, sh.lse, D, sh.pos, _ring_positions(comm, layout, N, s), causal, scale)
-            dq += gq
-            dk, dv = (gk, gv) if dk is None else (dk + gk, dv + gv)
-            dk, dv = comm.ring_shift(dk), comm.ring_shift(dv)  # P shifts: each accumulator ends at its owner
-            if s < comm.P - 1:
-                k, v = comm.ring_shift(k), comm.ring_shift(v)
-        return dq, dk, dv
+        return _ring_backward(comm, sh.q, sh.k, sh.v, do, sh.o, sh.lse, sh.pos,
+                              lambda s: _ring_positions(comm, layout, N, s), comm.P, 1, causal, scale)
     if schedule == "allgather":
         k, v = comm.all_gather(sh.k, SEQ), comm.all_gather(sh.v, SEQ)
         kpos = np.concatenate([dist.rows_of(layout, comm.P, N, j) for j in range(comm.P)])
@@ -145,6 +176,12 @@ def backward(schedule: str, comm: Comm, sh: Shard, do: np.ndarray, N: int, causa
         full = np.arange(N)
         gq, gk, gv = grads(kp["q"], kp["k"], kp["v"], dO, kp["lse"], (dO * kp["o"]).sum(axis=-1), full, full, causal, scale)
         return tuple(comm.all_to_all(x, SEQ, HEADS) for x in (gq, gk, gv))  # type: ignore[return-value]
+    if schedule == "hybrid":
+        kp = sh.kept
+        dO = comm.group_all_to_all(do, HEADS, SEQ, intra)
+        g = _ring_backward(comm, kp["q"], kp["k"], kp["v"], dO, kp["o"], kp["lse"], _group_rows(comm, N, intra, 0),
+                           lambda s: _group_rows(comm, N, intra, s), comm.P // intra, intra, causal, scale)
+        return tuple(comm.group_all_to_all(x, SEQ, HEADS, intra) for x in g)  # type: ignore[return-value]
     raise InvalidParameter("schedule", schedule, "one of " + ", ".join(dist.SCHEDULES))
 
 
@@ -179,14 +216,14 @@ def inputs(*, batch: int, heads: int, kv_heads: int, N: int, d: int, dv: int, se
             "V": rng.standard_normal((batch, kv_heads, N, dv)), "dO": rng.standard_normal((batch, heads, N, dv))}
 
 
-def rank_program(schedule: str, N: int, causal: bool, scale: float, backward_too: bool):
+def rank_program(schedule: str, N: int, causal: bool, scale: float, backward_too: bool, intra: int = 1):
     """The code one rank runs: forward (and backward), returning its outputs and its counts after each pass."""
 
     def program(comm: Comm, sh: Shard, do: np.ndarray) -> dict[str, Any]:
-        forward(schedule, comm, sh, N, causal, scale)
+        forward(schedule, comm, sh, N, causal, scale, intra)
         out: dict[str, Any] = {"O": sh.o, "forward": (comm.sent, comm.received, dict(comm.links))}
         if backward_too:
-            out["dQ"], out["dK"], out["dV"] = backward(schedule, comm, sh, do, N, causal, scale)
+            out["dQ"], out["dK"], out["dV"] = backward(schedule, comm, sh, do, N, causal, scale, intra)
             out["backward"] = (comm.sent - out["forward"][0], comm.received - out["forward"][1],
                                {j: w - out["forward"][2].get(j, 0) for j, w in comm.links.items()})
         return out
@@ -200,12 +237,12 @@ def shard(x: np.ndarray, rows: list[int]) -> np.ndarray:
 
 def distributed(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_heads: int | None = None,
                 dv: int | None = None, batch: int = 1, causal: bool = False, backward: bool = False,
-                seed: int = 0) -> CPResult:
+                seed: int = 0, intra: int | None = None) -> CPResult:
     """Run ``schedule`` on a P-device machine (threads, NumPy, float64), forward and with ``backward`` the backward
     too; check the outputs against the one-device float64 reference and return the counts beside the formula."""
     kv_heads = heads if kv_heads is None else kv_heads
     dv = d if dv is None else dv
-    dist.check(schedule, P=P, N=N, heads=heads, kv_heads=kv_heads, batch=batch)
+    dist.check(schedule, P=P, N=N, heads=heads, kv_heads=kv_heads, batch=batch, intra=intra)
     if batch * heads * N * max(d, dv) > NUMERIC_MAX_WORDS or batch * heads * N * N > NUMERIC_MAX_PAIRS:
         raise InvalidParameter("N", N, f"batch·heads·N·max(d, dv) <= {NUMERIC_MAX_WORDS} and batch·heads·N² <= "
                                f"{NUMERIC_MAX_PAIRS} for a simulated run (it forms the N×N reference); the formulas "
@@ -214,7 +251,7 @@ def distributed(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_hea
     scale = default_scale(d, None)
     layout = dist.SCHEDULES[schedule].layout
     rows = [dist.rows_of(layout, P, N, r) for r in range(P)]
-    program = rank_program(schedule, N, causal, scale, backward)
+    program = rank_program(schedule, N, causal, scale, backward, intra or 1)
     cl = Cluster(P)
     res = cl.run(lambda c: program(c, Shard(shard(x["Q"], rows[c.rank]), shard(x["K"], rows[c.rank]),
                                             shard(x["V"], rows[c.rank]), np.asarray(rows[c.rank])),
@@ -223,9 +260,9 @@ def distributed(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_hea
     sent = {p: [res[r][p][0] for r in range(P)] for p in passes}
     received = {p: [res[r][p][1] for r in range(P)] for p in passes}
     links = {p: {(r, j): w for r in range(P) for j, w in res[r][p][2].items() if w} for p in passes}
-    formula = dist.per_device(schedule, P=P, N=N, d=d, dv=dv, heads=heads, kv_heads=kv_heads, batch=batch)
+    formula = dist.per_device(schedule, P=P, N=N, d=d, dv=dv, heads=heads, kv_heads=kv_heads, batch=batch, intra=intra)
     errors = check_outputs(x, res, rows, causal, backward)
-    pairs = [dist.pairs(schedule, P=P, N=N, heads=heads, causal=causal, r=r, batch=batch) for r in range(P)]
+    pairs = [dist.pairs(schedule, P=P, N=N, heads=heads, causal=causal, r=r, batch=batch, intra=intra) for r in range(P)]
     return CPResult(schedule, P, sent, received, links, {p: formula[p] for p in passes}, pairs, errors)
 
 
@@ -256,7 +293,8 @@ SIMULATE_MAX_PAIRS = 2**24
 
 def plan(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_heads: int | None = None,
          dv: int | None = None, batch: int = 1, causal: bool = False, backward: bool = False, dtype: str = "bf16",
-         link: str = "nvlink4", gpu: str = "h100", simulate: bool | None = None, seed: int = 0) -> dict[str, Any]:
+         link: str = "nvlink4", gpu: str = "h100", simulate: bool | None = None, seed: int = 0,
+         intra: int | None = None) -> dict[str, Any]:
     """Everything ``attnio distributed`` prints, as data: the formula's words and bytes per device and pass, the
     causal work per device, the times on ``link`` and ``gpu`` (communication: bytes ÷ the link's one-way rate;
     computation: pairs × FLOPs per pair ÷ the GPU's dense peak), the ring's overlap condition, and (``simulate``,
@@ -270,7 +308,7 @@ def plan(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_heads: int
 
     kv_heads = heads if kv_heads is None else kv_heads
     dv = d if dv is None else dv
-    dist.check(schedule, P=P, N=N, heads=heads, kv_heads=kv_heads, batch=batch)
+    dist.check(schedule, P=P, N=N, heads=heads, kv_heads=kv_heads, batch=batch, intra=intra)
     lk = dist.link(link)
     if dtype not in DTYPES:
         raise InvalidParameter("dtype", dtype, "one of " + ", ".join(DTYPES))
@@ -281,14 +319,14 @@ def plan(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_heads: int
     bpw, F = DTYPES[dtype], GPUS[gpu].peak_flops(dtype)
     passes = ("forward", "backward") if backward else ("forward",)
     words = {p: w for p, w in dist.per_device(schedule, P=P, N=N, d=d, dv=dv, heads=heads, kv_heads=kv_heads,
-                                              batch=batch).items() if p in passes}
-    work = [dist.pairs(schedule, P=P, N=N, heads=heads, causal=causal, r=r, batch=batch) for r in range(P)]
+                                              batch=batch, intra=intra).items() if p in passes}
+    work = [dist.pairs(schedule, P=P, N=N, heads=heads, causal=causal, r=r, batch=batch, intra=intra) for r in range(P)]
     flops_per_pair = {"forward": 2 * (d + dv), "backward": 2 * (3 * d + 2 * dv)}
     times = {p: {"comm_s": words[p] * bpw / lk.bytes_per_s, "compute_s_max": max(work) * flops_per_pair[p] / F}
              for p in passes}
     out: dict[str, Any] = {
         "schedule": schedule, "layout": dist.SCHEDULES[schedule].layout, "source": dist.SCHEDULES[schedule].source,
-        "P": P, "N": N, "d": d, "dv": dv, "heads": heads, "kv_heads": kv_heads, "batch": batch, "causal": causal,
+        "P": P, "intra": intra, "N": N, "d": d, "dv": dv, "heads": heads, "kv_heads": kv_heads, "batch": batch, "causal": causal,
         "dtype": dtype, "bytes_per_word": bpw, "link": {"name": lk.name, "bytes_per_s": lk.bytes_per_s, "source": lk.source},
         "gpu": gpu, "peak_flops": F, "formula_words": words, "formula_bytes": {p: w * bpw for p, w in words.items()},
         "provenance": dist.PROVENANCE, "pairs_per_device": work, "imbalance_max_over_mean": max(work) * P / sum(work),
@@ -300,6 +338,6 @@ def plan(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_heads: int
     small = batch * heads * N * N <= SIMULATE_MAX_PAIRS and batch * heads * N * max(d, dv) <= NUMERIC_MAX_WORDS
     if simulate or (simulate is None and small):
         r = distributed(schedule, P=P, N=N, d=d, dv=dv, heads=heads, kv_heads=kv_heads, batch=batch, causal=causal,
-                        backward=backward, seed=seed)
+                        backward=backward, seed=seed, intra=intra)
         out.update(simulated=True, measured=r.as_dict())
     return out

@@ -41,13 +41,13 @@ class GlooComm(Comm):
         self.bytes_sent += out
         self.bytes_received += inn
 
-    def _shift(self, x: np.ndarray, k: int) -> np.ndarray:
+    def _exchange(self, x: np.ndarray, dst: int, src: int) -> np.ndarray:
         import torch
         import torch.distributed as td
 
         t = torch.from_numpy(np.ascontiguousarray(x))
         y = torch.empty_like(t)
-        ops = [td.P2POp(td.isend, t, (self.rank + k) % self.P), td.P2POp(td.irecv, y, (self.rank - k) % self.P)]
+        ops = [td.P2POp(td.isend, t, dst), td.P2POp(td.irecv, y, src)]
         for req in td.batch_isend_irecv(ops):
             req.wait()
         self._bytes(t.numel() * t.element_size(), y.numel() * y.element_size())
@@ -109,12 +109,13 @@ def _worker(rank: int, P: int, port: int, jobs: list[dict[str, Any]], outdir: st
             comm = GlooComm(rank, P)
             scale = default_scale(job["d"], None)
             sh = cp.Shard(cp.shard(x["Q"], rows), cp.shard(x["K"], rows), cp.shard(x["V"], rows), np.asarray(rows))
-            cp.forward(job["schedule"], comm, sh, job["N"], job["causal"], scale)
+            cp.forward(job["schedule"], comm, sh, job["N"], job["causal"], scale, job["intra"] or 1)
             # bytes sent, received and words sent, received: after the forward, then at the end
             counts = [comm.bytes_sent, comm.bytes_received, comm.sent, comm.received]
             arrays = {"O": sh.o}
             if job["backward"]:
-                g = cp.backward(job["schedule"], comm, sh, cp.shard(x["dO"], rows), job["N"], job["causal"], scale)
+                g = cp.backward(job["schedule"], comm, sh, cp.shard(x["dO"], rows), job["N"], job["causal"], scale,
+                                job["intra"] or 1)
                 arrays.update(zip(("dQ", "dK", "dV"), g, strict=True))
             counts += [comm.bytes_sent, comm.bytes_received, comm.sent, comm.received]
             tmp = os.path.join(outdir, f"job{i}-rank{rank}.tmp.npz")
@@ -132,9 +133,10 @@ def free_port() -> int:
 
 
 def job(schedule: str, *, N: int, d: int, heads: int = 1, kv_heads: int | None = None, dv: int | None = None,
-        batch: int = 1, causal: bool = False, backward: bool = False, seed: int = 0) -> dict[str, Any]:
+        batch: int = 1, causal: bool = False, backward: bool = False, seed: int = 0, intra: int | None = None
+        ) -> dict[str, Any]:
     """One schedule run, as :func:`run_gloo` takes it."""
-    return dict(schedule=schedule, N=N, d=d, dv=d if dv is None else dv, heads=heads,
+    return dict(intra=intra, schedule=schedule, N=N, d=d, dv=d if dv is None else dv, heads=heads,
                 kv_heads=heads if kv_heads is None else kv_heads, batch=batch, causal=causal, backward=backward, seed=seed)
 
 
@@ -146,7 +148,7 @@ def run_gloo(jobs: list[dict[str, Any]], *, P: int, timeout_s: float = 300.0) ->
     import torch.multiprocessing as mp
 
     for j in jobs:
-        dist.check(j["schedule"], P=P, N=j["N"], heads=j["heads"], kv_heads=j["kv_heads"], batch=j["batch"])
+        dist.check(j["schedule"], P=P, N=j["N"], heads=j["heads"], kv_heads=j["kv_heads"], batch=j["batch"], intra=j["intra"])
     with tempfile.TemporaryDirectory(prefix="attnio-gloo-") as outdir:
         os.environ.setdefault("OMP_NUM_THREADS", "1")
         ctx = mp.start_processes(_worker, args=(P, free_port(), jobs, outdir, timeout_s), nprocs=P, join=False,
@@ -173,7 +175,7 @@ def _result(j: dict[str, Any], P: int, ranks: list[dict[str, np.ndarray]]) -> di
     x = cp.inputs(batch=j["batch"], heads=j["heads"], kv_heads=j["kv_heads"], N=N, d=j["d"], dv=j["dv"], seed=j["seed"])
     ref = torch_reference(x, j["causal"])
     formula = dist.per_device(j["schedule"], P=P, N=N, d=j["d"], dv=j["dv"], heads=j["heads"], kv_heads=j["kv_heads"],
-                              batch=j["batch"])
+                              batch=j["batch"], intra=j["intra"])
     passes = ("forward", "backward") if j["backward"] else ("forward",)
     at = {"forward": [(c[0], c[1], c[2], c[3]) for c in counts],
           "backward": [(c[4] - c[0], c[5] - c[1], c[6] - c[2], c[7] - c[3]) for c in counts]}

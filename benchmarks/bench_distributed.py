@@ -1,8 +1,8 @@
 """Context parallelism (docs/distributed.md): per schedule and P, the words one device sends, counted on the
 simulated P-device machine, by the formula (bounds/distributed.py) and measured on P gloo processes (bytes at the
-collectives ÷ 8, float64; causal, H = 2·H_kv with H_kv = 2, Ulysses H_kv = P), forward and backward, with the ratios counted ÷ formula and gloo ÷ formula (1.000 is
+collectives ÷ 8, float64; causal, H = 2·H_kv with H_kv = 2, Ulysses H_kv = P, hybrid P_a = 2 from P = 4), forward and backward, with the ratios counted ÷ formula and gloo ÷ formula (1.000 is
 exact), the causal work imbalance and the wall time of each gloo group. Then the formula at a Llama-style size
-(N = 131072, H = 32, H_kv = 8, d = 128, bf16) per schedule, P = 8, with link times on NVLink4 and InfiniBand NDR.
+(N = 131072, H = 32, H_kv = 8, d = 128, bf16) per schedule, P = 8 (hybrid: groups of 4), with link times on NVLink4 and InfiniBand NDR.
 
     .venv/bin/python benchmarks/bench_distributed.py [--P 2 4 8] [--no-gloo]
 """
@@ -20,7 +20,8 @@ def jobs_for(P: int) -> list[dict]:
     from attnio.algorithms.cp_gloo import job
 
     return [job(s, N=4 * P, d=8, heads=2 * (P if s == "ulysses" else 2), kv_heads=P if s == "ulysses" else 2,
-                causal=True, backward=True) for s in dist.SCHEDULES]
+                causal=True, backward=True, intra=2 if s == "hybrid" else None)
+            for s in dist.SCHEDULES if s != "hybrid" or P >= 4]
 
 
 def main() -> None:
@@ -41,7 +42,7 @@ def main() -> None:
             wall = time.perf_counter() - t0
         for i, j in enumerate(jobs):
             r = distributed(j["schedule"], P=P, N=j["N"], d=j["d"], heads=j["heads"], kv_heads=j["kv_heads"],
-                            causal=True, backward=True)
+                            causal=True, backward=True, intra=j["intra"])
             imb = max(r.pairs) * P / sum(r.pairs)
             for p in ("forward", "backward"):
                 counted, f = max(r.sent[p]), r.formula[p]
@@ -55,7 +56,8 @@ def main() -> None:
     print(f"{'schedule':<10} {'fwd MB':>8} {'bwd MB':>8} {'fwd NVLink4':>12} {'fwd IB-NDR':>11} {'attn (H100)':>12} "
           f"{'imbalance':>9}")
     for s in dist.SCHEDULES:
-        kw = dict(P=8, N=131072, d=128, heads=32, kv_heads=8, causal=True, backward=True)
+        kw = dict(P=8, N=131072, d=128, heads=32, kv_heads=8, causal=True, backward=True,
+                  intra=4 if s == "hybrid" else None)
         a = plan(s, **kw, link="nvlink4")
         b = plan(s, **kw, link="ib-ndr")
         fb = a["formula_bytes"]

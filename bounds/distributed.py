@@ -18,6 +18,8 @@ ulysses    (P−1)/P·b·n·(H·d + H_kv·(d+d_v) + H·d_v): all-to-all     the 
            Q, K, V in, O out (needs P | H_kv)                       head-sharded from the forward)
 tokenring  (P−1)·b·H·n·(d + d_v + 1): Q forwarded P−1 times, each   (P−1)·b·H·n·(2d + d_v + 2): Q, dO, L, D forwarded,
            partial (O, L) sent back to its owner                    each partial dQ sent back; dK, dV never move
+hybrid     (P_a−1)/P_a·b·n·(H + H_kv)(d+d_v) + (P/P_a − 1)·c:      the same all-to-alls + (2P/P_a − 1)·c: the ring backward
+           Ulysses in groups of P_a ranks, a ring across them       across the groups (needs P_a | H_kv, 2 ≤ P_a ≤ P/2)
 =========  =======================================================  ======================================================
 
 >>> per_device("ring", P=4, N=16, d=2, heads=2, kv_heads=1)
@@ -39,6 +41,7 @@ P = sym("cp_P", doc="devices of a context-parallel group (the sequence is split 
 B = sym("cp_b", doc="sequences in the batch (context parallelism)")
 H = sym("cp_H", doc="query heads (context parallelism)")
 HKV = sym("cp_Hkv", doc="key/value heads (context parallelism; H_kv divides H)")
+PA = sym("cp_Pa", doc="hybrid context parallelism: ranks per all-to-all group (intra-node); P/P_a groups form the ring")
 
 PROVENANCE = "derived here (docs/distributed.md)"
 
@@ -66,6 +69,8 @@ class Schedule:
 _RING_BWD = (P - 1) * _KV + P * _KV
 _A2A = (P - 1) / P * B * n * (H * (d + dv) + HKV * (d + dv))
 
+_A2A_INTRA = (PA - 1) / PA * B * n * (H * (d + dv) + HKV * (d + dv))
+
 SCHEDULES: dict[str, Schedule] = {
     "ring": Schedule("ring", "contiguous", (P - 1) * _KV, _RING_BWD,
                      "Ring Attention (Liu, Zaharia & Abbeel 2023, arXiv 2310.01889) §3; backward as ring-flash-attention "
@@ -86,13 +91,17 @@ SCHEDULES: dict[str, Schedule] = {
                           "(O, L) goes straight back to its queries' owner (one hop on a switched fabric); backward "
                           "(derived here): Q, dO, L, D travel, dK/dV accumulate in place, partial dQ goes back",
                           "Q blocks around the ring, partial (O, L) back (backward: Q, dO, L, D out, dQ back)"),
+    "hybrid": Schedule("hybrid", "contiguous", _A2A_INTRA + (P / PA - 1) * _KV, _A2A_INTRA + (2 * P / PA - 1) * _KV,
+                       "Megatron-Core context parallelism, cp_comm_type 'a2a+p2p' (hierarchical): Ulysses all-to-all "
+                       "within groups of P_a ranks (intra-node), a ring across the P/P_a groups (inter-node); derived "
+                       "here as Ulysses(P_a) plus ring(P/P_a) on the group's chunk", "all-to-all in groups, K/V ring across"),
     "ulysses": Schedule("ulysses", "contiguous", _A2A, _A2A,
                         "DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv 2309.14509) §3: all-to-all sequence→heads for "
                         "Q, K, V, heads→sequence for O", "all-to-all of Q, K, V and O (backward: dO, dQ, dK, dV)"),
 }
 
 
-def check(schedule: str, *, P: int, N: int, heads: int, kv_heads: int, batch: int = 1) -> None:
+def check(schedule: str, *, P: int, N: int, heads: int, kv_heads: int, batch: int = 1, intra: int | None = None) -> None:
     """Refuse what the schedule cannot split, one parameter at a time (``InvalidParameter``: name, value, range).
 
     >>> check("ulysses", P=4, N=16, heads=8, kv_heads=2)
@@ -111,6 +120,17 @@ def check(schedule: str, *, P: int, N: int, heads: int, kv_heads: int, batch: in
     parts = 2 * Pv if SCHEDULES[schedule].layout == "zigzag" else Pv
     if Nv % parts:
         raise InvalidParameter("N", Nv, f"a multiple of {parts} ({SCHEDULES[schedule].needs()} with P={Pv}) for {schedule}")
+    if schedule == "hybrid":
+        if intra is None:
+            raise InvalidParameter("intra", intra, f"the all-to-all group size P_a for hybrid: a divisor of P={Pv} with 2 <= P_a <= P/2")
+        Pa = check_int("intra", intra, min=2, max=Pv // 2)
+        if Pv % Pa:
+            raise InvalidParameter("intra", intra, f"a divisor of P={Pv} with 2 <= P_a <= P/2 (groups of P_a ranks)")
+        if kv_heads % Pa:
+            raise InvalidParameter("kv_heads", kv_heads, f"a multiple of intra={Pa} for hybrid (each rank of a group attends "
+                                   "kv_heads/P_a whole K/V heads)")
+    elif intra is not None:
+        raise InvalidParameter("intra", intra, "only with the hybrid schedule (absent otherwise)")
     if schedule == "ulysses":
         if heads < Pv or heads % Pv:
             raise InvalidParameter("heads", heads, f"a multiple of P={Pv} for ulysses (each device attends heads/P whole heads)")
@@ -119,15 +139,18 @@ def check(schedule: str, *, P: int, N: int, heads: int, kv_heads: int, batch: in
                                    f"whole K/V heads; heads={heads})")
 
 
-def env(*, P: int, N: int, d: int, heads: int, kv_heads: int, dv: int | None = None, batch: int = 1) -> dict[str, int]:
-    return {"cp_P": P, "N": N, "d": d, "dv": d if dv is None else dv, "cp_H": heads, "cp_Hkv": kv_heads, "cp_b": batch}
+def env(*, P: int, N: int, d: int, heads: int, kv_heads: int, dv: int | None = None, batch: int = 1,
+        intra: int | None = None) -> dict[str, int]:
+    return {"cp_P": P, "N": N, "d": d, "dv": d if dv is None else dv, "cp_H": heads, "cp_Hkv": kv_heads, "cp_b": batch,
+            "cp_Pa": intra or 1}
 
 
 def per_device(schedule: str, *, P: int, N: int, d: int, heads: int, kv_heads: int, dv: int | None = None,
-               batch: int = 1) -> dict[str, int]:
-    """Words one device sends (= receives) in the forward and in the backward of ``schedule``."""
-    check(schedule, P=P, N=N, heads=heads, kv_heads=kv_heads, batch=batch)
-    e = env(P=P, N=N, d=d, heads=heads, kv_heads=kv_heads, dv=dv, batch=batch)
+               batch: int = 1, intra: int | None = None) -> dict[str, int]:
+    """Words one device sends (= receives) in the forward and in the backward of ``schedule`` (``intra``: the hybrid
+    schedule's group size)."""
+    check(schedule, P=P, N=N, heads=heads, kv_heads=kv_heads, batch=batch, intra=intra)
+    e = env(P=P, N=N, d=d, heads=heads, kv_heads=kv_heads, dv=dv, batch=batch, intra=intra)
     s = SCHEDULES[schedule]
     return {"forward": evaluate_int(s.forward, e), "backward": evaluate_int(s.backward, e)}
 
@@ -152,11 +175,12 @@ def rows_of(layout: str, P: int, N: int, r: int) -> list[int]:
     raise InvalidParameter("layout", layout, "contiguous, zigzag or striped")
 
 
-def pairs(schedule: str, *, P: int, N: int, heads: int, causal: bool, r: int, batch: int = 1) -> int:
+def pairs(schedule: str, *, P: int, N: int, heads: int, causal: bool, r: int, batch: int = 1,
+          intra: int | None = None) -> int:
     """Unmasked (query, key) pairs device ``r`` computes, summed over sequences and query heads (closed forms,
     docs/distributed.md#work): non-causal b·H·n·N (ring family, all-gather), b·(H/P)·N² (Ulysses); causal,
     contiguous b·H·(r·n² + n(n+1)/2) (TokenRing, whose work follows its stationary keys: b·H·(n(N − rn) − n(n−1)/2)),
-    zigzag b·H·((2P−1)c² + c(c+1)) with c = N/2P (the same on every device),
+    hybrid b·(H/P_a)·(g·S² + S(S+1)/2) with S = P_a·n, g = ⌊r/P_a⌋, zigzag b·H·((2P−1)c² + c(c+1)) with c = N/2P (the same on every device),
     striped b·H·(n(r+1) + P·n(n−1)/2), Ulysses b·(H/P)·N(N+1)/2.
 
     >>> [pairs("ring", P=2, N=8, heads=1, causal=True, r=r) for r in (0, 1)]
@@ -168,6 +192,9 @@ def pairs(schedule: str, *, P: int, N: int, heads: int, causal: bool, r: int, ba
     lay = SCHEDULES[schedule].layout
     if schedule == "ulysses":
         return batch * (heads // P) * (N * (N + 1) // 2 if causal else N * N)
+    if schedule == "hybrid":  # H/P_a heads of the group's chunk of S = P_a·n rows (group g = r // P_a)
+        S, g = intra * nn, r // intra  # type: ignore[operator]
+        return batch * (heads // intra) * ((g * S * S + S * (S + 1) // 2) if causal else S * N)  # type: ignore[operator]
     if schedule == "tokenring" and causal:  # work follows the keys: key j is seen by the N − j queries i ≥ j
         return batch * heads * (nn * (N - r * nn) - nn * (nn - 1) // 2)
     if not causal:

@@ -24,10 +24,15 @@ def cases(draw: st.DrawFn) -> dict:
     P = draw(st.sampled_from([2, 3, 4]))
     kv = draw(st.sampled_from([1, 2, 4]))
     g = draw(st.sampled_from([1, 2]))
+    extra = {}
     if schedule == "ulysses":
         kv = P * draw(st.sampled_from([1, 2]))
+    if schedule == "hybrid":
+        P = draw(st.sampled_from([4, 6, 8]))
+        extra["intra"] = intra = draw(st.sampled_from([a for a in range(2, P // 2 + 1) if P % a == 0]))
+        kv = intra * draw(st.sampled_from([1, 2]))
     parts = 2 * P if dist.SCHEDULES[schedule].layout == "zigzag" else P
-    return dict(schedule=schedule, P=P, N=parts * draw(st.integers(1, 3)), d=draw(st.integers(1, 4)),
+    return dict(**extra, schedule=schedule, P=P, N=parts * draw(st.integers(1, 3)), d=draw(st.integers(1, 4)),
                 dv=draw(st.integers(1, 4)), heads=kv * g, kv_heads=kv, batch=draw(st.integers(1, 2)),
                 causal=draw(st.booleans()), seed=draw(st.integers(0, 9)))
 
@@ -36,7 +41,7 @@ def cases(draw: st.DrawFn) -> dict:
 def test_every_rank_sends_and_receives_the_formula_and_the_outputs_are_exact(c: dict) -> None:
     r = distributed(**c, backward=True)
     f = dist.per_device(c["schedule"], P=c["P"], N=c["N"], d=c["d"], dv=c["dv"], heads=c["heads"],
-                        kv_heads=c["kv_heads"], batch=c["batch"])
+                        kv_heads=c["kv_heads"], batch=c["batch"], intra=c.get("intra"))
     for p in ("forward", "backward"):
         assert r.sent[p] == [f[p]] * c["P"]
         assert r.received[p] == [f[p]] * c["P"]
@@ -60,6 +65,11 @@ def test_links_are_the_schedules_own(c: dict) -> None:
                 expect[(a, (a + 1) % P)] = (P - 1) * q
                 for s in range(1, P):
                     expect[(a, (a - s) % P)] = expect.get((a, (a - s) % P), 0) + part
+        elif c["schedule"] == "hybrid":  # all-to-all inside each group of P_a ranks, the ring from r to r + P_a
+            Pa = c["intra"]
+            assert all(b // Pa == a // Pa or b == (a + Pa) % P for a, b in links), links
+            assert {(a, (a + Pa) % P) for a in range(P)} <= set(links)
+            continue
         else:  # ring shifts and ring collectives: only r -> r + 1, the whole volume
             expect = {(a, (a + 1) % P): r.formula[p] for a in range(P)}
         assert links == expect
@@ -74,9 +84,10 @@ def test_ring_forward_count_by_hand() -> None:
     assert dist.per_device("ulysses", P=2, N=8, d=2, heads=2, kv_heads=2) == {"forward": 32, "backward": 32}
 
 
-@given(st.sampled_from(sorted(dist.SCHEDULES)), st.sampled_from([2, 4, 8]), st.integers(1, 4), st.booleans(),
+@given(st.sampled_from(sorted(set(dist.SCHEDULES) - {"hybrid"})), st.sampled_from([2, 4, 8]), st.integers(1, 4), st.booleans(),
        st.integers(1, 2))
 def test_pairs_per_rank_equal_a_brute_force_count(schedule: str, P: int, k: int, causal: bool, b: int) -> None:
+    """(hybrid takes intra: its own test below)"""
     N = 2 * P * k
     H = P * 2
     got = [dist.pairs(schedule, P=P, N=N, heads=H, causal=causal, r=r, batch=b) for r in range(P)]
@@ -89,6 +100,18 @@ def test_pairs_per_rank_equal_a_brute_force_count(schedule: str, P: int, k: int,
         per_key = schedule == "tokenring"  # K/V stay: a rank computes every query against its own keys
         assert got == [b * H * sum(((N - i) if per_key else (i + 1)) if causal else N for i in rw) for rw in rows]
     assert sum(got) == b * H * (N * (N + 1) // 2 if causal else N * N)
+
+
+@pytest.mark.parametrize(("P", "Pa"), [(4, 2), (6, 3), (8, 2), (8, 4)])
+def test_hybrid_pairs_equal_a_brute_force_count(P: int, Pa: int) -> None:
+    """A hybrid rank attends H/P_a heads of its group's chunk of P_a·n consecutive rows against all keys."""
+    N, H = 4 * P, 2 * Pa
+    S = N // (P // Pa)
+    for causal in (False, True):
+        got = [dist.pairs("hybrid", P=P, N=N, heads=H, causal=causal, r=r, intra=Pa) for r in range(P)]
+        want = [(H // Pa) * sum((i + 1) if causal else N for i in range((r // Pa) * S, (r // Pa + 1) * S)) for r in range(P)]
+        assert got == want
+        assert sum(got) == H * (N * (N + 1) // 2 if causal else N * N)
 
 
 def test_zigzag_balances_the_causal_work_and_the_contiguous_ring_does_not() -> None:
@@ -107,6 +130,11 @@ def test_zigzag_balances_the_causal_work_and_the_contiguous_ring_does_not() -> N
     (dict(schedule="ring", P=2, N=8, heads=3, kv_heads=2), "kv_heads"),
     (dict(schedule="tree", P=2, N=8, heads=1, kv_heads=1), "schedule"),
     (dict(schedule="ring", P=1, N=8, heads=1, kv_heads=1), "P"),
+    (dict(schedule="hybrid", P=8, N=16, heads=4, kv_heads=4), "intra"),
+    (dict(schedule="hybrid", P=8, N=16, heads=4, kv_heads=4, intra=3), "intra"),
+    (dict(schedule="hybrid", P=8, N=16, heads=4, kv_heads=4, intra=8), "intra"),
+    (dict(schedule="hybrid", P=8, N=16, heads=4, kv_heads=2, intra=4), "kv_heads"),
+    (dict(schedule="ring", P=8, N=16, heads=4, kv_heads=2, intra=4), "intra"),
 ])
 def test_bad_input_names_the_parameter(kw: dict, param: str) -> None:
     with pytest.raises(InvalidParameter) as e:

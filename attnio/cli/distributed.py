@@ -11,7 +11,9 @@ from attnio.cli._common import int_option, print_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--schedule", required=True, help="ring, zigzag, striped, allgather or ulysses")
+    p.add_argument("--schedule", required=True, help="ring, zigzag, striped, allgather, tokenring, hybrid or ulysses")
+    p.add_argument("--intra", type=int_option, default=None,
+                   help="hybrid: ranks per all-to-all group P_a (a divisor of P, 2 <= P_a <= P/2; the ring runs across groups)")
     p.add_argument("--P", type=int_option, required=True, help="devices (>= 2)")
     p.add_argument("--N", type=int_option, required=True, help="sequence length (a multiple of P; zigzag, allgather: 2P)")
     p.add_argument("--d", type=int_option, required=True, help="head dimension of Q and K")
@@ -35,12 +37,13 @@ def main(args: argparse.Namespace) -> int:
 
     out = plan(args.schedule, P=args.P, N=args.N, d=args.d, dv=args.dv, heads=args.heads, kv_heads=args.kv_heads,
                batch=args.batch, causal=args.causal, backward=args.backward, dtype=args.dtype, link=args.link,
-               gpu=args.gpu, simulate={"auto": None, "yes": True, "no": False}[args.simulate], seed=args.seed)
+               gpu=args.gpu, simulate={"auto": None, "yes": True, "no": False}[args.simulate], seed=args.seed,
+               intra=args.intra)
     agree = out["measured"]["measured_equals_formula"] if out["simulated"] else True
     if args.json:
         print_json(out)
         return 0 if agree else 1
-    print(f"{out['schedule']} ({out['layout']} layout) on P={out['P']}: b={out['batch']} H={out['heads']} "
+    print(f"{out['schedule']} ({out['layout']} layout) on P={out['P']}{'' if out['intra'] is None else ' (groups of ' + str(out['intra']) + ')'}: b={out['batch']} H={out['heads']} "
           f"H_kv={out['kv_heads']} N={out['N']} d={out['d']} d_v={out['dv']}{' causal' if out['causal'] else ''} "
           f"{out['dtype']} ({out['bytes_per_word']} B/word)")
     print(f"  {out['source']}")
