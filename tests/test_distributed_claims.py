@@ -1,5 +1,6 @@
 """The z3 claims of context parallelism (solver/claims/distributed.py): each is proved, a planted mutant of each
-(a threshold halved, the Ulysses condition weakened by one K/V head's worth) is refuted with a counterexample that
+(a threshold halved, the Ulysses and hybrid conditions weakened by one K/V head's worth, hybrid made one word
+more than the ring) is refuted with a counterexample that
 satisfies the hypotheses and breaks the goal, and the claims are in the catalog's list."""
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ MUTANTS = [
     cd.overlap("fwd", threshold=THRESHOLD_FWD / 2, suffix=".mutant"),
     cd.overlap("bwd", threshold=THRESHOLD_BWD / 2, suffix=".mutant"),
     cd.ulysses_vs_ring("fwd", suffix=".mutant", rhs=H <= P * HKV),
+    cd.hybrid_vs_ring(suffix=".mutant", rhs=H <= P * HKV),
+    cd.hybrid_between("fwd", suffix=".mutant", hybrid=dist.SCHEDULES["ring"].forward + 1),
 ]
 
 

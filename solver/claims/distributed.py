@@ -7,7 +7,10 @@ attention, and when Ulysses moves fewer words per device than the ring.
 - ``distributed.ring.overlap-bwd``: the backward step (K/V and the dK/dV accumulator, 2n(d + d_v) words, against
   2g·n²(3d + 2d_v) FLOPs) likewise iff n ≥ (d + d_v)·F·β/(g(3d + 2d_v)·BW);
 - ``distributed.ulysses-vs-ring``: Ulysses' forward words per device ≤ the ring's iff H + H_kv ≤ P·H_kv (with
-  g = H/H_kv: iff P ≥ g + 1), for every P ≥ 2, N, b, H, H_kv, d, d_v ≥ 1.
+  g = H/H_kv: iff P ≥ g + 1), for every P ≥ 2, N, b, H, H_kv, d, d_v ≥ 1;
+- ``distributed.hybrid-vs-ring-fwd``: hybrid a2a+p2p's forward words ≤ the ring's under the same condition, at every
+  group size 2 ≤ P_a ≤ P/2;
+- ``distributed.hybrid-between-fwd``: hybrid's forward words lie between Ulysses' and the ring's.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from attnio.bounds.distributed import (
     BYTES,
     FLOPS,
     HKV,
+    PA,
     ROWS,
     SCHEDULES,
     STEP_COMM_BWD,
@@ -32,7 +36,7 @@ from attnio.bounds.distributed import (
 )
 from attnio.bounds.symbols import N, d, dv
 from attnio.solver.claims.types import Implication
-from attnio.solver.logic import Iff
+from attnio.solver.logic import All, Any, Iff
 
 DOC = "docs/distributed.md#claims"
 META = "a fact of the context-parallel schedules' exact counts (bounds/distributed.py), about no catalog bound"
@@ -65,4 +69,30 @@ def ulysses_vs_ring(pass_: str, suffix: str = "", rhs=None) -> Implication:
         SPLIT_REGIME, Iff(uw <= rw, cond), provenance=DOC, meta=META)
 
 
-CLAIMS: list[Implication] = [overlap("fwd"), overlap("bwd"), ulysses_vs_ring("fwd")]
+HYBRID_REGIME = (*SPLIT_REGIME, 2 <= PA, 2 * PA <= P)
+
+
+def hybrid_between(pass_: str, suffix: str = "", hybrid=None) -> Implication:
+    """Hybrid a2a+p2p's words per device lie between Ulysses' and the ring's (tests pass a mutant ``hybrid``)."""
+    get = (lambda s: SCHEDULES[s].forward) if pass_ == "fwd" else (lambda s: SCHEDULES[s].backward)
+    hy = hybrid if hybrid is not None else get("hybrid")
+    u, r = get("ulysses"), get("ring")
+    return Implication(
+        f"distributed.hybrid-between-{pass_}{suffix}", "inequality",
+        f"[distributed] Hybrid a2a+p2p's {'forward' if pass_ == 'fwd' else 'backward'} words per device lie between "
+        "Ulysses' and the ring's (min ≤ hybrid ≤ max), for every group size 2 ≤ P_a ≤ P/2, where ("
+        + ", ".join(str(x) for x in HYBRID_REGIME) + ").",
+        HYBRID_REGIME, Any((All((u <= hy, hy <= r)), All((r <= hy, hy <= u)))), provenance=DOC, meta=META)
+
+
+def hybrid_vs_ring(suffix: str = "", rhs=None) -> Implication:
+    cond = rhs if rhs is not None else (H + HKV <= P * HKV)
+    return Implication(
+        f"distributed.hybrid-vs-ring-fwd{suffix}", "iff",
+        f"[distributed] Hybrid a2a+p2p's forward words per device ≤ the ring's iff {cond}, at every group size "
+        "2 ≤ P_a ≤ P/2 (the same condition as Ulysses'), where (" + ", ".join(str(x) for x in HYBRID_REGIME) + ").",
+        HYBRID_REGIME, Iff(SCHEDULES["hybrid"].forward <= SCHEDULES["ring"].forward, cond), provenance=DOC, meta=META)
+
+
+CLAIMS: list[Implication] = [overlap("fwd"), overlap("bwd"), ulysses_vs_ring("fwd"), hybrid_vs_ring(),
+                             hybrid_between("fwd")]
