@@ -37,6 +37,11 @@ class GlooComm(Comm):
         self.bytes_sent = 0
         self.bytes_received = 0
 
+    def _totals(self, out: int, inn: int) -> None:
+        """Words of a gloo collective: per-rank totals only (gloo routes them itself, so no link is credited)."""
+        self.sent += out
+        self.received += inn
+
     def _bytes(self, out: int, inn: int) -> None:
         self.bytes_sent += out
         self.bytes_received += inn
@@ -62,7 +67,7 @@ class GlooComm(Comm):
         td.all_gather(outs, t)
         b = t.numel() * t.element_size()
         self._bytes((self.P - 1) * b, (self.P - 1) * b)
-        self._count((self.rank + 1) % self.P, (self.rank - 1) % self.P, (self.P - 1) * x.size, (self.P - 1) * x.size)
+        self._totals((self.P - 1) * x.size, (self.P - 1) * x.size)
         return np.concatenate([o.numpy() for o in outs], axis=axis)
 
     def reduce_scatter(self, x: np.ndarray, axis: int) -> np.ndarray:
@@ -74,7 +79,7 @@ class GlooComm(Comm):
         td.reduce_scatter(out, chunks)
         b = out.numel() * out.element_size()
         self._bytes((self.P - 1) * b, (self.P - 1) * b)
-        self._count((self.rank + 1) % self.P, (self.rank - 1) % self.P, (self.P - 1) * out.numel(), (self.P - 1) * out.numel())
+        self._totals((self.P - 1) * out.numel(), (self.P - 1) * out.numel())
         return out.numpy()
 
     def _all_to_all(self, slices: list[np.ndarray]) -> list[np.ndarray]:
