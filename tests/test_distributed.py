@@ -197,6 +197,9 @@ def test_cli_prints_the_formula_and_the_simulated_counts(capsys: pytest.CaptureF
     (["--schedule", "ring", "--P", "8", "--N", "64", "--d", "8", "--link", "nvlink9"], "link='nvlink9' is invalid"),
     (["--schedule", "ring", "--P", "1", "--N", "64", "--d", "8"], "P=1 is invalid"),
     (["--schedule", "zigzag", "--P", "4", "--N", "12", "--d", "8"], "N=12 is invalid: valid range is a multiple of 8"),
+    (["--schedule", "hybrid", "--P", "8", "--N", "16", "--d", "8", "--heads", "4"], "intra=None is invalid"),
+    (["--schedule", "ring", "--P", "8", "--N", "16", "--d", "8", "--intra", "2"], "intra=2 is invalid"),
+    (["--schedule", "hybrid", "--P", "8", "--N", "16", "--d", "8", "--intra", "2"], "kv_heads=1 is invalid"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(argv: list[str], line: str, capsys: pytest.CaptureFixture[str]) -> None:
     from attnio.cli import main
