@@ -95,6 +95,29 @@ class Comm:
             acc = self.ring_shift(acc) + chunks[(self.rank - s - 1) % self.P]
         return acc
 
+    def group_all_gather(self, x: np.ndarray, axis: int, members: list[int]) -> np.ndarray:
+        """:meth:`all_gather` within ``members`` (this rank among them; every group the same size, all running at
+        once): a ring over the members, (|members| − 1)·|x| each way."""
+        q, i = len(members), members.index(self.rank)
+        parts: list[Any] = [None] * q
+        parts[i] = cur = x
+        for s in range(1, q):
+            cur = self.exchange(cur, members[(i + 1) % q], members[(i - 1) % q])
+            parts[(i - s) % q] = cur
+        return np.concatenate(parts, axis=axis)
+
+    def group_reduce_scatter(self, xs: tuple[np.ndarray, ...], axis: int, members: list[int], combine) -> tuple[np.ndarray, ...]:
+        """Ring reduce-scatter within ``members`` of the arrays ``xs`` (each cut into |members| chunks along ``axis``),
+        folded by ``combine(received, own)`` (a sum, or a logsumexp merge of partial outputs): member i ends with
+        chunk i folded over the group; (|members| − 1)·Σ|x|/|members| each way."""
+        q, i = len(members), members.index(self.rank)
+        chunks = [np.split(x, q, axis=axis) for x in xs]
+        acc = tuple(c[(i - 1) % q] for c in chunks)
+        for s in range(1, q):
+            got = tuple(self.exchange(a, members[(i + 1) % q], members[(i - 1) % q]) for a in acc)
+            acc = combine(got, tuple(c[(i - s - 1) % q] for c in chunks))
+        return acc
+
     def all_to_all(self, x: np.ndarray, split_axis: int, cat_axis: int) -> np.ndarray:
         """Slice j of ``x`` (along ``split_axis``) goes to rank j; the slices received, in rank order, are
         concatenated along ``cat_axis``."""

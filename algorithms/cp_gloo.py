@@ -113,7 +113,7 @@ def _worker(rank: int, P: int, port: int, jobs: list[dict[str, Any]], outdir: st
             rows = dist.rows_of(dist.SCHEDULES[job["schedule"]].layout, P, job["N"], rank)
             comm = GlooComm(rank, P)
             scale = default_scale(job["d"], None)
-            sh = cp.Shard(cp.shard(x["Q"], rows), cp.shard(x["K"], rows), cp.shard(x["V"], rows), np.asarray(rows))
+            sh = cp.make_shard(x, dist.SCHEDULES[job["schedule"]].layout, P, job["N"], rank)
             cp.forward(job["schedule"], comm, sh, job["N"], job["causal"], scale, job["intra"] or 1)
             # bytes sent, received and words sent, received: after the forward, then at the end
             counts = [comm.bytes_sent, comm.bytes_received, comm.sent, comm.received]
@@ -176,7 +176,9 @@ def _result(j: dict[str, Any], P: int, ranks: list[dict[str, np.ndarray]]) -> di
     counts = [r["counts"].tolist() for r in ranks]
     arrays = {k: [r[k] for r in ranks] for k in ("O", "dQ", "dK", "dV") if k in ranks[0]}
     N = j["N"]
-    rows = [dist.rows_of(dist.SCHEDULES[j["schedule"]].layout, P, N, r) for r in range(P)]
+    layout = dist.SCHEDULES[j["schedule"]].layout
+    rows = [dist.rows_of(layout, P, N, r) for r in range(P)]
+    kv_rows = [dist.kv_rows_of(layout, P, N, r) for r in range(P)]
     x = cp.inputs(batch=j["batch"], heads=j["heads"], kv_heads=j["kv_heads"], N=N, d=j["d"], dv=j["dv"], seed=j["seed"])
     ref = torch_reference(x, j["causal"])
     formula = dist.per_device(j["schedule"], P=P, N=N, d=j["d"], dv=j["dv"], heads=j["heads"], kv_heads=j["kv_heads"],
@@ -191,7 +193,7 @@ def _result(j: dict[str, Any], P: int, ranks: list[dict[str, np.ndarray]]) -> di
         "words_sent": {p: [a[2] for a in at[p]] for p in passes},
         "words_received": {p: [a[3] for a in at[p]] for p in passes},
         "formula_words": {p: formula[p] for p in passes},
-        "errors": {k: _rel(cp.assemble(v, rows, N), ref[k]) for k, v in arrays.items()},
+        "errors": {k: _rel(cp.assemble(v, kv_rows if k in ("dK", "dV") else rows, N), ref[k]) for k, v in arrays.items()},
     }
 
 

@@ -1,6 +1,6 @@
 """Context parallelism (docs/distributed.md): per schedule and P, the words one device sends, counted on the
 simulated P-device machine, by the formula (bounds/distributed.py) and measured on P gloo processes (bytes at the
-collectives ÷ 8, float64; causal, H = 2·H_kv with H_kv = 2, Ulysses H_kv = P, hybrid P_a = 2 from P = 4), forward and backward, with the ratios counted ÷ formula and gloo ÷ formula (1.000 is
+collectives ÷ 8, float64; causal, H = 2·H_kv with H_kv = 2, Ulysses H_kv = P, hybrid P_a = 2 from P = 4, attention2d at square P), forward and backward, with the ratios counted ÷ formula and gloo ÷ formula (1.000 is
 exact), the causal work imbalance and the wall time of each gloo group. Then the formula at a Llama-style size
 (N = 131072, H = 32, H_kv = 8, d = 128, bf16) per schedule, P = 8 (hybrid: groups of 4), with link times on NVLink4 and InfiniBand NDR.
 
@@ -21,7 +21,7 @@ def jobs_for(P: int) -> list[dict]:
 
     return [job(s, N=4 * P, d=8, heads=2 * (P if s == "ulysses" else 2), kv_heads=P if s == "ulysses" else 2,
                 causal=True, backward=True, intra=2 if s == "hybrid" else None)
-            for s in dist.SCHEDULES if s != "hybrid" or P >= 4]
+            for s in dist.SCHEDULES if (s != "hybrid" or P >= 4) and (s != "attention2d" or P in (4, 9, 16))]
 
 
 def main() -> None:
@@ -55,7 +55,7 @@ def main() -> None:
     print("\nLlama-style, N = 131072, H = 32, H_kv = 8, d = 128, bf16, causal, P = 8: per device")
     print(f"{'schedule':<10} {'fwd MB':>8} {'bwd MB':>8} {'fwd NVLink4':>12} {'fwd IB-NDR':>11} {'attn (H100)':>12} "
           f"{'imbalance':>9}")
-    for s in dist.SCHEDULES:
+    for s in (x for x in dist.SCHEDULES if x != "attention2d"):
         kw = dict(P=8, N=131072, d=128, heads=32, kv_heads=8, causal=True, backward=True,
                   intra=4 if s == "hybrid" else None)
         a = plan(s, **kw, link="nvlink4")

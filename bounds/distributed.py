@@ -18,6 +18,9 @@ ulysses    (P−1)/P·b·n·(H·d + H_kv·(d+d_v) + H·d_v): all-to-all     the 
            Q, K, V in, O out (needs P | H_kv)                       head-sharded from the forward)
 tokenring  (P−1)·b·H·n·(d + d_v + 1): Q forwarded P−1 times, each   (P−1)·b·H·n·(2d + d_v + 2): Q, dO, L, D forwarded,
            partial (O, L) sent back to its owner                    each partial dQ sent back; dK, dV never move
+attention2d  (√P−1)·(b·H·n·(d+d_v+1) + c): Q all-gathered     (√P−1)·(b·H·n·(2d+d_v+2) + 2c): Q, dO, L, D and K, V
+           along rows, K/V along columns, (O, L) reduce-scattered   gathered again; dQ reduce-scattered along rows, dK, dV
+                                                                    along columns (needs P a square)
 hybrid     (P_a−1)/P_a·b·n·(H + H_kv)(d+d_v) + (P/P_a − 1)·c:      the same all-to-alls + (2P/P_a − 1)·c: the ring backward
            Ulysses in groups of P_a ranks, a ring across them       across the groups (needs P_a | H_kv, 2 ≤ P_a ≤ P/2)
 =========  =======================================================  ======================================================
@@ -30,9 +33,10 @@ hybrid     (P_a−1)/P_a·b·n·(H + H_kv)(d+d_v) + (P/P_a − 1)·c:      the s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from attnio.bounds.expr import Expr, evaluate_int
+from attnio.bounds.expr import Expr, evaluate_int, sqrt
 from attnio.bounds.symbols import N, d, dv, sym
 from attnio.core.errors import InvalidParameter
 from attnio.core.validate import check_int
@@ -95,6 +99,13 @@ SCHEDULES: dict[str, Schedule] = {
                        "Megatron-Core context parallelism, cp_comm_type 'a2a+p2p' (hierarchical): Ulysses all-to-all "
                        "within groups of P_a ranks (intra-node), a ring across the P/P_a groups (inter-node); derived "
                        "here as Ulysses(P_a) plus ring(P/P_a) on the group's chunk", "all-to-all in groups, K/V ring across"),
+    "attention2d": Schedule("attention2d", "grid",
+                            (sqrt(P) - 1) * (B * H * n * (d + dv + 1) + _KV),
+                            (sqrt(P) - 1) * (B * H * n * (2 * d + dv + 2) + 2 * _KV),
+                            "Attention2D (a √P × √P grid: query blocks by row, key blocks by column); this layout and "
+                            "its collectives derived here: Q chunks row-major, K/V chunks column-major, all-gathers of Q "
+                            "along rows and of K/V along columns, partial (O, L) reduce-scattered along rows",
+                            "Q along grid rows, K/V along grid columns, partial (O, L) reduced along rows"),
     "ulysses": Schedule("ulysses", "contiguous", _A2A, _A2A,
                         "DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv 2309.14509) §3: all-to-all sequence→heads for "
                         "Q, K, V, heads→sequence for O", "all-to-all of Q, K, V and O (backward: dO, dQ, dK, dV)"),
@@ -120,6 +131,8 @@ def check(schedule: str, *, P: int, N: int, heads: int, kv_heads: int, batch: in
     parts = 2 * Pv if SCHEDULES[schedule].layout == "zigzag" else Pv
     if Nv % parts:
         raise InvalidParameter("N", Nv, f"a multiple of {parts} ({SCHEDULES[schedule].needs()} with P={Pv}) for {schedule}")
+    if schedule == "attention2d" and math.isqrt(Pv) ** 2 != Pv:
+        raise InvalidParameter("P", P, "a perfect square (4, 9, 16, …) for attention2d (a √P × √P grid)")
     if schedule == "hybrid":
         if intra is None:
             raise InvalidParameter("intra", intra, f"the all-to-all group size P_a for hybrid: a divisor of P={Pv} with 2 <= P_a <= P/2")
@@ -172,7 +185,24 @@ def rows_of(layout: str, P: int, N: int, r: int) -> list[int]:
         return list(range(r * c, (r + 1) * c)) + list(range((2 * P - 1 - r) * c, (2 * P - r) * c))
     if layout == "striped":
         return list(range(r, N, P))
-    raise InvalidParameter("layout", layout, "contiguous, zigzag or striped")
+    if layout == "grid":  # the query chunk of grid cell (a, b) = r: chunk a·√P + b = r (row-major)
+        return list(range(r * nn, (r + 1) * nn))
+    raise InvalidParameter("layout", layout, "contiguous, zigzag, striped or grid")
+
+
+def kv_rows_of(layout: str, P: int, N: int, r: int) -> list[int]:
+    """The token positions of the K/V rows device ``r`` holds: its query rows, except in the grid layout, where cell
+    (a, b) holds K/V chunk b·√P + a (column-major), so that a grid column holds one key block.
+
+    >>> kv_rows_of("grid", 4, 8, 1), rows_of("grid", 4, 8, 1)
+    ([4, 5], [2, 3])
+    """
+    if layout != "grid":
+        return rows_of(layout, P, N, r)
+    q, nn = math.isqrt(P), N // P
+    a, b = divmod(r, q)
+    c = b * q + a
+    return list(range(c * nn, (c + 1) * nn))
 
 
 def pairs(schedule: str, *, P: int, N: int, heads: int, causal: bool, r: int, batch: int = 1,
@@ -195,6 +225,11 @@ def pairs(schedule: str, *, P: int, N: int, heads: int, causal: bool, r: int, ba
     if schedule == "hybrid":  # H/P_a heads of the group's chunk of S = P_a·n rows (group g = r // P_a)
         S, g = intra * nn, r // intra  # type: ignore[operator]
         return batch * (heads // intra) * ((g * S * S + S * (S + 1) // 2) if causal else S * N)  # type: ignore[operator]
+    if schedule == "attention2d":  # query block a against key block b, S = √P·n rows each
+        q = math.isqrt(P)
+        a, b = divmod(r, q)
+        S = q * nn
+        return batch * heads * (S * S if not causal or a > b else S * (S + 1) // 2 if a == b else 0)
     if schedule == "tokenring" and causal:  # work follows the keys: key j is seen by the N − j queries i ≥ j
         return batch * heads * (nn * (N - r * nn) - nn * (nn - 1) // 2)
     if not causal:

@@ -5,6 +5,8 @@ naming the parameter."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -27,6 +29,8 @@ def cases(draw: st.DrawFn) -> dict:
     extra = {}
     if schedule == "ulysses":
         kv = P * draw(st.sampled_from([1, 2]))
+    if schedule == "attention2d":
+        P = draw(st.sampled_from([4, 9]))
     if schedule == "hybrid":
         P = draw(st.sampled_from([4, 6, 8]))
         extra["intra"] = intra = draw(st.sampled_from([a for a in range(2, P // 2 + 1) if P % a == 0]))
@@ -65,6 +69,11 @@ def test_links_are_the_schedules_own(c: dict) -> None:
                 expect[(a, (a + 1) % P)] = (P - 1) * q
                 for s in range(1, P):
                     expect[(a, (a - s) % P)] = expect.get((a, (a - s) % P), 0) + part
+        elif c["schedule"] == "attention2d":  # rings along grid rows and grid columns only
+            q = math.isqrt(P)
+            nxt = {(a, (a // q) * q + (a % q + 1) % q) for a in range(P)} | {(a, (a + q) % P) for a in range(P)}
+            assert set(links) == nxt, links
+            continue
         elif c["schedule"] == "hybrid":  # all-to-all inside each group of P_a ranks, the ring from r to r + P_a
             Pa = c["intra"]
             assert all(b // Pa == a // Pa or b == (a + Pa) % P for a, b in links), links
@@ -84,10 +93,10 @@ def test_ring_forward_count_by_hand() -> None:
     assert dist.per_device("ulysses", P=2, N=8, d=2, heads=2, kv_heads=2) == {"forward": 32, "backward": 32}
 
 
-@given(st.sampled_from(sorted(set(dist.SCHEDULES) - {"hybrid"})), st.sampled_from([2, 4, 8]), st.integers(1, 4), st.booleans(),
+@given(st.sampled_from(sorted(set(dist.SCHEDULES) - {"hybrid", "attention2d"})), st.sampled_from([2, 4, 8]), st.integers(1, 4), st.booleans(),
        st.integers(1, 2))
 def test_pairs_per_rank_equal_a_brute_force_count(schedule: str, P: int, k: int, causal: bool, b: int) -> None:
-    """(hybrid takes intra: its own test below)"""
+    """(hybrid takes intra and attention2d a square P: their own tests below)"""
     N = 2 * P * k
     H = P * 2
     got = [dist.pairs(schedule, P=P, N=N, heads=H, causal=causal, r=r, batch=b) for r in range(P)]
@@ -114,6 +123,23 @@ def test_hybrid_pairs_equal_a_brute_force_count(P: int, Pa: int) -> None:
         assert sum(got) == H * (N * (N + 1) // 2 if causal else N * N)
 
 
+@pytest.mark.parametrize("P", [4, 9, 16])
+def test_attention2d_pairs_equal_a_brute_force_count(P: int) -> None:
+    """Grid cell (a, b) attends query block a (its grid row's query chunks) against key block b (its grid column's
+    K/V chunks)."""
+    q, N, H = math.isqrt(P), 2 * P, 3
+    for causal in (False, True):
+        got = [dist.pairs("attention2d", P=P, N=N, heads=H, causal=causal, r=r) for r in range(P)]
+        want = []
+        for r in range(P):
+            a, b = divmod(r, q)
+            qs = [i for j in range(q) for i in dist.rows_of("grid", P, N, a * q + j)]
+            ks = [k for j in range(q) for k in dist.kv_rows_of("grid", P, N, j * q + b)]
+            want.append(H * sum(1 for i in qs for k in ks if k <= i or not causal))
+        assert got == want
+        assert sum(got) == H * (N * (N + 1) // 2 if causal else N * N)
+
+
 def test_zigzag_balances_the_causal_work_and_the_contiguous_ring_does_not() -> None:
     P, N = 8, 64
     ring = [dist.pairs("ring", P=P, N=N, heads=1, causal=True, r=r) for r in range(P)]
@@ -135,6 +161,7 @@ def test_zigzag_balances_the_causal_work_and_the_contiguous_ring_does_not() -> N
     (dict(schedule="hybrid", P=8, N=16, heads=4, kv_heads=4, intra=8), "intra"),
     (dict(schedule="hybrid", P=8, N=16, heads=4, kv_heads=2, intra=4), "kv_heads"),
     (dict(schedule="ring", P=8, N=16, heads=4, kv_heads=2, intra=4), "intra"),
+    (dict(schedule="attention2d", P=8, N=16, heads=4, kv_heads=2), "P"),
 ])
 def test_bad_input_names_the_parameter(kw: dict, param: str) -> None:
     with pytest.raises(InvalidParameter) as e:
