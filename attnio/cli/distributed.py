@@ -11,10 +11,10 @@ from attnio.cli._common import int_option, print_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--schedule", required=True, help="ring, zigzag, striped, allgather, tokenring, hybrid or ulysses")
+    p.add_argument("--schedule", required=True, help="ring, zigzag, striped, allgather, tokenring, hybrid, attention2d or ulysses")
     p.add_argument("--intra", type=int_option, default=None,
                    help="hybrid: ranks per all-to-all group P_a (a divisor of P, 2 <= P_a <= P/2; the ring runs across groups)")
-    p.add_argument("--P", type=int_option, required=True, help="devices (>= 2)")
+    p.add_argument("--P", type=int_option, required=True, help="devices (>= 2; attention2d: a perfect square)")
     p.add_argument("--N", type=int_option, required=True, help="sequence length (a multiple of P; zigzag, allgather: 2P)")
     p.add_argument("--d", type=int_option, required=True, help="head dimension of Q and K")
     p.add_argument("--dv", type=int_option, default=None, help="value width (default d)")
