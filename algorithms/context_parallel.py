@@ -15,6 +15,11 @@ Loop nests (rank r of P; n = N/P rows per rank; L the logsumexp, merged block by
     tokenring: for s in 1..P−1: Q ← ring_shift(Q);    backward: (Q, dO, L, D) shifted the same way; grads against
                partial ← attend(Q, own K, V); sent back        the stationary K, V; dK, dV += in place; the partial
                to its owner (shift −s), merged there           dQ sent back to its owner (shift −s)
+    attention2d (cell (a, b) of a √P × √P grid):      backward: Q, dO, L, D gathered along the row, K, V along
+        Q ← all_gather along the row (query block a)            the column; dQ reduce-scattered along the row,
+        K, V ← all_gather along the column (key block b)        dK, dV along the column
+        (O, L) ← attend; reduce_scatter along the row (merge)
+    hybrid: Ulysses' all-to-alls within groups of P_a ranks, the ring loop across the groups (hop P_a)
     ulysses: Q, K, V ← all_to_all(sequence → heads)   backward: dO ← all_to_all(sequence → heads); grads on the
              (O, L) ← attend (full sequence, H/P heads)         kept head-sharded Q, K, V, O, L;
              O ← all_to_all(heads → sequence)                   dQ, dK, dV ← all_to_all(heads → sequence)
