@@ -123,6 +123,8 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_mask_claims.py::test_claim_is_proved_by_z3",
         "test_mask_claims.py::test_mutant_is_refuted_with_a_valid_counterexample",
         "test_bwd_slots_p.py::test_mutants_are_refuted",
+        "test_distributed_claims.py::test_claim_is_proved_by_z3",
+        "test_distributed_claims.py::test_mutant_is_refuted_with_a_valid_counterexample",
     ),
     # found by the marker audit
     "subprocess": (
@@ -165,6 +167,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5_causal_links_and_every_other_claim",
         "test_bwd_slots_p.py::test_claim_is_proved_by_z3_and_by_cvc5",
         "test_backward_lift.py::test_every_lift_claim_is_proved_by_z3_and_cvc5",
+        "test_distributed_gloo.py",
     ),
     # 15 s or more in the measured fast loop on the loaded shared machine (about 5 s quiet)
     "slow": (
@@ -183,6 +186,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_report.py::test_same_inputs_give_byte_identical_files",
         "test_report.py::test_summary_counts_the_verdicts_of_the_claims_about_each_regimes_bounds",
         "test_sweep.py::test_sigkill_mid_sweep_then_rerun_loses_and_duplicates_nothing",
+        "test_distributed_gloo.py::test_gloo_bytes_equal_the_formula_and_outputs_equal_torch_autograd",
     ),
 }
 

@@ -10,7 +10,20 @@ from types import ModuleType
 from typing import NoReturn
 
 from attnio import __version__
-from attnio.cli import algorithms, bounds, decode, gate, kernel, paper, pebble, report, run, sweep, verify
+from attnio.cli import (
+    algorithms,
+    bounds,
+    decode,
+    distributed,
+    gate,
+    kernel,
+    paper,
+    pebble,
+    report,
+    run,
+    sweep,
+    verify,
+)
 from attnio.core.errors import AttnioError, InvalidParameter, Unsupported
 
 # subcommand -> (module, one-line help). The one table of commands.
@@ -25,6 +38,7 @@ COMMANDS: dict[str, tuple[ModuleType, str]] = {
     "decode": (decode, "exact bytes of decoding against a KV cache (split-KV, paged, GQA, fp8, MLA) and its roofline"),
     "pebble": (pebble, "exact optimal red-blue pebbling of a tiny attention graph"),
     "kernel": (kernel, "count a Triton attention kernel's global-memory traffic on the CPU and compare it with the bounds"),
+    "distributed": (distributed, "attention over P devices (ring, zigzag, striped, all-gather, Ulysses): exact words each device sends and receives, work, link times"),
     "paper": (paper, "a published figure beside attnio's exact counts (fa1-fig2: FlashAttention Figure 2; decode: published decode bandwidths)"),
 }
 
