@@ -443,11 +443,12 @@ def seed_bounds() -> list[Bound]:
 
 
 def exact_bounds() -> list[Bound]:
-    """One ``exact.<name>`` entry per cost formula (with dv = d), generated from FORMULAS and BACKWARD_FORMULAS."""
+    """One ``exact.<name>`` entry per cost formula, generated from FORMULAS and BACKWARD_FORMULAS, over every symbol
+    the formula takes (d_v included: the entry at d_v = d was applied to rows of any d_v, where it is not the count)."""
     out = []
     tables = [(FORMULAS, "forward"), (BACKWARD_FORMULAS, "backward")]
     for name, f, computation in ((n, f, c) for table, c in tables for n, f in sorted(table.items())):
-        g = f.with_dv_equal_d()
+        g = f
         out.append(
             Bound(
                 id=f"exact.{name}",
