@@ -29,8 +29,8 @@ from fractions import Fraction
 from typing import Any
 
 from attnio.bounds.costs import CostFormula, cost
-from attnio.bounds.expr import Rel, ceil, evaluate_int, floor, maximum, minimum, sqrt
-from attnio.bounds.symbols import M, N, d, sym
+from attnio.bounds.expr import Rel, ceil, eq, evaluate_int, floor, maximum, minimum, sqrt
+from attnio.bounds.symbols import M, N, d, dv, sym
 from attnio.bounds.types import APPROXIMATE, Bound
 from attnio.core.counts import IOCount
 from attnio.core.errors import InvalidParameter
@@ -250,7 +250,9 @@ _CLASS_RA = (
 
 def _lower(**kw) -> Bound:
     """A lower bound on approximate attention (docs/approx.md §5): explicit, derived here, over the approximate
-    computation DAG."""
+    computation DAG. Its regime states d_v = d: the polynomial method here approximates attention with V of width d
+    (poly needs d_v = d), and the counts (4Nd, r(d+1), Nrd) read V's width as d."""
+    kw["regime"] = (*kw["regime"], eq(dv, d))
     return Bound(kind="lower", explicit=True, cdag=APPROXIMATE, doc=f"{DOC}#lower-bounds", **{"status": "derived here", **kw})
 
 

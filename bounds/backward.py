@@ -322,14 +322,24 @@ COVERS: dict[str, frozenset[str]] = {
 OVERFLOWS = frozenset({"flash1-bwd"})
 
 
+# The bounds whose model covers every backward schedule (those that read P or S too): what holds for a backward of
+# no named schedule (a cell where none fits, a user's kernel that may read S or P).
+COVERS_EVERY = frozenset(i for i, cov in COVERS.items() if cov == frozenset(BACKWARD_FORMULAS))
+
+
 def best_lower_bound(N_: int, d_: int, M_: int, schedule: str | None = None) -> tuple[str, Fraction]:
-    """The largest backward lower bound at (N, d, M) (d_v = d) whose regime holds and, if ``schedule`` is
-    given, whose model covers it."""
+    """The largest backward lower bound at (N, d, M) (d_v = d) whose regime holds and whose model covers
+    ``schedule`` (:data:`COVERS`); ``None``: no schedule named, so only the bounds that cover every backward
+    schedule (:data:`COVERS_EVERY`: not those that assume S recomputed).
+
+    >>> best_lower_bound(4096, 64, 65536, "flash2-bwd")[0], best_lower_bound(4096, 64, 65536)[0]
+    ('backward.bwd-slots', 'backward.trivial')
+    """
     env = {"N": N_, "d": d_, "M": M_, "dv": d_}
     vals = {
         b.id: evaluate(b.expr, env)
         for b in BOUNDS
-        if all(r.holds(env) for r in b.regime) and (schedule is None or schedule in COVERS[b.id])
+        if all(r.holds(env) for r in b.regime) and (b.id in COVERS_EVERY if schedule is None else schedule in COVERS[b.id])
     }
     if not vals:
         return "none", Fraction(0)

@@ -4,15 +4,16 @@ Derived here, step by step, in ``docs/bounds/b1.md``, ``b2.md``, ``b3.md`` and `
 :mod:`attnio.solver.claims.constants`; the combinatorial steps are argued in prose there (each step says which).
 
 - **B1** Q ≥ N²d²/M − M for M ≥ 2d² (QKᵀ faces only; recomputation allowed): "derived here".
-- **B2** Q ≥ 2N²d²/M − M for M ≥ 4d² (adds the V face; recomputation allowed): "derived here".
-- **B3** Q ≥ M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M for M ≤ Nd/4 and N ≥ 4d (adds the output-slot face with
+- **B2** Q ≥ 2N²d²/M − M for M ≥ 4d², d_v = d (adds the V face; recomputation allowed): "derived here".
+- **B3** Q ≥ M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M for M ≤ Nd/4, N ≥ 4d and d_v = d (adds the output-slot face with
   amortised slot accounting): **"derived here (refereed)"**. Its algebra is machine-checked; its slot
   accounting is argued in prose, in full, and an independent referee found the argument sound under the
   standard attention CDAG (the written version follows the referee's completion, docs/bounds/b3.md).
 - **BS** Q ≥ (25/18)(1 − M/d²)·N²d/√M − 3M for M ≤ d² (small cache; QKᵀ products, three faces):
   "derived here".
-- **BSPV** Q ≥ (25/9)(1 − M/d²)·N²d/√M − 3M for M ≤ d² (small cache; the QKᵀ and the PV products in one
-  Loomis–Whitney count, the pair face shared), and **BSPV-near** Q ≥ (2 − M/d²)·N²d/√M − M for M ≤ d² (the same
+- **BSPV** Q ≥ (25/18)(1 − M/d²)·N²(d + d_v)/√M − 3M for M ≤ d², any d_v ((25/9)(1 − M/d²)·N²d/√M − 3M at
+  d_v = d; small cache; the QKᵀ and the PV products in one Loomis–Whitney count, the pair face shared), and
+  **BSPV-near** Q ≥ (1 − M/(2d²))·N²(d + d_v)/√M − M ((2 − M/d²)·N²d/√M − M at d_v = d) for M ≤ d² (the same
   count with segments of M I/Os: the larger of the two for M ≳ 0.44d²): **"derived here (refereed)"**
   (docs/bounds/bspv.md; a fresh referee found both sound, wording fixes applied).
 - d_k ≠ d_v: leading constants (d_k + d_v)² (d_v ≤ d_k) and 4·d_k·d_v (d_v ≥ d_k), asymptotic statements only.
@@ -21,11 +22,11 @@ Derived here, step by step, in ``docs/bounds/b1.md``, ``b2.md``, ``b3.md`` and `
 Nothing here imports ``algorithms`` or ``solver``. The catalog (``bounds/catalog.py``) gathers :data:`BOUNDS`.
 
 >>> from attnio.bounds.expr import evaluate
->>> int(evaluate(B2.expr, {"N": 4096, "d": 64, "M": 65536}))
+>>> int(evaluate(B2.expr, {"N": 4096, "d": 64, "M": 65536, "dv": 64}))
 2031616
 >>> [b.status for b in (B1, B2, B3, BS)]
 ['derived here', 'derived here', 'derived here (refereed)', 'derived here']
->>> int(evaluate(BSPV.expr, {"N": 4096, "d": 128, "M": 1024})) - 2 * int(evaluate(BS.expr, {"N": 4096, "d": 128, "M": 1024}))
+>>> int(evaluate(BSPV.expr, {"N": 4096, "d": 128, "M": 1024, "dv": 128})) - 2 * int(evaluate(BS.expr, {"N": 4096, "d": 128, "M": 1024}))
 3072
 """
 
@@ -36,9 +37,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from attnio.bounds.costs import FORMULAS
-from attnio.bounds.expr import Expr, evaluate, sqrt
+from attnio.bounds.expr import Expr, eq, evaluate, sqrt
 from attnio.bounds.symbols import M, N, d, dv, sym
 from attnio.bounds.types import CDAG_MATMUL, CDAG_QK, CDAG_QK_PV, CDAG_QK_PV_ACC, Bound
+
+# d_v = d, as a relation of a regime: B2 and B3 count the PV products with the V face and the output slots at width
+# d; their algebra (the per-segment maxima) is proved for d_v = d only (docs/bounds/b2.md, b3.md, "Value width").
+DV_EQ_D = eq(dv, d)
 
 NOTE = "docs/constants.md"  # the derivations of this module; each bound's own page is docs/bounds/b*.md
 CDAG = (
@@ -72,23 +77,26 @@ B1 = _robust(
 B2 = _robust(
     "docs/bounds/b2.md",
     id="constants.b2",
-    statement="Every standard-CDAG attention calculation moves at least 2N²d²/M − M words when M ≥ 4d² "
+    statement="Every standard-CDAG attention calculation moves at least 2N²d²/M − M words when M ≥ 4d² and d_v = d "
     "(counts the PV products, with the Q, K and V faces; recomputation allowed).",
-    regime=(M >= 4 * d**2,),
+    regime=(M >= 4 * d**2, DV_EQ_D),
     expr=2 * N**2 * d**2 / M - M,
     constant=Fraction(2),
     provenance="derived here (docs/bounds/b2.md)",
     cdag=CDAG_QK_PV,
-    notes="robust (recomputation allowed). Stops at 2 because O accumulators cost no I/O to create.",
+    symbols=("N", "d", "M", "dv"),
+    notes="robust (recomputation allowed). Stops at 2 because O accumulators cost no I/O to create. d_v = d: the "
+    "per-segment maximum is proved for V rows of width d (at d_v = 1, d = 128, N = 16384, M = 65536 flash2 moves "
+    "0.548 of 2N²d²/M − M).",
 )
 
 B3 = Bound(
     id="constants.b3",
     statement="Every standard-CDAG attention calculation moves at least M(4N²d² − 1.5·NMd)/(M² + 16d⁴) − M "
-    "words when M ≤ Nd/4 and N ≥ 4d (four faces Q, K, V and output slots; amortised slot accounting).",
+    "words when M ≤ Nd/4, N ≥ 4d and d_v = d (four faces Q, K, V and output slots; amortised slot accounting).",
     kind="lower",
     model=CDAG + "; recomputation allowed (useful instances by lineage on the accumulation trees)",
-    regime=(4 * M <= N * d, N >= 4 * d),
+    regime=(4 * M <= N * d, N >= 4 * d, DV_EQ_D),
     expr=M * (4 * N**2 * d**2 - Fraction(3, 2) * N * M * d) / (M**2 + 16 * d**4) - M,
     explicit=True,
     constant=Fraction(4),
@@ -102,7 +110,10 @@ B3 = Bound(
     "in full in docs/bounds/b3.md steps 2–5, 9, 10; algebra machine-checked (constants.b3.*). Leading term "
     "4N²d²/M: tight with flash2 up to (1 + 2/d)(1 + 16d⁴/M²)(1 + O(d/M) + O(M/(Nd))) (claim "
     "constants.gap.flash2.le.B3). The proof uses neither M ≤ Nd/4 nor N ≥ 4d; the regime is where the "
-    "consistency and gap claims are stated (docs/bounds/b3.md, Regime).",
+    "consistency and gap claims are stated (docs/bounds/b3.md, Regime). d_v = d: the slot and V faces are "
+    "proved at width d (at d_v = 1, d = 32, N = 16384, M = 16384 flash2 moves 0.338 of B3; d_v ≠ d: "
+    "constants.dv.narrow / constants.dv.wide, asymptotic).",
+    symbols=("N", "d", "M", "dv"),
 )
 
 # Small cache (M ≤ d²): QKᵀ products with three faces (Q words, K words, pairs (i, j)), segments of R = 3M I/Os.
@@ -147,9 +158,18 @@ BS = bs_bound(
 BSPV_COEFF = 2 * BS_COEFF  # twice BS's: the per-segment maximum is BS's, over 2N²d products
 BSPV_NEAR_COEFF = Fraction(2)  # segments of R = M I/Os: per segment κ·|Z| ≤ M√M with κ = 1 − M/(2d²)
 BSPV_STATEMENT = (
-    "(counts the N²d products Q_iℓ·K_jℓ and the N²d products A_ij·V_jℓ' in one Loomis–Whitney count per segment: "
-    "faces pairs (i, j), Q words with output slots, K words with V words; recomputation allowed)"
+    "(counts the N²d products Q_iℓ·K_jℓ and the N²·d_v products A_ij·V_jℓ' in one Loomis–Whitney count per "
+    "segment: faces pairs (i, j), Q words with output slots, K words with V words; recomputation allowed; any d_v)"
 )
+# The products counted, N²(d + d_v), over 2: N²d at d_v = d, so both bounds are today's values there (the proof's
+# steps 8–12 do not use the V width; step 13 sums N²(d + d_v) products, docs/bounds/bspv.md).
+HALF_PRODUCTS = N**2 * ((d + dv) / 2)
+
+
+def bspv_form(coeff: Fraction) -> Expr:
+    """coeff·(1 − M/d²)·N²((d + d_v)/2)/√M − 3M: BSPV's form (:func:`bs_form` with N²d replaced by half the
+    N²(d + d_v) products of both families; equal to ``bs_form(coeff)`` at d_v = d)."""
+    return coeff * (1 - M / d**2) * HALF_PRODUCTS / sqrt(M) - 3 * M
 
 
 def _bspv_bound(id: str, statement: str, expr: Expr, constant: Fraction, slack: Expr, provenance: str, notes: str) -> Bound:
@@ -168,16 +188,18 @@ def _bspv_bound(id: str, statement: str, expr: Expr, constant: Fraction, slack: 
         status="derived here (refereed)",
         cdag=CDAG_QK_PV_ACC,
         doc="docs/bounds/bspv.md",
-        notes=notes,
+        notes=notes + " Any d_v: the constant is in units of N²d/√M at d_v = d (N²(d + d_v)/(2√M) in general).",
+        symbols=("N", "d", "M", "dv"),
     )
 
 
 BSPV = _bspv_bound(
     "constants.bspv",
-    "Every standard-CDAG attention calculation moves at least (25/9)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² "
+    "Every standard-CDAG attention calculation moves at least (25/18)(1 − M/d²)·N²(d + d_v)/√M − 3M words "
+    "((25/9)(1 − M/d²)·N²d/√M − 3M at d_v = d) when M ≤ d² "
     + BSPV_STATEMENT
     + ".",
-    bs_form(BSPV_COEFF),
+    bspv_form(BSPV_COEFF),
     BSPV_COEFF,
     -3 * M,
     "derived here: Irony–Toledo–Tiskin / Loomis–Whitney segment count on both products of the standard CDAG, the PV "
@@ -188,10 +210,11 @@ BSPV = _bspv_bound(
 
 BSPV_NEAR = _bspv_bound(
     "constants.bspv-near",
-    "Every standard-CDAG attention calculation moves at least (2 − M/d²)·N²d/√M − M words when M ≤ d² "
+    "Every standard-CDAG attention calculation moves at least (1 − M/(2d²))·N²(d + d_v)/√M − M words "
+    "((2 − M/d²)·N²d/√M − M at d_v = d) when M ≤ d² "
     + BSPV_STATEMENT
     + "; segments of M I/Os, so the complete-pair loss is M/(2d²) instead of M/d².",
-    (2 - M / d**2) * N**2 * d / sqrt(M) - M,
+    (2 - M / d**2) * HALF_PRODUCTS / sqrt(M) - M,
     BSPV_NEAR_COEFF,
     -M,
     "derived here: BSPV's count with segments of R = M I/Os (docs/bounds/bspv.md, steps 12–14)",
@@ -283,11 +306,7 @@ BOUNDS: list[Bound] = [B1, B2, B3, BS, BSPV, BSPV_NEAR, DV_NARROW, DV_WIDE, COSM
 def attention_lower_bounds() -> list[Bound]:
     """The explicit large-cache attention lower bounds of this module (B1, B2, B3); the small-cache one is
     :func:`small_cache_lower_bounds`."""
-    return [
-        b
-        for b in BOUNDS
-        if b.kind == "lower" and b.explicit and set(b.symbols) == {"N", "d", "M"} and b.id not in {s.id for s in SMALL_CACHE}
-    ]
+    return [b for b in BOUNDS if b.kind == "lower" and b.explicit and b.id not in {s.id for s in SMALL_CACHE}]
 
 
 SMALL_CACHE: tuple[Bound, ...] = (BS, BSPV, BSPV_NEAR)

@@ -81,6 +81,20 @@ def test_best_lower_bound_uses_it_where_it_is_larger() -> None:
     assert bb.best_lower_bound(65536, 128, 262144, "standard-bwd")[0] != bb.BWD_SLOTS.id  # not covered
 
 
+def test_no_schedule_named_means_only_the_bounds_that_cover_every_schedule() -> None:
+    """best_lower_bound(..., None) (the backward map's "none fits" cells) used to take every bound, BWD-slots too,
+    which assumes S recomputed; now only COVERS_EVERY (the bounds whose model covers standard-bwd and
+    square_tiling-bwd, which read P or S)."""
+    assert bb.COVERS_EVERY == {i for i, c in bb.COVERS.items() if {"standard-bwd", "square_tiling-bwd"} <= c}
+    assert bb.BWD_SLOTS.id not in bb.COVERS_EVERY and bb.BWD_DP.id in bb.COVERS_EVERY
+    for n, dd, mm in ((65536, 128, 262144), (4096, 64, 16384), (4096, 128, 1024), (4096, 128, 4096), (1024, 16, 64)):
+        got = bb.best_lower_bound(n, dd, mm)
+        assert got[0] in bb.COVERS_EVERY, (n, dd, mm, got)
+        for s in ("standard-bwd", "square_tiling-bwd"):
+            assert got[1] <= bb.best_lower_bound(n, dd, mm, s)[1]
+    assert bb.best_lower_bound(65536, 128, 262144)[0] != bb.best_lower_bound(65536, 128, 262144, "flash2-bwd")[0]
+
+
 @pytest.mark.parametrize("b", SLOTS, ids=lambda b: b.id)
 def test_the_bound_is_below_every_covered_exact_cost_on_a_grid(b) -> None:
     checked = 0

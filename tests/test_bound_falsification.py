@@ -5,9 +5,12 @@ Every explicit lower bound of :func:`attnio.bounds.catalog.all_bounds` is tested
 written here). A point carries every symbol the bound or a schedule uses: N (or N_q, N_kv, batch, heads, kv-heads
 and the mask for a workload bound), d, d_v, M (and the rank r for approximate attention), with edge values
 (d_v = 1, d_v = d, N_kv = 1, H_kv = 1, g = 1, M at the least and the largest value its regime allows, M at a
-schedule's least valid M, M near k·d²). d_v is drawn freely unless the regime pins it; the one exception is a
-single-head bound over (N, d, M) whose expression and regime name no other symbol: there d is also d_v by the
-catalog's definition of d (``bounds/symbols.py``), as in every consistency claim of the solver.
+schedule's least valid M, M near k·d²). **Every parameter the schedules take is drawn**, whatever the bound's
+regime names: d_v ∈ {1, …, 2d + 1} for every bound (a bound that holds only at d_v = d must say so in its regime,
+``eq(dv, d)``, and is then drawn at d_v = d), N_q ≠ N_kv, heads, groups and the causal mask for workload bounds
+(the word counts do not depend on the dtype). ``test_the_draw_covers_every_parameter_of_the_compared_schedules``
+checks that a new bound cannot enter the catalog without this: the symbols of every schedule compared with it are
+drawn, and d_v ≠ d is reached unless the regime pins d_v = d.
 
 The schedules compared, each wherever its validity (``valid``) holds at the point:
 
@@ -17,8 +20,8 @@ The schedules compared, each wherever its validity (``valid``) holds at the poin
 - workload bounds: every workload formula of the bound's mask (``workload_cost``, per-head and grouped), and for a
   plain workload (N_q = N_kv, no mask) every forward formula run per head; backward: ``workload_backward_cost``
   (flash2-bwd recomputes S, so every backward workload bound covers it);
-- approximate attention: the poly schedules of the bound's class (docs/approx.md §5), and for the trivial class
-  also every exact forward formula.
+- approximate attention: the poly schedules of the bound's class (docs/approx.md §5; poly runs at d_v = d only), and
+  for the trivial class also every exact forward formula.
 
 All arithmetic is exact (Fractions; a bound with an irrational square root is decided in floating point only when
 it is more than a relative 1e-9 away from the count, and an undecided comparison fails the test).
@@ -34,7 +37,7 @@ import re
 from fractions import Fraction
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, find, given, settings
 from hypothesis import strategies as st
 
 from attnio.algorithms import registry
@@ -81,9 +84,12 @@ BACKWARD_AUDIT = frozenset(n for n in registry.names("backward") if registry.get
 APPROX_CLASS = approx.CLASS_SCHEDULES  # docs/approx.md §5: the poly schedules in each approximate bound's class
 
 
-def dv_is_d_by_definition(b: Bound) -> bool:
-    """A single-head bound over (N, d, M) only: d is also d_v (bounds/symbols.py)."""
-    return family(b) in ("forward", "backward", "approx") and _names(b) - {"r"} <= SINGLE_HEAD_SYMS
+DV_PINNED = "dv = d"  # str of eq(dv, d), the relation by which a regime states d_v = d
+
+
+def dv_pinned(b: Bound) -> bool:
+    """The bound's encoded regime states d_v = d (then d_v is drawn equal to d; otherwise from 1 to 2d + 1)."""
+    return any(str(r) == DV_PINNED for r in b.regime)
 
 
 # ----------------------------------------------------------------------------------------------- the regime's M
@@ -166,7 +172,7 @@ def point(draw, b: Bound) -> dict:
     too for workload bounds)."""
     fam = family(b)
     d_ = draw(DS)
-    if dv_is_d_by_definition(b):
+    if dv_pinned(b):
         dv_ = d_
     else:
         dv_ = draw(st.one_of(st.just(d_), st.just(1), st.integers(1, 2 * d_ + 1)))
@@ -210,7 +216,7 @@ def exact_counts(b: Bound, env: dict) -> dict[str, int]:
                 out[n] = evaluate_int(f.io, e)
         for s in APPROX_CLASS.get(b.id, ()):
             f = approx.FORMULAS[s]
-            if _holds(f.valid, e):
+            if e["dv"] == e["d"] and _holds(f.valid, e):  # poly needs d_v = d
                 out[f"poly.{s}"] = evaluate_int(f.io, e)
     elif fam == "backward":
         e = _single(env)
@@ -288,6 +294,135 @@ def test_every_explicit_lower_bound_has_a_family_and_schedules() -> None:
         assert _names(b) <= known, (b.id, _names(b) - known)
         assert schedules_valid(b), b.id
     assert {family(b) for b in LOWER} == {"forward", "backward", "approx", "workload-forward", "workload-backward"}
+
+
+# ------------------------------------------------------------------------- every parameter drawn, d_v first
+
+DRAWN = {
+    "forward": {"N", "d", "dv", "M"},
+    "backward": {"N", "d", "dv", "M"},
+    "approx": {"N", "d", "dv", "M", "r"},
+    "workload-forward": {"Nq", "Nkv", "d", "dv", "M", "g", "N"},  # N = N_q = N_kv: plain schedules per head
+    "workload-backward": {"Nq", "Nkv", "d", "dv", "M", "g"},
+}
+
+
+def compared_formulas(b: Bound) -> list:
+    """Every exact formula :func:`exact_counts` may compare with ``b`` (at some point)."""
+    fam = family(b)
+    if fam in ("forward", "approx"):
+        out = [f for n, f in FORMULAS.items() if n not in FORWARD_AUDIT] if fam == "forward" or b.id == "approx.lower.trivial" else []
+        return out + [approx.FORMULAS[s] for s in APPROX_CLASS.get(b.id, ())]
+    if fam == "backward":
+        return [BACKWARD_FORMULAS[n] for n in sorted(backward.COVERS[b.id] - BACKWARD_AUDIT)]
+    if fam == "workload-forward":
+        return [*WORKLOAD_FORMULAS.values(), *(f for n, f in FORMULAS.items() if n not in FORWARD_AUDIT)]
+    return list(WORKLOAD_BACKWARD_FORMULAS.values())
+
+
+def _formula_symbols(f) -> set[str]:
+    out = {s.name for s in free_symbols(f.io)}
+    for r in f.valid:
+        out |= {s.name for s in free_symbols(r)}
+    return out
+
+
+@pytest.mark.parametrize("b", LOWER, ids=[b.id for b in LOWER])
+def test_the_draw_covers_every_parameter_of_the_compared_schedules(b: Bound) -> None:
+    """A bound enters the falsification draw with every parameter its compared schedules take: their symbols are
+    all drawn (d_v among them), and a point with d_v ≠ d is drawn unless the regime states d_v = d (then every
+    point has d_v = d); for a workload bound also a point with more than one query head per K/V head."""
+    fam = family(b)
+    syms = set().union(*(_formula_symbols(f) for f in compared_formulas(b)))
+    assert syms, b.id
+    assert syms <= DRAWN[fam], (b.id, syms - DRAWN[fam])
+    # schedules without d_v (poly) run at d_v = d only, and a bound compared with them alone must state it
+    assert "dv" in syms or dv_pinned(b), f"{b.id}: its schedules run at d_v = d only; its regime must say so"
+    cfg = settings(max_examples=2000, database=None, suppress_health_check=list(HealthCheck))
+    if dv_pinned(b):
+        assert "dv" in {s.name for r in b.regime for s in free_symbols(r)}
+    else:
+        env = find(point(b), lambda e: e["dv"] != e["d"], settings=cfg)
+        assert env["dv"] != env["d"] and _holds(b.regime, env)
+    if fam.startswith("workload"):
+        env = find(point(b), lambda e: e["heads"] > e["kv_heads"], settings=cfg)
+        assert env["g"] > 1
+
+
+# The referee's points (least exact count ÷ the bound as it was encoded, without d_v in it); the two-pass
+# schedule of the BSPV point is the referee's, counted by its formula here (S written once in a×b tiles over
+# ℓ = 1..d, then S and V streamed per block of c query rows with online softmax).
+def _two_pass(n: int, dd: int, v: int, m: int) -> int:
+    s_ = max(s for s in range(1, m) if s * s + 2 * s <= m)
+    c = (m - v) // (2 + v + 1)
+    return -(-n // s_) * n * dd * 2 + 2 * n * n + -(-n // c) * n * v + n * v
+
+
+REFEREE_POINTS = [  # (bound id, N, d, d_v, M, the least count ÷ the old bound, rounded)
+    ("constants.b3", 16384, 32, 1, 16384, 0.338),
+    ("trivial.4Nd", 1024, 128, 1, 262144, 0.506),
+    ("constants.b2", 16384, 128, 1, 65536, 0.548),
+    ("constants.bspv", 16384, 128, 1, 256, 0.908),
+]
+
+
+def _old_form(bid: str):
+    """The bound as it was encoded before d_v entered it: its expression at d_v = d read for any d_v, its regime
+    without d_v = d."""
+    from attnio.bounds.catalog import by_id
+    from attnio.bounds.constants import BSPV_COEFF, bs_form
+    from attnio.bounds.expr import sqrt
+    from attnio.bounds.symbols import M, N, d
+
+    b = by_id(bid)
+    expr = {"trivial.4Nd": 4 * N * d, "constants.bspv": bs_form(BSPV_COEFF),
+            "constants.bspv-near": (2 - M / d**2) * N**2 * d / sqrt(M) - M}.get(bid, b.expr)
+    return Bound(**{**vars(b), "expr": expr, "regime": tuple(r for r in b.regime if str(r) != DV_PINNED)})
+
+
+@pytest.mark.parametrize("bid,n,dd,v,m,ratio", REFEREE_POINTS, ids=[p[0] for p in REFEREE_POINTS])
+def test_the_referee_points_refute_the_old_forms_and_not_the_new(bid: str, n: int, dd: int, v: int, m: int, ratio: float) -> None:
+    from attnio.bounds.catalog import by_id
+
+    env = {"N": n, "d": dd, "dv": v, "M": m}
+    counts = exact_counts(by_id(bid), env)
+    old = _old_form(bid)
+    assert _holds(old.regime, env)
+    assert round(float(min(counts.values()) / evaluate(old.expr, env)), 3) == ratio
+    assert violations(old, env, counts)  # the test above would have reported the old form
+    new = by_id(bid)
+    assert not _holds(new.regime, env) or not violations(new, env, counts), bid
+    if bid == "constants.bspv":  # square_tiling-io is the least count; the referee's two-pass schedule is lower still
+        assert min(counts, key=counts.get) == "square_tiling-io"
+        env2 = {"N": 16384, "d": 256, "dv": 1, "M": 256}
+        w = _two_pass(**{"n": 16384, "dd": 256, "v": 1, "m": 256})
+        assert round(w / float(evaluate(old.expr, env2)), 3) == 0.817
+        assert w > evaluate(new.expr, env2) and w < min(exact_counts(new, env2).values())
+
+
+def test_every_restated_bound_equals_its_old_value_at_d_v_equal_d() -> None:
+    """trivial.4Nd, BSPV and BSPV-near now read d_v; at d_v = d each equals its old expression exactly (same type,
+    same float), so no report figure moves at d_v = d; B2, B3 and the approximate bounds only gained d_v = d in
+    their regime (same expression)."""
+    from attnio.bounds.catalog import by_id
+
+    n_points = 0
+    for bid in ("trivial.4Nd", "constants.bspv", "constants.bspv-near", "constants.b2", "constants.b3"):
+        new, old = by_id(bid), _old_form(bid)
+        for n in (2, 3, 64, 1000, 4096, 65536):
+            for dd in (1, 2, 3, 16, 64, 128, 256):
+                for m in sorted({1, 2, dd, dd * dd // 7 + 1, dd * dd // 2, dd * dd, 4 * dd * dd, n * dd // 4}):
+                    if m < 1:
+                        continue
+                    env = {"N": n, "d": dd, "M": m, "dv": dd}
+                    try:
+                        a, o = evaluate(new.expr, env), evaluate(old.expr, env)
+                    except ZeroDivisionError:
+                        continue
+                    assert a == o and type(a) is type(o), (bid, env, a, o)
+                    assert _holds(new.regime, env) == _holds(old.regime, env), (bid, env)
+                    n_points += 1
+    assert n_points > 500
 
 
 def test_the_referee_point_refutes_B2_P_without_d_v_equal_d() -> None:

@@ -122,12 +122,19 @@ def test_both_bounds_below_every_forward_schedule_on_a_grid(n: int, dd: int, f: 
 
 
 def test_bspv_is_the_stated_closed_form_and_twice_bs_plus_3m() -> None:
-    """BSPV's expression against its statement written out here ((25/9)(1 − M/d²)·N²d/√M − 3M), not via bs_form."""
+    """BSPV's expression against its statement written out here ((25/18)(1 − M/d²)·N²(d + d_v)/√M − 3M, which is
+    (25/9)(1 − M/d²)·N²d/√M − 3M at d_v = d), not via bs_form; and BSPV-near's, (1 − M/(2d²))·N²(d + d_v)/√M − M."""
     for n, dd, mm in SMALL_TABLE_POINTS:
-        env = {"N": n, "d": dd, "M": mm}
+        env = {"N": n, "d": dd, "M": mm, "dv": dd}
         stated = 25 / 9 * (1 - mm / dd**2) * n**2 * dd / mm**0.5 - 3 * mm
         assert evaluate(BSPV.expr, env) == pytest.approx(stated, rel=1e-12)
         assert evaluate(BSPV.expr, env) == pytest.approx(2 * evaluate(BS.expr, env) + 3 * mm, rel=1e-12)
+        for v in (1, 3, dd // 2, 2 * dd + 1):
+            env = {"N": n, "d": dd, "M": mm, "dv": v}
+            stated = 25 / 18 * (1 - mm / dd**2) * n**2 * (dd + v) / mm**0.5 - 3 * mm
+            assert evaluate(BSPV.expr, env) == pytest.approx(stated, rel=1e-12)
+            near = (1 - mm / (2 * dd**2)) * n**2 * (dd + v) / mm**0.5 - mm
+            assert evaluate(BSPV_NEAR.expr, env) == pytest.approx(near, rel=1e-12)
 
 
 def test_small_cache_ratio_table() -> None:

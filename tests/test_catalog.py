@@ -71,7 +71,7 @@ def test_explicit_lower_bounds_are_below_every_exact_cost_on_a_grid():
         for n in (2, 64, 1024):
             for dd in (1, 16, 64):
                 for m in (4, 64, 1000, 4096, 65536):
-                    env = {"N": n, "d": dd, "M": m}
+                    env = {"N": n, "d": dd, "M": m, "dv": dd}  # d_v = d here; tests/test_bound_falsification.py draws d_v
                     if not all(r.holds(env) for r in g.valid):
                         continue
                     io = evaluate(g.io, env)

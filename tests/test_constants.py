@@ -46,7 +46,7 @@ def test_bound_records_have_regimes_status_and_docs() -> None:
         assert b.regime, b.id
     assert str(B1.regime[0]) == "2·d^2 ≤ M"
     assert str(B2.regime[0]) == "4·d^2 ≤ M"
-    assert {str(r) for r in B3.regime} == {"4·M ≤ N·d", "4·d ≤ N"}
+    assert {str(r) for r in B3.regime} == {"4·M ≤ N·d", "4·d ≤ N", "dv = d"}  # d_v = d: the slot and V faces at width d
     assert "robust" in B1.model and "robust" in B2.model and "Refereed" in B3.notes
     assert [b.id for b in constants.attention_lower_bounds()] == [
         "constants.b1",

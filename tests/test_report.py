@@ -300,7 +300,7 @@ def test_report_figure_equals_the_benchmark_table_and_an_independent_recomputati
     # independently: poly's exact formulas, and the largest lower bound of its schedule's class at its r
     for p in ours.points:
         io, schedule, _, r = approx.poly_io(N=p.N, d=p.d, M=p.M, eps=p.eps, B=p.B)
-        env = {"N": p.N, "d": p.d, "M": p.M, "r": r}
+        env = {"N": p.N, "d": p.d, "M": p.M, "r": r, "dv": p.d}  # poly runs at d_v = d
         vals = {b.id: float(evaluate(b.expr, env)) for b in APPROX_LOWER
                 if schedule in approx.CLASS_SCHEDULES[b.id] and all(rel.holds(env) for rel in b.regime)}
         best = max(vals, key=lambda k: (vals[k], k))
@@ -312,7 +312,7 @@ def test_a_bound_outside_the_schedules_class_is_never_divided_against_it(approx_
     pts = {(p.N, p.M, p.B): p for p in _approx_summary(approx_rows).points}
     outside_larger = 0
     for r in approx_rows:
-        env = {"N": r["N"], "d": r["d"], "M": r["M"], "r": r["r"]}
+        env = {"N": r["N"], "d": r["d"], "M": r["M"], "r": r["r"], "dv": r["dv"]}
         used = {bid for bid in r["bounds"] if bid.startswith("approx.lower.")}
         assert used and all(r["schedule"] in approx.CLASS_SCHEDULES[bid] for bid in used), (r["key"], used)
         p = pts[(r["N"], r["M"], r["B"])]

@@ -254,3 +254,31 @@ def test_cli_bad_grid_is_one_line_and_exit_2(tmp_path: Path) -> None:
     out = subprocess.run(_cli("sweep", "--grid", str(bad), "--store", str(tmp_path / "s.sqlite")), cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 2
     assert "blocks[0].N=0 is invalid" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    "alg,N,d,M,dv,gone",
+    [
+        ("square_tiling-io", 16384, 128, 256, 1, ()),  # the referee's row: BSPV was 0.908 of its old form here
+        ("flash2", 16384, 32, 16384, 1, ("constants.b3",)),
+        ("flash2", 16384, 128, 65536, 1, ("constants.b2",)),
+        ("flash2", 1024, 128, 262144, 1, ()),  # 4Nd was 0.506 of this row's count; now 2Nd + 2N·d_v
+    ],
+)
+def test_a_row_at_d_v_not_d_is_divided_only_by_bounds_below_its_exact_count(alg: str, N: int, d: int, M: int, dv: int, gone: tuple) -> None:
+    """reports.sweep._bounds applies each bound on its encoded regime, which states d_v = d where the bound needs it:
+    at the referee's rows (a user grid's d_v) every ratio is ≥ 1, and B2, B3 no longer apply."""
+    from attnio.bounds.catalog import NOT_IO
+    from attnio.bounds.costs import cost
+    from attnio.reports.grid import Config
+    from attnio.reports.sweep import _bounds
+
+    io = cost(alg, N=N, d=d, M=M, dv=dv).io_words
+    values, ratios = _bounds(Config(alg, N, d, M, dv, count_only=True), io)
+    assert "trivial.4Nd" in ratios and values["trivial.4Nd"] == 2 * N * d + 2 * N * dv
+    io_ratios = {k: v for k, v in ratios.items() if k not in NOT_IO}  # NOT_IO: a bound on something else than words
+    assert min(io_ratios.values()) >= 1, {k: v for k, v in io_ratios.items() if v < 1}
+    assert io_ratios[f"exact.{alg}"] == 1  # the exact entry is the row's own formula at its d_v
+    assert not set(gone) & set(values)
+    if M <= d * d:
+        assert ratios["constants.bspv"] >= 1

@@ -198,6 +198,23 @@ def test_check_and_gate_configurations() -> None:
     assert all("backward" in e.tags and e.formula(e.build()) == spec.formula_bytes(e.build()) for e in entries)
 
 
+def test_check_applies_the_recompute_S_bounds_only_to_a_kernel_that_reads_no_S_or_P() -> None:
+    """BWD-slots_P assumes S recomputed: the adapter (reads q, k, v, o, do, lse, D) is set beside it, labelled;
+    the same kernel with its D tensor declared P (a kernel that reads the forward's P) gets only the bounds that
+    hold for every backward, with a note naming the tensor, and no label."""
+    from attnio.bounds.workloads import best_backward_lower_bound
+    from attnio.triton.check import check
+
+    w = Workload.build(heads=2, kv_heads=1, Nq=32, Nkv=32, d=4, causal=True, M=64)
+    r = check(fa2_bwd.check_launch, w)
+    assert r.lower_bound_id == best_backward_lower_bound(w)[0] == "workloads.bwd-slots-x.causal"
+    assert r.lower_bound_assumes.startswith("assumes S recomputed") and r.as_dict()["lower_bound"]["assumes"]
+    assert any("assumes S recomputed" in line for line in r.lines())
+    p = check(fa2_bwd.check_launch, w, roles={"fa2_bwd_preprocess.D": "P"})
+    assert p.lower_bound_id == best_backward_lower_bound(w, recomputes_S=False)[0] == "workloads.bwd.trivial"
+    assert p.lower_bound_assumes == "" and any("reads P" in n for n in p.notes), p.notes
+
+
 def test_bad_input_names_the_parameter() -> None:
     w = Workload.build(N=4, d=2, M=30)
     t, _ = inputs(w, torch.float64, 0)

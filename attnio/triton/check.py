@@ -2,7 +2,8 @@
 
 attnio makes the inputs for the workload, calls the user's launcher under :func:`count_traffic`, checks its
 outputs against attnio's float64 reference, and sets the counted traffic beside the best proved lower bound
-for the workload (``bounds.workloads.best_lower_bound``; backward: ``best_backward_lower_bound``) and the exact
+for the workload (``bounds.workloads.best_lower_bound``; backward: ``best_backward_lower_bound``, whose bounds that
+assume S recomputed are applied only to a kernel that reads no S, P or unnamed tensor, and then labelled) and the exact
 count of attnio's best schedule for it (the cheapest of its workload schedules that fit M).
 
 The launcher is a Python function; attnio passes the arguments it names (by parameter name):
@@ -69,6 +70,7 @@ class KernelCheck:
     dominates: str
     seconds: float
     notes: list[str] = field(default_factory=list)
+    lower_bound_assumes: str = ""  # what the bound's model assumes of the kernel, said beside the ratio ("" if nothing)
 
     @property
     def bytes_per_word(self) -> int:
@@ -105,7 +107,8 @@ class KernelCheck:
             "counted": self.traffic.as_dict(),
             "launches": self.traffic.launches,
             "total_bytes": self.total_bytes,
-            "lower_bound": {"id": self.lower_bound_id, "words": self.lower_bound_words, "bytes": self.lower_bound_bytes},
+            "lower_bound": {"id": self.lower_bound_id, "words": self.lower_bound_words, "bytes": self.lower_bound_bytes,
+                            "assumes": self.lower_bound_assumes},
             "best_schedule": {
                 "name": self.best_schedule,
                 "words": self.best_words,
@@ -162,7 +165,8 @@ class KernelCheck:
             out.append(f"  {n:<24} {t.reads_bytes.get(n, 0):>14,d} {t.writes_bytes.get(n, 0):>14,d} {t.touched.get(n, 0):>10,d}")
         out += [
             f"  {'total':<24} {t.total_bytes:>29,d} bytes",
-            f"  best lower bound ({self.lower_bound_id}): {self.lower_bound_bytes:,d} bytes; counted ÷ bound = {self.ratio_to_bound:.3f}",
+            f"  best lower bound ({self.lower_bound_id}): {self.lower_bound_bytes:,d} bytes; counted ÷ bound = {self.ratio_to_bound:.3f}"
+            + (f" ({self.lower_bound_assumes})" if self.lower_bound_assumes else ""),
             f"  attnio's best schedule ({self.best_schedule}): {self.best_bytes:,d} bytes; counted ÷ best = {self.ratio_to_best:.3f}",
             "  outputs: " + ", ".join(f"max |{k} − ref| = {e:.2e}" for k, e in self.max_abs_error.items())
             + f" (tolerance {self.tolerance:g}, {'ok' if self.outputs_ok else 'WRONG'})",
@@ -406,6 +410,16 @@ def _dominates(t: Traffic, best_name: str, best: dict[str, tuple[int, int]],
     return f"{label} {got / ref:.1f}× more than by attnio's best schedule ({best_name}){tie}", names
 
 
+def _roles(launch: Callable[..., Any], roles: dict[str, str] | None) -> dict[str, str]:
+    """``roles``, or the launcher's ``attnio_roles`` attribute; each entry two strings (else InvalidParameter)."""
+    if roles is None:
+        roles = dict(getattr(launch, "attnio_roles", None) or {})
+    for n, a in roles.items():
+        if not isinstance(n, str) or not isinstance(a, str):
+            raise InvalidParameter("roles", f"{n!r}: {a!r}", "tensor name -> attnio array name (both strings)")
+    return roles
+
+
 def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: dict[str, str] | None = None) -> KernelCheck:
     """Count ``launch``'s traffic on ``workload`` (an :class:`attnio.core.workload.Workload`), check its outputs, and
     compare with the best lower bound and attnio's best schedule (module docstring).
@@ -416,6 +430,8 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
 
     t0 = time.perf_counter()
     w = workload
+    notes: list[str] = []
+    assumes = ""
     elements = w.batch * (w.heads * w.Nq + w.kv_heads * w.Nkv) * (w.d + w.dv)
     if elements > MAX_ELEMENTS:
         raise InvalidParameter("workload", f"{elements:,d} elements of q, k, v and o",
@@ -432,7 +448,15 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
             if n in tensors:
                 errors[n] = float((tensors[n].to(ref[n].dtype) - ref[n]).abs().max())
         ref_max = max(float(ref[n].abs().max()) for n in errors) if errors else 0.0
-        lb_id, lb = best_backward_lower_bound(w)
+        # the bounds that assume S recomputed (BWD-SdP_P, BWD-slots_P) apply only to a kernel that reads no S, P
+        # and no tensor whose role is not named (it could hold S or P); the others hold for every backward
+        arrays, unnamed = per_array(traffic, _roles(launch, roles))
+        reads_sp = sorted(a for a in ("S", "P") if arrays.get(a, [0])[0] > 0) + sorted(n for n in unnamed if traffic.reads_words.get(n, 0))
+        lb_id, lb = best_backward_lower_bound(w, recomputes_S=not reads_sp)
+        assumes = "assumes S recomputed (the kernel reads no S, P or unnamed tensor)" if not reads_sp else ""
+        if reads_sp:
+            notes.append("the kernel reads " + ", ".join(reads_sp) + ": only the backward bounds that hold without S "
+                         "recomputed are applied (not BWD-SdP_P, BWD-slots_P)")
         best_name, best_words, best_pa = _best_backward(w)
     else:
         from attnio.algorithms.reference import attention4 as reference
@@ -450,13 +474,8 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
         ref_max = float(np.max(np.abs(ref))) if ref.size else 0.0
         lb_id, lb = best_lower_bound(w)
         best_name, best_words, best_pa = _best_forward(w)
-    if roles is None:
-        roles = dict(getattr(launch, "attnio_roles", None) or {})
-    for n, a in roles.items():
-        if not isinstance(n, str) or not isinstance(a, str):
-            raise InvalidParameter("roles", f"{n!r}: {a!r}", "tensor name -> attnio array name (both strings)")
+    roles = _roles(launch, roles)
     sentence, group = _dominates(traffic, best_name, best_pa, roles)
-    notes: list[str] = []
     if w.causal and group == ("K", "V"):
         # measured, not assumed: the same launcher without the mask; equal K/V reads = no block is skipped
         plain = _call(launch, make_inputs(w, names, seed), others, w, causal=False)
@@ -467,4 +486,4 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
             notes.append(f"the unmasked run of the same kernel reads K and V {kv_plain / kv:.2f}× more: masked blocks are skipped")
     lbw = math.ceil(lb) if lb > 0 else 0
     return KernelCheck(w, "backward" if backward else "forward", traffic, lb_id, lbw, best_name, best_words, best_pa,
-                       errors, _tolerance(w.dtype, ref_max), sentence, time.perf_counter() - t0, notes)
+                       errors, _tolerance(w.dtype, ref_max), sentence, time.perf_counter() - t0, notes, assumes)

@@ -5,7 +5,7 @@ The steps BSPV shares with BS word for word (AM–GM on two faces, the Loomis–
 maximum, the per-segment maximum at R = 3M, the choice of R) are BS's claims (``constants.bs.*``); the step tables
 of :mod:`attnio.bounds.proofs` (``PROOF_STEPS``) list them under BSPV too, which is where a claim's ``about``
 comes from. The claims here are the steps that differ: the complete pairs and the pair face with the slots and
-the V words in the budget (steps 8, 9), the rearrangement over 2N²d products (step 13), and the near form's
+the V words in the budget (steps 8, 9), the rearrangement over N²(d + d_v) products, any d_v (step 13), and the near form's
 segments of M I/Os (steps 12, 13).
 
 Consistency (docs/bounds/bspv.md#consistency), a chain per formula as for BS: ``bspv.relax`` (BSPV ≤
@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from attnio.bounds.constants import DV_EQ_D, HALF_PRODUCTS
 from attnio.bounds.expr import ceil, eq, sqrt, to_text
-from attnio.bounds.symbols import M, N, d, nonneg_real
+from attnio.bounds.symbols import M, N, d, dv, nonneg_real
 from attnio.solver.claims.build import BASE as _BASE
 from attnio.solver.claims.build import Link, chain, relax, to_cost
 from attnio.solver.claims.build import sq as _sq
@@ -99,9 +100,10 @@ STEP_CLAIMS: list[Implication] = [
     _claim(
         "bspv.rearrange",
         "BSPV",
-        "2N²d products: κ·2N²d ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ Q ≥ (25/9)(1 − M/d²)N²d/√M − 3M",
-        (*_BASE, M <= d**2, KAPPA * 2 * N**2 * d <= h * Fraction(54, 25) * M * sqrt(M), Q >= 3 * M * (h - 1)),
-        Q >= COEFF * KAPPA * N**2 * d / sqrt(M) - 3 * M,
+        "N²(d + d_v) products: κ·N²(d + d_v) ≤ h·(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ Q ≥ (25/18)(1 − M/d²)N²(d + d_v)/√M "
+        "− 3M (any d_v ≥ 1; (25/9)(1 − M/d²)N²d/√M − 3M at d_v = d)",
+        (*_BASE, dv >= 1, M <= d**2, KAPPA * N**2 * (d + dv) <= h * Fraction(54, 25) * M * sqrt(M), Q >= 3 * M * (h - 1)),
+        Q >= COEFF * KAPPA * HALF_PRODUCTS / sqrt(M) - 3 * M,
         DOC + "#step-13",
     ),
     _claim(
@@ -115,9 +117,10 @@ STEP_CLAIMS: list[Implication] = [
     _claim(
         "bspv-near.rearrange",
         "BSPV-near",
-        "2N²d products: (1 − M/(2d²))·2N²d ≤ h·M√M and Q ≥ M(h − 1) ⇒ Q ≥ (2 − M/d²)N²d/√M − M",
-        (*_BASE, M <= 2 * d**2, KAPPA_NEAR * 2 * N**2 * d <= h * M * sqrt(M), Q >= M * (h - 1)),
-        Q >= (2 - M / d**2) * N**2 * d / sqrt(M) - M,
+        "N²(d + d_v) products: (1 − M/(2d²))·N²(d + d_v) ≤ h·M√M and Q ≥ M(h − 1) ⇒ Q ≥ (1 − M/(2d²))·N²(d + d_v)/√M "
+        "− M (any d_v ≥ 1; (2 − M/d²)N²d/√M − M at d_v = d)",
+        (*_BASE, dv >= 1, M <= 2 * d**2, KAPPA_NEAR * N**2 * (d + dv) <= h * M * sqrt(M), Q >= M * (h - 1)),
+        Q >= (2 - M / d**2) * HALF_PRODUCTS / sqrt(M) - M,
         DOC + "#step-13",
     ),
     _claim(
@@ -143,9 +146,11 @@ def consistency_claims() -> list[Implication]:
     first = "derivation"
     out: list[Link] = [
         relax("constants.bspv.relax", BSPV, LEAD,
-              "[BSPV] BSPV ≤ (25/9)·N²d/√M where M ≤ d² (first link of BSPV ≤ every exact cost)", kind=first),
-        relax("constants.bspv-near.relax", BSPV_NEAR, LEAD, "[BSPV-near] BSPV-near ≤ (25/9)·N²d/√M where M ≤ d² (first "
-              "link of BSPV-near ≤ every exact cost; 2 − M/d² ≤ 25/9)", kind=first),
+              "[BSPV] BSPV ≤ (25/9)·N²d/√M where M ≤ d² and d_v = d (first link of BSPV ≤ every exact cost at "
+              "d_v = d)", extra=(DV_EQ_D,), kind=first),
+        relax("constants.bspv-near.relax", BSPV_NEAR, LEAD, "[BSPV-near] BSPV-near ≤ (25/9)·N²d/√M where M ≤ d² and "
+              "d_v = d (first link of BSPV-near ≤ every exact cost at d_v = d; 2 − M/d² ≤ 25/9)", extra=(DV_EQ_D,),
+              kind=first),
         Link("constants.bspv.via_large",
              "[BSPV] (25/9)·N²d/√M ≤ 4N²d²/M where M ≤ d² (then BS's links consistency.bs.le.X for the "
              "FlashAttention-style schedules, whose counts are ≥ 4N²d²/M at every M)",

@@ -417,6 +417,14 @@ def _is_standard(name: str) -> bool:
 LEADING = {"constants.b1": 1, "constants.b2": 2, "constants.b3": 4}
 
 
+def _at_dv_d(rels: Iterable[Rel]) -> tuple[Rel, ...]:
+    """A regime at d_v = d, as the claims state it (their formulas are ``with_dv_equal_d``): the relation d_v = d
+    of B2's and B3's regimes becomes d = d and is dropped, so the claims read over (N, d, M) as before."""
+    from attnio.bounds.constants import DV_EQ_D
+
+    return tuple(r for r in rels if r != DV_EQ_D)
+
+
 def _leading() -> list[tuple[Bound, str, int]]:
     """(bound, short name, leading constant c_B) of each of B1, B2, B3, in the catalog's order."""
     from attnio.bounds.constants import attention_lower_bounds
@@ -425,11 +433,12 @@ def _leading() -> list[tuple[Bound, str, int]]:
 
 
 def relax_claims() -> list[Implication]:
-    """First links: each of B1, B2, B3 ≤ its leading form where M ≥ 8d² and ≤ N²/2 where M ≤ 8d²."""
+    """First links: each of B1, B2, B3 ≤ its leading form where M ≥ 8d² and ≤ N²/2 where M ≤ 8d² (their regimes at
+    d_v = d, :func:`_at_dv_d`)."""
     return chain([
-        relax(f"constants.{short}.relax.{cache}", b, lead,
-              f"[{short.upper()}] {short.upper()} ≤ {text} where {where} (first link of {short.upper()} ≤ every exact cost)",
-              extra=(side,))
+        Link(f"constants.{short}.relax.{cache}",
+             f"[{short.upper()}] {short.upper()} ≤ {text} where {where} (first link of {short.upper()} ≤ every exact cost)",
+             (*_BASE, *_at_dv_d(b.regime), side), b.expr <= lead, (b.id,))
         for b, short, cb in _leading()
         for cache, lead, text, where, side in (
             ("large", cb * N**2 * d**2 / M, f"{cb}·N²d²/M", "M ≥ 8d²", M >= 8 * d**2),
@@ -470,7 +479,7 @@ def consistency_claims() -> list[Implication]:
             continue
         out += [to_cost(f"constants.consistency.{short}.le.{name}.large", name, fm, cb * N**2 * d**2 / M,
                         f"{cb}·N²d²/M ≤ exact cost of {name} on the regime of {short.upper()} where M ≥ 8d² (d_v = d)",
-                        base=(*_BASE, *b.regime), extra=(large,), covers=(b.id,))
+                        base=(*_BASE, *_at_dv_d(b.regime)), extra=(large,), covers=(b.id,))
                 for b, short, cb in _leading()]
     return chain(out, "docs/constants.md#consistency", label="consistency")
 

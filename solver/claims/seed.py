@@ -431,6 +431,27 @@ def _io_symbols(e: Expr) -> bool:
     return {s.name for s in free_symbols(e)} <= {"N", "d", "M"}
 
 
+def trivial_dv_claims() -> list[Claim]:
+    """``trivial.dv.<name>``: every exact forward cost ≥ 2Nd + 2N·d_v (trivial.4Nd for every d_v), over the formula with
+    d_v free (the ``trivial.<name>`` claims are its d_v = d case, 4Nd)."""
+    from attnio.bounds.costs import FORMULAS
+    from attnio.bounds.symbols import dv
+
+    return [
+        Implication(
+            f"trivial.dv.{name}",
+            "consistency",
+            f"{name} never moves fewer than 2Nd + 2N·d_v words, for any N, d, d_v, M where it runs (trivial bound, any d_v).",
+            f.valid,
+            f.io >= 2 * N * d + 2 * N * dv,
+            provenance="docs/bounds/trivial.md",
+            about=("trivial.4Nd", f"exact.{name}"),
+        )
+        for name, f in sorted(FORMULAS.items())
+    ]
+
+
 def claims() -> list[Claim]:
-    return saha_ye_claims() + coverage_claims() + smith_claims() + leading_crossover_claims() + formula_claims() + generic_via_links()
+    return (saha_ye_claims() + coverage_claims() + smith_claims() + leading_crossover_claims() + formula_claims()
+            + generic_via_links() + trivial_dv_claims())
 

@@ -62,6 +62,9 @@ def _lower_entries(symbols: frozenset[str]):
         if b.kind != "lower" or b.computation != "forward":  # the pebbled graphs are forward passes
             continue
         names = {s.name for s in free_symbols(b.expr)} | {s.name for r in b.regime for s in free_symbols(r)}
+        # an explicit bound stated for every d_v (or at d_v = d) is evaluated at d_v = d: the graphs' V has width d
+        if b.explicit and symbols == ATTENTION_SYMBOLS:
+            names -= {"dv"}
         if not names <= symbols or b.cdag == APPROXIMATE:
             continue
         out.append(b)
@@ -74,9 +77,10 @@ def _eval_bounds(entries, env: dict) -> tuple[dict[str, float], dict[str, float]
     explicit: dict[str, float] = {}
     shape: dict[str, float] = {}
     for b in entries:
-        if not all(r.holds(env) for r in b.regime):
+        env_b = {"dv": env["d"], **env} if "d" in env else env  # the graphs' V has width d
+        if not all(r.holds(env_b) for r in b.regime):
             continue
-        val = float(evaluate(b.expr, env))
+        val = float(evaluate(b.expr, env_b))
         (explicit if b.explicit else shape)[b.id] = val
     return explicit, shape
 
