@@ -251,3 +251,173 @@ BY_ID: dict[str, Implication] = {c.id: c for c in CLAIMS}
 def by_id(claim_id: str) -> Implication:
     """The claim of this module with that id (KeyError otherwise); ``check(by_id(...))`` proves it."""
     return BY_ID[claim_id]
+
+
+# BSPV-cap (docs/bounds/bspv-cap.md): BSPV's count with the cap a_Q + a_K ≤ M + R kept on the complete pairs (no κ),
+# value width d_v, segments of R = cM I/Os. Steps 8, 9, 12 and 13 are new; 10 and 11 are BS's combine and cubic at
+# κ = 1, K = K′. Consistency at every M, d_v free: two first links (√2·N²(d + d_v)/√M, and (2/3)·N²d(d + d_v)/M for
+# the FlashAttention-style loops), then one link per formula (square_tiling-io through its four phase terms).
+from attnio.bounds.symbols import dv  # noqa: E402
+from attnio.solver.claims.constants import c as c_ratio  # noqa: E402
+
+CAP_DOC = "docs/bounds/bspv-cap.md"
+CAP_G = 2 + c_ratio + (1 + c_ratio) ** 2 * M / (4 * d**2)  # K′/M at R = cM
+CAP_SEG = M * sqrt(M) * CAP_G * sqrt(CAP_G / 27)  # √(K′³/27) at R = cM
+CAP_LEAD_SQRT = sqrt(2) * N**2 * (d + dv) / sqrt(M)  # first link for the tiled schedules
+CAP_LEAD_FLASH = Fraction(2, 3) * N**2 * d * (d + dv) / M  # first link for the FlashAttention-style loops
+
+
+def _cap(id_: str, statement: str, hyps, concl, step: str = "", **kw) -> Implication:
+    kw.setdefault("about", ("constants.bspv-cap",))
+    return _base_claim(id_, "BSPV-cap", statement, hyps, concl, CAP_DOC + step, **kw)
+
+
+CAP_STEP_CLAIMS: list[Implication] = [
+    _cap(
+        "bspv-cap.pairs",
+        "complete pairs with the cap: d|I| ≤ a_Q, d|J| ≤ a_K, a_Q + a_K ≤ M + R ⇒ |I|·|J| ≤ (M + R)²/(4d²)",
+        (d >= 1, d * I_rows <= aQ, d * J_cols <= aK, aQ + aK <= M + R),
+        I_rows * J_cols <= _sq(M + R) / (4 * d**2),
+        "#step-8",
+    ),
+    _cap(
+        "bspv-cap.third",
+        "pair face with the cap: x + |I||J| + o₁ ≤ K′ − s with s = a_Q + a_K + a_V + y + o₂, K′ = 2M + R + "
+        "(M + R)²/(4d²), given a_Q + a_K + a_V + x + y ≤ M + r, o₁ + o₂ ≤ M + w, r + w ≤ R and |I||J| ≤ (M + R)²/(4d²)",
+        (
+            d >= 1,
+            M >= 1,
+            aQ + aK + aV + x + y <= M + rr,
+            o1 + o2 <= M + ww,
+            rr + ww <= R,
+            eq(s, aQ + aK + aV + y + o2),
+            c_pairs <= _sq(M + R) / (4 * d**2),
+        ),
+        x + c_pairs + o1 <= 2 * M + R + _sq(M + R) / (4 * d**2) - s,
+        "#step-9",
+    ),
+    _cap(
+        "bspv-cap.segment",
+        "R = cM (c > 0, K′ = g·M, g = 2 + c + (1 + c)²M/(4d²)): 27Y² ≤ K′³ ⇒ Y ≤ M√M·g·√(g/27)",
+        (*_BASE, c_ratio > 0, 27 * _sq(Y) <= (M * CAP_G) ** 3),
+        Y <= CAP_SEG,
+        "#step-12",
+    ),
+    _cap(
+        "bspv-cap.rearrange",
+        "N²(d + d_v) products: N²(d + d_v) ≤ h·M√M·g·√(g/27) and Q ≥ cM(h − 1) ⇒ Q ≥ c·N²(d + d_v)/(√M·g·√(g/27)) − cM",
+        (*_BASE, c_ratio > 0, N**2 * (d + dv) <= h * CAP_SEG, Q >= c_ratio * M * (h - 1)),
+        Q >= c_ratio * N**2 * (d + dv) / (sqrt(M) * CAP_G * sqrt(CAP_G / 27)) - c_ratio * M,
+        "#step-13",
+    ),
+]
+
+
+# The FlashAttention-style loops (every count ≥ N²(d + d_v)²/M: K and V read once per block of fewer than M/(d + d_v)
+# query rows) link through CAP_LEAD_FLASH; the tiled schedules through CAP_LEAD_SQRT. flash1 is not in the chain:
+# its working set exceeds M (registry audit mode), so no pebbling bound speaks about its count, and at M = 1,
+# d_v = 1 this bound is above it (tests/test_bspv_cap.py).
+CAP_VIA_FLASH: frozenset[str] = frozenset({"flash1-fit", "flash2", "flash2-square", "kv_stationary", "split_v"})
+CAP_NOT_COVERED: dict[str, str] = {"flash1": "working set exceeds M (audit mode): not a pebbling of M red pebbles"}
+
+
+def cap_consistency_claims() -> list[Implication]:
+    """BSPV-cap ≤ the exact cost of every standard-CDAG formula but flash1 (d_v free, every M where the formula
+    runs), as chains (docs/bounds/bspv-cap.md#consistency)."""
+    from attnio.bounds.constants import BSPV_CAP, BSPV_CAP_CS, bspv_cap_form
+    from attnio.bounds.costs import FORMULAS
+
+    doc = "#consistency"
+    reg = (*_BASE, *BSPV_CAP.regime)
+    out: list[Implication] = [
+        *(
+            _cap(
+                f"bspv-cap.relax_{what}.c{cv}",
+                f"BSPV-cap's branch c = {cv} ≤ {to_text(lead)} at every M ({why}; the encoded bound is the max of the "
+                "branches c ∈ {1, 2, 4}, each of which is ≤ it; first link for the " + whom + ")",
+                reg,
+                bspv_cap_form(cv) <= lead,
+                doc,
+            )
+            for what, lead, why, whom in (
+                ("sqrt", CAP_LEAD_SQRT, "g ≥ 2 + c and 27c² ≤ 2(2 + c)³", "tiled schedules"),
+                ("flash", CAP_LEAD_FLASH, "c²·27·μ ≤ (4/9)·g³, μ = M/d²", "FlashAttention-style loops"),
+            )
+            for cv in BSPV_CAP_CS
+        ),
+        _cap(
+            "bspv-cap.ceil_split4",
+            "a₁, b₁, a₂, b₂ > 0, io ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d_v/b₂⌉·N² + ⌈N/a₂⌉·Nd_v ⇒ io ≥ N²d/a₁ + N²d/b₁ + "
+            "N²d_v/b₂ + N²d_v/a₂ (⌈x⌉ ≥ x; square_tiling-io's two phases, value width d_v)",
+            (*_BASE, a1 > 0, b1 > 0, a2 > 0, b2 > 0,
+             Q >= ceil(N / a1) * N * d + ceil(N / b1) * N * d + ceil(dv / b2) * N**2 + ceil(N / a2) * N * dv),
+            N**2 * d / a1 + N**2 * d / b1 + N**2 * dv / b2 + N**2 * dv / a2 <= Q,
+            doc,
+        ),
+        _cap(
+            "bspv-cap.tiles_amgm4",
+            "a₁, b₁, a₂, b₂ ≥ 1, a₁b₁ ≤ M, a₂b₂ ≤ M, io ≥ N²d/a₁ + N²d/b₁ + N²d_v/b₂ + N²d_v/a₂ ⇒ io ≥ "
+            "√2·N²(d + d_v)/√M (AM–GM per phase: 2N²d/√M + 2N²d_v/√M)",
+            (*_BASE, a1 >= 1, b1 >= 1, a2 >= 1, b2 >= 1, a1 * b1 <= M, a2 * b2 <= M,
+             Q >= N**2 * d / a1 + N**2 * d / b1 + N**2 * dv / b2 + N**2 * dv / a2),
+            CAP_LEAD_SQRT <= Q,
+            doc,
+        ),
+    ]
+    for name in sorted(FORMULAS):
+        if not _is_standard(name) or name in CAP_NOT_COVERED:
+            continue
+        fm = FORMULAS[name]
+        about = ("constants.bspv-cap", f"exact.{name}")
+        if name == "square_tiling-io":
+            bl = fm.blocks
+            out += [
+                _cap(
+                    f"consistency.bspv-cap.{name}.phases",
+                    f"{name}: cost ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d_v/b₂⌉·N² + ⌈N/a₂⌉·Nd_v (Q and K read per phase-1 "
+                    "tile, S and V per phase-2 tile; with bspv-cap.ceil_split4)",
+                    (*reg, *fm.valid),
+                    (bl["T_a"] + bl["T_b"]) * N * d + bl["T_2"] * N * dv + bl["G"] * N**2 <= fm.io,
+                    doc,
+                    kind="consistency",
+                    about=about,
+                ),
+                _cap(
+                    f"consistency.bspv-cap.{name}.tiles1",
+                    f"{name}: its phase-1 tile fits, a₁·b₁ ≤ M, at every M where it runs",
+                    (*reg, *fm.valid),
+                    bl["a1"] * bl["b1"] <= M,
+                    doc,
+                    kind="consistency",
+                    about=about,
+                ),
+                _cap(
+                    f"consistency.bspv-cap.{name}.tiles2",
+                    f"{name}: its phase-2 tile fits, a₂·b₂ ≤ M, at every M where it runs, d_v free (with "
+                    "bspv-cap.tiles_amgm4: cost ≥ √2·N²(d + d_v)/√M)",
+                    (*reg, *fm.valid),
+                    bl["a2"] * bl["b2"] <= M,
+                    doc,
+                    kind="consistency",
+                    about=about,
+                ),
+            ]
+            continue
+        lead, via = (CAP_LEAD_FLASH, "relax_flash") if name in CAP_VIA_FLASH else (CAP_LEAD_SQRT, "relax_sqrt")
+        out.append(
+            _cap(
+                f"consistency.bspv-cap.le.{name}",
+                f"{to_text(lead)} ≤ exact cost of {name} at every M where it runs, d_v free (with bspv-cap.{via}.c*: "
+                "BSPV-cap ≤ it)",
+                (*reg, *fm.valid),
+                lead <= fm.io,
+                doc,
+                kind="consistency",
+                about=about,
+            )
+        )
+    return out
+
+
+CLAIMS.extend([*CAP_STEP_CLAIMS, *cap_consistency_claims()])
+BY_ID.update({c.id: c for c in CLAIMS})
