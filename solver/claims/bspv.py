@@ -257,10 +257,14 @@ def by_id(claim_id: str) -> Implication:
 # value width d_v, segments of R = cM I/Os. Steps 8, 9, 12 and 13 are new; 10 and 11 are BS's combine and cubic at
 # κ = 1, K = K′. Consistency at every M, d_v free: two first links (√2·N²(d + d_v)/√M, and (2/3)·N²d(d + d_v)/M for
 # the FlashAttention-style loops), then one link per formula (square_tiling-io through its four phase terms).
+from attnio.bounds.expr import minimum  # noqa: E402
 from attnio.bounds.symbols import dv  # noqa: E402
 from attnio.solver.claims.constants import c as c_ratio  # noqa: E402
 
 CAP_DOC = "docs/bounds/bspv-cap.md"
+cap_T = nonneg_real("seg_capT", "√(K′³/27), BSPV-cap's per-segment maximum of |Z_t|")
+P1 = nonneg_real("seg_P1", "square_tiling-io's phase-1 words ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd")
+P2 = nonneg_real("seg_P2", "square_tiling-io's phase-2 words ⌈d_v/b₂⌉·N² + ⌈N/a₂⌉·Nd_v")
 CAP_G = 2 + c_ratio + (1 + c_ratio) ** 2 * M / (4 * d**2)  # K′/M at R = cM
 CAP_SEG = M * sqrt(M) * CAP_G * sqrt(CAP_G / 27)  # √(K′³/27) at R = cM
 CAP_LEAD_SQRT = sqrt(2) * N**2 * (d + dv) / sqrt(M)  # first link for the tiled schedules
@@ -305,9 +309,10 @@ CAP_STEP_CLAIMS: list[Implication] = [
     ),
     _cap(
         "bspv-cap.rearrange",
-        "N²(d + d_v) products: N²(d + d_v) ≤ h·M√M·g·√(g/27) and Q ≥ cM(h − 1) ⇒ Q ≥ c·N²(d + d_v)/(√M·g·√(g/27)) − cM",
-        (*_BASE, c_ratio > 0, N**2 * (d + dv) <= h * CAP_SEG, Q >= c_ratio * M * (h - 1)),
-        Q >= c_ratio * N**2 * (d + dv) / (sqrt(M) * CAP_G * sqrt(CAP_G / 27)) - c_ratio * M,
+        "N²(d + d_v) products, T = √(K′³/27) the per-segment maximum (step 12): N²(d + d_v) ≤ h·T and Q ≥ R(h − 1) "
+        "⇒ Q ≥ R·N²(d + d_v)/T − R (at R = cM, T = M√M·g·√(g/27): c·N²(d + d_v)/(√M·g·√(g/27)) − cM)",
+        (*_BASE, R > 0, cap_T > 0, N**2 * (d + dv) <= h * cap_T, Q >= R * (h - 1)),
+        Q >= R * N**2 * (d + dv) / cap_T - R,
         "#step-13",
     ),
 ]
@@ -318,6 +323,15 @@ CAP_STEP_CLAIMS: list[Implication] = [
 # its working set exceeds M (registry audit mode), so no pebbling bound speaks about its count, and at M = 1,
 # d_v = 1 this bound is above it (tests/test_bspv_cap.py).
 CAP_VIA_FLASH: frozenset[str] = frozenset({"flash1-fit", "flash2", "flash2-square", "kv_stationary", "split_v"})
+# Loops whose direct link z3 does not decide quickly: name -> (its block of query rows, the ceiling ⌈N/block⌉ in
+# its count). Their link goes through the block: count ≥ ⌈N/a⌉·N(d + d_v) (``….blocks``), a·(d + d_v) ≤ M
+# (``….fits``), and bspv-cap.via_blocks.
+CAP_VIA_BLOCKS: dict[str, tuple[str, str]] = {
+    "flash2": ("a", "T_r"),
+    "flash1-fit": ("c", "T_c"),
+    "kv_stationary": ("b", "T_c"),
+    "split_v": ("a", "T_r"),
+}
 CAP_NOT_COVERED: dict[str, str] = {"flash1": "working set exceeds M (audit mode): not a pebbling of M red pebbles"}
 
 
@@ -346,20 +360,53 @@ def cap_consistency_claims() -> list[Implication]:
             for cv in BSPV_CAP_CS
         ),
         _cap(
-            "bspv-cap.ceil_split4",
-            "a₁, b₁, a₂, b₂ > 0, io ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d_v/b₂⌉·N² + ⌈N/a₂⌉·Nd_v ⇒ io ≥ N²d/a₁ + N²d/b₁ + "
-            "N²d_v/b₂ + N²d_v/a₂ (⌈x⌉ ≥ x; square_tiling-io's two phases, value width d_v)",
-            (*_BASE, a1 > 0, b1 > 0, a2 > 0, b2 > 0,
-             Q >= ceil(N / a1) * N * d + ceil(N / b1) * N * d + ceil(dv / b2) * N**2 + ceil(N / a2) * N * dv),
-            N**2 * d / a1 + N**2 * d / b1 + N**2 * dv / b2 + N**2 * dv / a2 <= Q,
+            "bspv-cap.via_blocks",
+            "a > 0, a·(d + d_v) ≤ M, io ≥ ⌈N/a⌉·N(d + d_v) ⇒ io ≥ (2/3)·N²d(d + d_v)/M (⌈x⌉ ≥ x: K and V read once "
+            "per block of a query rows)",
+            (*_BASE, a1 > 0, a1 * (d + dv) <= M, Q >= ceil(N / a1) * N * (d + dv)),
+            CAP_LEAD_FLASH <= Q,
             doc,
         ),
         _cap(
-            "bspv-cap.tiles_amgm4",
-            "a₁, b₁, a₂, b₂ ≥ 1, a₁b₁ ≤ M, a₂b₂ ≤ M, io ≥ N²d/a₁ + N²d/b₁ + N²d_v/b₂ + N²d_v/a₂ ⇒ io ≥ "
-            "√2·N²(d + d_v)/√M (AM–GM per phase: 2N²d/√M + 2N²d_v/√M)",
-            (*_BASE, a1 >= 1, b1 >= 1, a2 >= 1, b2 >= 1, a1 * b1 <= M, a2 * b2 <= M,
-             Q >= N**2 * d / a1 + N**2 * d / b1 + N**2 * dv / b2 + N**2 * dv / a2),
+            "bspv-cap.via_blocks_split_v",
+            "a > 0, g = min(d, d_v), a·(d + g) ≤ M, io ≥ ⌈N/a⌉·(⌈d_v/g⌉·Nd + Nd_v) ⇒ io ≥ (2/3)·N²d(d + d_v)/M "
+            "(split_v: K read ⌈d_v/g⌉ times and V once per block of a query rows)",
+            (*_BASE, a1 > 0, a1 * (d + minimum(d, dv)) <= M, Q >= ceil(N / a1) * (ceil(dv / minimum(d, dv)) * N * d + N * dv)),
+            CAP_LEAD_FLASH <= Q,
+            doc,
+        ),
+        _cap(
+            "bspv-cap.ceil_split.qk",
+            "a₁, b₁ > 0 ⇒ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd ≥ N²d/a₁ + N²d/b₁ (⌈x⌉ ≥ x; square_tiling-io's phase 1)",
+            (*_BASE, a1 > 0, b1 > 0),
+            N**2 * d / a1 + N**2 * d / b1 <= ceil(N / a1) * N * d + ceil(N / b1) * N * d,
+            doc,
+        ),
+        _cap(
+            "bspv-cap.ceil_split.pv",
+            "a₂, b₂ > 0 ⇒ ⌈d_v/b₂⌉·N² + ⌈N/a₂⌉·Nd_v ≥ N²d_v/b₂ + N²d_v/a₂ (⌈x⌉ ≥ x; square_tiling-io's phase 2)",
+            (*_BASE, a2 > 0, b2 > 0),
+            N**2 * dv / b2 + N**2 * dv / a2 <= ceil(dv / b2) * N**2 + ceil(N / a2) * N * dv,
+            doc,
+        ),
+        _cap(
+            "bspv-cap.tiles_amgm.qk",
+            "a₁, b₁ ≥ 1, a₁b₁ ≤ M, P₁ ≥ N²d/a₁ + N²d/b₁ ⇒ P₁ ≥ 2N²d/√M (AM–GM)",
+            (*_BASE, a1 >= 1, b1 >= 1, a1 * b1 <= M, P1 >= N**2 * d / a1 + N**2 * d / b1),
+            2 * N**2 * d / sqrt(M) <= P1,
+            doc,
+        ),
+        _cap(
+            "bspv-cap.tiles_amgm.pv",
+            "a₂, b₂ ≥ 1, a₂b₂ ≤ M, P₂ ≥ N²d_v/b₂ + N²d_v/a₂ ⇒ P₂ ≥ 2N²d_v/√M (AM–GM)",
+            (*_BASE, a2 >= 1, b2 >= 1, a2 * b2 <= M, P2 >= N**2 * dv / b2 + N**2 * dv / a2),
+            2 * N**2 * dv / sqrt(M) <= P2,
+            doc,
+        ),
+        _cap(
+            "bspv-cap.phases_sum",
+            "io ≥ P₁ + P₂, P₁ ≥ 2N²d/√M, P₂ ≥ 2N²d_v/√M ⇒ io ≥ √2·N²(d + d_v)/√M (square_tiling-io: 2 ≥ √2)",
+            (*_BASE, Q >= P1 + P2, P1 >= 2 * N**2 * d / sqrt(M), P2 >= 2 * N**2 * dv / sqrt(M)),
             CAP_LEAD_SQRT <= Q,
             doc,
         ),
@@ -375,7 +422,7 @@ def cap_consistency_claims() -> list[Implication]:
                 _cap(
                     f"consistency.bspv-cap.{name}.phases",
                     f"{name}: cost ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d_v/b₂⌉·N² + ⌈N/a₂⌉·Nd_v (Q and K read per phase-1 "
-                    "tile, S and V per phase-2 tile; with bspv-cap.ceil_split4)",
+                    "tile, S and V per phase-2 tile; then bspv-cap.ceil_split.*, tiles_amgm.*, phases_sum)",
                     (*reg, *fm.valid),
                     (bl["T_a"] + bl["T_b"]) * N * d + bl["T_2"] * N * dv + bl["G"] * N**2 <= fm.io,
                     doc,
@@ -394,9 +441,45 @@ def cap_consistency_claims() -> list[Implication]:
                 _cap(
                     f"consistency.bspv-cap.{name}.tiles2",
                     f"{name}: its phase-2 tile fits, a₂·b₂ ≤ M, at every M where it runs, d_v free (with "
-                    "bspv-cap.tiles_amgm4: cost ≥ √2·N²(d + d_v)/√M)",
+                    "bspv-cap.tiles_amgm.pv)",
                     (*reg, *fm.valid),
                     bl["a2"] * bl["b2"] <= M,
+                    doc,
+                    kind="consistency",
+                    about=about,
+                ),
+            ]
+            continue
+        if name in CAP_VIA_BLOCKS:
+            blk, ceil_key = (fm.blocks[k] for k in CAP_VIA_BLOCKS[name])
+            split = name == "split_v"  # K read ⌈d_v/g⌉ times per block, g = min(d, d_v) (bspv-cap.via_blocks_split_v)
+            width = d + minimum(d, dv) if split else d + dv
+            per_block = fm.blocks["G"] * N * d + N * dv if split else N * (d + dv)
+            out += [
+                _cap(
+                    f"consistency.bspv-cap.{name}.blocks",
+                    f"{name}: cost ≥ ⌈N/a⌉·{to_text(per_block)}, a = {to_text(blk)} (K and V read once per block; "
+                    "with bspv-cap.via_blocks" + ("_split_v" if split else "") + " and bspv-cap.relax_flash.c*)",
+                    (*reg, *fm.valid),
+                    ceil_key * per_block <= fm.io,
+                    doc,
+                    kind="consistency",
+                    about=about,
+                ),
+                _cap(
+                    f"consistency.bspv-cap.{name}.fits",
+                    f"{name}: its block fits, a·({to_text(width)}) ≤ M, a = {to_text(blk)}",
+                    (*reg, *fm.valid),
+                    blk * width <= M,
+                    doc,
+                    kind="consistency",
+                    about=about,
+                ),
+                _cap(
+                    f"consistency.bspv-cap.{name}.positive",
+                    f"{name}: its block is positive, a = {to_text(blk)} ≥ 1 where it runs",
+                    (*reg, *fm.valid),
+                    blk >= 1,
                     doc,
                     kind="consistency",
                     about=about,
