@@ -175,7 +175,7 @@ def test_bound_below_every_covered_schedule_on_a_grid_dv_free(n: int, dd: int, v
 def test_bound_below_every_covered_schedule_on_a_dense_grid() -> None:
     """Every M of a few (N, d, d_v), d_v ≠ d included, from 1 to 4d², least ratio reported in the message."""
     least = math.inf
-    for n, dd, vv in ((256, 16, 16), (256, 16, 4), (300, 12, 40), (64, 32, 32), (1024, 8, 8)):
+    for n, dd, vv in ((256, 16, 16), (256, 16, 4), (300, 12, 40)):
         for mm in range(1, 4 * dd * dd + 1):
             env = {"N": n, "d": dd, "dv": vv, "M": mm}
             lb = _float(BSPV_CAP.expr, env)
