@@ -3,9 +3,9 @@
 Its claims are appended to ``solver/claims/bspv.py``'s ``CLAIMS``, so tests/test_bspv.py's parametrised z3 and cvc5
 tests prove every one of them (step claims and consistency links); here: the claims exist and name the bound, a
 tightened step refuted with a counterexample, the encoded expression is the max of the proved rearrangement at
-c ∈ {1, 2, 4}, the doc page names every step, the bound is below every covered schedule's exact count on a grid
-with d_v ≠ d, the chains cover every formula but flash1 (and flash1 is really above it nowhere it needs to be: it
-is left out because the bound exceeds its count at M = 1), and the ratio script.
+c ∈ {1, 2, 4}, the doc page names every step, the bound is below every covered schedule's exact count on grids
+with d_v ≠ d, the chains cover every formula but flash1 (audit mode: its working set exceeds M, and the bound is
+above its count at M = 1, d_v = 1), the constants table's rows that move, and the ratio script.
 """
 
 from __future__ import annotations
