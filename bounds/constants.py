@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from attnio.bounds.costs import FORMULAS
-from attnio.bounds.expr import Expr, eq, evaluate, sqrt
+from attnio.bounds.expr import Expr, eq, evaluate, maximum, sqrt
 from attnio.bounds.symbols import M, N, d, dv, sym
 from attnio.bounds.types import CDAG_MATMUL, CDAG_QK, CDAG_QK_PV, CDAG_QK_PV_ACC, Bound
 
@@ -223,6 +223,47 @@ BSPV_NEAR = _bspv_bound(
 )
 
 
+# Small cache and just above it (docs/bounds/bspv-cap.md): BSPV's count with the cap a_Q + a_K ≤ M + R kept on the
+# complete pairs, so no κ: per segment |Z_t|² ≤ K′³/27 with K′ = 2M + R + (M + R)²/(4d²), at every M; value width
+# d_v (Σ_t |Z_t| = N²(d + d_v)). R = cM for c ∈ BSPV_CAP_CS (integers, so that R is a whole number of I/Os).
+BSPV_CAP_CS: tuple[int, ...] = (1, 2, 4)
+
+
+def bspv_cap_form(c: int) -> Expr:
+    """c·N²(d + d_v)/(√M·g·√(g/27)) − cM with g = 2 + c + (1 + c)²M/(4d²): the bound of docs/bounds/bspv-cap.md with
+    segments of R = cM I/Os (K′ = g·M, so √(K′³/27) = M√M·g·√(g/27))."""
+    g = 2 + c + Fraction((1 + c) ** 2, 4) * M / d**2
+    return c * N**2 * (d + dv) / (sqrt(M) * g * sqrt(g / 27)) - c * M
+
+
+BSPV_CAP = Bound(
+    id="constants.bspv-cap",
+    statement="Every standard-CDAG attention calculation with value width d_v moves at least "
+    "max over c ∈ {1, 2, 4} of c·N²(d + d_v)/(√M·g_c·√(g_c/27)) − cM words, g_c = 2 + c + (1 + c)²M/(4d²), at every "
+    "M " + BSPV_STATEMENT.replace("N²d products A_ij·V_jℓ'", "N²d_v products A_ij·V_jℓ'")
+    + "; the cap a_Q + a_K ≤ M + R kept on the complete pairs (no κ), segments of R = cM I/Os.",
+    kind="lower",
+    model=CDAG + " with value width d_v; recomputation allowed (useful instances by lineage on the S-trees and the "
+    "accumulation trees)",
+    regime=(),
+    expr=maximum(*(bspv_cap_form(c) for c in BSPV_CAP_CS)),
+    explicit=True,
+    # the leading coefficient is √2 in units of N²(d + d_v)/√M as M/d² → 0 (c = 4), irrational: 7/5 is a rational below
+    constant=Fraction(7, 5),
+    provenance="derived here: BSPV's two-product Loomis–Whitney segment count (docs/bounds/bspv.md) with the "
+    "complete pairs capped by (M + R)²/(4d²) instead of relaxed by κ (docs/bounds/bspv-cap.md)",
+    status="derived here",
+    cdag=CDAG_QK_PV_ACC,
+    doc="docs/bounds/bspv-cap.md",
+    symbols=("N", "d", "M", "dv"),
+    notes="constant: 7/5 < √2, the leading coefficient in units of N²(d + d_v)/√M as M/d² → 0 (irrational). "
+    "Small cache and the band d² < M < 2d²: above BSPV-near from M ≈ 0.3d² on (at d_v = d), and above B3 at "
+    "N = 4096, d = 128 for M ≤ 2d². Leading coefficient (units N²(d + d_v)/√M) √2 as M/d² → 0 (c = 4), 0.68 at "
+    "M = d² (c = 2), → 0 as M/d² grows (it decays as d³/M^{3/2}: weaker than B1/B3 above ≈ 2d²). Valid at every "
+    "M; flash1 (its working set exceeds M) is outside the consistency chain.",
+)
+
+
 def _dv_leading(**fields) -> Bound:
     """A leading lower-bound term for d_v ≠ d_k from the four-face count (asymptotic only, under review; docs/constants.md#dv)."""
     return Bound(
@@ -300,13 +341,13 @@ ROW_STREAM_MM = Bound(
     notes="expr is the ceiling-free leading form; the exact count uses ⌊·⌋ and ⌈·⌉ as in the statement.",
 )
 
-BOUNDS: list[Bound] = [B1, B2, B3, BS, BSPV, BSPV_NEAR, DV_NARROW, DV_WIDE, COSMA, ROW_STREAM_MM]
+BOUNDS: list[Bound] = [B1, B2, B3, BS, BSPV, BSPV_NEAR, BSPV_CAP, DV_NARROW, DV_WIDE, COSMA, ROW_STREAM_MM]
 
 
 def attention_lower_bounds() -> list[Bound]:
-    """The explicit large-cache attention lower bounds of this module (B1, B2, B3); the small-cache one is
-    :func:`small_cache_lower_bounds`."""
-    return [b for b in BOUNDS if b.kind == "lower" and b.explicit and b.id not in {s.id for s in SMALL_CACHE}]
+    """The explicit large-cache attention lower bounds of this module (B1, B2, B3); the small-cache ones are
+    :func:`small_cache_lower_bounds`, and BSPV-cap (every M) is neither."""
+    return [b for b in BOUNDS if b.kind == "lower" and b.explicit and b.id not in {s.id for s in (*SMALL_CACHE, BSPV_CAP)}]
 
 
 SMALL_CACHE: tuple[Bound, ...] = (BS, BSPV, BSPV_NEAR)
@@ -356,14 +397,15 @@ def _statuses(verdicts: Mapping[str, str] | None) -> dict[str, str]:
     from attnio.bounds.proofs import proof_status
 
     out = {}
-    for b in (B1, B2, B3, *SMALL_CACHE):
+    for b in (B1, B2, B3, *SMALL_CACHE, BSPV_CAP):
         out[b.id] = f"{b.status} ({proof_status(b.id, verdicts)})"
     return out
 
 
 def proved_lower_bounds() -> list[Bound]:
-    """The explicit lower bounds of this module that the constants table may use: all but those under review."""
-    return [b for b in (B1, B2, B3, *SMALL_CACHE) if b.status != "under review"]
+    """The explicit lower bounds of this module that the constants table may use: all but those under review
+    (BSPV-cap evaluated at d_v = d, as every row of the table)."""
+    return [b for b in (B1, B2, B3, *SMALL_CACHE, BSPV_CAP) if b.status != "under review"]
 
 
 def constants_table(

@@ -61,6 +61,18 @@ CONSTANTS_STEPS: dict[str, list[tuple[int, str]]] = {
         (13, "constants.bspv-near.rearrange"),
         (14, "constants.bspv.crossover"),
     ],
+    # BSPV-cap (docs/bounds/bspv-cap.md): BSPV's steps 1–7, then the cap kept (8, 9), BS's algebra at κ = 1 (10, 11).
+    "constants.bspv-cap": [
+        *_prose(1, 7),
+        (8, "constants.bspv-cap.pairs"),
+        (9, "constants.bspv-cap.third"),
+        (10, "constants.bs.amgm"),
+        (10, "constants.bs.combine"),
+        (11, "constants.bs.cubic"),
+        (12, "constants.bspv-cap.segment"),
+        (13, "constants.bspv-cap.rearrange"),
+        (14, "constants.bs.best_R"),
+    ],
     "constants.b1": [
         *_prose(1, 3),
         (4, "constants.b1.amgm"),

@@ -79,6 +79,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_backward_slots.py::test_step_9_needs_its_threshold",
         "test_bspv.py::test_claim_proved_by_z3",
         "test_bspv.py::test_tightened_step_is_refuted_with_a_counterexample",
+        "test_bspv_cap.py::test_tightened_step_is_refuted_with_a_counterexample",
         "test_approx_bounds.py::test_tightened_step_is_refuted_with_a_valid_counterexample",
         "test_api.py::test_catalog_bound_claims_and_errors",
         "test_backward_claims.py::test_every_backward_step_and_consistency_link_is_proved",
@@ -171,6 +172,8 @@ TIERS: dict[str, tuple[str, ...]] = {
     ),
     # 15 s or more in the measured fast loop on the loaded shared machine (about 5 s quiet)
     "slow": (
+        "test_bspv_cap.py::test_bound_below_every_covered_schedule_on_a_dense_grid",
+        "test_bspv_cap.py::test_bound_below_every_covered_schedule_on_a_grid_dv_free",
         "test_byo.py::test_doc_example_end_to_end_check_store_and_report",
         "test_cli_fuzz.py::test_cli_fuzz_no_traceback_exit_0_or_2_one_line_errors_json_objects",
         "test_constants.py::test_lower_bounds_below_every_exact_cost_on_a_grid",
