@@ -328,3 +328,29 @@ def _marker_audit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     yield
     if used:
         pytest.fail(f"marker audit: uses {', '.join(sorted(used))} without the marker; add it to TIERS in tests/conftest.py", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def triton_measured() -> list | None:
+    """Every registered Triton kernel configuration counted once per test process (``attnio.triton.gate.measure()``,
+    the costliest figure of a gate or a report: seconds of interpreter per kernel); None without Triton."""
+    from attnio.triton import gate
+
+    return None if gate.available() is not None else gate.measure()
+
+
+@pytest.fixture(scope="module")
+def triton_once(triton_measured: list | None) -> Iterator[None]:
+    """For a module that builds the gate's figures or the report many times (test_gate.py, test_report.py, one
+    xdist group): ``attnio.triton.gate.measure()`` answers with the count of :func:`triton_measured`; a call with
+    explicit entries still counts them."""
+    from attnio.triton import gate
+
+    real = gate.measure
+
+    def measure(entries: list | None = None) -> list:
+        return real(entries) if entries is not None or triton_measured is None else list(triton_measured)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gate, "measure", measure)
+        yield
