@@ -47,6 +47,13 @@ def _figures_once(triton_once: None) -> Iterator[None]:
 
 
 @pytest.fixture
+def grid_file(tmp_path: Path) -> Path:
+    p = tmp_path / "grid.json"
+    p.write_text(json.dumps(GRID))
+    return p
+
+
+@pytest.fixture
 def fake_verdicts(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     """The verifier's answer, under the test's control (the real solver is another helper's, and slow)."""
     vs = [{"id": "claim.a", "verdict": "proved", "constant": "4", "claim": "", "solver": "z3"},
