@@ -354,7 +354,11 @@ def section_verification(ctx: Context) -> Section:
         line = (f"Second opinion (the committed record reports/crosscheck.json of `attnio verify --solver both`, in which "
                 f"cvc5 re-proves every obligation z3 proved; see docs/solver.md): z3 proved {cc['z3_proved']} and cvc5 "
                 f"re-proved {cc['cvc5_proved']} of the {cc['claims']} claims as they are now")
-        if cc["stale"]:
+        if not cc.get("header_matches", True):
+            line += ("; the record was written by other solver versions or before a change to the encoding "
+                     "(solver/record.py), so none of its entries is counted (re-run `attnio verify --stale --solver both "
+                     "--record reports/crosscheck.json`)")
+        elif cc["stale"]:
             line += f"; {len(cc['stale'])} claims are new or changed since the record and were not re-checked ({', '.join(cc['stale'])})"
         if cc["not_reproved"]:
             line += f"; not re-proved by cvc5: {', '.join(cc['not_reproved'])}"

@@ -145,29 +145,31 @@ CROSSCHECK = "reports/crosscheck.json"  # written by `attnio verify --solver bot
 
 
 def crosscheck_summary(path: str = CROSSCHECK) -> dict[str, Any] | None:
-    """What the committed cvc5 record says about the claims as they are now: ``{"claims", "cvc5_proved",
-    "z3_proved", "stale", "not_reproved"}``; a claim counts only while its fingerprint matches (a new or changed
-    claim is ``stale``: not re-checked). None when there is no record (or it is not the expected JSON)."""
-    import json
-    from pathlib import Path
+    """What the committed proof record (:mod:`attnio.solver.record`) says about the claims as they are now:
+    ``{"claims", "cvc5_proved", "z3_proved", "stale", "not_reproved", "header_matches"}``; a claim counts only
+    while its entry is current: its fingerprint matches, and the record's solver versions and encoding digest are
+    this installation's (otherwise every claim is ``stale``: not re-checked). None when there is no record (or
+    it is not the expected JSON)."""
+    from attnio.solver import record
 
-    p = Path(path)
-    if not p.is_file():
+    rec = record.load(path)
+    if rec is None:
         return None
-    try:
-        rec = json.loads(p.read_text(encoding="utf-8"))["claims"]
-    except (ValueError, KeyError, TypeError):
-        return None
+    rows = rec["claims"]
     current = {cid: verify.fingerprint(c) for cid, c in claims.index().items()}
-    stale = sorted(i for i, fp in current.items() if not isinstance(rec.get(i), dict) or rec[i].get("fingerprint") != fp)
-    fresh = [rec[i] for i in current if i not in set(stale)]
+    here = record.header()
+    ok = record.header_matches(rec, here)
+    stale = sorted(current) if not ok else sorted(
+        i for i, fp in current.items() if not isinstance(rows.get(i), dict) or rows[i].get("fingerprint") != fp)
+    fresh = [rows[i] for i in current if i not in set(stale)]
     solvers = [r.get("solvers") or {} for r in fresh]
     return {
         "claims": len(current),
         "z3_proved": sum(s.get("z3") == "proved" for s in solvers),
         "cvc5_proved": sum(s.get("cvc5") == "proved" for s in solvers),
         "stale": stale,
-        "not_reproved": sorted(i for i in current if i not in set(stale) and (rec[i].get("solvers") or {}).get("cvc5") != "proved"),
+        "header_matches": ok,
+        "not_reproved": sorted(i for i in current if i not in set(stale) and (rows[i].get("solvers") or {}).get("cvc5") != "proved"),
     }
 
 

@@ -6,6 +6,12 @@ tiers are read in one place and test files carry no marker boilerplate (tests/te
 entry names a test that exists, so a renamed or moved test cannot silently drop out). ``cvc5`` implies
 ``solver``. ``ATTNIO_MARKER_AUDIT=1`` checks the table: a test that calls z3 or cvc5 or starts a process
 without the marker errors at teardown, naming what it used.
+
+The ``nightly`` tier holds the per-claim re-proofs of the catalog (each claim z3 or cvc5 proves is also in the
+proof record, reports/crosscheck.json, whose freshness the default run checks without a solver, and which CI
+brings up to date with ``attnio verify --stale --solver both``). A test listed in :data:`SAMPLED` keeps a
+small deterministic sample of its parametrisations in the default run, the rest are ``nightly``. ``nightly``
+tests are deselected unless ``ATTNIO_NIGHTLY=1`` or ``-m`` names ``nightly`` (tools/nightly.sh runs them).
 """
 
 from __future__ import annotations
@@ -25,8 +31,9 @@ os.environ.setdefault("ATTNIO_CACHE", "0")
 
 # The long runs: no deadline (shared machines are noisy), a failing example printed as a blob to reproduce it.
 _LONG_RUN = dict(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
-# "ci" is loaded when CI is set: more examples, deterministic.
-settings.register_profile("ci", max_examples=200, derandomize=True, **_LONG_RUN)
+# "ci" is loaded when CI is set: deterministic. Every test takes its example count from the profile (a test may
+# ask for fewer, never more); the many examples are the nightly run's (tools/nightly.sh).
+settings.register_profile("ci", max_examples=50, derandomize=True, **_LONG_RUN)
 # "nightly": the long run (ATTNIO_HYPOTHESIS_PROFILE=nightly), e.g. 1,000 command lines in tests/test_cli_fuzz.py.
 settings.register_profile("nightly", max_examples=1000, derandomize=False, **_LONG_RUN)
 settings.register_profile("dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -190,8 +197,77 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_report.py::test_summary_counts_the_verdicts_of_the_claims_about_each_regimes_bounds",
         "test_sweep.py::test_sigkill_mid_sweep_then_rerun_loses_and_duplicates_nothing",
         "test_distributed_gloo.py::test_gloo_bytes_equal_the_formula_and_outputs_equal_torch_autograd",
+        # the gate's figures (the first collect of the module counts the Triton kernels) and the masks' closed forms
+        "test_gate.py::test_update_then_gate_passes_and_the_file_is_written_atomically",
+        "test_gate.py::test_planted_one_word_io_regression_fails_the_gate",
+        "test_gate.py::test_planted_lost_proof_fails_the_gate_at_once",
+        "test_gate.py::test_an_improved_count_is_a_note_not_a_failure",
+        "test_gate.py::test_the_gate_holds_every_formula_table_and_causal_and_gqa_counts",
+        "test_gate.py::test_a_grown_workload_or_backward_count_fails_the_gate",
+        "test_gate.py::test_a_planted_regression_fails_attnio_gate_end_to_end",
+        "test_masks.py::test_closed_forms_proved_by_z3_against_the_definition_on_all_small_cases",
     ),
 }
+
+
+# "file.py::test_name" -> how many of its parametrisations run by default (evenly spread over the collection
+# order, the first and the last included); the others carry ``nightly``. Each of these tests proves one catalog
+# claim per parametrisation, with z3 or with both solvers: the whole catalog is re-proved nightly (tools/nightly.sh)
+# and its record checked fresh in every run (tests/test_crosscheck_record.py).
+SAMPLED: dict[str, int] = {
+    "test_bspv.py::test_claim_proved_by_z3": 2,
+    "test_bspv.py::test_claim_second_opinion_cvc5": 1,
+    "test_backward_slots.py::test_cvc5_proves_the_slots_steps_too": 1,
+    "test_approx_bounds.py::test_derivation_step_is_proved_by_z3_and_by_cvc5": 1,
+    "test_backward_claims.py::test_every_backward_step_and_consistency_link_is_proved": 3,
+    "test_backward_claims.py::test_cvc5_proves_the_bwd_sdp_steps_too": 1,
+    "test_backward_small.py::test_every_small_cache_claim_is_proved_by_z3_and_cvc5": 1,
+    "test_backward_small.py::test_the_bs_steps_the_small_cache_bounds_reuse_are_proved": 2,
+    "test_backward_lift.py::test_every_lift_claim_is_proved_by_z3_and_cvc5": 1,
+    "test_constants.py::test_step_claim_proved_by_z3": 3,
+    "test_constants.py::test_step_claim_second_opinion_cvc5": 1,
+    "test_constants.py::test_small_cache_bound_below_every_exact_cost_proved_by_z3": 2,
+    "test_constants.py::test_lower_bounds_below_every_exact_cost_proved_by_z3": 2,
+    "test_workloads.py::test_every_workload_claim_is_proved_by_z3": 3,
+    "test_workloads_bwd.py::test_cvc5_re_proves_the_chain_links": 1,
+    "test_bounds_v3.py::test_step_claim_is_proved_by_z3_and_by_cvc5": 1,
+    "test_mask_claims.py::test_claim_is_proved_by_z3": 3,
+    "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5_causal_links_and_every_other_claim": 1,
+    "test_bwd_slots_p.py::test_claim_is_proved_by_z3_and_by_cvc5": 1,
+}
+
+
+def _sample(n: int, keep: int) -> set[int]:
+    """``keep`` indices of range(n), evenly spread, the first and the last included (all of them when n ≤ keep).
+
+    >>> sorted(_sample(10, 3)), sorted(_sample(2, 3)), sorted(_sample(5, 1))
+    ([0, 4, 9], [0, 1], [0])
+    """
+    if n <= keep:
+        return set(range(n))
+    if keep == 1:
+        return {0}
+    return {round(i * (n - 1) / (keep - 1)) for i in range(keep)}
+
+
+def _name_of(item: pytest.Item) -> str:
+    return f"{item.path.name}::{getattr(item, 'originalname', None) or item.name.split('[')[0]}"
+
+
+def _mark_sampled(items: list[pytest.Item]) -> None:
+    groups: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if _name_of(item) in SAMPLED:
+            groups.setdefault(_name_of(item), []).append(item)
+    for name, group in groups.items():
+        kept = _sample(len(group), SAMPLED[name])
+        for i, item in enumerate(group):
+            if i not in kept:
+                item.add_marker(pytest.mark.nightly)
+
+
+def _nightly_selected(config: pytest.Config) -> bool:
+    return os.environ.get("ATTNIO_NIGHTLY") == "1" or "nightly" in (config.getoption("markexpr", "") or "")
 
 
 def _tiers_of(item: pytest.Item) -> set[str]:
@@ -207,6 +283,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         for mark in sorted(_tiers_of(item) - {m.name for m in item.iter_markers()}):
             item.add_marker(getattr(pytest.mark, mark))
+    _mark_sampled(items)
+    if not _nightly_selected(config):
+        nightly = [i for i in items if i.get_closest_marker("nightly") is not None]
+        if nightly:
+            config.hook.pytest_deselected(items=nightly)
+            items[:] = [i for i in items if i.get_closest_marker("nightly") is None]
 
     skips = {
         "gpu": (gpu_available(), "no CUDA device (or CuPy not installed): GPU test skipped"),
@@ -264,3 +346,29 @@ def _marker_audit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     yield
     if used:
         pytest.fail(f"marker audit: uses {', '.join(sorted(used))} without the marker; add it to TIERS in tests/conftest.py", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def triton_measured() -> list | None:
+    """Every registered Triton kernel configuration counted once per test process (``attnio.triton.gate.measure()``,
+    the costliest figure of a gate or a report: seconds of interpreter per kernel); None without Triton."""
+    from attnio.triton import gate
+
+    return None if gate.available() is not None else gate.measure()
+
+
+@pytest.fixture(scope="module")
+def triton_once(triton_measured: list | None) -> Iterator[None]:
+    """For a module that builds the gate's figures or the report many times (test_gate.py, test_report.py, one
+    xdist group): ``attnio.triton.gate.measure()`` answers with the count of :func:`triton_measured`; a call with
+    explicit entries still counts them."""
+    from attnio.triton import gate
+
+    real = gate.measure
+
+    def measure(entries: list | None = None) -> list:
+        return real(entries) if entries is not None or triton_measured is None else list(triton_measured)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gate, "measure", measure)
+        yield

@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 import strategies
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from attnio.algorithms import flash1, registry
@@ -37,7 +37,6 @@ def inputs(seed: int, N: int, d: int, dv: int, spread: float = 1.0) -> tuple[np.
 
 
 @pytest.mark.parametrize("name", EXACT)
-@settings(max_examples=50)
 @given(data=st.data())
 def test_output_equals_float64_reference_within_1e_10_relative(name: str, data: st.DataObject) -> None:
     N, d, dv, M, seed = data.draw(strategies.small_points(name, fits=4))
@@ -85,7 +84,6 @@ def test_square_tiling_is_stable_where_the_published_version_overflows() -> None
     assert rel_err(r.output, attention(Q, K, V, scale=1.0)) <= 1e-10
 
 
-@settings(max_examples=60)
 @given(st.integers(1, 3000), st.integers(1, 256), st.integers(1, 300_000))
 def test_flash1_as_published_peak_equals_its_working_set_formula(N: int, d: int, M: int) -> None:
     """Peak = (b_c + b_r)(d + d_v) + b_r·b_c + 6b_r with b = min(block, N) (derived in algorithms/flash1.py)."""
@@ -118,7 +116,6 @@ def test_flash1_fit_moves_about_half_of_flash1() -> None:
     assert 0.45 < b / a < 0.55
 
 
-@settings(max_examples=60)
 @given(st.integers(1, 2000), st.integers(1, 160), st.integers(0, 200_000), st.booleans())
 def test_auto_moves_exactly_the_least_measured_io_of_its_candidates(N: int, d: int, extra: int, wide_v: bool) -> None:
     """Measured on the machine (not from the formulas auto evaluates)."""

@@ -55,7 +55,6 @@ def test_real_equals_count_only_on_a_larger_non_divisible_case() -> None:
 
 
 @pytest.mark.parametrize("name", ALL)
-@settings(max_examples=50)
 @given(data=st.data())
 def test_gradients_equal_the_float64_analytic_backward_within_1e_10_relative(name: str, data: st.DataObject) -> None:
     N, d, dv, M, seed = data.draw(strategies.small_points(name, fits=6))
@@ -79,7 +78,6 @@ def test_backward_is_stable_for_logits_of_1e4(name: str, sign: float) -> None:
     assert max(grad_errors(r.outputs, Q, K, V, dO, scale)) <= 1e-10
 
 
-@settings(max_examples=60)
 @given(st.integers(1, 300), st.integers(1, 40), st.integers(1, 40), st.integers(1, 20000))
 def test_flash1_bwd_as_published_reports_its_working_set_and_overflows_exactly_when_it_exceeds_M(N: int, d: int, dv: int, M: int) -> None:
     meas = count("flash1-bwd", N=N, d=d, dv=dv, M=M)
@@ -95,7 +93,6 @@ def test_flash1_bwd_as_published_never_fits_at_realistic_sizes() -> None:
         assert meas.overflowed and meas.peak_fast_words > 1.4 * M, M
 
 
-@settings(max_examples=60)
 @given(st.integers(1, 3000), st.integers(1, 150), st.integers(0, 200000))
 def test_auto_bwd_runs_the_measured_argmin(N: int, d: int, extra: int) -> None:
     M = 5 + extra
@@ -105,7 +102,6 @@ def test_auto_bwd_runs_the_measured_argmin(N: int, d: int, extra: int) -> None:
     assert r.io_words == min(measured.values())
 
 
-@settings(max_examples=60)
 @given(st.integers(1, 3000), st.integers(1, 150), st.integers(0, 200000))
 def test_flash2_bwd_block_rule_is_never_beaten_by_the_square_rule(N: int, d: int, extra: int) -> None:
     M = registry.get("flash2-bwd").tiling_cls.min_M(N, d, d) + extra

@@ -26,7 +26,7 @@ The schedules compared, each wherever its validity (``valid``) holds at the poin
 All arithmetic is exact (Fractions; a bound with an irrational square root is decided in floating point only when
 it is more than a relative 1e-9 away from the count, and an undecided comparison fails the test).
 
-Examples per bound: 200 (every profile but ``nightly`` and ``mutation``), 2,000 with
+Examples per bound: the profile's (tests/conftest.py: dev 40, ci 50, mutation 20), 2,000 with
 ``ATTNIO_HYPOTHESIS_PROFILE=nightly``.
 """
 
@@ -49,7 +49,7 @@ from attnio.bounds.types import APPROXIMATE, Bound
 from attnio.core.workload import Workload
 
 PROFILE = os.environ.get("ATTNIO_HYPOTHESIS_PROFILE", "")
-EXAMPLES = {"nightly": 2000, "mutation": 20}.get(PROFILE, 200)
+EXAMPLES = 2000 if PROFILE == "nightly" else settings.default.max_examples
 
 WORKLOAD_SYMS = {"Nq", "Nkv", "g"}
 SINGLE_HEAD_SYMS = {"N", "d", "M"}

@@ -12,7 +12,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from attnio.algorithms import registry
@@ -106,7 +106,6 @@ def test_consistency_chains_cover_every_exact_formula() -> None:
         assert chain | {"constants.bspv.relax", "constants.bspv-near.relax"} <= ids, n
 
 
-@settings(max_examples=300)
 @given(st.integers(1, 1 << 16), st.integers(1, 256), st.floats(0.0, 1.0))
 def test_both_bounds_below_every_forward_schedule_on_a_grid(n: int, dd: int, f: float) -> None:
     mm = max(1, round(f * dd * dd))

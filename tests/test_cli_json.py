@@ -30,6 +30,8 @@ def test_sweep_json_summary_counts_runs_and_resumes(tmp_path: Path, grid_file: P
     assert (second["ran"], second["already_done"]) == (0, 2)
 
 
+@pytest.mark.xdist_group("triton-counts")  # the Triton kernels counted once with test_gate.py's (conftest.triton_once)
+@pytest.mark.usefixtures("triton_once")
 def test_gate_json_reports_a_planted_regression_with_exit_1(tmp_path: Path, grid_file: Path, capsys: pytest.CaptureFixture) -> None:
     base = tmp_path / "baseline.json"
     common = ["--baseline", str(base), "--grid", str(grid_file), "--workers", "0", "--no-progress", "--no-verify"]

@@ -201,7 +201,6 @@ def test_small_cache_bound_below_every_exact_cost_proved_by_z3(claim: Implicatio
     assert out.status == "proved", (claim.id, out)
 
 
-@settings(max_examples=200)
 @given(st.integers(1, 1 << 14), st.integers(2, 300), st.floats(0.0, 1.0))
 def test_small_cache_bound_below_every_exact_cost_on_a_grid(n: int, dd: int, f: float) -> None:
     mm = max(1, int(f * dd * dd))
@@ -247,7 +246,6 @@ def regime_points(draw: st.DrawFn) -> tuple[int, int, int]:
     return N_, d_, M_
 
 
-@settings(max_examples=200)
 @given(regime_points())
 def test_lower_bounds_below_every_exact_cost_on_a_grid(p: tuple[int, int, int]) -> None:
     n, dd, mm = p
@@ -267,7 +265,6 @@ def test_lower_bounds_below_every_exact_cost_on_a_grid(p: tuple[int, int, int]) 
 # ------------------------------------------------------------------------------------------------ the gap
 
 
-@settings(max_examples=200)
 @given(st.integers(2, 256), st.integers(4, 4096), st.integers(1, 64))
 def test_gap_factor_brackets_flash2_over_b3_on_a_grid(dd: int, m_over_d2: int, slack: int) -> None:
     mm = m_over_d2 * dd * dd + slack

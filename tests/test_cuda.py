@@ -77,7 +77,6 @@ def test_flash2_plan_uses_the_model_tiling_and_fits_M(s):
     assert ln.block == (L.DEFAULT_THREADS, 1, 1)
 
 
-@settings(max_examples=60)
 @given(shapes, st.data())
 def test_flash2_plan_words_equal_the_machine_count_per_array(s, data):
     """The plan's closed-form global words equal the machine's count-only run, array by array, for any tiling

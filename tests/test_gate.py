@@ -1,10 +1,17 @@
-"""The regression gate: missing/corrupted baseline, planted regressions, --update."""
+"""The regression gate: missing/corrupted baseline, planted regressions, --update.
+
+The figures besides the sweep's (the Triton kernels counted on the interpreter above all) are computed once for
+the module (:func:`_figures_once`); each collect still runs the sweep and the comparison. The planted
+regressions of the default figures are checked with :func:`gate.compare` against one module-wide collect, and
+one test runs `attnio gate` end to end on them.
+"""
 
 from __future__ import annotations
 
 import argparse
 import copy
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +20,30 @@ from attnio.cli import gate as gate_cmd
 from attnio.reports import gate, sources
 
 GRID = {"numeric_max_N": 0, "blocks": [{"algorithms": ["flash2"], "N": [16, 1024], "d": [4, 16], "M": [128, 4096]}]}
+
+# one worker for this module and test_report.py: the Triton count (conftest.triton_measured) is made once
+pytestmark = pytest.mark.xdist_group("triton-counts")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _figures_once(triton_once: None) -> Iterator[None]:
+    """The figures besides the sweep's (attnio.reports.figures.gate_entries: deterministic, and seconds to
+    compute) computed once per argument for the module; the Triton kernels counted once (conftest.triton_once)."""
+    from attnio.reports import figures
+
+    real = figures.gate_entries
+    seen: dict[bool, dict] = {}
+
+    def once(*, default_grid: bool = True, **kw: object) -> dict:
+        if kw:
+            return real(default_grid=default_grid, **kw)
+        if default_grid not in seen:
+            seen[default_grid] = real(default_grid=default_grid)
+        return copy.deepcopy(seen[default_grid])
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(figures, "gate_entries", once)
+        yield
 
 
 @pytest.fixture
@@ -233,6 +264,19 @@ def test_the_gate_holds_every_formula_table_and_causal_and_gqa_counts(tmp_path: 
     assert _gate_default(b) == 0
 
 
+@pytest.fixture(scope="module")
+def default_current(default_baseline: dict) -> dict:
+    """This run's figures over the small default grid (as `attnio gate --no-verify` collects them): one collect
+    for the planted regressions below, which compare a changed copy of the baseline with it."""
+    from attnio.reports import grid as grid_mod
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(grid_mod, "default_grid", lambda: grid_mod.grid_from_dict(GRID))
+        cur = gate.collect(verify=False, workers=0)
+    assert gate.compare(default_baseline, cur).ok  # the baseline the CLI wrote is this run's figures
+    return cur
+
+
 @pytest.mark.parametrize(
     "key",
     [
@@ -243,25 +287,35 @@ def test_the_gate_holds_every_formula_table_and_causal_and_gqa_counts(tmp_path: 
         "flash2-bwd|N=1000|d=13|dv=13|M=777|eps=-|B=-",  # a plain backward
     ],
 )
-def test_a_grown_workload_or_backward_count_fails_the_gate(tmp_path: Path, small_default_grid: None, capsys: pytest.CaptureFixture, key: str, default_baseline: dict) -> None:
-    b = tmp_path / "baseline.json"
+def test_a_grown_workload_or_backward_count_fails_the_gate(key: str, default_baseline: dict, default_current: dict) -> None:
     data = copy.deepcopy(default_baseline)
     data["io"][key]["reads"] -= 1  # the baseline moved one word fewer: this run's count grew by one word
-    b.write_text(json.dumps(data))
-    capsys.readouterr()
-    assert _gate_default(b) == 1
-    assert f"io {key}: reads" in capsys.readouterr().err
+    res = gate.compare(data, default_current)
+    assert not res.ok and [p for p in res.problems if p.startswith(f"io {key}: reads")] == res.problems, res.problems
 
 
 @pytest.mark.parametrize("key", ["workload:flash2|grouped|causal", "workload-bwd:flash2-bwd|per-head|full", "approx:tiled", "bwd:flash2-bwd"])
-def test_a_changed_workload_backward_or_approximate_formula_fails_the_gate(tmp_path: Path, small_default_grid: None, capsys: pytest.CaptureFixture, key: str, default_baseline: dict) -> None:
+def test_a_changed_workload_backward_or_approximate_formula_fails_the_gate(key: str, default_baseline: dict, default_current: dict) -> None:
+    from attnio.bounds.expr import to_json
+    from attnio.bounds.symbols import N
+
+    data = copy.deepcopy(default_baseline)
+    data["formulas"][key]["writes"] = to_json(N)  # the baseline's formula differs from this run's
+    res = gate.compare(data, default_current)
+    assert not res.ok and any(p.startswith(f"formulas {key}: writes changed") for p in res.problems), res.problems
+
+
+def test_a_planted_regression_fails_attnio_gate_end_to_end(tmp_path: Path, small_default_grid: None, capsys: pytest.CaptureFixture, default_baseline: dict) -> None:
+    """The CLI on a planted grown count and a planted changed formula: exit 1, both named on stderr."""
     from attnio.bounds.expr import to_json
     from attnio.bounds.symbols import N
 
     b = tmp_path / "baseline.json"
     data = copy.deepcopy(default_baseline)
-    data["formulas"][key]["writes"] = to_json(N)  # the baseline's formula differs from this run's
+    data["io"]["workload:flash2|grouped|gqa-decode-causal"]["reads"] -= 1
+    data["formulas"]["bwd:flash2-bwd"]["writes"] = to_json(N)
     b.write_text(json.dumps(data))
     capsys.readouterr()
     assert _gate_default(b) == 1
-    assert f"formulas {key}: writes changed" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "io workload:flash2|grouped|gqa-decode-causal: reads" in err and "formulas bwd:flash2-bwd: writes changed" in err

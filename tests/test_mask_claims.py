@@ -161,7 +161,7 @@ def _families(mask) -> list[str]:
     return {PrefixLM: ["prefix-lm"], Document: ["document"], BlockSparse: ["block-sparse"]}[type(mask)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(family_masks(), st.sampled_from(["per-head", "grouped"]))
 def test_every_hypothesis_holds_at_real_block_masks_and_the_expressions_are_the_counts(case, schedule):
     """At the counts of the real block mask of the schedule's own tiling (the dense predicate counts rows and
@@ -206,7 +206,7 @@ def test_every_hypothesis_holds_at_real_block_masks_and_the_expressions_are_the_
 
 
 # the paged claim at real decode calls -----------------------------------------------------------------------
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(st.integers(1, 3), st.integers(1, 4), st.integers(1, 3), st.integers(1, 300), st.integers(1, 200),
        st.integers(1, 6), st.sampled_from(["fp32", "bf16"]), st.sampled_from([None, "fp8"]), st.booleans(),
        st.integers(1, 70))

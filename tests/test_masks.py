@@ -73,7 +73,7 @@ def _brute_blocks(dense: np.ndarray, B_r: int, B_c: int) -> tuple[np.ndarray, np
     return kinds, span, start
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)
 @given(cases())
 def test_pairs_and_block_mask_equal_the_dense_predicate(case):
     Nq, Nkv, mask, B_r, B_c = case
@@ -296,7 +296,7 @@ def _causal_case(case, tiling_fn, algorithm: str, schedule: str):
         assume(False)  # M below the schedule's least working set
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(workloads_and_masks(), st.sampled_from(["per-head", "grouped"]))
 def test_causal_mask_reproduces_the_causal_workload_formula(case, schedule):
     """The block-mask formula with the Causal mask equals attnio's causal flash2 workload formula exactly."""
@@ -309,7 +309,7 @@ def test_causal_mask_reproduces_the_causal_workload_formula(case, schedule):
     assert flash2_masked_words(w, Causal(), t.B_r, t.B_c, grouped=schedule == "grouped") == (c.reads_words, c.writes_words)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(workloads_and_masks(), st.sampled_from(["per-head", "grouped"]))
 def test_causal_mask_reproduces_the_causal_workload_backward_formula(case, schedule):
     """The same for the backward: the visited-rows formula with Causal() equals the causal flash2-bwd formula."""
@@ -322,7 +322,7 @@ def test_causal_mask_reproduces_the_causal_workload_backward_formula(case, sched
     assert flash2_bwd_masked_words(w, Causal(), t.B_c, grouped=schedule == "grouped") == (c.reads_words, c.writes_words)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(cases())
 def test_kv_block_rows_equal_the_dense_predicate(case):
     Nq, Nkv, mask, _, B_c = case
@@ -334,7 +334,7 @@ def test_kv_block_rows_equal_the_dense_predicate(case):
     assert mask.kv_block_rows(Nq, Nkv, B_c).tolist() == want
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(workloads_and_masks(), st.integers(1, 6), st.integers(1, 6), st.booleans())
 def test_masked_lower_bounds_never_exceed_the_masked_flash2_count(case, B_r, B_c, grouped):
     from attnio.bounds.masks import flash2_masked_words, masked_lower_bound, trivial_masked_words

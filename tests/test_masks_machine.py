@@ -45,7 +45,7 @@ def _run_or_skip(*args, **kw):
         raise
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(workloads_and_masks(), SCHEDULES)
 def test_masked_forward_counts_equal_the_formula_and_outputs_the_reference(case, schedule):
     w, mask = case
@@ -67,7 +67,7 @@ def test_masked_forward_counts_equal_the_formula_and_outputs_the_reference(case,
     assert np.max(np.abs(r.output - ref)) < 1e-9
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(workloads_and_masks(), SCHEDULES)
 def test_masked_backward_counts_equal_the_formula_and_gradients_the_reference(case, schedule):
     w, mask = case

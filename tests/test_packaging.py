@@ -6,6 +6,7 @@ The design card's folders stay at the repository root and are mapped into ``attn
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -77,3 +78,32 @@ def test_layer_contracts_hold_on_the_installed_package() -> None:
                        env={"PATH": env_path + ":/usr/bin:/bin"})
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "0 broken" in r.stdout
+
+
+def _readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("```bash\n") + len("```bash\n")
+    return text[start:text.index("```", start)].strip().splitlines()
+
+
+def test_ci_runs_the_readme_test_line_as_written() -> None:
+    """.ci/run holds the README's second command (the test line: the second line of its first code block) as one
+    line of its own, and installs nothing else before it (no `pip install` of an extra that could fail quietly)."""
+    first, second = _readme_commands()[:2]
+    run = (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()
+    assert second in run, f".ci/run does not run the README's test line: {second}"
+    before = run[: run.index(second)]
+    assert not [x for x in before if re.search(r"\bpip\b", x) and not x.lstrip().startswith("#")], before
+    assert "python -m pytest -q" in second and "[dev," in second and "triton" in second
+    assert first.endswith("attnio report") and "triton" in first
+
+
+def test_the_extras_the_readme_installs_exist() -> None:
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    for line in _readme_commands()[:2]:
+        for group in re.findall(r'\.\[([^\]]*)\]', line):
+            unknown = [e for e in group.split(",") if e not in extras]
+            assert unknown == [], f"README installs unknown extras {unknown}"
+    assert any(x.startswith("pytest-xdist") for x in extras["dev"])

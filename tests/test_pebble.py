@@ -155,7 +155,7 @@ def small_dags(draw) -> Graph:
     return from_edges("random", [f"v{v}" for v in range(n)], edges)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(deadline=None)
 @given(g=small_dags(), extra=st.integers(0, 2), recompute=st.booleans())
 def test_exact_solver_agrees_with_brute_force_on_random_dags(g, extra, recompute):
     M = g.min_M + extra

@@ -38,7 +38,7 @@ def _check_against(g: Graph, M: int, opt: int) -> None:
             assert replay(g, M, up.schedule, recompute=False).io == up.cost >= opt
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(g=small_dags(), extra=st.integers(0, 2))
 def test_zero_slack_answers_agree_with_brute_force_on_random_dags(g, extra):
     assume(g.n > 1)

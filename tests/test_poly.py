@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -39,7 +39,6 @@ SCHEDULES = ("stream", "chunked", "tiled")
     h=st.floats(0, 2),
     seed=st.integers(0, 2**32 - 1),
 )
-@settings(max_examples=60)
 def test_feature_map_reproduces_the_polynomial_of_the_scaled_dot_product(d: int, g: int, h: float, seed: int) -> None:
     scale = 1 / math.sqrt(d)
     f = features(d, g, h, scale)
@@ -150,7 +149,6 @@ def test_count_only_reads_and_writes_equal_the_formula_exactly(p: tuple) -> None
     B=st.sampled_from([0.1, 0.3, 0.6]),
     extra=st.integers(0, 300),
 )
-@settings(max_examples=60)
 def test_numeric_counts_equal_count_only_counts_and_the_formula(schedule: str, N: int, d: int, B: float, extra: int) -> None:
     g = budget(1e-3, B, d, 1 / math.sqrt(d)).g
     r = rank(d, g)

@@ -1,10 +1,15 @@
 """The report: byte-identical for the same inputs, self-contained HTML, the summary that opens it, the bounds
-organised by the regimes a reader thinks in."""
+organised by the regimes a reader thinks in.
+
+The Triton kernels are counted once for the module (conftest.triton_once); one report over GRID is built once
+and read by the tests that only read it (:func:`built`); `attnio report` runs end to end in one test.
+"""
 
 from __future__ import annotations
 
 import argparse
 import base64
+import copy
 import importlib.util
 import json
 import math
@@ -22,6 +27,9 @@ from attnio.reports import compute, render, report, sections, sources
 from attnio.reports.grid import default_grid_dict, grid_from_dict
 from attnio.reports.store import Store
 from attnio.reports.sweep import run_sweep
+
+# one worker for this module and test_gate.py: the Triton count (conftest.triton_measured) is made once
+pytestmark = [pytest.mark.xdist_group("triton-counts"), pytest.mark.usefixtures("triton_once")]
 
 GRID = {
     "numeric_max_N": 32,
@@ -41,23 +49,38 @@ def _files(d: Path) -> dict[str, bytes]:
     return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and "_work" not in p.parts}
 
 
+def _fixed_verdicts() -> list[dict]:
+    return [{"id": "c1", "verdict": "proved", "constant": "1/4", "claim": "", "solver": "z3"}]
+
+
 @pytest.fixture
 def no_verifier(monkeypatch: pytest.MonkeyPatch) -> None:
     """Verification is another helper's module (and slow); these tests fix its answer."""
-    monkeypatch.setattr(sources, "verdicts", lambda: [{"id": "c1", "verdict": "proved", "constant": "1/4", "claim": "", "solver": "z3"}])
+    monkeypatch.setattr(sources, "verdicts", _fixed_verdicts)
 
 
-def test_same_inputs_give_byte_identical_files(tmp_path: Path, no_verifier: None) -> None:
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
+    """One report over GRID (the verifier's answer fixed), written once for the tests that read it: its
+    folder and the rows it was built from."""
+    out = tmp_path_factory.mktemp("report")
     rows = _rows()
-    report.make_report(rows, tmp_path / "a")
-    shuffled = list(reversed(rows))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sources, "verdicts", _fixed_verdicts)
+        report.make_report(copy.deepcopy(rows), out)
+    return out, rows
+
+
+def test_same_inputs_give_byte_identical_files(tmp_path: Path, no_verifier: None, built: tuple[Path, list[dict]]) -> None:
+    first, rows = built
+    shuffled = list(reversed(copy.deepcopy(rows)))
     for r in shuffled:
         r["seconds"] = 123.0  # timings differ between runs: they must not reach the files
     report.make_report(shuffled, tmp_path / "b")
-    a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
+    a, b = _files(first), _files(tmp_path / "b")
     assert set(a) >= {"REPORT.md", "report.html"} and any(k.startswith("figures/") for k in a)
     assert a == b
-    meta = json.loads((tmp_path / "a" / "_work" / "report-meta.json").read_text())
+    meta = json.loads((first / "_work" / "report-meta.json").read_text())
     assert "verify_seconds" in meta  # the timings live outside the deterministic files
 
 
@@ -71,8 +94,8 @@ def test_cli_report_twice_with_different_worker_counts_is_byte_identical(tmp_pat
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
 
 
-def test_html_is_self_contained_and_markdown_figures_exist(tmp_path: Path, no_verifier: None) -> None:
-    report.make_report(_rows(), tmp_path)
+def test_html_is_self_contained_and_markdown_figures_exist(built: tuple[Path, list[dict]]) -> None:
+    tmp_path = built[0]
     html = (tmp_path / "report.html").read_text()
     srcs = re.findall(r'(?:src|href)="([^"]*)"', html)
     assert srcs and all(s.startswith("data:image/svg+xml;base64,") for s in srcs)

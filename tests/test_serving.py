@@ -49,7 +49,7 @@ def _measured(r) -> dict[str, tuple[int, int]]:
     return {t: (c.reads_words, c.writes_words) for t, c in r.measurement.per_array.items() if c.reads_words or c.writes_words}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(calls())
 def test_measured_equals_formula_per_tensor_and_output_is_exact(case):
     w, dec = case
@@ -66,7 +66,7 @@ def test_count_only_equals_numeric(case):
     assert _measured(run_decode(w, dec, count_only=True)) == _measured(run_decode(w, dec, seed=0))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(calls())
 def test_lower_bound_never_exceeds_a_schedule_and_compulsory_is_q_k_v_o(case):
     w, dec = case
@@ -122,7 +122,7 @@ def test_kv_bytes_do_not_depend_on_the_page_size_apart_from_the_block_table():
     assert [c.words["BT"][0] for c in counts] == [8 * -(-1000 // p) for p in (1, 8, 16, 256)]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(calls(), st.integers(1, 50))
 def test_page_size_changes_only_the_block_table_unless_it_changes_the_splits_or_row_blocks(case, page2):
     """The page-size claim of docs/serving.md, as precisely as it holds: two page sizes (or a contiguous cache)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from attnio.bounds import expr as ex
@@ -82,7 +82,6 @@ def test_real_only_counterexample_is_rechecked_over_integers():
 _POINTS = st.tuples(st.integers(1, 4096), st.integers(1, 160), st.integers(4, 200_000))
 
 
-@settings(max_examples=200)
 @given(_POINTS, st.sampled_from(sorted(FORMULAS)))
 def test_relaxation_brackets_every_cost_formula(point, name):
     n, dd, m = point

@@ -48,7 +48,7 @@ def test_rule_equals_the_best_shapes_at_M_1024_and_4096() -> None:
         assert cost("square_tiling-io", N=4096, d=128, M=M).reads_words == best_reads(4096, 128, M, 128)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(d=st.integers(16, 160), dv=st.integers(8, 160), f=st.floats(0.0, 1.0), g=st.floats(0.0, 1.0))
 def test_rule_is_never_better_than_exhaustive_and_close_for_M_at_least_64(d: int, dv: int, f: float, g: float) -> None:
     """Soundness of the search (the rule is one of the family's shapes) and the measured gap: ≤ 12 % for
@@ -71,7 +71,7 @@ def test_leading_constant_at_N4096_d128_is_below_four_point_seven_and_half_the_p
     assert io / unit < 4.7 and io < 0.57 * paper, (M, io / unit, paper / unit)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(N=st.integers(1, 3000), d=st.integers(8, 200), f=st.floats(0.0, 1.0), g=st.floats(0.0, 1.0))
 def test_more_M_costs_at_most_ten_percent_more_not_never_more(N: int, d: int, f: float, g: float) -> None:
     """The rule is not monotone in M (unlike every other rule here; tests/test_counts.py excludes it from the
@@ -89,7 +89,7 @@ def test_non_monotone_example_is_real() -> None:
     assert cost("square_tiling-io", N=58, d=113, M=6437).io_words > cost("square_tiling-io", N=58, d=113, M=4741).io_words
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(N=st.integers(1, 5000), d=st.integers(1, 300), dv=st.integers(1, 300), M=st.integers(6, 200_000))
 def test_formula_is_defined_wherever_valid_every_block_at_least_one(N: int, d: int, dv: int, M: int) -> None:
     """The formula writes its block sizes as max(1, ·) so that z3 proves it defined (wd.square_tiling-io); the

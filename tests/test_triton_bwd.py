@@ -122,7 +122,7 @@ def test_counted_equals_exact_count_for_explicit_blocks(w: Workload, B_r: int, B
         assert rel(x, ref) < 1e-10
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(deadline=None, derandomize=True)
 @given(w=workloads())
 def test_exact_count_is_attnio_formula_at_the_block_rule(w: Workload) -> None:
     """The docstring's count at attnio's rule's B_c is attnio's workload formula (no kernel launched)."""

@@ -83,7 +83,6 @@ def test_per_head_plain_workloads_are_heads_times_one_head(N: int, d: int, heads
     assert run("flash2", w, schedule="per-head", count_only=True).measurement.io_words == 2 * heads * count("flash2", N=N, d=d, M=M).io_words
 
 
-@settings(max_examples=60)
 @given(st.integers(1, 4000), st.integers(1, 128), st.integers(1, 8), st.integers(0, 200_000))
 def test_causal_flash2_reads_at_least_half_and_at_most_half_plus_one_pass_of_kv(N: int, d: int, g: int, extra: int) -> None:
     """Causal K/V traffic Σ_i e_i lies in [N(T_r + 1)/2, N·T_r/2 + N]: FlashAttention-2's 'about half the blocks'."""

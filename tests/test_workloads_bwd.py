@@ -95,7 +95,6 @@ def test_a_plain_one_head_workload_backward_costs_the_one_head_formula(N: int, d
         assert workload_backward_cost("flash2-bwd", w, s) == backward_cost("flash2-bwd", N=N, d=d, M=M)
 
 
-@settings(max_examples=60)
 @given(st.integers(1, 3000), st.integers(1, 128), st.integers(1, 8), st.integers(0, 10**6))
 def test_per_head_backward_costs_exactly_the_extra_kv_traffic_of_the_grouped_one(N: int, d: int, g: int, extra: int) -> None:
     """Per-head − grouped = (g − 1)·N_kv(d + d_v) K/V reads + (g − 1)·N_kv(d + d_v) partial dK/dV reads and as many
@@ -108,7 +107,6 @@ def test_per_head_backward_costs_exactly_the_extra_kv_traffic_of_the_grouped_one
     assert ph.writes_words - gr.writes_words == (g - 1) * kv
 
 
-@settings(max_examples=60)
 @given(st.integers(2, 4000), st.integers(1, 128), st.integers(0, 200_000))
 def test_causal_backward_moves_between_half_and_all_of_the_unmasked_words(N: int, d: int, extra: int) -> None:
     M = 7 * d + 4 + extra

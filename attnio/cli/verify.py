@@ -30,7 +30,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="worker processes (default: the CPUs available; 0 or 1: in this process); verdicts do not depend on it")
     p.add_argument("--record", metavar="PATH", default=None,
                    help="with --solver both on the whole catalog: write each claim's fingerprint and each solver's "
-                        "answer to PATH (JSON, atomically); `attnio report` reads reports/crosscheck.json")
+                        "answer, the solver versions and the encoding digest to PATH (JSON, atomically); with "
+                        "--stale: merge the verdicts of the stale claims into PATH. `attnio report` reads "
+                        "reports/crosscheck.json")
+    p.add_argument("--stale", action="store_true",
+                   help="prove only the claims whose entry in the proof record (--record PATH, else "
+                        "reports/crosscheck.json) is missing, changed or not proved by both solvers; every claim when "
+                        "the record's solver versions or encoding digest differ from this installation's")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -43,6 +49,8 @@ def main(args: argparse.Namespace) -> int:
 
         raise InvalidParameter("--record", args.record,
                                "only with --solver both and no --claim or --about (a record covers the whole catalog)")
+    if args.stale:
+        return stale_run(args)
     t0 = time.perf_counter()
     verdicts = verify_all(args.claim, solver=args.solver, jobs=args.jobs, about=args.about)
     if not verdicts and args.about:  # bounds no claim is about: say why
@@ -53,12 +61,47 @@ def main(args: argparse.Namespace) -> int:
             print(f"no claim is about {b}" + (f": asymptotic only. {note}" if note else ""))
         return 0
     total = time.perf_counter() - t0
-    failed = [v for v in verdicts if not v.ok]
-    s = summary(verdicts)
     if args.record is not None:
         write_record(args.record, verdicts)
-    if args.json:
-        print_json({"total_seconds": total, "failed": len(failed), **s, "verdicts": [v.to_json() for v in verdicts]})
+    return report(verdicts, total, as_json=args.json)
+
+
+def stale_run(args: argparse.Namespace) -> int:
+    """``--stale``: prove the claims the record does not hold fresh (:func:`attnio.solver.record.stale`); with
+    ``--record``, merge their verdicts into the record (atomically; entries of removed claims dropped)."""
+    from attnio.core.errors import InvalidParameter
+    from attnio.reports.sources import CROSSCHECK
+    from attnio.reports.store import write_atomic
+    from attnio.solver import record
+    from attnio.solver.verify import verify_all
+
+    if args.claim or args.about:
+        raise InvalidParameter("--stale", "set", "without --claim or --about (the record decides which claims)")
+    path = args.record or CROSSCHECK
+    rec, here, current = record.load(path), record.header(), record.current_fingerprints()
+    ids = record.stale(rec, current, here)
+    t0 = time.perf_counter()
+    verdicts = verify_all(ids, solver=args.solver, jobs=args.jobs) if ids else []
+    total = time.perf_counter() - t0
+    if args.record is not None:
+        new = record.merged(rec, verdicts, current, here)
+        if new != rec:
+            write_atomic(args.record, record.dumps(new))
+    why = ("no record" if rec is None else "solver versions or encoding changed"
+           if not record.header_matches(rec, here) else "missing or changed")
+    if not args.json:
+        print(f"{len(ids)} of {len(current)} claims stale in {path} ({why})" if ids
+              else f"0 of {len(current)} claims stale in {path}: nothing to prove")
+    return report(verdicts, total, as_json=args.json, extra={"stale": ids, "record": path})
+
+
+def report(verdicts: list, total: float, *, as_json: bool, extra: dict | None = None) -> int:
+    """Print the verdicts (one line each, or one JSON object); exit status 1 when any is not proved."""
+    failed = [v for v in verdicts if not v.ok]
+    s = summary(verdicts)
+    if as_json:
+        print_json({"total_seconds": total, "failed": len(failed), **s, **(extra or {}),
+                    "verdicts": [v.to_json() for v in verdicts]})
         return 1 if failed else 0
     for v in verdicts:
         line = f"{v.status:8s} {v.seconds:6.2f}s  {v.id}"
@@ -110,15 +153,11 @@ def summary(verdicts: list) -> dict:
 
 
 def write_record(path: str, verdicts: list) -> None:
-    """The cvc5 record: per claim its fingerprint (:func:`attnio.solver.verify.fingerprint`) and each solver's
-    answer, written atomically. A record is evidence of one run, never an input to a verdict: the report counts
-    a claim as re-proved by cvc5 only while its fingerprint matches the claim as it is now."""
-    import json
-
+    """The proof record (:mod:`attnio.solver.record`): per claim its fingerprint
+    (:func:`attnio.solver.verify.fingerprint`) and each solver's answer, with the solver versions and the
+    encoding digest, written atomically. A record is evidence of one run, never an input to a verdict: the
+    report counts a claim as re-proved by cvc5 only while its entry is fresh."""
     from attnio.reports.store import write_atomic
-    from attnio.solver.claims import by_id
-    from attnio.solver.verify import fingerprint
+    from attnio.solver import record
 
-    claims = {v.id: {"fingerprint": fingerprint(by_id(v.id)), "status": v.status, "solvers": dict(v.solvers)}
-              for v in verdicts}
-    write_atomic(path, json.dumps({"schema": 1, "solver": "z3+cvc5", "claims": claims}, indent=1, sort_keys=True) + "\n")
+    write_atomic(path, record.dumps(record.merged(None, verdicts, record.current_fingerprints(), record.header())))
