@@ -11,7 +11,9 @@ The ``nightly`` tier holds the per-claim re-proofs of the catalog (each claim z3
 proof record, reports/crosscheck.json, whose freshness the default run checks without a solver, and which CI
 brings up to date with ``attnio verify --stale --solver both``). A test listed in :data:`SAMPLED` keeps a
 small deterministic sample of its parametrisations in the default run, the rest are ``nightly``. ``nightly``
-tests are deselected unless ``ATTNIO_NIGHTLY=1`` or ``-m`` names ``nightly`` (tools/nightly.sh runs them).
+tests, and ``slow`` ones, are deselected unless ``ATTNIO_NIGHTLY=1`` or ``-m`` names ``nightly`` or ``slow``: the
+long tier, which tools/long_tier.sh runs (in CI whenever the repository's inputs changed since its last passing
+run) and tools/nightly.sh with the nightly profile.
 """
 
 from __future__ import annotations
@@ -267,7 +269,10 @@ def _mark_sampled(items: list[pytest.Item]) -> None:
 
 
 def _nightly_selected(config: pytest.Config) -> bool:
-    return os.environ.get("ATTNIO_NIGHTLY") == "1" or "nightly" in (config.getoption("markexpr", "") or "")
+    """Whether the long tier (``slow`` and ``nightly`` tests) runs: under ``ATTNIO_NIGHTLY=1`` or a ``-m`` naming
+    either (tools/long_tier.sh, tools/nightly.sh); the default run leaves it out."""
+    expr = config.getoption("markexpr", "") or ""
+    return os.environ.get("ATTNIO_NIGHTLY") == "1" or "nightly" in expr or "slow" in expr
 
 
 def _tiers_of(item: pytest.Item) -> set[str]:
@@ -285,10 +290,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(getattr(pytest.mark, mark))
     _mark_sampled(items)
     if not _nightly_selected(config):
-        nightly = [i for i in items if i.get_closest_marker("nightly") is not None]
-        if nightly:
-            config.hook.pytest_deselected(items=nightly)
-            items[:] = [i for i in items if i.get_closest_marker("nightly") is None]
+        def long(i: pytest.Item) -> bool:
+            return i.get_closest_marker("nightly") is not None or i.get_closest_marker("slow") is not None
+
+        left_out = [i for i in items if long(i)]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [i for i in items if not long(i)]
 
     skips = {
         "gpu": (gpu_available(), "no CUDA device (or CuPy not installed): GPU test skipped"),
