@@ -24,11 +24,12 @@ from triton_env import import_triton  # noqa: E402
 
 torch, triton = import_triton()
 
+from kernels_shipped import launchers  # noqa: E402
+
 from attnio.cli import main  # noqa: E402
 from attnio.core.workload import Ragged, Workload  # noqa: E402
 from attnio.triton.check import check  # noqa: E402
 from attnio.triton.fake_gpu import fake_gpu  # noqa: E402
-from kernels_shipped import launchers  # noqa: E402
 
 PKG = Path(__file__).resolve().parent / "kernels_shipped"
 LAUNCHERS = PKG / "launchers.py"
@@ -104,7 +105,7 @@ def test_an_output_passed_as_two_pointers_has_both_names():
 def _varlen(cu: list[int], H: int, Hkv: int, d: int) -> dict[str, tuple[int, int]]:
     """tensor -> bytes of ``_attn_varlen``: every program reads 2 offsets; sequence of length L, per query head:
     Q L·d, K and V ⌈L/16⌉·L·d (each live query block reads the sequence's keys), O L·d."""
-    lens = [b - a for a, b in zip(cu, cu[1:])]
+    lens = [b - a for a, b in zip(cu, cu[1:], strict=False)]
     progs = -(-max(lens) // 16) * len(lens) * H
     kv = sum(-(-L // 16) * L for L in lens) * H * d * 4
     return {"q": (sum(lens) * H * d * 4, 0), "k": (kv, 0), "v": (kv, 0), "o": (0, sum(lens) * H * d * 4),
