@@ -1,8 +1,11 @@
 """``attnio kernel PATH.py:FUNCTION``: count a user's Triton attention kernel on the CPU (Triton's interpreter),
 check its output, and compare it with the best proved lower bound and attnio's best schedule (docs/triton.md).
 
-FUNCTION is a launcher: a Python function taking the torch tensors attnio makes for the workload (by parameter
-name: q, k, v, o; backward: do, lse, dq, dk, dv; and causal, sm_scale, scale, workload) and launching the kernels.
+FUNCTION is a launcher: a Python function (or a torch.autograd.Function, called through .apply) taking the torch
+tensors attnio makes for the workload (by parameter name: q, k, v, o; backward: do, lse, dq, dk, dv; varlen:
+cu_seqlens, max_seqlen; and causal, sm_scale, scale, workload; other names mapped with ``--arg query=q`` or the
+launcher's ``attnio_args``) and launching the kernels. The target may be ``package.module:FUNCTION``; a file
+inside a package is imported under its package name (relative imports work).
 
 Exit 0: counted, outputs within tolerance; 1: outputs wrong (the counts are still printed); 2: bad input (a
 missing file or function, a launcher that raises, an untested Triton, a tensor off the CPU, an out-of-bounds

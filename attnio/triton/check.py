@@ -5,7 +5,8 @@ outputs against attnio's float64 reference, and sets the counted traffic beside 
 for the workload (``bounds.workloads.best_lower_bound``; backward: ``best_backward_lower_bound``) and the exact
 count of attnio's best schedule for it (the cheapest of its workload schedules that fit M).
 
-The launcher is a Python function; attnio passes the arguments it names (by parameter name):
+The launcher is a Python function or a ``torch.autograd.Function``; attnio passes the arguments it names (by
+parameter name, or mapped by ``args=``/the launcher's ``attnio_args``: ``attnio.triton.launcher``):
 
 - ``q`` (batch, heads, N_q, d), ``k`` (batch, kv_heads, N_kv, d), ``v`` (batch, kv_heads, N_kv, d_v),
   ``o`` (batch, heads, N_q, d_v), zeros: contiguous torch CPU tensors of the workload's dtype (fp32, fp16, bf16),
