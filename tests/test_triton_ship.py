@@ -126,6 +126,22 @@ def test_packed_varlen_batch_counted_and_bounded_as_the_sum_over_its_sequences()
         check(launchers.varlen, w, cu_seqlens=[0, 5, 5])
 
 
+def test_mappings_and_launchers_attnio_cannot_call_are_refused_before_anything_runs():
+    from attnio.core.errors import InvalidParameter
+    from attnio.triton.launcher import resolve
+
+    w = Workload.build(N=16, d=16, gpu="h100")
+    with pytest.raises(InvalidParameter, match="a parameter of launcher 'attention': it has key, out, query"):
+        check(launchers.attention, w, args={"quer": "q"})
+    with pytest.raises(InvalidParameter, match="an attnio input among q, k, v"):
+        check(launchers.attention, w, args={"query": "queries"})
+    with pytest.raises(InvalidParameter, match="cu_seqlens"):
+        check(launchers.varlen, w)
+    lau = resolve(launchers.FlashFn)
+    assert lau.positional and lau.order == ("q", "k", "v", "sm_scale") and lau.name == "FlashFn"
+    assert resolve(launchers.attention_declared).params == {**launchers.attention_declared.attnio_args}
+
+
 def _cli(*argv: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, TRITON_INTERPRET="1", ATTNIO_CACHE="0")
     return subprocess.run([sys.executable, "-m", "attnio.cli", "kernel", *argv], capture_output=True, text=True,

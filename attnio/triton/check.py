@@ -434,6 +434,9 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
         raise InvalidParameter("workload", f"{elements:,d} elements of q, k, v and o",
                                f"at most {MAX_ELEMENTS:,d} (2^26): the interpreter runs the kernel on the CPU")
     lau = resolve(launch, args)
+    if cu_seqlens is None and any(n in lau.inputs for n in ("cu_seqlens", "max_seqlen")):
+        raise InvalidParameter("cu_seqlens", None, f"the cumulative sequence lengths launcher {lau.name!r} takes "
+                               "(check(..., cu_seqlens=[0, L1, L1 + L2, ...]) or --cu-seqlens)")
     if cu_seqlens is not None:
         return _check_ragged(lau, w, cu_seqlens, seed, roles if roles is not None else getattr(launch, "attnio_roles", None), t0)
     names = tuple(n for n in BACKWARD_TENSORS if n in lau.inputs)
