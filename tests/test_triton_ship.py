@@ -142,6 +142,24 @@ def test_mappings_and_launchers_attnio_cannot_call_are_refused_before_anything_r
     assert resolve(launchers.attention_declared).params == {**launchers.attention_declared.attnio_args}
 
 
+def test_paged_kv_cache_counted_with_its_block_table():
+    from attnio.triton.check import paged_kv
+
+    w = Workload.build(batch=2, heads=2, kv_heads=1, Nq=20, Nkv=40, d=16, gpu="h100")  # a partial last page
+    r = check(launchers.paged, w, page_size=16)
+    BH, Tr, Tc = 4, 2, 3  # query heads, ⌈20/16⌉ query blocks, ⌈40/16⌉ pages per sequence
+    kv = 4 * BH * Tr * w.Nkv * 16  # each program reads its sequence's 40 rows, masked past the end
+    assert _counted(r) == {"q": (4 * BH * 20 * 16, 0), "k_cache": (kv, 0), "v_cache": (kv, 0),
+                           "o": (0, 4 * BH * 20 * 16), "block_table": (4 * BH * Tr * Tc, 0),
+                           "seq_lens": (4 * BH * Tr, 0)}
+    assert r.outputs_ok and r.lower_bound_id.startswith("workloads.")
+    c = paged_kv(torch.ones(2, 1, 40, 4), torch.ones(2, 1, 40, 4), w, 16)
+    assert c["k_cache"].shape == (7, 16, 1, 4) and c["block_table"].reshape(-1).tolist() != list(range(6))
+    assert float(c["k_cache"].sum()) == 2 * 40 * 4  # every row of K once, the rest zeros
+    with pytest.raises(Exception, match="page_size"):
+        check(launchers.paged, w)
+
+
 def _cli(*argv: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, TRITON_INTERPRET="1", ATTNIO_CACHE="0")
     return subprocess.run([sys.executable, "-m", "attnio.cli", "kernel", *argv], capture_output=True, text=True,
@@ -149,6 +167,7 @@ def _cli(*argv: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.subprocess
+@pytest.mark.slow
 def test_cli_counts_a_package_file_a_module_path_and_a_fake_gpu_with_sms():
     cu = "0,5,25,32"
     p = _cli(f"{LAUNCHERS}:varlen", "--cu-seqlens", cu, "--heads", "2", "--kv-heads", "1", "--d", "16", "--json")

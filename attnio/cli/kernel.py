@@ -53,6 +53,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cu-seqlens", dest="cu_seqlens", default=None, metavar="0,L1,L1+L2,...",
                    help="a packed variable-length batch: cumulative sequence lengths (q, k, v, o are "
                         "(tokens, heads, d)); --N, --Nq, --Nkv and --batch are then taken from it")
+    p.add_argument("--page-size", dest="page_size", type=int_option, default=None, metavar="P",
+                   help="K and V in a paged cache of P-row pages: the launcher takes k_cache, v_cache, "
+                        "block_table, seq_lens")
     p.add_argument("--seed", type=int_option, default=0, help="seed of the inputs (default 0)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
@@ -185,7 +188,7 @@ def _run(args: argparse.Namespace) -> Any:
     try:
         with _stand_in(args.fake_gpu):
             launch = load_launcher(args.target, args.import_roots)
-            return check(launch, w, seed=args.seed, args=mapping, cu_seqlens=cu)
+            return check(launch, w, seed=args.seed, args=mapping, cu_seqlens=cu, page_size=args.page_size)
     finally:
         sys.path[:] = saved
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from attnio.core.errors import AttnioError, InvalidParameter, Unsupported
 from attnio.triton.count import Traffic, count_traffic
-from attnio.triton.launcher import BACKWARD_TENSORS, FORWARD_TENSORS, OTHER_PARAMS, Launcher, resolve
+from attnio.triton.launcher import BACKWARD_TENSORS, FORWARD_TENSORS, OTHER_PARAMS, PAGED, Launcher, resolve
 
 __all__ = ["BACKWARD_TENSORS", "FORWARD_TENSORS", "OTHER_PARAMS", "KernelCheck", "check", "launcher_params"]
 
@@ -268,7 +268,7 @@ def _call(lau: Launcher, tensors: dict[str, Any], w: Any, causal: bool | None = 
     values: dict[str, Any] = dict(tensors) | dict(extra or {})
     values |= {"causal": w.causal if causal is None else causal, "sm_scale": _scale(w), "scale": _scale(w),
                "workload": w}
-    counted = {n: t for n, t in values.items() if n in tensors or n == "cu_seqlens"}
+    counted = {n: values[n] for n in lau.inputs if n in values and hasattr(values[n], "data_ptr")}
     with count_traffic(**counted) as t:
         try:
             ret = lau.call(values)
@@ -329,6 +329,7 @@ ROLE_NAMES: dict[str, str] = {
     "s": "S", "logits": "S", "scores": "S",  # the scaled logits QKᵀ (square tiling, standard)
     "p": "P", "probs": "P",  # the softmax (standard)
     "do": "dO", "dq": "dQ", "dk": "dK", "dv": "dV",
+    "k_cache": "K", "v_cache": "V",  # a paged K/V cache (check(..., page_size=...))
 }
 #: what the sentence calls each group of arrays, and which direction it compares (r, w or rw: both)
 GROUPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
@@ -415,7 +416,7 @@ def _dominates(t: Traffic, best_name: str, best: dict[str, tuple[int, int]],
 
 
 def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: dict[str, str] | None = None,
-          args: dict[str, str] | None = None, cu_seqlens: Any = None) -> KernelCheck:
+          args: dict[str, str] | None = None, cu_seqlens: Any = None, page_size: int | None = None) -> KernelCheck:
     """Count ``launch``'s traffic on ``workload`` (an :class:`attnio.core.workload.Workload`), check its outputs, and
     compare with the best lower bound and attnio's best schedule (module docstring).
 
@@ -424,7 +425,8 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
     ``args``: launcher parameter -> attnio input (``{"query": "q", "key": "k", ...}``) for parameters not named
     by attnio's convention; default: the launcher's ``attnio_args`` attribute (``attnio.triton.launcher``).
     ``launch`` may also be a ``torch.autograd.Function`` subclass or its ``.apply``.
-    ``cu_seqlens`` (0, L_1, L_1 + L_2, ...): a packed variable-length forward (:func:`_check_ragged`)."""
+    ``cu_seqlens`` (0, L_1, L_1 + L_2, ...): a packed variable-length forward (:func:`_check_ragged`).
+    ``page_size``: K and V in a paged cache (:func:`paged_kv`), forward only."""
     from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
 
     t0 = time.perf_counter()
@@ -441,9 +443,14 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
         return _check_ragged(lau, w, cu_seqlens, seed, roles if roles is not None else getattr(launch, "attnio_roles", None), t0)
     names = tuple(n for n in BACKWARD_TENSORS if n in lau.inputs)
     backward = any(n in names for n in ("do", "dq", "dk", "dv"))
+    paged = any(n in lau.inputs for n in PAGED)
+    if paged != (page_size is not None) or (paged and backward):
+        raise InvalidParameter("page_size", page_size, f"a page size exactly when launcher {lau.name!r} takes a paged "
+                               f"K/V cache ({', '.join(PAGED)}), forward only; it takes {', '.join(lau.inputs)}")
     made = make_inputs(w, BACKWARD_TENSORS if backward else FORWARD_TENSORS, seed)
     tensors = {n: made[n] for n in names}
-    traffic = _call(lau, tensors, w)
+    extra = paged_kv(made["k"], made["v"], w, page_size, seed) if paged else {}
+    traffic = _call(lau, tensors, w, extra=extra)
     errors: dict[str, float] = {}
     if backward:
         ref = _grads(make_inputs(w, BACKWARD_TENSORS, seed), w)
@@ -478,7 +485,7 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
     notes: list[str] = []
     if w.causal and group == ("K", "V"):
         # measured, not assumed: the same launcher without the mask; equal K/V reads = no block is skipped
-        plain = _call(lau, make_inputs(w, names, seed), w, causal=False)
+        plain = _call(lau, make_inputs(w, names, seed), w, causal=False, extra=extra)
         kv, kv_plain = (sum(per_array(x, roles)[0].get(a, [0])[0] for a in ("K", "V")) for x in (traffic, plain))
         if kv >= kv_plain:
             sentence += ": blocks above the diagonal are loaded (K and V reads equal the same kernel's unmasked run)"
@@ -548,3 +555,31 @@ def _check_ragged(lau: Launcher, w: Any, cu_seqlens: Any, seed: int, roles: dict
              f"({rag.tokens} tokens); bound and best schedule summed over the sequences"]
     return KernelCheck(w, "forward", traffic, " + ".join(lb_ids), lb_words, best_name, best_words, best_pa,
                        {"o": err}, _tolerance(w.dtype, ref_max), sentence, time.perf_counter() - t0, notes)
+
+
+def paged_kv(k: Any, v: Any, w: Any, page_size: int, seed: int = 0) -> dict[str, Any]:
+    """K and V (batch, kv_heads, N_kv, d/dv) in a paged cache: ``k_cache`` (pages, page_size, kv_heads, d),
+    ``v_cache`` (pages, page_size, kv_heads, dv), ``block_table`` (batch, ⌈N_kv / page_size⌉) int32: sequence b's
+    j-th page, ``seq_lens`` (batch,) int32 (N_kv each). The pages are a permutation (from ``seed``) of
+    batch · ⌈N_kv / page_size⌉ pages plus one page no sequence uses; rows past N_kv in a last partial page are 0.
+
+    The compulsory traffic and the bounds are those of the dense workload: the layout moves no K/V word more."""
+    import torch
+
+    from attnio.core.validate import check_int
+
+    page_size = check_int("page_size", page_size, min=1)
+    B, Hkv, N, d = k.shape
+    per = -(-N // page_size)
+    pages = B * per + 1
+    order = torch.from_numpy(np.random.default_rng(seed + 7).permutation(pages).astype(np.int32))
+    table = order[: B * per].reshape(B, per).contiguous()
+    caches = []
+    for x in (k, v):
+        c = torch.zeros((pages, page_size, Hkv, x.shape[3]), dtype=x.dtype)
+        padded = torch.zeros((B, Hkv, per * page_size, x.shape[3]), dtype=x.dtype)
+        padded[:, :, :N] = x
+        c[table.reshape(-1).long()] = padded.reshape(B, Hkv, per, page_size, -1).permute(0, 2, 3, 1, 4).reshape(B * per, page_size, Hkv, -1)
+        caches.append(c.contiguous())
+    return {"k_cache": caches[0], "v_cache": caches[1], "block_table": table,
+            "seq_lens": torch.full((B,), N, dtype=torch.int32)}

@@ -105,3 +105,41 @@ def _attn_varlen(Q, K, V, O, CU, H, groups, sm_scale, MAX_SEQLEN, D: tl.constexp
         m = m_new
     out = acc / l[:, None]
     tl.store(O + (start + rows[:, None]) * H * DV + h * DV + dvv[None, :], out, mask=rmask)
+
+
+@triton.jit
+def _attn_paged(Q, KC, VC, BT, SL, O, Nq, H, groups, sm_scale, MAX_PAGES, D: tl.constexpr, DV: tl.constexpr,
+                PAGE: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Program (i, bh): query block i of query head bh = b·H + h over a paged K/V cache (pages, PAGE, kv_heads,
+    d); key block j is page BT[b, j] (one block-table word per key block), the sequence's length SL[b] (one word
+    per program) masks the rows past its end."""
+    i = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = bh // H
+    HKV = H // groups
+    kvh = (bh % H) // groups
+    n = tl.load(SL + b)
+    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
+    dq = tl.arange(0, D)
+    dvv = tl.arange(0, DV)
+    q = tl.load(Q + bh * Nq * D + rows[:, None] * D + dq[None, :], mask=rows[:, None] < Nq, other=0.0)
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, DV], tl.float32)
+    for j in range(0, MAX_PAGES):
+        page = tl.load(BT + b * MAX_PAGES + j)
+        slot = tl.arange(0, PAGE)
+        cols = j * PAGE + slot
+        cm = cols[:, None] < n
+        k = tl.load(KC + ((page * PAGE + slot[:, None]) * HKV + kvh) * D + dq[None, :], mask=cm, other=0.0)
+        v = tl.load(VC + ((page * PAGE + slot[:, None]) * HKV + kvh) * DV + dvv[None, :], mask=cm, other=0.0)
+        sc = tl.dot(q, tl.trans(k)) * sm_scale
+        sc = tl.where(cols[None, :] < n, sc, float("-inf"))
+        m_new = tl.maximum(m, tl.max(sc, 1))
+        p = tl.exp(sc - m_new[:, None])
+        alpha = tl.exp(m - m_new)
+        l = l * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p, v)
+        m = m_new
+    out = acc / l[:, None]
+    tl.store(O + bh * Nq * DV + rows[:, None] * DV + dvv[None, :], out, mask=rows[:, None] < Nq)

@@ -6,7 +6,7 @@ import torch
 import triton
 
 from ._blocks import BLOCK_M, BLOCK_N
-from .kernels import _attn, _attn_varlen, _combine
+from .kernels import _attn, _attn_paged, _attn_varlen, _combine
 
 
 def _grid_launch(q, k, v, o, o2, lse, splits, sm_scale):
@@ -86,4 +86,14 @@ def varlen(q, k, v, o, cu_seqlens, max_seqlen, sm_scale):
     _attn_varlen[(triton.cdiv(max_seqlen, BLOCK_M), batch, H)](
         q, k, v, o, cu_seqlens, H, H // k.shape[1], sm_scale, max_seqlen, D=d, DV=dv, BLOCK_M=BLOCK_M,
         BLOCK_N=BLOCK_N)
+    return o
+
+
+def paged(q, k_cache, v_cache, block_table, seq_lens, o, sm_scale):
+    """K and V in a paged cache with a block table (pages of 16 rows: the key block is the page)."""
+    B, H, Nq, d = q.shape
+    page, hkv, dv = k_cache.shape[1], k_cache.shape[2], v_cache.shape[3]
+    _attn_paged[(triton.cdiv(Nq, BLOCK_M), B * H)](
+        q, k_cache, v_cache, block_table, seq_lens, o, Nq, H, H // hkv, sm_scale, block_table.shape[1], D=d, DV=dv,
+        PAGE=page, BLOCK_M=BLOCK_M)
     return o
