@@ -440,6 +440,9 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
         raise InvalidParameter("cu_seqlens", None, f"the cumulative sequence lengths launcher {lau.name!r} takes "
                                "(check(..., cu_seqlens=[0, L1, L1 + L2, ...]) or --cu-seqlens)")
     if cu_seqlens is not None:
+        if page_size is not None or any(n in lau.inputs for n in PAGED):
+            raise InvalidParameter("page_size", page_size, "no paged K/V cache with cu_seqlens (not built: a packed "
+                                   "variable-length batch has dense packed K and V)")
         return _check_ragged(lau, w, cu_seqlens, seed, roles if roles is not None else getattr(launch, "attnio_roles", None), t0)
     names = tuple(n for n in BACKWARD_TENSORS if n in lau.inputs)
     backward = any(n in names for n in ("do", "dq", "dk", "dv"))

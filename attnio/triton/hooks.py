@@ -11,7 +11,9 @@ What is hooked (nothing else in attnio touches Triton's internals):
   ``.base_fn`` (:func:`replaced_configs`);
 - ``triton.knobs.runtime.interpret`` (:func:`interpret_enabled`), ``InterpretedFunction`` (:func:`is_interpreted`);
 - the active driver (``triton.runtime.driver.driver._default``/``._active``) and ``torch.cuda`` functions
-  (:func:`driver_replaced`, for ``attnio.triton.fake_gpu``).
+  (:func:`driver_replaced`, for ``attnio.triton.fake_gpu``);
+- torch's factory functions, ``Tensor.to``, ``.cuda``, ``new_*`` and ``is_cuda`` (:func:`cuda_on_cpu`, for
+  ``attnio.triton.fake_gpu``: CUDA allocations land on the CPU).
 
 :func:`probe` checks, structurally, that an installed Triton still has these: the native module's callables are
 exactly the memory entry points plus reviewed non-memory ones, each memory entry point still takes the
