@@ -74,6 +74,8 @@ def test_cuda_allocations_and_is_cuda_served_on_the_cpu_under_fake_gpu():
     w = Workload.build(N=16, d=16, gpu="h100")
     with pytest.raises(Exception, match="launcher 'on_cuda' raised AssertionError: inputs must be on the GPU"):
         check(launchers.on_cuda, w)
+    with pytest.raises(Exception, match="CUDA allocations and is_cuda are served on the CPU"):
+        check(lambda q, k, v: torch.empty(1, device="cuda"), w)  # the hint names fake_gpu
     with fake_gpu("cuda", 90):
         r = check(launchers.on_cuda, w)
     assert r.outputs_ok and r.traffic.writes_bytes["_attn.O"] == _dense(w)["o"][1]

@@ -275,13 +275,22 @@ def _call(lau: Launcher, tensors: dict[str, Any], w: Any, causal: bool | None = 
         except AttnioError:
             raise
         except Exception as e:  # the user's launcher failed: one clear error naming it
-            raise LauncherError(f"launcher {lau.name!r} raised {type(e).__name__}: {e}") from e
+            hint = ("; under fake_gpu (--fake-gpu cuda:90) CUDA allocations and is_cuda are served on the CPU"
+                    if "cuda" in f"{e}".lower() and not _fake_gpu_on() else "")
+            raise LauncherError(f"launcher {lau.name!r} raised {type(e).__name__}: {e}{hint}") from e
     t.returned = ret  # type: ignore[attr-defined]
     for a in set(lau.params.values()):  # the launcher's own parameter names are aliases too
         for p in lau.names_of(a):
             if a in counted and p != a and p not in t.aliases.setdefault(a, []):
                 t.aliases[a].insert(0, p)
     return t
+
+
+def _fake_gpu_on() -> bool:
+    """Whether a fake_gpu block is active (torch.Tensor.is_cuda replaced)."""
+    import torch
+
+    return "is_cuda" in vars(torch.Tensor)
 
 
 def _best_forward(w: Any) -> tuple[str, int, dict[str, tuple[int, int]]]:
