@@ -36,8 +36,6 @@ from attnio.core.errors import AttnioError, InvalidParameter, Unsupported
 from attnio.triton.count import Traffic, count_traffic
 from attnio.triton.launcher import BACKWARD_TENSORS, FORWARD_TENSORS, OTHER_PARAMS, PAGED, Launcher, resolve
 
-__all__ = ["BACKWARD_TENSORS", "FORWARD_TENSORS", "OTHER_PARAMS", "KernelCheck", "check", "launcher_params"]
-
 #: max |out − float64 reference| accepted per dtype on a real GPU (fp32: a GPU's default tl.dot rounds its inputs
 #: to tf32)
 TOLERANCE: dict[str, float] = {"fp32": 5e-3, "fp16": 2e-2, "bf16": 8e-2}
