@@ -162,6 +162,16 @@ def test_paged_kv_cache_counted_with_its_block_table():
         check(launchers.paged, w)
 
 
+def test_token_pool_with_kv_indices_is_the_page_size_1_cache():
+    w = Workload.build(batch=2, heads=1, Nq=8, Nkv=20, d=16, gpu="h100")
+    r = check(launchers.token_pool, w, page_size=1)
+    BH, Tr = 2, 1
+    kv = 4 * BH * Tr * 20 * 16
+    assert _counted(r) == {"q": (4 * BH * 8 * 16, 0), "k_cache": (kv, 0), "v_cache": (kv, 0), "o": (0, 4 * BH * 8 * 16),
+                           "kv_indices": (4 * BH * Tr * 20, 0), "kv_indptr": (4 * 2 * BH * Tr, 0)}
+    assert r.outputs_ok and r.aliases["k_cache"][0] == "k_pool"
+
+
 def _cli(*argv: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, TRITON_INTERPRET="1", ATTNIO_CACHE="0")
     return subprocess.run([sys.executable, "-m", "attnio.cli", "kernel", *argv], capture_output=True, text=True,

@@ -570,7 +570,9 @@ def _check_ragged(lau: Launcher, w: Any, cu_seqlens: Any, seed: int, roles: dict
 def paged_kv(k: Any, v: Any, w: Any, page_size: int, seed: int = 0) -> dict[str, Any]:
     """K and V (batch, kv_heads, N_kv, d/dv) in a paged cache: ``k_cache`` (pages, page_size, kv_heads, d),
     ``v_cache`` (pages, page_size, kv_heads, dv), ``block_table`` (batch, ⌈N_kv / page_size⌉) int32: sequence b's
-    j-th page, ``seq_lens`` (batch,) int32 (N_kv each). The pages are a permutation (from ``seed``) of
+    j-th page, ``seq_lens`` (batch,) int32 (N_kv each), and the same pages as a flat list: ``kv_indices``
+    (the block table's rows one after another) with ``kv_indptr`` (batch + 1,) int32, sequence b's pages being
+    ``kv_indices[kv_indptr[b]:kv_indptr[b+1]]``; with ``page_size=1`` this is a token pool. The pages are a permutation (from ``seed``) of
     batch · ⌈N_kv / page_size⌉ pages plus one page no sequence uses; rows past N_kv in a last partial page are 0.
 
     The compulsory traffic and the bounds are those of the dense workload: the layout moves no K/V word more."""
@@ -592,4 +594,5 @@ def paged_kv(k: Any, v: Any, w: Any, page_size: int, seed: int = 0) -> dict[str,
         c[table.reshape(-1).long()] = padded.reshape(B, Hkv, per, page_size, -1).permute(0, 2, 3, 1, 4).reshape(B * per, page_size, Hkv, -1)
         caches.append(c.contiguous())
     return {"k_cache": caches[0], "v_cache": caches[1], "block_table": table,
-            "seq_lens": torch.full((B,), N, dtype=torch.int32)}
+            "seq_lens": torch.full((B,), N, dtype=torch.int32),
+            "kv_indices": table.reshape(-1).clone(), "kv_indptr": torch.arange(0, B * per + 1, per, dtype=torch.int32)}

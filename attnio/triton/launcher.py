@@ -3,7 +3,7 @@ subclass or its ``.apply`` into a :class:`Launcher`: the callable, its parameter
 each parameter receives.
 
 attnio's inputs are named by :data:`INPUTS` (q, k, v, o; backward do, lse, dq, dk, dv; varlen cu_seqlens,
-max_seqlen; paged k_cache, v_cache, block_table, seq_lens; causal, sm_scale, scale, workload). A parameter with one of these names receives it; any other name
+max_seqlen; paged k_cache, v_cache, block_table, seq_lens, kv_indices, kv_indptr; causal, sm_scale, scale, workload). A parameter with one of these names receives it; any other name
 is mapped by ``args`` (launcher parameter -> attnio input, e.g. ``{"query": "q", "q_ptr": "q"}``) or, when
 ``args`` is not given, by the launcher's ``attnio_args`` attribute (set by the kernel's author). A parameter that
 is neither known nor mapped must have a default.
@@ -26,7 +26,7 @@ from attnio.core.errors import InvalidParameter
 FORWARD_TENSORS = ("q", "k", "v", "o")
 BACKWARD_TENSORS = ("q", "k", "v", "o", "do", "lse", "dq", "dk", "dv")
 VARLEN = ("cu_seqlens", "max_seqlen")
-PAGED = ("k_cache", "v_cache", "block_table", "seq_lens")
+PAGED = ("k_cache", "v_cache", "block_table", "seq_lens", "kv_indices", "kv_indptr")
 OTHER_PARAMS = ("causal", "sm_scale", "scale", "workload")
 #: every input attnio can pass a launcher
 INPUTS = BACKWARD_TENSORS + VARLEN + PAGED + OTHER_PARAMS

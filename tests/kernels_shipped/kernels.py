@@ -143,3 +143,40 @@ def _attn_paged(Q, KC, VC, BT, SL, O, Nq, H, groups, sm_scale, MAX_PAGES, D: tl.
         m = m_new
     out = acc / l[:, None]
     tl.store(O + bh * Nq * DV + rows[:, None] * DV + dvv[None, :], out, mask=rows[:, None] < Nq)
+
+
+@triton.jit
+def _attn_token_pool(Q, KP, VP, IDX, PTR, O, Nq, H, groups, sm_scale, MAX_N, D: tl.constexpr, DV: tl.constexpr,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Program (i, bh) over a token pool (slots, kv_heads, d): sequence b's keys are the slots
+    IDX[PTR[b] .. PTR[b+1]) (two PTR words per program, one IDX word per key row read)."""
+    i = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = bh // H
+    HKV = H // groups
+    kvh = (bh % H) // groups
+    start = tl.load(PTR + b)
+    n = tl.load(PTR + b + 1) - start
+    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
+    dq = tl.arange(0, D)
+    dvv = tl.arange(0, DV)
+    q = tl.load(Q + bh * Nq * D + rows[:, None] * D + dq[None, :], mask=rows[:, None] < Nq, other=0.0)
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, DV], tl.float32)
+    for j in range(0, MAX_N, BLOCK_N):
+        cols = j + tl.arange(0, BLOCK_N)
+        slot = tl.load(IDX + start + cols, mask=cols < n, other=0)
+        cm = cols[:, None] < n
+        k = tl.load(KP + (slot[:, None] * HKV + kvh) * D + dq[None, :], mask=cm, other=0.0)
+        v = tl.load(VP + (slot[:, None] * HKV + kvh) * DV + dvv[None, :], mask=cm, other=0.0)
+        sc = tl.dot(q, tl.trans(k)) * sm_scale
+        sc = tl.where(cols[None, :] < n, sc, float("-inf"))
+        m_new = tl.maximum(m, tl.max(sc, 1))
+        p = tl.exp(sc - m_new[:, None])
+        alpha = tl.exp(m - m_new)
+        l = l * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p, v)
+        m = m_new
+    out = acc / l[:, None]
+    tl.store(O + bh * Nq * DV + rows[:, None] * DV + dvv[None, :], out, mask=rows[:, None] < Nq)

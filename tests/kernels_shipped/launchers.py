@@ -6,7 +6,7 @@ import torch
 import triton
 
 from ._blocks import BLOCK_M, BLOCK_N
-from .kernels import _attn, _attn_paged, _attn_varlen, _combine
+from .kernels import _attn, _attn_paged, _attn_token_pool, _attn_varlen, _combine
 
 
 def _grid_launch(q, k, v, o, o2, lse, splits, sm_scale):
@@ -97,3 +97,17 @@ def paged(q, k_cache, v_cache, block_table, seq_lens, o, sm_scale):
         q, k_cache, v_cache, block_table, seq_lens, o, Nq, H, H // hkv, sm_scale, block_table.shape[1], D=d, DV=dv,
         PAGE=page, BLOCK_M=BLOCK_M)
     return o
+
+
+def token_pool(q, k_pool, v_pool, kv_indices, kv_indptr, o, sm_scale):
+    """K and V rows in a token pool, each sequence's slots listed by kv_indices between kv_indptr offsets."""
+    B, H, Nq, d = q.shape
+    k_pool, v_pool = k_pool.flatten(0, 1), v_pool.flatten(0, 1)  # (pages, 1, kv_heads, d): a page is one token
+    lens = (kv_indptr[1:] - kv_indptr[:-1]).tolist()
+    _attn_token_pool[(triton.cdiv(Nq, BLOCK_M), B * H)](
+        q, k_pool, v_pool, kv_indices, kv_indptr, o, Nq, H, H // k_pool.shape[1], sm_scale, max(lens), D=d,
+        DV=v_pool.shape[2], BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+    return o
+
+
+token_pool.attnio_args = {"k_pool": "k_cache", "v_pool": "v_cache"}
