@@ -139,6 +139,8 @@ def test_mappings_and_launchers_attnio_cannot_call_are_refused_before_anything_r
         check(launchers.attention, w, args={"query": "queries"})
     with pytest.raises(InvalidParameter, match="cu_seqlens"):
         check(launchers.varlen, w)
+    with pytest.raises(InvalidParameter, match="FlashFn taking lse"):
+        check(launchers.FlashFn, w, args={"sm_scale": "lse"})  # a forward makes no lse
     lau = resolve(launchers.FlashFn)
     assert lau.positional and lau.order == ("q", "k", "v", "sm_scale") and lau.name == "FlashFn"
     assert resolve(launchers.attention_declared).params == {**launchers.attention_declared.attnio_args}

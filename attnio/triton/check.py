@@ -266,7 +266,11 @@ def _call(lau: Launcher, tensors: dict[str, Any], w: Any, causal: bool | None = 
     values: dict[str, Any] = dict(tensors) | dict(extra or {})
     values |= {"causal": w.causal if causal is None else causal, "sm_scale": _scale(w), "scale": _scale(w),
                "workload": w}
-    counted = {n: values[n] for n in lau.inputs if n in values and hasattr(values[n], "data_ptr")}
+    missing = [n for n in lau.inputs if n not in values]
+    if missing:
+        raise InvalidParameter("launch", f"{lau.name} taking {', '.join(missing)}",
+                               f"a launcher taking inputs this check makes: {', '.join(sorted(values))}")
+    counted = {n: values[n] for n in lau.inputs if hasattr(values[n], "data_ptr")}
     with count_traffic(**counted) as t:
         try:
             ret = lau.call(values)
@@ -458,7 +462,7 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
         raise InvalidParameter("page_size", page_size, f"a page size exactly when launcher {lau.name!r} takes a paged "
                                f"K/V cache ({', '.join(PAGED)}), forward only; it takes {', '.join(lau.inputs)}")
     made = make_inputs(w, BACKWARD_TENSORS if backward else FORWARD_TENSORS, seed)
-    tensors = {n: made[n] for n in names}
+    tensors = {n: made[n] for n in names if n in made}  # one not made is refused in _call
     extra = paged_kv(made["k"], made["v"], w, page_size, seed) if paged else {}
     traffic = _call(lau, tensors, w, extra=extra)
     errors: dict[str, float] = {}
