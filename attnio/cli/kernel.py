@@ -1,8 +1,11 @@
 """``attnio kernel PATH.py:FUNCTION``: count a user's Triton attention kernel on the CPU (Triton's interpreter),
 check its output, and compare it with the best proved lower bound and attnio's best schedule (docs/triton.md).
 
-FUNCTION is a launcher: a Python function taking the torch tensors attnio makes for the workload (by parameter
-name: q, k, v, o; backward: do, lse, dq, dk, dv; and causal, sm_scale, scale, workload) and launching the kernels.
+FUNCTION is a launcher: a Python function (or a torch.autograd.Function, called through .apply) taking the torch
+tensors attnio makes for the workload (by parameter name: q, k, v, o; backward: do, lse, dq, dk, dv; varlen:
+cu_seqlens, max_seqlen; and causal, sm_scale, scale, workload; other names mapped with ``--arg query=q`` or the
+launcher's ``attnio_args``) and launching the kernels. The target may be ``package.module:FUNCTION``; a file
+inside a package is imported under its package name (relative imports work).
 
 Exit 0: counted, outputs within tolerance; 1: outputs wrong (the counts are still printed); 2: bad input (a
 missing file or function, a launcher that raises, an untested Triton, a tensor off the CPU, an out-of-bounds
@@ -24,7 +27,8 @@ from attnio.cli._common import int_option, print_json
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from attnio.core.workload import DTYPES, GPUS
 
-    p.add_argument("target", metavar="PATH.py:FUNCTION", help="the file and the launcher function in it")
+    p.add_argument("target", metavar="PATH.py:FUNCTION",
+                   help="the launcher: a file and a function in it, or package.module:FUNCTION")
     p.add_argument("--N", type=int_option, default=None, help="sequence length (N_q = N_kv = N)")
     p.add_argument("--d", type=int_option, required=True, help="head width of Q and K")
     p.add_argument("--dv", type=int_option, default=None, help="head width of V and O (default d)")
@@ -39,8 +43,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--M", type=int_option, default=None, help="fast memory in words, for the bound and attnio's schedules")
     g.add_argument("--smem", default=None, help="fast memory in bytes (instead of --M)")
     g.add_argument("--gpu", choices=sorted(GPUS), default=None, help="fast memory = one SM's shared memory (default h100)")
-    p.add_argument("--fake-gpu", dest="fake_gpu", default=None, metavar="TARGET:ARCH",
-                   help="a CPU stand-in for a GPU the kernel file queries, e.g. cuda:90 or cuda:80 (docs/triton.md)")
+    p.add_argument("--fake-gpu", dest="fake_gpu", default=None, metavar="TARGET:ARCH[,sms=N]",
+                   help="a CPU stand-in for a GPU the kernel file queries, e.g. cuda:90 or cuda:80,sms=108; "
+                        "device='cuda' allocations land on the CPU (docs/triton.md)")
+    p.add_argument("--arg", dest="args", action="append", default=[], metavar="PARAM=INPUT",
+                   help="the launcher's parameter PARAM receives attnio's INPUT (q, k, v, o, ...), e.g. query=q")
+    p.add_argument("--import-root", dest="import_roots", action="append", default=[], metavar="DIR",
+                   help="a folder put on sys.path before the launcher's module is imported")
+    p.add_argument("--cu-seqlens", dest="cu_seqlens", default=None, metavar="0,L1,L1+L2,...",
+                   help="a packed variable-length batch: cumulative sequence lengths (q, k, v, o are "
+                        "(tokens, heads, d)); --N, --Nq, --Nkv and --batch are then taken from it")
+    p.add_argument("--page-size", dest="page_size", type=int_option, default=None, metavar="P",
+                   help="K and V in a paged cache of P-row pages: the launcher takes k_cache, v_cache, "
+                        "block_table, seq_lens")
     p.add_argument("--seed", type=int_option, default=0, help="seed of the inputs (default 0)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
@@ -67,15 +82,62 @@ def load_module(path: str, what: str = "target") -> Any:
     return module
 
 
-def load_launcher(target: str) -> Any:
-    """The function FUNCTION of PATH.py."""
+def _package_root(file: Path) -> Path | None:
+    """The folder that holds the top package of ``file`` (walking up its ``__init__.py`` files), or None when
+    ``file``'s folder is not a package."""
+    d = file.parent
+    if not (d / "__init__.py").is_file():
+        return None
+    while (d.parent / "__init__.py").is_file() and d.parent != d:
+        d = d.parent
+    return d.parent
+
+
+def _import(modname: str, what: str) -> Any:
+    """``importlib.import_module(modname)``; what it raises is a KernelInputError naming ``what``."""
+    import importlib
+
+    try:
+        return importlib.import_module(modname)
+    except Exception as e:  # the user's module failed to import: name it and the cause
+        raise KernelInputError(f"importing {what} raised {type(e).__name__}: {e}") from e
+
+
+def load_launcher(target: str, import_roots: list[str] | tuple[str, ...] = ()) -> Any:
+    """The launcher named by ``target``: ``PATH.py:FUNCTION`` (a file inside a package is imported under its
+    package name, its package root put on sys.path, so its relative imports work), or ``pkg.module:FUNCTION``
+    (imported from sys.path, the current folder and ``import_roots``). FUNCTION may be dotted
+    (``Attention.apply``). The folders put on sys.path stay there; :func:`_run` restores sys.path."""
     from attnio.core.errors import InvalidParameter
 
     path, sep, name = target.rpartition(":")
     if not sep or not path or not name:
-        raise InvalidParameter("target", target, "PATH.py:FUNCTION (a Python file and a function in it)")
-    module = load_module(path)
-    fn = getattr(module, name, None)
+        raise InvalidParameter("target", target, "PATH.py:FUNCTION or package.module:FUNCTION")
+    for r in reversed(import_roots):
+        if not Path(r).is_dir():
+            raise InvalidParameter("import-root", r, "an existing folder")
+        sys.path.insert(0, str(Path(r).resolve()))
+    file = Path(path)
+    if path.endswith(".py") or os.sep in path or file.is_file():
+        if not file.is_file():
+            raise InvalidParameter("target", path, f"an existing Python file: {path} not found")
+        root = _package_root(file.resolve())
+        if root is None:
+            module = load_module(path)
+        else:
+            rel = file.resolve().relative_to(root).with_suffix("").parts
+            modname = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+            sys.path.insert(0, str(root))
+            module = _import(modname, f"{path} (as {modname}, package root {root})")
+    else:
+        if not all(p.isidentifier() for p in path.split(".")):
+            raise InvalidParameter("target", target, "PATH.py:FUNCTION or package.module:FUNCTION")
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        module = _import(path, path)
+    fn: Any = module
+    for part in name.split("."):
+        fn = getattr(fn, part, None)
     if not callable(fn):
         raise InvalidParameter("target", target, f"a function defined in {path}: no callable {name!r} there")
     return fn
@@ -102,18 +164,46 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> Any:
+    from attnio.core.errors import InvalidParameter
     from attnio.core.workload import Workload
     from attnio.triton.check import check
     from attnio.triton.count import check_triton_version
 
     check_triton_version()
     gpu = args.gpu if (args.M, args.smem, args.gpu) != (None, None, None) else "h100"
+    cu = None
+    if args.cu_seqlens is not None:
+        from attnio.core.workload import Ragged
+
+        parts = args.cu_seqlens.split(",")
+        if not all(x.strip().isdigit() for x in parts):
+            raise InvalidParameter("cu-seqlens", args.cu_seqlens, "comma-separated token offsets, e.g. 0,5,12")
+        cu = Ragged.from_cu_seqlens([int(x) for x in parts]).cu_seqlens
+        args.N, args.Nq, args.Nkv, args.batch = max(b - a for a, b in zip(cu, cu[1:], strict=False)), None, None, 1
     w = Workload.build(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, N=args.N, Nq=args.Nq,
                        Nkv=args.Nkv, d=args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, M=args.M,
                        smem=args.smem, gpu=gpu)
-    with _stand_in(args.fake_gpu):
-        launch = load_launcher(args.target)
-        return check(launch, w, seed=args.seed)
+    mapping = _mapping(args.args)
+    saved = list(sys.path)
+    try:
+        with _stand_in(args.fake_gpu):
+            launch = load_launcher(args.target, args.import_roots)
+            return check(launch, w, seed=args.seed, args=mapping, cu_seqlens=cu, page_size=args.page_size)
+    finally:
+        sys.path[:] = saved
+
+
+def _mapping(items: list[str]) -> dict[str, str] | None:
+    """``--arg PARAM=INPUT`` options as a mapping (None when there are none: the launcher's attnio_args)."""
+    from attnio.core.errors import InvalidParameter
+
+    out = {}
+    for item in items:
+        p, eq, a = item.partition("=")
+        if not eq or not p.strip().isidentifier() or not a.strip():
+            raise InvalidParameter("arg", item, "PARAM=INPUT, e.g. query=q")
+        out[p.strip()] = a.strip()
+    return out or None
 
 
 def _stand_in(spec: str | None) -> Any:
@@ -125,7 +215,14 @@ def _stand_in(spec: str | None) -> Any:
         return contextlib.nullcontext()
     from attnio.triton.fake_gpu import fake_gpu
 
-    target, _, arch = spec.partition(":")
+    target, _, rest = spec.partition(":")
+    arch, *opts = rest.split(",")
+    kw: dict[str, int] = {}
+    for o in opts:
+        key, eq, val = o.partition("=")
+        if key.strip() != "sms" or not eq or not val.strip().isdigit() or int(val) < 1:
+            raise InvalidParameter("fake-gpu", spec, "cuda:ARCH[,sms=N] with N ≥ 1 the SM count, e.g. cuda:90,sms=132")
+        kw["sm_count"] = int(val)
     if target != "cuda" or not arch.isdigit():
-        raise InvalidParameter("fake-gpu", spec, "cuda:ARCH with ARCH the compute capability as digits, e.g. cuda:90")
-    return fake_gpu(target, int(arch))
+        raise InvalidParameter("fake-gpu", spec, "cuda:ARCH[,sms=N] with ARCH the compute capability as digits, e.g. cuda:90")
+    return fake_gpu(target, int(arch), **kw)

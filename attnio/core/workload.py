@@ -235,3 +235,47 @@ class Workload:
         out["bytes_per_word"] = self.bytes_per_word
         out["groups"] = self.groups
         return out
+
+
+@dataclass(frozen=True)
+class Ragged:
+    """A packed variable-length batch beside a :class:`Workload` (a companion record): sequence i has
+    ``seqlens[i]`` query and key rows (self-attention: the same cumulative lengths ``cu_seqlens`` for both), its
+    tokens packed one sequence after another into (tokens, heads, d) tensors. Its compulsory traffic and its
+    bounds are the sums over its sequences (:meth:`sequences`: one batch-1 Workload each, the heads, widths,
+    mask, dtype and M of the base workload).
+
+    >>> r = Ragged.from_cu_seqlens([0, 3, 8])
+    >>> r.seqlens, r.tokens, r.max_seqlen
+    ((3, 5), 8, 5)
+    >>> [w.Nq for w in r.sequences(Workload.build(heads=2, N=1, d=4, M=64))]
+    [3, 5]
+    """
+
+    cu_seqlens: tuple[int, ...]
+
+    @classmethod
+    def from_cu_seqlens(cls, cu: object) -> Ragged:
+        vals = [int(x) for x in (cu.tolist() if hasattr(cu, "tolist") else cu)]  # type: ignore[attr-defined]
+        if len(vals) < 2 or vals[0] != 0 or any(b <= a for a, b in zip(vals, vals[1:], strict=False)):
+            raise InvalidParameter("cu_seqlens", vals, "0 followed by strictly increasing token offsets (each "
+                                   "sequence at least one token), e.g. 0,5,12")
+        return cls(tuple(vals))
+
+    @property
+    def seqlens(self) -> tuple[int, ...]:
+        return tuple(b - a for a, b in zip(self.cu_seqlens, self.cu_seqlens[1:], strict=False))
+
+    @property
+    def tokens(self) -> int:
+        return self.cu_seqlens[-1]
+
+    @property
+    def max_seqlen(self) -> int:
+        return max(self.seqlens)
+
+    def sequences(self, w: Workload) -> list[Workload]:
+        """One batch-1 workload per sequence, with ``w``'s heads, widths, mask, dtype and M."""
+        from dataclasses import replace
+
+        return [replace(w, batch=1, Nq=n, Nkv=n) for n in self.seqlens]

@@ -229,8 +229,9 @@ def attnio_kernel() -> Any:
             r.assert_equals({"q": 128 * 32 * 4, "o": 128 * 32 * 4})
 
     Keyword arguments are :meth:`attnio.core.workload.Workload.build`'s (default ``gpu="h100"`` when none of M,
-    smem, gpu is given), plus ``seed`` and ``roles`` (``attnio.triton.check``'s: a kernel's own tensors -> attnio's
-    arrays, for the "what dominates" line). The outputs must match the float64 reference (else the test fails).
+    smem, gpu is given), plus ``seed``, ``roles`` (``attnio.triton.check``'s: a kernel's own tensors -> attnio's
+    arrays, for the "what dominates" line), ``args`` (launcher parameter -> attnio input), ``cu_seqlens`` and
+    ``page_size`` (``attnio.triton.check``'s). The outputs must match the float64 reference (else the test fails).
     ``TRITON_INTERPRET=1`` must be set before the kernels' module is imported (e.g. in ``conftest.py``)."""
     pytest.importorskip("torch")
     pytest.importorskip("triton")
@@ -238,10 +239,14 @@ def attnio_kernel() -> Any:
     from attnio.triton.check import check
 
     def run(launch: Any, *, seed: int = 0, check_outputs: bool = True, roles: dict[str, str] | None = None,
+            args: dict[str, str] | None = None, cu_seqlens: Any = None, page_size: int | None = None,
             **workload: Any) -> KernelCounted:
         if not any(k in workload for k in ("M", "smem", "gpu")):
             workload["gpu"] = "h100"
-        c = check(launch, Workload.build(**workload), seed=seed, roles=roles)
+        if cu_seqlens is not None:
+            workload.setdefault("N", 1)  # a packed batch takes its lengths from cu_seqlens
+        c = check(launch, Workload.build(**workload), seed=seed, roles=roles, args=args, cu_seqlens=cu_seqlens,
+                  page_size=page_size)
         name = getattr(launch, "__name__", str(launch))
         if check_outputs and not c.outputs_ok:
             pytest.fail(f"{name}: outputs differ from the float64 reference beyond {c.tolerance:g}: "

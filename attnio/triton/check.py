@@ -6,7 +6,8 @@ for the workload (``bounds.workloads.best_lower_bound``; backward: ``best_backwa
 assume S recomputed are applied only to a kernel that reads no S, P or unnamed tensor, and then labelled) and the exact
 count of attnio's best schedule for it (the cheapest of its workload schedules that fit M).
 
-The launcher is a Python function; attnio passes the arguments it names (by parameter name):
+The launcher is a Python function or a ``torch.autograd.Function``; attnio passes the arguments it names (by
+parameter name, or mapped by ``args=``/the launcher's ``attnio_args``: ``attnio.triton.launcher``):
 
 - ``q`` (batch, heads, N_q, d), ``k`` (batch, kv_heads, N_kv, d), ``v`` (batch, kv_heads, N_kv, d_v),
   ``o`` (batch, heads, N_q, d_v), zeros: contiguous torch CPU tensors of the workload's dtype (fp32, fp16, bf16),
@@ -24,7 +25,6 @@ in the interpreter :data:`INTERPRETER_FP32` relative to max(1, max |reference|).
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
 from collections.abc import Callable
@@ -35,6 +35,7 @@ import numpy as np
 
 from attnio.core.errors import AttnioError, InvalidParameter, Unsupported
 from attnio.triton.count import Traffic, count_traffic
+from attnio.triton.launcher import BACKWARD_TENSORS, FORWARD_TENSORS, OTHER_PARAMS, PAGED, Launcher, resolve
 
 #: max |out − float64 reference| accepted per dtype on a real GPU (fp32: a GPU's default tl.dot rounds its inputs
 #: to tf32)
@@ -44,9 +45,6 @@ TOLERANCE: dict[str, float] = {"fp32": 5e-3, "fp16": 2e-2, "bf16": 8e-2}
 INTERPRETER_FP32 = 1e-5
 #: the largest workload (elements of q, k, v and o) attnio makes inputs for: the interpreter runs on the CPU
 MAX_ELEMENTS = 1 << 26
-FORWARD_TENSORS = ("q", "k", "v", "o")
-BACKWARD_TENSORS = ("q", "k", "v", "o", "do", "lse", "dq", "dk", "dv")
-OTHER_PARAMS = ("causal", "sm_scale", "scale", "workload")
 
 
 class LauncherError(AttnioError, RuntimeError):
@@ -97,6 +95,12 @@ class KernelCheck:
         return _ratio(self.total_bytes, self.best_bytes)
 
     @property
+    def aliases(self) -> dict[str, list[str]]:
+        """Counted tensor -> every other name it had: the launcher's parameters that received it and each
+        ``<kernel>.<argument>`` it was passed as, in every launch."""
+        return {n: list(a) for n, a in sorted(getattr(self.traffic, "aliases", {}).items()) if a}
+
+    @property
     def outputs_ok(self) -> bool:
         return all(e <= self.tolerance for e in self.max_abs_error.values())
 
@@ -106,6 +110,7 @@ class KernelCheck:
             "direction": self.direction,
             "counted": self.traffic.as_dict(),
             "launches": self.traffic.launches,
+            "aliases": self.aliases,
             "total_bytes": self.total_bytes,
             "lower_bound": {"id": self.lower_bound_id, "words": self.lower_bound_words, "bytes": self.lower_bound_bytes,
                             "assumes": self.lower_bound_assumes},
@@ -139,7 +144,7 @@ class KernelCheck:
         t = self.traffic
         rows = []
         for n in t.names:
-            role = role_of(n)
+            role = _role(t, n, None)
             best = self.best_per_array.get(role) if role is not None else None
             rows.append({"tensor": n, "role": role, "read_words": t.reads_words.get(n, 0), "written_words": t.writes_words.get(n, 0),
                          "read_bytes": t.reads_bytes.get(n, 0), "written_bytes": t.writes_bytes.get(n, 0), "touched": t.touched.get(n, 0),
@@ -162,7 +167,8 @@ class KernelCheck:
         ]
         t = self.traffic
         for n in t.names:
-            out.append(f"  {n:<24} {t.reads_bytes.get(n, 0):>14,d} {t.writes_bytes.get(n, 0):>14,d} {t.touched.get(n, 0):>10,d}")
+            out.append(f"  {n:<24} {t.reads_bytes.get(n, 0):>14,d} {t.writes_bytes.get(n, 0):>14,d} {t.touched.get(n, 0):>10,d}"
+                       + (f"  also {', '.join(self.aliases[n])}" if n in self.aliases else ""))
         out += [
             f"  {'total':<24} {t.total_bytes:>29,d} bytes",
             f"  best lower bound ({self.lower_bound_id}): {self.lower_bound_bytes:,d} bytes; counted ÷ bound = {self.ratio_to_bound:.3f}"
@@ -251,42 +257,46 @@ def _grads(t: dict[str, Any], w: Any) -> dict[str, Any]:
     return {"dq": q.grad, "dk": k.grad, "dv": v.grad}
 
 
-def launcher_params(launch: Callable[..., Any]) -> tuple[tuple[str, ...], list[str]]:
-    """(tensor names the launcher asks for, other parameter names); bad signatures are InvalidParameter."""
-    try:
-        params = inspect.signature(launch).parameters
-    except (TypeError, ValueError):
-        raise InvalidParameter("launch", launch, "a Python function (a launcher)") from None
-    known = set(BACKWARD_TENSORS) | set(OTHER_PARAMS)
-    for p in params.values():
-        if p.name not in known and p.default is inspect.Parameter.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
-            raise InvalidParameter(
-                "launch", f"parameter {p.name!r}",
-                f"parameters named among {', '.join(BACKWARD_TENSORS + OTHER_PARAMS)} (or with defaults)",
-            )
-    tensors = tuple(n for n in BACKWARD_TENSORS if n in params)
-    if not any(n in tensors for n in ("q", "k", "v")):
-        raise InvalidParameter("launch", getattr(launch, "__name__", launch), "a launcher taking q, k and v")
-    return tensors, [n for n in OTHER_PARAMS if n in params]
+def launcher_params(launch: Callable[..., Any], args: dict[str, str] | None = None) -> tuple[tuple[str, ...], list[str]]:
+    """(tensor names the launcher asks for, other inputs it takes), after mapping its parameter names
+    (``attnio.triton.launcher.resolve``); bad signatures are InvalidParameter."""
+    lau = resolve(launch, args)
+    ins = lau.inputs
+    return tuple(n for n in BACKWARD_TENSORS if n in ins), [n for n in OTHER_PARAMS if n in ins]
 
 
-def _call(launch: Callable[..., Any], tensors: dict[str, Any], others: list[str], w: Any,
-          causal: bool | None = None) -> Traffic:
-    kw: dict[str, Any] = dict(tensors)
-    for n in others:
-        kw[n] = {"causal": w.causal if causal is None else causal, "sm_scale": _scale(w), "scale": _scale(w),
-                 "workload": w}[n]
-    with count_traffic(**tensors) as t:
+def _call(lau: Launcher, tensors: dict[str, Any], w: Any, causal: bool | None = None,
+          extra: dict[str, Any] | None = None) -> Traffic:
+    values: dict[str, Any] = dict(tensors) | dict(extra or {})
+    values |= {"causal": w.causal if causal is None else causal, "sm_scale": _scale(w), "scale": _scale(w),
+               "workload": w}
+    missing = [n for n in lau.inputs if n not in values]
+    if missing:
+        raise InvalidParameter("launch", f"{lau.name} taking {', '.join(missing)}",
+                               f"a launcher taking inputs this check makes: {', '.join(sorted(values))}")
+    counted = {n: values[n] for n in lau.inputs if hasattr(values[n], "data_ptr")}
+    with count_traffic(**counted) as t:
         try:
-            ret = launch(**kw)
+            ret = lau.call(values)
         except AttnioError:
             raise
         except Exception as e:  # the user's launcher failed: one clear error naming it
-            raise LauncherError(
-                f"launcher {getattr(launch, '__name__', launch)!r} raised {type(e).__name__}: {e}"
-            ) from e
+            hint = ("; under fake_gpu (--fake-gpu cuda:90) CUDA allocations and is_cuda are served on the CPU"
+                    if "cuda" in f"{e}".lower() and not _fake_gpu_on() else "")
+            raise LauncherError(f"launcher {lau.name!r} raised {type(e).__name__}: {e}{hint}") from e
     t.returned = ret  # type: ignore[attr-defined]
+    for a in set(lau.params.values()):  # the launcher's own parameter names are aliases too
+        for p in lau.names_of(a):
+            if a in counted and p != a and p not in t.aliases.setdefault(a, []):
+                t.aliases[a].insert(0, p)
     return t
+
+
+def _fake_gpu_on() -> bool:
+    """Whether a fake_gpu block is active (torch.Tensor.is_cuda replaced)."""
+    import torch
+
+    return "is_cuda" in vars(torch.Tensor)
 
 
 def _best_forward(w: Any) -> tuple[str, int, dict[str, tuple[int, int]]]:
@@ -334,6 +344,7 @@ ROLE_NAMES: dict[str, str] = {
     "s": "S", "logits": "S", "scores": "S",  # the scaled logits QKᵀ (square tiling, standard)
     "p": "P", "probs": "P",  # the softmax (standard)
     "do": "dO", "dq": "dQ", "dk": "dK", "dv": "dV",
+    "k_cache": "K", "v_cache": "V",  # a paged K/V cache (check(..., page_size=...))
 }
 #: what the sentence calls each group of arrays, and which direction it compares (r, w or rw: both)
 GROUPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
@@ -358,6 +369,15 @@ def role_of(name: str, roles: dict[str, str] | None = None) -> str | None:
     return ROLE_NAMES.get(name.rpartition(".")[2].lower())
 
 
+def _role(t: Traffic, name: str, roles: dict[str, str] | None) -> str | None:
+    """:func:`role_of` the counted tensor ``name``, else of the first of its aliases that has one."""
+    for n in [name, *getattr(t, "aliases", {}).get(name, [])]:
+        r = role_of(n, roles)
+        if r is not None:
+            return r
+    return None
+
+
 def per_array(t: Traffic, roles: dict[str, str] | None = None) -> tuple[dict[str, list[int]], dict[str, int]]:
     """({attnio array: [read words, written words, read bytes, written bytes]}, {unmapped tensor: words moved})
     of the counted traffic ``t``, each tensor mapped by :func:`role_of` (several tensors may share an array)."""
@@ -365,7 +385,7 @@ def per_array(t: Traffic, roles: dict[str, str] | None = None) -> tuple[dict[str
     other: dict[str, int] = {}
     for n in t.names:
         r, wr = t.reads_words.get(n, 0), t.writes_words.get(n, 0)
-        a = role_of(n, roles)
+        a = _role(t, n, roles)
         if a is None:
             if r + wr:
                 other[n] = r + wr
@@ -420,12 +440,18 @@ def _roles(launch: Callable[..., Any], roles: dict[str, str] | None) -> dict[str
     return roles
 
 
-def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: dict[str, str] | None = None) -> KernelCheck:
+def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: dict[str, str] | None = None,
+          args: dict[str, str] | None = None, cu_seqlens: Any = None, page_size: int | None = None) -> KernelCheck:
     """Count ``launch``'s traffic on ``workload`` (an :class:`attnio.core.workload.Workload`), check its outputs, and
     compare with the best lower bound and attnio's best schedule (module docstring).
 
     ``roles``: counted tensor name -> attnio array (Q, K, V, O, L, D, S, P, dO, dQ, dK, dV, ...) for tensors the
-    conventions of :data:`ROLE_NAMES` do not place; default: the launcher's ``attnio_roles`` attribute."""
+    conventions of :data:`ROLE_NAMES` do not place; default: the launcher's ``attnio_roles`` attribute.
+    ``args``: launcher parameter -> attnio input (``{"query": "q", "key": "k", ...}``) for parameters not named
+    by attnio's convention; default: the launcher's ``attnio_args`` attribute (``attnio.triton.launcher``).
+    ``launch`` may also be a ``torch.autograd.Function`` subclass or its ``.apply``.
+    ``cu_seqlens`` (0, L_1, L_1 + L_2, ...): a packed variable-length forward (:func:`_check_ragged`).
+    ``page_size``: K and V in a paged cache (:func:`paged_kv`), forward only."""
     from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
 
     t0 = time.perf_counter()
@@ -436,11 +462,25 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
     if elements > MAX_ELEMENTS:
         raise InvalidParameter("workload", f"{elements:,d} elements of q, k, v and o",
                                f"at most {MAX_ELEMENTS:,d} (2^26): the interpreter runs the kernel on the CPU")
-    names, others = launcher_params(launch)
+    lau = resolve(launch, args)
+    if cu_seqlens is None and any(n in lau.inputs for n in ("cu_seqlens", "max_seqlen")):
+        raise InvalidParameter("cu_seqlens", None, f"the cumulative sequence lengths launcher {lau.name!r} takes "
+                               "(check(..., cu_seqlens=[0, L1, L1 + L2, ...]) or --cu-seqlens)")
+    if cu_seqlens is not None:
+        if page_size is not None or any(n in lau.inputs for n in PAGED):
+            raise InvalidParameter("page_size", page_size, "no paged K/V cache with cu_seqlens (not built: a packed "
+                                   "variable-length batch has dense packed K and V)")
+        return _check_ragged(lau, w, cu_seqlens, seed, roles if roles is not None else getattr(launch, "attnio_roles", None), t0)
+    names = tuple(n for n in BACKWARD_TENSORS if n in lau.inputs)
     backward = any(n in names for n in ("do", "dq", "dk", "dv"))
+    paged = any(n in lau.inputs for n in PAGED)
+    if paged != (page_size is not None) or (paged and backward):
+        raise InvalidParameter("page_size", page_size, f"a page size exactly when launcher {lau.name!r} takes a paged "
+                               f"K/V cache ({', '.join(PAGED)}), forward only; it takes {', '.join(lau.inputs)}")
     made = make_inputs(w, BACKWARD_TENSORS if backward else FORWARD_TENSORS, seed)
-    tensors = {n: made[n] for n in names}
-    traffic = _call(launch, tensors, others, w)
+    tensors = {n: made[n] for n in names if n in made}  # one not made is refused in _call
+    extra = paged_kv(made["k"], made["v"], w, page_size, seed) if paged else {}
+    traffic = _call(lau, tensors, w, extra=extra)
     errors: dict[str, float] = {}
     if backward:
         ref = _grads(make_inputs(w, BACKWARD_TENSORS, seed), w)
@@ -466,7 +506,7 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
             returned = next((x for x in returned if hasattr(x, "shape")), None)
         got = returned if hasattr(returned, "shape") else tensors.get("o")
         if got is None:
-            raise InvalidParameter("launch", getattr(launch, "__name__", launch), "a launcher that writes o or returns the output")
+            raise InvalidParameter("launch", lau.name, "a launcher that writes o or returns the output")
         ref = reference(*(made[n].double().numpy() for n in ("q", "k", "v")), w.causal)
         if tuple(got.shape) != ref.shape:
             raise InvalidParameter("output.shape", tuple(got.shape), f"{ref.shape} (batch, heads, Nq, dv)")
@@ -478,7 +518,7 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
     sentence, group = _dominates(traffic, best_name, best_pa, roles)
     if w.causal and group == ("K", "V"):
         # measured, not assumed: the same launcher without the mask; equal K/V reads = no block is skipped
-        plain = _call(launch, make_inputs(w, names, seed), others, w, causal=False)
+        plain = _call(lau, make_inputs(w, names, seed), w, causal=False, extra=extra)
         kv, kv_plain = (sum(per_array(x, roles)[0].get(a, [0])[0] for a in ("K", "V")) for x in (traffic, plain))
         if kv >= kv_plain:
             sentence += ": blocks above the diagonal are loaded (K and V reads equal the same kernel's unmasked run)"
@@ -487,3 +527,95 @@ def check(launch: Callable[..., Any], workload: Any, *, seed: int = 0, roles: di
     lbw = math.ceil(lb) if lb > 0 else 0
     return KernelCheck(w, "backward" if backward else "forward", traffic, lb_id, lbw, best_name, best_words, best_pa,
                        errors, _tolerance(w.dtype, ref_max), sentence, time.perf_counter() - t0, notes, assumes)
+
+
+def _check_ragged(lau: Launcher, w: Any, cu_seqlens: Any, seed: int, roles: dict[str, str] | None,
+                  t0: float) -> KernelCheck:
+    """:func:`check` of a packed variable-length forward: sequence i (``Ragged.sequences``) has its inputs made
+    as a batch-1 workload of its length (seed ``seed + i``), packed into q (tokens, heads, d), k, v (tokens,
+    kv_heads, d/dv) and o (tokens, heads, dv); the launcher also gets ``cu_seqlens`` (int32, counted) and
+    ``max_seqlen``. The output is checked per sequence; the bound and attnio's best schedule are the sums over
+    the sequences (each sequence is its own attention problem)."""
+    import torch
+
+    from attnio.algorithms.reference import attention4 as reference
+    from attnio.bounds.workloads import best_lower_bound
+    from attnio.core.workload import Ragged
+
+    if any(n in lau.inputs for n in ("do", "dq", "dk", "dv", "lse")):
+        raise Unsupported(f"launcher {lau.name!r}: a variable-length backward is not checked yet (forward only)")
+    rag = Ragged.from_cu_seqlens(cu_seqlens)
+    seqs = rag.sequences(w)
+    if rag.tokens * (w.heads + w.kv_heads) * (w.d + w.dv) > MAX_ELEMENTS:
+        raise InvalidParameter("cu_seqlens", f"{rag.tokens:,d} tokens", f"a workload of at most {MAX_ELEMENTS:,d} elements")
+    parts = [make_inputs(wi, FORWARD_TENSORS, seed + i) for i, wi in enumerate(seqs)]
+    packed = {n: torch.cat([p[n][0].transpose(0, 1) for p in parts]).contiguous() for n in FORWARD_TENSORS}
+    tensors = {n: packed[n] for n in FORWARD_TENSORS if n in lau.inputs}
+    extra = {"cu_seqlens": torch.tensor(rag.cu_seqlens, dtype=torch.int32), "max_seqlen": rag.max_seqlen}
+    traffic = _call(lau, tensors, w, extra=extra)
+    returned = traffic.returned  # type: ignore[attr-defined]
+    if isinstance(returned, (tuple, list)):
+        returned = next((x for x in returned if hasattr(x, "shape")), None)
+    got = returned if hasattr(returned, "shape") else tensors.get("o")
+    if got is None:
+        raise InvalidParameter("launch", lau.name, "a launcher that writes o or returns the output")
+    want = (rag.tokens, w.heads, w.dv)
+    if tuple(got.shape) != want:
+        raise InvalidParameter("output.shape", tuple(got.shape), f"{want} (tokens, heads, dv)")
+    err, ref_max = 0.0, 0.0
+    for (a, b), p, wi in zip(zip(rag.cu_seqlens, rag.cu_seqlens[1:], strict=False), parts, seqs, strict=True):
+        ref = reference(*(p[n].double().numpy() for n in ("q", "k", "v")), wi.causal)[0].transpose(1, 0, 2)
+        err = max(err, float(np.max(np.abs(got[a:b].double().numpy() - ref))))
+        ref_max = max(ref_max, float(np.max(np.abs(ref))))
+    lb_ids, lb_words, best_words, names = [], 0, 0, []
+    best_pa: dict[str, tuple[int, int]] = {}
+    for wi in seqs:
+        lid, lb = best_lower_bound(wi)
+        lb_words += math.ceil(lb) if lb > 0 else 0
+        if lid not in lb_ids:
+            lb_ids.append(lid)
+        bname, bw, pa = _best_forward(wi)
+        best_words += bw
+        if bname not in names:
+            names.append(bname)
+        for k, (r, wr) in pa.items():
+            r0, w0 = best_pa.get(k, (0, 0))
+            best_pa[k] = (r0 + r, w0 + wr)
+    best_name = " + ".join(names)
+    roles = dict(roles or {})
+    sentence, _ = _dominates(traffic, best_name, best_pa, roles)
+    notes = [f"packed variable-length batch: {len(seqs)} sequences of lengths {', '.join(map(str, rag.seqlens))} "
+             f"({rag.tokens} tokens); bound and best schedule summed over the sequences"]
+    return KernelCheck(w, "forward", traffic, " + ".join(lb_ids), lb_words, best_name, best_words, best_pa,
+                       {"o": err}, _tolerance(w.dtype, ref_max), sentence, time.perf_counter() - t0, notes)
+
+
+def paged_kv(k: Any, v: Any, w: Any, page_size: int, seed: int = 0) -> dict[str, Any]:
+    """K and V (batch, kv_heads, N_kv, d/dv) in a paged cache: ``k_cache`` (pages, page_size, kv_heads, d),
+    ``v_cache`` (pages, page_size, kv_heads, dv), ``block_table`` (batch, ⌈N_kv / page_size⌉) int32: sequence b's
+    j-th page, ``seq_lens`` (batch,) int32 (N_kv each), and the same pages as a flat list: ``kv_indices``
+    (the block table's rows one after another) with ``kv_indptr`` (batch + 1,) int32, sequence b's pages being
+    ``kv_indices[kv_indptr[b]:kv_indptr[b+1]]``; with ``page_size=1`` this is a token pool. The pages are a permutation (from ``seed``) of
+    batch · ⌈N_kv / page_size⌉ pages plus one page no sequence uses; rows past N_kv in a last partial page are 0.
+
+    The compulsory traffic and the bounds are those of the dense workload: the layout moves no K/V word more."""
+    import torch
+
+    from attnio.core.validate import check_int
+
+    page_size = check_int("page_size", page_size, min=1)
+    B, Hkv, N, d = k.shape
+    per = -(-N // page_size)
+    pages = B * per + 1
+    order = torch.from_numpy(np.random.default_rng(seed + 7).permutation(pages).astype(np.int32))
+    table = order[: B * per].reshape(B, per).contiguous()
+    caches = []
+    for x in (k, v):
+        c = torch.zeros((pages, page_size, Hkv, x.shape[3]), dtype=x.dtype)
+        padded = torch.zeros((B, Hkv, per * page_size, x.shape[3]), dtype=x.dtype)
+        padded[:, :, :N] = x
+        c[table.reshape(-1).long()] = padded.reshape(B, Hkv, per, page_size, -1).permute(0, 2, 3, 1, 4).reshape(B * per, page_size, Hkv, -1)
+        caches.append(c.contiguous())
+    return {"k_cache": caches[0], "v_cache": caches[1], "block_table": table,
+            "seq_lens": torch.full((B,), N, dtype=torch.int32),
+            "kv_indices": table.reshape(-1).clone(), "kv_indptr": torch.arange(0, B * per + 1, per, dtype=torch.int32)}

@@ -261,6 +261,10 @@ class Traffic(Tally):
         super().__init__()
         self.per_launch: dict[str, Tally] = {}
         self.launches: list[str] = []
+        #: counted tensor name -> every other name it had: each ``<kernel>.<argument>`` it was passed as, in
+        #: every launch (an output passed as two pointers has both); a view with the same first element and
+        #: size as a named tensor is the named tensor
+        self.aliases: dict[str, list[str]] = {}
 
 
 # ---------------------------------------------------------------------------------------------------- the index
@@ -326,10 +330,13 @@ class _Counter:
         self.owners: list[_Owner] = [_Owner(UNATTRIBUTED, 0, 0)]
         self.named_ids: list[int] = []
         self.by_key: dict[tuple[Any, ...], int] = {}
+        self.same_as_named: dict[tuple[int, int, int], int] = {}  # (first address, numel, elsize) -> named owner
+        self.aliases: dict[int, list[str]] = {}  # owner id -> the kernel arguments it was passed as
         for name, t in named.items():
             oid = self._new_tensor_owner(name, t, named=True)
             self.named_ids.append(oid)
             self.by_key.setdefault(_tensor_key(t), oid)
+            self.same_as_named.setdefault((t.data_ptr(), t.numel(), t.element_size()), oid)
         self.storage_owner: dict[tuple[int, int], int] = {}
         self.index_cache: dict[tuple[int, ...], _Index] = {}
         self.total = _Acc()
@@ -367,6 +374,10 @@ class _Counter:
             oid = self.by_key.get(key)
             if oid is None:
                 oid = self.by_key[key] = self._new_tensor_owner(f"{kernel}.{arg}", t)
+            alias = self.same_as_named.get((t.data_ptr(), t.numel(), t.element_size()), oid)
+            names = self.aliases.setdefault(alias, [])
+            if f"{kernel}.{arg}" not in names:
+                names.append(f"{kernel}.{arg}")
             if oid not in ids:
                 ids.append(oid)
             st = t.untyped_storage()
@@ -501,6 +512,12 @@ class _Counter:
             setattr(into, f, getattr(total, f))
         into.per_launch = {k: acc.tally(self.owners) for k, acc in self.per_kernel.items()}
         into.launches = list(self.launches)
+        into.aliases = {}
+        for oid, names in self.aliases.items():
+            own = self.owners[oid].name
+            others = [n for n in names if n != own]
+            if others:
+                into.aliases.setdefault(own, []).extend(n for n in others if n not in into.aliases[own])
 
 
 def _require_cpu(name: str, t: Any) -> None:

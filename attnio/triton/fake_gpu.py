@@ -4,7 +4,11 @@ driver's ``get_current_target()``, ``utils.get_device_properties(...)``, ``torch
 ``torch.cuda.is_available()``, ...) runs unmodified under :func:`attnio.triton.count_traffic`.
 
 Nothing runs on a GPU: the kernels still run in Triton's interpreter on CPU tensors; ``get_active_torch_device()``
-answers ``cpu``, so tensors a launcher allocates through it are CPU tensors. What the stand-in reports is what
+answers ``cpu``, so tensors a launcher allocates through it are CPU tensors, and with ``torch_cuda`` so are the
+tensors it allocates with ``device="cuda"``, ``.to("cuda")`` or ``.cuda()``, and ``is_cuda`` is true of CPU
+tensors (``attnio.triton.hooks.cuda_on_cpu``). ``sm_count`` is what the driver's device properties and
+``torch.cuda.get_device_properties(...).multi_processor_count`` report: a launcher that picks its kernel by the
+SM count (a split-KV path, a persistent grid) takes the path of that GPU. What the stand-in reports is what
 the caller chose; it changes only which branch of the user's code is taken (block sizes chosen per
 architecture, for example), never what is counted for a given branch. Everything is restored on exit. The
 replacement itself (Triton's driver, ``torch.cuda``) is ``attnio.triton.hooks.driver_replaced``.
@@ -99,11 +103,11 @@ def fake_gpu(target: str = "cuda", arch: int | str = 90, *, warp_size: int | Non
              smem_bytes: int = 228 * 1024, capability: tuple[int, int] | None = None,
              name: str = "attnio CPU stand-in (NVIDIA H100-like)", torch_cuda: bool = True) -> Iterator[FakeDriver]:
     """Make Triton's active driver (and, with ``torch_cuda``, ``torch.cuda``) report ``target``/``arch`` for the
-    ``with`` block. Defaults: an H100-like sm_90 (132 SMs, 228 KiB shared memory). ``target="hip"`` with
+    ``with`` block; with ``torch_cuda``, CUDA allocations land on the CPU. Defaults: an H100-like sm_90 (132 SMs, 228 KiB shared memory). ``target="hip"`` with
     ``arch="gfx942"`` needs ``capability`` (e.g. (9, 4)); its warp size defaults to 64."""
     if target not in ("cuda", "hip"):
         raise InvalidParameter("target", target, "cuda or hip")
-    from attnio.triton.hooks import driver_replaced
+    from attnio.triton.hooks import cuda_on_cpu, driver_replaced
 
     fake = FakeDriver(target, arch, warp_size or (64 if target == "hip" else 32), sm_count, smem_bytes, name)
     fakes = None
@@ -121,6 +125,15 @@ def fake_gpu(target: str = "cuda", arch: int | str = 90, *, warp_size: int | Non
             "get_device_capability": lambda device=None: (major, minor),
             "get_device_properties": lambda device=None: props,
             "get_device_name": lambda device=None: name,
+            "device": _DeviceContext,
+            "current_stream": lambda device=None: SimpleNamespace(cuda_stream=0, synchronize=lambda: None),
         }
-    with driver_replaced(fake, fakes):
+    with driver_replaced(fake, fakes), (cuda_on_cpu() if torch_cuda else contextlib.nullcontext()):
         yield fake
+
+
+class _DeviceContext(contextlib.nullcontext):
+    """``torch.cuda.device(d)`` under the stand-in: selects nothing (there is one fake device)."""
+
+    def __init__(self, device: Any = None) -> None:
+        super().__init__()

@@ -11,7 +11,9 @@ What is hooked (nothing else in attnio touches Triton's internals):
   ``.base_fn`` (:func:`replaced_configs`);
 - ``triton.knobs.runtime.interpret`` (:func:`interpret_enabled`), ``InterpretedFunction`` (:func:`is_interpreted`);
 - the active driver (``triton.runtime.driver.driver._default``/``._active``) and ``torch.cuda`` functions
-  (:func:`driver_replaced`, for ``attnio.triton.fake_gpu``).
+  (:func:`driver_replaced`, for ``attnio.triton.fake_gpu``);
+- torch's factory functions, ``Tensor.to``, ``.cuda``, ``new_*`` and ``is_cuda`` (:func:`cuda_on_cpu`, for
+  ``attnio.triton.fake_gpu``: CUDA allocations land on the CPU).
 
 :func:`probe` checks, structurally, that an installed Triton still has these: the native module's callables are
 exactly the memory entry points plus reviewed non-memory ones, each memory entry point still takes the
@@ -353,3 +355,73 @@ def driver_replaced(fake: Any, torch_cuda: dict[str, Callable[..., Any]] | None)
         for obj, attr, value in reversed(patches):
             setattr(obj, attr, value)
         cfg._default, cfg._active = saved
+
+
+#: torch factory functions whose ``device=`` a launcher may set to ``"cuda"`` (:func:`cuda_on_cpu`)
+TORCH_FACTORIES: tuple[str, ...] = (
+    "empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "tensor", "as_tensor",
+    "empty_strided", "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "eye",
+)
+
+
+def _cpu_device(device: Any) -> Any:
+    """``device`` with a CUDA device replaced by the CPU (strings, ``torch.device``, ordinals)."""
+    import torch
+
+    if isinstance(device, int) and not isinstance(device, bool):
+        return torch.device("cpu")
+    if isinstance(device, (str, torch.device)) and torch.device(device).type == "cuda":
+        return torch.device("cpu")
+    return device
+
+
+@contextlib.contextmanager
+def cuda_on_cpu() -> Iterator[None]:
+    """For the ``with`` block, process-wide: CUDA allocations land on the CPU. The ``device=`` of torch's
+    factory functions (:data:`TORCH_FACTORIES`), ``Tensor.to("cuda")``/``.to(device=...)``,
+    ``Tensor.cuda()``/``new_*`` and ``Tensor.is_cuda`` (true for CPU tensors) are replaced; restored after.
+    Code that imported a factory by name before the block (``from torch import empty``) is not reached."""
+    import torch
+
+    patches: list[tuple[Any, str, Any]] = []
+
+    def patch(obj: Any, attr: str, value: Any) -> None:
+        patches.append((obj, attr, obj.__dict__.get(attr, _MISSING) if isinstance(obj, type) else getattr(obj, attr)))
+        setattr(obj, attr, value)
+
+    def factory(real: Callable[..., Any]) -> Callable[..., Any]:
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            if "device" in kwargs:
+                kwargs["device"] = _cpu_device(kwargs["device"])
+            return real(*args, **kwargs)
+
+        fn.__wrapped__ = real  # type: ignore[attr-defined]
+        return fn
+
+    for name in TORCH_FACTORIES:
+        if hasattr(torch, name):
+            patch(torch, name, factory(getattr(torch, name)))
+    real_to = torch.Tensor.to
+
+    def to(self: Any, *args: Any, **kwargs: Any) -> Any:
+        args = tuple(_cpu_device(a) if isinstance(a, (str, torch.device)) else a for a in args)
+        if "device" in kwargs:
+            kwargs["device"] = _cpu_device(kwargs["device"])
+        return real_to(self, *args, **kwargs)
+
+    patch(torch.Tensor, "to", to)
+    patch(torch.Tensor, "cuda", lambda self, *a, **k: self)
+    patch(torch.Tensor, "is_cuda", property(lambda self: self.device.type in ("cpu", "cuda")))
+    for name in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"):
+        patch(torch.Tensor, name, factory(getattr(torch.Tensor, name)))
+    try:
+        yield
+    finally:
+        for obj, attr, value in reversed(patches):
+            if value is _MISSING:
+                delattr(obj, attr)
+            else:
+                setattr(obj, attr, value)
+
+
+_MISSING = object()

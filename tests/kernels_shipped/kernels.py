@@ -1,0 +1,182 @@
+"""The kernels: a FlashAttention-2 forward (Dao 2023, arXiv 2307.08691, Algorithm 1: online softmax over key
+blocks) over a range of key blocks, written here; a combine kernel for split-KV partial outputs; and a packed
+variable-length forward.
+
+``_attn`` (q, k, v, o contiguous (batch, heads, N, d)): program (i, bh, s) owns query block i of query head bh
+and the key chunk s of ``CHUNK`` keys; it reads its Q block, the K and V rows of its chunk (masked beyond N_kv)
+and writes its normalized output through ``O`` (even query blocks) or ``O2`` (odd ones: the same tensor passed
+twice, or a partial-output buffer), plus ``m + log l`` into ``LSE`` when ``WRITE_LSE``.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _attn(Q, K, V, O, O2, LSE, Nq, Nkv, BH, groups, sm_scale, CHUNK, D: tl.constexpr, DV: tl.constexpr,
+          WRITE_LSE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    i = tl.program_id(0)
+    bh = tl.program_id(1)
+    s = tl.program_id(2)
+    bkv = bh // groups
+    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
+    dq = tl.arange(0, D)
+    dvv = tl.arange(0, DV)
+    q = tl.load(Q + bh * Nq * D + rows[:, None] * D + dq[None, :], mask=rows[:, None] < Nq, other=0.0)
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, DV], tl.float32)
+    for j in range(0, CHUNK, BLOCK_N):
+        cols = s * CHUNK + j + tl.arange(0, BLOCK_N)
+        k = tl.load(K + bkv * Nkv * D + cols[:, None] * D + dq[None, :], mask=cols[:, None] < Nkv, other=0.0)
+        v = tl.load(V + bkv * Nkv * DV + cols[:, None] * DV + dvv[None, :], mask=cols[:, None] < Nkv, other=0.0)
+        sc = tl.dot(q, tl.trans(k)) * sm_scale
+        sc = tl.where(cols[None, :] < Nkv, sc, float("-inf"))
+        m_new = tl.maximum(m, tl.max(sc, 1))
+        p = tl.exp(sc - m_new[:, None])
+        alpha = tl.exp(m - m_new)
+        l = l * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p, v)
+        m = m_new
+    out = acc / l[:, None]
+    base = (s * BH + bh) * Nq * DV + rows[:, None] * DV + dvv[None, :]
+    if i % 2 == 0:
+        tl.store(O + base, out, mask=rows[:, None] < Nq)
+    else:
+        tl.store(O2 + base, out, mask=rows[:, None] < Nq)
+    if WRITE_LSE:
+        tl.store(LSE + (s * BH + bh) * Nq + rows, m + tl.log(l), mask=rows < Nq)
+
+
+@triton.jit
+def _combine(OP, LSEP, O, Nq, BH, DV: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Two partial outputs per row, weighted by exp(lse_s − lse): reads 2·(DV + 1) words, writes DV per row."""
+    i = tl.program_id(0)
+    bh = tl.program_id(1)
+    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
+    dvv = tl.arange(0, DV)
+    rm = rows < Nq
+    l0 = tl.load(LSEP + bh * Nq + rows, mask=rm, other=0.0)
+    l1 = tl.load(LSEP + (BH + bh) * Nq + rows, mask=rm, other=0.0)
+    o0 = tl.load(OP + bh * Nq * DV + rows[:, None] * DV + dvv[None, :], mask=rm[:, None], other=0.0)
+    o1 = tl.load(OP + (BH + bh) * Nq * DV + rows[:, None] * DV + dvv[None, :], mask=rm[:, None], other=0.0)
+    mx = tl.maximum(l0, l1)
+    w0 = tl.exp(l0 - mx)
+    w1 = tl.exp(l1 - mx)
+    out = (o0 * w0[:, None] + o1 * w1[:, None]) / (w0 + w1)[:, None]
+    tl.store(O + bh * Nq * DV + rows[:, None] * DV + dvv[None, :], out, mask=rm[:, None])
+
+
+@triton.jit
+def _attn_varlen(Q, K, V, O, CU, H, groups, sm_scale, MAX_SEQLEN, D: tl.constexpr, DV: tl.constexpr,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Program (i, seq, h): query block i of sequence seq, head h, over packed (tokens, heads, d) tensors; a
+    block past the sequence's end is masked off entirely (it still reads the two offsets)."""
+    i = tl.program_id(0)
+    seq = tl.program_id(1)
+    h = tl.program_id(2)
+    start = tl.load(CU + seq)
+    L = tl.load(CU + seq + 1) - start
+    kend = tl.where(i * BLOCK_M < L, L, 0)  # the keys a live block reads; none for a block past the end
+    HKV = H // groups
+    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
+    dq = tl.arange(0, D)
+    dvv = tl.arange(0, DV)
+    rmask = (rows < L)[:, None]
+    q = tl.load(Q + (start + rows[:, None]) * H * D + h * D + dq[None, :], mask=rmask, other=0.0)
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, DV], tl.float32)
+    for j in range(0, MAX_SEQLEN, BLOCK_N):
+        cols = j + tl.arange(0, BLOCK_N)
+        cmask = cols[:, None] < kend
+        kv = h // groups
+        k = tl.load(K + (start + cols[:, None]) * HKV * D + kv * D + dq[None, :], mask=cmask, other=0.0)
+        v = tl.load(V + (start + cols[:, None]) * HKV * DV + kv * DV + dvv[None, :], mask=cmask, other=0.0)
+        sc = tl.dot(q, tl.trans(k)) * sm_scale
+        sc = tl.where((cols < L)[None, :], sc, float("-inf"))
+        m_new = tl.maximum(m, tl.max(sc, 1))
+        p = tl.exp(sc - m_new[:, None])
+        alpha = tl.exp(m - m_new)
+        l = l * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p, v)
+        m = m_new
+    out = acc / l[:, None]
+    tl.store(O + (start + rows[:, None]) * H * DV + h * DV + dvv[None, :], out, mask=rmask)
+
+
+@triton.jit
+def _attn_paged(Q, KC, VC, BT, SL, O, Nq, H, groups, sm_scale, MAX_PAGES, D: tl.constexpr, DV: tl.constexpr,
+                PAGE: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Program (i, bh): query block i of query head bh = b·H + h over a paged K/V cache (pages, PAGE, kv_heads,
+    d); key block j is page BT[b, j] (one block-table word per key block), the sequence's length SL[b] (one word
+    per program) masks the rows past its end."""
+    i = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = bh // H
+    HKV = H // groups
+    kvh = (bh % H) // groups
+    n = tl.load(SL + b)
+    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
+    dq = tl.arange(0, D)
+    dvv = tl.arange(0, DV)
+    q = tl.load(Q + bh * Nq * D + rows[:, None] * D + dq[None, :], mask=rows[:, None] < Nq, other=0.0)
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, DV], tl.float32)
+    for j in range(0, MAX_PAGES):
+        page = tl.load(BT + b * MAX_PAGES + j)
+        slot = tl.arange(0, PAGE)
+        cols = j * PAGE + slot
+        cm = cols[:, None] < n
+        k = tl.load(KC + ((page * PAGE + slot[:, None]) * HKV + kvh) * D + dq[None, :], mask=cm, other=0.0)
+        v = tl.load(VC + ((page * PAGE + slot[:, None]) * HKV + kvh) * DV + dvv[None, :], mask=cm, other=0.0)
+        sc = tl.dot(q, tl.trans(k)) * sm_scale
+        sc = tl.where(cols[None, :] < n, sc, float("-inf"))
+        m_new = tl.maximum(m, tl.max(sc, 1))
+        p = tl.exp(sc - m_new[:, None])
+        alpha = tl.exp(m - m_new)
+        l = l * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p, v)
+        m = m_new
+    out = acc / l[:, None]
+    tl.store(O + bh * Nq * DV + rows[:, None] * DV + dvv[None, :], out, mask=rows[:, None] < Nq)
+
+
+@triton.jit
+def _attn_token_pool(Q, KP, VP, IDX, PTR, O, Nq, H, groups, sm_scale, MAX_N, D: tl.constexpr, DV: tl.constexpr,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Program (i, bh) over a token pool (slots, kv_heads, d): sequence b's keys are the slots
+    IDX[PTR[b] .. PTR[b+1]) (two PTR words per program, one IDX word per key row read)."""
+    i = tl.program_id(0)
+    bh = tl.program_id(1)
+    b = bh // H
+    HKV = H // groups
+    kvh = (bh % H) // groups
+    start = tl.load(PTR + b)
+    n = tl.load(PTR + b + 1) - start
+    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
+    dq = tl.arange(0, D)
+    dvv = tl.arange(0, DV)
+    q = tl.load(Q + bh * Nq * D + rows[:, None] * D + dq[None, :], mask=rows[:, None] < Nq, other=0.0)
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, DV], tl.float32)
+    for j in range(0, MAX_N, BLOCK_N):
+        cols = j + tl.arange(0, BLOCK_N)
+        slot = tl.load(IDX + start + cols, mask=cols < n, other=0)
+        cm = cols[:, None] < n
+        k = tl.load(KP + (slot[:, None] * HKV + kvh) * D + dq[None, :], mask=cm, other=0.0)
+        v = tl.load(VP + (slot[:, None] * HKV + kvh) * DV + dvv[None, :], mask=cm, other=0.0)
+        sc = tl.dot(q, tl.trans(k)) * sm_scale
+        sc = tl.where(cols[None, :] < n, sc, float("-inf"))
+        m_new = tl.maximum(m, tl.max(sc, 1))
+        p = tl.exp(sc - m_new[:, None])
+        alpha = tl.exp(m - m_new)
+        l = l * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p, v)
+        m = m_new
+    out = acc / l[:, None]
+    tl.store(O + bh * Nq * DV + rows[:, None] * DV + dvv[None, :], out, mask=rows[:, None] < Nq)
