@@ -22,6 +22,10 @@ claims where the algebra is B1's); the combinatorial steps are argued in prose t
   one segment budget (docs/bounds/backward-slots.md). Applies to the schedules that recompute S.
 - **BWD-slots-x** Q ≥ M(200N²d² − 23NMd)/(23M² + 80d⁴) − M for M ≥ 4d², d_v = d: the same with type-2 pairs paid
   by (4/5)d³ per segment, so that no segment budget needs to exceed 12d².
+- **BWD-slots-dv** Q ≥ (200/19)·N²d²/M − (3/2)Nd − M for M ≥ 10d², d_v = d: BWD-slots with the dV = PᵀdO
+  accumulation charged too, three families in one segment budget (docs/bounds/backward-slots-dv.md). Applies to the
+  schedules that recompute S. **BWD-slots-dv-x** Q ≥ M(1200N²d² − 171NMd)/(114M² + 200d⁴) − M for M ≥ 4d²: the same
+  with type-2 pairs paid by d³/2 per segment.
 
 Small cache (M ≤ d²; docs/bounds/backward-small.md), the segment count of BS (docs/bounds/bs.md) on the scalar
 products instead of whole dot products:
@@ -512,9 +516,9 @@ def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = N
 
     >>> row = backward_constants_table(((65536, 128, 1048576),))[0]
     >>> row.best_schedule, row.best_bound, round(row.ratio_flash2_bwd, 2)
-    ('flash2-2pass-bwd', 'backward.bwd-slots', 2.04)
-    >>> backward_constants_table(((16384, 128, 131072),))[0].best_bound  # M = 8d² < 12d²
-    'backward.bwd-slots-x'
+    ('flash2-2pass-bwd', 'backward.bwd-slots-dv', 1.69)
+    >>> backward_constants_table(((16384, 128, 131072),))[0].best_bound  # M = 8d² < 10d²
+    'backward.bwd-slots-dv-x'
     """
     from attnio.bounds.constants import TABLE_POINTS
 

@@ -1122,7 +1122,7 @@ def dv_step_claims(coeff: Fraction = DV_COEFF, face: Fraction = DV_FACE, thresho
         imp("high", f"s + x + β ≤ T ⇒ (c₀s³ + x·s·T/{threshold})·β ≤ c²T⁴ (c₀ = {face}, c = {c})",
             (vs + vx + vbeta <= vT,), (face * vs**3 + vx * vs * vT / threshold) * vbeta <= c * c * vT**4),
         imp("constant", f"d²Y² ≤ c²T⁴ ⇒ Y ≤ ({c})·T²/d", (d >= 1, d**2 * vY * vY <= c * c * vT**4),
-            vY <= c * vT**2 / d),
+            vY <= c * vT**2 / d, about=("backward.bwd-slots-dv",)),
         imp("low_amgm", "s + x + β ≤ T ⇒ 4d²(c₀s³ + d²xs)β ≤ s(d²(T − s) + c₀s²)² (AM–GM on c₀s²/d² + x and β)",
             (d >= 1, vs + vx + vbeta <= vT),
             4 * d**2 * (face * vs**3 + d**2 * vx * vs) * vbeta <= vs * _sq(d**2 * (vT - vs) + face * vs**2),
