@@ -1050,13 +1050,10 @@ _DV_SYMS = {  # name (bwdv_<name>): meaning
     "n": "rows of the other side wholly available",
     "u": "min(q, o): a bound on the Q-and-dO rows' words",
     "w": "min(k, v): a bound on the K-and-V rows' words",
-    "p": "d² times the dQ/dK pair face |I_t||J_t| + x_t",
-    "pV": "d² times the dV pair face |I^Q_t||J^K_t| + x_t",
+    "p": "d² times a pair face: |I_t||J_t| + x_t (dQ, dK) or |I^Q_t||J^K_t| + x_t (dV)",
     "X": "d²·x_t",
-    "A": "uw (or any bound on d²|I_t||J_t|)",
-    "B": "qk (or any bound on d²|I^Q_t||J^K_t|)",
-    "r1": "q + k: the input faces of the dQ and dK products together",
-    "r2": "o: the input face of the dV products",
+    "A": "uw or qk: a bound on d² times the type-1 part of a pair face",
+    "r1": "q + k (the input faces of the dQ and dK products together) or o (the dV products' input face)",
     "q": "available Q words in a segment",
     "o": "available dO words in a segment",
     "k": "available K words in a segment",
@@ -1076,7 +1073,7 @@ _DV_SYMS = {  # name (bwdv_<name>): meaning
     "h": "number of segments",
     "Q": "words moved by the whole computation",
 }
-(vy1, vy2, vA1, vA2, vB1, vB2, vm, vn, vu, vw, vp, vpV, vX, vA, vB, vr1, vr2, vq, vo, vk, vv, vx, vs, va, val, vb, vbe, vbeta, vT, vY, vSq,
+(vy1, vy2, vA1, vA2, vB1, vB2, vm, vn, vu, vw, vp, vX, vA, vr1, vq, vo, vk, vv, vx, vs, va, val, vb, vbe, vbeta, vT, vY, vSq,
  vZ, vU, vh, vQ) = (nonneg_real(f"bwdv_{n}", doc) for n, doc in _DV_SYMS.items())
 DV_FACE = F(1203, 25000)  # c₀ ≥ 1/(12√3) ≈ 0.0481125: max of uw(q+k) + qko over q + o + k + v ≤ s is s³/(12√3)
 DV_C = F(57, 800)  # c with c² ≥ (27/256)·c₀: the per-segment constant, Y ≤ c·T²/d
@@ -1104,10 +1101,9 @@ def dv_step_claims(coeff: Fraction = DV_COEFF, face: Fraction = DV_FACE, thresho
             (vy1 * vy1 <= vA1 * vB1, vy2 * vy2 <= vA2 * vB2), _sq(vy1 + vy2) <= (vA1 + vA2) * (vB1 + vB2)),
         imp("rows", "d·m ≤ u, d·n ≤ w ⇒ d²·m·n ≤ u·w (whole rows against the available words)",
             (d >= 1, d * vm <= vu, d * vn <= vw), d**2 * vm * vn <= vu * vw),
-        imp("faces", "P ≤ A + X, P_V ≤ B + X, r₁ + r₂ ≤ s ⇒ P·r₁ + P_V·r₂ ≤ A·r₁ + B·r₂ + X·s (with P = d²p, "
-            "P_V = d²p_V, X = d²x, A = uw, B = qk, r₁ = q + k, r₂ = o: d²(p(q + k) + p_V·o) ≤ uw(q + k) + qko + d²xs)",
-            (vp <= vA + vX, vpV <= vB + vX, vr1 + vr2 <= vs),
-            vp * vr1 + vpV * vr2 <= vA * vr1 + vB * vr2 + vX * vs),
+        imp("faces", "P ≤ A + X ⇒ P·r ≤ A·r + X·r (one family's pair face times its input face; applied with "
+            "(P, A, X, r) = (d²p, uw, d²x, q + k) and (d²p_V, qk, d²x, o))",
+            (vp <= vA + vX,), vp * vr1 <= vA * vr1 + vX * vr1),
         imp("mono", "u ≤ a − α, w ≤ b − β, q ≤ a + α, k ≤ b + β, qo = a² − α² ⇒ "
             "uw(q + k) + qko ≤ (a − α)(b − β)(a + α + b + β) + (a² − α²)(b + β)",
             (vu <= va - val, vw <= vb - vbe, vq <= va + val, vk <= vb + vbe, eq(vq * vo, va * va - val * val)),
