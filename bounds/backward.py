@@ -22,6 +22,10 @@ claims where the algebra is B1's); the combinatorial steps are argued in prose t
   one segment budget (docs/bounds/backward-slots.md). Applies to the schedules that recompute S.
 - **BWD-slots-x** Q ≥ M(200N²d² − 23NMd)/(23M² + 80d⁴) − M for M ≥ 4d², d_v = d: the same with type-2 pairs paid
   by (4/5)d³ per segment, so that no segment budget needs to exceed 12d².
+- **BWD-slots-dv** Q ≥ (200/19)·N²d²/M − (3/2)Nd − M for M ≥ 10d², d_v = d: BWD-slots with the dV = PᵀdO
+  accumulation charged too, three families in one segment budget (docs/bounds/backward-slots-dv.md). Applies to the
+  schedules that recompute S. **BWD-slots-dv-x** Q ≥ M(1200N²d² − 171NMd)/(114M² + 200d⁴) − M for M ≥ 4d²: the same
+  with type-2 pairs paid by d³/2 per segment.
 
 Small cache (M ≤ d²; docs/bounds/backward-small.md), the segment count of BS (docs/bounds/bs.md) on the scalar
 products instead of whole dot products:
@@ -293,9 +297,55 @@ BWD_SLOTS_X = replace(
     "23M²/(23M² + 80d⁴); the only one of the two below 12d².",
 )
 
+# Large cache, three slot faces (docs/bounds/backward-slots-dv.md): BWD-slots with the dV = PᵀdO accumulation charged.
+SLOTS_DV_DOC = "docs/bounds/backward-slots-dv.md"
+BWD_SLOTS_DV_COEFF = Fraction(200, 19)  # 3/(4c) with c = 57/800, the per-segment constant of the three families
+BWD_SLOTS_DV_CDAG = BWD_SLOTS_CDAG.removesuffix(" (docs/bounds/backward-slots.md)") + (
+    "; besides, each product P_ij·dO_iℓ its own vertex with a vertex of Π_ij whose designated ancestors contain "
+    "S_ij among its parents, summed by one tree per output word dV_jℓ; the 3Nd accumulation trees pairwise "
+    "disjoint and disjoint from the inputs and the sets Π_ij (docs/bounds/backward-slots-dv.md)"
+)
+
+BWD_SLOTS_DV = replace(
+    BWD_SLOTS,
+    id="backward.bwd-slots-dv",
+    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K, dK = dSᵀ·Q and dV = PᵀdO by "
+    "sum trees of scalar products moves at least (200/19)·N²d²/M − (3/2)Nd − M words when M ≥ 10d² (d_v = d; "
+    "recomputation allowed): pairs (Q, dO, K, V faces) and the dQ, dK and dV slot faces in one segment budget.",
+    model=BWD_SLOTS_DV_CDAG,
+    regime=(10 * d**2 <= M, DV_EQ_D),
+    expr=BWD_SLOTS_DV_COEFF * N**2 * d**2 / M - Fraction(3, 2) * N * d - M,
+    constant=BWD_SLOTS_DV_COEFF,
+    slack=-Fraction(3, 2) * N * d - M,
+    provenance="derived here: BWD-slots (docs/bounds/backward-slots.md) with the dV slot face, three families of "
+    "N²d products in one segment budget (docs/bounds/backward-slots-dv.md)",
+    status="derived here",
+    doc=SLOTS_DV_DOC,
+    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S). "
+    "flash2-bwd's leading constant is 16 (gap 16·19/200 = 1.52 in leading order), flash2-2pass-bwd's 14 (1.33).",
+)
+
+BWD_SLOTS_DV_X = replace(
+    BWD_SLOTS_DV,
+    id="backward.bwd-slots-dv-x",
+    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K, dK = dSᵀ·Q and dV = PᵀdO by "
+    "sum trees of scalar products moves at least M(1200N²d² − 171NMd)/(114M² + 200d⁴) − M words when M ≥ 4d² "
+    "(d_v = d; recomputation allowed): BWD-slots-dv with the type-2 pairs paid by d³/2 per segment instead of "
+    "M ≥ 10d².",
+    regime=(4 * d**2 <= M, DV_EQ_D),
+    expr=M * (1200 * N**2 * d**2 - 171 * N * M * d) / (114 * M**2 + 200 * d**4) - M,
+    slack=None,
+    provenance="derived here: BWD-slots-dv (docs/bounds/backward-slots-dv.md) with its per-segment step for every "
+    "segment budget (docs/bounds/backward-slots-dv.md#bwd-slots-dv-x)",
+    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute "
+    "S). Leading constant 200/19 as M/d² grows; its leading term below BWD-slots-dv's by the factor "
+    "114M²/(114M² + 200d⁴); the only one of the two below 10d².",
+)
+
+
 BOUNDS: list[Bound] = [
     BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS, BWD_SLOTS_X, BWD_FIVE_SMALL, BWD_FOUR_SMALL,
-    BWD_FIVE_SMALL_NEAR, BWD_FOUR_SMALL_NEAR,
+    BWD_FIVE_SMALL_NEAR, BWD_FOUR_SMALL_NEAR, BWD_SLOTS_DV, BWD_SLOTS_DV_X,
 ]
 # The small-cache bounds: their consistency chain goes through (25/9)·N²d/√M (solver/claims/backward.py).
 SMALL_CACHE = frozenset({BWD_DP_SMALL.id, BWD_SDP_SMALL.id})
@@ -317,6 +367,8 @@ COVERS: dict[str, frozenset[str]] = {
     BWD_FOUR_SMALL.id: frozenset(BACKWARD_FORMULAS),
     BWD_FIVE_SMALL_NEAR.id: RECOMPUTES_S,
     BWD_FOUR_SMALL_NEAR.id: frozenset(BACKWARD_FORMULAS),
+    BWD_SLOTS_DV.id: RECOMPUTES_S,
+    BWD_SLOTS_DV_X.id: RECOMPUTES_S,
 }
 # Backward schedules whose working set exceeds M (run in audit mode): not candidates for "best schedule".
 OVERFLOWS = frozenset({"flash1-bwd"})
@@ -373,9 +425,9 @@ def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = N
 
     >>> row = backward_constants_table(((65536, 128, 1048576),))[0]
     >>> row.best_schedule, row.best_bound, round(row.ratio_flash2_bwd, 2)
-    ('flash2-2pass-bwd', 'backward.bwd-slots', 2.04)
-    >>> backward_constants_table(((16384, 128, 131072),))[0].best_bound  # M = 8d² < 12d²
-    'backward.bwd-slots-x'
+    ('flash2-2pass-bwd', 'backward.bwd-slots-dv', 1.69)
+    >>> backward_constants_table(((16384, 128, 131072),))[0].best_bound  # M = 8d² < 10d²
+    'backward.bwd-slots-dv-x'
     """
     from attnio.bounds.constants import TABLE_POINTS
 

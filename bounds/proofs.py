@@ -160,6 +160,20 @@ _SLOTS_X_STEPS = {9: "backward.slots.x.case_x", 11: "backward.slots.x.case_sa", 
                   16: "backward.slots.x.rearrange"}
 BACKWARD_STEPS["backward.bwd-slots-x"] = [(n, _SLOTS_X_STEPS.get(n, c)) for n, c in BACKWARD_STEPS["backward.bwd-slots"]]
 
+# BWD-slots-dv and BWD-slots-dv-x (docs/bounds/backward-slots-dv.md): steps 1–13 shared, then the per-segment constant
+# (for T ≥ 10d², or for every T with γ = d³/2), the amortisation over 3Nd slots and the rearrangement.
+_DV_STEPS = [*_prose(1, 4), (5, "backward.slots.dv.cauchy"),
+             (6, "backward.slots.dv.rows"), (7, "backward.slots.dv.faces"), (8, "prose"),
+             (9, "backward.slots.dv.mono"), (10, "backward.slots.dv.reduced"), (11, "backward.slots.dv.face_max"),
+             (12, "backward.slots.dv.high_scale"), (13, "backward.slots.dv.high")]
+_DV_TAIL = [(15, "prose"), (16, "constants.b3.square_term"), (17, "backward.slots.dv.sum")]
+BACKWARD_STEPS["backward.bwd-slots-dv"] = [*_DV_STEPS, (14, "backward.slots.dv.constant"), *_DV_TAIL,
+                                           (18, "backward.slots.dv.rearrange")]
+BACKWARD_STEPS["backward.bwd-slots-dv-x"] = [*_DV_STEPS, (14, "backward.slots.dv.low_amgm"), (15, "backward.slots.dv.low"),
+                                             (16, "backward.slots.dv.constant_x"), (17, "prose"),
+                                             (18, "constants.b3.square_term"), (19, "backward.slots.dv.sum"),
+                                             (20, "backward.slots.dv.rearrange_x")]
+
 # The lifted count (docs/bounds/backward-lift.md): one derivation, n = 5 or 4 families; only the last step differs.
 _LIFT_STEPS = [*_prose(1, 7)] + [
     (8, "constants.bs.pairs"),

@@ -67,6 +67,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "cvc5": (
         "test_bspv.py::test_claim_second_opinion_cvc5",
         "test_backward_slots.py::test_cvc5_proves_the_slots_steps_too",
+        "test_backward_slots_dv.py::test_cvc5_proves_the_dv_steps_too",
         "test_approx_bounds.py::test_derivation_step_is_proved_by_z3_and_by_cvc5",
         "test_backward_claims.py::test_cvc5_proves_the_bwd_sdp_steps_too",
         "test_backward_small.py::test_every_small_cache_claim_is_proved_by_z3_and_cvc5",
@@ -86,6 +87,10 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_backward_slots.py::test_a_smaller_per_segment_constant_is_refuted",
         "test_backward_slots.py::test_bwd_slots_x_mutants_are_refuted",
         "test_backward_slots.py::test_step_9_needs_its_threshold",
+        "test_backward_slots_dv.py::test_a_larger_leading_constant_is_refuted",
+        "test_backward_slots_dv.py::test_a_face_constant_below_the_true_maximum_is_refuted",
+        "test_backward_slots_dv.py::test_a_per_segment_constant_below_the_true_maximum_is_refuted",
+        "test_backward_slots_dv.py::test_the_threshold_and_gamma_cannot_be_lowered_much",
         "test_bspv.py::test_claim_proved_by_z3",
         "test_bspv.py::test_tightened_step_is_refuted_with_a_counterexample",
         "test_bspv_cap.py::test_tightened_step_is_refuted_with_a_counterexample",
@@ -140,6 +145,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "subprocess": (
         "test_bspv.py::test_claim_second_opinion_cvc5",
         "test_backward_slots.py::test_cvc5_proves_the_slots_steps_too",
+        "test_backward_slots_dv.py::test_cvc5_proves_the_dv_steps_too",
         "test_approx_bounds.py::test_derivation_step_is_proved_by_z3_and_by_cvc5",
         "test_backward_claims.py::test_cvc5_proves_the_bwd_sdp_steps_too",
         "test_backward_small.py::test_every_small_cache_claim_is_proved_by_z3_and_cvc5",
@@ -183,6 +189,8 @@ TIERS: dict[str, tuple[str, ...]] = {
     "slow": (
         "test_bspv_cap.py::test_bound_below_every_covered_schedule_on_a_dense_grid",
         "test_bspv_cap.py::test_bound_below_every_covered_schedule_on_a_grid_dv_free",
+        "test_backward_slots_dv.py::test_the_bound_is_below_every_covered_exact_cost_on_a_grid",
+        "test_backward_slots_dv.py::test_the_numerical_search_stays_below_the_proved_per_segment_bound",
         "test_byo.py::test_doc_example_end_to_end_check_store_and_report",
         "test_cli_fuzz.py::test_cli_fuzz_no_traceback_exit_0_or_2_one_line_errors_json_objects",
         "test_constants.py::test_lower_bounds_below_every_exact_cost_on_a_grid",

@@ -34,6 +34,7 @@ _AUX_SMALL = {"bwds_h": 10**12, "bwds_tile": 1, "bwds_io": 10**15}
 _SMALL_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwds_")}
 _SLOTS_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdq_")}
 # the lifted count's auxiliary symbols (bwdl_*, docs/bounds/backward-lift.md): all 0 (an empty segment)
+_DV_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdv_")}
 _LIFT_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdl_")}
 WITNESSES = [
     {"N": 4096, "d": 8, "M": 16384, "dv": 8},  # M ≥ 8d²
@@ -61,7 +62,19 @@ def _env(w: dict) -> dict:
     env.update(_AUX_SMALL)
     env["bwds_Q"] = 3 * w["M"] * (_AUX_SMALL["bwds_h"] - 1)
     env.update(_slots_aux(w))
+    env.update(_dv_aux(w))
     env.update(_two_pass_aux(w))
+    return env
+
+
+def _dv_aux(w: dict) -> dict:
+    """BWD-slots-dv's auxiliary symbols (bwdv_*, docs/bounds/backward-slots-dv.md): 0 except a segment budget
+    T = 2M and the sums over segments of a computation with h = 10¹² segments, the 3Nd final writes as its partial
+    I/O and Σn = 3Nd new slots."""
+    n_d, m, hh = w["N"] * w["d"], w["M"], 10**12
+    env = {n: 0 for n in _DV_SYMS}
+    env.update(bwdv_T=2 * m, bwdv_U=3 * n_d, bwdv_Z=3 * n_d, bwdv_h=hh, bwdv_S=4 * m * m * hh + 6 * n_d * m,
+               bwdv_Q=m * (hh - 1))
     return env
 
 
@@ -294,9 +307,11 @@ def test_backward_constants_table_at_the_forward_points() -> None:
         assert r.ratio_flash2_bwd >= 1 and r.ratio_best >= 1  # no bound above a schedule's exact count
         assert 16 <= r.flash2_bwd_constant <= 19
     big = [r for r in rows if r.M >= 8 * r.d**2]
-    assert big and all(r.best_bound in (bb.BWD_SLOTS.id, bb.BWD_SLOTS_X.id) and r.ratio_flash2_bwd < 2.3 for r in big)
-    slots = [r for r in rows if r.M >= 12 * r.d**2]  # BWD-slots' regime: it is the larger bound there
-    assert len(slots) == 4 and all(r.best_bound == bb.BWD_SLOTS.id and r.ratio_flash2_bwd < 2.3 for r in slots)
+    # since BWD-slots-dv (docs/bounds/backward-slots-dv.md; was BWD-slots / BWD-slots-x with ratios < 2.3)
+    assert big and all(r.best_bound in (bb.BWD_SLOTS_DV.id, bb.BWD_SLOTS_DV_X.id) and r.ratio_flash2_bwd < 1.9
+                       for r in big)
+    slots = [r for r in rows if r.M >= 10 * r.d**2]  # BWD-slots-dv's regime: it is the larger bound there
+    assert len(slots) == 4 and all(r.best_bound == bb.BWD_SLOTS_DV.id and r.ratio_flash2_bwd < 1.9 for r in slots)
 
 
 def test_overflowing_backward_schedules_are_those_run_in_audit_mode() -> None:

@@ -3,7 +3,9 @@ covers it, at the backward constants table's points, before and after BWD-slots 
 (docs/bounds/backward-slots.md), and flash2-2pass-bwd (docs/costs.md#flash2-2pass-bwd) ÷ the best bound that covers
 it. Second table: at the small-cache points (M ≤ d²), flash2-bwd and the cheapest small-cache schedule ÷ the best
 bound covering each, before and after BWD-five-small, BWD-four-small and their near forms
-(docs/bounds/backward-lift.md#numbers). Run: ``python tools/backward_ratios.py``."""
+(docs/bounds/backward-lift.md#numbers). Third table: at the large-cache points (the referee's slack table and
+M = 16d² at N = 4096, d = 64), flash2-bwd and flash2-2pass-bwd ÷ the best bound covering each, before and after
+BWD-slots-dv and BWD-slots-dv-x (docs/bounds/backward-slots-dv.md#numbers). Run: ``python tools/backward_ratios.py``."""
 
 from attnio.bounds import backward as bb
 from attnio.bounds.constants import TABLE_POINTS
@@ -12,6 +14,7 @@ from attnio.bounds.expr import evaluate
 
 SLOTS = (bb.BWD_SLOTS.id, bb.BWD_SLOTS_X.id)
 LIFT = tuple(bb.LIFT_SMALL)
+DV = (bb.BWD_SLOTS_DV.id, bb.BWD_SLOTS_DV_X.id)
 
 
 def best(n, dd, mm, schedule="flash2-bwd", without=()):
@@ -45,14 +48,16 @@ print(
 )
 for n, dd, mm in TABLE_POINTS + bb.SMALL_TABLE_POINTS:
     f2, tp = cost("flash2-bwd", n, dd, mm), cost("flash2-2pass-bwd", n, dd, mm)
-    b0, v0 = best(n, dd, mm, without=SLOTS + LIFT)
-    b1, v1 = best(n, dd, mm, without=LIFT)
-    _, v2 = best(n, dd, mm, "flash2-2pass-bwd", without=LIFT)
+    b0, v0 = best(n, dd, mm, without=SLOTS + LIFT + DV)
+    b1, v1 = best(n, dd, mm, without=LIFT + DV)
+    _, v2 = best(n, dd, mm, "flash2-2pass-bwd", without=LIFT + DV)
     print(
         f"{n:>6} {dd:>4} {mm:>8} {mm / dd**2:>6g}  {b0:<24}{float(f2 / v0):>6.2f}  {b1:<24}{float(f2 / v1):>6.2f}"
         f"  {float(tp / v2):>6.2f} {float(tp / f2):>8.3f}"
     )
 
+print()
+print("(first table: 'after' is BWD-slots / BWD-slots-x, without the dV face; the third table adds it)")
 print()
 print(
     "small cache: before/after BWD-five-small, BWD-four-small and their -near forms (docs/bounds/backward-lift.md)"
@@ -69,3 +74,21 @@ for n, dd, mm in bb.SMALL_TABLE_POINTS:
             f"{n:>6} {dd:>4} {mm:>8} {mm / dd**2:>6g}  {name:<18}{b0:<24}{float(c / v0):>6.2f}  {b1:<30}"
             f"{float(c / v1):>6.2f}"
         )
+
+print()
+print("large cache: before/after BWD-slots-dv and BWD-slots-dv-x (docs/bounds/backward-slots-dv.md)")
+print(
+    f"{'N':>6} {'d':>4} {'M/d²':>6}  {'before: bound':<22}{'f2÷':>6}{'2pass÷':>8}  {'after: bound':<26}{'f2÷':>6}"
+    f"{'2pass÷':>8}"
+)
+for n, dd, k in ((4096, 64, 4), (4096, 64, 16), (16384, 128, 8), (65536, 64, 16), (65536, 128, 16), (65536, 128, 64)):
+    mm = k * dd * dd
+    f2, tp = cost("flash2-bwd", n, dd, mm), cost("flash2-2pass-bwd", n, dd, mm)
+    b0, v0 = best(n, dd, mm, without=LIFT + DV)
+    _, w0 = best(n, dd, mm, "flash2-2pass-bwd", without=LIFT + DV)
+    b1, v1 = best(n, dd, mm, without=LIFT)
+    _, w1 = best(n, dd, mm, "flash2-2pass-bwd", without=LIFT)
+    print(
+        f"{n:>6} {dd:>4} {k:>6}  {b0:<22}{float(f2 / v0):>6.2f}{float(tp / w0):>8.2f}  {b1:<26}{float(f2 / v1):>6.2f}"
+        f"{float(tp / w1):>8.2f}"
+    )

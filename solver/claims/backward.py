@@ -798,6 +798,157 @@ def training_claims() -> list[Claim]:
     ]
 
 
+# BWD-slots-dv and BWD-slots-dv-x (docs/bounds/backward-slots-dv.md): BWD-slots with the dV slot face, three families
+# of N²d products (dQ, dK, dV) in one segment budget. Appended; the chains above are untouched.
+DV_DOC = "docs/bounds/backward-slots-dv.md"
+_DV_SYMS = {  # name (bwdv_<name>): meaning
+    "y1": "one family's products in a segment (or a sum of families)",
+    "y2": "another family's products in a segment",
+    "A1": "one family's pair face times its input face",
+    "A2": "another family's pair face times its input face",
+    "B1": "one family's touched slots",
+    "B2": "another family's touched slots",
+    "m": "rows of one side wholly available",
+    "n": "rows of the other side wholly available",
+    "u": "min(q, o): a bound on the Q-and-dO rows' words",
+    "w": "min(k, v): a bound on the K-and-V rows' words",
+    "p": "d² times a pair face: |I_t||J_t| + x_t (dQ, dK) or |I^Q_t||J^K_t| + x_t (dV)",
+    "X": "d²·x_t",
+    "A": "uw or qk: a bound on d² times the type-1 part of a pair face",
+    "r1": "q + k (the input faces of the dQ and dK products together) or o (the dV products' input face)",
+    "q": "available Q words in a segment",
+    "o": "available dO words in a segment",
+    "k": "available K words in a segment",
+    "v": "available V words in a segment",
+    "x": "type-2 pairs of a segment",
+    "s": "q + o + k + v, or an upper bound on it",
+    "a": "(q + o)/2",
+    "al": "|q − o|/2",
+    "b": "(k + v)/2",
+    "be": "|k − v|/2",
+    "beta": "dQ, dK and dV slots touched in a segment",
+    "T": "T_t = M + R + z_t, a segment's budget",
+    "Y": "dQ, dK and dV products whose useful instance lies in a segment",
+    "S": "Σ_t T_t²",
+    "Z": "Σ_t n_t, new slots summed over segments",
+    "U": "Σ_t U_t, partial I/O (dQ, dK and dV partials) of the whole computation",
+    "h": "number of segments",
+    "Q": "words moved by the whole computation",
+}
+(vy1, vy2, vA1, vA2, vB1, vB2, vm, vn, vu, vw, vp, vX, vA, vr1, vq, vo, vk, vv, vx, vs, va, val, vb, vbe, vbeta, vT, vY, vSq,
+ vZ, vU, vh, vQ) = (nonneg_real(f"bwdv_{n}", doc) for n, doc in _DV_SYMS.items())
+DV_FACE = Fraction(1203, 25000)  # c₀ ≥ 1/(12√3) ≈ 0.0481125: max of uw(q+k) + qko over q + o + k + v ≤ s is s³/(12√3)
+DV_C = Fraction(57, 800)  # c with c² ≥ (27/256)·c₀: the per-segment constant, Y ≤ c·T²/d
+DV_COEFF = Fraction(200, 19)  # 3/(4c): the leading constant of BWD-slots-dv
+DV_THRESHOLD = 10  # T ≥ 10d²: type-2 pairs do not pay (their first-order gain stops near 9.2d²)
+DV_GAMMA = Fraction(1, 2)  # γ: Y ≤ c·T²/d + γd³ for every T (the largest gap found numerically is ≈ 0.45d³)
+
+
+def dv_step_claims(coeff: Fraction = DV_COEFF, face: Fraction = DV_FACE, threshold: int = DV_THRESHOLD,
+                   gamma: Fraction = DV_GAMMA) -> list[Implication]:
+    """The algebraic steps of BWD-slots-dv and BWD-slots-dv-x. The arguments are the constants; a larger ``coeff``,
+    a smaller ``face`` (c₀), a smaller ``threshold`` or a smaller ``gamma`` is a mutant that must be refuted."""
+    both = ("backward.bwd-slots-dv", "backward.bwd-slots-dv-x")
+    c = DV_C
+    E = (va - val) * (vb - vbe) * (va + val + vb + vbe) + (va * va - val * val) * (vb + vbe)
+
+    def imp(i: str, statement: str, hyps: tuple, goal: Any, about: tuple = both, anchor: str = "#proof") -> Implication:
+        return Implication(f"backward.slots.dv.{i}", "derivation", f"[BWD-slots-dv] {statement}", hyps, goal,
+                           provenance=DV_DOC + anchor, about=about)
+
+    x_only = ("backward.bwd-slots-dv-x",)
+    return [
+        imp("cauchy", "Cauchy–Schwarz, two terms (applied twice: dQ + dK, then + dV): y₁² ≤ A₁B₁, y₂² ≤ A₂B₂ ⇒ "
+            "(y₁ + y₂)² ≤ (A₁ + A₂)(B₁ + B₂)",
+            (vy1 * vy1 <= vA1 * vB1, vy2 * vy2 <= vA2 * vB2), sq(vy1 + vy2) <= (vA1 + vA2) * (vB1 + vB2)),
+        imp("rows", "d·m ≤ u, d·n ≤ w ⇒ d²·m·n ≤ u·w (whole rows against the available words)",
+            (d >= 1, d * vm <= vu, d * vn <= vw), d**2 * vm * vn <= vu * vw),
+        imp("faces", "P ≤ A + X ⇒ P·r ≤ A·r + X·r (one family's pair face times its input face; applied with "
+            "(P, A, X, r) = (d²p, uw, d²x, q + k) and (d²p_V, qk, d²x, o))",
+            (vp <= vA + vX,), vp * vr1 <= vA * vr1 + vX * vr1),
+        imp("mono", "u ≤ a − α, w ≤ b − β, q ≤ a + α, k ≤ b + β, qo = a² − α² ⇒ "
+            "uw(q + k) + qko ≤ (a − α)(b − β)(a + α + b + β) + (a² − α²)(b + β)",
+            (vu <= va - val, vw <= vb - vbe, vq <= va + val, vk <= vb + vbe, eq(vq * vo, va * va - val * val)),
+            vu * vw * (vq + vk) + vq * vk * vo <= E),
+        imp("reduced", "α ≤ a, β ≤ b ⇒ (a − α)(b − β)(a + α + b + β) + (a² − α²)(b + β) ≤ 2a²b + ab² "
+            "(the unequal rows never gain)",
+            (val <= va, vbe <= vb), E <= 2 * va * va * vb + va * vb * vb),
+        imp("face_max", f"2a + 2b ≤ s ⇒ 2a²b + ab² ≤ ({face})·s³ (the maximum s³/(12√3) at a = s/(2√3))",
+            (2 * va + 2 * vb <= vs,), 2 * va * va * vb + va * vb * vb <= face * vs**3),
+        imp("high_scale", f"T ≥ {threshold}d² ⇒ d²·x·s·β ≤ x·s·β·T/{threshold}",
+            (d >= 1, vT >= threshold * d**2), d**2 * vx * vs * vbeta <= vx * vs * vbeta * vT / threshold),
+        imp("high", f"s + x + β ≤ T ⇒ (c₀s³ + x·s·T/{threshold})·β ≤ c²T⁴ (c₀ = {face}, c = {c})",
+            (vs + vx + vbeta <= vT,), (face * vs**3 + vx * vs * vT / threshold) * vbeta <= c * c * vT**4),
+        imp("constant", f"d²Y² ≤ c²T⁴ ⇒ Y ≤ ({c})·T²/d", (d >= 1, d**2 * vY * vY <= c * c * vT**4),
+            vY <= c * vT**2 / d, about=("backward.bwd-slots-dv",)),
+        imp("low_amgm", "s + x + β ≤ T ⇒ 4d²(c₀s³ + d²xs)β ≤ s(d²(T − s) + c₀s²)² (AM–GM on c₀s²/d² + x and β)",
+            (d >= 1, vs + vx + vbeta <= vT),
+            4 * d**2 * (face * vs**3 + d**2 * vx * vs) * vbeta <= vs * sq(d**2 * (vT - vs) + face * vs**2),
+            about=x_only, anchor="#bwd-slots-dv-x"),
+        imp("low", f"s ≤ T ≤ {threshold}d² ⇒ s(d²(T − s) + c₀s²)² ≤ 4d²(cT² + ({gamma})d⁴)²",
+            (d >= 1, vs <= vT, vT <= threshold * d**2),
+            vs * sq(d**2 * (vT - vs) + face * vs**2) <= 4 * d**2 * sq(c * vT**2 + gamma * d**4),
+            about=x_only, anchor="#bwd-slots-dv-x"),
+        imp("constant_x", f"d²Y² ≤ (cT² + γd⁴)² ⇒ Y ≤ ({c})·T²/d + ({gamma})·d³",
+            (d >= 1, d**2 * vY * vY <= sq(c * vT**2 + gamma * d**4)), vY <= c * vT**2 / d + gamma * d**3,
+            about=x_only, anchor="#bwd-slots-dv-x"),
+        imp("sum", "Σ_t of B3's square expansion with R = M, f = 0 over 3Nd slots: S ≤ 4M²h + 5M·(Σn − ΣU) + 2M·ΣU, "
+            "Σn − ΣU ≤ 3Nd/2 − ΣU/2 and ΣU ≥ 3Nd ⇒ S ≤ 4M²h + 6NMd",
+            (*BASE, vSq <= 4 * M**2 * vh + 5 * M * (vZ - vU) + 2 * M * vU, vZ - vU <= Fraction(3, 2) * N * d - vU / 2,
+             vU >= 3 * N * d),
+            vSq <= 4 * M**2 * vh + 6 * N * M * d),
+        imp("rearrange", f"3N²d ≤ c·S/d, S ≤ 4M²h + 6NMd and Q ≥ M(h − 1) ⇒ Q ≥ ({coeff})·N²d²/M − (3/2)Nd − M",
+            (*BASE, 3 * N**2 * d <= c * vSq / d, vSq <= 4 * M**2 * vh + 6 * N * M * d, vQ >= M * (vh - 1)),
+            vQ >= coeff * N**2 * d**2 / M - Fraction(3, 2) * N * d - M, about=("backward.bwd-slots-dv",)),
+        imp("rearrange_x", "3N²d ≤ c·S/d + γd³h, S ≤ 4M²h + 6NMd and Q ≥ M(h − 1) ⇒ "
+            "Q ≥ M(1200N²d² − 171NMd)/(114M² + 200d⁴) − M",
+            (*BASE, 3 * N**2 * d <= c * vSq / d + gamma * d**3 * vh, vSq <= 4 * M**2 * vh + 6 * N * M * d,
+             vQ >= M * (vh - 1)),
+            vQ >= M * (1200 * N**2 * d**2 - 171 * N * M * d) / (114 * M**2 + 200 * d**4) - M,
+            about=x_only, anchor="#bwd-slots-dv-x"),
+    ]
+
+
+DV_LINK = 11  # the middle of the consistency chain: BWD-slots-dv[-x] ≤ 11N²d²/M ≤ every covered exact cost
+
+
+def dv_consistency_claims() -> list[Implication]:
+    """BWD-slots-dv (M ≥ 10d²) and BWD-slots-dv-x (M ≥ 4d²) ≤ the exact cost of every backward schedule they cover,
+    each as a two-link chain through 11N²d²/M (the bounds' leading constant 200/19 ≈ 10.53 is above the 9 of
+    BWD-slots' chain); the two-pass schedule pass by pass, with backward.slots.consistency.flash2-2pass-bwd.io."""
+    from attnio.bounds.backward import BWD_SLOTS_DV, BWD_SLOTS_DV_X, COVERS
+
+    doc = DV_DOC + "#consistency"
+    link = DV_LINK * UNIT
+    out = []
+    for b, tag in ((BWD_SLOTS_DV, ""), (BWD_SLOTS_DV_X, ".x")):
+        low = b.regime[0]
+        pre = f"backward.slots.dv{tag}"
+        out.append(Implication(f"{pre}.relax", "consistency",
+                               f"{b.id} ≤ {DV_LINK}N²d²/M where {low} (first link of {b.id} ≤ every covered exact cost)",
+                               (*BASE, *b.regime), b.expr <= link, provenance=doc, about=(b.id,)))
+        for name, f in _formulas().items():
+            if name not in COVERS[b.id]:
+                continue
+            if name in SLOTS_BY_PASS:
+                for p_ in chain(_slots_links_by_pass(name, f, b, tag, low), doc):
+                    out.append(dataclasses.replace(p_, id=p_.id.replace(f"backward.slots{tag}.", f"{pre}.")))
+                continue
+            out.append(Implication(f"{pre}.consistency.{name}", "consistency",
+                                   f"{DV_LINK}N²d²/M ≤ exact cost of {name} where {low} (second link, with "
+                                   f"{pre}.relax; d_v = d)",
+                                   (*BASE, *b.regime, *f.valid), link <= f.io, provenance=doc,
+                                   about=(b.id, f"exact.{name}")))
+    out.append(Implication(
+        "backward.slots.dv.two_pass_sum", "consistency",
+        f"T_c·M ≥ 4Nd, T_r2·M ≥ 3Nd and io = 2Nd·T_c + 2Nd·T_r2 + 9Nd + 3N + 2N·T_c (T_c, T_r2 ≥ 0) ⇒ "
+        f"io ≥ {DV_LINK}N²d²/M (the last step of the pass-by-pass second link of BWD-slots-dv and BWD-slots-dv-x)",
+        (*BASE, _t1 * M >= 4 * N * d, _t2 * M >= 3 * N * d,
+         eq(_io2, 2 * N * d * _t1 + 2 * N * d * _t2 + 9 * N * d + 3 * N + 2 * N * _t1)),
+        link <= _io2, provenance=doc, about=(BWD_SLOTS_DV.id, BWD_SLOTS_DV_X.id)))
+    return out
+
+
 def claims() -> list[Claim]:
     return (
         step_claims()
@@ -815,6 +966,8 @@ def claims() -> list[Claim]:
         + crossover_claims()
         + exact_crossover_claims()
         + training_claims()
+        + dv_step_claims()
+        + dv_consistency_claims()
     )
 
 
