@@ -382,3 +382,22 @@ def lower_bound(*, P: int, N: int, d: int) -> float:
     check_int("N", N, min=1, max=2**40)
     check_int("d", d, min=1, max=2**20)
     return float(evaluate(LOWER, {"cp_P": P, "N": N, "d": d}))
+
+
+def lower_bound_entry(words: dict[str, int], *, P: int, N: int, d: int) -> dict[str, object]:
+    """DIST-QK beside a schedule's exact words per device: the bound, which branch is the minimum, and each pass's
+    words ÷ the bound (what ``attnio distributed --json`` prints as ``lower_bound``). The bound is one head's (it
+    still holds with several heads: one head's trees and that head's share of ≤ 2Nd/P Q and K words per device,
+    true of every layout here; weakly, since it does not grow with the heads).
+
+    >>> e = lower_bound_entry({"forward": 393216}, P=16, N=32768, d=128)
+    >>> e["words"], e["branch"], e["ratio"]
+    (1572864.0, '2Nd/√P − 2Nd/P', {'forward': 0.25})
+    """
+    L = lower_bound(P=P, N=N, d=d)
+    first = evaluate(LB_QK, {"cp_P": P, "N": N, "d": d}) <= evaluate(LB_PAIRS, {"cp_P": P, "N": N})
+    return {"id": LB_ID, "words": L, "status": "derived here", "doc": LB_DOC,
+            "branch": "2Nd/√P − 2Nd/P" if first else "N²/P − N²/P²",
+            "scope": "one head's QKᵀ trees, each device starting with at most 2Nd/P of its Q and K words; "
+                     "words received by the busiest device",
+            "ratio": {p: w / L for p, w in words.items()}}
