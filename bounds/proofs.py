@@ -5,7 +5,7 @@ for a bound.
 
 A table maps a bound id to its steps ``(n, claim id)`` in order, numbered as on the bound's docs page; ``"prose"``
 marks a step argued in prose only. A step proved in links lists one entry per link, in order, under the same step
-number. The tests check each table against its docs page (tests/test_constants.py, test_backward_claims.py,
+number. The tests check each table against its docs page (tests/test_constants.py, test_distributed_bound.py, test_backward_claims.py,
 test_backward_small.py, test_backward_lift.py, test_b3p.py, test_bwd_slots_p.py).
 
 >>> proof_status("constants.b3")
