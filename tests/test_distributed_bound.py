@@ -119,11 +119,10 @@ def test_least_received_is_at_least_the_bound_on_tiny_instances(n: int, P: int) 
     assert least >= dist.lower_bound(P=P, N=n, d=1), (n, P, least)
 
 
-def test_the_exhaustive_check_catches_a_bound_too_large() -> None:
-    """The enumeration is not vacuous: at N = 4, P = 4 the least receive is a small integer that a bound with the
-    constant doubled (4Nd/√P − 2Nd/P = 6) exceeds."""
-    least = least_received(4, 4)
-    assert least < 4 * 4 / 2 - 2 * 4 / 4, least
+def test_the_counting_is_tight_at_n4_p4() -> None:
+    """The enumeration is not vacuous, and the page's tightness remark holds: at N = 4, P = 4, d = 1 the least
+    receive over every assignment and share is exactly L = 2·4/2 − 2·4/4 = 2 (a larger constant would exceed it)."""
+    assert least_received(4, 4) == dist.lower_bound(P=4, N=4, d=1) == 2
 
 
 # the bound below every schedule, every parameter drawn --------------------------------------------------------------
