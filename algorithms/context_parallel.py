@@ -370,6 +370,7 @@ def plan(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_heads: int
         "gpu": gpu, "peak_flops": F, "formula_words": words, "formula_bytes": {p: w * bpw for p, w in words.items()},
         "provenance": dist.PROVENANCE, "pairs_per_device": work, "imbalance_max_over_mean": max(work) * P / sum(work),
         "times": times, "overlap": None, "simulated": False,
+        "lower_bound": dist.lower_bound_entry(words, P=P, N=N, d=d),
     }
     if schedule in ("ring", "zigzag", "striped"):
         out["overlap"] = dist.overlap(N=N, P=P, d=d, dv=dv, heads=heads, kv_heads=kv_heads, bytes_per_word=bpw,

@@ -1,10 +1,11 @@
 """Context parallelism (docs/distributed.md): per schedule and P, the words one device sends, counted on the
 simulated P-device machine, by the formula (bounds/distributed.py) and measured on P gloo processes (bytes at the
 collectives ÷ 8, float64; causal, H = 2·H_kv with H_kv = 2, Ulysses H_kv = P, hybrid P_a = 2 from P = 4, attention2d at square P), forward and backward, with the ratios counted ÷ formula and gloo ÷ formula (1.000 is
-exact), the causal work imbalance and the wall time of each gloo group. Then the formula at a Llama-style size
+exact), the causal work imbalance and the wall time of each gloo group. First, each one-head schedule's forward words
+per device ÷ the lower bound DIST-QK (docs/bounds/distributed.md) at a few (N, d, P). Then the formula at a Llama-style size
 (N = 131072, H = 32, H_kv = 8, d = 128, bf16) per schedule, P = 8 (hybrid: groups of 4), with link times on NVLink4 and InfiniBand NDR.
 
-    .venv/bin/python benchmarks/bench_distributed.py [--P 2 4 8] [--no-gloo]
+    .venv/bin/python benchmarks/bench_distributed.py [--P 2 4 8] [--no-gloo] [--bound-only]
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 
 from attnio.algorithms.context_parallel import distributed, plan
 from attnio.bounds import distributed as dist
+from attnio.core.errors import InvalidParameter
 
 
 def jobs_for(P: int) -> list[dict]:
@@ -24,11 +26,39 @@ def jobs_for(P: int) -> list[dict]:
             for s in dist.SCHEDULES if (s != "hybrid" or P >= 4) and (s != "attention2d" or P in (4, 9, 16))]
 
 
+BOUND_POINTS = ((4096, 64, 4), (32768, 128, 16), (131072, 128, 64), (131072, 128, 8), (131072, 128, 16),
+                (1024, 128, 64))
+
+
+def bound_table() -> None:
+    """Each one-head schedule's exact forward words per device ÷ DIST-QK (docs/bounds/distributed.md), d_v = d."""
+    names = [s for s in dist.SCHEDULES if s not in ("ulysses", "hybrid")]  # these two need P | H_kv: not one head
+    print("Forward words per device ÷ the lower bound DIST-QK (derived here, docs/bounds/distributed.md); one head, "
+          "d_v = d; '-' where the schedule does not run")
+    print(f"{'N':>7} {'d':>4} {'P':>3} {'branch':>7} {'bound':>13} " + " ".join(f"{s:>11}" for s in names))
+    for N, d, P in BOUND_POINTS:
+        L = dist.lower_bound(P=P, N=N, d=d)
+        e = dist.lower_bound_entry({}, P=P, N=N, d=d)
+        cells = []
+        for s in names:
+            try:
+                w = dist.per_device(s, P=P, N=N, d=d, heads=1, kv_heads=1)["forward"]
+                cells.append(f"{w / L:>11.3f}")
+            except InvalidParameter:
+                cells.append(f"{'-':>11}")
+        print(f"{N:>7} {d:>4} {P:>3} {'first' if e['branch'].startswith('2Nd') else 'second':>7} {L:>13,.1f} " + " ".join(cells))
+    print()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--P", type=int, nargs="+", default=[2, 4, 8])
     ap.add_argument("--no-gloo", action="store_true")
+    ap.add_argument("--bound-only", action="store_true", help="print only the schedule ÷ lower bound table")
     args = ap.parse_args()
+    bound_table()
+    if args.bound_only:
+        return
     print(f"{'schedule':<10} {'P':>2} {'pass':<8} {'counted':>9} {'formula':>9} {'gloo':>9} {'cnt÷f':>6} {'gloo÷f':>6} "
           f"{'imbalance':>9}")
     for P in args.P:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 from fractions import Fraction
 
-from attnio.bounds import approx, backward, constants, workloads
+from attnio.bounds import approx, backward, constants, distributed, workloads
 from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS, CostFormula
 from attnio.bounds.expr import Expr, Rel, free_symbols, log2, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, dv, sym
@@ -507,11 +507,23 @@ def by_id(bound_id: str) -> Bound:
 _EXACT: dict[str, tuple[CostFormula, Bound]] = {}
 
 
+def machine_bounds() -> list[Bound]:
+    """Lower bounds on another machine than the two-level one: P processors and the words a processor receives
+    (:data:`attnio.bounds.distributed.BOUNDS`, docs/bounds/distributed.md). They are kept out of
+    :func:`all_bounds`, whose every consumer (the report, the falsification test, the consistency claims) compares a
+    bound with single-device two-level counts; :func:`by_id` finds them, and claims may be about them.
+
+    >>> [b.id for b in machine_bounds()]
+    ['distributed.qk-lower']
+    """
+    return list(distributed.BOUNDS)
+
+
 @functools.cache
 def _index() -> dict[str, Bound]:
-    """Every bound of :func:`all_bounds` but the generated ``exact.*`` entries, by id (built once: the catalog's
-    other bounds are module constants)."""
-    return {b.id: b for b in all_bounds() if not b.id.startswith("exact.")}
+    """Every bound of :func:`all_bounds` but the generated ``exact.*`` entries, and :func:`machine_bounds`, by id
+    (built once: the catalog's other bounds are module constants)."""
+    return {b.id: b for b in all_bounds() + machine_bounds() if not b.id.startswith("exact.")}
 
 
 def explicit_io_lower_bounds() -> list[Bound]:

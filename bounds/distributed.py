@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
-from attnio.bounds.expr import Expr, evaluate_int, sqrt
+from attnio.bounds.expr import Expr, evaluate, evaluate_int, minimum, sqrt
 from attnio.bounds.symbols import N, d, dv, sym
+from attnio.bounds.types import CDAG_QK, Bound
 from attnio.core.errors import InvalidParameter
 from attnio.core.validate import check_int
 
@@ -307,7 +309,6 @@ def overlap(*, N: int, P: int, d: int, dv: int, heads: int, kv_heads: int, bytes
     lk = link(link_name)
     e = {"cp_n": N // P, "cp_g": heads // kv_heads, "cp_bytes": bytes_per_word, "cp_F": flops, "cp_BW": lk.bytes_per_s,
          "d": d, "dv": dv}
-    from attnio.bounds.expr import evaluate
 
     def f(x: Expr) -> float:
         return float(evaluate(x, e))
@@ -323,3 +324,80 @@ def overlap(*, N: int, P: int, d: int, dv: int, heads: int, kv_heads: int, bytes
     out["hidden_fwd"] = out["comm_s_fwd"] <= out["compute_s_fwd"]
     out["hidden_bwd"] = out["comm_s_bwd"] <= out["compute_s_bwd"]
     return out
+
+
+# DIST-QK: a lower bound on the words the busiest processor receives (docs/bounds/distributed.md; derived here) ------
+
+# The two branches of the bound, one head (one sequence; Q, K N×d), each processor initially holding at most
+# 2Nd/P words of Q and K: L = min(first, second). The first is the smaller iff 2dP ≤ N(√P + 1) (claim
+# distributed.lb.regime); Attention2D's Q and K all-gathers move exactly the first (distributed.lb.attention2d-qk).
+LB_QK = 2 * N * d / sqrt(P) - 2 * N * d / P
+LB_PAIRS = N**2 / P - N**2 / P**2
+LOWER = minimum(LB_QK, LB_PAIRS)
+LB_REGIME = (2 <= P, 1 <= N, 1 <= d, 1 <= dv)
+LB_BRANCH1 = 2 * d * P <= N * (sqrt(P) + 1)  # where the first branch is the minimum
+LB_ID = "distributed.qk-lower"
+LB_DOC = "docs/bounds/distributed.md"
+
+BOUNDS: tuple[Bound, ...] = (
+    Bound(
+        id=LB_ID,
+        statement=(
+            "On P ≥ 2 processors with unbounded local memories, each initially holding at most 2Nd/P words of Q and "
+            "K together, every calculation of attention's QKᵀ sum trees (one head, N ≥ 1, d ≥ 1, any d_v ≥ 1; "
+            "recomputation allowed) makes some processor receive at least min(2Nd/√P − 2Nd/P, N²/P − N²/P²) words; "
+            "the first branch is the minimum iff 2dP ≤ N(√P + 1)"),
+        kind="lower",
+        model=("P processors, unbounded local memory, words received by the busiest processor; inputs Q, K (N×d), "
+               "V (N×d_v), at most 2Nd/P words of Q and K initially on each processor; standard attention CDAG, "
+               "QKᵀ trees (standard matrix multiplication; recomputation allowed)"),
+        regime=LB_REGIME,
+        expr=LOWER,
+        explicit=True,
+        constant=Fraction(2),
+        provenance="derived here",
+        status="derived here",
+        slack=-2 * N * d / P,
+        doc=LB_DOC,
+        notes=("Not in bounds.catalog.all_bounds (the two-level I/O catalog, compared with single-device counts); "
+               "found by catalog.by_id. Multi-head: the one-head bound still holds (a head's own trees and share), "
+               "weakly. The 3-D (N²d/P)^{2/3} form and V/PV are not derived (docs/bounds/distributed.md#not-done)."),
+        symbols=("cp_P", "N", "d", "dv"),
+        computation="forward",
+        cdag=CDAG_QK,
+    ),
+)
+
+
+def lower_bound(*, P: int, N: int, d: int) -> float:
+    """L(P, N, d) of DIST-QK in words (a real number: √P), a lower bound on the words the busiest of P processors
+    receives in any forward, whatever the heads (one head's trees suffice) and d_v.
+
+    >>> lower_bound(P=4, N=4096, d=64)
+    131072.0
+    >>> per_device("attention2d", P=4, N=4096, d=64, heads=1, kv_heads=1)["forward"] / lower_bound(P=4, N=4096, d=64)
+    2.0078125
+    """
+    check_int("P", P, min=2, max=2**20)
+    check_int("N", N, min=1, max=2**40)
+    check_int("d", d, min=1, max=2**20)
+    return float(evaluate(LOWER, {"cp_P": P, "N": N, "d": d}))
+
+
+def lower_bound_entry(words: dict[str, int], *, P: int, N: int, d: int) -> dict[str, object]:
+    """DIST-QK beside a schedule's exact words per device: the bound, which branch is the minimum, and each pass's
+    words ÷ the bound (what ``attnio distributed --json`` prints as ``lower_bound``). The bound is one head's (it
+    still holds with several heads: one head's trees and that head's share of ≤ 2Nd/P Q and K words per device,
+    true of every layout here; weakly, since it does not grow with the heads).
+
+    >>> e = lower_bound_entry({"forward": 393216}, P=16, N=32768, d=128)
+    >>> e["words"], e["branch"], e["ratio"]
+    (1572864.0, '2Nd/√P − 2Nd/P', {'forward': 0.25})
+    """
+    L = lower_bound(P=P, N=N, d=d)
+    first = evaluate(LB_QK, {"cp_P": P, "N": N, "d": d}) <= evaluate(LB_PAIRS, {"cp_P": P, "N": N})
+    return {"id": LB_ID, "words": L, "status": "derived here", "doc": LB_DOC,
+            "branch": "2Nd/√P − 2Nd/P" if first else "N²/P − N²/P²",
+            "scope": "one head's QKᵀ trees, each device starting with at most 2Nd/P of its Q and K words; "
+                     "words received by the busiest device",
+            "ratio": {p: w / L for p, w in words.items()}}

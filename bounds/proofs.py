@@ -5,7 +5,7 @@ for a bound.
 
 A table maps a bound id to its steps ``(n, claim id)`` in order, numbered as on the bound's docs page; ``"prose"``
 marks a step argued in prose only. A step proved in links lists one entry per link, in order, under the same step
-number. The tests check each table against its docs page (tests/test_constants.py, test_backward_claims.py,
+number. The tests check each table against its docs page (tests/test_constants.py, test_distributed_bound.py, test_backward_claims.py,
 test_backward_small.py, test_backward_lift.py, test_b3p.py, test_bwd_slots_p.py).
 
 >>> proof_status("constants.b3")
@@ -210,7 +210,23 @@ WORKLOAD_STEPS: dict[str, Steps] = {
        for b in (*_SLOTS_P, "workloads.bwd-slots-x.rect", "workloads.bwd-slots-x.causal")},
 }
 
-PROOF_STEPS: dict[str, Steps] = {**CONSTANTS_STEPS, **BACKWARD_STEPS, **WORKLOAD_STEPS}
+# DIST-QK, the P-processor bound (docs/bounds/distributed.md; claims in solver/claims/distributed.py). Its bound is
+# not in bounds.catalog.all_bounds (another machine); bounds.catalog.by_id finds it.
+DISTRIBUTED_STEPS: dict[str, Steps] = {
+    "distributed.qk-lower": [
+        *_prose(1, 3),
+        (4, "distributed.lb.amgm"),
+        (5, "distributed.lb.endpoint"),
+        (6, "distributed.lb.branches.first"),
+        (6, "distributed.lb.branches.second"),
+        (7, "distributed.lb.share.first"),
+        (7, "distributed.lb.share.second"),
+        (8, "prose"),
+        (9, "distributed.lb.regime"),
+    ],
+}
+
+PROOF_STEPS: dict[str, Steps] = {**CONSTANTS_STEPS, **BACKWARD_STEPS, **WORKLOAD_STEPS, **DISTRIBUTED_STEPS}
 
 
 def proof_status(bound_id: str, verdicts: Mapping[str, str] | None = None) -> str:

@@ -65,6 +65,7 @@ def _has_torch() -> bool:
 # parametrisation of that test). Kept honest by ATTNIO_MARKER_AUDIT=1 (see the module docstring).
 TIERS: dict[str, tuple[str, ...]] = {
     "cvc5": (
+        "test_distributed_bound.py::test_step_and_consistency_claims_are_reproved_by_cvc5",
         "test_bspv.py::test_claim_second_opinion_cvc5",
         "test_backward_slots.py::test_cvc5_proves_the_slots_steps_too",
         "test_backward_slots_dv.py::test_cvc5_proves_the_dv_steps_too",
@@ -140,6 +141,8 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_bwd_slots_p.py::test_mutants_are_refuted",
         "test_distributed_claims.py::test_claim_is_proved_by_z3",
         "test_distributed_claims.py::test_mutant_is_refuted_with_a_valid_counterexample",
+        "test_distributed_bound.py::test_step_and_consistency_claims_are_proved_by_z3",
+        "test_distributed_bound.py::test_a_larger_constant_is_refuted_against_attention2d",
     ),
     # found by the marker audit
     "subprocess": (

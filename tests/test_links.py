@@ -7,7 +7,7 @@ import inspect
 import json
 
 from attnio.algorithms import registry
-from attnio.bounds.catalog import CACHE_REGIMES, all_bounds, by_id
+from attnio.bounds.catalog import CACHE_REGIMES, all_bounds, by_id, machine_bounds
 from attnio.cli import main
 from attnio.solver.claims import all_claims
 from attnio.solver.claims import by_id as claim_by_id
@@ -15,7 +15,7 @@ from attnio.solver.claims.tight import SPECS
 
 
 def test_every_link_names_something_that_exists() -> None:
-    bounds = {b.id for b in all_bounds()}
+    bounds = {b.id for b in all_bounds() + machine_bounds()}
     for b in all_bounds():
         for a in b.attained_by:  # InvalidParameter if not registered
             registry.get(a)
@@ -99,7 +99,7 @@ def test_every_claim_names_a_bound_or_is_a_meta_claim_saying_why() -> None:
 
 def test_every_paper_bound_has_a_claim_or_an_asymptotic_only_note() -> None:
     about = {b for c in all_claims() for b in c.about}
-    for b in all_bounds():
+    for b in all_bounds() + machine_bounds():
         assert (b.id in about) != bool(b.asymptotic_only), (b.id, b.asymptotic_only)
         assert not (b.asymptotic_only and b.explicit), b.id
 
@@ -107,7 +107,7 @@ def test_every_paper_bound_has_a_claim_or_an_asymptotic_only_note() -> None:
 def test_every_step_table_names_a_catalog_bound_and_catalog_claims() -> None:
     from attnio.bounds.proofs import PROOF_STEPS
 
-    bounds = {b.id for b in all_bounds()}
+    bounds = {b.id for b in all_bounds() + machine_bounds()}
     claims = {c.id for c in all_claims()}
     assert set(PROOF_STEPS) <= bounds, set(PROOF_STEPS) - bounds
     assert {cid for steps in PROOF_STEPS.values() for _, cid in steps} - {"prose"} <= claims
