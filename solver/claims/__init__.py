@@ -60,6 +60,7 @@ from attnio.solver.claims import (  # noqa: E402  (isort: skip)
     bspv,
     bwd_slots_p,
     constants,
+    dram,
     masks,
     seed,
     serving,
@@ -75,7 +76,7 @@ def all_claims() -> list[Claim]:
     bound a step proves."""
     out: list[Claim] = [*seed.claims(), *constants.CLAIMS, *bspv.CLAIMS, *approx.CLAIMS,
                         *backward.CLAIMS, *workloads.claims(), *b3p.CLAIMS, *bwd_slots_p.CLAIMS,
-                        *small_forms.CLAIMS, *masks.CLAIMS, *serving.CLAIMS]
+                        *small_forms.CLAIMS, *masks.CLAIMS, *serving.CLAIMS, *dram.CLAIMS]
     steps = step_links()
     seen: set[str] = set()
     for i, c in enumerate(out):

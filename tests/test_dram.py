@@ -1,0 +1,135 @@
+"""The L2 replay (algorithms/l2.py), its LRU (algorithms/l2_cache.py), the presets and the sector claim
+(bounds/dram.py, solver/claims/dram.py): hand-computed tiny cases, LRU against a line-by-line brute force,
+requested bytes against attnio's own FA-2 count, the sector claim and its counterexample, bad input."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attnio.algorithms.flash2 import Flash2Tiling
+from attnio.algorithms.l2 import fa3_section_heads, replay
+from attnio.algorithms.l2_cache import LineLRU, TileLRU
+from attnio.algorithms.run import run
+from attnio.bounds.dram import L2_PRESETS, sectors
+from attnio.core.errors import InvalidParameter
+from attnio.core.workload import GPUS, Workload
+
+
+def _w(**kw):
+    base = dict(N=512, d=64, dtype="fp16", M=10**6)
+    return Workload.build(**{**base, **kw})
+
+
+def test_cache_larger_than_everything_reads_each_tile_once():
+    """2 heads, N = 512, d = 64 fp16: Q, K, V are 64 KiB per head; a 40 MiB L2 reads each once: 3·2·64 KiB."""
+    r = replay(_w(heads=2), "a100", B_r=128, B_c=64)
+    assert r.exact
+    assert r.dram_read_bytes == r.compulsory_read_bytes == 3 * 2 * 512 * 128
+    assert r.dram_write_bytes == 2 * 512 * 128 + 2 * 512 * 4  # O (fp16) and L (fp32), written once
+    assert r.requested_bytes > r.dram_bytes
+
+
+def test_cache_of_one_line_reads_everything_requested():
+    """An L2 of one 128-byte line: no tile of 64 lines can hit, so DRAM reads = requested (rows are whole lines)."""
+    r = replay(_w(heads=2), "a100", B_r=128, B_c=64, l2_bytes=128)
+    reads = sum(r.tensors[t].requested_bytes for t in "QKV")
+    assert r.dram_read_bytes == reads == 2 * (512 * 128 + 2 * 4 * 512 * 128)  # Q once, K and V once per Q block
+    assert r.hit_rate == 0.0
+
+
+def test_requested_reads_equal_attnios_fa2_count():
+    """Per head, non-causal: Q once and K, V once per Q block, attnio's exact flash2 count at the same B_r."""
+    w = _w(heads=1, N=256, d=16)
+    res = run("flash2", N=256, d=16, M=10**5, tiling=Flash2Tiling(B_r=64, B_c=32), count_only=True)
+    r = replay(w, "h100", B_r=64, B_c=32)
+    reads_words = sum(r.tensors[t].requested_bytes for t in "QKV") // w.bytes_per_word
+    assert reads_words == res.measurement.reads_words
+    assert r.tensors["O"].requested_bytes // w.bytes_per_word == 256 * 16
+
+
+def test_causal_programs_read_only_visible_blocks():
+    """Causal N = 256, B_r = B_c = 128: block 0 reads K/V block 0, block 1 reads blocks 0 and 1: 3 K tiles."""
+    r = replay(_w(N=256, causal=True), "h100", B_r=128, B_c=128)
+    assert r.tensors["K"].requested_bytes == 3 * 128 * 128
+
+
+def test_sectors_of_unaligned_rows():
+    """d = 12 fp16: 24-byte rows, half of them straddle a 32-byte boundary: efficiency below 1, not exact."""
+    r = replay(_w(d=12, N=128), "h100", B_r=64, B_c=64)
+    q = r.tensors["Q"]
+    assert q.sectors == sum(sectors(24 * k, 24) for k in range(128))
+    assert q.sector_efficiency < 1 and not r.exact
+    aligned = replay(_w(d=64, N=128), "h100", B_r=64, B_c=64).tensors["Q"]
+    assert aligned.sectors * 32 == aligned.requested_bytes
+
+
+def test_launch_order_changes_hits_not_requests():
+    """Head-first vs q-first on a small L2: same requested bytes, different DRAM bytes."""
+    w = _w(heads=8, N=2048)
+    a = replay(w, "h100", order="qhb", sms=4, l2_bytes=256 * 1024)
+    b = replay(w, "h100", order="hqb", sms=4, l2_bytes=256 * 1024)
+    assert a.requested_bytes == b.requested_bytes and a.dram_bytes != b.dram_bytes
+
+
+def test_explicit_order_equals_its_named_one():
+    w = _w(heads=2, N=512)
+    named = replay(w, "a100", order="qhb", sms=2, l2_bytes=64 * 1024)
+    explicit = replay(w, "a100", order=list(range(named.programs)), sms=2, l2_bytes=64 * 1024)
+    assert explicit.as_dict()["dram_bytes"] == named.dram_bytes
+
+
+def test_fa3_section_rule():
+    assert [fa3_section_heads(n, 128, 2, 64) for n in (8192, 32768, 131072)] == [8, 2, 1]
+    assert fa3_section_heads(1024, 64, 2, 4) == 4  # capped at the heads there are
+
+
+_traces = st.lists(st.tuples(st.integers(0, 7), st.integers(1, 4)), min_size=1, max_size=60)
+
+
+@given(_traces, st.integers(1, 20))
+def test_tile_lru_equals_line_lru_on_atomic_tiles(trace, capacity):
+    """Tile k always has the same width (the first seen); its lines are (k, 0..w-1), accessed together."""
+    width: dict[int, int] = {}
+    tiles, lines = TileLRU(capacity), LineLRU(capacity)
+    for k, w in trace:
+        w = width.setdefault(k, w)
+        hit = tiles.access(k, w)
+        line_hits = lines.access_run((k, x) for x in range(w))
+        assert line_hits == (w if hit else 0)
+
+
+def test_presets_have_sources_and_agree_with_the_gpu_table():
+    assert set(L2_PRESETS) == {"a100", "h100", "h200", "b200", "mi300x", "mi355x", "l4"}
+    for name, p in L2_PRESETS.items():
+        assert len(p.source) > 40 and ("datasheet" in p.source or "white" in p.source), name
+        assert p.l2_bytes_per_partition >= p.line >= p.sector > 0 and p.sms % p.partitions == 0
+        if name in GPUS:
+            assert (p.l2_bytes, p.sms, p.hbm_bytes_per_s) == (GPUS[name].l2_bytes, GPUS[name].sm_count,
+                                                              GPUS[name].hbm_bytes_per_s)
+
+
+@pytest.mark.parametrize("kw, param", [
+    (dict(gpu="v100"), "l2"),
+    (dict(gpu="h100", l2_bytes=64), "l2_bytes"),
+    (dict(gpu="h100", order=[0, 1]), "order"),
+    (dict(gpu="h100", order="zigzag"), "order"),
+    (dict(gpu="h100", occupancy=0), "occupancy"),
+])
+def test_bad_input_names_the_parameter(kw, param):
+    with pytest.raises(InvalidParameter) as e:
+        replay(_w(heads=2), kw.pop("gpu"), **kw)
+    assert e.value.name == param and "valid range" in str(e.value)
+
+
+@pytest.mark.solver
+def test_sector_claim_is_proved_and_fails_without_alignment():
+    from attnio.solver.claims.dram import aligned_rows
+    from attnio.solver.verify import verify_claim
+
+    assert verify_claim(aligned_rows()).status == "proved"
+    v = verify_claim(aligned_rows(aligned=False, suffix=".unaligned"))
+    assert v.status == "refuted" and not v.spurious
+    o, R = int(v.counterexample["dram_o"]), int(v.counterexample["dram_R"])
+    assert sectors(o, R) != R // 32  # the counterexample is a real one
