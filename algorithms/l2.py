@@ -243,7 +243,6 @@ def replay(
                 start = ((z * N + r0) * heads_t + h) * R
                 offs = range(start, start + (r1 - r0) * stride, stride)
             got = tiles[key] = (t, _row_runs(offs, R, line), _row_runs(offs, R, sector))
-            stats[TENSORS[t]].requested_bytes += 0  # requested bytes are counted per access below
         return key, got[1]
 
     def kv_range(i: int) -> tuple[int, int]:
@@ -271,7 +270,7 @@ def replay(
         state: list[list[int] | None] = [None] * slots
         nxt = 0
 
-        def start(pos: int) -> list[int]:
+        def start(pos: int, queue: list[int] = queue) -> list[int]:
             pid = queue[pos]
             z, rest = divmod(pid, H * T_r)
             h, i = divmod(rest, T_r)
