@@ -195,12 +195,14 @@ def _launch(w: Workload, T_r: int, order: str | Sequence[int], section: int, q_r
 def replay(
     w: Workload, gpu: str | L2Preset, *, B_r: int = 128, B_c: int = 128, order: str | Sequence[int] = "qhb",
     section_heads: int | None = None, q_reverse: bool = False, sawtooth: bool = False, occupancy: int = 1,
-    sms: int | None = None, l2_bytes: int | None = None,
+    sms: int | None = None, l2_bytes: int | None = None, partition: int | None = None,
 ) -> L2Result:
     """Replay the FA-2 forward of ``w`` through the L2 of ``gpu`` (a name of :data:`attnio.bounds.dram.L2_PRESETS`
     or a preset); ``sms`` and ``l2_bytes`` (per partition) override the preset's; ``section_heads`` (order
     ``"sections"``; None: FlashAttention-3's rule :func:`fa3_section_heads`); ``sawtooth``: a program of an odd
-    wave (launch position // slots) reads its K/V blocks last first (arXiv 2601.16032's alternating traversal)."""
+    wave (launch position // slots) reads its K/V blocks last first (arXiv 2601.16032's alternating traversal);
+    ``partition``: replay that L2 partition only (the result covers its programs only; where the launch order
+    deals the partitions symmetric shares, P times it is the whole GPU)."""
     t0 = time.perf_counter()
     p = gpu if isinstance(gpu, L2Preset) else preset(gpu)
     if not isinstance(w, Workload):
@@ -261,7 +263,9 @@ def replay(
     compulsory = 0
     rows_q = [min((i + 1) * B_r, Nq) - i * B_r for i in range(T_r)]
     rows_kv = [min((j + 1) * B_c, Nkv) - j * B_c for j in range(T_c)]
-    for part in range(P):
+    if partition is not None:
+        check_int("partition", partition, min=0, max=P - 1)
+    for part in range(P) if partition is None else (partition,):
         queue = ids[part::P]
         held: OrderedDict[int, int] = OrderedDict()
         seen: set[int] = set()
@@ -331,5 +335,5 @@ def replay(
             ts.hit_lines, ts.dram_read_bytes = hit_acc[t], miss_sectors[t] * sector
         else:
             ts.dram_write_bytes = sec_acc[t] * sector  # written once each; write-back sends the sectors written
-    return L2Result(p.name, cap, P, slots, len(ids), order if isinstance(order, str) else "explicit", sec, exact,
+    return L2Result(p.name, cap, P, slots, len(ids) if partition is None else len(ids[partition::P]), order if isinstance(order, str) else "explicit", sec, exact,
                     stats, compulsory, time.perf_counter() - t0)
