@@ -45,6 +45,7 @@ __all__ = [
     "claims",
     "cost",
     "count",
+    "l2",
     "register",
     "run",
     "verify",
@@ -61,6 +62,7 @@ _WHERE: dict[str, str] = {
     "bound": "attnio.api",
     "claims": "attnio.api",
     "verify": "attnio.api",
+    "l2": "attnio.api",
     "IOCount": "attnio.core.counts",
     "AttnioError": "attnio.core.errors",
     "InvalidParameter": "attnio.core.errors",
@@ -73,7 +75,7 @@ assert sorted(_WHERE) == sorted(__all__)
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names load lazily
     from attnio.algorithms.registry import AlgorithmSpec, register
     from attnio.algorithms.run import run
-    from attnio.api import bound, catalog, claims, cost, count, verify
+    from attnio.api import bound, catalog, claims, cost, count, l2, verify
     from attnio.core.counts import IOCount
     from attnio.core.errors import (
         AttnioError,

@@ -14,13 +14,14 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from attnio.core.counts import IOCount
 from attnio.core.errors import InvalidParameter
 from attnio.core.validate import check_int
 
 if TYPE_CHECKING:
+    from attnio.algorithms.l2 import L2Result
     from attnio.bounds.types import Bound
     from attnio.core.workload import Workload
     from attnio.solver.claims.types import Claim
@@ -113,3 +114,20 @@ def verify(claim_ids: Iterable[str] | str | None = None, *, solver: str = "z3") 
     ids = [claim_ids] if isinstance(claim_ids, str) else claim_ids
     return verify_all(ids, solver=solver)
 
+
+
+def l2(workload: Workload, gpu: str, **options: Any) -> L2Result:
+    """Replay the FlashAttention-2 forward of ``workload`` through the L2 of preset ``gpu`` (a100, h100, h200,
+    b200, mi300x, mi355x, l4) and return requested, sector and predicted DRAM bytes per tensor and the hit rate
+    (:func:`attnio.algorithms.l2.replay`; ``options``: B_r, B_c, order, section_heads, q_reverse, sawtooth,
+    occupancy, sms, l2_bytes). docs/dram.md.
+
+    >>> import attnio
+    >>> from attnio.core.workload import Workload
+    >>> r = attnio.l2(Workload.build(heads=4, N=1024, d=64, dtype="bf16", M=10**6), "h100")
+    >>> r.dram_bytes < r.requested_bytes, r.exact
+    (True, True)
+    """
+    from attnio.algorithms.l2 import replay
+
+    return replay(workload, gpu, **options)

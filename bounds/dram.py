@@ -106,3 +106,46 @@ def preset(name: object) -> L2Preset:
     if not isinstance(name, str) or name.lower() not in L2_PRESETS:
         raise InvalidParameter("l2", name, "one of " + ", ".join(L2_PRESETS))
     return L2_PRESETS[name.lower()]
+
+
+@dataclass(frozen=True)
+class Floors:
+    """Per-level floors of one workload on one preset: ``bound`` (the catalog id of the largest two-level lower
+    bound that applies at M = the whole L2 in words), ``dram_bytes`` (that bound × bytes per word), ``flops``
+    (2·pairs·(d + d_v): QKᵀ and PV), and the time floor max(DRAM bytes ÷ bandwidth, FLOPs ÷ dense bf16 peak)."""
+
+    preset: str
+    M_words: int
+    bound: str
+    dram_bytes: int
+    flops: int
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return {"preset": self.preset, "M_words": self.M_words, "bound": self.bound, "dram_bytes": self.dram_bytes,
+                "flops": self.flops, "time_floor_s": self.seconds}
+
+
+def floors(w: object, name: str | L2Preset) -> Floors:
+    """The DRAM and time floors of the forward of workload ``w`` on preset ``name`` (docs/dram.md#floors).
+
+    The two-level bounds speak about one fast memory of M words; here M is the whole L2 (every partition), which
+    a machine with several L2 partitions cannot beat (one cache of their total size can hold their union). Only
+    the L2 is counted as fast memory: registers and shared memory sit above it and could lower a true floor.
+
+    >>> from attnio.core.workload import Workload
+    >>> f = floors(Workload.build(heads=32, N=32768, d=128, dtype="bf16", causal=True, M=10**6), "h100")
+    >>> f.bound, f.M_words, f.dram_bytes == 4 * 32 * 32768 * 128 * 2 - 32 * 128 * 2
+    ('workloads.trivial.causal', 26214400, True)
+    """
+    from dataclasses import replace
+
+    from attnio.bounds.workloads import best_lower_bound, pairs
+
+    p = name if isinstance(name, L2Preset) else preset(name)
+    bpw = w.bytes_per_word  # type: ignore[attr-defined]
+    words = p.l2_bytes // bpw
+    bound_id, lb = best_lower_bound(replace(w, M=words, memory=f"l2 {p.name}"))
+    dram = int(-(-lb // 1)) * bpw
+    flops = 2 * pairs(w) * (w.d + w.dv)  # type: ignore[attr-defined]
+    return Floors(p.name, words, bound_id, dram, flops, max(dram / p.hbm_bytes_per_s, flops / p.bf16_flops))

@@ -133,3 +133,47 @@ def test_sector_claim_is_proved_and_fails_without_alignment():
     assert v.status == "refuted" and not v.spurious
     o, R = int(v.counterexample["dram_o"]), int(v.counterexample["dram_R"])
     assert sectors(o, R) != R // 32  # the counterexample is a real one
+
+
+def test_floors_stay_below_the_replay():
+    """The DRAM floor (largest two-level bound at M = the whole L2) is a lower bound: the replay's DRAM is above."""
+    from attnio.bounds.dram import floors
+
+    for w in (_w(heads=4, N=2048), _w(heads=4, N=2048, causal=True)):
+        for gpu in ("h100", "mi300x"):
+            f, r = floors(w, gpu), replay(w, gpu)
+            assert 0 < f.dram_bytes <= r.dram_bytes and f.seconds > 0
+
+
+def test_cli_l2_json_matches_the_count(capsys):
+    """`attnio run flash2 … --l2 h100 --json`: the replay's requested Q, K, V bytes are the run's reads (non-causal)."""
+    import json
+
+    from attnio.cli import main
+
+    assert main(["run", "flash2", "--N", "1024", "--d", "64", "--heads", "2", "--dtype", "bf16", "--M", "20000",
+                 "--count-only", "--l2", "h100", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    t = out["l2"]["tensors"]
+    assert sum(t[x]["requested_bytes"] for x in "QKV") == out["reads_bytes"]
+    assert out["l2"]["dram_bytes"] >= out["l2"]["floors"]["dram_bytes"]
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--l2", "v100"], "l2='v100'"),
+    (["--l2", "h100", "--l2-order", "zigzag"], "l2-order='zigzag'"),
+    (["--l2", "h100", "--l2-occupancy", "0"], "l2-occupancy=0"),
+])
+def test_cli_l2_bad_input_is_one_line_and_exit_2(extra, needle, capsys):
+    from attnio.cli import main
+
+    assert main(["run", "flash2", "--N", "256", "--d", "64", "--M", "20000", "--count-only", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0] and "valid range" in err[0]
+
+
+def test_cli_l2_refuses_other_algorithms(capsys):
+    from attnio.cli import main
+
+    assert main(["run", "flash1", "--N", "256", "--d", "64", "--M", "20000", "--count-only", "--l2", "h100"]) == 2
+    assert "only with flash2" in capsys.readouterr().err
