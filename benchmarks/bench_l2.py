@@ -63,6 +63,9 @@ def sections() -> None:
         mark = "  <- FA-3 rule" if s == rule else ""
         print(f"3. FA-3 sections of {s:2d} heads (K/V {s * 8} MiB, L2 50 MiB): DRAM / compulsory "
               f"{r.dram_bytes / r.compulsory_bytes:.3f}, hit rate {r.hit_rate:.4f}{mark}")
+    r = replay(w, "h100", order="sections", section_heads=rule, sms=128)
+    print(f"3. FA-3 sections of {rule} heads on 128 SMs (waves align with sections: no wave mixes two): DRAM / "
+          f"compulsory {r.dram_bytes / r.compulsory_bytes:.3f}")
 
 
 def sawtooth() -> None:
