@@ -134,15 +134,17 @@ def _check_l2(args: argparse.Namespace, registry: Any) -> None:
 
 
 def _l2(r: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """The replay at the run's blocks B_r, B_c (so its requested Q, K, V, O bytes are the run's count; L is
-    counted as FA-2 stores it, fp32) and the floors at M = the L2."""
+    """The replay at the run's B_r and B_c = max(the run's B_c, 128) (a kernel's K/V tile; the io-optimal rule
+    leaves B_c a few rows, which would make the replay minutes long), and the floors at M = the L2. Without a mask
+    the requested Q, K, V, O bytes are then the run's count (it does not depend on B_c); under a causal mask K and
+    V are larger by each program's masked-out rows of its last tile (docs/dram.md). L is counted in fp32."""
     from attnio.algorithms.l2 import replay
     from attnio.bounds.dram import floors
 
     w = r.workload
-    t = r.tiling
-    rep = replay(w, args.l2, B_r=t.B_r, B_c=t.B_c, order=args.l2_order, occupancy=args.l2_occupancy)
-    return {**rep.as_dict(), "B_r": t.B_r, "B_c": t.B_c, "floors": floors(w, args.l2).as_dict()}
+    B_r, B_c = r.tiling.B_r, max(r.tiling.B_c, min(128, w.Nkv))
+    rep = replay(w, args.l2, B_r=B_r, B_c=B_c, order=args.l2_order, occupancy=args.l2_occupancy)
+    return {**rep.as_dict(), "B_r": B_r, "B_c": B_c, "floors": floors(w, args.l2).as_dict()}
 
 
 def _print_l2(o: dict[str, Any]) -> None:
