@@ -249,3 +249,27 @@ def test_replay_equals_a_line_by_line_replay(heads, kv_div, Ns, causal, order, s
     assert r.exact
     ref = _line_replay(w, 32, 16, order, sms, l2_lines, saw)
     assert {t: r.tensors[t].hit_lines for t in "QKV"} == ref
+
+
+def test_sections_read_compulsory_while_they_fit_and_more_when_not():
+    """4 heads of N = 2048, d = 64 fp16: 512 KiB of K/V per head, a 1.5 MiB L2, 8 SMs (a section of 2 heads is
+    4 whole waves). Sections of 1 or 2 heads: DRAM = compulsory; all 4 heads at once (2 MiB of K/V): more."""
+    w = _w(heads=4, N=2048)
+    ratio = {s: (lambda r: r.dram_bytes / r.compulsory_bytes)(
+        replay(w, "h100", order="sections", section_heads=s, sms=8, l2_bytes=3 * 2**19)) for s in (1, 2, 4)}
+    assert ratio[1] == ratio[2] == 1.0 < ratio[4]
+
+
+def test_sawtooth_cuts_non_compulsory_reads_when_kv_exceeds_the_l2():
+    """One head, K/V 1 MiB (N = 4096, d = 64 fp16), 8 SMs: forward waves miss all of K/V again; alternating ones
+    start where the last wave ended and hit the tail still held, so the cut grows with the share of K/V the L2
+    holds: below half at a 768 KiB L2, above half at 896 KiB."""
+    w = _w(heads=1, N=4096)
+
+    def cut(l2: int) -> float:
+        extra = {saw: (lambda r: r.dram_read_bytes - r.compulsory_read_bytes)(
+            replay(w, "h100", sms=8, l2_bytes=l2, sawtooth=saw)) for saw in (False, True)}
+        assert extra[False] > 0 and extra[True] >= 0
+        return 1 - extra[True] / extra[False]
+
+    assert 0 < cut(768 * 1024) < 0.5 < cut(896 * 1024)
