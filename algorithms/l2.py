@@ -47,10 +47,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from attnio.algorithms.l2_cache import TileLRU
 from attnio.bounds.dram import L2Preset, preset
 from attnio.core.errors import InvalidParameter
 from attnio.core.validate import check_choice, check_int
@@ -267,9 +267,8 @@ def replay(
         check_int("partition", partition, min=0, max=P - 1)
     for part in range(P) if partition is None else (partition,):
         queue = ids[part::P]
-        held: OrderedDict[int, int] = OrderedDict()
+        access = TileLRU(cap).access
         seen: set[int] = set()
-        used = 0
         # slot state: [program position in queue, step, z, h, hk, i, lo, hi, reverse]
         state: list[list[int] | None] = [None] * slots
         nxt = 0
@@ -305,20 +304,14 @@ def replay(
                     req[t] += nbytes
                     lines_acc[t] += nl
                     sec_acc[t] += tiles[key][2]
-                    if key in held:
-                        held.move_to_end(key)
+                    if access(key, nl):
                         if t < 3:
                             hit_acc[t] += nl
-                        continue
-                    if t < 3:
+                    elif t < 3:
                         miss_sectors[t] += tiles[key][2]
                         if key not in seen:
                             seen.add(key)
                             compulsory += tiles[key][2] * sector
-                    held[key] = nl
-                    used += nl
-                    while used > cap:
-                        used -= held.popitem(last=False)[1]
                 if step > n:
                     if nxt < len(queue):
                         state[s] = start(nxt)
