@@ -25,7 +25,7 @@ first (causal kernels start the longest rows first).
 Cache: one fully associative LRU per partition of ⌊L2 bytes per partition / 128⌋ lines, write-allocate,
 write-back; a miss reads the tile's sectors from DRAM (sectored L2); every O and L tile reaches DRAM once
 (written once, written back when evicted or at the end). Exact for line-level LRU when tiles are atomic: row
-bytes (d·bytes per element) a multiple of the 128-byte line and L's B_r·4 bytes too, so no line is shared by two
+bytes (d·bytes per element) a multiple of the 128-byte line and L's B_r·4 and N_q·4 bytes too, so no line is shared by two
 tiles (:mod:`attnio.algorithms.l2_cache`); otherwise a line shared by two tiles is counted in each
 (``L2Result.exact`` is False). Not modelled: set associativity, the hash of addresses to L2 slices, replacement
 other than LRU, the Infinity Cache / MALL behind an AMD L2, prefetching, and timing (steps advance in lockstep).
@@ -224,7 +224,7 @@ def replay(
     ids = _launch(w, T_r, order, sec or 1, q_reverse)
     line, sector = p.line, p.sector
     Rq, Rv = w.d * bpw, w.dv * bpw
-    exact = Rq % line == 0 and Rv % line == 0 and (B_r * 4) % line == 0
+    exact = Rq % line == 0 and Rv % line == 0 and (B_r * 4) % line == 0 and (Nq * 4) % line == 0  # L tiles too
 
     stats = {t: TensorTraffic(sector_bytes=sector) for t in TENSORS}
     tiles: dict[int, tuple[int, int, int]] = {}  # key -> (tensor index, lines, sectors)
