@@ -238,16 +238,18 @@ def _line_replay(w, B_r, B_c, order, sms, l2_lines, sawtooth, partitions=1):
 
 
 @given(st.integers(1, 3), st.sampled_from([1, 2]), st.sampled_from([(96, 96), (128, 160)]), st.booleans(),
-       st.sampled_from(["qhb", "hqb"]), st.integers(1, 3), st.integers(1, 120), st.booleans())
-def test_replay_equals_a_line_by_line_replay(heads, kv_div, Ns, causal, order, sms, l2_lines, saw):
-    """Rows of 128 bytes (d = 64 fp16) and L tiles of 32·4 = 128 bytes: every tile is atomic, so the tile-level
+       st.sampled_from(["qhb", "hqb"]), st.integers(1, 3), st.integers(1, 120), st.booleans(),
+       st.sampled_from([(32, 16), (64, 24)]))
+def test_replay_equals_a_line_by_line_replay(heads, kv_div, Ns, causal, order, sms, l2_lines, saw, blocks):
+    """Rows of 128 bytes (d = 64 fp16), L tiles and one head's L whole lines (B_r, N_q multiples of 32): atomic, so the tile-level
     replay must give the line-level hits exactly, for every order, interleaving, GQA, causal and sawtooth case."""
     kv = heads if heads % kv_div else heads // kv_div
     Nq, Nkv = Ns
     w = Workload.build(heads=heads, kv_heads=kv, Nq=Nq, Nkv=Nkv, d=64, dtype="fp16", causal=causal, M=10**6)
-    r = replay(w, "h100", B_r=32, B_c=16, order=order, sms=sms, l2_bytes=l2_lines * 128, sawtooth=saw)
+    B_r, B_c = blocks  # (64, 24): partial last Q and K/V blocks
+    r = replay(w, "h100", B_r=B_r, B_c=B_c, order=order, sms=sms, l2_bytes=l2_lines * 128, sawtooth=saw)
     assert r.exact
-    ref = _line_replay(w, 32, 16, order, sms, l2_lines, saw)
+    ref = _line_replay(w, B_r, B_c, order, sms, l2_lines, saw)
     assert {t: r.tensors[t].hit_lines for t in "QKV"} == ref
 
 
