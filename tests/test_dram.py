@@ -241,8 +241,9 @@ def _line_replay(w, B_r, B_c, order, sms, l2_lines, sawtooth, partitions=1):
        st.sampled_from(["qhb", "hqb"]), st.integers(1, 3), st.integers(1, 120), st.booleans(),
        st.sampled_from([(32, 16), (64, 24)]))
 def test_replay_equals_a_line_by_line_replay(heads, kv_div, Ns, causal, order, sms, l2_lines, saw, blocks):
-    """Rows of 128 bytes (d = 64 fp16), L tiles and one head's L whole lines (B_r, N_q multiples of 32): atomic, so the tile-level
-    replay must give the line-level hits exactly, for every order, interleaving, GQA, causal and sawtooth case."""
+    """Rows of 128 bytes (d = 64 fp16), L tiles and one head's L whole lines (B_r, N_q multiples of 32): every tile
+    is atomic, so the tile-level replay must give the line-level hits exactly, for every order, interleaving, GQA,
+    causal and sawtooth case."""
     kv = heads if heads % kv_div else heads // kv_div
     Nq, Nkv = Ns
     w = Workload.build(heads=heads, kv_heads=kv, Nq=Nq, Nkv=Nkv, d=64, dtype="fp16", causal=causal, M=10**6)
