@@ -48,6 +48,7 @@ __all__ = [
     "claims",
     "cost",
     "count",
+    "l2",
     "register",
     "results",
     "run",
@@ -69,6 +70,7 @@ _WHERE: dict[str, str] = {
     "results": "attnio.api",
     "verdicts": "attnio.api",
     "catalog_frame": "attnio.api",
+    "l2": "attnio.api",
     "IOCount": "attnio.core.counts",
     "AttnioError": "attnio.core.errors",
     "InvalidParameter": "attnio.core.errors",
@@ -81,7 +83,7 @@ assert sorted(_WHERE) == sorted(__all__)
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names load lazily
     from attnio.algorithms.registry import AlgorithmSpec, register
     from attnio.algorithms.run import run
-    from attnio.api import bound, catalog, catalog_frame, claims, cost, count, results, verdicts, verify
+    from attnio.api import bound, catalog, catalog_frame, claims, cost, count, l2, results, verdicts, verify
     from attnio.core.counts import IOCount
     from attnio.core.errors import (
         AttnioError,

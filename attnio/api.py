@@ -23,6 +23,7 @@ from attnio.core.validate import check_int
 if TYPE_CHECKING:
     import pandas as pd
 
+    from attnio.algorithms.l2 import L2Result
     from attnio.bounds.types import Bound
     from attnio.core.workload import Workload
     from attnio.solver.claims.types import Claim
@@ -165,3 +166,20 @@ def catalog_frame(what: str = "bounds") -> pd.DataFrame:
     from attnio.reports.catalog_frames import catalog_frame as frame
 
     return frame(what)
+
+
+def l2(workload: Workload, gpu: str, **options: Any) -> L2Result:
+    """Replay the FlashAttention-2 forward of ``workload`` through the L2 of preset ``gpu`` (a100, h100, h200,
+    b200, mi300x, mi355x, l4) and return requested, sector and predicted DRAM bytes per tensor and the hit rate
+    (:func:`attnio.algorithms.l2.replay`; ``options``: B_r, B_c, order, section_heads, q_reverse, sawtooth,
+    occupancy, sms, l2_bytes). docs/dram.md.
+
+    >>> import attnio
+    >>> from attnio.core.workload import Workload
+    >>> r = attnio.l2(Workload.build(heads=4, N=1024, d=64, dtype="bf16", M=10**6), "h100")
+    >>> r.dram_bytes < r.requested_bytes, r.exact
+    (True, True)
+    """
+    from attnio.algorithms.l2 import replay
+
+    return replay(workload, gpu, **options)

@@ -31,6 +31,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mask", default=None, metavar="SPEC",
                    help="a mask for flash2 / flash2-bwd (docs/masks.md): window:LEFT,RIGHT (-1 unbounded), prefix:P, "
                         "document:0,s1,...,N (cu_seqlens), or causal; instead of --causal")
+    p.add_argument("--l2", default=None, metavar="PRESET",
+                   help="flash2 forward: replay its thread blocks through the L2 of a preset (a100, h100, h200, b200, "
+                        "mi300x, mi355x, l4) and print requested, sector and predicted DRAM bytes per tensor "
+                        "(docs/dram.md)")
+    p.add_argument("--l2-order", default="qhb", metavar="ORDER",
+                   help="with --l2: launch order qhb (q block fastest, FA-2's grid), hqb (head fastest) or sections "
+                        "(FA-3's head sections)")
+    p.add_argument("--l2-occupancy", type=int_option, default=1, help="with --l2: thread blocks resident per SM")
     _workload.add_arguments(p)  # batch, heads, GQA, Nq/Nkv, causal, dtype, --smem/--gpu (docs/workloads.md)
 
 
@@ -70,12 +78,16 @@ def main(args: argparse.Namespace) -> int:
 
     if args.backward and registry.get(args.algorithm).pass_ == "backward":
         raise InvalidParameter("algorithm", args.algorithm, "a forward algorithm with --backward (it runs its backward itself)")
+    if args.l2 is not None:
+        _check_l2(args, registry)
     w = _workload.build(args) if _workload.requested(args) else None
     plain = {} if w is not None else {"N": args.N, "d": args.d, "dv": args.dv, "M": args.M}
     r = run(args.algorithm, w, pass_="step" if args.backward else None, schedule=args.schedule or ("per-head" if w else None),
             seed=args.seed, backend=args.backend, count_only=args.count_only, eps=args.eps, B=args.B,
             mask=None if args.mask is None else parse_mask(args.mask), **plain)
     out = r.as_dict()
+    if args.l2 is not None:
+        out["l2"] = _l2(r, args)
     if args.json:
         print_json(out)
         return 0
@@ -85,6 +97,8 @@ def main(args: argparse.Namespace) -> int:
           f"M={w.M:,d} words ({w.memory})")
     for key, part in (("forward", out["forward"]), ("backward", out["backward"])) if args.backward else ((r.pass_, out),):
         _print_part(key, part, w.M)
+    if args.l2 is not None:
+        _print_l2(out["l2"])
     if args.backward:
         t = out["total"]
         print(f"total (training step)  reads {t['reads']:,d}  writes {t['writes']:,d}  io {t['io']:,d} words ({t['io_bytes']:,d} bytes)  "
@@ -102,3 +116,49 @@ def _print_part(key: str, out: dict[str, Any], M: int) -> None:
     if out.get("rel_errors"):
         print("  " + ", ".join(f"{k} rel. error {v:.2e}" for k, v in out["rel_errors"].items()) + " (float64 analytic backward)")
     print(f"  {out['seconds']:.3f} s on {out['backend']}")
+
+
+def _check_l2(args: argparse.Namespace, registry: Any) -> None:
+    """--l2 before any work: a known preset, a known order, occupancy >= 1, and the flash2 forward it replays."""
+    from attnio.algorithms.l2 import ORDERS
+    from attnio.bounds.dram import preset
+    from attnio.core.errors import InvalidParameter
+    from attnio.core.validate import check_choice, check_int
+
+    preset(args.l2)
+    check_choice("l2-order", args.l2_order, list(ORDERS))
+    check_int("l2-occupancy", args.l2_occupancy, min=1)
+    if args.algorithm != "flash2" or args.backward or args.mask is not None:
+        raise InvalidParameter("l2", args.l2, "only with flash2's forward, no --backward, no --mask (the replay "
+                               "follows FA-2's forward program by program)")
+
+
+def _l2(r: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The replay at the run's B_r and B_c = max(the run's B_c, 128) (a kernel's K/V tile; the io-optimal rule
+    leaves B_c a few rows, which would make the replay minutes long), and the floors at M = the L2. Without a mask
+    the requested Q, K, V, O bytes are then the run's count (it does not depend on B_c); under a causal mask K and
+    V are larger by each program's masked-out rows of its last tile (docs/dram.md). L is counted in fp32."""
+    from attnio.algorithms.l2 import replay
+    from attnio.bounds.dram import floors
+
+    w = r.workload
+    B_r, B_c = r.tiling.B_r, max(r.tiling.B_c, min(128, w.Nkv))
+    rep = replay(w, args.l2, B_r=B_r, B_c=B_c, order=args.l2_order, occupancy=args.l2_occupancy)
+    return {**rep.as_dict(), "B_r": B_r, "B_c": B_c, "floors": floors(w, args.l2).as_dict()}
+
+
+def _print_l2(o: dict[str, Any]) -> None:
+    f = o["floors"]
+    print(f"L2 replay on {o['preset']} ({o['partitions']} x {o['l2_lines_per_partition']:,d} lines of 128 B, "
+          f"{o['slots_per_partition']} slots per L2, order {o['order']}, B_r={o['B_r']} B_c={o['B_c']}"
+          f"{'' if o['exact'] else ', lines shared by tiles counted in each'}):")
+    print(f"  {'tensor':<6} {'requested B':>18} {'sector B':>18} {'eff.':>6} {'DRAM read B':>18} {'DRAM write B':>18}")
+    for name, t in o["tensors"].items():
+        print(f"  {name:<6} {t['requested_bytes']:>18,d} {t['sector_bytes']:>18,d} {t['sector_efficiency']:>6.3f} "
+              f"{t['dram_read_bytes']:>18,d} {t['dram_write_bytes']:>18,d}")
+    print(f"  total  {o['requested_bytes']:>18,d} {o['sector_bytes']:>18,d} {'':>6} {o['dram_read_bytes']:>18,d} "
+          f"{o['dram_write_bytes']:>18,d}")
+    print(f"  L2 hit rate {o['hit_rate']:.4f} (read lines); compulsory {o['compulsory_bytes']:,d} B; "
+          f"{o['seconds']:.1f} s")
+    print(f"  floors at M = the L2 ({f['M_words']:,d} words): DRAM >= {f['dram_bytes']:,d} B ({f['bound']}), "
+          f"time >= {f['time_floor_s'] * 1e6:.1f} us")

@@ -61,6 +61,7 @@ from attnio.solver.claims import (  # noqa: E402  (isort: skip)
     bwd_slots_p,
     constants,
     distributed,
+    dram,
     masks,
     seed,
     serving,
@@ -76,7 +77,7 @@ def all_claims() -> list[Claim]:
     bound a step proves."""
     out: list[Claim] = [*seed.claims(), *constants.CLAIMS, *bspv.CLAIMS, *approx.CLAIMS,
                         *backward.CLAIMS, *workloads.claims(), *b3p.CLAIMS, *bwd_slots_p.CLAIMS,
-                        *small_forms.CLAIMS, *masks.CLAIMS, *serving.CLAIMS, *distributed.CLAIMS]
+                        *small_forms.CLAIMS, *masks.CLAIMS, *serving.CLAIMS, *distributed.CLAIMS, *dram.CLAIMS]
     steps = step_links()
     seen: set[str] = set()
     for i, c in enumerate(out):
