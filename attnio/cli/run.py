@@ -31,6 +31,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mask", default=None, metavar="SPEC",
                    help="a mask for flash2 / flash2-bwd (docs/masks.md): window:LEFT,RIGHT (-1 unbounded), prefix:P, "
                         "document:0,s1,...,N (cu_seqlens), or causal; instead of --causal")
+    p.add_argument("--tiles", default=None, metavar="BRxBC",
+                   help="flash2 forward tiles: BRxBC (e.g. 128x128) or a kernel's own: fa2, fa3 (need --gpu), flex (docs/masks.md)")
+    p.add_argument("--load", choices=["span", "tile"], default="span",
+                   help="what a masked flash2 loads of a visited tile: span (needed keys; default) or tile (whole, as the kernels do)")
     _workload.add_arguments(p)  # batch, heads, GQA, Nq/Nkv, causal, dtype, --smem/--gpu (docs/workloads.md)
 
 
@@ -63,6 +67,23 @@ def parse_mask(spec: str) -> Any:
     raise InvalidParameter("mask", spec, MASK_FORMS)
 
 
+def parse_tiles(spec: str | None) -> Any:
+    """``--tiles``: ``BRxBC`` as a pair, a preset name as itself.
+
+    >>> parse_tiles("128x64"), parse_tiles("fa2"), parse_tiles(None)
+    ((128, 64), 'fa2', None)
+    """
+    from attnio.bounds.kernel_tiles import PRESETS
+    from attnio.core.errors import InvalidParameter
+
+    if spec is None or spec in PRESETS:
+        return spec
+    a, x, b = spec.partition("x")
+    if not (x and a.isdigit() and b.isdigit() and int(a) >= 1 and int(b) >= 1):
+        raise InvalidParameter("tiles", spec, "BRxBC with integers >= 1 (e.g. 128x128), or one of " + ", ".join(PRESETS))
+    return int(a), int(b)
+
+
 def main(args: argparse.Namespace) -> int:
     from attnio.algorithms import registry
     from attnio.algorithms.run import run
@@ -72,16 +93,18 @@ def main(args: argparse.Namespace) -> int:
         raise InvalidParameter("algorithm", args.algorithm, "a forward algorithm with --backward (it runs its backward itself)")
     w = _workload.build(args) if _workload.requested(args) else None
     plain = {} if w is not None else {"N": args.N, "d": args.d, "dv": args.dv, "M": args.M}
-    r = run(args.algorithm, w, pass_="step" if args.backward else None, schedule=args.schedule or ("per-head" if w else None),
+    tiles = parse_tiles(args.tiles)
+    r = run(args.algorithm, w, pass_="step" if args.backward else None,
+            schedule=args.schedule or ("per-head" if w or tiles or args.load != "span" else None),
             seed=args.seed, backend=args.backend, count_only=args.count_only, eps=args.eps, B=args.B,
-            mask=None if args.mask is None else parse_mask(args.mask), **plain)
+            mask=None if args.mask is None else parse_mask(args.mask), tiling=tiles, load=args.load, **plain)
     out = r.as_dict()
     if args.json:
         print_json(out)
         return 0
     w = r.workload
     print(f"{args.algorithm}{' training step' if args.backward else ''}: batch={w.batch} heads={w.heads} kv_heads={w.kv_heads} "
-          f"Nq={w.Nq} Nkv={w.Nkv} d={w.d} dv={w.dv}{' causal' if w.causal else ''}{' mask ' + args.mask if args.mask else ''} {w.dtype} ({w.bytes_per_word} B/word)  "
+          f"Nq={w.Nq} Nkv={w.Nkv} d={w.d} dv={w.dv}{' causal' if w.causal else ''}{' mask ' + args.mask if args.mask else ''}{' load ' + args.load if args.load != 'span' else ''} {w.dtype} ({w.bytes_per_word} B/word)  "
           f"M={w.M:,d} words ({w.memory})")
     for key, part in (("forward", out["forward"]), ("backward", out["backward"])) if args.backward else ((r.pass_, out),):
         _print_part(key, part, w.M)
