@@ -51,7 +51,7 @@ from attnio.algorithms.backend import to_numpy
 from attnio.algorithms.machine import Machine, Measurement, SlowArray
 from attnio.algorithms.reference import attention4 as reference
 from attnio.algorithms.reference import default_scale
-from attnio.bounds.serving import SCALE_GROUP, Decode, blocks, resolve
+from attnio.bounds.serving import SCALE_GROUP, Decode, blocks, resolve, written_splits
 from attnio.core.validate import check_run_sizes, check_seed
 from attnio.core.workload import Workload
 
@@ -66,6 +66,8 @@ class DecodeTiling:
     B_c: int
     R: int
     B_q: int
+    written: int = 0  # splits that write partials (the fa2 rule: every requested split, the empty ones too)
+    lse_out: bool = False  # the final log-sum-exp of each row written (the fa2 rule)
 
     @property
     def T_q(self) -> int:
@@ -74,7 +76,9 @@ class DecodeTiling:
     @classmethod
     def default(cls, w: Workload, dec: Decode) -> DecodeTiling:
         """The block rule of ``attnio.bounds.serving.blocks`` (written once, shared with the formula)."""
-        return cls(*blocks(w, resolve(w, dec)))
+        dec = resolve(w, dec)
+        b = blocks(w, dec)
+        return cls(*b, written_splits(dec, b[0]), dec.split_rule == "fa2")
 
 
 @dataclass(frozen=True)
@@ -161,9 +165,10 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
             arrays["BT"] = m.input("BT", slot.reshape(-1).astype(np.float64))
     sc = default_scale(d, scale)
     O = m.slow("O", (U * R, dv), role="output")
-    if t.splits > 1:
-        O_part = m.slow("O_part", (t.splits * U * R, dv))
-        LSE_part = m.slow("LSE_part", (t.splits * U * R,))
+    LSE = m.slow("LSE", (U * R,), role="output") if t.lse_out else None
+    if t.written > 1:
+        O_part = m.slow("O_part", (t.written * U * R, dv))
+        LSE_part = m.slow("LSE_part", (t.written * U * R,))
     for us in m.tiles(U, 1):
         u = us.start
         for sp, qb in ((sp, qb) for sp in m.tiles(n, t.chunk) for qb in m.tiles(R, t.B_q)):
@@ -224,16 +229,26 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
                 seen = li.data > 0
                 Ob.data[seen] /= li.data[seen, None]
                 mi.data[...] = np.where(seen, mi.data + np.log(np.where(seen, li.data, 1.0)), -np.inf)
-            if t.splits == 1:
+            if t.written == 1:
                 m.store(Ob, O, qrows)
+                if LSE is not None:
+                    m.store(mi, LSE, qrows)
             else:
                 prow = slice((sigma * U + u) * R + qb.start, (sigma * U + u) * R + qb.stop)
                 m.store(Ob, O_part, prow)
                 m.store(mi, LSE_part, prow)
             m.free(Qb, Ob, mi, li, *prog)
-        if t.splits > 1:
+        for sigma in range(t.splits, t.written):  # the fa2 rule's empty splits: zeros and −∞, read by the combine
             for qb in m.tiles(R, t.B_q):
-                _combine(m, O_part, LSE_part, O, u, U, R, qb, dv, t.splits)
+                prow = slice((sigma * U + u) * R + qb.start, (sigma * U + u) * R + qb.stop)
+                Ob = m.alloc((qb.stop - qb.start, dv), what="O_sigma")
+                mi = m.alloc((qb.stop - qb.start,), what="m", fill=-np.inf)
+                m.store(Ob, O_part, prow)
+                m.store(mi, LSE_part, prow)
+                m.free(Ob, mi)
+        if t.written > 1:
+            for qb in m.tiles(R, t.B_q):
+                _combine(m, O_part, LSE_part, O, u, U, R, qb, dv, t.written, LSE)
     meas = m.finish()
     out = err = None
     if not count_only:
@@ -294,8 +309,9 @@ def _causal(S: np.ndarray, w: Workload, toks: slice, qb: slice) -> None:
 
 
 def _combine(m: Machine, O_part: SlowArray, LSE_part: SlowArray, O: SlowArray, u: int, U: int, R: int, qb: slice,
-             dv: int, s: int) -> None:
-    """Merge the s partial outputs of unit u's rows ``qb``: LSE = log Σ_σ exp(LSE_σ), O = Σ_σ exp(LSE_σ − LSE)·O_σ."""
+             dv: int, s: int, LSE: SlowArray | None = None) -> None:
+    """Merge the s partial outputs of unit u's rows ``qb``: LSE = log Σ_σ exp(LSE_σ), O = Σ_σ exp(LSE_σ − LSE)·O_σ
+    (an empty split's LSE_σ = −∞ weighs 0); ``LSE``: where to write the final LSE (the fa2 rule)."""
     at = [slice((sg * U + u) * R + qb.start, (sg * U + u) * R + qb.stop) for sg in range(s)]
     lse = [m.load(LSE_part, r, what="LSE_σ") for r in at]
     total = m.alloc((qb.stop - qb.start,), what="LSE", fill=None)
@@ -310,4 +326,6 @@ def _combine(m: Machine, O_part: SlowArray, LSE_part: SlowArray, O: SlowArray, u
             acc.data += np.exp(lse[sg].data - total.data)[:, None] * part.data
         m.free(part)
     m.store(acc, O, slice(u * R + qb.start, u * R + qb.stop))
+    if LSE is not None:
+        m.store(total, LSE, slice(u * R + qb.start, u * R + qb.stop))
     m.free(acc, total, *lse)

@@ -52,6 +52,14 @@ SCALE_GROUP = 128
 #: call (per-tensor scales); ``flashmla`` FlashMLA's fp8 MLA cache row: the d_v latent channels in fp8 with one
 #: fp32 per 128 of them, the d − d_v RoPE channels in the query's 16-bit type (656 bytes per token at 576/512).
 SCALE_LAYOUTS = ("group128", "head", "tensor", "flashmla")
+#: decode split rules (docs/serving.md#split-and-row-block-rules): ``tokens`` attnio's own (⌈N_kv/s⌉ tokens per
+#: split, no empty split, no final LSE); ``fa2`` FlashAttention-2's split-KV kernel (csrc/flash_attn/src/
+#: flash_fwd_kernel.h): ⌈⌈N_kv/B_N⌉/s⌉ K/V blocks of B_N tokens per split, every one of the s splits writes its
+#: partial output and LSE (an empty split zeros and −∞), the combine reads all s and writes O and the LSE; row
+#: blocks of kBlockM = 64 packed rows.
+SPLIT_RULES = ("tokens", "fa2")
+#: FlashAttention-2's split-KV row block (kBlockM) and FlashMLA's BLOCK_SIZE_M
+KERNEL_ROW_BLOCK = 64
 #: Flash-Decoding's largest split count (the split heuristic never exceeds it).
 MAX_SPLITS = 128
 
@@ -69,6 +77,8 @@ class Decode:
     shared_kv: bool = False
     gpu: str | None = None
     scales: str = "group128"
+    split_rule: str = "tokens"
+    row_block: int | None = None  # packed rows per row block (None: as many as fit; the fa2 rule: 64)
 
     def __post_init__(self) -> None:
         for name in ("splits", "page"):  # stored as int (check_int accepts 3.0 as 3)
@@ -79,6 +89,11 @@ class Decode:
         if self.gpu is not None:
             check_choice("gpu", self.gpu, list(GPUS))
         check_choice("scales", self.scales, list(SCALE_LAYOUTS))
+        check_choice("split_rule", self.split_rule, list(SPLIT_RULES))
+        if self.row_block is not None:
+            object.__setattr__(self, "row_block", check_int("row_block", self.row_block, min=1))
+        if self.split_rule == "fa2" and self.page is not None:
+            raise InvalidParameter("page", self.page, "none with split_rule='fa2' (modelled for a contiguous cache only)")
         if self.scales == "flashmla" and not self.shared_kv:
             raise InvalidParameter("scales", self.scales, "flashmla only with MLA's shared K/V row (shared_kv=True)")
         if not isinstance(self.shared_kv, bool):
@@ -128,10 +143,22 @@ def split_heuristic(w: Workload, gpu: str, page: int | None = None) -> int:
     return max(1, min(-(-sms // units), chunks, MAX_SPLITS))
 
 
-def chunking(w: Workload, splits: int, page: int | None) -> tuple[int, int]:
+def fa2_block_n(d: int) -> int:
+    """kBlockN of FlashAttention-2's split-KV kernel: 256 for d ≤ 64, 128 for d ≤ 128, else 64
+    (csrc/flash_attn/src/flash_fwd_launch_template.h, ``run_mha_fwd_splitkv_dispatch``)."""
+    return 256 if d <= 64 else 128 if d <= 128 else 64
+
+
+def chunking(w: Workload, splits: int, page: int | None, rule: str = "tokens") -> tuple[int, int]:
     """(effective splits, KV tokens per split): page-aligned chunks of ⌈pages/s⌉ pages when paged, else
-    ⌈N_kv/s⌉ tokens; a split count above the chunks available gives fewer, never empty, splits."""
-    if page is None:
+    ⌈N_kv/s⌉ tokens; a split count above the chunks available gives fewer, never empty, splits. ``rule="fa2"``:
+    ⌈⌈N_kv/B_N⌉/s⌉ blocks of B_N = :func:`fa2_block_n` tokens per split; the splits past the last non-empty one
+    are empty (not counted here: :func:`written_splits`)."""
+    if rule == "fa2":
+        bn = fa2_block_n(w.d)
+        blocks_n = -(-w.Nkv // bn)
+        chunk = -(-blocks_n // splits) * bn
+    elif page is None:
         chunk = -(-w.Nkv // splits)
     else:
         pages = -(-w.Nkv // page)
@@ -163,27 +190,40 @@ def blocks(w: Workload, dec: Decode) -> tuple[int, int, int, int, int]:
     and, with s > 1, in the combine (s LSEs, the total, O and one O_σ per row) (K/V read once per split), else the fewest row blocks T_q = ⌈R/B_q⌉ (each streams the split's K/V), rows
     shared evenly; B_c = the page (paged; N_kv when the page is longer: no step holds more tokens than the cache)
     or as many tokens as fit (the count does not depend on it)."""
-    s, chunk = chunking(w, dec.splits, dec.page)  # type: ignore[arg-type]
+    s, chunk = chunking(w, dec.splits, dec.page, dec.split_rule)  # type: ignore[arg-type]
     R, step = w.groups * w.Nq, min(dec.page, w.Nkv) if dec.page else 1
+    sw = written_splits(dec, s)
 
     def fits(b: int) -> bool:  # a split's step, and the combine's s LSEs, LSE, O and one O_σ of b rows
-        return fast_words(b, step, w, dec) <= w.M and (s == 1 or b * (s + 1 + 2 * w.dv) <= w.M)
+        return fast_words(b, step, w, dec) <= w.M and (sw == 1 or b * (sw + 1 + 2 * w.dv) <= w.M)
 
     if not fits(1):
-        lo = max(fast_words(1, step, w, dec), 0 if s == 1 else s + 1 + 2 * w.dv)
-        raise InvalidParameter("M", w.M, f"M >= {lo} for decode with {s} split(s) (one row's Q, O and statistics "
-                               f"beside one step of {step} tokens, and the combine's {s} LSEs)")
-    B_q = _largest(R, fits)
-    B_q = -(-R // -(-R // B_q))
+        lo = max(fast_words(1, step, w, dec), 0 if sw == 1 else sw + 1 + 2 * w.dv)
+        raise InvalidParameter("M", w.M, f"M >= {lo} for decode with {sw} split(s) (one row's Q, O and statistics "
+                               f"beside one step of {step} tokens, and the combine's {sw} LSEs)")
+    rb = dec.row_block or (KERNEL_ROW_BLOCK if dec.split_rule == "fa2" else None)
+    if rb is not None:  # the kernel's row block: ⌈R/rb⌉ blocks of rb rows, the last one partial
+        B_q = min(rb, R)
+        if not fits(B_q):
+            raise InvalidParameter("row_block", rb, f"a row block whose step fits M={w.M} words beside one token")
+    else:
+        B_q = _largest(R, fits)
+        B_q = -(-R // -(-R // B_q))
     B_c = step if dec.page else _largest(min(chunk, w.Nkv), lambda b: fast_words(B_q, b, w, dec) <= w.M)
     return s, chunk, B_c, R, B_q
+
+
+def written_splits(dec: Decode, s: int) -> int:
+    """The splits that write partials and that the combine reads: the effective ``s`` (attnio's rule, no empty
+    split), or every requested split (``fa2``: an empty split writes zeros and −∞)."""
+    return dec.splits if dec.split_rule == "fa2" else s  # type: ignore[return-value]
 
 
 def dtypes(w: Workload, dec: Decode) -> dict[str, str]:
     """Each tensor's element type: Q and O the workload's, K and V ``kv_dtype``, partials fp32, table int32."""
     kv = dec.kv_dtype or w.dtype
     return {"Q": w.dtype, "K": kv, "K_rope": w.dtype, "V": kv, "K_scale": SCALE_DTYPE, "V_scale": SCALE_DTYPE, "BT": TABLE_DTYPE,
-            "O_part": PARTIAL_DTYPE, "LSE_part": PARTIAL_DTYPE, "O": w.dtype}
+            "O_part": PARTIAL_DTYPE, "LSE_part": PARTIAL_DTYPE, "O": w.dtype, "LSE": PARTIAL_DTYPE}
 
 
 def _check_shared(w: Workload, dec: Decode) -> None:
@@ -222,6 +262,8 @@ PAGED = sym("dec_paged", lo=0, doc="1 with a paged cache (a block table), else 0
 Q_BYTES = sym("dec_bytes_q", doc="bytes per word of Q and O")
 KV_BYTES = sym("dec_bytes_kv", doc="bytes per word of K and V")
 ROPE = sym("dec_rope", lo=0, doc="channels of each K row stored in the query's type beside fp8 ones (FlashMLA's RoPE part: d − d_v), else 0")
+WRITTEN = sym("dec_s_written", doc="splits that write partials and that the combine reads (decode; fa2 rule: every requested split)")
+LSE_OUT = sym("dec_lse_out", lo=0, doc="1 when the call writes each row's final log-sum-exp (FlashAttention-2's softmax_lse), else 0")
 PROG_SCALE = sym("dec_prog_scale", lo=0, doc="1 when fp8 K/V have one scale per tensor or per K/V head, read once per program (split × row block), else 0")
 _n, _zero = Nkv, const(0)
 #: per unit, per tensor: (reads, writes) in words of the tensor's type
@@ -233,15 +275,17 @@ DECODE_WORDS: dict[str, tuple[Expr, Expr]] = {  # K/V, their scales and the tabl
     "K_scale": (FP8 * ROW_BLOCKS * _n * ceil((d - ROPE) / SCALE_GROUP) + PROG_SCALE * SPLITS * ROW_BLOCKS, _zero),
     "V_scale": (FP8 * OWN_V * ROW_BLOCKS * _n * ceil(dv / SCALE_GROUP) + PROG_SCALE * OWN_V * SPLITS * ROW_BLOCKS, _zero),
     "BT": (PAGED * ROW_BLOCKS * ceil(_n / PAGE), _zero),  # ⌈N_kv/P⌉ pages, the last one partial
-    "O_part": (SPLIT * SPLITS * ROWS * dv, SPLIT * SPLITS * ROWS * dv),
-    "LSE_part": (SPLIT * SPLITS * ROWS, SPLIT * SPLITS * ROWS),
+    "O_part": (SPLIT * WRITTEN * ROWS * dv, SPLIT * WRITTEN * ROWS * dv),
+    "LSE_part": (SPLIT * WRITTEN * ROWS, SPLIT * WRITTEN * ROWS),
     "O": (_zero, ROWS * dv),
+    "LSE": (_zero, LSE_OUT * ROWS),
 }
 #: bytes per word of each tensor: Q and O the workload's type, K and V the cache's, the rest fp32 or int32
 DECODE_BPW: dict[str, Expr] = {
     "Q": Q_BYTES, "O": Q_BYTES, "K": KV_BYTES, "K_rope": Q_BYTES, "V": KV_BYTES, "K_scale": const(TYPE_BYTES[SCALE_DTYPE]),
     "V_scale": const(TYPE_BYTES[SCALE_DTYPE]), "BT": const(TYPE_BYTES[TABLE_DTYPE]),
     "O_part": const(TYPE_BYTES[PARTIAL_DTYPE]), "LSE_part": const(TYPE_BYTES[PARTIAL_DTYPE]),
+    "LSE": const(TYPE_BYTES[PARTIAL_DTYPE]),
 }
 
 
@@ -259,12 +303,13 @@ def decode_env(w: Workload, dec: Decode) -> dict[str, int]:
     """The values of :data:`DECODE_WORDS`' symbols for a call (``dec`` resolved)."""
     s, _, _, R, B_q = blocks(w, dec)
     types = dtypes(w, dec)
-    return {"dec_s": s, "dec_Tq": -(-R // B_q), "dec_R": R, "dec_page": dec.page or 1, "Nkv": w.Nkv, "d": w.d,
+    sw = written_splits(dec, s)
+    return {"dec_s": s, "dec_s_written": sw, "dec_lse_out": int(dec.split_rule == "fa2"), "dec_Tq": -(-R // B_q), "dec_R": R, "dec_page": dec.page or 1, "Nkv": w.Nkv, "d": w.d,
             "dv": w.dv, "dec_units": w.batch * w.kv_heads,
             "dec_fp8": int(types["K"] == "fp8" and dec.scales in ("group128", "flashmla")),
             "dec_prog_scale": int(types["K"] == "fp8" and dec.scales in ("head", "tensor")),
             "dec_rope": w.d - w.dv if dec.scales == "flashmla" else 0,
-            "dec_own_v": int(not dec.shared_kv), "dec_split": int(s > 1), "dec_paged": int(dec.page is not None),
+            "dec_own_v": int(not dec.shared_kv), "dec_split": int(sw > 1), "dec_paged": int(dec.page is not None),
             "dec_bytes_q": TYPE_BYTES[types["Q"]], "dec_bytes_kv": TYPE_BYTES[types["K"]]}
 
 
@@ -320,7 +365,8 @@ def lower_bound_bytes(w: Workload, dec: Decode) -> int:
     kv = w.batch * w.kv_heads * w.Nkv * per_token
     # a scale per K/V head (per call) for each needed tensor: every output depends on it
     whole = {"head": w.batch * w.kv_heads, "tensor": 1}.get(dec.scales, 0) * tensors * TYPE_BYTES[SCALE_DTYPE] if fp8 else 0
-    return q_read + kv + whole + w.batch * w.heads * w.Nq * w.dv * TYPE_BYTES[types["O"]]
+    lse = w.batch * w.heads * w.Nq * TYPE_BYTES[types["LSE"]] if dec.split_rule == "fa2" else 0  # an output too
+    return q_read + kv + whole + w.batch * w.heads * w.Nq * w.dv * TYPE_BYTES[types["O"]] + lse
 
 
 def flops(w: Workload) -> int:

@@ -347,3 +347,80 @@ def test_bad_scale_layouts_name_the_parameter(dec, name):
     with pytest.raises(InvalidParameter) as e:
         dec()
     assert e.value.name == name
+
+
+def _fa2_splitkv_reference(w, s: int) -> dict[str, int]:
+    """FlashAttention-2's split-KV decode (csrc/flash_attn/src/flash_fwd_kernel.h), written here from its loop
+    bounds: n_blocks_per_split = ⌈⌈N_kv/B_N⌉/s⌉; split i covers blocks [i·n, min(⌈N_kv/B_N⌉, (i+1)·n)); an empty
+    split (n_block_min ≥ n_block_max) writes zeros to its O_accum and −∞ to its LSE_accum without reading Q; the
+    combine reads every split's LSE and O_accum and writes O and softmax_lse; packed rows in blocks of 64."""
+    bn = 256 if w.d <= 64 else 128 if w.d <= 128 else 64
+    blocks_ = -(-w.Nkv // bn)
+    per = -(-blocks_ // s)
+    nonempty = sum(1 for i in range(s) if min(blocks_, (i + 1) * per) > i * per)
+    R = w.groups * w.Nq
+    row_blocks = -(-R // 64)
+    units = w.batch * w.kv_heads
+    part = units * s * R if s > 1 else 0
+    return {"Q": units * nonempty * R * w.d, "K": units * row_blocks * w.Nkv * w.d, "O_part": part * w.dv,
+            "LSE_part": part, "LSE": units * R}
+
+
+@pytest.mark.parametrize("Nkv, s, d", [(32768, 17, 128), (300, 3, 8), (1000, 16, 128), (129, 2, 128), (5000, 7, 256)])
+def test_fa2_split_rule_follows_flashattention2_split_kv(Nkv, s, d):
+    w = Workload.build(batch=2, heads=32, kv_heads=8, Nq=1, Nkv=Nkv, d=d, dtype="bf16", gpu="h200")
+    dec = Decode(splits=s, split_rule="fa2")
+    c = decode_count(w, dec)
+    want = _fa2_splitkv_reference(w, s)
+    got = {"Q": c.words["Q"][0], "K": c.words["K"][0], "O_part": c.words.get("O_part", (0, 0))[1],
+           "LSE_part": c.words.get("LSE_part", (0, 0))[1], "LSE": c.words["LSE"][1]}
+    assert got == want
+    if "O_part" in c.words:
+        assert c.words["O_part"][0] == c.words["O_part"][1]  # the combine reads every split written
+    # attnio's own rule: no empty split, no LSE written; the published rows use it (test_paper: unchanged)
+    own = decode_count(w, Decode(splits=s))
+    assert "LSE" not in own.words and own.words.get("O_part", (0, 0))[1] == (2 * 8 * own.splits * 4 * w.dv if own.splits > 1 else 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(calls(), st.integers(1, 6))
+def test_fa2_split_rule_measured_equals_formula(case, s):
+    w, dec = case
+    dec = Decode(splits=s, kv_dtype=dec.kv_dtype, shared_kv=dec.shared_kv, scales=dec.scales, split_rule="fa2")  # contiguous
+    try:
+        blocks(w, dec)
+    except InvalidParameter:
+        assume(False)
+    r = run_decode(w, dec, seed=2)
+    assert _measured(r) == decode_count(w, dec).words
+    assert r.max_abs_error < 1e-9
+    assert lower_bound_bytes(w, dec) <= decode_count(w, dec).bytes_total
+
+
+def test_mla_row_blocks_of_the_kernels_size():
+    """MLA absorbed, 128 query heads × 2 new tokens (R = 256) on the H200 preset: attnio's own rule packs as many
+    rows as fit (3 blocks of 86), FlashMLA's BLOCK_SIZE_M = 64 (csrc/sm90/decode/dense/config.h) gives 4 blocks,
+    4 loads of each cache row."""
+    from attnio.core.workload import GPUS
+
+    w, _ = mla("absorbed", batch=1, heads=128, Nq=2, Nkv=4096, M=GPUS["h200"].smem_bytes // 2)
+    own = decode_count(w, Decode(splits=1, shared_kv=True))
+    kernel = decode_count(w, Decode(splits=1, shared_kv=True, row_block=64))
+    assert (own.T_q, kernel.T_q) == (3, 4)
+    assert kernel.words["K"][0] == 4 * 4096 * 576 and own.words["K"][0] == 3 * 4096 * 576
+    small, _ = mla("absorbed", batch=1, heads=8, Nq=2, Nkv=20, M=10**6)  # on the machine: 16 rows in blocks of 5
+    dec = Decode(splits=2, shared_kv=True, row_block=5)
+    r = run_decode(small, dec, seed=0)
+    assert _measured(r) == decode_count(small, dec).words
+    assert r.tiling.T_q == 4 and r.max_abs_error < 1e-9
+
+
+@pytest.mark.parametrize("make, name", [(lambda: Decode(splits=2, split_rule="flash"), "split_rule"),
+                                        (lambda: Decode(splits=2, split_rule="fa2", page=16), "page"),
+                                        (lambda: Decode(splits=2, row_block=0), "row_block"),
+                                        (lambda: blocks(Workload.build(heads=64, kv_heads=1, Nq=1, Nkv=8, d=64, M=2000),
+                                                        Decode(splits=1, row_block=64)), "row_block")])
+def test_bad_split_rules_name_the_parameter(make, name):
+    with pytest.raises(InvalidParameter) as e:
+        make()
+    assert e.value.name == name
