@@ -49,6 +49,10 @@ EMPTY, PARTIAL, FULL = 0, 1, 2
 #: needs, first to last (attnio's default, every published figure); ``tile``, the whole tile, as FlashAttention-2/3
 #: and FlexAttention load every tile they visit
 LOADS = ("span", "tile")
+#: where a document mask's tiles start (docs/masks.md#documents-packed-or-varlen): ``packed``, global tiles over
+#: the packed sequences (FlexAttention's way; the default); ``varlen``, each sequence tiled from its own start
+#: (FlashAttention-2's varlen API, cu_seqlens)
+DOCUMENTS = ("packed", "varlen")
 #: keys per evaluation chunk of a general mask (bounds the memory of one vectorised call)
 _CHUNK = 1 << 22
 
@@ -197,14 +201,24 @@ class Mask:
             return _interval_blocks(b, Nq, Nkv, B_r, B_c, load)
         return _dense_blocks(self, Nq, Nkv, B_r, B_c, load)
 
-    def block_rows(self, Nq: int, Nkv: int, B_r: int, B_c: int, load: str = "span") -> BlockRows | BlockMask:
+    def block_rows(self, Nq: int, Nkv: int, B_r: int, B_c: int, load: str = "span", documents: str = "packed"
+                   ) -> BlockRows | BlockMask | VarlenRows:
         """The block mask as a schedule walks it, one Q block at a time: for an interval mask a
         :class:`BlockRows` (O(N_q) memory, no T_r × T_c array), else the full :meth:`blocks`. Both give
-        ``active``, ``kv_rows`` and ``row(i)``, under the ``load`` convention (:data:`LOADS`)."""
+        ``active``, ``kv_rows`` and ``row(i)``, under the ``load`` convention (:data:`LOADS`).
+        ``documents="varlen"``: a :class:`VarlenRows`, each sequence of the mask's :class:`Document` tiled from
+        its own start (the mask a Document, or an interval mask combined with one by ``&``)."""
         Nq, Nkv = self._sizes(Nq, Nkv)
         B_r, B_c = check_int("B_r", B_r, min=1), check_int("B_c", B_c, min=1)
         load = check_choice("load", load, LOADS)
+        documents = check_choice("documents", documents, DOCUMENTS)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
+        if documents == "varlen":
+            cu = _cu_seqlens(self)
+            if cu is None or b is None:
+                raise InvalidParameter("documents", documents, "packed unless the mask is a Document (or an interval mask & a Document)")
+            lo, hi = _clipped(b, Nkv)
+            return VarlenRows(B_r, B_c, cu, lo, hi, load)
         if b is None:
             return _dense_blocks(self, Nq, Nkv, B_r, B_c, load)
         lo, hi = _clipped(b, Nkv)
@@ -597,6 +611,83 @@ class BlockRows:
         return j0, kinds[0], start[0], span[0]
 
 
+def _cu_seqlens(mask: Mask) -> tuple[int, ...] | None:
+    """The cu_seqlens of the :class:`Document` in ``mask`` (itself, or an operand of an ``&``), else None."""
+    if isinstance(mask, Document):
+        return mask.cu_seqlens
+    if isinstance(mask, And):
+        return _cu_seqlens(mask.a) or _cu_seqlens(mask.b)
+    return None
+
+
+@dataclass(frozen=True)
+class VarlenRows:
+    """A document mask walked as FlashAttention-2's varlen API tiles it: each sequence [a, b) of ``cu_seqlens``
+    is its own problem, its Q blocks of B_r rows and its K/V tiles of B_c keys starting at a (the last of each
+    cut at b), where the packed tiling (:class:`BlockRows`) starts them at multiples of B_r and B_c. Q blocks are
+    numbered across the sequences in order; ``row(i)`` gives keys in global positions and :meth:`origin` the
+    first key of block i's tiles.
+
+    Whole-tile loads, sequences of 3 and 5 tokens, 2 × 2 tiles: varlen, each of sequence 1's 2 Q blocks loads
+    its 3 keys and each of sequence 2's 3 blocks its 5 (21 K/V rows); packed, the blocks load 2, 4, 3 and 3
+    whole tiles (24).
+
+    >>> v = Document([0, 3, 8]).block_rows(8, 8, 2, 2, "tile", documents="varlen")
+    >>> [(r.start, r.stop) for r in v.q_blocks()], v.kv_rows, Document([0, 3, 8]).block_rows(8, 8, 2, 2, "tile").kv_rows
+    ([(0, 2), (2, 3), (3, 5), (5, 7), (7, 8)], 21, 24)
+    """
+
+    B_r: int
+    B_c: int
+    cu_seqlens: tuple[int, ...]
+    lo: np.ndarray  # per query row, clipped to [0, N_kv − 1] (global key positions)
+    hi: np.ndarray
+    load: str = "span"
+
+    def _docs(self) -> list[tuple[int, BlockRows]]:
+        out = []
+        for a, b in zip(self.cu_seqlens, self.cu_seqlens[1:], strict=False):
+            lo, hi = np.maximum(self.lo[a:b], a) - a, np.minimum(self.hi[a:b], b - 1) - a
+            out.append((a, BlockRows(self.B_r, self.B_c, b - a, b - a, lo, hi, self.load)))
+        return out
+
+    def q_blocks(self) -> list[slice]:
+        """The Q blocks' rows, in order: each sequence's blocks of B_r rows from its start."""
+        return [slice(a + r, min(b, a + r + self.B_r)) for a, b in zip(self.cu_seqlens, self.cu_seqlens[1:], strict=False)
+                for r in range(0, b - a, self.B_r)]
+
+    @property
+    def active(self) -> np.ndarray:
+        return np.concatenate([br.active for _, br in self._docs()])
+
+    @property
+    def kv_rows(self) -> int:
+        return sum(br.kv_rows for _, br in self._docs())
+
+    @property
+    def q_rows(self) -> int:
+        return sum(br.q_rows for _, br in self._docs())
+
+    def _locate(self, i: int) -> tuple[int, BlockRows, int]:
+        for a, br in self._docs():
+            n = -(-br.Nq // self.B_r)
+            if i < n:
+                return a, br, i
+            i -= n
+        raise IndexError(i)
+
+    def origin(self, i: int) -> int:
+        """The first key of Q block i's sequence: its K/V tiles start there."""
+        return self._locate(i)[0]
+
+    def row(self, i: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """(j0, kinds, start, span) of Q block i's tiles, tiles numbered from its sequence's start, ``start`` in
+        global key positions."""
+        a, br, k = self._locate(i)
+        j0, kinds, start, span = br.row(k)
+        return j0, kinds, np.where(span > 0, start + a, 0), span
+
+
 def _reach(lo: np.ndarray, hi: np.ndarray, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray]:
     """For row blocks [r0, r1) of rows with key ranges [lo, hi] (clipped; lo > hi: the row sees nothing) and key
@@ -746,17 +837,20 @@ def masked_lower_bound(w: Any, mask: Mask) -> tuple[str, Fraction]:
     return best, cands[best]
 
 
-def flash2_masked_words(w: Any, mask: Mask, B_r: int, B_c: int, *, grouped: bool, load: str = "span"
-                        ) -> tuple[int, int]:
+def flash2_masked_words(w: Any, mask: Mask, B_r: int, B_c: int, *, grouped: bool, load: str = "span",
+                        documents: str = "packed") -> tuple[int, int]:
     """(reads, writes) of FlashAttention-2's forward under ``mask`` (derived here, docs/masks.md), the block
     mask's counts in place of the causal sums: a Q block of B_r positions (of each of the g heads of a group
     when ``grouped``) is read only when one of its tiles is non-empty; in each non-empty tile it reads the K/V
     rows of the tile's needed span (``load="tile"``: the whole tile); empty tiles are skipped; every O row and
-    its logsumexp is written."""
-    bm = mask.block_rows(w.Nq, w.Nkv, B_r, B_c, load)
-    active = bm.active
-    rows = np.minimum(B_r, w.Nq - B_r * np.arange(active.size))
-    q_rows = int((rows * active).sum())
+    its logsumexp is written. ``documents="varlen"``: each sequence tiled from its own start (:class:`VarlenRows`)."""
+    bm = mask.block_rows(w.Nq, w.Nkv, B_r, B_c, load, documents)
+    if isinstance(bm, VarlenRows):
+        q_rows = bm.q_rows
+    else:
+        active = bm.active
+        rows = np.minimum(B_r, w.Nq - B_r * np.arange(active.size))
+        q_rows = int((rows * active).sum())
     env = _unit_env(w, w.groups if grouped else 1, q_rows=q_rows, kv_rows=bm.kv_rows)
     units = w.kv_heads_total if grouped else w.query_heads_total
     return units * evaluate_int(FLASH2_READS, env), units * evaluate_int(FLASH2_WRITES, env)

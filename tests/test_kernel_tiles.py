@@ -187,3 +187,46 @@ def test_cli_tiles_and_load(capsys):
     for bad in ("16x", "x4", "0x4", "fa9"):
         assert main([*args, "--tiles", bad]) == 2
         assert "tiles" in capsys.readouterr().err
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 300), min_size=1, max_size=6), st.booleans(), st.sampled_from([16, 64, 128]),
+       st.sampled_from([16, 64, 128, 176]))
+def test_varlen_documents_equal_flashattention2_varlen_loop_bounds(lengths, causal, kBlockM, kBlockN):
+    """FlashAttention-2's varlen API runs each sequence of cu_seqlens as its own problem (its Q blocks and K/V
+    blocks from its own start, block_info.h's offsets): the count is the sum of fa2_loop_count over the sequences.
+    attnio's documents="varlen" with whole-tile loads equals it, for the document mask and document & causal."""
+    cu = np.concatenate([[0], np.cumsum(lengths)]).tolist()
+    N = cu[-1]
+    mask = Document(cu) & Causal() if causal else Document(cu)
+    w = Workload.build(N=N, d=4, M=10**9)
+    reads, _ = flash2_masked_words(w, mask, kBlockM, kBlockN, grouped=False, load="tile", documents="varlen")
+    q_rows = kv_rows = 0
+    for L in lengths:
+        q, kv = fa2_loop_count(L, L, kBlockM, kBlockN, -1, 0 if causal else -1, causal)
+        q_rows, kv_rows = q_rows + q, kv_rows + kv
+    assert reads == _words(q_rows, kv_rows, 4)
+
+
+@pytest.mark.parametrize("mask", [Document([0, 50, 51, 130, 200]), Document([0, 50, 51, 130, 200]) & Causal()])
+@pytest.mark.parametrize("load", ["span", "tile"])
+def test_varlen_on_the_machine_measures_the_formula(mask, load):
+    w = Workload.build(heads=2, kv_heads=1, N=200, d=4, M=4000)
+    for schedule in ("per-head", "grouped"):
+        want = flash2_masked_words(w, mask, 16, 48, grouped=schedule == "grouped", load=load, documents="varlen")
+        n = run("flash2", w, mask=mask, schedule=schedule, tiling=(16, 48), load=load, documents="varlen", seed=1)
+        c = run("flash2", w, mask=mask, schedule=schedule, tiling=(16, 48), load=load, documents="varlen", count_only=True)
+        assert (n.measurement.reads_words, n.measurement.writes_words) == want == (c.measurement.reads_words, c.measurement.writes_words)
+        assert n.max_abs_error < 1e-9 and n.as_dict()["blocks"]["documents"] == "varlen"
+
+
+@pytest.mark.parametrize("call", [
+    lambda: run("flash2", N=64, d=4, M=300, mask=Causal(), documents="varlen", count_only=True),  # no Document
+    lambda: run("flash2", N=64, d=4, M=300, documents="varlen", count_only=True),  # no mask
+    lambda: Causal().block_rows(8, 8, 2, 2, documents="varlen"),
+    lambda: Document([0, 8]).block_rows(8, 8, 2, 2, documents="ragged"),
+])
+def test_varlen_needs_a_document_mask(call):
+    with pytest.raises(InvalidParameter) as e:
+        call()
+    assert e.value.name == "documents"

@@ -35,6 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="flash2 forward tiles: BRxBC (e.g. 128x128) or a kernel's own: fa2, fa3 (need --gpu), flex (docs/masks.md)")
     p.add_argument("--load", choices=["span", "tile"], default="span",
                    help="what a masked flash2 loads of a visited tile: span (needed keys; default) or tile (whole, as the kernels do)")
+    p.add_argument("--documents", choices=["packed", "varlen"], default="packed",
+                   help="a document mask's tiles: packed (global, FlexAttention's; default) or varlen (each sequence from its own start, FA-2's varlen)")
     _workload.add_arguments(p)  # batch, heads, GQA, Nq/Nkv, causal, dtype, --smem/--gpu (docs/workloads.md)
 
 
@@ -95,9 +97,10 @@ def main(args: argparse.Namespace) -> int:
     plain = {} if w is not None else {"N": args.N, "d": args.d, "dv": args.dv, "M": args.M}
     tiles = parse_tiles(args.tiles)
     r = run(args.algorithm, w, pass_="step" if args.backward else None,
-            schedule=args.schedule or ("per-head" if w or tiles or args.load != "span" else None),
+            schedule=args.schedule or ("per-head" if w or tiles or args.load != "span" or args.documents != "packed" else None),
             seed=args.seed, backend=args.backend, count_only=args.count_only, eps=args.eps, B=args.B,
-            mask=None if args.mask is None else parse_mask(args.mask), tiling=tiles, load=args.load, **plain)
+            mask=None if args.mask is None else parse_mask(args.mask), tiling=tiles, load=args.load,
+            documents=args.documents, **plain)
     out = r.as_dict()
     if args.json:
         print_json(out)
