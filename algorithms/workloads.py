@@ -120,7 +120,7 @@ def given_tiling(algorithm: str, w: Workload, schedule: str, tiles: Any, load: s
     WorkloadTiling(algorithm='flash2', schedule='per-head', B_r=128, B_c=64, load='tile', tiles='fa2')
     """
     from attnio.bounds.kernel_tiles import PRESETS, kernel_tiles
-    from attnio.bounds.masks import DOCUMENTS, LOADS, SlidingWindow, _cu_seqlens
+    from attnio.bounds.masks import DOCUMENTS, LOADS, _cu_seqlens
     from attnio.core.validate import check_choice, check_int
 
     load = check_choice("load", load, LOADS)
@@ -135,8 +135,9 @@ def given_tiling(algorithm: str, w: Workload, schedule: str, tiles: Any, load: s
         tiles = (tiles.B_r, tiles.B_c)
     if isinstance(tiles, str):
         name = check_choice("tiling", tiles, PRESETS)
-        causal = w.causal or type(mask) is Causal
-        local = isinstance(mask, SlidingWindow) and not causal
+        win = _window(mask)  # FA-2/FA-3: causal is the window (−1, 0); local a bounded side
+        causal = w.causal or (win is not None and win.window_left < 0 and win.window_right == 0)
+        local = win is not None and not causal and (win.window_left >= 0 or win.window_right >= 0)
         gpu = w.memory.split()[1] if w.memory.startswith("gpu ") else None
         B_r, B_c = kernel_tiles(name, d=w.d, dv=w.dv, gpu=gpu, causal=causal, local=local, element_size=w.bytes_per_word)
     else:
@@ -151,6 +152,18 @@ def given_tiling(algorithm: str, w: Workload, schedule: str, tiles: Any, load: s
     if need > w.M:
         raise InvalidParameter("tiling", f"{B_r}x{B_c}", f"tiles whose flash2 {schedule} working set fits M={w.M:,d} words (these need {need:,d})")
     return WorkloadTiling(algorithm, schedule, B_r, B_c, load, name, documents)
+
+
+def _window(mask: Mask | None) -> Any:
+    """The sliding window (Causal included) of ``mask``, itself or an operand of an ``&`` (a document & causal
+    mask runs FA-2's causal kernel per sequence), else None."""
+    from attnio.bounds.masks import And, SlidingWindow
+
+    if isinstance(mask, SlidingWindow):
+        return mask
+    if isinstance(mask, And):
+        return _window(mask.a) or _window(mask.b)
+    return None
 
 
 def tiling(algorithm: str, w: Workload, schedule: str = "per-head") -> WorkloadTiling:

@@ -230,3 +230,17 @@ def test_varlen_needs_a_document_mask(call):
     with pytest.raises(InvalidParameter) as e:
         call()
     assert e.value.name == "documents"
+
+
+def test_presets_read_the_mask_as_the_kernels_do():
+    """FA-2's Is_causal is the window (−1, 0) however it is written (Causal(), SlidingWindow(-1, 0), a document &
+    causal mask run per sequence); a window with a bounded side is local (FA-3's 128-key tiles at d = 128)."""
+    from attnio.algorithms.workloads import given_tiling
+
+    a6000 = Workload.build(N=4096, d=128, gpu="a6000", dtype="bf16")
+    tiles = [given_tiling("flash2", a6000, "per-head", "fa2", "tile", m).B_c
+             for m in (None, Causal(), SlidingWindow(-1, 0), Document([0, 100, 4096]) & Causal(), SlidingWindow(100, 0))]
+    assert tiles == [32, 64, 64, 64, 32]
+    h100 = Workload.build(N=4096, d=128, gpu="h100", dtype="bf16")
+    assert [given_tiling("flash2", h100, "per-head", "fa3", "tile", m).B_c
+            for m in (None, SlidingWindow(-1, -1), SlidingWindow(100, 0), SlidingWindow(-1, 5))] == [176, 176, 128, 128]
