@@ -424,3 +424,21 @@ def test_bad_split_rules_name_the_parameter(make, name):
     with pytest.raises(InvalidParameter) as e:
         make()
     assert e.value.name == name
+
+
+def test_cli_decode_names_its_conventions(capsys):
+    import json
+
+    from attnio.cli import main
+
+    assert main(["decode", "--Nkv", "4096", "--Nq", "2", "--heads", "128", "--mla", "absorbed", "--kv-dtype", "fp8",
+                 "--scales", "flashmla", "--row-block", "64", "--splits", "3", "--split-rule", "fa2", "--gpu", "h200", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["scales"], out["split_rule"], out["row_blocks"], out["row_block_rows"]) == ("flashmla", "fa2", 4, 64)
+    assert out["machine_equals_formula"] is True
+    pt = out["per_tensor"]
+    per_token = sum(pt[t]["reads_words"] * pt[t]["bytes_per_word"] for t in ("K", "K_rope", "K_scale")) // (4096 * 4)
+    assert per_token == 656 and pt["LSE"]["writes_words"] == 256
+    assert main(["decode", "--Nkv", "4096", "--heads", "32", "--kv-heads", "8", "--gpu", "h200", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["scales"], out["split_rule"]) == (None, "tokens")  # bf16 K/V: no scales
