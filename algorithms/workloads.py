@@ -117,7 +117,7 @@ def given_tiling(algorithm: str, w: Workload, schedule: str, tiles: Any, load: s
     (:data:`attnio.bounds.masks.DOCUMENTS`; varlen needs a document mask).
 
     >>> given_tiling("flash2", Workload.build(N=4096, d=128, gpu="h100", dtype="bf16"), "per-head", "fa2", "tile")
-    WorkloadTiling(algorithm='flash2', schedule='per-head', B_r=128, B_c=64, load='tile', tiles='fa2')
+    WorkloadTiling(algorithm='flash2', schedule='per-head', B_r=128, B_c=64, load='tile', tiles='fa2', documents='packed')
     """
     from attnio.bounds.kernel_tiles import PRESETS, kernel_tiles
     from attnio.bounds.masks import DOCUMENTS, LOADS, _cu_seqlens
