@@ -35,6 +35,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -644,6 +645,7 @@ class VarlenRows:
     hi: np.ndarray
     load: str = "span"
 
+    @cached_property
     def _docs(self) -> list[tuple[int, BlockRows]]:
         out = []
         for a, b in zip(self.cu_seqlens, self.cu_seqlens[1:], strict=False):
@@ -658,23 +660,27 @@ class VarlenRows:
 
     @property
     def active(self) -> np.ndarray:
-        return np.concatenate([br.active for _, br in self._docs()])
+        return np.concatenate([br.active for _, br in self._docs])
 
     @property
     def kv_rows(self) -> int:
-        return sum(br.kv_rows for _, br in self._docs())
+        return sum(br.kv_rows for _, br in self._docs)
 
     @property
     def q_rows(self) -> int:
-        return sum(br.q_rows for _, br in self._docs())
+        return sum(br.q_rows for _, br in self._docs)
+
+    @cached_property
+    def _first_block(self) -> np.ndarray:
+        """The index of each sequence's first Q block."""
+        return np.concatenate(([0], np.cumsum([-(-br.Nq // self.B_r) for _, br in self._docs])))
 
     def _locate(self, i: int) -> tuple[int, BlockRows, int]:
-        for a, br in self._docs():
-            n = -(-br.Nq // self.B_r)
-            if i < n:
-                return a, br, i
-            i -= n
-        raise IndexError(i)
+        k = int(np.searchsorted(self._first_block, i, side="right")) - 1
+        if not 0 <= k < len(self._docs):
+            raise IndexError(i)
+        a, br = self._docs[k]
+        return a, br, i - int(self._first_block[k])
 
     def origin(self, i: int) -> int:
         """The first key of Q block i's sequence: its K/V tiles start there."""
