@@ -75,8 +75,9 @@ def kv_segments(m: Any, bm: Any, i: int) -> Iterator[tuple[slice, bool]]:
 
     j0, kinds, start, span = bm.row(i)  # the block's tiles j0, j0 + 1, …; every other tile is empty
     B_c = bm.B_c
+    off = bm.origin(i) if hasattr(bm, "origin") else 0  # varlen: the tiles start at the sequence's first key
     some = kinds != EMPTY
-    joins = some & (start == (j0 + np.arange(len(kinds))) * B_c)  # needed from its first key
+    joins = some & (start == off + (j0 + np.arange(len(kinds))) * B_c)  # needed from its first key
     link = joins[:-1] & (span[:-1] == B_c) & joins[1:]  # tile j's run goes on into tile j + 1
     ends = np.flatnonzero(~np.append(link, False))
     for j in np.flatnonzero(some & ~np.insert(link, 0, False)):  # the first tile of each segment
@@ -84,10 +85,10 @@ def kv_segments(m: Any, bm: Any, i: int) -> Iterator[tuple[slice, bool]]:
             yield slice(int(start[j]), int(start[j] + span[j])), bool(kinds[j] == PARTIAL)
             continue
         k = ends[np.searchsorted(ends, j)]
-        a = (j0 + int(j)) * B_c
+        a = off + (j0 + int(j)) * B_c
         for t in m.tiles(int(start[k] + span[k]) - a, B_c):
             c = shift(t, a)
-            yield c, bool(kinds[c.start // B_c - j0] == PARTIAL)
+            yield c, bool(kinds[(c.start - off) // B_c - j0] == PARTIAL)
 
 
 def mask_tile(S: Any, rows: slice, cols: slice, mask: Any, Nq: int, Nkv: int) -> bool:

@@ -51,7 +51,7 @@ from attnio.algorithms.backend import to_numpy
 from attnio.algorithms.machine import Machine, Measurement, SlowArray
 from attnio.algorithms.reference import attention4 as reference
 from attnio.algorithms.reference import default_scale
-from attnio.bounds.serving import SCALE_GROUP, Decode, blocks, resolve
+from attnio.bounds.serving import SCALE_GROUP, Decode, blocks, resolve, written_splits
 from attnio.core.validate import check_run_sizes, check_seed
 from attnio.core.workload import Workload
 
@@ -66,6 +66,8 @@ class DecodeTiling:
     B_c: int
     R: int
     B_q: int
+    written: int = 0  # splits that write partials (the fa2 rule: every requested split, the empty ones too)
+    lse_out: bool = False  # the final log-sum-exp of each row written (the fa2 rule)
 
     @property
     def T_q(self) -> int:
@@ -74,7 +76,9 @@ class DecodeTiling:
     @classmethod
     def default(cls, w: Workload, dec: Decode) -> DecodeTiling:
         """The block rule of ``attnio.bounds.serving.blocks`` (written once, shared with the formula)."""
-        return cls(*blocks(w, resolve(w, dec)))
+        dec = resolve(w, dec)
+        b = blocks(w, dec)
+        return cls(*b, written_splits(dec, b[0]), dec.split_rule == "fa2")
 
 
 @dataclass(frozen=True)
@@ -87,8 +91,14 @@ class DecodeResult:
     max_abs_error: float | None
 
 
-def _quantised(x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """(values, scales): ``x`` split into stored values and one positive fp32 scale per 128 channels of a row."""
+def _quantised(x: np.ndarray, rng: np.random.Generator, layout: str = "group128") -> tuple[np.ndarray, np.ndarray]:
+    """(values, scales): ``x`` (b, H_kv, n, c) split into stored values and positive fp32 scales: one per 128
+    channels of a row (``group128``, ``flashmla``: shape (b, H_kv, n, ⌈c/128⌉)), one per (sequence, K/V head)
+    (``head``: (b·H_kv, 1)) or one in all (``tensor``: (1, 1))."""
+    if layout in ("head", "tensor"):
+        scales = rng.uniform(0.5, 2.0, size=(x.shape[0] * x.shape[1] if layout == "head" else 1, 1))
+        per = scales.reshape(-1, 1, 1, 1) if layout == "tensor" else scales.reshape(x.shape[0], x.shape[1], 1, 1)
+        return x / per, scales
     groups = math.ceil(x.shape[-1] / SCALE_GROUP)
     scales = rng.uniform(0.5, 2.0, size=x.shape[:-1] + (groups,))
     return x / np.repeat(scales, SCALE_GROUP, axis=-1)[..., : x.shape[-1]], scales
@@ -109,19 +119,25 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
     U, R, n, d, dv = w.batch * w.kv_heads, t.R, w.Nkv, w.d, w.dv
     m = Machine(w.M, algorithm="decode", count_only=count_only)
     pages = -(-n // dec.page) if paged else 0
-    sg_k, sg_v = math.ceil(d / SCALE_GROUP), math.ceil(dv / SCALE_GROUP)
+    rope = d - dv if dec.scales == "flashmla" else 0  # FlashMLA: K's last d − d_v channels in Q's type, unscaled
+    dk = d - rope  # K's fp8 channels
+    per_prog = fp8 and dec.scales in ("head", "tensor")  # one K (V) scale per program, read with its Q block
+    sg_k, sg_v = math.ceil(dk / SCALE_GROUP), math.ceil(dv / SCALE_GROUP)
+    n_prog_scales = (U if dec.scales == "head" else 1) if per_prog else 0
     rng = np.random.default_rng(seed)
     Q4 = K4 = V4 = None
     arrays: dict[str, SlowArray] = {}
     if count_only:
         arrays["Q"] = m.input("Q", (U * R, d))
-        arrays["K"] = m.input("K", (U * n, d))
+        arrays["K"] = m.input("K", (U * n, dk))
+        if rope:
+            arrays["K_rope"] = m.input("K_rope", (U * n, rope))
         if not dec.shared_kv:
             arrays["V"] = m.input("V", (U * n, dv))
         if fp8:
-            arrays["K_scale"] = m.input("K_scale", (U * n, sg_k))
+            arrays["K_scale"] = m.input("K_scale", (n_prog_scales, 1) if per_prog else (U * n, sg_k))
             if not dec.shared_kv:
-                arrays["V_scale"] = m.input("V_scale", (U * n, sg_v))
+                arrays["V_scale"] = m.input("V_scale", (n_prog_scales, 1) if per_prog else (U * n, sg_v))
         if paged:
             arrays["BT"] = m.input("BT", (w.batch * pages,))
         slot = None
@@ -133,23 +149,26 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
         arrays["Q"] = m.input("Q", Q4.reshape(U * R, d))
         # physical cache: each sequence's pages in a random order, the block table maps logical -> physical
         slot = rng.permutation(w.batch * pages).reshape(w.batch, pages) if paged else None
-        Ks, Vs = K4, V4
+        Ks, Vs = K4[..., :dk], V4
         if fp8:
-            Ks, ks = _quantised(K4, rng)
-            arrays["K_scale"] = m.input("K_scale", _physical(ks, slot, dec.page))
+            Ks, ks = _quantised(K4[..., :dk], rng, dec.scales)
+            arrays["K_scale"] = m.input("K_scale", ks if per_prog else _physical(ks, slot, dec.page))
             if not dec.shared_kv:
-                Vs, vs = _quantised(V4, rng)
-                arrays["V_scale"] = m.input("V_scale", _physical(vs, slot, dec.page))
+                Vs, vs = _quantised(V4, rng, dec.scales)
+                arrays["V_scale"] = m.input("V_scale", vs if per_prog else _physical(vs, slot, dec.page))
         arrays["K"] = m.input("K", _physical(Ks, slot, dec.page))
+        if rope:
+            arrays["K_rope"] = m.input("K_rope", _physical(K4[..., dk:], slot, dec.page))
         if not dec.shared_kv:
             arrays["V"] = m.input("V", _physical(Vs, slot, dec.page))
         if paged:
             arrays["BT"] = m.input("BT", slot.reshape(-1).astype(np.float64))
     sc = default_scale(d, scale)
     O = m.slow("O", (U * R, dv), role="output")
-    if t.splits > 1:
-        O_part = m.slow("O_part", (t.splits * U * R, dv))
-        LSE_part = m.slow("LSE_part", (t.splits * U * R,))
+    LSE = m.slow("LSE", (U * R,), role="output") if t.lse_out else None
+    if t.written > 1:
+        O_part = m.slow("O_part", (t.written * U * R, dv))
+        LSE_part = m.slow("LSE_part", (t.written * U * R,))
     for us in m.tiles(U, 1):
         u = us.start
         for sp, qb in ((sp, qb) for sp in m.tiles(n, t.chunk) for qb in m.tiles(R, t.B_q)):
@@ -160,6 +179,10 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
             Ob = m.alloc((rq, dv), what="O_sigma")
             mi = m.alloc((rq,), what="m", fill=-np.inf)
             li = m.alloc((rq,), what="ℓ")
+            prog = []  # per-head or per-tensor scales: K's (and V's), read once per program and kept
+            if per_prog:
+                at = slice(u, u + 1) if dec.scales == "head" else slice(0, 1)
+                prog = [m.load(arrays[t], at, what="scale") for t in ("K_scale", "V_scale") if t in arrays]
             for st in m.tiles(sp.stop - sp.start, t.B_c):
                 toks = slice(sp.start + st.start, sp.start + st.stop)
                 bc = toks.stop - toks.start
@@ -169,7 +192,14 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
                     e = m.load(arrays["BT"], slice(b * pages + toks.start // dec.page, b * pages + toks.start // dec.page + 1), what="BT entry")
                 phys = _rows(u, toks, w, e, dec.page, pages, m.numeric)
                 Kb = m.load(arrays["K"], phys, what="K_j")
-                Kd = _dequant(m, arrays.get("K_scale"), Kb, phys, d) if fp8 else (Kb.data if m.numeric else None)
+                if per_prog:
+                    Kd = Kb.data * prog[0].data[0, 0] if m.numeric else None
+                else:
+                    Kd = _dequant(m, arrays.get("K_scale"), Kb, phys, dk) if fp8 else (Kb.data if m.numeric else None)
+                if rope:  # FlashMLA's row: the RoPE channels beside the fp8 ones, in Q's type
+                    Kr = m.load(arrays["K_rope"], phys, what="K_rope_j")
+                    Kd = np.concatenate([Kd, Kr.data], axis=1) if m.numeric else None
+                    m.free(Kr)
                 S = m.alloc((rq, bc), what="S", fill=None)
                 if m.numeric:
                     S.data[...] = (Qb.data @ Kd.T) * sc
@@ -180,7 +210,10 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
                 else:
                     m.free(Kb)
                     Kb = m.load(arrays["V"], phys, what="V_j")
-                    Vd = _dequant(m, arrays.get("V_scale"), Kb, phys, dv) if fp8 else (Kb.data if m.numeric else None)
+                    if per_prog:
+                        Vd = Kb.data * prog[1].data[0, 0] if m.numeric else None
+                    else:
+                        Vd = _dequant(m, arrays.get("V_scale"), Kb, phys, dv) if fp8 else (Kb.data if m.numeric else None)
                 mnew = m.alloc((rq,), what="m_new", fill=None)
                 if m.numeric:
                     mnew.data[...] = np.maximum(mi.data, S.data.max(axis=1))
@@ -196,16 +229,26 @@ def run_decode(w: Workload, dec: Decode, *, seed: int | None = 0, count_only: bo
                 seen = li.data > 0
                 Ob.data[seen] /= li.data[seen, None]
                 mi.data[...] = np.where(seen, mi.data + np.log(np.where(seen, li.data, 1.0)), -np.inf)
-            if t.splits == 1:
+            if t.written == 1:
                 m.store(Ob, O, qrows)
+                if LSE is not None:
+                    m.store(mi, LSE, qrows)
             else:
                 prow = slice((sigma * U + u) * R + qb.start, (sigma * U + u) * R + qb.stop)
                 m.store(Ob, O_part, prow)
                 m.store(mi, LSE_part, prow)
-            m.free(Qb, Ob, mi, li)
-        if t.splits > 1:
+            m.free(Qb, Ob, mi, li, *prog)
+        for sigma in range(t.splits, t.written):  # the fa2 rule's empty splits: zeros and −∞, read by the combine
             for qb in m.tiles(R, t.B_q):
-                _combine(m, O_part, LSE_part, O, u, U, R, qb, dv, t.splits)
+                prow = slice((sigma * U + u) * R + qb.start, (sigma * U + u) * R + qb.stop)
+                Ob = m.alloc((qb.stop - qb.start, dv), what="O_sigma")
+                mi = m.alloc((qb.stop - qb.start,), what="m", fill=-np.inf)
+                m.store(Ob, O_part, prow)
+                m.store(mi, LSE_part, prow)
+                m.free(Ob, mi)
+        if t.written > 1:
+            for qb in m.tiles(R, t.B_q):
+                _combine(m, O_part, LSE_part, O, u, U, R, qb, dv, t.written, LSE)
     meas = m.finish()
     out = err = None
     if not count_only:
@@ -266,8 +309,9 @@ def _causal(S: np.ndarray, w: Workload, toks: slice, qb: slice) -> None:
 
 
 def _combine(m: Machine, O_part: SlowArray, LSE_part: SlowArray, O: SlowArray, u: int, U: int, R: int, qb: slice,
-             dv: int, s: int) -> None:
-    """Merge the s partial outputs of unit u's rows ``qb``: LSE = log Σ_σ exp(LSE_σ), O = Σ_σ exp(LSE_σ − LSE)·O_σ."""
+             dv: int, s: int, LSE: SlowArray | None = None) -> None:
+    """Merge the s partial outputs of unit u's rows ``qb``: LSE = log Σ_σ exp(LSE_σ), O = Σ_σ exp(LSE_σ − LSE)·O_σ
+    (an empty split's LSE_σ = −∞ weighs 0); ``LSE``: where to write the final LSE (the fa2 rule)."""
     at = [slice((sg * U + u) * R + qb.start, (sg * U + u) * R + qb.stop) for sg in range(s)]
     lse = [m.load(LSE_part, r, what="LSE_σ") for r in at]
     total = m.alloc((qb.stop - qb.start,), what="LSE", fill=None)
@@ -282,4 +326,6 @@ def _combine(m: Machine, O_part: SlowArray, LSE_part: SlowArray, O: SlowArray, u
             acc.data += np.exp(lse[sg].data - total.data)[:, None] * part.data
         m.free(part)
     m.store(acc, O, slice(u * R + qb.start, u * R + qb.stop))
+    if LSE is not None:
+        m.store(total, LSE, slice(u * R + qb.start, u * R + qb.stop))
     m.free(acc, total, *lse)

@@ -132,6 +132,8 @@ def run(
     B: float | None = None,
     beta: float | None = None,
     mask: Any = None,
+    load: str = "span",
+    documents: str = "packed",
 ) -> Result:
     """Run ``algorithm`` (``pass_``: ``"forward"``, ``"backward"`` or ``"step"``; default the name's own pass)
     on ``workload``, or on the plain one-head case given by ``N``, ``d``, ``dv``, ``M`` or by 2-D ``inputs``.
@@ -146,7 +148,12 @@ def run(
     ``flash2-bwd`` and their step), instead of ``causal=True`` (the :class:`~attnio.bounds.masks.Causal` mask):
     empty tiles are skipped, partial ones masked; a query row that sees no key has a zero output and zero
     gradients (FlexAttention's convention). A plain run (``N``, ``d``, ``M``, 2-D ``inputs``) with a mask runs
-    the per-head workload schedule on its one head (outputs 4-D).
+    the per-head workload schedule on its one head (outputs 4-D). A flash2 forward workload run (masked or not)
+    also takes ``tiling``: a pair (B_r, B_c), or a kernel's tiles by name (``"fa2"``, ``"fa3"``, ``"flex"``:
+    :mod:`attnio.bounds.kernel_tiles`), and ``load``: ``"span"`` (the default: the key rows a visited tile's Q
+    block needs) or ``"tile"`` (every visited tile whole, as the kernels load it), and ``documents``: ``"packed"``
+    (the default: a document mask's tiles global) or ``"varlen"`` (each sequence tiled from its own start, as
+    FlashAttention-2's varlen API does); docs/masks.md.
 
     Validation runs here, once, before anything is drawn or allocated: bad input raises
     :class:`~attnio.core.errors.InvalidParameter` naming the parameter, its value and the valid range; a valid
@@ -196,13 +203,23 @@ def run(
     if w.dv != w.d and not spec.supports_dv:  # before anything is drawn
         raise Unsupported(f"{algorithm} needs d_v = d (got d={w.d}, dv={w.dv})")
     check_run_sizes(w.Nq, w.d, w.dv, count_only=count_only, Nkv=w.Nkv, heads=w.query_heads_total)
+    from attnio.bounds.masks import DOCUMENTS, LOADS
+
+    check_choice("load", load, LOADS)
+    check_choice("documents", documents, DOCUMENTS)
+    tiles_ok = spec.name == "flash2" and pass_ == "forward" and not plain  # a workload flash2 forward takes tiles
+    if load != "span" and not tiles_ok:
+        raise InvalidParameter("load", load, "span, unless a flash2 forward workload or masked run (load='tile' applies to its tiles)")
+    if documents != "packed" and not (tiles_ok and mask is not None):
+        raise InvalidParameter("documents", documents, "packed, unless a flash2 forward masked run (varlen tiles a document mask per sequence)")
     if not plain:
-        extra = [k for k, v in (("tiling", tiling), ("stats", stats), ("trace", trace or None), ("audit", audit), *params.items()) if v is not None]
+        extra = [k for k, v in (("tiling", None if tiles_ok else tiling), ("stats", stats), ("trace", trace or None), ("audit", audit), *params.items()) if v is not None]
         if extra or backend != "numpy":
             name = extra[0] if extra else "backend"
             raise InvalidParameter(name, tiling if name == "tiling" else backend if name == "backend" else "<given>",
                                    "not given with a workload schedule (it applies to plain one-head runs)")
-    req = _Request(w, plain, schedule, inputs, O, seed, count_only, tiling, scale, backend, trace, audit, check, stats, params, mask)
+    req = _Request(w, plain, schedule, inputs, O, seed, count_only, tiling, scale, backend, trace, audit, check, stats, params, mask, load,
+                   documents)
     result = _step(spec, req) if pass_ == "step" else _one(spec, pass_, req)
     if mask is None:
         return result
@@ -320,6 +337,8 @@ class _Request:
     stats: tuple[str, ...] | None
     params: dict[str, float]
     mask: Any = None
+    load: str = "span"
+    documents: str = "packed"
 
 
 def _one(spec: registry.AlgorithmSpec, pass_: str, r: _Request) -> Result:
@@ -344,7 +363,8 @@ def _one(spec: registry.AlgorithmSpec, pass_: str, r: _Request) -> Result:
         t0 = time.perf_counter()
         arrays = None if r.count_only else _arrays4(w, r.inputs, r.seed, pass_)
         if pass_ == "forward":
-            t, meas, outs, errs = workloads.run_schedule(spec, w, schedule, arrays, r.count_only, r.scale, r.check, r.mask)
+            t, meas, outs, errs = workloads.run_schedule(spec, w, schedule, arrays, r.count_only, r.scale, r.check, r.mask,
+                                                         r.tiling, r.load, r.documents)
         else:
             t, meas, outs, errs = workloads_bwd.run_schedule(spec, w, schedule, arrays, r.O, r.count_only, r.scale, r.check, r.mask)
         return Result(spec.name, pass_, w, schedule, t, meas, outs, errs, time.perf_counter() - t0)

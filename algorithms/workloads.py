@@ -70,7 +70,7 @@ per-head reads 4·(4 + 1·32) = 144; grouped reads 16 + 2·32 = 80 (K/V read twi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -101,6 +101,69 @@ class WorkloadTiling:
     schedule: str
     B_r: int
     B_c: int
+    load: str = "span"  # what a masked flash2 loads of a visited tile: its needed span, or the whole tile
+    tiles: str = "io-optimal"  # where B_r × B_c came from: the block rule, "given", or a kernel preset (fa2, …)
+    documents: str = "packed"  # a document mask's tiles: global ("packed") or from each sequence's start ("varlen")
+
+
+def given_tiling(algorithm: str, w: Workload, schedule: str, tiles: Any, load: str = "span",
+                 mask: Mask | None = None, documents: str = "packed") -> WorkloadTiling:
+    """The tiling of a flash2 forward workload run told its tiles: ``tiles`` None (the block rule below), a pair
+    (B_r, B_c) (B_r positions of each head per Q block, B_c keys per tile), a kernel preset name of
+    :mod:`attnio.bounds.kernel_tiles` (its rule at the workload's head dimension, GPU preset, element size and
+    mask), or a :class:`WorkloadTiling`; ``load``: ``span`` or ``tile`` (:data:`attnio.bounds.masks.LOADS`). The
+    tiles must fit: the working set g·B_r·(d + d_v + 3) + B_c·max(d, d_v) + g·B_r·B_c ≤ M (B_r, B_c clipped to
+    N_q, N_kv), else InvalidParameter naming ``tiling``. ``documents``: ``packed`` or ``varlen``
+    (:data:`attnio.bounds.masks.DOCUMENTS`; varlen needs a document mask).
+
+    >>> given_tiling("flash2", Workload.build(N=4096, d=128, gpu="h100", dtype="bf16"), "per-head", "fa2", "tile")
+    WorkloadTiling(algorithm='flash2', schedule='per-head', B_r=128, B_c=64, load='tile', tiles='fa2', documents='packed')
+    """
+    from attnio.bounds.kernel_tiles import PRESETS, kernel_tiles
+    from attnio.bounds.masks import DOCUMENTS, LOADS, _cu_seqlens
+    from attnio.core.validate import check_choice, check_int
+
+    load = check_choice("load", load, LOADS)
+    documents = check_choice("documents", documents, DOCUMENTS)
+    if documents == "varlen" and (mask is None or _cu_seqlens(mask) is None or mask.bounds(np.arange(1), w.Nq, w.Nkv) is None):
+        raise InvalidParameter("documents", documents, "packed unless the mask is a Document (or an interval mask & a Document)")
+    if tiles is None:
+        return replace(tiling(algorithm, w, schedule), load=load, documents=documents)
+    if algorithm != "flash2":
+        raise InvalidParameter("tiling", tiles, "not given for " + algorithm + " (workload runs take tiles for flash2's forward)")
+    if isinstance(tiles, WorkloadTiling):
+        tiles = (tiles.B_r, tiles.B_c)
+    if isinstance(tiles, str):
+        name = check_choice("tiling", tiles, PRESETS)
+        win = _window(mask)  # FA-2/FA-3: causal is the window (−1, 0); local a bounded side
+        causal = w.causal or (win is not None and win.window_left < 0 and win.window_right == 0)
+        local = win is not None and not causal and (win.window_left >= 0 or win.window_right >= 0)
+        gpu = w.memory.split()[1] if w.memory.startswith("gpu ") else None
+        B_r, B_c = kernel_tiles(name, d=w.d, dv=w.dv, gpu=gpu, causal=causal, local=local, element_size=w.bytes_per_word)
+    else:
+        try:
+            B_r, B_c = (check_int("tiling", x, min=1) for x in tiles)
+        except (TypeError, ValueError):
+            raise InvalidParameter("tiling", tiles, "a pair (B_r, B_c) of integers >= 1, a WorkloadTiling, or one of " + ", ".join(PRESETS)) from None
+        name = "given"
+    g = w.groups if schedule == "grouped" else 1
+    f2 = blocks.flash2(w.d, w.dv)
+    need = blocks.Budget(g * f2.rows, f2.cols, g * f2.pair).words(min(B_r, w.Nq), min(B_c, w.Nkv))
+    if need > w.M:
+        raise InvalidParameter("tiling", f"{B_r}x{B_c}", f"tiles whose flash2 {schedule} working set fits M={w.M:,d} words (these need {need:,d})")
+    return WorkloadTiling(algorithm, schedule, B_r, B_c, load, name, documents)
+
+
+def _window(mask: Mask | None) -> Any:
+    """The sliding window (Causal included) of ``mask``, itself or an operand of an ``&`` (a document & causal
+    mask runs FA-2's causal kernel per sequence), else None."""
+    from attnio.bounds.masks import And, SlidingWindow
+
+    if isinstance(mask, SlidingWindow):
+        return mask
+    if isinstance(mask, And):
+        return _window(mask.a) or _window(mask.b)
+    return None
 
 
 def tiling(algorithm: str, w: Workload, schedule: str = "per-head") -> WorkloadTiling:
@@ -156,18 +219,19 @@ def flash2(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, w: Workload, t:
         return O
     def mask_fn(S: Any, rows: slice, cols: slice) -> None:
         mask_tile(S, rows, cols, mask, Nq, Nkv)
-    if w.causal:  # the block mask of Causal() in closed form, tile by tile: [0, e_i + δ), the diagonal's tiles partial
+    if w.causal and t.load == "span":  # Causal()'s block mask in closed form, tile by tile: [0, e_i + δ), the diagonal's tiles partial
         delta = Nkv - Nq
         active = np.ones(-(-Nq // t.B_r), dtype=bool)
         def visit(i: int, rows: slice) -> Any:
             return ((c, crosses(rows, c, delta)) for c in m.tiles(rows.stop + delta, B_c))
     else:
-        bm = mask.block_rows(Nq, Nkv, t.B_r, B_c)  # one Q block at a time (no T_r × T_c array for interval masks)
+        bm = mask.block_rows(Nq, Nkv, t.B_r, B_c, t.load, t.documents)  # one Q block at a time (no T_r × T_c array)
         active = bm.active
         def visit(i: int, rows: slice) -> Any:
             return kv_segments(m, bm, i)
+    q_blocks = bm.q_blocks() if t.documents == "varlen" else list(each(Nq, t.B_r))  # varlen: from each sequence's start
     for k, q_offs in units:
-        for i, rows in enumerate(each(Nq, t.B_r)):
+        for i, rows in enumerate(q_blocks):
             if not active[i]:
                 empty_block(m, O, L, rows, dv, q_offs)
                 continue
@@ -213,11 +277,12 @@ SCHEDULE_FNS = {"flash2": flash2, "flash1": flash1, "flash1-fit": flash1, "stand
 
 # ---------------------------------------------------------------------------------------------- running
 def run_schedule(spec: registry.AlgorithmSpec, w: Workload, schedule: str, inputs: tuple[Any, ...] | None,
-                 count_only: bool, scale: float | None, check: bool, mask: Mask | None = None) -> tuple[Any, ...]:
+                 count_only: bool, scale: float | None, check: bool, mask: Mask | None = None, tiles: Any = None,
+                 load: str = "span", documents: str = "packed") -> tuple[Any, ...]:
     """The forward workload schedule ``schedule`` of ``spec`` on the machine (inputs validated by the runner,
     :func:`attnio.algorithms.run.run`): (tiling, measurement, outputs, errors). ``mask``: validated by the runner
-    (only schedules that take one get one)."""
-    t = tiling(spec.name, w, schedule)
+    (only schedules that take one get one); ``tiles``, ``load``: :func:`given_tiling`."""
+    t = given_tiling(spec.name, w, schedule, tiles, load, mask, documents)
     m = Machine(w.M, algorithm=f"{spec.name} ({schedule})", count_only=count_only, audit=spec.audit)
     H, Hk = w.query_heads_total, w.kv_heads_total
     shapes = {"Q": (H * w.Nq, w.d), "K": (Hk * w.Nkv, w.d), "V": (Hk * w.Nkv, w.dv)}

@@ -9,8 +9,10 @@ within target. Also the decode and mask figures the closing notes quote.
 2. An arbitrary FlexAttention mask_mod (vectorised NumPy), N = 16384, 128 × 128 tiles; target 10 s.
 3. Split-KV ÷ no-split bytes at the heuristic's split count on the H200 (Llama-style GQA, N_kv = 32768, 131072).
 4. FA-2 forward ÷ best masked lower bound under sliding-window and block-sparse masks (three configurations).
+5. Kernel conventions (docs/masks.md, docs/serving.md): K rows per query row at attnio's tiles and FA-2's,
+   whole-tile ÷ span loads, varlen ÷ packed documents, FA-2's split rule and FlashMLA's row blocks.
 
-    .venv/bin/python benchmarks/bench_masks.py
+    .venv/bin/python benchmarks/bench_masks.py [5]
 """
 
 from __future__ import annotations
@@ -50,7 +52,41 @@ def peak(fn):
     return out, t, mb
 
 
+def conventions() -> None:
+    print("5. kernel conventions, d = 128, bf16, H100 preset")
+    from attnio.algorithms.run import run
+    from attnio.bounds.serving import mla
+
+    w = Workload.build(N=32768, d=128, gpu="h100", dtype="bf16")
+    win = SlidingWindow(4096, 0)
+    for tiles in (None, "fa2"):
+        r = run("flash2", w, mask=win, tiling=tiles, load="tile" if tiles else "span", count_only=True)
+        print(f"   window (4096, 0), N = 32768, tiles {r.tiling.B_r} x {r.tiling.B_c} ({r.tiling.tiles}, {r.tiling.load}): "
+              f"K rows per query row {r.measurement.per_array['K'].reads_words / (32768 * 128):.2f}")
+    for n, left in ((131072, 1000), (32768, 100), (131072, 16)):
+        wn = Workload.build(N=n, d=128, gpu="h100", dtype="bf16")
+        s_, t_ = (flash2_masked_words(wn, SlidingWindow(left, 0), 128, 128, grouped=False, load=ld)[0] for ld in ("span", "tile"))
+        print(f"   window ({left}, 0), N = {n}, 128 x 128: tile / span reads {t_ / s_:.3f}")
+    for lens in ([1000, 3000, 500, 2500, 7000, 300, 2084], [100] * 300):
+        cu = [0, *np.cumsum(lens).tolist()]
+        wd = Workload.build(N=cu[-1], d=128, gpu="h100", dtype="bf16")
+        v, p = (flash2_masked_words(wd, Document(cu), 128, 64, grouped=False, load="tile", documents=dd)[0] for dd in ("varlen", "packed"))
+        print(f"   documents {len(lens)} sequences, N = {cu[-1]}, 128 x 64 whole tiles: varlen / packed reads {v / p:.3f}")
+    wg = Workload.build(heads=32, kv_heads=8, Nq=1, Nkv=32768, d=128, dtype="bf16", gpu="h200")
+    own, fa2 = decode_count(wg, Decode(gpu="h200")), decode_count(wg, Decode(gpu="h200", split_rule="fa2"))
+    print(f"   decode, H200 heuristic ({own.splits} splits): fa2 split rule / attnio's bytes {fa2.bytes_total / own.bytes_total:.5f}")
+    wm, _ = mla("absorbed", batch=1, heads=128, Nq=2, Nkv=32768, M=Workload.build(N=1, d=1, gpu="h200", dtype="bf16").M)
+    a, k = decode_count(wm, Decode(splits=1, shared_kv=True)), decode_count(wm, Decode(splits=1, shared_kv=True, row_block=64))
+    print(f"   MLA 128 heads x 2 tokens: row blocks {a.T_q} (attnio) vs {k.T_q} (FlashMLA's 64): K bytes ratio "
+          f"{k.words['K'][0] / a.words['K'][0]:.3f}")
+
+
 def main() -> None:
+    import sys
+
+    if sys.argv[1:] == ["5"]:
+        conventions()
+        return
     N = 1 << 17
     print("0. the CLI's masked count, window (4096, 0), N = 2^17, d = 128, M = 65536 (target 1 s, 200 MB)")
     from attnio.algorithms.run import run
@@ -97,6 +133,7 @@ def main() -> None:
         r, wr = flash2_masked_words(w, mask, t.B_r, t.B_c, grouped=True)
         lb_id, lb = masked_lower_bound(w, mask)
         print(f"   N = {nn}, {name}: {r + wr:,} words / {lb_id} {float(lb):,.0f} = {float((r + wr) / lb):.3f}")
+    conventions()
 
 
 if __name__ == "__main__":

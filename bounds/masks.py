@@ -35,6 +35,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -42,9 +43,17 @@ import numpy as np
 from attnio.bounds.expr import Rel, Sym, const, evaluate, evaluate_int, maximum, minimum
 from attnio.bounds.symbols import M, Nq, d, dv, g, sym
 from attnio.core.errors import InvalidParameter
-from attnio.core.validate import check_int
+from attnio.core.validate import check_choice, check_int
 
 EMPTY, PARTIAL, FULL = 0, 1, 2
+#: what a schedule loads of a non-empty tile (docs/masks.md#loads): ``span``, the key rows some row of the Q block
+#: needs, first to last (attnio's default, every published figure); ``tile``, the whole tile, as FlashAttention-2/3
+#: and FlexAttention load every tile they visit
+LOADS = ("span", "tile")
+#: where a document mask's tiles start (docs/masks.md#documents-packed-or-varlen): ``packed``, global tiles over
+#: the packed sequences (FlexAttention's way; the default); ``varlen``, each sequence tiled from its own start
+#: (FlashAttention-2's varlen API, cu_seqlens)
+DOCUMENTS = ("packed", "varlen")
 #: keys per evaluation chunk of a general mask (bounds the memory of one vectorised call)
 _CHUNK = 1 << 22
 
@@ -182,25 +191,39 @@ class Mask:
         out = np.asarray(self.allowed(q, k, Nq, Nkv), dtype=bool)
         return np.broadcast_to(out, (q.shape[0], k.shape[1]))
 
-    def blocks(self, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
-        """The block mask of tiles B_r × B_c: each tile full, partial or empty, and the key span each Q block
-        needs inside each tile."""
+    def blocks(self, Nq: int, Nkv: int, B_r: int, B_c: int, load: str = "span") -> BlockMask:
+        """The block mask of tiles B_r × B_c: each tile full, partial or empty, and the key rows each Q block
+        loads of each tile: its needed span (``load="span"``) or, ``load="tile"``, the whole tile."""
         Nq, Nkv = self._sizes(Nq, Nkv)
         B_r, B_c = check_int("B_r", B_r, min=1), check_int("B_c", B_c, min=1)
+        load = check_choice("load", load, LOADS)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
-        return _interval_blocks(b, Nq, Nkv, B_r, B_c) if b is not None else _dense_blocks(self, Nq, Nkv, B_r, B_c)
+        if b is not None:
+            return _interval_blocks(b, Nq, Nkv, B_r, B_c, load)
+        return _dense_blocks(self, Nq, Nkv, B_r, B_c, load)
 
-    def block_rows(self, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockRows | BlockMask:
+    def block_rows(self, Nq: int, Nkv: int, B_r: int, B_c: int, load: str = "span", documents: str = "packed"
+                   ) -> BlockRows | BlockMask | VarlenRows:
         """The block mask as a schedule walks it, one Q block at a time: for an interval mask a
         :class:`BlockRows` (O(N_q) memory, no T_r × T_c array), else the full :meth:`blocks`. Both give
-        ``active``, ``kv_rows`` and ``row(i)``."""
+        ``active``, ``kv_rows`` and ``row(i)``, under the ``load`` convention (:data:`LOADS`).
+        ``documents="varlen"``: a :class:`VarlenRows`, each sequence of the mask's :class:`Document` tiled from
+        its own start (the mask a Document, or an interval mask combined with one by ``&``)."""
         Nq, Nkv = self._sizes(Nq, Nkv)
         B_r, B_c = check_int("B_r", B_r, min=1), check_int("B_c", B_c, min=1)
+        load = check_choice("load", load, LOADS)
+        documents = check_choice("documents", documents, DOCUMENTS)
         b = self.bounds(np.arange(Nq), Nq, Nkv)
+        if documents == "varlen":
+            cu = _cu_seqlens(self)
+            if cu is None or b is None:
+                raise InvalidParameter("documents", documents, "packed unless the mask is a Document (or an interval mask & a Document)")
+            lo, hi = _clipped(b, Nkv)
+            return VarlenRows(B_r, B_c, cu, lo, hi, load)
         if b is None:
-            return _dense_blocks(self, Nq, Nkv, B_r, B_c)
+            return _dense_blocks(self, Nq, Nkv, B_r, B_c, load)
         lo, hi = _clipped(b, Nkv)
-        return BlockRows(B_r, B_c, Nq, Nkv, lo, hi)
+        return BlockRows(B_r, B_c, Nq, Nkv, lo, hi, load)
 
     def kv_block_rows(self, Nq: int, Nkv: int, B_c: int) -> np.ndarray:
         """Per K/V block of B_c keys: the query rows that need one of its keys, counted as one contiguous range
@@ -484,6 +507,7 @@ class BlockMask:
     kinds: np.ndarray
     span: np.ndarray
     start: np.ndarray
+    load: str = "span"  # LOADS: "tile" makes span each non-empty tile's width and start its first key
 
     @property
     def counts(self) -> dict[str, int]:
@@ -531,6 +555,7 @@ class BlockRows:
     Nkv: int
     lo: np.ndarray  # per query row, clipped to [0, N_kv − 1]; a row that sees no key has lo > hi
     hi: np.ndarray
+    load: str = "span"  # LOADS
 
     @property
     def active(self) -> np.ndarray:
@@ -542,7 +567,9 @@ class BlockRows:
     def kv_rows(self) -> int:
         """Σ over Q blocks of Σ over their non-empty tiles of the needed span: per block, the union of its rows'
         key ranges (monotone, so it breaks only where lo_{i+1} > hi_i + 1), plus each gap between two of its
-        rows that starts and ends in one tile (the span runs from a tile's first needed key to its last)."""
+        rows that starts and ends in one tile (the span runs from a tile's first needed key to its last).
+        ``load="tile"``: Σ over Q blocks of the widths of the tiles the union touches (each row's tiles
+        lo // B_c … hi // B_c, less those the block's previous row already touched: the ranges are monotone)."""
         lo, hi, B_c = self.lo, self.hi, self.B_c
         ok = lo <= hi
         idx = np.flatnonzero(ok)
@@ -551,6 +578,12 @@ class BlockRows:
         lo, hi = lo[idx], hi[idx]
         new_block = np.ones(idx.size, dtype=bool)  # a row with no predecessor in its Q block
         new_block[1:] = idx[1:] // self.B_r != idx[:-1] // self.B_r
+        if self.load == "tile":
+            t_lo, t_hi = lo // B_c, hi // B_c
+            prev_t = np.where(new_block, -1, np.concatenate(([-1], t_hi[:-1])))
+            first_new = np.maximum(t_lo, prev_t + 1)  # the row's tiles first_new … t_hi are new to its block
+            width = np.minimum((t_hi + 1) * B_c, self.Nkv) - first_new * B_c
+            return int(np.where(first_new <= t_hi, width, 0).sum())
         prev_hi = np.where(new_block, -1, np.concatenate(([-1], hi[:-1])))
         covered = np.maximum(hi - np.maximum(lo, prev_hi + 1) + 1, 0)
         gap = np.where(new_block, 0, np.maximum(lo - prev_hi - 1, 0))
@@ -575,8 +608,90 @@ class BlockRows:
             return 0, z.astype(np.int8), z, z
         j0, j1 = int(lo[r0 + ok[0]]) // self.B_c, int(hi[r0 + ok[-1]]) // self.B_c + 1
         kinds, span, start = _tile_classes(lo[r0:r1], hi[r0:r1], np.array([0]), np.array([r1 - r0]), j0, j1,
-                                           self.B_c, self.Nkv)
+                                           self.B_c, self.Nkv, self.load)
         return j0, kinds[0], start[0], span[0]
+
+
+def _cu_seqlens(mask: Mask) -> tuple[int, ...] | None:
+    """The cu_seqlens of the :class:`Document` in ``mask`` (itself, or an operand of an ``&``), else None."""
+    if isinstance(mask, Document):
+        return mask.cu_seqlens
+    if isinstance(mask, And):
+        return _cu_seqlens(mask.a) or _cu_seqlens(mask.b)
+    return None
+
+
+@dataclass(frozen=True)
+class VarlenRows:
+    """A document mask walked as FlashAttention-2's varlen API tiles it: each sequence [a, b) of ``cu_seqlens``
+    is its own problem, its Q blocks of B_r rows and its K/V tiles of B_c keys starting at a (the last of each
+    cut at b), where the packed tiling (:class:`BlockRows`) starts them at multiples of B_r and B_c. Q blocks are
+    numbered across the sequences in order; ``row(i)`` gives keys in global positions and :meth:`origin` the
+    first key of block i's tiles.
+
+    Whole-tile loads, sequences of 3 and 5 tokens, 2 × 2 tiles: varlen, each of sequence 1's 2 Q blocks loads
+    its 3 keys and each of sequence 2's 3 blocks its 5 (21 K/V rows); packed, the blocks load 2, 4, 3 and 3
+    whole tiles (24).
+
+    >>> v = Document([0, 3, 8]).block_rows(8, 8, 2, 2, "tile", documents="varlen")
+    >>> [(r.start, r.stop) for r in v.q_blocks()], v.kv_rows, Document([0, 3, 8]).block_rows(8, 8, 2, 2, "tile").kv_rows
+    ([(0, 2), (2, 3), (3, 5), (5, 7), (7, 8)], 21, 24)
+    """
+
+    B_r: int
+    B_c: int
+    cu_seqlens: tuple[int, ...]
+    lo: np.ndarray  # per query row, clipped to [0, N_kv − 1] (global key positions)
+    hi: np.ndarray
+    load: str = "span"
+
+    @cached_property
+    def _docs(self) -> list[tuple[int, BlockRows]]:
+        out = []
+        for a, b in zip(self.cu_seqlens, self.cu_seqlens[1:], strict=False):
+            lo, hi = np.maximum(self.lo[a:b], a) - a, np.minimum(self.hi[a:b], b - 1) - a
+            out.append((a, BlockRows(self.B_r, self.B_c, b - a, b - a, lo, hi, self.load)))
+        return out
+
+    def q_blocks(self) -> list[slice]:
+        """The Q blocks' rows, in order: each sequence's blocks of B_r rows from its start."""
+        return [slice(a + r, min(b, a + r + self.B_r)) for a, b in zip(self.cu_seqlens, self.cu_seqlens[1:], strict=False)
+                for r in range(0, b - a, self.B_r)]
+
+    @property
+    def active(self) -> np.ndarray:
+        return np.concatenate([br.active for _, br in self._docs])
+
+    @property
+    def kv_rows(self) -> int:
+        return sum(br.kv_rows for _, br in self._docs)
+
+    @property
+    def q_rows(self) -> int:
+        return sum(br.q_rows for _, br in self._docs)
+
+    @cached_property
+    def _first_block(self) -> np.ndarray:
+        """The index of each sequence's first Q block."""
+        return np.concatenate(([0], np.cumsum([-(-br.Nq // self.B_r) for _, br in self._docs])))
+
+    def _locate(self, i: int) -> tuple[int, BlockRows, int]:
+        k = int(np.searchsorted(self._first_block, i, side="right")) - 1
+        if not 0 <= k < len(self._docs):
+            raise IndexError(i)
+        a, br = self._docs[k]
+        return a, br, i - int(self._first_block[k])
+
+    def origin(self, i: int) -> int:
+        """The first key of Q block i's sequence: its K/V tiles start there."""
+        return self._locate(i)[0]
+
+    def row(self, i: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """(j0, kinds, start, span) of Q block i's tiles, tiles numbered from its sequence's start, ``start`` in
+        global key positions."""
+        a, br, k = self._locate(i)
+        j0, kinds, start, span = br.row(k)
+        return j0, kinds, np.where(span > 0, start + a, 0), span
 
 
 def _reach(lo: np.ndarray, hi: np.ndarray, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray
@@ -598,11 +713,11 @@ def _clipped(b: tuple[np.ndarray, np.ndarray], Nkv: int) -> tuple[np.ndarray, np
 
 
 def _tile_classes(lo: np.ndarray, hi: np.ndarray, r0: np.ndarray, r1: np.ndarray, j0: int, j1: int, B_c: int,
-                  Nkv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  Nkv: int, load: str = "span") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(kinds, span, start) of row blocks [r0, r1) × key tiles j0 … j1 − 1, in closed form: row i's keys in tile
     columns [c0, c1) are [max(lo_i, c0), min(hi_i, c1 − 1)]. The tile is full iff lo at its last row ≤ c0 and hi
     at its first row ≥ c1 − 1; its needed span runs from max(c0, lo of its first row that sees a key of the tile)
-    to min(c1 − 1, hi of the last such row)."""
+    to min(c1 − 1, hi of the last such row); ``load="tile"``: the whole tile, [c0, c1)."""
     c0 = np.arange(j0, j1) * B_c
     c1 = np.minimum(c0 + B_c, Nkv)
     first, last = _reach(lo, hi, r0, r1, c0, c1)
@@ -612,22 +727,25 @@ def _tile_classes(lo: np.ndarray, hi: np.ndarray, r0: np.ndarray, r1: np.ndarray
     la = np.clip(last, 0, lo.size - 1)
     start = np.maximum(c0[None, :], lo[fi])
     stop = np.minimum(c1[None, :] - 1, hi[la])
+    if load == "tile":
+        start, stop = np.broadcast_to(c0[None, :], nonempty.shape), np.broadcast_to(c1[None, :] - 1, nonempty.shape)
     span = np.where(nonempty, np.maximum(stop - start + 1, 0), 0)
     full = nonempty & (lo[r1 - 1][:, None] <= c0[None, :]) & (hi[r0][:, None] >= c1[None, :] - 1) & ok[r0][:, None] & ok[r1 - 1][:, None]
     kinds = np.where(full, FULL, np.where(nonempty, PARTIAL, EMPTY))
     return kinds.astype(np.int8), span.astype(np.int64), np.where(nonempty, start, 0).astype(np.int64)
 
 
-def _interval_blocks(b: tuple[np.ndarray, np.ndarray], Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
+def _interval_blocks(b: tuple[np.ndarray, np.ndarray], Nq: int, Nkv: int, B_r: int, B_c: int, load: str = "span"
+                     ) -> BlockMask:
     """Closed form per tile for an interval mask (lo, hi non-decreasing; :func:`_tile_classes`).
     Work: O(N_q + tiles), none per pair."""
     lo, hi = _clipped(b, Nkv)
     r0 = np.arange(-(-Nq // B_r)) * B_r
-    kinds, span, start = _tile_classes(lo, hi, r0, np.minimum(r0 + B_r, Nq), 0, -(-Nkv // B_c), B_c, Nkv)
-    return BlockMask(B_r, B_c, kinds, span, start)
+    kinds, span, start = _tile_classes(lo, hi, r0, np.minimum(r0 + B_r, Nq), 0, -(-Nkv // B_c), B_c, Nkv, load)
+    return BlockMask(B_r, B_c, kinds, span, start, load)
 
 
-def _dense_blocks(mask: Mask, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMask:
+def _dense_blocks(mask: Mask, Nq: int, Nkv: int, B_r: int, B_c: int, load: str = "span") -> BlockMask:
     """A general mask, evaluated one Q block (all key tiles) at a time, vectorised: O(N_q·N_kv) predicate calls."""
     Tr, Tc = -(-Nq // B_r), -(-Nkv // B_c)
     kinds = np.zeros((Tr, Tc), dtype=np.int8)
@@ -642,10 +760,13 @@ def _dense_blocks(mask: Mask, Nq: int, Nkv: int, B_r: int, B_c: int) -> BlockMas
         nz = any_col.any(axis=1)
         first = np.argmax(any_col, axis=1)
         last = B_c - 1 - np.argmax(any_col[:, ::-1], axis=1)
+        c0 = np.arange(Tc) * B_c
+        if load == "tile":
+            first, last = np.zeros(Tc, dtype=np.int64), np.minimum(B_c, Nkv - c0) - 1
         span[i] = np.where(nz, last - first + 1, 0)
-        start[i] = np.where(nz, np.arange(Tc) * B_c + first, 0)
+        start[i] = np.where(nz, c0 + first, 0)
         kinds[i] = np.where(all_col.all(axis=1), FULL, np.where(nz, PARTIAL, EMPTY))
-    return BlockMask(B_r, B_c, kinds, span, start)
+    return BlockMask(B_r, B_c, kinds, span, start, load)
 
 
 # -- counts and bounds of masked attention ---------------------------------------------------------------------
@@ -722,15 +843,20 @@ def masked_lower_bound(w: Any, mask: Mask) -> tuple[str, Fraction]:
     return best, cands[best]
 
 
-def flash2_masked_words(w: Any, mask: Mask, B_r: int, B_c: int, *, grouped: bool) -> tuple[int, int]:
+def flash2_masked_words(w: Any, mask: Mask, B_r: int, B_c: int, *, grouped: bool, load: str = "span",
+                        documents: str = "packed") -> tuple[int, int]:
     """(reads, writes) of FlashAttention-2's forward under ``mask`` (derived here, docs/masks.md), the block
     mask's counts in place of the causal sums: a Q block of B_r positions (of each of the g heads of a group
     when ``grouped``) is read only when one of its tiles is non-empty; in each non-empty tile it reads the K/V
-    rows of the tile's needed span; empty tiles are skipped; every O row and its logsumexp is written."""
-    bm = mask.block_rows(w.Nq, w.Nkv, B_r, B_c)
-    active = bm.active
-    rows = np.minimum(B_r, w.Nq - B_r * np.arange(active.size))
-    q_rows = int((rows * active).sum())
+    rows of the tile's needed span (``load="tile"``: the whole tile); empty tiles are skipped; every O row and
+    its logsumexp is written. ``documents="varlen"``: each sequence tiled from its own start (:class:`VarlenRows`)."""
+    bm = mask.block_rows(w.Nq, w.Nkv, B_r, B_c, load, documents)
+    if isinstance(bm, VarlenRows):
+        q_rows = bm.q_rows
+    else:
+        active = bm.active
+        rows = np.minimum(B_r, w.Nq - B_r * np.arange(active.size))
+        q_rows = int((rows * active).sum())
     env = _unit_env(w, w.groups if grouped else 1, q_rows=q_rows, kv_rows=bm.kv_rows)
     units = w.kv_heads_total if grouped else w.query_heads_total
     return units * evaluate_int(FLASH2_READS, env), units * evaluate_int(FLASH2_WRITES, env)

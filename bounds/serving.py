@@ -13,7 +13,8 @@ into one Q block, so each K/V word is read once per split, not once per query he
 splits (page-aligned when paged), per unit:
 
 - reads: Q s·R·d; K n·d; V n·d_v (none when V is a slice of K's row); the block table ⌈n/P⌉ int32 entries
-  (paged); fp8 scales n·(⌈d/128⌉ + ⌈d_v/128⌉) fp32 (one per 128 channels of a row); with s > 1 the combine
+  (paged); fp8 scales n·(⌈d/128⌉ + ⌈d_v/128⌉) fp32 (one per 128 channels of a row; the other layouts of
+  :data:`SCALE_LAYOUTS`: one per program, or FlashMLA's row with K_rope); with s > 1 the combine
   reads back s·R·d_v partial outputs and s·R log-sum-exps (fp32);
 - writes: O R·d_v; with s > 1 also the s·R·d_v partial outputs and s·R log-sum-exps (fp32).
 
@@ -31,7 +32,7 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from attnio.bounds.expr import Expr, add, ceil, const, evaluate_int
 from attnio.bounds.symbols import Nkv, d, dv, sym
@@ -45,6 +46,20 @@ PARTIAL_DTYPE, TABLE_DTYPE, SCALE_DTYPE = "fp32", "int32", "fp32"
 TYPE_BYTES: dict[str, int] = {**DTYPES, "int32": 4}
 #: channels per fp8 scale (one fp32 scale per 128 channels of a K or V row, the layout of docs/serving.md).
 SCALE_GROUP = 128
+#: fp8 scale layouts (docs/serving.md#fp8-scale-layouts): ``group128`` one fp32 per 128 channels of each K and V
+#: row (the default, every published figure); ``head`` one per (sequence, K/V head) for K and for V
+#: (FlashAttention-3's k_descale/v_descale, shape (batch, num_heads_k)); ``tensor`` one for K and one for V per
+#: call (per-tensor scales); ``flashmla`` FlashMLA's fp8 MLA cache row: the d_v latent channels in fp8 with one
+#: fp32 per 128 of them, the d − d_v RoPE channels in the query's 16-bit type (656 bytes per token at 576/512).
+SCALE_LAYOUTS = ("group128", "head", "tensor", "flashmla")
+#: decode split rules (docs/serving.md#split-and-row-block-rules): ``tokens`` attnio's own (⌈N_kv/s⌉ tokens per
+#: split, no empty split, no final LSE); ``fa2`` FlashAttention-2's split-KV kernel (csrc/flash_attn/src/
+#: flash_fwd_kernel.h): ⌈⌈N_kv/B_N⌉/s⌉ K/V blocks of B_N tokens per split, every one of the s splits writes its
+#: partial output and LSE (an empty split zeros and −∞), the combine reads all s and writes O and the LSE; row
+#: blocks of kBlockM = 64 packed rows.
+SPLIT_RULES = ("tokens", "fa2")
+#: FlashAttention-2's split-KV row block (kBlockM) and FlashMLA's BLOCK_SIZE_M
+KERNEL_ROW_BLOCK = 64
 #: Flash-Decoding's largest split count (the split heuristic never exceeds it).
 MAX_SPLITS = 128
 
@@ -54,13 +69,16 @@ class Decode:
     """How a decode call is run: ``splits`` KV splits per unit (``None``: the heuristic for ``gpu``), ``page``
     tokens per KV page (``None``: a contiguous cache, no block table), ``kv_dtype`` (``None``: the workload's
     dtype; ``"fp8"`` adds fp32 scales), ``shared_kv`` (V is the first d_v channels of K's row: MLA absorbed),
-    ``gpu`` (a preset, for the split heuristic)."""
+    ``gpu`` (a preset, for the split heuristic), ``scales`` the fp8 scale layout (:data:`SCALE_LAYOUTS`)."""
 
     splits: int | None = None
     page: int | None = None
     kv_dtype: str | None = None
     shared_kv: bool = False
     gpu: str | None = None
+    scales: str = "group128"
+    split_rule: str = "tokens"
+    row_block: int | None = None  # packed rows per row block (None: as many as fit; the fa2 rule: 64)
 
     def __post_init__(self) -> None:
         for name in ("splits", "page"):  # stored as int (check_int accepts 3.0 as 3)
@@ -70,6 +88,14 @@ class Decode:
             check_choice("kv_dtype", self.kv_dtype, list(DTYPES))
         if self.gpu is not None:
             check_choice("gpu", self.gpu, list(GPUS))
+        check_choice("scales", self.scales, list(SCALE_LAYOUTS))
+        check_choice("split_rule", self.split_rule, list(SPLIT_RULES))
+        if self.row_block is not None:
+            object.__setattr__(self, "row_block", check_int("row_block", self.row_block, min=1))
+        if self.split_rule == "fa2" and self.page is not None:
+            raise InvalidParameter("page", self.page, "none with split_rule='fa2' (modelled for a contiguous cache only)")
+        if self.scales == "flashmla" and not self.shared_kv:
+            raise InvalidParameter("scales", self.scales, "flashmla only with MLA's shared K/V row (shared_kv=True)")
         if not isinstance(self.shared_kv, bool):
             raise InvalidParameter("shared_kv", self.shared_kv, "True or False (V is the first d_v channels of K's row)")
         if self.splits is None and self.gpu is None:
@@ -117,10 +143,22 @@ def split_heuristic(w: Workload, gpu: str, page: int | None = None) -> int:
     return max(1, min(-(-sms // units), chunks, MAX_SPLITS))
 
 
-def chunking(w: Workload, splits: int, page: int | None) -> tuple[int, int]:
+def fa2_block_n(d: int) -> int:
+    """kBlockN of FlashAttention-2's split-KV kernel: 256 for d ≤ 64, 128 for d ≤ 128, else 64
+    (csrc/flash_attn/src/flash_fwd_launch_template.h, ``run_mha_fwd_splitkv_dispatch``)."""
+    return 256 if d <= 64 else 128 if d <= 128 else 64
+
+
+def chunking(w: Workload, splits: int, page: int | None, rule: str = "tokens") -> tuple[int, int]:
     """(effective splits, KV tokens per split): page-aligned chunks of ⌈pages/s⌉ pages when paged, else
-    ⌈N_kv/s⌉ tokens; a split count above the chunks available gives fewer, never empty, splits."""
-    if page is None:
+    ⌈N_kv/s⌉ tokens; a split count above the chunks available gives fewer, never empty, splits. ``rule="fa2"``:
+    ⌈⌈N_kv/B_N⌉/s⌉ blocks of B_N = :func:`fa2_block_n` tokens per split; the splits past the last non-empty one
+    are empty (not counted here: :func:`written_splits`)."""
+    if rule == "fa2":
+        bn = fa2_block_n(w.d)
+        blocks_n = -(-w.Nkv // bn)
+        chunk = -(-blocks_n // splits) * bn
+    elif page is None:
         chunk = -(-w.Nkv // splits)
     else:
         pages = -(-w.Nkv // page)
@@ -133,7 +171,8 @@ def fast_words(rows: int, B_c: int, w: Workload, dec: Decode) -> int:
     buffer of B_c rows (MLA's shared row: K_j kept as V_j), its fp8 scales, one block-table entry."""
     width = w.d if dec.shared_kv else max(w.d, w.dv)
     fp8 = (dec.kv_dtype or w.dtype) == "fp8"
-    scales = B_c * math.ceil(width / SCALE_GROUP) if fp8 else 0
+    per_row = {"group128": math.ceil(width / SCALE_GROUP), "flashmla": math.ceil(w.dv / SCALE_GROUP)}
+    scales = (B_c * per_row[dec.scales] if dec.scales in per_row else 2) if fp8 else 0  # head, tensor: K's and V's
     return rows * (w.d + w.dv + 3) + rows * B_c + B_c * width + scales + (dec.page is not None)
 
 
@@ -151,27 +190,40 @@ def blocks(w: Workload, dec: Decode) -> tuple[int, int, int, int, int]:
     and, with s > 1, in the combine (s LSEs, the total, O and one O_σ per row) (K/V read once per split), else the fewest row blocks T_q = ⌈R/B_q⌉ (each streams the split's K/V), rows
     shared evenly; B_c = the page (paged; N_kv when the page is longer: no step holds more tokens than the cache)
     or as many tokens as fit (the count does not depend on it)."""
-    s, chunk = chunking(w, dec.splits, dec.page)  # type: ignore[arg-type]
+    s, chunk = chunking(w, dec.splits, dec.page, dec.split_rule)  # type: ignore[arg-type]
     R, step = w.groups * w.Nq, min(dec.page, w.Nkv) if dec.page else 1
+    sw = written_splits(dec, s)
 
     def fits(b: int) -> bool:  # a split's step, and the combine's s LSEs, LSE, O and one O_σ of b rows
-        return fast_words(b, step, w, dec) <= w.M and (s == 1 or b * (s + 1 + 2 * w.dv) <= w.M)
+        return fast_words(b, step, w, dec) <= w.M and (sw == 1 or b * (sw + 1 + 2 * w.dv) <= w.M)
 
     if not fits(1):
-        lo = max(fast_words(1, step, w, dec), 0 if s == 1 else s + 1 + 2 * w.dv)
-        raise InvalidParameter("M", w.M, f"M >= {lo} for decode with {s} split(s) (one row's Q, O and statistics "
-                               f"beside one step of {step} tokens, and the combine's {s} LSEs)")
-    B_q = _largest(R, fits)
-    B_q = -(-R // -(-R // B_q))
+        lo = max(fast_words(1, step, w, dec), 0 if sw == 1 else sw + 1 + 2 * w.dv)
+        raise InvalidParameter("M", w.M, f"M >= {lo} for decode with {sw} split(s) (one row's Q, O and statistics "
+                               f"beside one step of {step} tokens, and the combine's {sw} LSEs)")
+    rb = dec.row_block or (KERNEL_ROW_BLOCK if dec.split_rule == "fa2" else None)
+    if rb is not None:  # the kernel's row block: ⌈R/rb⌉ blocks of rb rows, the last one partial
+        B_q = min(rb, R)
+        if not fits(B_q):
+            raise InvalidParameter("row_block", rb, f"a row block whose step fits M={w.M} words beside one token")
+    else:
+        B_q = _largest(R, fits)
+        B_q = -(-R // -(-R // B_q))
     B_c = step if dec.page else _largest(min(chunk, w.Nkv), lambda b: fast_words(B_q, b, w, dec) <= w.M)
     return s, chunk, B_c, R, B_q
+
+
+def written_splits(dec: Decode, s: int) -> int:
+    """The splits that write partials and that the combine reads: the effective ``s`` (attnio's rule, no empty
+    split), or every requested split (``fa2``: an empty split writes zeros and −∞)."""
+    return dec.splits if dec.split_rule == "fa2" else s  # type: ignore[return-value]
 
 
 def dtypes(w: Workload, dec: Decode) -> dict[str, str]:
     """Each tensor's element type: Q and O the workload's, K and V ``kv_dtype``, partials fp32, table int32."""
     kv = dec.kv_dtype or w.dtype
-    return {"Q": w.dtype, "K": kv, "V": kv, "K_scale": SCALE_DTYPE, "V_scale": SCALE_DTYPE, "BT": TABLE_DTYPE,
-            "O_part": PARTIAL_DTYPE, "LSE_part": PARTIAL_DTYPE, "O": w.dtype}
+    return {"Q": w.dtype, "K": kv, "K_rope": w.dtype, "V": kv, "K_scale": SCALE_DTYPE, "V_scale": SCALE_DTYPE, "BT": TABLE_DTYPE,
+            "O_part": PARTIAL_DTYPE, "LSE_part": PARTIAL_DTYPE, "O": w.dtype, "LSE": PARTIAL_DTYPE}
 
 
 def _check_shared(w: Workload, dec: Decode) -> None:
@@ -182,6 +234,8 @@ def _check_shared(w: Workload, dec: Decode) -> None:
         raise InvalidParameter("decode", dec, "an attnio.bounds.serving.Decode (Decode(splits=..., page=...))")
     if dec.shared_kv and w.dv > w.d:
         raise InvalidParameter("dv", w.dv, f"dv <= d={w.d} when V is a slice of K's row (shared_kv)")
+    if dec.scales != "group128" and (dec.kv_dtype or w.dtype) != "fp8":
+        raise InvalidParameter("scales", dec.scales, "group128 (the default) unless K/V are fp8: only fp8 K/V have scales")
 
 
 def resolve(w: Workload, dec: Decode) -> Decode:
@@ -189,7 +243,7 @@ def resolve(w: Workload, dec: Decode) -> Decode:
     _check_shared(w, dec)
     if dec.splits is not None:
         return dec
-    return Decode(split_heuristic(w, dec.gpu, dec.page), dec.page, dec.kv_dtype, dec.shared_kv, dec.gpu)  # type: ignore[arg-type]
+    return replace(dec, splits=split_heuristic(w, dec.gpu, dec.page))  # type: ignore[arg-type]
 
 
 # -- the count as expressions ----------------------------------------------------------------------------------
@@ -207,24 +261,31 @@ SPLIT = sym("dec_split", lo=0, doc="1 when s > 1 (the partials and the combine),
 PAGED = sym("dec_paged", lo=0, doc="1 with a paged cache (a block table), else 0")
 Q_BYTES = sym("dec_bytes_q", doc="bytes per word of Q and O")
 KV_BYTES = sym("dec_bytes_kv", doc="bytes per word of K and V")
+ROPE = sym("dec_rope", lo=0, doc="channels of each K row stored in the query's type beside fp8 ones (FlashMLA's RoPE part: d − d_v), else 0")
+WRITTEN = sym("dec_s_written", doc="splits that write partials and that the combine reads (decode; fa2 rule: every requested split)")
+LSE_OUT = sym("dec_lse_out", lo=0, doc="1 when the call writes each row's final log-sum-exp (FlashAttention-2's softmax_lse), else 0")
+PROG_SCALE = sym("dec_prog_scale", lo=0, doc="1 when fp8 K/V have one scale per tensor or per K/V head, read once per program (split × row block), else 0")
 _n, _zero = Nkv, const(0)
 #: per unit, per tensor: (reads, writes) in words of the tensor's type
 DECODE_WORDS: dict[str, tuple[Expr, Expr]] = {  # K/V, their scales and the table: once per row block of each split
     "Q": (SPLITS * ROWS * d, _zero),
-    "K": (ROW_BLOCKS * _n * d, _zero),
+    "K": (ROW_BLOCKS * _n * (d - ROPE), _zero),
+    "K_rope": (ROW_BLOCKS * _n * ROPE, _zero),
     "V": (OWN_V * ROW_BLOCKS * _n * dv, _zero),
-    "K_scale": (FP8 * ROW_BLOCKS * _n * ceil(d / SCALE_GROUP), _zero),
-    "V_scale": (FP8 * OWN_V * ROW_BLOCKS * _n * ceil(dv / SCALE_GROUP), _zero),
+    "K_scale": (FP8 * ROW_BLOCKS * _n * ceil((d - ROPE) / SCALE_GROUP) + PROG_SCALE * SPLITS * ROW_BLOCKS, _zero),
+    "V_scale": (FP8 * OWN_V * ROW_BLOCKS * _n * ceil(dv / SCALE_GROUP) + PROG_SCALE * OWN_V * SPLITS * ROW_BLOCKS, _zero),
     "BT": (PAGED * ROW_BLOCKS * ceil(_n / PAGE), _zero),  # ⌈N_kv/P⌉ pages, the last one partial
-    "O_part": (SPLIT * SPLITS * ROWS * dv, SPLIT * SPLITS * ROWS * dv),
-    "LSE_part": (SPLIT * SPLITS * ROWS, SPLIT * SPLITS * ROWS),
+    "O_part": (SPLIT * WRITTEN * ROWS * dv, SPLIT * WRITTEN * ROWS * dv),
+    "LSE_part": (SPLIT * WRITTEN * ROWS, SPLIT * WRITTEN * ROWS),
     "O": (_zero, ROWS * dv),
+    "LSE": (_zero, LSE_OUT * ROWS),
 }
 #: bytes per word of each tensor: Q and O the workload's type, K and V the cache's, the rest fp32 or int32
 DECODE_BPW: dict[str, Expr] = {
-    "Q": Q_BYTES, "O": Q_BYTES, "K": KV_BYTES, "V": KV_BYTES, "K_scale": const(TYPE_BYTES[SCALE_DTYPE]),
+    "Q": Q_BYTES, "O": Q_BYTES, "K": KV_BYTES, "K_rope": Q_BYTES, "V": KV_BYTES, "K_scale": const(TYPE_BYTES[SCALE_DTYPE]),
     "V_scale": const(TYPE_BYTES[SCALE_DTYPE]), "BT": const(TYPE_BYTES[TABLE_DTYPE]),
     "O_part": const(TYPE_BYTES[PARTIAL_DTYPE]), "LSE_part": const(TYPE_BYTES[PARTIAL_DTYPE]),
+    "LSE": const(TYPE_BYTES[PARTIAL_DTYPE]),
 }
 
 
@@ -242,9 +303,13 @@ def decode_env(w: Workload, dec: Decode) -> dict[str, int]:
     """The values of :data:`DECODE_WORDS`' symbols for a call (``dec`` resolved)."""
     s, _, _, R, B_q = blocks(w, dec)
     types = dtypes(w, dec)
-    return {"dec_s": s, "dec_Tq": -(-R // B_q), "dec_R": R, "dec_page": dec.page or 1, "Nkv": w.Nkv, "d": w.d,
-            "dv": w.dv, "dec_units": w.batch * w.kv_heads, "dec_fp8": int(types["K"] == "fp8"),
-            "dec_own_v": int(not dec.shared_kv), "dec_split": int(s > 1), "dec_paged": int(dec.page is not None),
+    sw = written_splits(dec, s)
+    return {"dec_s": s, "dec_s_written": sw, "dec_lse_out": int(dec.split_rule == "fa2"), "dec_Tq": -(-R // B_q), "dec_R": R, "dec_page": dec.page or 1, "Nkv": w.Nkv, "d": w.d,
+            "dv": w.dv, "dec_units": w.batch * w.kv_heads,
+            "dec_fp8": int(types["K"] == "fp8" and dec.scales in ("group128", "flashmla")),
+            "dec_prog_scale": int(types["K"] == "fp8" and dec.scales in ("head", "tensor")),
+            "dec_rope": w.d - w.dv if dec.scales == "flashmla" else 0,
+            "dec_own_v": int(not dec.shared_kv), "dec_split": int(sw > 1), "dec_paged": int(dec.page is not None),
             "dec_bytes_q": TYPE_BYTES[types["Q"]], "dec_bytes_kv": TYPE_BYTES[types["K"]]}
 
 
@@ -269,7 +334,9 @@ def compulsory_bytes(w: Workload, dec: Decode) -> int:
     q = w.batch * w.heads * w.Nq
     kv = w.batch * w.kv_heads * w.Nkv
     v = 0 if dec.shared_kv else kv * w.dv * TYPE_BYTES[types["V"]]
-    return q * w.d * TYPE_BYTES[types["Q"]] + kv * w.d * TYPE_BYTES[types["K"]] + v + q * w.dv * TYPE_BYTES[types["O"]]
+    rope = w.d - w.dv if dec.scales == "flashmla" else 0  # FlashMLA's RoPE channels, in the query's type
+    k = kv * ((w.d - rope) * TYPE_BYTES[types["K"]] + rope * TYPE_BYTES[types["K_rope"]])
+    return q * w.d * TYPE_BYTES[types["Q"]] + k + v + q * w.dv * TYPE_BYTES[types["O"]]
 
 
 def lower_bound_bytes(w: Workload, dec: Decode) -> int:
@@ -283,16 +350,23 @@ def lower_bound_bytes(w: Workload, dec: Decode) -> int:
     one_key = min(w.Nq, max(0, w.Nq - w.Nkv + 1)) if w.causal else (w.Nq if w.Nkv < 2 else 0)
     q_read = w.batch * w.heads * (w.Nq - one_key) * w.d * TYPE_BYTES[types["Q"]]
     fp8 = (dec.kv_dtype or w.dtype) == "fp8"
+    grouped = fp8 and dec.scales in ("group128", "flashmla")
+    rope = w.d - w.dv if dec.scales == "flashmla" else 0
 
-    def row(width: int) -> int:  # bytes of one K/V row of ``width`` channels, with its fp8 scales
-        return width * TYPE_BYTES[types["K"]] + (math.ceil(width / SCALE_GROUP) * TYPE_BYTES[SCALE_DTYPE] if fp8 else 0)
+    def row(width: int) -> int:  # bytes of one K/V row of ``width`` channels, with its per-row fp8 scales
+        q8 = width - (rope if width == w.d else 0)  # FlashMLA: the RoPE channels in the query's type, unscaled
+        return (q8 * TYPE_BYTES[types["K"]] + (width - q8) * TYPE_BYTES[types["K_rope"]]
+                + (math.ceil(q8 / SCALE_GROUP) * TYPE_BYTES[SCALE_DTYPE] if grouped else 0))
 
     if w.Nkv >= 2:  # every K row, and every V row (a slice of K's row when shared_kv)
-        per_token = row(w.d) + (0 if dec.shared_kv else row(w.dv))
+        per_token, tensors = row(w.d) + (0 if dec.shared_kv else row(w.dv)), 1 + (not dec.shared_kv)
     else:  # only V₀ (with its scales; when shared_kv, the first d_v channels of K₀'s row); K is not needed
-        per_token = row(w.dv)
+        per_token, tensors = row(w.dv), 1
     kv = w.batch * w.kv_heads * w.Nkv * per_token
-    return q_read + kv + w.batch * w.heads * w.Nq * w.dv * TYPE_BYTES[types["O"]]
+    # a scale per K/V head (per call) for each needed tensor: every output depends on it
+    whole = {"head": w.batch * w.kv_heads, "tensor": 1}.get(dec.scales, 0) * tensors * TYPE_BYTES[SCALE_DTYPE] if fp8 else 0
+    lse = w.batch * w.heads * w.Nq * TYPE_BYTES[types["LSE"]] if dec.split_rule == "fa2" else 0  # an output too
+    return q_read + kv + whole + w.batch * w.heads * w.Nq * w.dv * TYPE_BYTES[types["O"]] + lse
 
 
 def flops(w: Workload) -> int:
@@ -307,11 +381,12 @@ MLA_LATENT, MLA_ROPE, MLA_NOPE, MLA_V = 512, 64, 128, 128
 
 
 def mla(form: str, *, batch: int, heads: int, Nq: int, Nkv: int, dtype: str = "bf16", M: int = 1 << 20,
-        kv_dtype: str | None = None) -> tuple[Workload, Decode]:
+        kv_dtype: str | None = None, scales: str = "group128") -> tuple[Workload, Decode]:
     """MLA decode as a workload. ``absorbed``: one latent K/V head per sequence, rows [c | k_rope] of
     d_c + 64 = 576 channels, V = c, the first 512 (``shared_kv``), read once for all h_q query heads (the
     up-projections absorbed into Q and O). ``naive``: per-head K (128 + 64) and V (128) reconstructed and
-    cached, h_q K/V heads (the reconstruction's own traffic is not counted).
+    cached, h_q K/V heads (the reconstruction's own traffic is not counted). ``scales``: the fp8 layout
+    (:data:`SCALE_LAYOUTS`; ``flashmla``: FlashMLA's 656-byte row, absorbed only).
 
     >>> w, dec = mla("absorbed", batch=1, heads=128, Nq=1, Nkv=1024)
     >>> (w.kv_heads, w.d, w.dv, dec.shared_kv, decode_count(w, dec).words["K"])
@@ -321,10 +396,10 @@ def mla(form: str, *, batch: int, heads: int, Nq: int, Nkv: int, dtype: str = "b
     if form == "absorbed":
         w = Workload.build(batch=batch, heads=heads, kv_heads=1, Nq=Nq, Nkv=Nkv, d=MLA_LATENT + MLA_ROPE,
                            dv=MLA_LATENT, dtype=dtype, M=M)
-        return w, Decode(splits=1, kv_dtype=kv_dtype, shared_kv=True)
+        return w, Decode(splits=1, kv_dtype=kv_dtype, shared_kv=True, scales=scales)
     w = Workload.build(batch=batch, heads=heads, kv_heads=heads, Nq=Nq, Nkv=Nkv, d=MLA_NOPE + MLA_ROPE, dv=MLA_V,
                        dtype=dtype, M=M)
-    return w, Decode(splits=1, kv_dtype=kv_dtype)
+    return w, Decode(splits=1, kv_dtype=kv_dtype, scales=scales)
 
 
 # -- roofline -------------------------------------------------------------------------------------------------

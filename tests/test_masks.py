@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from attnio.bounds.masks import (
     EMPTY,
     FULL,
+    LOADS,
     PARTIAL,
     And,
     BlockSparse,
@@ -59,7 +60,7 @@ def cases(draw):
     return Nq, Nkv, draw(masks(Nq, Nkv)), draw(st.integers(1, 5)), draw(st.integers(1, 5))
 
 
-def _brute_blocks(dense: np.ndarray, B_r: int, B_c: int) -> tuple[np.ndarray, np.ndarray]:
+def _brute_blocks(dense: np.ndarray, B_r: int, B_c: int, load: str = "span") -> tuple[np.ndarray, np.ndarray]:
     Nq, Nkv = dense.shape
     Tr, Tc = -(-Nq // B_r), -(-Nkv // B_c)
     kinds, span, start = np.zeros((Tr, Tc), int), np.zeros((Tr, Tc), int), np.zeros((Tr, Tc), int)
@@ -68,30 +69,34 @@ def _brute_blocks(dense: np.ndarray, B_r: int, B_c: int) -> tuple[np.ndarray, np
             t = dense[i * B_r:(i + 1) * B_r, j * B_c:(j + 1) * B_c]
             cols = np.flatnonzero(t.any(axis=0))
             kinds[i, j] = FULL if t.all() else PARTIAL if t.any() else EMPTY
+            if load == "tile":  # the whole tile: its columns, the last one cut at N_kv
+                cols = np.arange(t.shape[1]) if cols.size else cols
             span[i, j] = cols[-1] - cols[0] + 1 if cols.size else 0
             start[i, j] = j * B_c + cols[0] if cols.size else 0
     return kinds, span, start
 
 
+@pytest.mark.parametrize("load", LOADS)
 @settings(deadline=None)
 @given(cases())
-def test_pairs_and_block_mask_equal_the_dense_predicate(case):
+def test_pairs_and_block_mask_equal_the_dense_predicate(load, case):
     Nq, Nkv, mask, B_r, B_c = case
     dense = mask.dense(Nq, Nkv)
     assert mask.pairs(Nq, Nkv) == int(dense.sum())
-    kinds, span, start = _brute_blocks(dense, B_r, B_c)
-    bm = mask.blocks(Nq, Nkv, B_r, B_c)
+    kinds, span, start = _brute_blocks(dense, B_r, B_c, load)
+    bm = mask.blocks(Nq, Nkv, B_r, B_c, load)
     assert bm.kinds.tolist() == kinds.tolist()
     assert bm.span.tolist() == span.tolist()
     assert bm.start.tolist() == start.tolist()
 
 
+@pytest.mark.parametrize("load", LOADS)
 @given(cases())
-def test_block_rows_walk_the_block_mask_one_q_block_at_a_time(case):
-    """The O(N_q) block rows (interval masks: no T_r × T_c array) give the same tiles, active blocks and needed
-    K/V rows as the full block mask, which the test above pins to the dense predicate."""
+def test_block_rows_walk_the_block_mask_one_q_block_at_a_time(load, case):
+    """The O(N_q) block rows (interval masks: no T_r × T_c array) give the same tiles, active blocks and loaded
+    K/V rows as the full block mask, which the test above pins to the dense predicate, under either load."""
     Nq, Nkv, mask, B_r, B_c = case
-    bm, br = mask.blocks(Nq, Nkv, B_r, B_c), mask.block_rows(Nq, Nkv, B_r, B_c)
+    bm, br = mask.blocks(Nq, Nkv, B_r, B_c, load), mask.block_rows(Nq, Nkv, B_r, B_c, load)
     assert br.active.tolist() == bm.active.tolist()
     assert br.kv_rows == bm.kv_rows
     for i in range(bm.kinds.shape[0]):
@@ -343,6 +348,12 @@ def test_masked_lower_bounds_never_exceed_the_masked_flash2_count(case, B_r, B_c
     reads, writes = flash2_masked_words(w, mask, B_r, B_c, grouped=grouped)
     _, lb = masked_lower_bound(w, mask)
     assert trivial_masked_words(w, mask) <= lb <= reads + writes
+    # whole-tile loads read at least the spans; a document mask tiled per sequence (varlen) is still a schedule
+    tile = flash2_masked_words(w, mask, B_r, B_c, grouped=grouped, load="tile")
+    assert reads <= tile[0] and writes == tile[1]
+    if isinstance(mask, Document):
+        varlen = flash2_masked_words(w, mask, B_r, B_c, grouped=grouped, load="tile", documents="varlen")
+        assert lb <= sum(varlen)
 
 
 def test_masked_trivial_bound_is_the_causal_trivial_bound_at_delta_zero():

@@ -36,8 +36,10 @@ def calls(draw):
                        causal=causal, dtype=draw(st.sampled_from(["bf16", "fp16", "fp32"])),
                        M=draw(st.sampled_from([4096, 1000, 60, 40, 30])))
     # splits and pages above the chunks available (splits > pages, a page longer than N_kv) are drawn too
+    kv_dtype = draw(st.sampled_from([None, "fp8"]))
+    layouts = ["group128"] + (["head", "tensor"] + (["flashmla"] if shared else []) if kv_dtype == "fp8" else [])
     dec = Decode(splits=draw(st.integers(1, 12)), page=draw(st.one_of(st.none(), st.integers(1, 12), st.integers(41, 50))),
-                 kv_dtype=draw(st.sampled_from([None, "fp8"])), shared_kv=shared)
+                 kv_dtype=kv_dtype, shared_kv=shared, scales=draw(st.sampled_from(layouts)))
     try:
         blocks(w, dec)
     except InvalidParameter:
@@ -72,7 +74,7 @@ def test_lower_bound_never_exceeds_a_schedule_and_compulsory_is_q_k_v_o(case):
     w, dec = case
     c = decode_count(w, dec)
     assert lower_bound_bytes(w, dec) <= c.bytes_total
-    if w.Nkv >= 2:  # then the bound is the compulsory traffic plus the fp8 scales (less Q_0 when causal, s_q = N_kv)
+    if w.Nkv >= 2 and dec.scales in ("group128", "flashmla"):  # then the bound is the compulsory traffic plus the fp8 scales (less Q_0 when causal, s_q = N_kv)
         scales = sum(c.words[t][0] // c.T_q * c.bpw[t] for t in ("K_scale", "V_scale") if t in c.words)
         q0 = w.batch * w.heads * w.d * c.bpw["Q"] if w.causal and w.Nq == w.Nkv else 0
         assert lower_bound_bytes(w, dec) == compulsory_bytes(w, dec) + scales - q0
@@ -130,7 +132,7 @@ def test_page_size_changes_only_the_block_table_unless_it_changes_the_splits_or_
     A page size can change either: fewer pages than splits give fewer splits (page-aligned chunks), and a page
     too long to sit beside all R packed rows (each step is one page) gives more row blocks, each streaming K/V."""
     w, dec = case
-    other = Decode(dec.splits, page2, dec.kv_dtype, dec.shared_kv)
+    other = Decode(dec.splits, page2, dec.kv_dtype, dec.shared_kv, scales=dec.scales)
     try:
         blocks(w, other)
     except InvalidParameter:
@@ -305,3 +307,138 @@ def test_paper_decode_rows_match_published_digits(capsys):
     b, H, Hkv, n, d, bf16 = 32, 32, 4, 65536, 128, 2  # Q + O per query head, K + V per K/V head, each once
     assert {r["compulsory_bytes"] for r in fa} == {b * (H * 2 * d + Hkv * n * 2 * d) * bf16}
     assert main(["paper", "decode"]) == 0 and "not data movement" in capsys.readouterr().out
+
+
+def test_flashmla_fp8_row_is_656_bytes_per_token():
+    """FlashMLA's "FP8 with scale" cache (its README): 512 fp8 latent values, 4 fp32 scales (one per 128 of them),
+    64 bf16 RoPE values, 656 bytes per token; attnio's K bytes per token per row block for that layout equal it,
+    and the decode lower bound reads each token's 656 bytes once."""
+    w, dec = mla("absorbed", batch=2, heads=16, Nq=1, Nkv=1000, kv_dtype="fp8", scales="flashmla")
+    c = decode_count(w, dec)
+    tokens = w.batch * w.Nkv * c.T_q
+    assert sum(c.words[t][0] * c.bpw[t] for t in ("K", "K_rope", "K_scale")) == 656 * tokens
+    assert "V" not in c.words and "V_scale" not in c.words  # V is the latent, the row's first 512 channels
+    q_o = w.batch * w.heads * (576 + 512) * 2
+    assert lower_bound_bytes(w, dec) == 656 * w.batch * w.Nkv + q_o
+    # attnio's own fp8 layout quantises all 576 channels with 5 scales: 596 bytes per token
+    g = decode_count(*mla("absorbed", batch=2, heads=16, Nq=1, Nkv=1000, kv_dtype="fp8"))
+    assert sum(g.words[t][0] * g.bpw[t] for t in ("K", "K_scale")) == 596 * w.batch * w.Nkv * g.T_q
+
+
+def test_per_head_and_per_tensor_scales_are_read_once_per_program():
+    """FlashAttention-3's (batch, K/V head) descales and per-tensor scales: one fp32 for K and one for V per
+    program (unit × split × row block), against one per 128 channels of every row: +3.1% of K/V bytes at d = 128."""
+    w = Workload.build(batch=2, heads=32, kv_heads=8, Nq=1, Nkv=4096, d=128, dtype="bf16", gpu="h100")
+    kv_bytes = 2 * 8 * 4096 * 2 * 128  # fp8 K and V
+    for layout, scale_bytes in (("group128", 2 * 8 * 4096 * 2 * 4), ("head", 2 * 8 * 5 * 2 * 4), ("tensor", 2 * 8 * 5 * 2 * 4)):
+        c = decode_count(w, Decode(splits=5, kv_dtype="fp8", scales=layout))
+        assert c.T_q == 1 and c.words["K"][0] + c.words["V"][0] == kv_bytes
+        assert (c.words["K_scale"][0] + c.words["V_scale"][0]) * 4 == scale_bytes
+    assert round(2 * 8 * 4096 * 2 * 4 / kv_bytes, 4) == 0.0312
+    lb = {s: lower_bound_bytes(w, Decode(splits=5, kv_dtype="fp8", scales=s)) for s in ("head", "tensor")}
+    assert lb["head"] - lb["tensor"] == (2 * 8 - 1) * 2 * 4  # a scale per K/V head against one per call
+
+
+@pytest.mark.parametrize("dec, name", [(lambda: Decode(splits=1, scales="block"), "scales"),
+                                       (lambda: Decode(splits=1, kv_dtype="fp8", scales="flashmla"), "scales"),
+                                       (lambda: decode_count(Workload.build(Nq=1, Nkv=8, d=4, M=4096),
+                                                             Decode(splits=1, scales="head")), "scales")])
+def test_bad_scale_layouts_name_the_parameter(dec, name):
+    with pytest.raises(InvalidParameter) as e:
+        dec()
+    assert e.value.name == name
+
+
+def _fa2_splitkv_reference(w, s: int) -> dict[str, int]:
+    """FlashAttention-2's split-KV decode (csrc/flash_attn/src/flash_fwd_kernel.h), written here from its loop
+    bounds: n_blocks_per_split = ⌈⌈N_kv/B_N⌉/s⌉; split i covers blocks [i·n, min(⌈N_kv/B_N⌉, (i+1)·n)); an empty
+    split (n_block_min ≥ n_block_max) writes zeros to its O_accum and −∞ to its LSE_accum without reading Q; the
+    combine reads every split's LSE and O_accum and writes O and softmax_lse; packed rows in blocks of 64."""
+    bn = 256 if w.d <= 64 else 128 if w.d <= 128 else 64
+    blocks_ = -(-w.Nkv // bn)
+    per = -(-blocks_ // s)
+    nonempty = sum(1 for i in range(s) if min(blocks_, (i + 1) * per) > i * per)
+    R = w.groups * w.Nq
+    row_blocks = -(-R // 64)
+    units = w.batch * w.kv_heads
+    part = units * s * R if s > 1 else 0
+    return {"Q": units * nonempty * R * w.d, "K": units * row_blocks * w.Nkv * w.d, "O_part": part * w.dv,
+            "LSE_part": part, "LSE": units * R}
+
+
+@pytest.mark.parametrize("Nkv, s, d", [(32768, 17, 128), (300, 3, 8), (1000, 16, 128), (129, 2, 128), (5000, 7, 256)])
+def test_fa2_split_rule_follows_flashattention2_split_kv(Nkv, s, d):
+    w = Workload.build(batch=2, heads=32, kv_heads=8, Nq=1, Nkv=Nkv, d=d, dtype="bf16", gpu="h200")
+    dec = Decode(splits=s, split_rule="fa2")
+    c = decode_count(w, dec)
+    want = _fa2_splitkv_reference(w, s)
+    got = {"Q": c.words["Q"][0], "K": c.words["K"][0], "O_part": c.words.get("O_part", (0, 0))[1],
+           "LSE_part": c.words.get("LSE_part", (0, 0))[1], "LSE": c.words["LSE"][1]}
+    assert got == want
+    if "O_part" in c.words:
+        assert c.words["O_part"][0] == c.words["O_part"][1]  # the combine reads every split written
+    # attnio's own rule: no empty split, no LSE written; the published rows use it (test_paper: unchanged)
+    own = decode_count(w, Decode(splits=s))
+    assert "LSE" not in own.words and own.words.get("O_part", (0, 0))[1] == (2 * 8 * own.splits * 4 * w.dv if own.splits > 1 else 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(calls(), st.integers(1, 6))
+def test_fa2_split_rule_measured_equals_formula(case, s):
+    w, dec = case
+    dec = Decode(splits=s, kv_dtype=dec.kv_dtype, shared_kv=dec.shared_kv, scales=dec.scales, split_rule="fa2")  # contiguous
+    try:
+        blocks(w, dec)
+    except InvalidParameter:
+        assume(False)
+    r = run_decode(w, dec, seed=2)
+    assert _measured(r) == decode_count(w, dec).words
+    assert r.max_abs_error < 1e-9
+    assert lower_bound_bytes(w, dec) <= decode_count(w, dec).bytes_total
+
+
+def test_mla_row_blocks_of_the_kernels_size():
+    """MLA absorbed, 128 query heads × 2 new tokens (R = 256) on the H200 preset: attnio's own rule packs as many
+    rows as fit (3 blocks of 86), FlashMLA's BLOCK_SIZE_M = 64 (csrc/sm90/decode/dense/config.h) gives 4 blocks,
+    4 loads of each cache row."""
+    from attnio.core.workload import GPUS
+
+    w, _ = mla("absorbed", batch=1, heads=128, Nq=2, Nkv=4096, M=GPUS["h200"].smem_bytes // 2)
+    own = decode_count(w, Decode(splits=1, shared_kv=True))
+    kernel = decode_count(w, Decode(splits=1, shared_kv=True, row_block=64))
+    assert (own.T_q, kernel.T_q) == (3, 4)
+    assert kernel.words["K"][0] == 4 * 4096 * 576 and own.words["K"][0] == 3 * 4096 * 576
+    small, _ = mla("absorbed", batch=1, heads=8, Nq=2, Nkv=20, M=10**6)  # on the machine: 16 rows in blocks of 5
+    dec = Decode(splits=2, shared_kv=True, row_block=5)
+    r = run_decode(small, dec, seed=0)
+    assert _measured(r) == decode_count(small, dec).words
+    assert r.tiling.T_q == 4 and r.max_abs_error < 1e-9
+
+
+@pytest.mark.parametrize("make, name", [(lambda: Decode(splits=2, split_rule="flash"), "split_rule"),
+                                        (lambda: Decode(splits=2, split_rule="fa2", page=16), "page"),
+                                        (lambda: Decode(splits=2, row_block=0), "row_block"),
+                                        (lambda: blocks(Workload.build(heads=64, kv_heads=1, Nq=1, Nkv=8, d=64, M=2000),
+                                                        Decode(splits=1, row_block=64)), "row_block")])
+def test_bad_split_rules_name_the_parameter(make, name):
+    with pytest.raises(InvalidParameter) as e:
+        make()
+    assert e.value.name == name
+
+
+def test_cli_decode_names_its_conventions(capsys):
+    import json
+
+    from attnio.cli import main
+
+    assert main(["decode", "--Nkv", "4096", "--Nq", "2", "--heads", "128", "--mla", "absorbed", "--kv-dtype", "fp8",
+                 "--scales", "flashmla", "--row-block", "64", "--splits", "3", "--split-rule", "fa2", "--gpu", "h200", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["scales"], out["split_rule"], out["row_blocks"], out["row_block_rows"]) == ("flashmla", "fa2", 4, 64)
+    assert out["machine_equals_formula"] is True
+    pt = out["per_tensor"]
+    per_token = sum(pt[t]["reads_words"] * pt[t]["bytes_per_word"] for t in ("K", "K_rope", "K_scale")) // (4096 * 4)
+    assert per_token == 656 and pt["LSE"]["writes_words"] == 256
+    assert main(["decode", "--Nkv", "4096", "--heads", "32", "--kv-heads", "8", "--gpu", "h200", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["scales"], out["split_rule"]) == (None, "tokens")  # bf16 K/V: no scales

@@ -21,6 +21,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--causal", action="store_true", help="bottom-right causal mask among the new tokens")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="bf16", help="Q and O element type (default bf16)")
     p.add_argument("--kv-dtype", choices=sorted(DTYPES), default=None, help="K/V cache element type (fp8 adds fp32 scales)")
+    p.add_argument("--scales", choices=["group128", "head", "tensor", "flashmla"], default="group128",
+                   help="fp8 scale layout: per 128 channels of a row (default), per K/V head, per tensor, or FlashMLA's "
+                        "656-byte MLA row (docs/serving.md#fp8-scale-layouts)")
+    p.add_argument("--split-rule", choices=["tokens", "fa2"], default="tokens",
+                   help="tokens: attnio's (no empty split; default); fa2: FlashAttention-2's split-KV (by K/V blocks, "
+                        "empty splits written and read, LSE written, 64-row blocks) (docs/serving.md#split-and-row-block-rules)")
+    p.add_argument("--row-block", type=int_option, default=None,
+                   help="packed rows per row block, as the kernel has it (FlashMLA and FA-2 split-KV: 64); default as many as fit")
     p.add_argument("--page", type=int_option, default=None, help="tokens per KV page (paged cache with an int32 block table)")
     p.add_argument("--splits", type=int_option, default=None, help="KV splits (default: the heuristic for --gpu)")
     p.add_argument("--gpu", choices=sorted(GPUS), default="h100", help="preset: fast memory, SM count, roofline")
@@ -31,6 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from attnio.algorithms.decode import run_decode
     from attnio.bounds.serving import Decode, decode_count, lower_bound_bytes, mla, resolve, roofline
     from attnio.core.errors import InvalidParameter
@@ -45,21 +55,23 @@ def main(args: argparse.Namespace) -> int:
         w, dec = mla(args.mla, batch=args.batch, heads=args.heads, Nq=args.Nq, Nkv=args.Nkv, dtype=args.dtype,
                      M=smem_words // 2, kv_dtype=args.kv_dtype)
         w = Workload.build(**{**_fields(w), "causal": args.causal}, gpu=args.gpu)
-        dec = Decode(args.splits, args.page, args.kv_dtype, dec.shared_kv, args.gpu)
+        dec = Decode(args.splits, args.page, args.kv_dtype, dec.shared_kv, args.gpu, args.scales, args.split_rule, args.row_block)
     else:
         w = Workload.build(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, Nq=args.Nq, Nkv=args.Nkv,
                            d=128 if args.d is None else args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, gpu=args.gpu)
-        dec = Decode(args.splits, args.page, args.kv_dtype, False, args.gpu)
+        dec = Decode(args.splits, args.page, args.kv_dtype, False, args.gpu, args.scales, args.split_rule, args.row_block)
     dec = resolve(w, dec)
     c = decode_count(w, dec)
     measured = run_decode(w, dec, count_only=True).measurement.per_array
     agree = {t: (a.reads_words, a.writes_words) for t, a in measured.items() if a.reads_words or a.writes_words} == c.words
     lb = lower_bound_bytes(w, dec)
-    no_split = decode_count(w, Decode(1, dec.page, dec.kv_dtype, dec.shared_kv))
+    no_split = decode_count(w, replace(dec, splits=1))
     rl = roofline(w, dec, args.gpu, None if args.time_us is None else args.time_us * 1e-6)
     out = {
         "workload": w.as_dict(), "splits": c.splits, "chunk_tokens": c.chunk, "page": dec.page,
         "kv_dtype": dec.kv_dtype or w.dtype, "shared_kv": dec.shared_kv,
+        "scales": dec.scales if (dec.kv_dtype or w.dtype) == "fp8" else None,
+        "split_rule": dec.split_rule, "row_blocks": c.T_q, "row_block_rows": -(-w.groups * w.Nq // c.T_q),
         "per_tensor": {t: {"reads_words": r, "writes_words": wr, "bytes_per_word": c.bpw[t]} for t, (r, wr) in c.words.items()},
         "schedule_bytes": c.bytes_total, "no_split_bytes": no_split.bytes_total,
         "split_over_no_split": c.bytes_total / no_split.bytes_total, "lower_bound_bytes": lb,

@@ -39,6 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --l2: launch order qhb (q block fastest, FA-2's grid), hqb (head fastest) or sections "
                         "(FA-3's head sections)")
     p.add_argument("--l2-occupancy", type=int_option, default=1, help="with --l2: thread blocks resident per SM")
+    p.add_argument("--tiles", default=None, metavar="BRxBC",
+                   help="flash2 forward tiles: BRxBC (e.g. 128x128) or a kernel's own: fa2, fa3 (need --gpu), flex (docs/masks.md)")
+    p.add_argument("--load", choices=["span", "tile"], default="span",
+                   help="what a masked flash2 loads of a visited tile: span (needed keys; default) or tile (whole, as the kernels do)")
+    p.add_argument("--documents", choices=["packed", "varlen"], default="packed",
+                   help="a document mask's tiles: packed (global, FlexAttention's; default) or varlen (each sequence from its own start, FA-2's varlen)")
     _workload.add_arguments(p)  # batch, heads, GQA, Nq/Nkv, causal, dtype, --smem/--gpu (docs/workloads.md)
 
 
@@ -71,6 +77,23 @@ def parse_mask(spec: str) -> Any:
     raise InvalidParameter("mask", spec, MASK_FORMS)
 
 
+def parse_tiles(spec: str | None) -> Any:
+    """``--tiles``: ``BRxBC`` as a pair, a preset name as itself.
+
+    >>> parse_tiles("128x64"), parse_tiles("fa2"), parse_tiles(None)
+    ((128, 64), 'fa2', None)
+    """
+    from attnio.bounds.kernel_tiles import PRESETS
+    from attnio.core.errors import InvalidParameter
+
+    if spec is None or spec in PRESETS:
+        return spec
+    a, x, b = spec.partition("x")
+    if not (x and a.isdigit() and b.isdigit() and int(a) >= 1 and int(b) >= 1):
+        raise InvalidParameter("tiles", spec, "BRxBC with integers >= 1 (e.g. 128x128), or one of " + ", ".join(PRESETS))
+    return int(a), int(b)
+
+
 def main(args: argparse.Namespace) -> int:
     from attnio.algorithms import registry
     from attnio.algorithms.run import run
@@ -82,9 +105,12 @@ def main(args: argparse.Namespace) -> int:
         _check_l2(args, registry)
     w = _workload.build(args) if _workload.requested(args) else None
     plain = {} if w is not None else {"N": args.N, "d": args.d, "dv": args.dv, "M": args.M}
-    r = run(args.algorithm, w, pass_="step" if args.backward else None, schedule=args.schedule or ("per-head" if w else None),
+    tiles = parse_tiles(args.tiles)
+    r = run(args.algorithm, w, pass_="step" if args.backward else None,
+            schedule=args.schedule or ("per-head" if w or tiles or args.load != "span" or args.documents != "packed" else None),
             seed=args.seed, backend=args.backend, count_only=args.count_only, eps=args.eps, B=args.B,
-            mask=None if args.mask is None else parse_mask(args.mask), **plain)
+            mask=None if args.mask is None else parse_mask(args.mask), tiling=tiles, load=args.load,
+            documents=args.documents, **plain)
     out = r.as_dict()
     if args.l2 is not None:
         out["l2"] = _l2(r, args)
@@ -93,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
         return 0
     w = r.workload
     print(f"{args.algorithm}{' training step' if args.backward else ''}: batch={w.batch} heads={w.heads} kv_heads={w.kv_heads} "
-          f"Nq={w.Nq} Nkv={w.Nkv} d={w.d} dv={w.dv}{' causal' if w.causal else ''}{' mask ' + args.mask if args.mask else ''} {w.dtype} ({w.bytes_per_word} B/word)  "
+          f"Nq={w.Nq} Nkv={w.Nkv} d={w.d} dv={w.dv}{' causal' if w.causal else ''}{' mask ' + args.mask if args.mask else ''}{' load ' + args.load if args.load != 'span' else ''} {w.dtype} ({w.bytes_per_word} B/word)  "
           f"M={w.M:,d} words ({w.memory})")
     for key, part in (("forward", out["forward"]), ("backward", out["backward"])) if args.backward else ((r.pass_, out),):
         _print_part(key, part, w.M)
