@@ -114,7 +114,7 @@ def seed_bounds() -> list[Bound]:
             explicit=True,
             constant=Fraction(4),
             provenance="derived here",
-            status="derived here",
+            status="derived here (refereed)",
             cdag=ANY_ALGORITHM,
             doc="docs/bounds/trivial.md",
             symbols=("N", "d", "M", "dv"),

@@ -252,14 +252,14 @@ BSPV_CAP = Bound(
     constant=Fraction(7, 5),
     provenance="derived here: BSPV's two-product Loomis–Whitney segment count (docs/bounds/bspv.md) with the "
     "complete pairs capped by (M + R)²/(4d²) instead of relaxed by κ (docs/bounds/bspv-cap.md)",
-    status="derived here",
+    status="derived here (refereed)",
     cdag=CDAG_QK_PV_ACC,
     doc="docs/bounds/bspv-cap.md",
     symbols=("N", "d", "M", "dv"),
     notes="constant: 7/5 < √2, the leading coefficient in units of N²(d + d_v)/√M as M/d² → 0 (irrational). "
     "Small cache and the band d² < M < 2d²: above BSPV-near from M ≈ 0.3d² on (at d_v = d), and above B3 at "
-    "N = 4096, d = 128 for M ≤ 2d². Leading coefficient (units N²(d + d_v)/√M) √2 as M/d² → 0 (c = 4), 0.68 at "
-    "M = d² (c = 2), → 0 as M/d² grows (it decays as d³/M^{3/2}: weaker than B1/B3 above ≈ 2d²). Valid at every "
+    "N = 4096, d = 128 for M ≤ 2d². Leading coefficient (units N²(d + d_v)/√M) √2 as M/d² → 0 (c = 4), 0.665 at "
+    "M = d² (c = 2; 0.684 at the best real c = 1.5), → 0 as M/d² grows (it decays as d³/M^{3/2}: weaker than B1/B3 above ≈ 2d²). Valid at every "
     "M; flash1 (its working set exceeds M) is outside the consistency chain.",
 )
 

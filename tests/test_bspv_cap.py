@@ -44,10 +44,10 @@ def _float(e, env) -> float:
 
 def test_the_record() -> None:
     assert BSPV_CAP in all_bounds() and BSPV_CAP in constants.BOUNDS
-    assert BSPV_CAP.status == "derived here" and "refereed" not in BSPV_CAP.status
+    assert BSPV_CAP.status == "derived here (refereed)"  # a fresh referee checked the proof (docs/bounds/bspv-cap.md)
     assert BSPV_CAP.kind == "lower" and BSPV_CAP.explicit and BSPV_CAP.regime == ()
     assert set(BSPV_CAP.symbols) == {"N", "d", "M", "dv"} and BSPV_CAP.cdag == BSPV.cdag
-    assert (ROOT / BSPV_CAP.doc).exists() and "**derived here**" in (ROOT / BSPV_CAP.doc).read_text()
+    assert (ROOT / BSPV_CAP.doc).exists() and "**derived here (refereed)**" in (ROOT / BSPV_CAP.doc).read_text()
     assert BSPV_CAP in constants.proved_lower_bounds()
 
 
@@ -195,7 +195,7 @@ def test_falsification_draws_this_bound() -> None:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     assert BSPV_CAP.id in {b.id for b in mod.LOWER}
-    assert mod.family(BSPV_CAP) == "forward" and not mod.dv_is_d_by_definition(BSPV_CAP)
+    assert mod.family(BSPV_CAP) == "forward" and not mod.dv_pinned(BSPV_CAP)  # drawn at d_v ≠ d too
 
 
 # ------------------------------------------------------------------------------------------- numbers
