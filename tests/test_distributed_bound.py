@@ -185,3 +185,19 @@ def test_the_cli_json_carries_the_bound_and_the_ratio(capsys) -> None:
     assert lb["id"] == dist.LB_ID and lb["words"] == L == 2 * 64 * 4 / 2 - 2 * 64 * 4 / 4
     words = dist.per_device("attention2d", P=4, N=64, d=4, heads=1, kv_heads=1)["forward"]
     assert lb["ratio"]["forward"] == words / L
+
+
+def test_the_report_section_divides_every_schedule_by_the_bound() -> None:
+    """The report's "Across devices" table: every one-head schedule at or above DIST-QK, Attention2D within
+    (2d + 2d_v + 1)/(2d) of it (its Q and K all-gathers meet the bound's first term), a dash where P is not square."""
+    from attnio.reports.section_distributed import POINTS, SCHEDULES, rows
+
+    for (N, d, dv, P), row in zip(POINTS, rows(), strict=True):
+        ratios = dict(zip(SCHEDULES, row[5:], strict=True))
+        for s, r in ratios.items():
+            if r == "—":
+                assert s == "attention2d" and int(P**0.5) ** 2 != P
+                continue
+            assert float(r) >= 1, (s, N, d, dv, P)
+        if ratios["attention2d"] != "—":
+            assert float(ratios["attention2d"]) <= (2 * d + 2 * dv + 1) / (2 * d) + 1e-3
