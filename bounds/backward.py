@@ -309,8 +309,8 @@ BWD_SLOTS_DV_CDAG = BWD_SLOTS_CDAG.removesuffix(" (docs/bounds/backward-slots.md
 BWD_SLOTS_DV = replace(
     BWD_SLOTS,
     id="backward.bwd-slots-dv",
-    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K, dK = dSᵀ·Q and dV = PᵀdO by "
-    "sum trees of scalar products moves at least (200/19)·N²d²/M − (3/2)Nd − M words when M ≥ 10d² (d_v = d; "
+    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K, dK = dSᵀ·Q and dV = PᵀdO (from the "
+    "recomputed P) by sum trees of scalar products moves at least (200/19)·N²d²/M − (3/2)Nd − M words when M ≥ 10d² (d_v = d; "
     "recomputation allowed): pairs (Q, dO, K, V faces) and the dQ, dK and dV slot faces in one segment budget.",
     model=BWD_SLOTS_DV_CDAG,
     regime=(10 * d**2 <= M, DV_EQ_D),
@@ -319,7 +319,7 @@ BWD_SLOTS_DV = replace(
     slack=-Fraction(3, 2) * N * d - M,
     provenance="derived here: BWD-slots (docs/bounds/backward-slots.md) with the dV slot face, three families of "
     "N²d products in one segment budget (docs/bounds/backward-slots-dv.md)",
-    status="derived here",
+    status="derived here (refereed)",
     doc=SLOTS_DV_DOC,
     notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S). "
     "flash2-bwd's leading constant is 16 (gap 16·19/200 = 1.52 in leading order), flash2-2pass-bwd's 14 (1.33).",
@@ -328,8 +328,8 @@ BWD_SLOTS_DV = replace(
 BWD_SLOTS_DV_X = replace(
     BWD_SLOTS_DV,
     id="backward.bwd-slots-dv-x",
-    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K, dK = dSᵀ·Q and dV = PᵀdO by "
-    "sum trees of scalar products moves at least M(1200N²d² − 171NMd)/(114M² + 200d⁴) − M words when M ≥ 4d² "
+    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K, dK = dSᵀ·Q and dV = PᵀdO (from the "
+    "recomputed P) by sum trees of scalar products moves at least M(1200N²d² − 171NMd)/(114M² + 200d⁴) − M words when M ≥ 4d² "
     "(d_v = d; recomputation allowed): BWD-slots-dv with the type-2 pairs paid by d³/2 per segment instead of "
     "M ≥ 10d².",
     regime=(4 * d**2 <= M, DV_EQ_D),

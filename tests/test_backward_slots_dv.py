@@ -90,8 +90,8 @@ def test_the_page_names_every_step_and_the_bound_is_registered(b) -> None:
             assert re.search(rf"^{n}\. .*machine-checked: {re.escape(cid)}\*", text, re.M), (b.id, n, cid)
     own = [c for c in STEPS if b.id in c.about]
     assert len(own) >= 10 and {c.id for c in own} <= {cid for _, cid in steps}
-    assert b in bb.BOUNDS and bb.COVERS[b.id] == bb.RECOMPUTES_S and b.status == "derived here"
-    assert "**derived here**" in text and "not refereed" in " ".join(text.split())
+    assert b in bb.BOUNDS and bb.COVERS[b.id] == bb.RECOMPUTES_S and b.status == "derived here (refereed)"
+    assert "**derived here (refereed)**" in text and "fresh referee" in " ".join(text.split())  # a fresh reader checked it
 
 
 @pytest.mark.parametrize("b", DV, ids=lambda b: b.id)

@@ -866,11 +866,11 @@ def dv_step_claims(coeff: Fraction = DV_COEFF, face: Fraction = DV_FACE, thresho
         imp("faces", "P ≤ A + X ⇒ P·r ≤ A·r + X·r (one family's pair face times its input face; applied with "
             "(P, A, X, r) = (d²p, uw, d²x, q + k) and (d²p_V, qk, d²x, o))",
             (vp <= vA + vX,), vp * vr1 <= vA * vr1 + vX * vr1),
-        imp("mono", "u ≤ a − α, w ≤ b − β, q ≤ a + α, k ≤ b + β, qo = a² − α² ⇒ "
-            "uw(q + k) + qko ≤ (a − α)(b − β)(a + α + b + β) + (a² − α²)(b + β)",
+        imp("mono", "u ≤ a − α, w ≤ b − β′, q ≤ a + α, k ≤ b + β′, qo = a² − α² ⇒ "
+            "uw(q + k) + qko ≤ (a − α)(b − β′)(a + α + b + β′) + (a² − α²)(b + β′)",
             (vu <= va - val, vw <= vb - vbe, vq <= va + val, vk <= vb + vbe, eq(vq * vo, va * va - val * val)),
             vu * vw * (vq + vk) + vq * vk * vo <= E),
-        imp("reduced", "α ≤ a, β ≤ b ⇒ (a − α)(b − β)(a + α + b + β) + (a² − α²)(b + β) ≤ 2a²b + ab² "
+        imp("reduced", "α ≤ a, β′ ≤ b ⇒ (a − α)(b − β′)(a + α + b + β′) + (a² − α²)(b + β′) ≤ 2a²b + ab² "
             "(the unequal rows never gain)",
             (val <= va, vbe <= vb), E <= 2 * va * va * vb + va * vb * vb),
         imp("face_max", f"2a + 2b ≤ s ⇒ 2a²b + ab² ≤ ({face})·s³ (the maximum s³/(12√3) at a = s/(2√3))",
