@@ -370,7 +370,8 @@ def plan(schedule: str, *, P: int, N: int, d: int, heads: int = 1, kv_heads: int
         "gpu": gpu, "peak_flops": F, "formula_words": words, "formula_bytes": {p: w * bpw for p, w in words.items()},
         "provenance": dist.PROVENANCE, "pairs_per_device": work, "imbalance_max_over_mean": max(work) * P / sum(work),
         "times": times, "overlap": None, "simulated": False,
-        "lower_bound": dist.lower_bound_entry(words, P=P, N=N, d=d),
+        # DIST-QK needs every S_ij (no mask): under a causal mask it does not hold (docs/bounds/distributed.md)
+        "lower_bound": None if causal else dist.lower_bound_entry(words, P=P, N=N, d=d),
     }
     if schedule in ("ring", "zigzag", "striped"):
         out["overlap"] = dist.overlap(N=N, P=P, d=d, dv=dv, heads=heads, kv_heads=kv_heads, bytes_per_word=bpw,

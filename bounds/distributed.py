@@ -344,19 +344,19 @@ BOUNDS: tuple[Bound, ...] = (
         id=LB_ID,
         statement=(
             "On P ≥ 2 processors with unbounded local memories, each initially holding at most 2Nd/P words of Q and "
-            "K together, every calculation of attention's QKᵀ sum trees (one head, N ≥ 1, d ≥ 1, any d_v ≥ 1; "
-            "recomputation allowed) makes some processor receive at least min(2Nd/√P − 2Nd/P, N²/P − N²/P²) words; "
+            "K together, every calculation of attention's QKᵀ sum trees (one head, no mask: every S_ij required; N ≥ 1, "
+            "d ≥ 1, any d_v ≥ 1; recomputation allowed) makes some processor receive at least min(2Nd/√P − 2Nd/P, N²/P − N²/P²) words; "
             "the first branch is the minimum iff 2dP ≤ N(√P + 1)"),
         kind="lower",
         model=("P processors, unbounded local memory, words received by the busiest processor; inputs Q, K (N×d), "
                "V (N×d_v), at most 2Nd/P words of Q and K initially on each processor; standard attention CDAG, "
-               "QKᵀ trees (standard matrix multiplication; recomputation allowed)"),
+               "QKᵀ trees of every pair (no mask; standard matrix multiplication; recomputation allowed)"),
         regime=LB_REGIME,
         expr=LOWER,
         explicit=True,
         constant=Fraction(2),
         provenance="derived here",
-        status="derived here",
+        status="derived here (refereed)",
         slack=-2 * N * d / P,
         doc=LB_DOC,
         notes=("Not in bounds.catalog.all_bounds (the two-level I/O catalog, compared with single-device counts); "
@@ -396,8 +396,8 @@ def lower_bound_entry(words: dict[str, int], *, P: int, N: int, d: int) -> dict[
     """
     L = lower_bound(P=P, N=N, d=d)
     first = evaluate(LB_QK, {"cp_P": P, "N": N, "d": d}) <= evaluate(LB_PAIRS, {"cp_P": P, "N": N})
-    return {"id": LB_ID, "words": L, "status": "derived here", "doc": LB_DOC,
+    return {"id": LB_ID, "words": L, "status": "derived here (refereed)", "doc": LB_DOC,
             "branch": "2Nd/√P − 2Nd/P" if first else "N²/P − N²/P²",
-            "scope": "one head's QKᵀ trees, each device starting with at most 2Nd/P of its Q and K words; "
+            "scope": "one head's QKᵀ trees, no mask, each device starting with at most 2Nd/P of its Q and K words; "
                      "words received by the busiest device",
             "ratio": {p: w / L for p, w in words.items()}}

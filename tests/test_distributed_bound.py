@@ -77,7 +77,7 @@ def test_the_claims_are_in_the_catalog_and_about_the_bound() -> None:
 
 def test_the_bound_is_found_by_id_but_kept_out_of_the_two_level_catalog() -> None:
     b = by_id(dist.LB_ID)
-    assert (b.kind, b.status, b.provenance, b.explicit, b.doc) == ("lower", "derived here", "derived here", True,
+    assert (b.kind, b.status, b.provenance, b.explicit, b.doc) == ("lower", "derived here (refereed)", "derived here", True,
                                                                    "docs/bounds/distributed.md")
     assert {s.name for r in b.regime for s in _syms(r)} == {"cp_P", "N", "d", "dv"}
     assert dist.LB_ID not in {x.id for x in all_bounds()}
@@ -185,6 +185,10 @@ def test_the_cli_json_carries_the_bound_and_the_ratio(capsys) -> None:
     assert lb["id"] == dist.LB_ID and lb["words"] == L == 2 * 64 * 4 / 2 - 2 * 64 * 4 / 4
     words = dist.per_device("attention2d", P=4, N=64, d=4, heads=1, kv_heads=1)["forward"]
     assert lb["ratio"]["forward"] == words / L
+    # no bound under a causal mask: DIST-QK needs every S_ij (a referee's counterexample at N = 6, P = 2, d = 1)
+    assert main(["distributed", "--schedule", "ring", "--P", "2", "--N", "6", "--d", "1", "--causal", "--json",
+                 "--simulate", "no"]) == 0
+    assert json.loads(capsys.readouterr().out)["lower_bound"] is None
 
 
 def test_the_report_section_divides_every_schedule_by_the_bound() -> None:

@@ -53,8 +53,11 @@ def main(args: argparse.Namespace) -> int:
               f"\n           on {out['link']['name']}: {_t(t['comm_s'])} of transfer; busiest device's attention "
               f"{_t(t['compute_s_max'])} at {out['peak_flops'] / 1e12:g} TFLOP/s ({out['gpu']})")
     lb = out["lower_bound"]
-    print(f"  lower bound ({lb['id']}, {lb['status']}, {lb['doc']}): some device receives ≥ {lb['words']:,.1f} words "
-          f"({lb['branch']}; {lb['scope']}); " + ", ".join(f"{p} ÷ bound {r:.3f}" for p, r in lb["ratio"].items()))
+    if lb is None:
+        print("  lower bound: none for a causal mask (DIST-QK needs every S_ij; docs/bounds/distributed.md)")
+    else:
+        print(f"  lower bound ({lb['id']}, {lb['status']}, {lb['doc']}): some device receives ≥ {lb['words']:,.1f} words "
+              f"({lb['branch']}; {lb['scope']}); " + ", ".join(f"{p} ÷ bound {r:.3f}" for p, r in lb["ratio"].items()))
     work = out["pairs_per_device"]
     print(f"  work (unmasked pairs) per device: min {min(work):,}, max {max(work):,}; max ÷ mean {out['imbalance_max_over_mean']:.3f}")
     if out["overlap"]:
