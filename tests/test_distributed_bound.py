@@ -196,12 +196,12 @@ def test_the_report_section_divides_every_schedule_by_the_bound() -> None:
     (2d + 2d_v + 1)/(2d) of it (its Q and K all-gathers meet the bound's first term), a dash where P is not square."""
     from attnio.reports.section_distributed import POINTS, SCHEDULES, rows
 
-    for (N, d, dv, P), row in zip(POINTS, rows(), strict=True):
+    for (n, dd, dv, P), row in zip(POINTS, rows(), strict=True):
         ratios = dict(zip(SCHEDULES, row[5:], strict=True))
         for s, r in ratios.items():
             if r == "—":
                 assert s == "attention2d" and int(P**0.5) ** 2 != P
                 continue
-            assert float(r) >= 1, (s, N, d, dv, P)
+            assert float(r) >= 1, (s, n, dd, dv, P)
         if ratios["attention2d"] != "—":
-            assert float(ratios["attention2d"]) <= (2 * d + 2 * dv + 1) / (2 * d) + 1e-3
+            assert float(ratios["attention2d"]) <= (2 * dd + 2 * dv + 1) / (2 * dd) + 1e-3
