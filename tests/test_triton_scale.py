@@ -44,6 +44,16 @@ def test_sampled_equals_full_run(batch, kv_heads, group, N, causal, schedule):
     assert got.programs_total == -(-N // 16) * units
 
 
+def test_sampled_equals_full_run_on_one_small_causal_gqa_shape():
+    """The default tier's comparison (the Hypothesis one above is in the slow tier)."""
+    w = Workload.build(batch=2, heads=4, kv_heads=2, N=120, d=16, causal=True, M=4000)
+    got = scale.count(w, block=(16, 16))
+    full = full_run(w, (16, 16), "grouped")
+    for f in scale.FIELDS:
+        assert getattr(got, f) == dict(getattr(full, f)), f
+    assert got.method.startswith("sampled: ") and got.programs_run < got.programs_total
+
+
 def test_sampled_method_names_its_programs_and_json():
     w = Workload.build(batch=2, heads=2, kv_heads=2, N=130, d=16, causal=True, M=4000)
     got = scale.count(w, block=(16, 16), seed=3)
