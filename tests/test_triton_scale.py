@@ -46,7 +46,7 @@ def test_sampled_equals_full_run(batch, kv_heads, group, N, causal, schedule):
 
 def test_sampled_equals_full_run_on_one_small_causal_gqa_shape():
     """The default tier's comparison (the Hypothesis one above is in the slow tier)."""
-    w = Workload.build(batch=2, heads=4, kv_heads=2, N=120, d=16, causal=True, M=4000)
+    w = Workload.build(batch=1, heads=4, kv_heads=2, N=112, d=16, causal=True, M=4000)
     got = scale.count(w, block=(16, 16))
     full = full_run(w, (16, 16), "grouped")
     for f in scale.FIELDS:
@@ -85,3 +85,21 @@ def test_affine_check_raises_on_a_wrong_law(monkeypatch):
     w = Workload.build(batch=1, heads=1, kv_heads=1, N=16 * 8, d=16, causal=True, M=4000)
     with pytest.raises(scale.Mismatch, match="not affine"):
         scale.count(w, block=(16, 16))
+
+
+def test_cli_fast_prints_the_method_in_json_and_refuses_other_targets(capsys):
+    import json
+
+    from attnio.cli import main
+
+    target = "attnio.triton.kernels.fa2_fwd:fa2_forward"
+    argv = ["kernel", target, "--N", "112", "--d", "16", "--heads", "2", "--causal", "--M", "4000", "--fast",
+            "--block", "16x16", "--json"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    w = Workload.build(heads=2, N=112, d=16, causal=True, M=4000)
+    assert d["method"].startswith("sampled: ")
+    assert sum(t["reads_words"] for t in d["tensors"].values()) == traffic(w, 16).reads_words
+    assert main(["kernel", "x.py:f", "--N", "16", "--d", "16", "--fast"]) == 2
+    assert "target" in capsys.readouterr().err
+    assert main([*argv[:-3], "--block", "16by16"]) == 2
