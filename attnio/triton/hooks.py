@@ -330,7 +330,14 @@ def programs_only(select: Callable[[tuple[int, int, int]], bool],
 
     import triton.runtime.interpreter as interp
 
-    builder = interp.interpreter_builder
+    builder = getattr(interp, "interpreter_builder", None)
+    try:
+        loop = inspect.getsource(interp.GridExecutor)  # the class as written (its __call__ may be patched now)
+    except (OSError, TypeError):
+        loop = ""
+    if not hasattr(builder, "set_grid_idx") or "self.fn(**args)" not in loop:
+        raise UntestedTriton("this Triton's interpreter no longer runs a grid as programs_only expects "
+                             "(interpreter_builder.set_grid_idx, GridExecutor calling self.fn(**args))")
     real_call = interp.GridExecutor.__call__
 
     def only(**kw):  # noqa: ANN003, ANN202 -- its free names are closure cells, never globals

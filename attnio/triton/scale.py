@@ -150,6 +150,9 @@ class _Programs:
         with count_mod.count_traffic(**t), programs_only(lambda idx: (idx[0], idx[1]) in want, around):
             fa2_forward(t["q"], t["k"], t["v"], causal=self.w.causal, block=self.block, schedule=self.schedule,
                         o=t["o"], lse=t["lse"])
+        if set(out) != want:
+            raise Mismatch(f"programs {sorted(want - set(out))} did not run (the grid is "
+                           f"{-(-self.w.Nq // self.block[0])} Q blocks)")
         return out
 
 
