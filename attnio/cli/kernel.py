@@ -58,6 +58,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "block_table, seq_lens")
     p.add_argument("--seed", type=int_option, default=0, help="seed of the inputs (default 0)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument("--fast", action="store_true",
+                   help=f"count by sampled programs (attnio.triton.scale: units checked offset-only, pid_m fitted "
+                        f"and checked) instead of running every program; only for {FAST_TARGET}; no output check")
+    p.add_argument("--block", default=None, metavar="BRxBC",
+                   help="with --fast: the FA-2 forward's blocks (default: attnio's io-optimal rule at M)")
+    p.add_argument("--schedule", choices=("grouped", "per-head"), default="grouped",
+                   help="with --fast: the FA-2 forward's schedule (default grouped)")
+
+
+#: the one launcher ``--fast`` counts (attnio.triton.scale knows its grid)
+FAST_TARGET = "attnio.triton.kernels.fa2_fwd:fa2_forward"
 
 
 def load_module(path: str, what: str = "target") -> Any:
@@ -183,6 +194,8 @@ def _run(args: argparse.Namespace) -> Any:
     w = Workload.build(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, N=args.N, Nq=args.Nq,
                        Nkv=args.Nkv, d=args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, M=args.M,
                        smem=args.smem, gpu=gpu)
+    if getattr(args, "fast", False):
+        return _fast(args, w)
     mapping = _mapping(args.args)
     saved = list(sys.path)
     try:
@@ -191,6 +204,42 @@ def _run(args: argparse.Namespace) -> Any:
             return check(launch, w, seed=args.seed, args=mapping, cu_seqlens=cu, page_size=args.page_size)
     finally:
         sys.path[:] = saved
+
+
+class _Fast:
+    """``--fast``'s result: attnio.triton.scale's count (no output check: the programs not run compute nothing)."""
+
+    outputs_ok = True
+
+    def __init__(self, r: Any) -> None:
+        self.r = r
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.r.as_dict()
+
+    def lines(self) -> list[str]:
+        d = self.r.as_dict()
+        out = [f"method: {d['method']}", f"programs run: {d['programs_run']} of {d['programs_total']} "
+               f"({d['seconds']} s)"]
+        out += [f"  {n}: reads {t['reads_words']} words ({t['reads_bytes']} B), writes {t['writes_words']} "
+                f"words ({t['writes_bytes']} B)" for n, t in d["tensors"].items()]
+        out.append(f"total: {d['total_bytes']} B")
+        return out
+
+
+def _fast(args: argparse.Namespace, w: Any) -> _Fast:
+    from attnio.core.errors import InvalidParameter
+    from attnio.triton import scale
+
+    if args.target != FAST_TARGET:
+        raise InvalidParameter("target", args.target, f"{FAST_TARGET} with --fast (the one kernel it samples)")
+    block = None
+    if args.block is not None:
+        br, x, bc = args.block.lower().partition("x")
+        if not (x and br.isdigit() and bc.isdigit() and int(br) > 0 and int(bc) > 0):
+            raise InvalidParameter("block", args.block, "BRxBC with positive integers, e.g. 64x64")
+        block = (int(br), int(bc))
+    return _Fast(scale.count(w, block=block, schedule=args.schedule, seed=args.seed))
 
 
 def _mapping(items: list[str]) -> dict[str, str] | None:

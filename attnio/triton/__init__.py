@@ -4,6 +4,8 @@ the CPU (``TRITON_INTERPRET=1``), and attnio's own Triton attention kernels (``a
 - :func:`count_traffic`: a context manager counting every global access of the kernels launched inside it;
 - :func:`pin_config`: pin an autotuned kernel to one config so that a count is deterministic;
 - :func:`fake_gpu`: a CPU stand-in (off by default) for kernel files that query the GPU at import or launch;
+- :mod:`attnio.triton.scale`: attnio's FA-2 forward counted at production shape from sampled programs (its
+  ``method`` says how);
 - :func:`check`: a user's launcher on an attnio workload: counts, bound, attnio's best schedule, correctness;
 - :data:`TESTED_TRITON_VERSIONS`, :func:`check_triton_version` (a tested Triton, or another that passes the
   structural probe of the hooks and their self-test: :mod:`attnio.triton.hooks`).

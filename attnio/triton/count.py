@@ -346,6 +346,8 @@ class _Counter:
         self.outside = _Acc()  # accesses outside any launch (none are expected): reported only if any
         self.acc = self.outside
         self.index = self._index(tuple(self.named_ids))
+        #: when a list: every access's (owner ids, addresses, reads, writes) is appended (attnio.triton.scale)
+        self.record: list[tuple[np.ndarray, np.ndarray, bool, bool]] | None = None
 
     def _new_tensor_owner(self, name: str, t: Any, named: bool = False) -> int:
         elsize = t.element_size()
@@ -461,6 +463,8 @@ class _Counter:
         if write_mask is not None:
             wm = np.broadcast_to(np.asarray(write_mask, dtype=bool), p.shape)
             wsel = wm[m] if m is not None else wm.ravel()
+        if self.record is not None:
+            self.record.append((owner, addrs.copy(), reads, writes))  # every active lane (a cas: tried, not only won)
         acc_k = self.acc
         first = int(owner[0])
         if (owner == first).all():

@@ -318,6 +318,55 @@ def patched(counter: Any) -> Iterator[None]:
         autotuner.Autotuner.run = real_tune_run
 
 
+@contextlib.contextmanager
+def programs_only(select: Callable[[tuple[int, int, int]], bool],
+                  around: Callable[[tuple[int, int, int], bool], None]) -> Iterator[None]:
+    """For the ``with`` block, process-wide: each launch runs only the programs whose grid index (x, y, z)
+    ``select`` accepts, calling ``around(index, True)`` before and ``around(index, False)`` after each one
+    (``attnio.triton.scale`` counts one program at a time this way). The kernel's rewritten function is
+    wrapped in a function with its globals (where the interpreter patches ``triton.language``) and its
+    signature (from which the interpreter binds the arguments); the grid loop itself is the interpreter's."""
+    import types
+
+    import triton.runtime.interpreter as interp
+
+    builder = getattr(interp, "interpreter_builder", None)
+    try:
+        loop = inspect.getsource(interp.GridExecutor)  # the class as written (its __call__ may be patched now)
+    except (OSError, TypeError):
+        loop = ""
+    if not hasattr(builder, "set_grid_idx") or "self.fn(**args)" not in loop:
+        raise UntestedTriton("this Triton's interpreter no longer runs a grid as programs_only expects "
+                             "(interpreter_builder.set_grid_idx, GridExecutor calling self.fn(**args))")
+    real_call = interp.GridExecutor.__call__
+
+    def only(**kw):  # noqa: ANN003, ANN202 -- its free names are closure cells, never globals
+        idx = builder.grid_idx
+        if select(idx):
+            around(idx, True)
+            fn(**kw)
+            around(idx, False)
+
+    def call(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        nonlocal fn
+        fn = self.fn
+        w = types.FunctionType(only.__code__, fn.__globals__, fn.__name__, None, only.__closure__)
+        w.__signature__ = inspect.signature(fn)
+        w.__qualname__ = fn.__qualname__
+        self.fn = w
+        try:
+            return real_call(self, *args, **kwargs)
+        finally:
+            self.fn = fn
+
+    fn: Any = None
+    interp.GridExecutor.__call__ = call
+    try:
+        yield
+    finally:
+        interp.GridExecutor.__call__ = real_call
+
+
 def autotune_configs(kernel: Any) -> list[Any] | None:
     """An autotuned kernel's configs (``Autotuner.configs``), or None for any other object."""
     return getattr(kernel, "configs", None)
