@@ -156,7 +156,7 @@ def _fetch(store: Store, sql: str) -> list[tuple[Any, ...]]:
     k = min(os.cpu_count() or 1, -(-n // CHUNK_ROWS))
     if store.path == ":memory:" or k < 2:
         return _query(store, sql.format(keys="1"), [])
-    cuts = [store.query("SELECT key FROM results ORDER BY key LIMIT 1 OFFSET ?", [i * n // k])[0][0] for i in range(1, k)]
+    cuts = [store.query("SELECT key FROM frame_columns ORDER BY key LIMIT 1 OFFSET ?", [i * n // k])[0][0] for i in range(1, k)]
     ranges = list(zip([None, *cuts], [*cuts, None], strict=True))
 
     def read(lo_hi: tuple[str | None, str | None]) -> list[tuple[Any, ...]]:
@@ -174,19 +174,15 @@ def _fetch(store: Store, sql: str) -> list[tuple[Any, ...]]:
 
 def sweep_frame(store: Store, where: Mapping[str, Any] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
     """Every row of ``store`` as a DataFrame of :data:`SWEEP_COLUMNS`, sorted by key (see the module docstring)."""
+    from attnio.reports.store import _sql
+
     columns = columns if columns is None or isinstance(columns, str) else list(columns)
     _check(where, columns, SWEEP_COLUMNS)
-    ids = ", ".join("'" + i.replace("'", "''") + "'" for i in _lows())  # SQL string literals
-    best = (f"(SELECT b.key FROM json_each(row, '$.bounds') AS b WHERE b.key IN ({ids}) "
-            "AND b.type IN ('integer', 'real') AND b.value > 0 ORDER BY b.value DESC, b.key DESC LIMIT 1)")
-    # one pass over the table: the inner query picks each row's best bound (LIMIT -1 keeps it a co-routine, so
-    # that subquery runs once a row); the outer one extracts each field and that bound's value (SQLite parses
-    # a row's JSON once for all of them)
-    fields = ", ".join(f"json_extract(row, '$.{f}')" for _, f in _STORED)
-    sql = (f"SELECT key, {fields}, best, json_extract(row, '$.bounds.\"' || best || '\"') "
-           f"FROM (SELECT key, row, {best} AS best FROM results WHERE {{keys}} ORDER BY key LIMIT -1)")
-    data = _fetch(store, sql)
-    names = ["key", *(c for c, _ in _STORED), "best_bound", "best_bound_value"]
+    if store.query("SELECT 1 FROM frame_columns WHERE NOT ok LIMIT 1"):
+        raise InvalidParameter("store", store.path, "an attnio store of canonical JSON rows (SQLite: malformed JSON; "
+                                                    "a row holding NaN or Infinity cannot be read as JSON)")
+    names = ["key", "ok", *(c for c, _ in _STORED), "best_bound", "best_bound_value"]
+    data = _fetch(store, f"SELECT {_sql()['columns']} FROM frame_columns WHERE {{keys}} ORDER BY key")
     raw = pd.DataFrame.from_records(data, columns=names, coerce_float=False) if data else pd.DataFrame({n: [] for n in names})
     return select(_finish(raw), where, columns)
 

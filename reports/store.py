@@ -6,7 +6,12 @@
   batch in flight, never half a row; the re-run redoes it.
 - WAL mode and a busy timeout let several processes append at once.
 
-The row itself is stored as canonical JSON (sorted keys) next to the key.
+The row itself is stored as canonical JSON (sorted keys) next to the key. Schema version 2 (``PRAGMA
+user_version``) adds a side table, ``frame_columns``: one row per stored row, in the same transaction, holding
+the fields :func:`attnio.reports.frames.sweep_frame` reads as plain SQLite values (SQLite's own ``json_extract``
+of the row, so exactly what the JSON holds) and the row's best proved lower bound and its value, picked once when
+the row is written. A version-1 store (one results table) gets the side table filled from its rows on its first
+open, in one transaction: a crash leaves it at version 1, never half-migrated.
 
 >>> s = Store(":memory:")
 >>> s.append([{"key": "a", "io": 1}, {"key": "a", "io": 2}, {"key": "b", "io": 3}])
@@ -34,6 +39,49 @@ CREATE TABLE IF NOT EXISTS results (
     row TEXT NOT NULL
 )
 """
+VERSION = 2
+TABLES = ["frame_columns", "results"]
+
+
+def _frame_fields() -> list[tuple[str, str]]:
+    """(column, field of the stored row) for each stored column of the frame (reports.frames.SWEEP_COLUMNS)."""
+    from attnio.reports.frames import SWEEP_COLUMNS
+
+    return [(c, f) for c, (f, _, _) in SWEEP_COLUMNS.items() if f is not None and c != "key"]
+
+
+def _lows() -> list[str]:
+    from attnio.reports import sources
+
+    return sorted(b.id for b in sources.proved_lower_bounds(sources.all_bounds()))
+
+
+_SQL: dict[str, str] = {}
+
+
+def _sql() -> dict[str, str]:
+    """The side table's schema and the statements that fill it (built once: they name the proved bounds).
+
+    ``ok`` is SQLite's ``json_valid`` of the row: a row it cannot read as JSON (NaN, Infinity) gets no fields, and
+    a frame of the store says so. Columns have no declared type, so each holds the value ``json_extract`` gave
+    (an integer stays an integer, a real a real, true/false 1/0)."""
+    if not _SQL:
+        fields = _frame_fields()
+        cols = ", ".join(f'"{c}"' for c, _ in fields)
+        ids = ", ".join("'" + i.replace("'", "''") + "'" for i in _lows())  # SQL string literals
+        best = (f"(SELECT b.key FROM json_each(row, '$.bounds') AS b WHERE b.key IN ({ids}) "
+                "AND b.type IN ('integer', 'real') AND b.value > 0 ORDER BY b.value DESC, b.key DESC LIMIT 1)")
+        ext = ", ".join(f"json_extract(row, '$.{f}')" for _, f in fields)
+        select = (f"SELECT key, 1, {ext}, best, json_extract(row, '$.bounds.\"' || best || '\"') "
+                  f"FROM (SELECT key, row, {best} AS best FROM {{src}} WHERE json_valid(row) LIMIT -1) "
+                  "UNION ALL SELECT key, 0" + ", NULL" * (len(fields) + 2) + " FROM {src} WHERE NOT json_valid(row)")
+        _SQL["schema"] = (f"CREATE TABLE IF NOT EXISTS frame_columns (key TEXT NOT NULL PRIMARY KEY, ok, {cols}, "
+                          "best_bound, best_bound_value) WITHOUT ROWID")
+        _SQL["columns"] = f"key, ok, {cols}, best_bound, best_bound_value"
+        into = f"INSERT OR IGNORE INTO frame_columns({_SQL['columns']}) "
+        _SQL["migrate"] = into + select.format(src="results")
+        _SQL["append"] = into + select.format(src="(SELECT ? AS key, ? AS row)")
+    return _SQL
 
 
 _HEADER = b"SQLite format 3\x00"
@@ -64,7 +112,7 @@ class Store:
                 self._check()  # reads only: a file that is not a store is never written
             self._retry(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
             self._db.execute("PRAGMA synchronous=FULL")
-            self._retry(lambda: self._db.execute(SCHEMA))
+            self._retry(self._create_or_migrate)
         except sqlite3.DatabaseError as e:
             self._db.close()
             raise InvalidStore(self.path, f"{type(e).__name__}: {e}") from None
@@ -96,14 +144,33 @@ class Store:
         if not tables:
             return  # a new (or empty) database: the table is created next
         names = sorted(n for n, _ in tables)
-        if names != ["results"]:
-            raise InvalidStore(self.path, "its tables are " + ", ".join(names) + ", not attnio's one results table")
+        if names not in (["results"], TABLES):
+            raise InvalidStore(self.path, "its tables are " + ", ".join(names) + ", not attnio's results table (and its frame_columns)")
         cols = [r[1] for r in self._db.execute("PRAGMA table_info(results)")]
         if cols != ["key", "row"]:
             raise InvalidStore(self.path, f"its results table has columns {cols}, not [key, row]")
         problems = [r[0] for r in self._retry(lambda: self._db.execute("PRAGMA quick_check(1)").fetchall())]
         if problems != ["ok"]:
             raise InvalidStore(self.path, "the database is damaged: " + " ".join(problems[0].split())[:200])
+
+    def _create_or_migrate(self) -> None:
+        """Create the tables of a new store, or bring a version-1 store to version 2 (fill frame_columns from its
+        rows), in one IMMEDIATE transaction: a second process opening it at once waits, then finds it done."""
+        if self._db.execute("PRAGMA user_version").fetchone()[0] == VERSION:
+            return
+        sql = _sql()
+        cur = self._db.cursor()
+        cur.execute("BEGIN IMMEDIATE")  # outside the try: a busy store is retried by _retry, nothing to roll back
+        try:
+            if cur.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+                cur.execute(SCHEMA)
+                cur.execute(sql["schema"])
+                cur.execute(sql["migrate"])
+                cur.execute(f"PRAGMA user_version = {VERSION}")
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         self._db.close()
@@ -118,8 +185,10 @@ class Store:
         return {k for (k,) in self._db.execute("SELECT key FROM results")}
 
     def append(self, rows: Iterable[dict[str, Any]]) -> int:
-        """Insert rows whose key is new, all in one transaction. Returns how many were new."""
+        """Insert rows whose key is new, all in one transaction (each with its frame_columns row). Returns how
+        many were new."""
         data = [(r["key"], json.dumps(r, sort_keys=True, allow_nan=True)) for r in rows]
+        columns = _sql()["append"]
 
         def tx() -> int:
             cur = self._db.cursor()
@@ -128,7 +197,9 @@ class Store:
                 n = 0
                 for k, js in data:
                     cur.execute("INSERT OR IGNORE INTO results(key, row) VALUES (?, ?)", (k, js))
-                    n += cur.rowcount
+                    if cur.rowcount:
+                        n += 1
+                        cur.execute(columns, (k, js, k, js))
                 cur.execute("COMMIT")
                 return n
             except BaseException:
