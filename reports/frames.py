@@ -42,6 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from attnio.core.errors import InvalidParameter
@@ -174,17 +175,50 @@ def _fetch(store: Store, sql: str) -> list[tuple[Any, ...]]:
 
 def sweep_frame(store: Store, where: Mapping[str, Any] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
     """Every row of ``store`` as a DataFrame of :data:`SWEEP_COLUMNS`, sorted by key (see the module docstring)."""
-    from attnio.reports.store import _sql
-
     columns = columns if columns is None or isinstance(columns, str) else list(columns)
     _check(where, columns, SWEEP_COLUMNS)
-    if store.query("SELECT 1 FROM frame_columns WHERE NOT ok LIMIT 1"):
+    data = _fetch(store, "SELECT key, packed FROM frame_columns WHERE {keys} ORDER BY key")
+    texts = dict(store.query("SELECT id, text FROM frame_strings"))
+    return select(_finish(_unpack(store, data, texts)), where, columns)
+
+
+def _unpack(store: Store, data: list[tuple[str, bytes | None]], texts: dict[int, str]) -> pd.DataFrame:
+    """The stored columns from frame_columns' packed rows (reports.store._fill), typed: a column whose values are
+    all of its dtype's kind (NULL or integer for Int64 and boolean, NULL, integer or real for float64, NULL or
+    text for string) is converted with numpy; any other is left as the objects SQLite gave, for :func:`_finish`
+    to type (as it typed them before, and raising as it did)."""
+    from attnio.reports.store import TAG_INT, TAG_NULL, TAG_REAL, TAG_TEXT, _frame_names
+
+    names = _frame_names()
+    n = len(names)
+    keys = [k for k, _ in data]
+    packed = [p for _, p in data]
+    if any(p is None for p in packed):
         raise InvalidParameter("store", store.path, "an attnio store of canonical JSON rows (SQLite: malformed JSON; "
                                                     "a row holding NaN or Infinity cannot be read as JSON)")
-    names = ["key", "ok", *(c for c, _ in _STORED), "best_bound", "best_bound_value"]
-    data = _fetch(store, f"SELECT {_sql()['columns']} FROM frame_columns WHERE {{keys}} ORDER BY key")
-    raw = pd.DataFrame.from_records(data, columns=names, coerce_float=False) if data else pd.DataFrame({n: [] for n in names})
-    return select(_finish(raw), where, columns)
+    arr = np.frombuffer(b"".join(packed), dtype=np.dtype([("t", "u1", (n,)), ("v", "<i8", (n,))]))
+    lookup = np.array([None] * (max(texts, default=0) + 1), dtype=object)
+    for i, t in texts.items():
+        lookup[i] = t
+    out: dict[str, Any] = {"key": pd.array(keys, dtype="string")}
+    for j, c in enumerate(names):
+        tag, val = arr["t"][:, j], arr["v"][:, j]
+        null = tag == TAG_NULL
+        kinds = set(np.unique(tag).tolist()) - {TAG_NULL}
+        dtype = SWEEP_COLUMNS[c][1]
+        if dtype == "Int64" and kinds <= {TAG_INT}:
+            out[c] = pd.arrays.IntegerArray(np.where(null, 0, val), null)
+        elif dtype == "boolean" and kinds <= {TAG_INT} and np.isin(val[~null], (0, 1)).all():
+            out[c] = pd.arrays.BooleanArray(val == 1, null)
+        elif dtype == "float64" and kinds <= {TAG_INT, TAG_REAL}:
+            out[c] = np.where(tag == TAG_REAL, val.view("<f8"), np.where(tag == TAG_INT, val.astype("float64"), np.nan))
+        elif dtype == "string" and kinds <= {TAG_TEXT}:
+            out[c] = pd.array(np.where(null, None, lookup[np.where(null, 0, val)]), dtype="string")
+        else:  # a mixed column: the objects SQLite gave, typed by _finish
+            f8 = val.view("<f8")
+            out[c] = [None if t == TAG_NULL else int(v) if t == TAG_INT else float(x) if t == TAG_REAL else lookup[v]
+                      for t, v, x in zip(tag.tolist(), val.tolist(), f8.tolist(), strict=True)]
+    return pd.DataFrame(out)
 
 
 def _finish(raw: pd.DataFrame) -> pd.DataFrame:
@@ -196,7 +230,7 @@ def _finish(raw: pd.DataFrame) -> pd.DataFrame:
     for c, (_, dtype, _) in SWEEP_COLUMNS.items():
         if c in raw:
             col = raw[c]
-            if dtype == "boolean":  # SQLite gives JSON true/false as 1/0
+            if dtype == "boolean" and col.dtype != "boolean":  # SQLite gives JSON true/false as 1/0
                 col = col.map({1: True, 0: False}, na_action="ignore")
             out[c] = col.astype(dtype)
     f = pd.DataFrame(out)

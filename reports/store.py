@@ -7,11 +7,12 @@
 - WAL mode and a busy timeout let several processes append at once.
 
 The row itself is stored as canonical JSON (sorted keys) next to the key. Schema version 2 (``PRAGMA
-user_version``) adds a side table, ``frame_columns``: one row per stored row, in the same transaction, holding
-the fields :func:`attnio.reports.frames.sweep_frame` reads as plain SQLite values (SQLite's own ``json_extract``
-of the row, so exactly what the JSON holds) and the row's best proved lower bound and its value, picked once when
-the row is written. A version-1 store (one results table) gets the side table filled from its rows on its first
-open, in one transaction: a crash leaves it at version 1, never half-migrated.
+user_version``) adds side tables: ``frame_columns``, one row per stored row, written in the same transaction,
+holding the fields :func:`attnio.reports.frames.sweep_frame` reads (SQLite's own ``json_extract`` of the row, so
+exactly what the JSON holds) and the row's best proved lower bound and its value, picked once when the row is
+written, packed in one blob (:func:`_fill`); ``frame_strings``, the texts among them, each stored once. A
+version-1 store (one results table) gets the side tables filled from its rows on its first open, in one
+transaction: a crash leaves it at version 1, never half-migrated.
 
 >>> s = Store(":memory:")
 >>> s.append([{"key": "a", "io": 1}, {"key": "a", "io": 2}, {"key": "b", "io": 3}])
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import struct
 import tempfile
 import time
 from collections.abc import Iterable
@@ -40,7 +42,7 @@ CREATE TABLE IF NOT EXISTS results (
 )
 """
 VERSION = 2
-TABLES = ["frame_columns", "results"]
+TABLES = ["frame_columns", "frame_strings", "results"]
 
 
 def _frame_fields() -> list[tuple[str, str]]:
@@ -56,32 +58,68 @@ def _lows() -> list[str]:
     return sorted(b.id for b in sources.proved_lower_bounds(sources.all_bounds()))
 
 
-_SQL: dict[str, str] = {}
+_SQL: dict[str, Any] = {}
+
+# A frame_columns row packs its fields, in _frame_names() order, as one blob: a tag byte per field (TAG_*), then
+# an 8-byte little-endian payload per field (the integer, the real's IEEE bits, a text's frame_strings id, or 0
+# for NULL). So reading 10⁶ rows fetches two values a row, not thirty (benchmarks/bench_results.py).
+TAG_NULL, TAG_INT, TAG_REAL, TAG_TEXT = 0, 1, 2, 3
 
 
-def _sql() -> dict[str, str]:
-    """The side table's schema and the statements that fill it (built once: they name the proved bounds).
+def _frame_names() -> list[str]:
+    return [*(c for c, _ in _frame_fields()), "best_bound", "best_bound_value"]
 
-    ``ok`` is SQLite's ``json_valid`` of the row: a row it cannot read as JSON (NaN, Infinity) gets no fields, and
-    a frame of the store says so. Columns have no declared type, so each holds the value ``json_extract`` gave
-    (an integer stays an integer, a real a real, true/false 1/0)."""
+
+def _sql() -> dict[str, Any]:
+    """The side tables' schema and the statement that reads a row's fields (built once: it names the proved
+    bounds). The fields are SQLite's own ``json_extract`` of the row, and the best bound is picked by
+    ``json_each`` as the frame always picked it, so the packed values are exactly what the JSON holds."""
     if not _SQL:
         fields = _frame_fields()
-        cols = ", ".join(f'"{c}"' for c, _ in fields)
         ids = ", ".join("'" + i.replace("'", "''") + "'" for i in _lows())  # SQL string literals
         best = (f"(SELECT b.key FROM json_each(row, '$.bounds') AS b WHERE b.key IN ({ids}) "
                 "AND b.type IN ('integer', 'real') AND b.value > 0 ORDER BY b.value DESC, b.key DESC LIMIT 1)")
         ext = ", ".join(f"json_extract(row, '$.{f}')" for _, f in fields)
-        select = (f"SELECT key, 1, {ext}, best, json_extract(row, '$.bounds.\"' || best || '\"') "
-                  f"FROM (SELECT key, row, {best} AS best FROM {{src}} WHERE json_valid(row) LIMIT -1) "
-                  "UNION ALL SELECT key, 0" + ", NULL" * (len(fields) + 2) + " FROM {src} WHERE NOT json_valid(row)")
-        _SQL["schema"] = (f"CREATE TABLE IF NOT EXISTS frame_columns (key TEXT NOT NULL PRIMARY KEY, ok, {cols}, "
-                          "best_bound, best_bound_value) WITHOUT ROWID")
-        _SQL["columns"] = f"key, ok, {cols}, best_bound, best_bound_value"
-        into = f"INSERT OR IGNORE INTO frame_columns({_SQL['columns']}) "
-        _SQL["migrate"] = into + select.format(src="results")
-        _SQL["append"] = into + select.format(src="(SELECT ? AS key, ? AS row)")
+        _SQL["extract"] = (f"SELECT key, {ext}, best, json_extract(row, '$.bounds.\"' || best || '\"') "
+                           f"FROM (SELECT key, row, {best} AS best FROM {{src}} WHERE json_valid(row) LIMIT -1)")
+        _SQL["invalid"] = "SELECT key FROM {src} WHERE NOT json_valid(row)"
+        _SQL["schema"] = ["CREATE TABLE IF NOT EXISTS frame_columns (key TEXT NOT NULL PRIMARY KEY, packed BLOB) WITHOUT ROWID",
+                          "CREATE TABLE IF NOT EXISTS frame_strings (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)"]
+        _SQL["n"] = len(fields) + 2
     return _SQL
+
+
+def _fill(cur: sqlite3.Cursor, src: str, params: tuple[Any, ...] = ()) -> None:
+    """frame_columns rows for the rows of ``src`` (a table or a one-row SELECT of key and row): each row's fields
+    packed (a row SQLite cannot read as JSON, NaN say, gets NULL, and a frame of the store says so)."""
+    sql = _sql()
+    n = sql["n"]
+    ids: dict[str, int] = {}
+
+    def text_id(t: str) -> int:
+        if t not in ids:
+            cur.execute("INSERT OR IGNORE INTO frame_strings(text) VALUES (?)", (t,))
+            ids[t] = cur.execute("SELECT id FROM frame_strings WHERE text = ?", (t,)).fetchone()[0]
+        return ids[t]
+
+    def pack(vals: list[Any]) -> bytes:
+        tags, fmt, pay = [], "", []
+        for v in vals:
+            tag = TAG_NULL if v is None else TAG_INT if isinstance(v, int) else TAG_REAL if isinstance(v, float) else TAG_TEXT
+            tags.append(tag)
+            fmt += "d" if tag == TAG_REAL else "q"
+            pay.append(0 if v is None else text_id(v) if tag == TAG_TEXT else v)
+        return struct.pack(f"<{n}B{fmt}", *tags, *pay)
+
+    db = cur.connection
+    out = []
+    for key, *vals in db.execute(sql["extract"].format(src=src), params):  # its own cursor: cur writes meanwhile
+        out.append((key, pack(vals)))
+        if len(out) == 10_000:
+            cur.executemany("INSERT OR IGNORE INTO frame_columns(key, packed) VALUES (?, ?)", out)
+            out = []
+    out += [(key, None) for (key,) in db.execute(sql["invalid"].format(src=src), params)]
+    cur.executemany("INSERT OR IGNORE INTO frame_columns(key, packed) VALUES (?, ?)", out)
 
 
 _HEADER = b"SQLite format 3\x00"
@@ -164,8 +202,9 @@ class Store:
         try:
             if cur.execute("PRAGMA user_version").fetchone()[0] != VERSION:
                 cur.execute(SCHEMA)
-                cur.execute(sql["schema"])
-                cur.execute(sql["migrate"])
+                for stmt in sql["schema"]:
+                    cur.execute(stmt)
+                _fill(cur, "results")
                 cur.execute(f"PRAGMA user_version = {VERSION}")
             cur.execute("COMMIT")
         except BaseException:
@@ -188,18 +227,20 @@ class Store:
         """Insert rows whose key is new, all in one transaction (each with its frame_columns row). Returns how
         many were new."""
         data = [(r["key"], json.dumps(r, sort_keys=True, allow_nan=True)) for r in rows]
-        columns = _sql()["append"]
 
         def tx() -> int:
             cur = self._db.cursor()
             cur.execute("BEGIN IMMEDIATE")
             try:
+                # a new row's rowid is one past the largest (SQLite's rule below 2⁶³ rows): the rows past this
+                # one are the ones this transaction added, whose fields are packed next, in the same transaction
+                last = cur.execute("SELECT ifnull(max(rowid), 0) FROM results").fetchone()[0]
                 n = 0
                 for k, js in data:
                     cur.execute("INSERT OR IGNORE INTO results(key, row) VALUES (?, ?)", (k, js))
-                    if cur.rowcount:
-                        n += 1
-                        cur.execute(columns, (k, js, k, js))
+                    n += cur.rowcount
+                if n:
+                    _fill(cur, "(SELECT key, row FROM results WHERE rowid > ?)", (last,))
                 cur.execute("COMMIT")
                 return n
             except BaseException:
