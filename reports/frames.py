@@ -1,8 +1,9 @@
 """Results as pandas DataFrames: the sweep's rows, the measured ÷ bound ratios, the claims and the bounds.
 
-A sweep row is canonical JSON in the store (:mod:`attnio.reports.store`). :func:`sweep_frame` reads every row with
-one SQL query that pulls each field out with SQLite's ``json_extract`` (and the row's best proved lower bound
-with ``json_each``), so no row is decoded in Python: 10⁶ rows load in seconds (benchmarks/bench_results.py).
+A sweep row is canonical JSON in the store (:mod:`attnio.reports.store`), and beside it the fields this module
+reads, pulled out by SQLite's ``json_extract`` (and the row's best proved lower bound, by ``json_each``) when the
+row was appended, packed in one blob: :func:`sweep_frame` reads the key and that blob a row and unpacks the
+columns with numpy, so no row's JSON is parsed when a frame is read (benchmarks/bench_results.py).
 The columns, their dtypes and meanings are :data:`SWEEP_COLUMNS`; integers are nullable (``Int64``: an error row
 has no count), text is ``string``, flags ``boolean``, reals ``float64`` (NaN where absent).
 
