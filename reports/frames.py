@@ -178,6 +178,8 @@ def sweep_frame(store: Store, where: Mapping[str, Any] | None = None, columns: I
     """Every row of ``store`` as a DataFrame of :data:`SWEEP_COLUMNS`, sorted by key (see the module docstring)."""
     columns = columns if columns is None or isinstance(columns, str) else list(columns)
     _check(where, columns, SWEEP_COLUMNS)
+    if store.count() != store.query("SELECT COUNT(*) FROM frame_columns")[0][0]:
+        store.fill_missing()
     data = _fetch(store, "SELECT key, packed FROM frame_columns WHERE {keys} ORDER BY key")
     texts = dict(store.query("SELECT id, text FROM frame_strings"))
     return select(_finish(_unpack(store, data, texts)), where, columns)

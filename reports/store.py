@@ -249,6 +249,28 @@ class Store:
 
         return self._retry(tx)
 
+    def fill_missing(self) -> int:
+        """Pack the rows that have no frame_columns row (appended by a version-1 writer still running when the
+        store was migrated), in one transaction; how many. A store whose tables are level is not written."""
+        missing = "(SELECT key, row FROM results WHERE key NOT IN (SELECT key FROM frame_columns))"
+        if not self._db.execute(f"SELECT COUNT(*) FROM {missing}").fetchone()[0]:
+            return 0
+
+        def tx() -> int:
+            cur = self._db.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                before = cur.execute("SELECT COUNT(*) FROM frame_columns").fetchone()[0]
+                _fill(cur, missing)
+                n = cur.execute("SELECT COUNT(*) FROM frame_columns").fetchone()[0] - before
+                cur.execute("COMMIT")
+                return int(n)
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+
+        return self._retry(tx)
+
     def rows(self) -> list[dict[str, Any]]:
         """Every row, sorted by key (a deterministic order)."""
         return [json.loads(js) for (_, js) in self._db.execute("SELECT key, row FROM results ORDER BY key")]

@@ -106,3 +106,18 @@ def test_mixed_columns_are_typed_as_the_objects_sqlite_gives(tmp_path: Path) -> 
         s.append([{"key": "a", "N": "many"}])
         with pytest.raises((TypeError, ValueError)):  # text in an integer column: astype refuses it, as before
             sweep_frame(s)
+
+
+def test_rows_a_version_1_writer_appends_after_the_migration_are_packed_when_read(tmp_path: Path, rows: list[dict]) -> None:
+    p = tmp_path / "s.sqlite"
+    with Store(p) as s:
+        s.append(rows[:3])
+        db = sqlite3.connect(p)  # a version-1 writer: results only
+        db.executemany("INSERT INTO results VALUES (?, ?)", [(r["key"], json.dumps(r, sort_keys=True)) for r in rows[3:]])
+        db.commit()
+        db.close()
+        assert s.query("SELECT COUNT(*) FROM frame_columns")[0][0] == 3
+        f = sweep_frame(s)
+        assert f["key"].tolist() == sorted(r["key"] for r in rows)
+        assert f["io"].tolist() == [r["io"] for r in sorted(rows, key=lambda r: r["key"])]
+        assert s.fill_missing() == 0
