@@ -200,9 +200,10 @@ def _unpack(store: Store, data: list[tuple[str, bytes | None]], texts: dict[int,
         raise InvalidParameter("store", store.path, "an attnio store of canonical JSON rows (SQLite: malformed JSON; "
                                                     "a row holding NaN or Infinity cannot be read as JSON)")
     arr = np.frombuffer(b"".join(packed), dtype=np.dtype([("t", "u1", (n,)), ("v", "<i8", (n,))]))
-    lookup = np.array([None] * (max(texts, default=0) + 1), dtype=object)
-    for i, t in texts.items():
-        lookup[i] = t
+    ids = sorted(texts)
+    strings = pd.array([texts[i] for i in ids], dtype="string")  # each text typed once, then taken by position
+    position = np.zeros(max(ids, default=0) + 1, dtype=np.int64)
+    position[ids] = np.arange(len(ids))
     out: dict[str, Any] = {"key": pd.array(keys, dtype="string")}
     for j, c in enumerate(names):
         tag, val = arr["t"][:, j], arr["v"][:, j]
@@ -216,10 +217,10 @@ def _unpack(store: Store, data: list[tuple[str, bytes | None]], texts: dict[int,
         elif dtype == "float64" and kinds <= {TAG_INT, TAG_REAL}:
             out[c] = np.where(tag == TAG_REAL, val.view("<f8"), np.where(tag == TAG_INT, val.astype("float64"), np.nan))
         elif dtype == "string" and kinds <= {TAG_TEXT}:
-            out[c] = pd.array(np.where(null, None, lookup[np.where(null, 0, val)]), dtype="string")
+            out[c] = strings.take(np.where(null, -1, position[np.where(null, 0, val)]), allow_fill=True)
         else:  # a mixed column: the objects SQLite gave, typed by _finish
             f8 = val.view("<f8")
-            out[c] = [None if t == TAG_NULL else int(v) if t == TAG_INT else float(x) if t == TAG_REAL else lookup[v]
+            out[c] = [None if t == TAG_NULL else int(v) if t == TAG_INT else float(x) if t == TAG_REAL else texts[v]
                       for t, v, x in zip(tag.tolist(), val.tolist(), f8.tolist(), strict=True)]
     return pd.DataFrame(out)
 
