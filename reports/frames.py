@@ -47,43 +47,11 @@ import numpy as np
 import pandas as pd
 
 from attnio.core.errors import InvalidParameter
+from attnio.reports.sweep_columns import SWEEP_COLUMNS, TAG_INT, TAG_NULL, TAG_REAL, TAG_TEXT, frame_names
 
 if TYPE_CHECKING:
     from attnio.reports.store import Store
 
-# name -> (field of the stored row, or None for a derived column; dtype; meaning)
-SWEEP_COLUMNS: dict[str, tuple[str | None, str, str]] = {
-    "key": ("key", "string", "the configuration's key (reports.grid.Config.key)"),
-    "algorithm": ("algorithm", "string", "registered algorithm name"),
-    "pass": (None, "string", "forward or backward (the registry's pass of the algorithm)"),
-    "N": ("N", "Int64", "sequence length"),
-    "d": ("d", "Int64", "head dimension of Q and K"),
-    "dv": ("dv", "Int64", "head dimension of V (d_v)"),
-    "M": ("M", "Int64", "fast-memory capacity in words"),
-    "eps": ("eps", "float64", "approximate runs: the error ε (NaN for exact runs)"),
-    "B": ("B", "float64", "approximate runs: the entry bound B (NaN for exact runs)"),
-    "seed": ("seed", "Int64", "random seed of the inputs"),
-    "count_only": ("count_only", "boolean", "counted without arithmetic (the same counts)"),
-    "status": ("status", "string", "ok, or error (a documented error: see error)"),
-    "reads": ("reads", "Int64", "words read slow → fast"),
-    "writes": ("writes", "Int64", "words written fast → slow"),
-    "io": ("io", "Int64", "reads + writes"),
-    "peak": ("peak_fast_words", "Int64", "largest fast-memory occupancy in words"),
-    "overflowed": ("overflowed", "boolean", "exceeded M (audit-mode algorithms only)"),
-    "formula_io": ("formula_io", "Int64", "io by the algorithm's exact cost formula, where it has one"),
-    "max_abs_error": ("max_abs_error", "float64", "largest |output − float64 reference| (NaN when count-only)"),
-    "error": ("error", "string", "the error of an error row"),
-    "schedule": ("schedule", "string", "approximate runs: the schedule poly ran"),
-    "g": ("g", "Int64", "approximate runs: the degree of the polynomial"),
-    "r": ("r", "Int64", "approximate runs: the rank the bounds are evaluated at"),
-    "best_bound": (None, "string", "the largest positive proved lower bound evaluated for the row"),
-    "best_bound_value": (None, "float64", "its value in words"),
-    "ratio": (None, "float64", "io ÷ best_bound_value"),
-    "regime": (None, "string", "small cache, large cache, beyond, or approximate"),
-    "seconds": ("seconds", "float64", "wall time of the run (not deterministic)"),
-    "backend": ("backend", "string", "array backend of the run"),
-    "attnio_version": ("attnio_version", "string", "attnio version that wrote the row"),
-}
 RATIO_COLUMNS: dict[str, str] = {"key": "string", "algorithm": "string", "regime": "string", "bound": "string", "ratio": "float64"}
 
 _STORED = [(c, f) for c, (f, _, _) in SWEEP_COLUMNS.items() if f is not None and c != "key"]
@@ -190,9 +158,7 @@ def _unpack(store: Store, data: list[tuple[str, bytes | None]], texts: dict[int,
     all of its dtype's kind (NULL or integer for Int64 and boolean, NULL, integer or real for float64, NULL or
     text for string) is converted with numpy; any other is left as the objects SQLite gave, for :func:`_finish`
     to type (as it typed them before, and raising as it did)."""
-    from attnio.reports.store import TAG_INT, TAG_NULL, TAG_REAL, TAG_TEXT, _frame_names
-
-    names = _frame_names()
+    names = frame_names()
     n = len(names)
     keys = [k for k, _ in data]
     packed = [p for _, p in data]

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from attnio.core.errors import InvalidParameter
+from attnio.reports.sweep_columns import TAG_INT, TAG_NULL, TAG_REAL, TAG_TEXT, frame_fields
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -45,13 +46,6 @@ VERSION = 2
 TABLES = ["frame_columns", "frame_strings", "results"]
 
 
-def _frame_fields() -> list[tuple[str, str]]:
-    """(column, field of the stored row) for each stored column of the frame (reports.frames.SWEEP_COLUMNS)."""
-    from attnio.reports.frames import SWEEP_COLUMNS
-
-    return [(c, f) for c, (f, _, _) in SWEEP_COLUMNS.items() if f is not None and c != "key"]
-
-
 def _lows() -> list[str]:
     from attnio.reports import sources
 
@@ -60,22 +54,13 @@ def _lows() -> list[str]:
 
 _SQL: dict[str, Any] = {}
 
-# A frame_columns row packs its fields, in _frame_names() order, as one blob: a tag byte per field (TAG_*), then
-# an 8-byte little-endian payload per field (the integer, the real's IEEE bits, a text's frame_strings id, or 0
-# for NULL). So reading 10⁶ rows fetches two values a row, not thirty (benchmarks/bench_results.py).
-TAG_NULL, TAG_INT, TAG_REAL, TAG_TEXT = 0, 1, 2, 3
-
-
-def _frame_names() -> list[str]:
-    return [*(c for c, _ in _frame_fields()), "best_bound", "best_bound_value"]
-
 
 def _sql() -> dict[str, Any]:
     """The side tables' schema and the statement that reads a row's fields (built once: it names the proved
     bounds). The fields are SQLite's own ``json_extract`` of the row, and the best bound is picked by
     ``json_each`` as the frame always picked it, so the packed values are exactly what the JSON holds."""
     if not _SQL:
-        fields = _frame_fields()
+        fields = frame_fields()
         ids = ", ".join("'" + i.replace("'", "''") + "'" for i in _lows())  # SQL string literals
         best = (f"(SELECT b.key FROM json_each(row, '$.bounds') AS b WHERE b.key IN ({ids}) "
                 "AND b.type IN ('integer', 'real') AND b.value > 0 ORDER BY b.value DESC, b.key DESC LIMIT 1)")
