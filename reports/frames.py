@@ -1,8 +1,9 @@
 """Results as pandas DataFrames: the sweep's rows, the measured ÷ bound ratios, the claims and the bounds.
 
-A sweep row is canonical JSON in the store (:mod:`attnio.reports.store`). :func:`sweep_frame` reads every row with
-one SQL query that pulls each field out with SQLite's ``json_extract`` (and the row's best proved lower bound
-with ``json_each``), so no row is decoded in Python: 10⁶ rows load in seconds (benchmarks/bench_results.py).
+A sweep row is canonical JSON in the store (:mod:`attnio.reports.store`), and beside it the fields this module
+reads, pulled out by SQLite's ``json_extract`` (and the row's best proved lower bound, by ``json_each``) when the
+row was appended, packed in one blob: :func:`sweep_frame` reads the key and that blob a row and unpacks the
+columns with numpy, so no row's JSON is parsed when a frame is read (benchmarks/bench_results.py).
 The columns, their dtypes and meanings are :data:`SWEEP_COLUMNS`; integers are nullable (``Int64``: an error row
 has no count), text is ``string``, flags ``boolean``, reals ``float64`` (NaN where absent).
 
@@ -42,46 +43,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from attnio.core.errors import InvalidParameter
+from attnio.reports.sweep_columns import SWEEP_COLUMNS, TAG_INT, TAG_NULL, TAG_REAL, TAG_TEXT, frame_names
 
 if TYPE_CHECKING:
     from attnio.reports.store import Store
 
-# name -> (field of the stored row, or None for a derived column; dtype; meaning)
-SWEEP_COLUMNS: dict[str, tuple[str | None, str, str]] = {
-    "key": ("key", "string", "the configuration's key (reports.grid.Config.key)"),
-    "algorithm": ("algorithm", "string", "registered algorithm name"),
-    "pass": (None, "string", "forward or backward (the registry's pass of the algorithm)"),
-    "N": ("N", "Int64", "sequence length"),
-    "d": ("d", "Int64", "head dimension of Q and K"),
-    "dv": ("dv", "Int64", "head dimension of V (d_v)"),
-    "M": ("M", "Int64", "fast-memory capacity in words"),
-    "eps": ("eps", "float64", "approximate runs: the error ε (NaN for exact runs)"),
-    "B": ("B", "float64", "approximate runs: the entry bound B (NaN for exact runs)"),
-    "seed": ("seed", "Int64", "random seed of the inputs"),
-    "count_only": ("count_only", "boolean", "counted without arithmetic (the same counts)"),
-    "status": ("status", "string", "ok, or error (a documented error: see error)"),
-    "reads": ("reads", "Int64", "words read slow → fast"),
-    "writes": ("writes", "Int64", "words written fast → slow"),
-    "io": ("io", "Int64", "reads + writes"),
-    "peak": ("peak_fast_words", "Int64", "largest fast-memory occupancy in words"),
-    "overflowed": ("overflowed", "boolean", "exceeded M (audit-mode algorithms only)"),
-    "formula_io": ("formula_io", "Int64", "io by the algorithm's exact cost formula, where it has one"),
-    "max_abs_error": ("max_abs_error", "float64", "largest |output − float64 reference| (NaN when count-only)"),
-    "error": ("error", "string", "the error of an error row"),
-    "schedule": ("schedule", "string", "approximate runs: the schedule poly ran"),
-    "g": ("g", "Int64", "approximate runs: the degree of the polynomial"),
-    "r": ("r", "Int64", "approximate runs: the rank the bounds are evaluated at"),
-    "best_bound": (None, "string", "the largest positive proved lower bound evaluated for the row"),
-    "best_bound_value": (None, "float64", "its value in words"),
-    "ratio": (None, "float64", "io ÷ best_bound_value"),
-    "regime": (None, "string", "small cache, large cache, beyond, or approximate"),
-    "seconds": ("seconds", "float64", "wall time of the run (not deterministic)"),
-    "backend": ("backend", "string", "array backend of the run"),
-    "attnio_version": ("attnio_version", "string", "attnio version that wrote the row"),
-}
 RATIO_COLUMNS: dict[str, str] = {"key": "string", "algorithm": "string", "regime": "string", "bound": "string", "ratio": "float64"}
 
 _STORED = [(c, f) for c, (f, _, _) in SWEEP_COLUMNS.items() if f is not None and c != "key"]
@@ -156,7 +126,7 @@ def _fetch(store: Store, sql: str) -> list[tuple[Any, ...]]:
     k = min(os.cpu_count() or 1, -(-n // CHUNK_ROWS))
     if store.path == ":memory:" or k < 2:
         return _query(store, sql.format(keys="1"), [])
-    cuts = [store.query("SELECT key FROM results ORDER BY key LIMIT 1 OFFSET ?", [i * n // k])[0][0] for i in range(1, k)]
+    cuts = [store.query("SELECT key FROM frame_columns ORDER BY key LIMIT 1 OFFSET ?", [i * n // k])[0][0] for i in range(1, k)]
     ranges = list(zip([None, *cuts], [*cuts, None], strict=True))
 
     def read(lo_hi: tuple[str | None, str | None]) -> list[tuple[Any, ...]]:
@@ -176,19 +146,49 @@ def sweep_frame(store: Store, where: Mapping[str, Any] | None = None, columns: I
     """Every row of ``store`` as a DataFrame of :data:`SWEEP_COLUMNS`, sorted by key (see the module docstring)."""
     columns = columns if columns is None or isinstance(columns, str) else list(columns)
     _check(where, columns, SWEEP_COLUMNS)
-    ids = ", ".join("'" + i.replace("'", "''") + "'" for i in _lows())  # SQL string literals
-    best = (f"(SELECT b.key FROM json_each(row, '$.bounds') AS b WHERE b.key IN ({ids}) "
-            "AND b.type IN ('integer', 'real') AND b.value > 0 ORDER BY b.value DESC, b.key DESC LIMIT 1)")
-    # one pass over the table: the inner query picks each row's best bound (LIMIT -1 keeps it a co-routine, so
-    # that subquery runs once a row); the outer one extracts each field and that bound's value (SQLite parses
-    # a row's JSON once for all of them)
-    fields = ", ".join(f"json_extract(row, '$.{f}')" for _, f in _STORED)
-    sql = (f"SELECT key, {fields}, best, json_extract(row, '$.bounds.\"' || best || '\"') "
-           f"FROM (SELECT key, row, {best} AS best FROM results WHERE {{keys}} ORDER BY key LIMIT -1)")
-    data = _fetch(store, sql)
-    names = ["key", *(c for c, _ in _STORED), "best_bound", "best_bound_value"]
-    raw = pd.DataFrame.from_records(data, columns=names, coerce_float=False) if data else pd.DataFrame({n: [] for n in names})
-    return select(_finish(raw), where, columns)
+    if store.count() != store.query("SELECT COUNT(*) FROM frame_columns")[0][0]:
+        store.fill_missing()
+    data = _fetch(store, "SELECT key, packed FROM frame_columns WHERE {keys} ORDER BY key")
+    texts = dict(store.query("SELECT id, text FROM frame_strings"))
+    return select(_finish(_unpack(store, data, texts)), where, columns)
+
+
+def _unpack(store: Store, data: list[tuple[str, bytes | None]], texts: dict[int, str]) -> pd.DataFrame:
+    """The stored columns from frame_columns' packed rows (reports.store._fill), typed: a column whose values are
+    all of its dtype's kind (NULL or integer for Int64 and boolean, NULL, integer or real for float64, NULL or
+    text for string) is converted with numpy; any other is left as the objects SQLite gave, for :func:`_finish`
+    to type (as it typed them before, and raising as it did)."""
+    names = frame_names()
+    n = len(names)
+    keys = [k for k, _ in data]
+    packed = [p for _, p in data]
+    if any(p is None for p in packed):
+        raise InvalidParameter("store", store.path, "an attnio store of canonical JSON rows (SQLite: malformed JSON; "
+                                                    "a row holding NaN or Infinity cannot be read as JSON)")
+    arr = np.frombuffer(b"".join(packed), dtype=np.dtype([("t", "u1", (n,)), ("v", "<i8", (n,))]))
+    ids = sorted(texts)
+    strings = pd.array([texts[i] for i in ids], dtype="string")  # each text typed once, then taken by position
+    position = np.zeros(max(ids, default=0) + 1, dtype=np.int64)
+    position[ids] = np.arange(len(ids))
+    out: dict[str, Any] = {"key": pd.array(keys, dtype="string")}
+    for j, c in enumerate(names):
+        tag, val = arr["t"][:, j], arr["v"][:, j]
+        null = tag == TAG_NULL
+        kinds = set(np.unique(tag).tolist()) - {TAG_NULL}
+        dtype = SWEEP_COLUMNS[c][1]
+        if dtype == "Int64" and kinds <= {TAG_INT}:
+            out[c] = pd.arrays.IntegerArray(np.where(null, 0, val), null)
+        elif dtype == "boolean" and kinds <= {TAG_INT} and np.isin(val[~null], (0, 1)).all():
+            out[c] = pd.arrays.BooleanArray(val == 1, null)
+        elif dtype == "float64" and kinds <= {TAG_INT, TAG_REAL}:
+            out[c] = np.where(tag == TAG_REAL, val.view("<f8"), np.where(tag == TAG_INT, val.astype("float64"), np.nan))
+        elif dtype == "string" and kinds <= {TAG_TEXT}:
+            out[c] = strings.take(np.where(null, -1, position[np.where(null, 0, val)]), allow_fill=True)
+        else:  # a mixed column: the objects SQLite gave, typed by _finish
+            f8 = val.view("<f8")
+            out[c] = [None if t == TAG_NULL else int(v) if t == TAG_INT else float(x) if t == TAG_REAL else texts[v]
+                      for t, v, x in zip(tag.tolist(), val.tolist(), f8.tolist(), strict=True)]
+    return pd.DataFrame(out)
 
 
 def _finish(raw: pd.DataFrame) -> pd.DataFrame:
@@ -200,7 +200,7 @@ def _finish(raw: pd.DataFrame) -> pd.DataFrame:
     for c, (_, dtype, _) in SWEEP_COLUMNS.items():
         if c in raw:
             col = raw[c]
-            if dtype == "boolean":  # SQLite gives JSON true/false as 1/0
+            if dtype == "boolean" and col.dtype != "boolean":  # SQLite gives JSON true/false as 1/0
                 col = col.map({1: True, 0: False}, na_action="ignore")
             out[c] = col.astype(dtype)
     f = pd.DataFrame(out)
