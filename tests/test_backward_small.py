@@ -158,4 +158,4 @@ def test_best_backward_bound_in_the_small_cache_is_a_small_cache_bound() -> None
     assert bb.best_lower_bound(4096, 128, 4096, "square_tiling-bwd")[0] == bb.BWD_FOUR_SMALL_NEAR.id
     assert bb.best_lower_bound(4096, 128, 4096, "flash2-bwd")[0] == bb.BWD_FIVE_SMALL_NEAR.id
     assert bb.best_lower_bound(4096, 128, 1024, "flash2-bwd")[0] == bb.BWD_FIVE_SMALL.id  # M = d²/16 < d²/6
-    assert bb.best_lower_bound(4096, 64, 65536, "flash2-bwd")[0] == bb.BWD_SLOTS.id  # large cache (M = 16d²): not a small-cache bound
+    assert bb.best_lower_bound(4096, 64, 65536, "flash2-bwd")[0] == bb.BWD_SLOTS_DV.id  # large cache (M = 16d²): not a small-cache bound (the dV face, BWD-slots-dv)
