@@ -147,9 +147,10 @@ CROSSCHECK = "reports/crosscheck.json"  # written by `attnio verify --solver bot
 def crosscheck_summary(path: str = CROSSCHECK) -> dict[str, Any] | None:
     """What the committed proof record (:mod:`attnio.solver.record`) says about the claims as they are now:
     ``{"claims", "cvc5_proved", "z3_proved", "stale", "not_reproved", "header_matches"}``; a claim counts only
-    while its entry is current: its fingerprint matches, and the record's solver versions and encoding digest are
-    this installation's (otherwise every claim is ``stale``: not re-checked). None when there is no record (or
-    it is not the expected JSON)."""
+    while its entry is current: its fingerprint matches, and the record's encoding digest and the versions of the
+    solvers installed here are this installation's (otherwise every claim is ``stale``: not re-checked). A solver not
+    installed here (the report's own install has z3 only) cannot disagree: its recorded verdicts are read as
+    recorded. None when there is no record (or it is not the expected JSON)."""
     from attnio.solver import record
 
     rec = record.load(path)
@@ -158,7 +159,8 @@ def crosscheck_summary(path: str = CROSSCHECK) -> dict[str, Any] | None:
     rows = rec["claims"]
     current = {cid: verify.fingerprint(c) for cid, c in claims.index().items()}
     here = record.header()
-    ok = record.header_matches(rec, here)
+    installed = {k: v for k, v in here["versions"].items() if v != "missing"}
+    ok = record.header_matches(rec, {**here, "versions": {**(rec.get("versions") or {}), **installed}})
     stale = sorted(current) if not ok else sorted(
         i for i, fp in current.items() if not isinstance(rows.get(i), dict) or rows[i].get("fingerprint") != fp)
     fresh = [rows[i] for i in current if i not in set(stale)]

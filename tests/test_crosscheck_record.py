@@ -159,3 +159,18 @@ def test_stale_fails_on_a_claim_not_proved_and_keeps_it_stale(
     assert fake.asked[-1] == ["a", "b"] and not (tmp_path / "reports").exists()
     assert "no record" in capsys.readouterr().out
     assert main(["verify", "--stale", "--claim", "a"]) == 2
+
+
+def test_the_report_reads_the_record_without_cvc5_installed(monkeypatch) -> None:
+    """The README's first command installs z3 only: the report still counts the committed record (a solver not
+    installed here cannot disagree with it), while a different installed version makes every entry stale."""
+    from attnio.reports.sources import crosscheck_summary
+    from attnio.solver import record
+
+    versions = record.solver_versions()
+    monkeypatch.setattr(record, "solver_versions", lambda: {**versions, "cvc5": "missing"})
+    s = crosscheck_summary()
+    assert s is not None and s["header_matches"] and not s["stale"] and s["cvc5_proved"] == s["claims"]
+    monkeypatch.setattr(record, "solver_versions", lambda: {**versions, "cvc5": "0.0.1"})
+    s = crosscheck_summary()
+    assert not s["header_matches"] and len(s["stale"]) == s["claims"] and s["cvc5_proved"] == 0
