@@ -385,7 +385,7 @@ def best_lower_bound(N_: int, d_: int, M_: int, schedule: str | None = None) -> 
     schedule (:data:`COVERS_EVERY`: not those that assume S recomputed).
 
     >>> best_lower_bound(4096, 64, 65536, "flash2-bwd")[0], best_lower_bound(4096, 64, 65536)[0]
-    ('backward.bwd-slots', 'backward.trivial')
+    ('backward.bwd-slots-dv', 'backward.trivial')
     """
     env = {"N": N_, "d": d_, "M": M_, "dv": d_}
     vals = {

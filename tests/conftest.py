@@ -244,7 +244,7 @@ SAMPLED: dict[str, int] = {
     "test_constants.py::test_lower_bounds_below_every_exact_cost_proved_by_z3": 2,
     "test_workloads.py::test_every_workload_claim_is_proved_by_z3": 3,
     "test_workloads_bwd.py::test_cvc5_re_proves_the_chain_links": 1,
-    "test_bounds_v3.py::test_step_claim_is_proved_by_z3_and_by_cvc5": 1,
+    "test_b3p.py::test_step_claim_is_proved_by_z3_and_by_cvc5": 1,
     "test_mask_claims.py::test_claim_is_proved_by_z3": 3,
     "test_mask_claims.py::test_claim_is_proved_by_z3_and_by_cvc5_causal_links_and_every_other_claim": 1,
     "test_bwd_slots_p.py::test_claim_is_proved_by_z3_and_by_cvc5": 1,
