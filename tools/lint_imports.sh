@@ -7,6 +7,7 @@
 # written into the repository.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ -z "${VIRTUAL_ENV:-}" ] && [ -d "$root/.venv" ]; then . "$root/.venv/bin/activate"; fi  # the README's venv
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/src"
