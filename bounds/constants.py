@@ -304,41 +304,33 @@ DV_WIDE = _dv_leading(
 # Matrix multiplication C = A·B, A m×k, B k×n (same symbols as the catalog's).
 m_, k_, n_ = sym("m"), sym("k"), sym("n")
 
+# COSMA's bound and the schedule that beats it for a short inner dimension: matrix multiplication, not attention
+# (symbols m, k, n, M), neither explicit, both derived on docs/constants.md#cosma.
+_MM = dict(explicit=False, doc="docs/constants.md#cosma", symbols=("m", "k", "n", "M"))
+
 COSMA = Bound(
-    id="constants.cosma.thm1",
+    id="constants.cosma.thm1", kind="lower", regime=(4 * M <= (k_ + 1) ** 2,), expr=2 * m_ * n_ * k_ / sqrt(M) + m_ * n_,
     statement="Classical matrix multiplication C = AB (C written, not read) needs 2mnk/√M + mn I/Os, "
     "but only with a long inner dimension: (k + 1)² ≥ 4M. For (k + 1)² < 4M row streaming beats it.",
-    kind="lower",
     model="standard matrix multiplication C = A·B (m×k by k×n), C written once",
-    regime=(4 * M <= (k_ + 1) ** 2,),
-    expr=2 * m_ * n_ * k_ / sqrt(M) + m_ * n_,
-    explicit=False,
-    constant=Fraction(2),
     provenance="Kwasniewski et al., COSMA, SC'19 (arXiv 1908.09606), Theorem 1; precondition on k derived here",
-    status="under review",
-    cdag=CDAG_MATMUL,
-    doc="docs/constants.md#cosma",
-    symbols=("m", "k", "n", "M"),
+    constant=Fraction(2), status="under review", cdag=CDAG_MATMUL,
     notes="The paper states it for all k. The precondition (k+1)² ≥ 4M is necessary (counterexample: "
     "N=4096, d=64, M=65536, tests/test_constants.py) but NOT shown sufficient here, hence not explicit. "
     "The reads-only form 2mnk/√M is the catalog's smith.mm (same precondition).",
+    **_MM,
 )
 
 ROW_STREAM_MM = Bound(
-    id="constants.mm.row-stream",
+    id="constants.mm.row-stream", kind="upper", regime=(M >= 2 * k_ + 1,),
+    expr=m_ * k_ + (m_ / ((M - k_) / (k_ + 1))) * n_ * k_ + m_ * n_,
     statement="C = AB (m×k by k×n) with a = ⌊(M − k)/(k + 1)⌋ rows of A resident and B streamed one column at "
     "a time moves exactly mk + ⌈m/a⌉·nk + mn words.",
-    kind="upper",
     model="algorithm row-stream matrix multiplication (tests/test_constants.py runs it on the machine)",
-    regime=(M >= 2 * k_ + 1,),
-    expr=m_ * k_ + (m_ / ((M - k_) / (k_ + 1))) * n_ * k_ + m_ * n_,
-    explicit=False,
-    constant=Fraction(1),
     provenance="derived here (AttenIO §3.2 tall-skinny schedule); the counterexample to COSMA for short k",
-    status="derived here",
-    doc="docs/constants.md#cosma",
-    symbols=("m", "k", "n", "M"),
+    constant=Fraction(1), status="derived here",
     notes="expr is the ceiling-free leading form; the exact count uses ⌊·⌋ and ⌈·⌉ as in the statement.",
+    **_MM,
 )
 
 BOUNDS: list[Bound] = [B1, B2, B3, BS, BSPV, BSPV_NEAR, BSPV_CAP, DV_NARROW, DV_WIDE, COSMA, ROW_STREAM_MM]
