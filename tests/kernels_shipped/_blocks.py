@@ -1,13 +1,26 @@
 """Block sizes and the plumbing every kernel of this package shares, imported relatively by the kernels and the
-launchers (the package-relative import under test): a tile's pointers, the online softmax's empty state, one
-key block of its update (Dao 2023, arXiv 2307.08691, Algorithm 1, lines 8–10).
-Each kernel keeps its own loop (which keys a block reads, through which pointers, with which mask)."""
+launchers (the package-relative import under test): a query block's rows and columns, a grouped head's K/V head,
+a tile's pointers, the online softmax's empty state and one key block of its update (Dao 2023, arXiv 2307.08691,
+Algorithm 1, lines 8–10). Each kernel keeps its own loop (which keys a block reads, through which pointers, with
+which mask)."""
 
 import triton
 import triton.language as tl
 
 BLOCK_M = 16
 BLOCK_N = 16
+
+
+@triton.jit
+def query_block(i, BLOCK_M: tl.constexpr, D: tl.constexpr, DV: tl.constexpr):
+    """Query block ``i``'s rows, and the columns of a Q row (``D``) and of an output row (``DV``)."""
+    return i * BLOCK_M + tl.arange(0, BLOCK_M), tl.arange(0, D), tl.arange(0, DV)
+
+
+@triton.jit
+def kv_head(bh, H, groups):
+    """For program axis ``bh = b·H + h`` over grouped heads: the sequence b, the K/V heads per sequence and h's K/V head."""
+    return bh // H, H // groups, (bh % H) // groups
 
 
 @triton.jit

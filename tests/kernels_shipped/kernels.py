@@ -13,7 +13,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from ._blocks import empty_state, online_softmax_step, tile
+from ._blocks import empty_state, kv_head, online_softmax_step, query_block, tile
 
 
 @triton.jit
@@ -23,9 +23,7 @@ def _attn(Q, K, V, O, O2, LSE, Nq, Nkv, BH, groups, sm_scale, CHUNK, D: tl.const
     bh = tl.program_id(1)
     s = tl.program_id(2)
     bkv = bh // groups
-    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
-    dq = tl.arange(0, D)
-    dvv = tl.arange(0, DV)
+    rows, dq, dvv = query_block(i, BLOCK_M, D, DV)
     q = tl.load(tile(Q + bh * Nq * D, rows, dq, D), mask=rows[:, None] < Nq, other=0.0)
     m, l, acc = empty_state(BLOCK_M, DV)
     for j in range(0, CHUNK, BLOCK_N):
@@ -74,9 +72,7 @@ def _attn_varlen(Q, K, V, O, CU, H, groups, sm_scale, MAX_SEQLEN, D: tl.constexp
     L = tl.load(CU + seq + 1) - start
     kend = tl.where(i * BLOCK_M < L, L, 0)  # the keys a live block reads; none for a block past the end
     HKV = H // groups
-    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
-    dq = tl.arange(0, D)
-    dvv = tl.arange(0, DV)
+    rows, dq, dvv = query_block(i, BLOCK_M, D, DV)
     rmask = (rows < L)[:, None]
     q = tl.load(Q + (start + rows[:, None]) * H * D + h * D + dq[None, :], mask=rmask, other=0.0)
     m, l, acc = empty_state(BLOCK_M, DV)
@@ -99,13 +95,9 @@ def _attn_paged(Q, KC, VC, BT, SL, O, Nq, H, groups, sm_scale, MAX_PAGES, D: tl.
     per program) masks the rows past its end."""
     i = tl.program_id(0)
     bh = tl.program_id(1)
-    b = bh // H
-    HKV = H // groups
-    kvh = (bh % H) // groups
+    b, HKV, kvh = kv_head(bh, H, groups)
     n = tl.load(SL + b)
-    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
-    dq = tl.arange(0, D)
-    dvv = tl.arange(0, DV)
+    rows, dq, dvv = query_block(i, BLOCK_M, D, DV)
     q = tl.load(tile(Q + bh * Nq * D, rows, dq, D), mask=rows[:, None] < Nq, other=0.0)
     m, l, acc = empty_state(BLOCK_M, DV)
     for j in range(0, MAX_PAGES):
@@ -127,14 +119,10 @@ def _attn_token_pool(Q, KP, VP, IDX, PTR, O, Nq, H, groups, sm_scale, MAX_N, D: 
     IDX[PTR[b] .. PTR[b+1]) (two PTR words per program, one IDX word per key row read)."""
     i = tl.program_id(0)
     bh = tl.program_id(1)
-    b = bh // H
-    HKV = H // groups
-    kvh = (bh % H) // groups
+    b, HKV, kvh = kv_head(bh, H, groups)
     start = tl.load(PTR + b)
     n = tl.load(PTR + b + 1) - start
-    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
-    dq = tl.arange(0, D)
-    dvv = tl.arange(0, DV)
+    rows, dq, dvv = query_block(i, BLOCK_M, D, DV)
     q = tl.load(tile(Q + bh * Nq * D, rows, dq, D), mask=rows[:, None] < Nq, other=0.0)
     m, l, acc = empty_state(BLOCK_M, DV)
     for j in range(0, MAX_N, BLOCK_N):
