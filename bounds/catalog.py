@@ -90,7 +90,17 @@ CACHE_REGIMES: tuple[tuple[str, str, tuple[Rel, ...]], ...] = (
 NOT_IO = frozenset({"sy.lemma3.3.explicit"})
 
 
-def _b(**kw) -> Bound:
+# Why the entries in terms of Q_MM(·)(M) have no claim (sy.lemma4.15, sy.lemma4.16, sy.thm4.17).
+QMM_OPAQUE = (
+    "Q_MM(·)(M), the I/O complexity of rectangular matrix multiplication, is known only up to constants (an opaque "
+    "symbol here): there is no closed form to check an exact cost or an explicit bound against."
+)
+
+
+def _paper(**kw) -> Bound:
+    """A hand-written entry: a paper's statement (``status="paper"``) and asymptotic only (``explicit=False``,
+    ``constant=None``) unless the entry says otherwise."""
+    kw.setdefault("status", "paper")
     kw.setdefault("explicit", False)
     kw.setdefault("constant", None)
     return Bound(**kw)
@@ -100,345 +110,200 @@ def seed_bounds() -> list[Bound]:
     """The literature entries (hand-written, one per theorem) and the derived trivial bound."""
     sy_small = SY_SMALL
     sy_large = SY_LARGE
+    # Li et al.'s two sides (lower and upper) of one backward-pass statement
+    li = dict(regime=(), expr=minimum((N**2 * d**2 + N * d**3) / M, (N**2 * d + N * d**2) / sqrt(M)),
+              model="attention backward pass, standard matrix multiplication",
+              provenance=f"{LI}, main theorem (abstract level)", computation="backward")
     return [
         # ------------------------------------------------------------------ trivial
-        _b(
-            id="trivial.4Nd",
+        _paper(
+            id="trivial.4Nd", kind="lower", regime=(2 <= N,), expr=2 * N * d + 2 * N * dv, model=EXACT_ANY,
+            provenance="derived here",
             statement="Every exact attention algorithm moves at least 2Nd + 2N·d_v words (4Nd when d_v = d): it "
             "reads each of the 2Nd words of Q and K and the N·d_v words of V at least once and writes each of the "
             "N·d_v output words at least once (N ≥ 2).",
-            kind="lower",
-            model=EXACT_ANY,
-            regime=(2 <= N,),
-            expr=2 * N * d + 2 * N * dv,
-            explicit=True,
-            constant=Fraction(4),
-            provenance="derived here",
-            status="derived here (refereed)",
-            cdag=ANY_ALGORITHM,
-            doc="docs/bounds/trivial.md",
-            symbols=("N", "d", "M", "dv"),
+            explicit=True, constant=Fraction(4), status="derived here (refereed)", cdag=ANY_ALGORITHM,
+            doc="docs/bounds/trivial.md", symbols=("N", "d", "M", "dv"),
         ),
         # ------------------------------------------------------------------ FlashAttention
-        _b(
-            id="fa.thm2.standard",
+        _paper(
+            id="fa.thm2.standard", kind="upper", regime=FA_REGIME, expr=N * d + N**2,
+            model="algorithm standard (Dao et al. Algorithm 0)", provenance=f"{FA}, Theorem 2",
             statement="Standard attention (S = QKᵀ and P written to slow memory) makes Θ(Nd + N²) HBM accesses.",
-            kind="upper",
-            model="algorithm standard (Dao et al. Algorithm 0)",
-            regime=FA_REGIME,
-            expr=N * d + N**2,
-            provenance=f"{FA}, Theorem 2",
-            status="paper",
-            notes="Θ: also a lower bound for that one algorithm. Asymptotic only.",
-            attained_by=("standard",),
+            notes="Θ: also a lower bound for that one algorithm. Asymptotic only.", attained_by=("standard",),
         ),
-        _b(
-            id="fa.thm2.flash",
+        _paper(
+            id="fa.thm2.flash", kind="upper", regime=FA_REGIME, expr=sy_large,
+            model="algorithm flash1 (Dao et al. Algorithm 1)", provenance=f"{FA}, Theorem 2",
             statement="FlashAttention (Algorithm 1) makes Θ(N²d²/M) HBM accesses for d ≤ M ≤ Nd.",
-            kind="upper",
-            model="algorithm flash1 (Dao et al. Algorithm 1)",
-            regime=FA_REGIME,
-            expr=sy_large,
-            provenance=f"{FA}, Theorem 2",
-            status="paper",
             notes="Θ for that algorithm; its exact count is exact.flash1 (leading constant 12).",
             attained_by=("flash1", "flash1-fit", "flash2"),
         ),
-        _b(
-            id="fa.prop3",
-            statement="No exact attention algorithm makes o(N²d²/M) HBM accesses for all M in [d, Nd].",
-            kind="lower",
-            model=EXACT_ANY,
-            regime=FA_REGIME,
-            expr=sy_large,
+        _paper(
+            id="fa.prop3", kind="lower", regime=FA_REGIME, expr=sy_large, model=EXACT_ANY,
             provenance=f"{FA}, Proposition 3",
-            status="paper",
+            statement="No exact attention algorithm makes o(N²d²/M) HBM accesses for all M in [d, Nd].",
             cdag=ANY_ALGORITHM,
             notes="Argued only at M = Θ(Nd), where N²d²/M = Nd and the trivial bound applies; it says nothing "
             "for M ≪ Nd (Saha–Ye answer that).",
             attained_by=("flash2", "kv_stationary", "split_v"),
         ),
-        _b(
-            id="fa.prop4",
+        _paper(
+            id="fa.prop4", kind="upper", regime=FA_REGIME + (0 < sparsity, sparsity <= 1),
+            expr=N * d + N**2 * d**2 * sparsity / M,
+            model="algorithm block-sparse FlashAttention (Dao et al. Algorithm 5)",
+            provenance=f"{FA}, Proposition 4",
             statement="Block-sparse FlashAttention (a block mask with a fraction s of non-zero blocks) makes "
             "Θ(Nd + N²d²s/M) HBM accesses for d ≤ M ≤ Nd.",
-            kind="upper",
-            model="algorithm block-sparse FlashAttention (Dao et al. Algorithm 5)",
-            regime=FA_REGIME + (0 < sparsity, sparsity <= 1),
-            expr=N * d + N**2 * d**2 * sparsity / M,
-            provenance=f"{FA}, Proposition 4",
-            status="paper",
             symbols=("N", "d", "M", "s"),
             notes="attnio's masked FA-2 count in terms of the block mask is bounds/masks.py::flash2_masked_words "
             "(docs/masks.md).",
             asymptotic_only="a Θ statement without constants about an algorithm of unstated block sizes: there is "
             "no explicit inequality to prove; attnio's exact masked count stands beside it (docs/masks.md)",
         ),
-        _b(
-            id="fa.thm5.standard-backward",
+        _paper(
+            id="fa.thm5.standard-backward", kind="upper", regime=FA_REGIME, expr=N * d + N**2,
+            model="algorithm standard backward pass", provenance=f"{FA}, Theorem 5",
             statement="The standard attention backward pass makes Θ(Nd + N²) HBM accesses.",
-            kind="upper",
-            model="algorithm standard backward pass",
-            regime=FA_REGIME,
-            expr=N * d + N**2,
-            provenance=f"{FA}, Theorem 5",
-            status="paper",
             computation="backward",
         ),
-        _b(
-            id="fa.thm5.flash-backward",
+        _paper(
+            id="fa.thm5.flash-backward", kind="upper", regime=FA_REGIME, expr=sy_large,
+            model="algorithm FlashAttention backward pass", provenance=f"{FA}, Theorem 5",
             statement="The FlashAttention backward pass makes Θ(N²d²/M) HBM accesses for d ≤ M ≤ Nd.",
-            kind="upper",
-            model="algorithm FlashAttention backward pass",
-            regime=FA_REGIME,
-            expr=sy_large,
-            provenance=f"{FA}, Theorem 5",
-            status="paper",
             computation="backward",
         ),
         # ------------------------------------------------------------------ Saha–Ye §3 (standard MM)
-        _b(
-            id="sy.thm3.1.lower",
+        _paper(
+            id="sy.thm3.1.lower", kind="lower", regime=(M <= N * d,), expr=minimum(sy_small, sy_large),
+            model=STD, provenance=f"{SY}, Theorem 3.1",
             statement="With standard matrix multiplication attention needs Ω(min(N²d/√M, N²d²/M)) I/Os.",
-            kind="lower",
-            model=STD,
-            regime=(M <= N * d,),
-            expr=minimum(sy_small, sy_large),
-            provenance=f"{SY}, Theorem 3.1",
-            status="paper",
             cdag=CDAG_QK,
             notes="The paper states no range of M; it cannot hold for M ≫ Nd (below the trivial 4Nd), so the "
             "regime M ≤ Nd is ours. min = N²d/√M iff M ≤ d² (claim sy.min-branch.*).",
             attained_by=("square_tiling", "flash2"),
         ),
-        _b(
-            id="sy.thm3.1.upper",
+        _paper(
+            id="sy.thm3.1.upper", kind="upper", regime=(M <= N * d,), expr=minimum(sy_small, sy_large),
+            model=STD, provenance=f"{SY}, Theorem 3.1",
             statement="Attention can be computed with O(min(N²d/√M, N²d²/M)) I/Os (square tiling below d², "
             "FlashAttention above).",
-            kind="upper",
-            model=STD,
-            regime=(M <= N * d,),
-            expr=minimum(sy_small, sy_large),
-            provenance=f"{SY}, Theorem 3.1",
-            status="paper",
             attained_by=("square_tiling", "flash2"),
         ),
-        _b(
-            id="sy.lemma3.3.explicit",
+        _paper(
+            id="sy.lemma3.3.explicit", kind="upper", regime=(d**2 <= M,), expr=4 * M**2 / d**2 + 4 * M,
+            model="count of QKᵀ summation trees met by one part of a 2M-partition (not an I/O count)",
+            provenance=f"{SY}, Lemma 3.3 (constant from its proof)",
             statement="One part of a 2M-partition of the attention CDAG meets at most 4M²/d² + 4M of the N² "
             "summation trees of QKᵀ (so O(M²/d) level-1 vertices for M ≥ d²).",
-            kind="upper",
-            model="count of QKᵀ summation trees met by one part of a 2M-partition (not an I/O count)",
-            regime=(d**2 <= M,),
-            expr=4 * M**2 / d**2 + 4 * M,
-            explicit=True,
-            constant=Fraction(4),
-            provenance=f"{SY}, Lemma 3.3 (constant from its proof)",
-            status="paper, constant derived here",
-            doc="docs/bounds/saha-ye-lemma3.4-explicit.md",
-            symbols=("d", "M"),
+            explicit=True, constant=Fraction(4), status="paper, constant derived here",
+            doc="docs/bounds/saha-ye-lemma3.4-explicit.md", symbols=("d", "M"),
         ),
-        _b(
-            id="sy.lemma3.4",
-            statement="For M = Ω(d²), P(M) = Ω(N²d²/M²) and attention with standard MM needs Ω(N²d²/M) I/Os.",
-            kind="lower",
-            model=STD,
-            regime=(d**2 <= M,),
-            expr=sy_large,
+        _paper(
+            id="sy.lemma3.4", kind="lower", regime=(d**2 <= M,), expr=sy_large, model=STD,
             provenance=f"{SY}, Lemma 3.4",
-            status="paper",
-            attained_by=("flash2",),
-            cdag=CDAG_QK,
+            statement="For M = Ω(d²), P(M) = Ω(N²d²/M²) and attention with standard MM needs Ω(N²d²/M) I/Os.",
+            attained_by=("flash2",), cdag=CDAG_QK,
         ),
-        _b(
-            id="sy.lemma3.4.explicit",
+        _paper(
+            id="sy.lemma3.4.explicit", kind="lower", regime=(d**2 <= M,), expr=N**2 * d**2 / (8 * M) - M,
+            model=STD, provenance=f"{SY}, Lemmas 3.3/3.4 with Hong–Kung Lemma 2.8 (constants from the proof)",
             statement="For M ≥ d², every standard-MM attention calculation makes at least N²d²/(8M) − M I/Os.",
-            kind="lower",
-            model=STD,
-            regime=(d**2 <= M,),
-            expr=N**2 * d**2 / (8 * M) - M,
-            explicit=True,
-            constant=Fraction(1, 8),
-            slack=-M,
-            provenance=f"{SY}, Lemmas 3.3/3.4 with Hong–Kung Lemma 2.8 (constants from the proof)",
-            status="paper, constant derived here",
-            cdag=CDAG_QK,
-            doc="docs/bounds/saha-ye-lemma3.4-explicit.md",
-            attained_by=("flash2",),
+            explicit=True, constant=Fraction(1, 8), slack=-M, status="paper, constant derived here",
+            cdag=CDAG_QK, doc="docs/bounds/saha-ye-lemma3.4-explicit.md", attained_by=("flash2",),
         ),
-        _b(
-            id="sy.thm3.5",
+        _paper(
+            id="sy.thm3.5", kind="upper", regime=SMALL + (4 <= M,), expr=sy_small,
+            model="algorithm square_tiling (Saha–Ye Algorithm 1)", provenance=f"{SY}, Theorem 3.5",
             statement="SquareTilingAttention (Algorithm 1, B = ⌊√(M/4)⌋) computes attention with O(N²d/√M) I/Os, "
             "O(N²d) time and O(Nd + N²) space.",
-            kind="upper",
-            model="algorithm square_tiling (Saha–Ye Algorithm 1)",
-            regime=SMALL + (4 <= M,),
-            expr=sy_small,
-            provenance=f"{SY}, Theorem 3.5",
-            status="paper",
             notes="Its exact count is exact.square_tiling (≈ 8N²d/√M + N² + Nd + 2N when B divides N and d).",
             attained_by=("square_tiling",),
         ),
-        _b(
-            id="sy.lemma3.6.hong-kung",
-            statement="Multiplying an m×k by a k×n matrix with the standard algorithm needs Ω(mkn/√M) I/Os.",
-            kind="lower",
+        _paper(
+            id="sy.lemma3.6.hong-kung", kind="lower", regime=(), expr=m_ * k_ * n_ / sqrt(M),
             model="standard matrix multiplication C = A·B (m×k by k×n)",
-            regime=(),
-            expr=m_ * k_ * n_ / sqrt(M),
             provenance=f"{SY}, Lemma 3.6 (Hong & Kung 1981, Corollary 6.2)",
-            status="paper",
-            cdag=CDAG_MATMUL,
-            symbols=("m", "k", "n", "M"),
+            statement="Multiplying an m×k by a k×n matrix with the standard algorithm needs Ω(mkn/√M) I/Os.",
+            cdag=CDAG_MATMUL, symbols=("m", "k", "n", "M"),
             notes="Asymptotic only. An explicit form needs a precondition on k: see smith.mm.",
             asymptotic_only="Ω(mkn/√M) with no constant and no slack, for matrix multiplication rather than attention: "
             "nothing to check against an exact count; its explicit form is smith.mm, which the smith.* claims check.",
         ),
-        _b(
-            id="smith.mm",
+        _paper(
+            id="smith.mm", kind="lower", regime=(4 * M <= (k_ + 1) ** 2,), expr=2 * m_ * n_ * k_ / sqrt(M),
+            model="standard matrix multiplication C := A·B (m×k by k×n), computations turned into FMAs",
+            provenance=f"{SMITH}, main theorem (leading term from the abstract; exact statement not read)",
             statement="C := AB with the standard algorithm needs 2mnk/√M I/Os in leading order (2n³/√M for n×n); "
             "needs a long inner dimension k ≥ 2√M − 1 (derived precondition).",
-            kind="lower",
-            model="standard matrix multiplication C := A·B (m×k by k×n), computations turned into FMAs",
-            regime=(4 * M <= (k_ + 1) ** 2,),
-            expr=2 * m_ * n_ * k_ / sqrt(M),
-            explicit=False,
-            constant=Fraction(2),
-            provenance=f"{SMITH}, main theorem (leading term from the abstract; exact statement not read)",
-            status="under review",
-            cdag=CDAG_MATMUL,
-            doc="docs/bounds/smith-mm-precondition.md",
-            symbols=("m", "k", "n", "M"),
+            constant=Fraction(2), status="under review", cdag=CDAG_MATMUL,
+            doc="docs/bounds/smith-mm-precondition.md", symbols=("m", "k", "n", "M"),
             notes="Leading constant 2 is the paper's; lower-order terms are not encoded (COSMA reports the form "
             "2mnk/√M − 2M, unverified here). Read as a reads-only bound it is contradicted by row streaming "
             "whenever (k + 1)² < 4M (claim smith.precondition.crossover), which is the large-cache attention "
             "shape: so it is never applied to attention here.",
         ),
-        _b(
-            id="sy.thm3.7",
-            statement="If M = o(d²), attention with standard matrix multiplication needs Ω(N²d/√M) I/Os.",
-            kind="lower",
-            model=STD,
-            regime=SMALL,
-            expr=sy_small,
+        _paper(
+            id="sy.thm3.7", kind="lower", regime=SMALL, expr=sy_small, model=STD,
             provenance=f"{SY}, Theorem 3.7 (reduction from Lemma 3.6)",
-            status="paper",
-            attained_by=("square_tiling",),
-            cdag=CDAG_QK,
+            statement="If M = o(d²), attention with standard matrix multiplication needs Ω(N²d/√M) I/Os.",
+            attained_by=("square_tiling",), cdag=CDAG_QK,
         ),
         # ------------------------------------------------------------------ Saha–Ye §4 (any algorithm)
-        _b(
-            id="sy.thm4.8",
-            statement="With Q, K over F_q, q > N, any algorithm (fast MM allowed) needs Ω(min(N²d²/M, N²)) I/Os.",
-            kind="lower",
-            model=ANY_Q,
-            regime=(),
-            expr=minimum(sy_large, N**2),
+        _paper(
+            id="sy.thm4.8", kind="lower", regime=(), expr=minimum(sy_large, N**2), model=ANY_Q,
             provenance=f"{SY}, Theorem 4.8",
-            status="paper",
+            statement="With Q, K over F_q, q > N, any algorithm (fast MM allowed) needs Ω(min(N²d²/M, N²)) I/Os.",
             attained_by=("flash2",),
             notes="Met by flash2 for M ≥ d² (FlashAttention is optimal there even against fast matrix multiplication); for M < d² the N² branch is not attained by any schedule here.",
             cdag=ANY_FINITE_FIELD,
         ),
-        _b(
-            id="sy.thm4.8.explicit",
-            statement="With Q, K over F_q, q > N, any algorithm needs at least min(N²d²/(8M), N²/8) − M I/Os.",
-            kind="lower",
-            model=ANY_Q,
-            regime=(),
-            expr=minimum(N**2 * d**2 / (8 * M), N**2 / 8) - M,
-            explicit=True,
-            constant=Fraction(1, 8),
-            slack=-M,
+        _paper(
+            id="sy.thm4.8.explicit", kind="lower", regime=(),
+            expr=minimum(N**2 * d**2 / (8 * M), N**2 / 8) - M, model=ANY_Q,
             provenance=f"{SY}, Theorem 4.8 with Lemmas 4.1, 4.6 and Theorem 4.4 (constants from the proof)",
-            status="paper, constant derived here",
-            cdag=ANY_FINITE_FIELD,
-            doc="docs/bounds/saha-ye-thm4.8-explicit.md",
-            attained_by=("flash2",),
+            statement="With Q, K over F_q, q > N, any algorithm needs at least min(N²d²/(8M), N²/8) − M I/Os.",
+            explicit=True, constant=Fraction(1, 8), slack=-M, status="paper, constant derived here",
+            cdag=ANY_FINITE_FIELD, doc="docs/bounds/saha-ye-thm4.8-explicit.md", attained_by=("flash2",),
         ),
-        _b(
-            id="sy.thm4.14",
+        _paper(
+            id="sy.thm4.14", kind="lower", regime=(2 <= N,),
+            expr=minimum(N**2 * d**2 / (M * log2(N) ** 2), N**2), model=BIN, provenance=f"{SY}, Theorem 4.14",
             statement="With binary Q, K, any algorithm needs Ω(min(N²d²/(M log² N), N²)) I/Os.",
-            kind="lower",
-            model=BIN,
-            regime=(2 <= N,),
-            expr=minimum(N**2 * d**2 / (M * log2(N) ** 2), N**2),
-            provenance=f"{SY}, Theorem 4.14",
-            status="paper",
             cdag=ANY_BINARY,
             notes="Tight up to log² N against FlashAttention. Implicitly needs d ≳ log N (Lemma 4.9).",
         ),
-        _b(
-            id="sy.lemma4.15",
+        _paper(
+            id="sy.lemma4.15", kind="upper", regime=(), expr=QmmNdN + QmmNNd,
+            model="any algorithm (fast MM allowed)", provenance=f"{SY}, Lemma 4.15",
             statement="For all M, Q_Att(M) = O(Q_MM(N,d,N)(M) + Q_MM(N,N,d)(M)): attention is no harder than two "
             "rectangular matrix multiplications.",
-            kind="upper",
-            model="any algorithm (fast MM allowed)",
-            regime=(),
-            expr=QmmNdN + QmmNNd,
-            provenance=f"{SY}, Lemma 4.15",
-            status="paper",
-            symbols=("QmmNdN", "QmmNNd"),
-            asymptotic_only="Q_MM(·)(M), the I/O complexity of rectangular matrix multiplication, is known only up to "
-            "constants (an opaque symbol here): there is no closed form to check an exact cost or an explicit "
-            "bound against.",
+            symbols=("QmmNdN", "QmmNNd"), asymptotic_only=QMM_OPAQUE,
         ),
-        _b(
-            id="sy.lemma4.16",
+        _paper(
+            id="sy.lemma4.16", kind="lower", regime=SMALL, expr=QmmNdN,
+            model="any algorithm (fast MM allowed)", provenance=f"{SY}, Lemma 4.16",
             statement="If M ≤ d², Q_Att(M) = Ω(Q_MM(N,d,N)(M)).",
-            kind="lower",
-            model="any algorithm (fast MM allowed)",
-            regime=SMALL,
-            expr=QmmNdN,
-            provenance=f"{SY}, Lemma 4.16",
-            status="paper",
-            cdag=ANY_ALGORITHM,
-            symbols=("QmmNdN", "d", "M"),
-            asymptotic_only="Q_MM(·)(M), the I/O complexity of rectangular matrix multiplication, is known only up to "
-            "constants (an opaque symbol here): there is no closed form to check an exact cost or an explicit "
-            "bound against.",
+            cdag=ANY_ALGORITHM, symbols=("QmmNdN", "d", "M"), asymptotic_only=QMM_OPAQUE,
         ),
-        _b(
-            id="sy.thm4.17",
+        _paper(
+            id="sy.thm4.17", kind="lower", regime=SMALL, expr=QmmNdN, model="any algorithm (fast MM allowed)",
+            provenance=f"{SY}, Theorem 4.17",
             statement="If M ≤ d², Ω(Q_MM(N,d,N)) ≤ Q_Att ≤ O(Q_MM(N,d,N) + Q_MM(N,N,d)): small-cache attention is "
             "equivalent to rectangular matrix multiplication.",
-            kind="lower",
-            model="any algorithm (fast MM allowed)",
-            regime=SMALL,
-            expr=QmmNdN,
-            provenance=f"{SY}, Theorem 4.17",
-            status="paper",
-            cdag=ANY_ALGORITHM,
-            symbols=("QmmNdN", "QmmNNd", "d", "M"),
-            notes="Upper side as in sy.lemma4.15.",
-            asymptotic_only="Q_MM(·)(M), the I/O complexity of rectangular matrix multiplication, is known only up to "
-            "constants (an opaque symbol here): there is no closed form to check an exact cost or an explicit "
-            "bound against.",
+            cdag=ANY_ALGORITHM, symbols=("QmmNdN", "QmmNNd", "d", "M"),
+            notes="Upper side as in sy.lemma4.15.", asymptotic_only=QMM_OPAQUE,
         ),
         # ------------------------------------------------------------------ Li et al. (backward)
-        _b(
-            id="li.backward.lower",
+        _paper(
+            id="li.backward.lower", kind="lower",
             statement="The attention backward pass needs Ω(min((N²d² + Nd³)/M, (N²d + Nd²)/√M)) I/Os.",
-            kind="lower",
-            model="attention backward pass, standard matrix multiplication",
-            regime=(),
-            expr=minimum((N**2 * d**2 + N * d**3) / M, (N**2 * d + N * d**2) / sqrt(M)),
-            provenance=f"{LI}, main theorem (abstract level)",
-            status="paper",
-            computation="backward",
-            cdag=CDAG_BACKWARD,
-            notes="Crossover at M = Θ(d²); no explicit constants were available.",
+            cdag=CDAG_BACKWARD, notes="Crossover at M = Θ(d²); no explicit constants were available.", **li,
         ),
-        _b(
-            id="li.backward.upper",
+        _paper(
+            id="li.backward.upper", kind="upper",
             statement="The attention backward pass can be done with O(min((N²d² + Nd³)/M, (N²d + Nd²)/√M)) I/Os.",
-            kind="upper",
-            model="attention backward pass, standard matrix multiplication",
-            regime=(),
-            expr=minimum((N**2 * d**2 + N * d**3) / M, (N**2 * d + N * d**2) / sqrt(M)),
-            provenance=f"{LI}, main theorem (abstract level)",
-            status="paper",
-            computation="backward",
+            **li,
         ),
     ]
 

@@ -1,4 +1,5 @@
-"""Explicit-constant lower bounds for attention in the large cache (derived here), and the constants table.
+"""Explicit-constant lower bounds for attention in the large cache (derived here), and the points of the constants
+table (the table itself is the report's: :func:`attnio.reports.sources.constants_rows`).
 
 Derived here, step by step, in ``docs/bounds/b1.md``, ``b2.md``, ``b3.md`` and ``docs/constants.md``. Every algebraic step is a z3 claim in
 :mod:`attnio.solver.claims.constants`; the combinatorial steps are argued in prose there (each step says which).
@@ -32,7 +33,6 @@ Nothing here imports ``algorithms`` or ``solver``. The catalog (``bounds/catalog
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -304,41 +304,33 @@ DV_WIDE = _dv_leading(
 # Matrix multiplication C = A·B, A m×k, B k×n (same symbols as the catalog's).
 m_, k_, n_ = sym("m"), sym("k"), sym("n")
 
+# COSMA's bound and the schedule that beats it for a short inner dimension: matrix multiplication, not attention
+# (symbols m, k, n, M), neither explicit, both derived on docs/constants.md#cosma.
+_MM = dict(explicit=False, doc="docs/constants.md#cosma", symbols=("m", "k", "n", "M"))
+
 COSMA = Bound(
-    id="constants.cosma.thm1",
+    id="constants.cosma.thm1", kind="lower", regime=(4 * M <= (k_ + 1) ** 2,), expr=2 * m_ * n_ * k_ / sqrt(M) + m_ * n_,
     statement="Classical matrix multiplication C = AB (C written, not read) needs 2mnk/√M + mn I/Os, "
     "but only with a long inner dimension: (k + 1)² ≥ 4M. For (k + 1)² < 4M row streaming beats it.",
-    kind="lower",
     model="standard matrix multiplication C = A·B (m×k by k×n), C written once",
-    regime=(4 * M <= (k_ + 1) ** 2,),
-    expr=2 * m_ * n_ * k_ / sqrt(M) + m_ * n_,
-    explicit=False,
-    constant=Fraction(2),
     provenance="Kwasniewski et al., COSMA, SC'19 (arXiv 1908.09606), Theorem 1; precondition on k derived here",
-    status="under review",
-    cdag=CDAG_MATMUL,
-    doc="docs/constants.md#cosma",
-    symbols=("m", "k", "n", "M"),
+    constant=Fraction(2), status="under review", cdag=CDAG_MATMUL,
     notes="The paper states it for all k. The precondition (k+1)² ≥ 4M is necessary (counterexample: "
     "N=4096, d=64, M=65536, tests/test_constants.py) but NOT shown sufficient here, hence not explicit. "
     "The reads-only form 2mnk/√M is the catalog's smith.mm (same precondition).",
+    **_MM,
 )
 
 ROW_STREAM_MM = Bound(
-    id="constants.mm.row-stream",
+    id="constants.mm.row-stream", kind="upper", regime=(M >= 2 * k_ + 1,),
+    expr=m_ * k_ + (m_ / ((M - k_) / (k_ + 1))) * n_ * k_ + m_ * n_,
     statement="C = AB (m×k by k×n) with a = ⌊(M − k)/(k + 1)⌋ rows of A resident and B streamed one column at "
     "a time moves exactly mk + ⌈m/a⌉·nk + mn words.",
-    kind="upper",
     model="algorithm row-stream matrix multiplication (tests/test_constants.py runs it on the machine)",
-    regime=(M >= 2 * k_ + 1,),
-    expr=m_ * k_ + (m_ / ((M - k_) / (k_ + 1))) * n_ * k_ + m_ * n_,
-    explicit=False,
-    constant=Fraction(1),
     provenance="derived here (AttenIO §3.2 tall-skinny schedule); the counterexample to COSMA for short k",
-    status="derived here",
-    doc="docs/constants.md#cosma",
-    symbols=("m", "k", "n", "M"),
+    constant=Fraction(1), status="derived here",
     notes="expr is the ceiling-free leading form; the exact count uses ⌊·⌋ and ⌈·⌉ as in the statement.",
+    **_MM,
 )
 
 BOUNDS: list[Bound] = [B1, B2, B3, BS, BSPV, BSPV_NEAR, BSPV_CAP, DV_NARROW, DV_WIDE, COSMA, ROW_STREAM_MM]
@@ -371,104 +363,10 @@ TABLE_POINTS: tuple[tuple[int, int, int], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class ConstantsRow:
-    regime: str
-    N: int
-    d: int
-    M: int
-    best_schedule: str
-    best_schedule_words: int
-    best_schedule_constant: float  # words / unit
-    best_proved_bound: str
-    best_proved_bound_words: float
-    best_proved_constant: float  # bound / unit
-    ratio: float  # best schedule / best proved bound (the headline: B3 where it applies, BSPV in the small cache)
-    b3_words: float | None
-    ratio_if_b3: float | None  # best schedule / B3, where B3's regime holds (kept under its old name)
-    statuses: dict[str, str]
-    unit: str = "N²d²/M"  # "N²d/√M" for small-cache rows (M < d²)
-
-    def as_dict(self) -> dict[str, object]:
-        return dict(vars(self))
-
-
-def _statuses(verdicts: Mapping[str, str] | None) -> dict[str, str]:
-    from attnio.bounds.proofs import proof_status
-
-    out = {}
-    for b in (B1, B2, B3, *SMALL_CACHE, BSPV_CAP):
-        out[b.id] = f"{b.status} ({proof_status(b.id, verdicts)})"
-    return out
-
-
 def proved_lower_bounds() -> list[Bound]:
     """The explicit lower bounds of this module that the constants table may use: all but those under review
     (BSPV-cap evaluated at d_v = d, as every row of the table)."""
     return [b for b in (B1, B2, B3, *SMALL_CACHE, BSPV_CAP) if b.status != "under review"]
-
-
-def constants_table(
-    points: tuple[tuple[int, int, int], ...] | None = None, verdicts: Mapping[str, str] | None = None
-) -> list[ConstantsRow]:
-    """One row per point (default: :data:`TABLE_POINTS` then :data:`SMALL_TABLE_POINTS`): the cheapest exact
-    schedule (from :data:`bounds.costs.FORMULAS`, d_v = d) against the best lower bound of
-    :func:`proved_lower_bounds` (B1, B2, B3 refereed, BS, BSPV, BSPV-near) and the trivial 4Nd, whichever regime holds; the
-    catalog's other explicit bounds are smaller here. Constants are in units of N²d²/M (M ≥ d²) or N²d/√M
-    (M < d²) at that point.
-
-    >>> row = constants_table(((65536, 64, 65536),))[0]
-    >>> row.best_proved_bound, round(row.ratio, 2)
-    ('constants.b3', 1.12)
-    >>> row = constants_table(((4096, 128, 1024),))[0]
-    >>> row.best_schedule, row.best_proved_bound, row.unit, round(row.ratio, 2)
-    ('square_tiling-io', 'constants.bspv', 'N²d/√M', 1.72)
-    """
-    if points is None:
-        points = TABLE_POINTS + SMALL_TABLE_POINTS
-    rows = []
-    for n, dd, mm in points:
-        env = {"N": n, "d": dd, "M": mm, "dv": dd}
-        small = mm < dd * dd
-        unit = n * n * dd / mm**0.5 if small else Fraction(n * n * dd * dd, mm)
-        costs = {}
-        for name, fm in FORMULAS.items():
-            fd = fm.with_dv_equal_d()
-            if not all(rel.holds(env) for rel in fd.valid):
-                continue
-            try:
-                costs[name] = int(evaluate(fd.io, env))
-            except (ValueError, ZeroDivisionError):
-                continue
-        best = min(costs, key=lambda a: (costs[a], a))
-        proved = {
-            b.id: evaluate(b.expr, env) for b in proved_lower_bounds() if all(rel.holds(env) for rel in b.regime)
-        }
-        proved["trivial.4Nd"] = Fraction(4 * n * dd)
-        lb_id = max(proved, key=lambda i: proved[i])
-        lb = proved[lb_id]
-        b3 = evaluate(B3.expr, env) if not small and all(rel.holds(env) for rel in B3.regime) else None
-        regime = "small cache, d_v = d" if small else "large cache, d_v = d" + (" (B3 regime)" if b3 is not None else "")
-        rows.append(
-            ConstantsRow(
-                regime=regime,
-                N=n,
-                d=dd,
-                M=mm,
-                best_schedule=best,
-                best_schedule_words=costs[best],
-                best_schedule_constant=float(costs[best] / unit),
-                best_proved_bound=lb_id,
-                best_proved_bound_words=float(lb),
-                best_proved_constant=float(lb / unit),
-                ratio=float(costs[best] / lb),
-                b3_words=None if b3 is None else float(b3),
-                ratio_if_b3=None if b3 is None else float(costs[best] / b3),
-                statuses=_statuses(verdicts),
-                unit="N²d/√M" if small else "N²d²/M",
-            )
-        )
-    return rows
 
 
 # Leading constants in the limit d → ∞, M/d² → ∞, M/(Nd) → 0 (units of N²d²/M), for the report's summary line.

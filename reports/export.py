@@ -8,13 +8,11 @@ a file and a failed export leaves any previous file as it was.
 from __future__ import annotations
 
 import importlib.util
-import os
-import tempfile
 from pathlib import Path
 
 from attnio.core.errors import InvalidParameter, Unsupported
 from attnio.reports.frames import sweep_frame
-from attnio.reports.store import Store
+from attnio.reports.store import Store, write_atomic_with
 
 FORMATS = (".csv", ".parquet")
 
@@ -34,20 +32,12 @@ def export(store: Store, path: str | Path) -> int:
     """Write every row of ``store`` to ``path`` (.csv or .parquet) atomically; returns the number of rows."""
     suffix = check_export(path)
     frame = sweep_frame(store)
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name + ".", suffix=".tmp")
-    os.close(fd)
-    try:
+
+    def write(tmp: str) -> None:
         if suffix == ".csv":
             frame.to_csv(tmp, index=False)
         else:
             frame.to_parquet(tmp, index=False)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    write_atomic_with(path, write)
     return len(frame)

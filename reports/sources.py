@@ -6,8 +6,8 @@ Imports are static: a missing module is an import error, never a silently shorte
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, is_dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, is_dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -178,9 +178,106 @@ def crosscheck_summary(path: str = CROSSCHECK) -> dict[str, Any] | None:
 # constants, approximate attention, pebbling --------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ConstantsRow:
+    regime: str
+    N: int
+    d: int
+    M: int
+    best_schedule: str
+    best_schedule_words: int
+    best_schedule_constant: float  # words / unit
+    best_proved_bound: str
+    best_proved_bound_words: float
+    best_proved_constant: float  # bound / unit
+    ratio: float  # best schedule / best proved bound (the headline: B3 where it applies, BSPV in the small cache)
+    b3_words: float | None
+    ratio_if_b3: float | None  # best schedule / B3, where B3's regime holds (kept under its old name)
+    statuses: dict[str, str]
+    unit: str = "N²d²/M"  # "N²d/√M" for small-cache rows (M < d²)
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(vars(self))
+
+
+def _statuses(verdicts: Mapping[str, str] | None) -> dict[str, str]:
+    from attnio.bounds.proofs import proof_status
+
+    out = {}
+    for b in (constants.B1, constants.B2, constants.B3, *constants.SMALL_CACHE, constants.BSPV_CAP):
+        out[b.id] = f"{b.status} ({proof_status(b.id, verdicts)})"
+    return out
+
+
+def constants_rows(
+    points: tuple[tuple[int, int, int], ...] | None = None, verdicts: Mapping[str, str] | None = None
+) -> list[ConstantsRow]:
+    """One row per point (default: :data:`attnio.bounds.constants.TABLE_POINTS` then ``SMALL_TABLE_POINTS``): the
+    cheapest exact schedule (from :data:`bounds.costs.FORMULAS`, d_v = d) against the best lower bound of
+    :func:`attnio.bounds.constants.proved_lower_bounds` (B1, B2, B3 refereed, BS, BSPV, BSPV-near) and the trivial
+    4Nd, whichever regime holds; the
+    catalog's other explicit bounds are smaller here. Constants are in units of N²d²/M (M ≥ d²) or N²d/√M
+    (M < d²) at that point.
+
+    >>> row = constants_rows(((65536, 64, 65536),))[0]
+    >>> row.best_proved_bound, round(row.ratio, 2)
+    ('constants.b3', 1.12)
+    >>> row = constants_rows(((4096, 128, 1024),))[0]
+    >>> row.best_schedule, row.best_proved_bound, row.unit, round(row.ratio, 2)
+    ('square_tiling-io', 'constants.bspv', 'N²d/√M', 1.72)
+    """
+    from attnio.bounds.costs import FORMULAS
+
+    if points is None:
+        points = constants.TABLE_POINTS + constants.SMALL_TABLE_POINTS
+    rows = []
+    for n, dd, mm in points:
+        env = {"N": n, "d": dd, "M": mm, "dv": dd}
+        small = mm < dd * dd
+        unit = n * n * dd / mm**0.5 if small else Fraction(n * n * dd * dd, mm)
+        costs = {}
+        for name, fm in FORMULAS.items():
+            fd = fm.with_dv_equal_d()
+            if not all(rel.holds(env) for rel in fd.valid):
+                continue
+            try:
+                costs[name] = int(evaluate(fd.io, env))
+            except (ValueError, ZeroDivisionError):
+                continue
+        best = min(costs, key=lambda a: (costs[a], a))
+        proved = {
+            b.id: evaluate(b.expr, env) for b in constants.proved_lower_bounds() if all(rel.holds(env) for rel in b.regime)
+        }
+        proved["trivial.4Nd"] = Fraction(4 * n * dd)
+        lb_id = max(proved, key=lambda i: proved[i])
+        lb = proved[lb_id]
+        b3 = evaluate(constants.B3.expr, env) if not small and all(rel.holds(env) for rel in constants.B3.regime) else None
+        regime = "small cache, d_v = d" if small else "large cache, d_v = d" + (" (B3 regime)" if b3 is not None else "")
+        rows.append(
+            ConstantsRow(
+                regime=regime,
+                N=n,
+                d=dd,
+                M=mm,
+                best_schedule=best,
+                best_schedule_words=costs[best],
+                best_schedule_constant=float(costs[best] / unit),
+                best_proved_bound=lb_id,
+                best_proved_bound_words=float(lb),
+                best_proved_constant=float(lb / unit),
+                ratio=float(costs[best] / lb),
+                b3_words=None if b3 is None else float(b3),
+                ratio_if_b3=None if b3 is None else float(costs[best] / b3),
+                statuses=_statuses(verdicts),
+                unit="N²d/√M" if small else "N²d²/M",
+            )
+        )
+    return rows
+
+
 def constants_table() -> list[dict[str, Any]]:
-    """Rows of the tight-constants table as plain dicts with sortable, printable values."""
-    return [_plain(r) for r in constants.constants_table()]
+    """Rows of the tight-constants table (:func:`constants_rows`) as plain dicts with sortable, printable values."""
+    return [_plain(r) for r in constants_rows()]
 
 
 def asymptotic_constants() -> dict[str, str]:

@@ -29,7 +29,7 @@ import sqlite3
 import struct
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -287,13 +287,26 @@ class Store:
 
 
 def write_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`write_atomic_with`)."""
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    write_atomic_with(path, write)
+
+
+def write_atomic_with(path: str | Path, write: Callable[[str], None]) -> None:
+    """Let ``write`` fill a temporary file in ``path``'s folder, sync it and rename it over ``path``
+    (:func:`os.replace`): a reader sees the old file or the whole new one, never half; on any error the
+    temporary file is removed and the error raised."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name + ".", suffix=".tmp")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
+        write(tmp)
+        with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, p)
     except BaseException:

@@ -32,15 +32,19 @@ def assert_real_run_equals_count_and_formula(name: str, chosen: str, real, formu
     if not registry.get(chosen).audit:
         assert real.peak_fast_words <= M and not real.overflowed
 
-def assert_refuted_with_valid_counterexample(claim: object) -> None:
+def assert_refuted_with_valid_counterexample(claim: object, *, integer_point: bool = False) -> None:
     """z3 refutes ``claim`` (a tightened variant of a proved claim) with a counterexample that satisfies every
-    hypothesis and violates the goal when re-checked exactly."""
+    hypothesis and violates the goal when re-checked exactly; with ``integer_point``, a counterexample whose every
+    value is an integer, re-checked at those integers."""
     from attnio.solver import logic
     from attnio.solver.verify import verify_claim
 
     v = verify_claim(claim)  # type: ignore[arg-type]
     assert v.status == "refuted" and not v.spurious, (v.status, v.reason)
     env = {k: Fraction(x) for k, x in v.counterexample.items()}
+    if integer_point:
+        assert all(x.denominator == 1 for x in env.values()), env
+        env = {k: int(x) for k, x in env.items()}
     assert all(logic.holds(h, env) for h in claim.hyps)  # type: ignore[attr-defined]
     assert not logic.holds(claim.goal, env)  # type: ignore[attr-defined]
 

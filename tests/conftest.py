@@ -61,17 +61,22 @@ def _has_torch() -> bool:
         return False
 
 
-# marker -> the tests that carry it: "file.py" (every test of the file) or "file.py::test_name" (every
-# parametrisation of that test). Kept honest by ATTNIO_MARKER_AUDIT=1 (see the module docstring).
-TIERS: dict[str, tuple[str, ...]] = {
-    "cvc5": (
-        "test_distributed_bound.py::test_step_and_consistency_claims_are_reproved_by_cvc5",
+# The cvc5 tests that run cvc5 in a subprocess: they carry both markers.
+_CVC5_IN_A_SUBPROCESS = (
         "test_bspv.py::test_claim_second_opinion_cvc5",
         "test_backward_slots.py::test_cvc5_proves_the_slots_steps_too",
         "test_backward_slots_dv.py::test_cvc5_proves_the_dv_steps_too",
         "test_approx_bounds.py::test_derivation_step_is_proved_by_z3_and_by_cvc5",
         "test_backward_claims.py::test_cvc5_proves_the_bwd_sdp_steps_too",
         "test_backward_small.py::test_every_small_cache_claim_is_proved_by_z3_and_cvc5",
+)
+
+# marker -> the tests that carry it: "file.py" (every test of the file) or "file.py::test_name" (every
+# parametrisation of that test). Kept honest by ATTNIO_MARKER_AUDIT=1 (see the module docstring).
+TIERS: dict[str, tuple[str, ...]] = {
+    "cvc5": (
+        "test_distributed_bound.py::test_step_and_consistency_claims_are_reproved_by_cvc5",
+        *_CVC5_IN_A_SUBPROCESS,
         "test_backward_lift.py::test_every_lift_claim_is_proved_by_z3_and_cvc5",
         "test_cli_json.py::test_verify_record_needs_both_solvers_and_the_whole_catalog",
         "test_constants.py::test_step_claim_second_opinion_cvc5",
@@ -146,12 +151,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     ),
     # found by the marker audit
     "subprocess": (
-        "test_bspv.py::test_claim_second_opinion_cvc5",
-        "test_backward_slots.py::test_cvc5_proves_the_slots_steps_too",
-        "test_backward_slots_dv.py::test_cvc5_proves_the_dv_steps_too",
-        "test_approx_bounds.py::test_derivation_step_is_proved_by_z3_and_by_cvc5",
-        "test_backward_claims.py::test_cvc5_proves_the_bwd_sdp_steps_too",
-        "test_backward_small.py::test_every_small_cache_claim_is_proved_by_z3_and_cvc5",
+        *_CVC5_IN_A_SUBPROCESS,
         "test_api.py::test_import_of_the_base_modules_loads_no_layer",
         "test_api.py::test_readme_python_example_runs",
         "test_backward.py::test_report_section_lists_the_backward_constants_and_the_training_step",

@@ -28,6 +28,7 @@ from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import Max, evaluate, substitute
 from attnio.bounds.proofs import PROOF_STEPS
 from attnio.bounds.symbols import M, N, d, dv
+from attnio.reports.sources import constants_rows
 from attnio.solver.claims import all_claims, by_id
 from attnio.solver.claims import bspv as cb
 from attnio.solver.claims import constants as cc
@@ -206,9 +207,9 @@ def test_gains_near_d_squared_and_the_table_row_that_moves() -> None:
     for mm in (8192, 12288, 16384):
         env = {"N": n, "d": dd, "dv": dd, "M": mm}
         assert evaluate(BSPV_CAP.expr, env) > 1.15 * evaluate(BSPV_NEAR.expr, env), mm
-    row = constants.constants_table(((4096, 128, 4096),))[0]
+    row = constants_rows(((4096, 128, 4096),))[0]
     assert row.best_proved_bound == BSPV_CAP.id  # at M = d²/4 (BSPV before)
-    row = constants.constants_table(((4096, 128, 1024),))[0]
+    row = constants_rows(((4096, 128, 1024),))[0]
     assert row.best_proved_bound == BSPV.id  # at d²/16 BSPV stays the larger
 
 

@@ -23,11 +23,12 @@ from attnio.algorithms.flash2 import Flash2Tiling
 from attnio.algorithms.machine import Machine
 from attnio.algorithms.run import run
 from attnio.bounds import constants
-from attnio.bounds.constants import B1, B2, B3, BS, COSMA, constants_table
+from attnio.bounds.constants import B1, B2, B3, BS, COSMA
 from attnio.bounds.costs import FORMULAS
 from attnio.bounds.expr import evaluate, sqrt
 from attnio.bounds.proofs import CONSTANTS_STEPS
 from attnio.bounds.symbols import M, N, d
+from attnio.reports.sources import constants_rows
 from attnio.solver.claims import Implication, all_claims
 from attnio.solver.claims import by_id as claim_by_id
 from attnio.solver.claims import constants as cc
@@ -427,7 +428,7 @@ def test_segment_check_rejects_compressed_traces() -> None:
 
 
 def test_constants_table_rows() -> None:
-    rows = constants_table()
+    rows = constants_rows()
     assert len(rows) == len(constants.TABLE_POINTS) + len(constants.SMALL_TABLE_POINTS)
     for row in rows:
         assert row.ratio >= 1  # no schedule below a proved lower bound

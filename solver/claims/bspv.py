@@ -65,6 +65,9 @@ COEFF = Fraction(25, 9)
 LEAD = COEFF * N**2 * d / sqrt(M)  # the middle of every consistency chain
 KAPPA = 1 - M / d**2  # κ at R = 3M
 KAPPA_NEAR = 1 - M / (2 * d**2)  # κ at R = M
+# A segment's budget (steps 9 of BSPV and BSPV-cap): what it reads or finds red (a_Q + a_K + a_V + x + y) is at most
+# M + r, what it writes or leaves red (o₁ + o₂) at most M + w, with r + w ≤ R I/Os; s sums the lifted input faces.
+_SEGMENT = (d >= 1, M >= 1, aQ + aK + aV + x + y <= M + rr, o1 + o2 <= M + ww, rr + ww <= R, eq(s, aQ + aK + aV + y + o2))
 
 
 def _claim(id_: str, label: str, statement: str, hyps, concl, doc: str = DOC, **kw) -> Implication:
@@ -85,15 +88,7 @@ STEP_CLAIMS: list[Implication] = [
         "BSPV",
         "pair face: x + |I||J| + o₁ ≤ (2M + R) − κ·s with s = a_Q + a_K + a_V + y + o₂, κ = 1 − (M + R)/(4d²), given "
         "a_Q + a_K + a_V + x + y ≤ M + r, o₁ + o₂ ≤ M + w, r + w ≤ R and |I||J| ≤ s(M + R)/(4d²)",
-        (
-            d >= 1,
-            M >= 1,
-            aQ + aK + aV + x + y <= M + rr,
-            o1 + o2 <= M + ww,
-            rr + ww <= R,
-            eq(s, aQ + aK + aV + y + o2),
-            c_pairs <= s * (M + R) / (4 * d**2),
-        ),
+        (*_SEGMENT, c_pairs <= s * (M + R) / (4 * d**2)),
         x + c_pairs + o1 <= 2 * M + R - (1 - (M + R) / (4 * d**2)) * s,
         DOC + "#step-9",
     ),
@@ -233,15 +228,7 @@ CAP_STEP_CLAIMS: list[Implication] = [
         "bspv-cap.third",
         "pair face with the cap: x + |I||J| + o₁ ≤ K′ − s with s = a_Q + a_K + a_V + y + o₂, K′ = 2M + R + "
         "(M + R)²/(4d²), given a_Q + a_K + a_V + x + y ≤ M + r, o₁ + o₂ ≤ M + w, r + w ≤ R and |I||J| ≤ (M + R)²/(4d²)",
-        (
-            d >= 1,
-            M >= 1,
-            aQ + aK + aV + x + y <= M + rr,
-            o1 + o2 <= M + ww,
-            rr + ww <= R,
-            eq(s, aQ + aK + aV + y + o2),
-            c_pairs <= _sq(M + R) / (4 * d**2),
-        ),
+        (*_SEGMENT, c_pairs <= _sq(M + R) / (4 * d**2)),
         x + c_pairs + o1 <= 2 * M + R + _sq(M + R) / (4 * d**2) - s,
         "#step-9",
     ),
@@ -280,6 +267,41 @@ CAP_VIA_BLOCKS: dict[str, tuple[str, str]] = {
 CAP_NOT_COVERED: dict[str, str] = {"flash1": "working set exceeds M (audit mode): not a pebbling of M red pebbles"}
 
 
+# The links of BSPV-cap's chains that no one formula owns: (id, statement, hypotheses beside _BASE, conclusion).
+_CAP_LINKS = (
+    ("bspv-cap.via_blocks",
+     "a > 0, a·(d + d_v) ≤ M, io ≥ ⌈N/a⌉·N(d + d_v) ⇒ io ≥ (2/3)·N²d(d + d_v)/M (⌈x⌉ ≥ x: K and V read once "
+     "per block of a query rows)",
+     (a1 > 0, a1 * (d + dv) <= M, Q >= ceil(N / a1) * N * (d + dv)),
+     CAP_LEAD_FLASH <= Q),
+    ("bspv-cap.via_blocks_split_v",
+     "a > 0, g = min(d, d_v), a·(d + g) ≤ M, io ≥ ⌈N/a⌉·(⌈d_v/g⌉·Nd + Nd_v) ⇒ io ≥ (2/3)·N²d(d + d_v)/M "
+     "(split_v: K read ⌈d_v/g⌉ times and V once per block of a query rows)",
+     (a1 > 0, a1 * (d + minimum(d, dv)) <= M, Q >= ceil(N / a1) * (ceil(dv / minimum(d, dv)) * N * d + N * dv)),
+     CAP_LEAD_FLASH <= Q),
+    ("bspv-cap.ceil_split.qk",
+     "a₁, b₁ > 0 ⇒ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd ≥ N²d/a₁ + N²d/b₁ (⌈x⌉ ≥ x; square_tiling-io's phase 1)",
+     (a1 > 0, b1 > 0),
+     N**2 * d / a1 + N**2 * d / b1 <= ceil(N / a1) * N * d + ceil(N / b1) * N * d),
+    ("bspv-cap.ceil_split.pv",
+     "a₂, b₂ > 0 ⇒ ⌈d_v/b₂⌉·N² + ⌈N/a₂⌉·Nd_v ≥ N²d_v/b₂ + N²d_v/a₂ (⌈x⌉ ≥ x; square_tiling-io's phase 2)",
+     (a2 > 0, b2 > 0),
+     N**2 * dv / b2 + N**2 * dv / a2 <= ceil(dv / b2) * N**2 + ceil(N / a2) * N * dv),
+    ("bspv-cap.tiles_amgm.qk",
+     "a₁, b₁ ≥ 1, a₁b₁ ≤ M, P₁ ≥ N²d/a₁ + N²d/b₁ ⇒ P₁ ≥ 2N²d/√M (AM–GM)",
+     (a1 >= 1, b1 >= 1, a1 * b1 <= M, P1 >= N**2 * d / a1 + N**2 * d / b1),
+     2 * N**2 * d / sqrt(M) <= P1),
+    ("bspv-cap.tiles_amgm.pv",
+     "a₂, b₂ ≥ 1, a₂b₂ ≤ M, P₂ ≥ N²d_v/b₂ + N²d_v/a₂ ⇒ P₂ ≥ 2N²d_v/√M (AM–GM)",
+     (a2 >= 1, b2 >= 1, a2 * b2 <= M, P2 >= N**2 * dv / b2 + N**2 * dv / a2),
+     2 * N**2 * dv / sqrt(M) <= P2),
+    ("bspv-cap.phases_sum",
+     "io ≥ P₁ + P₂, P₁ ≥ 2N²d/√M, P₂ ≥ 2N²d_v/√M ⇒ io ≥ √2·N²(d + d_v)/√M (square_tiling-io: 2 ≥ √2)",
+     (Q >= P1 + P2, P1 >= 2 * N**2 * d / sqrt(M), P2 >= 2 * N**2 * dv / sqrt(M)),
+     CAP_LEAD_SQRT <= Q),
+)
+
+
 def cap_consistency_claims() -> list[Implication]:
     """BSPV-cap ≤ the exact cost of every standard-CDAG formula but flash1 (d_v free, every M where the formula
     runs), as chains (docs/bounds/bspv-cap.md#consistency)."""
@@ -304,146 +326,49 @@ def cap_consistency_claims() -> list[Implication]:
             )
             for cv in BSPV_CAP_CS
         ),
-        _cap(
-            "bspv-cap.via_blocks",
-            "a > 0, a·(d + d_v) ≤ M, io ≥ ⌈N/a⌉·N(d + d_v) ⇒ io ≥ (2/3)·N²d(d + d_v)/M (⌈x⌉ ≥ x: K and V read once "
-            "per block of a query rows)",
-            (*_BASE, a1 > 0, a1 * (d + dv) <= M, Q >= ceil(N / a1) * N * (d + dv)),
-            CAP_LEAD_FLASH <= Q,
-            doc,
-        ),
-        _cap(
-            "bspv-cap.via_blocks_split_v",
-            "a > 0, g = min(d, d_v), a·(d + g) ≤ M, io ≥ ⌈N/a⌉·(⌈d_v/g⌉·Nd + Nd_v) ⇒ io ≥ (2/3)·N²d(d + d_v)/M "
-            "(split_v: K read ⌈d_v/g⌉ times and V once per block of a query rows)",
-            (*_BASE, a1 > 0, a1 * (d + minimum(d, dv)) <= M, Q >= ceil(N / a1) * (ceil(dv / minimum(d, dv)) * N * d + N * dv)),
-            CAP_LEAD_FLASH <= Q,
-            doc,
-        ),
-        _cap(
-            "bspv-cap.ceil_split.qk",
-            "a₁, b₁ > 0 ⇒ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd ≥ N²d/a₁ + N²d/b₁ (⌈x⌉ ≥ x; square_tiling-io's phase 1)",
-            (*_BASE, a1 > 0, b1 > 0),
-            N**2 * d / a1 + N**2 * d / b1 <= ceil(N / a1) * N * d + ceil(N / b1) * N * d,
-            doc,
-        ),
-        _cap(
-            "bspv-cap.ceil_split.pv",
-            "a₂, b₂ > 0 ⇒ ⌈d_v/b₂⌉·N² + ⌈N/a₂⌉·Nd_v ≥ N²d_v/b₂ + N²d_v/a₂ (⌈x⌉ ≥ x; square_tiling-io's phase 2)",
-            (*_BASE, a2 > 0, b2 > 0),
-            N**2 * dv / b2 + N**2 * dv / a2 <= ceil(dv / b2) * N**2 + ceil(N / a2) * N * dv,
-            doc,
-        ),
-        _cap(
-            "bspv-cap.tiles_amgm.qk",
-            "a₁, b₁ ≥ 1, a₁b₁ ≤ M, P₁ ≥ N²d/a₁ + N²d/b₁ ⇒ P₁ ≥ 2N²d/√M (AM–GM)",
-            (*_BASE, a1 >= 1, b1 >= 1, a1 * b1 <= M, P1 >= N**2 * d / a1 + N**2 * d / b1),
-            2 * N**2 * d / sqrt(M) <= P1,
-            doc,
-        ),
-        _cap(
-            "bspv-cap.tiles_amgm.pv",
-            "a₂, b₂ ≥ 1, a₂b₂ ≤ M, P₂ ≥ N²d_v/b₂ + N²d_v/a₂ ⇒ P₂ ≥ 2N²d_v/√M (AM–GM)",
-            (*_BASE, a2 >= 1, b2 >= 1, a2 * b2 <= M, P2 >= N**2 * dv / b2 + N**2 * dv / a2),
-            2 * N**2 * dv / sqrt(M) <= P2,
-            doc,
-        ),
-        _cap(
-            "bspv-cap.phases_sum",
-            "io ≥ P₁ + P₂, P₁ ≥ 2N²d/√M, P₂ ≥ 2N²d_v/√M ⇒ io ≥ √2·N²(d + d_v)/√M (square_tiling-io: 2 ≥ √2)",
-            (*_BASE, Q >= P1 + P2, P1 >= 2 * N**2 * d / sqrt(M), P2 >= 2 * N**2 * dv / sqrt(M)),
-            CAP_LEAD_SQRT <= Q,
-            doc,
-        ),
+        *(_cap(id_, text, (*_BASE, *hyps), goal, doc) for id_, text, hyps, goal in _CAP_LINKS),
     ]
     for name in sorted(FORMULAS):
         if not _is_standard(name) or name in CAP_NOT_COVERED:
             continue
         fm = FORMULAS[name]
-        about = ("constants.bspv-cap", f"exact.{name}")
+
+        def link(id_: str, statement: str, goal, name: str = name, fm=fm) -> Implication:
+            """``consistency.bspv-cap.<id_>``: ``goal`` wherever the formula runs, in BSPV-cap's regime."""
+            return _cap(f"consistency.bspv-cap.{id_}", statement, (*reg, *fm.valid), goal, doc,
+                        kind="consistency", about=("constants.bspv-cap", f"exact.{name}"))
+
         if name == "square_tiling-io":
             bl = fm.blocks
             out += [
-                _cap(
-                    f"consistency.bspv-cap.{name}.phases",
-                    f"{name}: cost ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d_v/b₂⌉·N² + ⌈N/a₂⌉·Nd_v (Q and K read per phase-1 "
-                    "tile, S and V per phase-2 tile; then bspv-cap.ceil_split.*, tiles_amgm.*, phases_sum)",
-                    (*reg, *fm.valid),
-                    (bl["T_a"] + bl["T_b"]) * N * d + bl["T_2"] * N * dv + bl["G"] * N**2 <= fm.io,
-                    doc,
-                    kind="consistency",
-                    about=about,
-                ),
-                _cap(
-                    f"consistency.bspv-cap.{name}.tiles1",
-                    f"{name}: its phase-1 tile fits, a₁·b₁ ≤ M, at every M where it runs",
-                    (*reg, *fm.valid),
-                    bl["a1"] * bl["b1"] <= M,
-                    doc,
-                    kind="consistency",
-                    about=about,
-                ),
-                _cap(
-                    f"consistency.bspv-cap.{name}.tiles2",
-                    f"{name}: its phase-2 tile fits, a₂·b₂ ≤ M, at every M where it runs, d_v free (with "
-                    "bspv-cap.tiles_amgm.pv)",
-                    (*reg, *fm.valid),
-                    bl["a2"] * bl["b2"] <= M,
-                    doc,
-                    kind="consistency",
-                    about=about,
-                ),
+                link(f"{name}.phases",
+                     f"{name}: cost ≥ ⌈N/a₁⌉·Nd + ⌈N/b₁⌉·Nd + ⌈d_v/b₂⌉·N² + ⌈N/a₂⌉·Nd_v (Q and K read per phase-1 "
+                     "tile, S and V per phase-2 tile; then bspv-cap.ceil_split.*, tiles_amgm.*, phases_sum)",
+                     (bl["T_a"] + bl["T_b"]) * N * d + bl["T_2"] * N * dv + bl["G"] * N**2 <= fm.io),
+                link(f"{name}.tiles1", f"{name}: its phase-1 tile fits, a₁·b₁ ≤ M, at every M where it runs",
+                     bl["a1"] * bl["b1"] <= M),
+                link(f"{name}.tiles2",
+                     f"{name}: its phase-2 tile fits, a₂·b₂ ≤ M, at every M where it runs, d_v free (with "
+                     "bspv-cap.tiles_amgm.pv)",
+                     bl["a2"] * bl["b2"] <= M),
             ]
-            continue
-        if name in CAP_VIA_BLOCKS:
+        elif name in CAP_VIA_BLOCKS:
             blk, ceil_key = (fm.blocks[k] for k in CAP_VIA_BLOCKS[name])
             split = name == "split_v"  # K read ⌈d_v/g⌉ times per block, g = min(d, d_v) (bspv-cap.via_blocks_split_v)
             width = d + minimum(d, dv) if split else d + dv
             per_block = fm.blocks["G"] * N * d + N * dv if split else N * (d + dv)
             out += [
-                _cap(
-                    f"consistency.bspv-cap.{name}.blocks",
-                    f"{name}: cost ≥ ⌈N/a⌉·{to_text(per_block)}, a = {to_text(blk)} (K and V read once per block; "
-                    "with bspv-cap.via_blocks" + ("_split_v" if split else "") + " and bspv-cap.relax_flash.c*)",
-                    (*reg, *fm.valid),
-                    ceil_key * per_block <= fm.io,
-                    doc,
-                    kind="consistency",
-                    about=about,
-                ),
-                _cap(
-                    f"consistency.bspv-cap.{name}.fits",
-                    f"{name}: its block fits, a·({to_text(width)}) ≤ M, a = {to_text(blk)}",
-                    (*reg, *fm.valid),
-                    blk * width <= M,
-                    doc,
-                    kind="consistency",
-                    about=about,
-                ),
-                _cap(
-                    f"consistency.bspv-cap.{name}.positive",
-                    f"{name}: its block is positive, a = {to_text(blk)} ≥ 1 where it runs",
-                    (*reg, *fm.valid),
-                    blk >= 1,
-                    doc,
-                    kind="consistency",
-                    about=about,
-                ),
+                link(f"{name}.blocks",
+                     f"{name}: cost ≥ ⌈N/a⌉·{to_text(per_block)}, a = {to_text(blk)} (K and V read once per block; "
+                     "with bspv-cap.via_blocks" + ("_split_v" if split else "") + " and bspv-cap.relax_flash.c*)",
+                     ceil_key * per_block <= fm.io),
+                link(f"{name}.fits", f"{name}: its block fits, a·({to_text(width)}) ≤ M, a = {to_text(blk)}", blk * width <= M),
+                link(f"{name}.positive", f"{name}: its block is positive, a = {to_text(blk)} ≥ 1 where it runs", blk >= 1),
             ]
-            continue
-        lead, via = (CAP_LEAD_FLASH, "relax_flash") if name in CAP_VIA_FLASH else (CAP_LEAD_SQRT, "relax_sqrt")
-        out.append(
-            _cap(
-                f"consistency.bspv-cap.le.{name}",
-                f"{to_text(lead)} ≤ exact cost of {name} at every M where it runs, d_v free (with bspv-cap.{via}.c*: "
-                "BSPV-cap ≤ it)",
-                (*reg, *fm.valid),
-                lead <= fm.io,
-                doc,
-                kind="consistency",
-                about=about,
-            )
-        )
+        else:
+            lead, via = (CAP_LEAD_FLASH, "relax_flash") if name in CAP_VIA_FLASH else (CAP_LEAD_SQRT, "relax_sqrt")
+            out.append(link(f"le.{name}", f"{to_text(lead)} ≤ exact cost of {name} at every M where it runs, d_v free (with "
+                            f"bspv-cap.{via}.c*: BSPV-cap ≤ it)", lead <= fm.io))
     return out
 
 

@@ -33,6 +33,8 @@ from attnio.solver.logic import All, Iff
 
 # A real L ≥ 1 standing for log₂ N in the Thm 4.14 links (sy.log2-ge-1 proves log₂ N ≥ 1 for N ≥ 2).
 LOG2_N = sym("log2N", integer=False, lo=1, doc="a real L ≥ 1 in place of log₂ N (claims sy.thm4.14.*; sy.log2-ge-1)")
+# The two sides of Saha–Ye Thm 3.1, which most identities about its two shapes are about.
+SY31 = ("sy.thm3.1.lower", "sy.thm3.1.upper")
 
 
 def _formulas() -> dict:
@@ -47,142 +49,74 @@ def saha_ye_claims() -> list[Claim]:
     Bs = sym("Bstar", integer=False, lo=0, doc="B*: QKᵀ entries computed in the best epoch (Saha–Ye Thm 4.4)")
     T = sym("T", doc="number of epochs of at most M I/Os (Saha–Ye Lemma 4.1)")
     P = "Saha & Ye, arXiv 2402.07443"
-    return [
-        Implication(
-            "sy.meet",
-            "identity",
-            "Saha–Ye's two formulas meet at M = d²: N²d/√M = N²d²/M = N² there.",
-            (eq(M, d**2),),
-            All((eq(SY_SMALL, SY_LARGE), eq(SY_LARGE, N**2))),
-            provenance=f"{P}, Thm 3.1",
-            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
-        ),
-        Implication(
-            "sy.min-branch.small",
-            "branch",
-            "For M ≤ d², min(N²d/√M, N²d²/M) = N²d/√M (the small-cache branch).",
-            SMALL,
-            eq(minimum(SY_SMALL, SY_LARGE), SY_SMALL),
-            provenance=f"{P}, Thm 3.1",
-            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
-        ),
-        Implication(
-            "sy.min-branch.large",
-            "branch",
-            "For M ≥ d², min(N²d/√M, N²d²/M) = N²d²/M (the large-cache branch).",
-            (d**2 <= M,),
-            eq(minimum(SY_SMALL, SY_LARGE), SY_LARGE),
-            provenance=f"{P}, Thm 3.1",
-            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
-        ),
-        Implication(
-            "sy.n2-free-small-cache",
-            "iff",
-            "N² ≤ N²d/√M exactly when M ≤ d²: writing all of QKᵀ (N² words) is free with a small cache.",
-            (),
-            Iff(N**2 <= SY_SMALL, M <= d**2),
-            provenance=f"{P}, §3.2 (Thm 3.7 proof)",
-            about=("sy.thm3.7",),
-        ),
-        Implication(
-            "sy.thm4.8-branch",
-            "iff",
-            "min(N²d²/M, N²) = N²d²/M exactly when M ≥ d² (Thm 4.8 matches FlashAttention there).",
-            (),
-            Iff(eq(minimum(SY_LARGE, N**2), SY_LARGE), d**2 <= M),
-            provenance=f"{P}, Thm 4.8",
-            about=("sy.thm4.8",),
-        ),
-        Implication(
-            "sy.fa-over-st.leading",
-            "iff",
-            "N²d²/M ÷ N²d/√M = d/√M, which exceeds 1 exactly when M < d².",
-            (),
-            All((eq(SY_LARGE / SY_SMALL, d / sqrt(M)), Iff(1 < d / sqrt(M), M < d**2))),
-            provenance=f"{P}, §3 regime map",
-            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
-        ),
+    rows = [  # (id, kind, description, hypotheses, goal, provenance, about)
+        ("sy.meet", "identity",
+         "Saha–Ye's two formulas meet at M = d²: N²d/√M = N²d²/M = N² there.",
+         (eq(M, d**2),), All((eq(SY_SMALL, SY_LARGE), eq(SY_LARGE, N**2))),
+         f"{P}, Thm 3.1", SY31),
+        ("sy.min-branch.small", "branch",
+         "For M ≤ d², min(N²d/√M, N²d²/M) = N²d/√M (the small-cache branch).",
+         SMALL, eq(minimum(SY_SMALL, SY_LARGE), SY_SMALL),
+         f"{P}, Thm 3.1", SY31),
+        ("sy.min-branch.large", "branch",
+         "For M ≥ d², min(N²d/√M, N²d²/M) = N²d²/M (the large-cache branch).",
+         (d**2 <= M,), eq(minimum(SY_SMALL, SY_LARGE), SY_LARGE),
+         f"{P}, Thm 3.1", SY31),
+        ("sy.n2-free-small-cache", "iff",
+         "N² ≤ N²d/√M exactly when M ≤ d²: writing all of QKᵀ (N² words) is free with a small cache.",
+         (), Iff(N**2 <= SY_SMALL, M <= d**2),
+         f"{P}, §3.2 (Thm 3.7 proof)", ("sy.thm3.7",)),
+        ("sy.thm4.8-branch", "iff",
+         "min(N²d²/M, N²) = N²d²/M exactly when M ≥ d² (Thm 4.8 matches FlashAttention there).",
+         (), Iff(eq(minimum(SY_LARGE, N**2), SY_LARGE), d**2 <= M),
+         f"{P}, Thm 4.8", ("sy.thm4.8",)),
+        ("sy.fa-over-st.leading", "iff",
+         "N²d²/M ÷ N²d/√M = d/√M, which exceeds 1 exactly when M < d².",
+         (), All((eq(SY_LARGE / SY_SMALL, d / sqrt(M)), Iff(1 < d / sqrt(M), M < d**2))),
+         f"{P}, §3 regime map", SY31),
         # Thm 4.14 in two links each (cvc5 does not decide the forms with log₂ N, whose translation brackets log₂
         # on 49 intervals, within its limits): log₂ N ≥ 1 for N ≥ 2, then the statement for every real L ≥ 1
         # (LOG2_N), which gives it at L = log₂ N.
-        Implication(
-            "sy.log2-ge-1",
-            "inequality",
-            "For N ≥ 2, log₂ N ≥ 1 (the first link of sy.thm4.14.below-fa and sy.thm4.14-branch, which hold for "
-            "every real L ≥ 1 in place of log₂ N).",
-            (2 <= N,),
-            1 <= log2(N),
-            provenance=f"{P}, Thm 4.14",
-            about=("sy.thm4.14",),
-        ),
-        Implication(
-            "sy.thm4.14.below-fa",
-            "inequality",
-            "For every real L ≥ 1, N²d²/(M·L²) ≤ FlashAttention's N²d²/M; with sy.log2-ge-1 (log₂ N ≥ 1 for N ≥ 2), "
-            "the binary bound's first branch N²d²/(M log² N) is at most N²d²/M: the log² N gap of Thm 4.14 only "
-            "ever weakens the bound.",
-            (),
-            N**2 * d**2 / (M * LOG2_N**2) <= SY_LARGE,
-            provenance=f"{P}, Thm 4.14",
-            about=("sy.thm4.14",),
-        ),
-        Implication(
-            "sy.thm4.14-branch",
-            "branch",
-            "For every real L ≥ 1 and M ≥ d², min(N²d²/(M·L²), N²) = N²d²/(M·L²); with sy.log2-ge-1, for N ≥ 2 "
-            "and M ≥ d², min(N²d²/(M log² N), N²) = N²d²/(M log² N): the large-cache branch.",
-            (d**2 <= M,),
-            eq(minimum(N**2 * d**2 / (M * LOG2_N**2), N**2), N**2 * d**2 / (M * LOG2_N**2)),
-            provenance=f"{P}, Thm 4.14",
-            about=("sy.thm4.14",),
-        ),
-        Implication(
-            "fa.prop3.at-Nd",
-            "identity",
-            "At M = Nd, N²d²/M = Nd: FlashAttention Prop 3 only restates the trivial Ω(Nd) there.",
-            (eq(M, N * d),),
-            eq(SY_LARGE, N * d),
-            provenance="Dao et al. 2205.14135, Prop 3",
-            about=("fa.prop3",),
-        ),
+        ("sy.log2-ge-1", "inequality",
+         "For N ≥ 2, log₂ N ≥ 1 (the first link of sy.thm4.14.below-fa and sy.thm4.14-branch, which hold for "
+         "every real L ≥ 1 in place of log₂ N).",
+         (2 <= N,), 1 <= log2(N),
+         f"{P}, Thm 4.14", ("sy.thm4.14",)),
+        ("sy.thm4.14.below-fa", "inequality",
+         "For every real L ≥ 1, N²d²/(M·L²) ≤ FlashAttention's N²d²/M; with sy.log2-ge-1 (log₂ N ≥ 1 for N ≥ 2), "
+         "the binary bound's first branch N²d²/(M log² N) is at most N²d²/M: the log² N gap of Thm 4.14 only "
+         "ever weakens the bound.",
+         (), N**2 * d**2 / (M * LOG2_N**2) <= SY_LARGE,
+         f"{P}, Thm 4.14", ("sy.thm4.14",)),
+        ("sy.thm4.14-branch", "branch",
+         "For every real L ≥ 1 and M ≥ d², min(N²d²/(M·L²), N²) = N²d²/(M·L²); with sy.log2-ge-1, for N ≥ 2 "
+         "and M ≥ d², min(N²d²/(M log² N), N²) = N²d²/(M log² N): the large-cache branch.",
+         (d**2 <= M,), eq(minimum(N**2 * d**2 / (M * LOG2_N**2), N**2), N**2 * d**2 / (M * LOG2_N**2)),
+         f"{P}, Thm 4.14", ("sy.thm4.14",)),
+        ("fa.prop3.at-Nd", "identity",
+         "At M = Nd, N²d²/M = Nd: FlashAttention Prop 3 only restates the trivial Ω(Nd) there.",
+         (eq(M, N * d),), eq(SY_LARGE, N * d),
+         "Dao et al. 2205.14135, Prop 3", ("fa.prop3",)),
         # derivation steps of the explicit constants (docs/bounds/saha-ye-*.md)
-        Implication(
-            "sy.lemma3.4.step-parts",
-            "derivation",
-            "For M ≥ d²: 4M²/d² + 4M ≤ 8M²/d² (trees met by one part of a 2M-partition).",
-            (d**2 <= M,),
-            4 * M**2 / d**2 + 4 * M <= 8 * M**2 / d**2,
-            provenance="docs/bounds/saha-ye-lemma3.4-explicit.md",
-            about=("sy.lemma3.4", "sy.lemma3.4.explicit", "sy.lemma3.3.explicit"),
-        ),
-        Implication(
-            "sy.lemma3.4.step-io",
-            "derivation",
-            "h ≥ N²/(4M²/d² + 4M) parts and M ≥ d² give Q ≥ M(h − 1) ≥ N²d²/(8M) − M.",
-            (d**2 <= M, N**2 / (4 * M**2 / d**2 + 4 * M) <= h),
-            N**2 * d**2 / (8 * M) - M <= M * (h - 1),
-            provenance="docs/bounds/saha-ye-lemma3.4-explicit.md",
-            about=("sy.lemma3.4", "sy.lemma3.4.explicit"),
-        ),
-        Implication(
-            "sy.thm4.8.step-bstar",
-            "derivation",
-            "min(d·√(B*/2), B*/4) ≤ 2M implies B* ≤ max(8M²/d², 8M) (Thm 4.4 + Lemma 4.6, log q cancelled).",
-            (minimum(d * sqrt(Bs / 2), Bs / 4) <= 2 * M,),
-            Bs <= maximum(8 * M**2 / d**2, 8 * M),
-            provenance="docs/bounds/saha-ye-thm4.8-explicit.md",
-            about=("sy.thm4.8", "sy.thm4.8.explicit"),
-        ),
-        Implication(
-            "sy.thm4.8.step-io",
-            "derivation",
-            "T ≥ N²/B* epochs with 0 < B* ≤ max(8M²/d², 8M) give Q ≥ (T − 1)M ≥ min(N²d²/(8M), N²/8) − M.",
-            (0 < Bs, Bs <= maximum(8 * M**2 / d**2, 8 * M), N**2 / Bs <= T),
-            minimum(N**2 * d**2 / (8 * M), N**2 / 8) - M <= (T - 1) * M,
-            provenance="docs/bounds/saha-ye-thm4.8-explicit.md",
-            about=("sy.thm4.8", "sy.thm4.8.explicit"),
-        ),
+        ("sy.lemma3.4.step-parts", "derivation",
+         "For M ≥ d²: 4M²/d² + 4M ≤ 8M²/d² (trees met by one part of a 2M-partition).",
+         (d**2 <= M,), 4 * M**2 / d**2 + 4 * M <= 8 * M**2 / d**2,
+         "docs/bounds/saha-ye-lemma3.4-explicit.md", ("sy.lemma3.4", "sy.lemma3.4.explicit", "sy.lemma3.3.explicit")),
+        ("sy.lemma3.4.step-io", "derivation",
+         "h ≥ N²/(4M²/d² + 4M) parts and M ≥ d² give Q ≥ M(h − 1) ≥ N²d²/(8M) − M.",
+         (d**2 <= M, N**2 / (4 * M**2 / d**2 + 4 * M) <= h), N**2 * d**2 / (8 * M) - M <= M * (h - 1),
+         "docs/bounds/saha-ye-lemma3.4-explicit.md", ("sy.lemma3.4", "sy.lemma3.4.explicit")),
+        ("sy.thm4.8.step-bstar", "derivation",
+         "min(d·√(B*/2), B*/4) ≤ 2M implies B* ≤ max(8M²/d², 8M) (Thm 4.4 + Lemma 4.6, log q cancelled).",
+         (minimum(d * sqrt(Bs / 2), Bs / 4) <= 2 * M,), Bs <= maximum(8 * M**2 / d**2, 8 * M),
+         "docs/bounds/saha-ye-thm4.8-explicit.md", ("sy.thm4.8", "sy.thm4.8.explicit")),
+        ("sy.thm4.8.step-io", "derivation",
+         "T ≥ N²/B* epochs with 0 < B* ≤ max(8M²/d², 8M) give Q ≥ (T − 1)M ≥ min(N²d²/(8M), N²/8) − M.",
+         (0 < Bs, Bs <= maximum(8 * M**2 / d**2, 8 * M), N**2 / Bs <= T), minimum(N**2 * d**2 / (8 * M), N**2 / 8) - M <= (T - 1) * M,
+         "docs/bounds/saha-ye-thm4.8-explicit.md", ("sy.thm4.8", "sy.thm4.8.explicit")),
     ]
+    return [Implication(id_, kind, text, hyps, goal, provenance=prov, about=about)
+            for id_, kind, text, hyps, goal, prov, about in rows]
 
 
 def coverage_claims() -> list[Claim]:
@@ -194,7 +128,7 @@ def coverage_claims() -> list[Claim]:
             (d <= N,),
             tuple((name.split()[0], rels) for name, _, rels in CACHE_REGIMES),
             provenance="Saha & Ye §3, docs/model.md",
-            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
+            about=SY31,
         ),
         Coverage(
             "coverage.flash-thm2",
@@ -271,6 +205,7 @@ def smith_claims() -> list[Claim]:
 
 
 def leading_crossover_claims() -> list[Claim]:
+    square_tiling = 8 * SY_SMALL + N**2  # its leading count (Saha & Ye §4.2)
     return [
         leading_crossover(
             "crossover.sy.leading",
@@ -278,23 +213,20 @@ def leading_crossover_claims() -> list[Claim]:
             "M/d².",
             SY_SMALL, SY_LARGE, "N²d/√M", "N²d²/M",
             hi=Fraction(16), provenance="Saha & Ye Thm 3.1",
-            about=("sy.thm3.1.lower", "sy.thm3.1.upper"),
+            about=SY31,
         ),
-        leading_crossover(
-            "crossover.leading.square_tiling.flash1",
-            "Leading terms with constants: square tiling 8N²d/√M + N² against flash1's 12N²d²/M; boundary on M/d² "
-            "derived (t = √M/d solves 12/t² = 8/t + 1, so M/d² = (√28 − 4)² = 44 − 16√7 ≈ 1.668).",
-            8 * SY_SMALL + N**2, 12 * SY_LARGE, "8N²d/√M + N²", "12N²d²/M",
-            hi=Fraction(4), provenance="Saha & Ye §4.2 (both leading counts)",
-            about=("exact.square_tiling", "exact.flash1"),
-        ),
-        leading_crossover(
-            "crossover.leading.square_tiling.flash2",
-            "Leading terms with constants: square tiling 8N²d/√M + N² against flash2's 4N²d²/M. The boundary on "
-            "M/d² is derived (it is 36 − 16√5 ≈ 0.2229, not 1).",
-            8 * SY_SMALL + N**2, 4 * SY_LARGE, "8N²d/√M + N²", "4N²d²/M",
-            hi=Fraction(4), provenance="Saha & Ye §4.2 (square tiling count); docs/costs.md (flash2)",
-            about=("exact.square_tiling", "exact.flash2"),
+        *(
+            leading_crossover(f"crossover.leading.square_tiling.{fa}", text, square_tiling, c * SY_LARGE,
+                              "8N²d/√M + N²", f"{c}N²d²/M", hi=Fraction(4), provenance=prov,
+                              about=("exact.square_tiling", f"exact.{fa}"))
+            for fa, c, text, prov in (  # FlashAttention's schedule, its leading constant, description, provenance
+                ("flash1", 12, "Leading terms with constants: square tiling 8N²d/√M + N² against flash1's 12N²d²/M; "
+                 "boundary on M/d² derived (t = √M/d solves 12/t² = 8/t + 1, so M/d² = (√28 − 4)² = 44 − 16√7 ≈ "
+                 "1.668).", "Saha & Ye §4.2 (both leading counts)"),
+                ("flash2", 4, "Leading terms with constants: square tiling 8N²d/√M + N² against flash2's 4N²d²/M. The "
+                 "boundary on M/d² is derived (it is 36 − 16√5 ≈ 0.2229, not 1).",
+                 "Saha & Ye §4.2 (square tiling count); docs/costs.md (flash2)"),
+            )
         ),
     ]
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from ._blocks import empty_state, kv_head, online_softmax_step, query_block, tile
+
 
 @triton.jit
 def _attn(Q, K, V, O, O2, LSE, Nq, Nkv, BH, groups, sm_scale, CHUNK, D: tl.constexpr, DV: tl.constexpr,
@@ -21,27 +23,16 @@ def _attn(Q, K, V, O, O2, LSE, Nq, Nkv, BH, groups, sm_scale, CHUNK, D: tl.const
     bh = tl.program_id(1)
     s = tl.program_id(2)
     bkv = bh // groups
-    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
-    dq = tl.arange(0, D)
-    dvv = tl.arange(0, DV)
-    q = tl.load(Q + bh * Nq * D + rows[:, None] * D + dq[None, :], mask=rows[:, None] < Nq, other=0.0)
-    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
-    l = tl.zeros([BLOCK_M], tl.float32)
-    acc = tl.zeros([BLOCK_M, DV], tl.float32)
+    rows, dq, dvv = query_block(i, BLOCK_M, D, DV)
+    q = tl.load(tile(Q + bh * Nq * D, rows, dq, D), mask=rows[:, None] < Nq, other=0.0)
+    m, l, acc = empty_state(BLOCK_M, DV)
     for j in range(0, CHUNK, BLOCK_N):
         cols = s * CHUNK + j + tl.arange(0, BLOCK_N)
-        k = tl.load(K + bkv * Nkv * D + cols[:, None] * D + dq[None, :], mask=cols[:, None] < Nkv, other=0.0)
-        v = tl.load(V + bkv * Nkv * DV + cols[:, None] * DV + dvv[None, :], mask=cols[:, None] < Nkv, other=0.0)
-        sc = tl.dot(q, tl.trans(k)) * sm_scale
-        sc = tl.where(cols[None, :] < Nkv, sc, float("-inf"))
-        m_new = tl.maximum(m, tl.max(sc, 1))
-        p = tl.exp(sc - m_new[:, None])
-        alpha = tl.exp(m - m_new)
-        l = l * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p, v)
-        m = m_new
+        k = tl.load(tile(K + bkv * Nkv * D, cols, dq, D), mask=cols[:, None] < Nkv, other=0.0)
+        v = tl.load(tile(V + bkv * Nkv * DV, cols, dvv, DV), mask=cols[:, None] < Nkv, other=0.0)
+        m, l, acc = online_softmax_step(q, k, v, cols[None, :] < Nkv, sm_scale, m, l, acc)
     out = acc / l[:, None]
-    base = (s * BH + bh) * Nq * DV + rows[:, None] * DV + dvv[None, :]
+    base = tile((s * BH + bh) * Nq * DV, rows, dvv, DV)
     if i % 2 == 0:
         tl.store(O + base, out, mask=rows[:, None] < Nq)
     else:
@@ -60,13 +51,13 @@ def _combine(OP, LSEP, O, Nq, BH, DV: tl.constexpr, BLOCK_M: tl.constexpr):
     rm = rows < Nq
     l0 = tl.load(LSEP + bh * Nq + rows, mask=rm, other=0.0)
     l1 = tl.load(LSEP + (BH + bh) * Nq + rows, mask=rm, other=0.0)
-    o0 = tl.load(OP + bh * Nq * DV + rows[:, None] * DV + dvv[None, :], mask=rm[:, None], other=0.0)
-    o1 = tl.load(OP + (BH + bh) * Nq * DV + rows[:, None] * DV + dvv[None, :], mask=rm[:, None], other=0.0)
+    o0 = tl.load(tile(OP + bh * Nq * DV, rows, dvv, DV), mask=rm[:, None], other=0.0)
+    o1 = tl.load(tile(OP + (BH + bh) * Nq * DV, rows, dvv, DV), mask=rm[:, None], other=0.0)
     mx = tl.maximum(l0, l1)
     w0 = tl.exp(l0 - mx)
     w1 = tl.exp(l1 - mx)
     out = (o0 * w0[:, None] + o1 * w1[:, None]) / (w0 + w1)[:, None]
-    tl.store(O + bh * Nq * DV + rows[:, None] * DV + dvv[None, :], out, mask=rm[:, None])
+    tl.store(tile(O + bh * Nq * DV, rows, dvv, DV), out, mask=rm[:, None])
 
 
 @triton.jit
@@ -81,28 +72,17 @@ def _attn_varlen(Q, K, V, O, CU, H, groups, sm_scale, MAX_SEQLEN, D: tl.constexp
     L = tl.load(CU + seq + 1) - start
     kend = tl.where(i * BLOCK_M < L, L, 0)  # the keys a live block reads; none for a block past the end
     HKV = H // groups
-    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
-    dq = tl.arange(0, D)
-    dvv = tl.arange(0, DV)
+    rows, dq, dvv = query_block(i, BLOCK_M, D, DV)
     rmask = (rows < L)[:, None]
     q = tl.load(Q + (start + rows[:, None]) * H * D + h * D + dq[None, :], mask=rmask, other=0.0)
-    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
-    l = tl.zeros([BLOCK_M], tl.float32)
-    acc = tl.zeros([BLOCK_M, DV], tl.float32)
+    m, l, acc = empty_state(BLOCK_M, DV)
     for j in range(0, MAX_SEQLEN, BLOCK_N):
         cols = j + tl.arange(0, BLOCK_N)
         cmask = cols[:, None] < kend
         kv = h // groups
         k = tl.load(K + (start + cols[:, None]) * HKV * D + kv * D + dq[None, :], mask=cmask, other=0.0)
         v = tl.load(V + (start + cols[:, None]) * HKV * DV + kv * DV + dvv[None, :], mask=cmask, other=0.0)
-        sc = tl.dot(q, tl.trans(k)) * sm_scale
-        sc = tl.where((cols < L)[None, :], sc, float("-inf"))
-        m_new = tl.maximum(m, tl.max(sc, 1))
-        p = tl.exp(sc - m_new[:, None])
-        alpha = tl.exp(m - m_new)
-        l = l * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p, v)
-        m = m_new
+        m, l, acc = online_softmax_step(q, k, v, (cols < L)[None, :], sm_scale, m, l, acc)
     out = acc / l[:, None]
     tl.store(O + (start + rows[:, None]) * H * DV + h * DV + dvv[None, :], out, mask=rmask)
 
@@ -115,17 +95,11 @@ def _attn_paged(Q, KC, VC, BT, SL, O, Nq, H, groups, sm_scale, MAX_PAGES, D: tl.
     per program) masks the rows past its end."""
     i = tl.program_id(0)
     bh = tl.program_id(1)
-    b = bh // H
-    HKV = H // groups
-    kvh = (bh % H) // groups
+    b, HKV, kvh = kv_head(bh, H, groups)
     n = tl.load(SL + b)
-    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
-    dq = tl.arange(0, D)
-    dvv = tl.arange(0, DV)
-    q = tl.load(Q + bh * Nq * D + rows[:, None] * D + dq[None, :], mask=rows[:, None] < Nq, other=0.0)
-    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
-    l = tl.zeros([BLOCK_M], tl.float32)
-    acc = tl.zeros([BLOCK_M, DV], tl.float32)
+    rows, dq, dvv = query_block(i, BLOCK_M, D, DV)
+    q = tl.load(tile(Q + bh * Nq * D, rows, dq, D), mask=rows[:, None] < Nq, other=0.0)
+    m, l, acc = empty_state(BLOCK_M, DV)
     for j in range(0, MAX_PAGES):
         page = tl.load(BT + b * MAX_PAGES + j)
         slot = tl.arange(0, PAGE)
@@ -133,16 +107,9 @@ def _attn_paged(Q, KC, VC, BT, SL, O, Nq, H, groups, sm_scale, MAX_PAGES, D: tl.
         cm = cols[:, None] < n
         k = tl.load(KC + ((page * PAGE + slot[:, None]) * HKV + kvh) * D + dq[None, :], mask=cm, other=0.0)
         v = tl.load(VC + ((page * PAGE + slot[:, None]) * HKV + kvh) * DV + dvv[None, :], mask=cm, other=0.0)
-        sc = tl.dot(q, tl.trans(k)) * sm_scale
-        sc = tl.where(cols[None, :] < n, sc, float("-inf"))
-        m_new = tl.maximum(m, tl.max(sc, 1))
-        p = tl.exp(sc - m_new[:, None])
-        alpha = tl.exp(m - m_new)
-        l = l * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p, v)
-        m = m_new
+        m, l, acc = online_softmax_step(q, k, v, cols[None, :] < n, sm_scale, m, l, acc)
     out = acc / l[:, None]
-    tl.store(O + bh * Nq * DV + rows[:, None] * DV + dvv[None, :], out, mask=rows[:, None] < Nq)
+    tl.store(tile(O + bh * Nq * DV, rows, dvv, DV), out, mask=rows[:, None] < Nq)
 
 
 @triton.jit
@@ -152,31 +119,18 @@ def _attn_token_pool(Q, KP, VP, IDX, PTR, O, Nq, H, groups, sm_scale, MAX_N, D: 
     IDX[PTR[b] .. PTR[b+1]) (two PTR words per program, one IDX word per key row read)."""
     i = tl.program_id(0)
     bh = tl.program_id(1)
-    b = bh // H
-    HKV = H // groups
-    kvh = (bh % H) // groups
+    b, HKV, kvh = kv_head(bh, H, groups)
     start = tl.load(PTR + b)
     n = tl.load(PTR + b + 1) - start
-    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
-    dq = tl.arange(0, D)
-    dvv = tl.arange(0, DV)
-    q = tl.load(Q + bh * Nq * D + rows[:, None] * D + dq[None, :], mask=rows[:, None] < Nq, other=0.0)
-    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
-    l = tl.zeros([BLOCK_M], tl.float32)
-    acc = tl.zeros([BLOCK_M, DV], tl.float32)
+    rows, dq, dvv = query_block(i, BLOCK_M, D, DV)
+    q = tl.load(tile(Q + bh * Nq * D, rows, dq, D), mask=rows[:, None] < Nq, other=0.0)
+    m, l, acc = empty_state(BLOCK_M, DV)
     for j in range(0, MAX_N, BLOCK_N):
         cols = j + tl.arange(0, BLOCK_N)
         slot = tl.load(IDX + start + cols, mask=cols < n, other=0)
         cm = cols[:, None] < n
         k = tl.load(KP + (slot[:, None] * HKV + kvh) * D + dq[None, :], mask=cm, other=0.0)
         v = tl.load(VP + (slot[:, None] * HKV + kvh) * DV + dvv[None, :], mask=cm, other=0.0)
-        sc = tl.dot(q, tl.trans(k)) * sm_scale
-        sc = tl.where(cols[None, :] < n, sc, float("-inf"))
-        m_new = tl.maximum(m, tl.max(sc, 1))
-        p = tl.exp(sc - m_new[:, None])
-        alpha = tl.exp(m - m_new)
-        l = l * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p, v)
-        m = m_new
+        m, l, acc = online_softmax_step(q, k, v, cols[None, :] < n, sm_scale, m, l, acc)
     out = acc / l[:, None]
-    tl.store(O + bh * Nq * DV + rows[:, None] * DV + dvv[None, :], out, mask=rows[:, None] < Nq)
+    tl.store(tile(O + bh * Nq * DV, rows, dvv, DV), out, mask=rows[:, None] < Nq)

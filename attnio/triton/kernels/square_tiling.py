@@ -68,6 +68,14 @@ triton, tl = require_triton(__name__)
 
 
 @triton.jit
+def _span(start, t, B, end):
+    """One tile side: the indices ``start + t`` and which of them are live (``t < B`` of the padded lanes, and
+    below ``end``)."""
+    idx = start + t
+    return idx, (t < B) & (idx < end)
+
+
+@triton.jit
 def _square_tiling(
     Q, K, V, S, L, O,
     stride_qz, stride_qh, stride_qm, stride_qk, stride_kz, stride_kh, stride_kn, stride_kk,
@@ -96,12 +104,10 @@ def _square_tiling(
         k_base = K + b * stride_kz + hk * stride_kh
         lse = tl.full([BLOCK], float("-inf"), tl.float32)
         for c0 in range(0, ext, B):
-            cols = c0 + t
-            col_ok = (t < B) & (cols < ext)
+            cols, col_ok = _span(c0, t, B, ext)
             a = tl.zeros([BLOCK, BLOCK], tl.float32)
             for k0 in range(0, D, B):
-                ks = k0 + t
-                k_ok = (t < B) & (ks < D)
+                ks, k_ok = _span(k0, t, B, D)
                 qt = tl.load(q_rows[:, None] + ks[None, :] * stride_qk, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
                 kt = tl.load(k_base + cols[:, None] * stride_kn + ks[None, :] * stride_kk, mask=col_ok[:, None] & k_ok[None, :], other=0.0)
                 if DOT_F32:
@@ -125,12 +131,10 @@ def _square_tiling(
         o_rows = O + b * stride_oz + h * stride_oh + rows * stride_om
         lse = tl.load(l_rows, mask=row_ok, other=0.0)
         for v0 in range(0, DV, B):
-            vc = v0 + t
-            vc_ok = (t < B) & (vc < DV)
+            vc, vc_ok = _span(v0, t, B, DV)
             acc = tl.zeros([BLOCK, BLOCK], tl.float32)
             for c0 in range(0, ext, B):
-                cols = c0 + t
-                col_ok = (t < B) & (cols < ext)
+                cols, col_ok = _span(c0, t, B, ext)
                 st = tl.load(s_rows[:, None] + cols[None, :] * stride_sn, mask=row_ok[:, None] & col_ok[None, :], other=float("-inf"))
                 vt = tl.load(v_base + cols[:, None] * stride_vn + vc[None, :] * stride_vk, mask=col_ok[:, None] & vc_ok[None, :], other=0.0)
                 if DOT_F32:
