@@ -271,6 +271,15 @@ _CLASS_OA = (
     "(docs/approx.md §5.5)"
 )
 
+_CLASS_RR = (
+    "approximate attention by the polynomial method, two-phase with row-resident products: the class of "
+    "approx.lower.two-phase, and (a) each of the r(d+1) values of [S | s] accumulated in one fast-memory word from its "
+    "creation to its completion, each of its N terms φ_α(k_j)·v_jc (φ_α(k_j) for s) formed while that accumulator "
+    "and all d words of the key row k_j are in fast memory, (b) each of the N·r(d+1) products φ_α(q_i)·S_αc, "
+    "φ_α(q_i)·s_α formed while all d words of the query row q_i and the value S_αc (s_α) are in fast memory "
+    "(docs/approx.md §5.6)"
+)
+
 BOUNDS: tuple[Bound, ...] = (
     # the three schedules' exact counts: one entry each, alike but for the schedule, its statement and its note
     *(
@@ -360,6 +369,21 @@ BOUNDS: tuple[Bound, ...] = (
         notes="≈ N(d+1)(√(rd/M) − 1/2) + 3Nd: stream and chunked are in its class, tiled is not (it stores U₁)",
         symbols=("N", "d", "M", "r"),
     ),
+    _lower(
+        id="approx.lower.row-resident",
+        statement="io ≥ 2Nrd(d+1)/M − 2r(d+1) − 2M",
+        model=_CLASS_RR,
+        regime=(M >= 1,),
+        expr=2 * N * r * d * (d + 1) / M - 2 * r * (d + 1) - 2 * M,
+        constant=Fraction(2),
+        slack=-2 * r * (d + 1) - 2 * M,
+        provenance="derived here (segments of M I/Os before and after [S | s] is complete; a segment forms at most M²/d "
+        "products with rows resident: docs/approx.md §5.6)",
+        notes="≈ 2Nrd²/M: Θ(Nrd²/M), the order of the chunked schedule (≈ 2Nrd(d+2)/M + 2Nr(d+1)²/M, a factor ≈ 2.1 "
+        "above); chunked is in its class, stream is not (it frees Q_i before its products), tiled is not (it stores "
+        "U₁ and U₂)",
+        symbols=("N", "d", "M", "r"),
+    ),
 )
 
 # docs/approx.md §5: the poly schedules in each lower bound's class (those the bound's consistency claims cover).
@@ -369,5 +393,6 @@ CLASS_SCHEDULES: dict[str, tuple[str, ...]] = {
     "approx.lower.accumulator": ("stream", "chunked"),
     "approx.lower.two-phase": ("stream", "chunked", "tiled"),
     "approx.lower.output-accumulator": ("stream", "chunked"),
+    "approx.lower.row-resident": ("chunked",),
 }
 assert set(CLASS_SCHEDULES) == {b.id for b in BOUNDS if b.kind == "lower"}
