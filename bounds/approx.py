@@ -253,7 +253,7 @@ def _lower(**kw) -> Bound:
     computation DAG. Its regime states d_v = d: the polynomial method here approximates attention with V of width d
     (poly needs d_v = d), and the counts (4Nd, r(d+1), Nrd) read V's width as d."""
     kw["regime"] = (*kw["regime"], eq(dv, d))
-    return Bound(kind="lower", explicit=True, cdag=APPROXIMATE, doc=f"{DOC}#lower-bounds", **{"status": "derived here", **kw})
+    return Bound(kind="lower", explicit=True, cdag=APPROXIMATE, **{"doc": f"{DOC}#lower-bounds", "status": "derived here", **kw})
 
 
 _CLASS_2P = (
@@ -277,7 +277,7 @@ _CLASS_RR = (
     "creation to its completion, each of its N terms φ_α(k_j)·v_jc (φ_α(k_j) for s) formed while that accumulator "
     "and all d words of the key row k_j are in fast memory, (b) each of the N·r(d+1) products φ_α(q_i)·S_αc, "
     "φ_α(q_i)·s_α formed while all d words of the query row q_i and the value S_αc (s_α) are in fast memory "
-    "(docs/approx.md §5.6)"
+    "(docs/approx.md §5.6, docs/bounds/approx-row-resident.md)"
 )
 
 BOUNDS: tuple[Bound, ...] = (
@@ -371,6 +371,7 @@ BOUNDS: tuple[Bound, ...] = (
     ),
     _lower(
         id="approx.lower.row-resident",
+        doc="docs/bounds/approx-row-resident.md",
         statement="io ≥ 2Nrd(d+1)/M − 2r(d+1) − 2M",
         model=_CLASS_RR,
         regime=(M >= 1,),
