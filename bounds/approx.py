@@ -271,6 +271,10 @@ _CLASS_OA = (
     "(docs/approx.md §5.5)"
 )
 
+# approx.lower.row-resident (docs/bounds/approx-row-resident.md): I/Os before and after [S | s] is complete
+RR_PHASE1 = maximum(N * r * d * (d + 1) / M - 2 * r * (d + 1) - M, 2 * N * d + r * (d + 1) - M)
+RR_PHASE2 = maximum(N * r * d * (d + 1) / M - M, N * d + r * (d + 1) - M)
+
 _CLASS_RR = (
     "approximate attention by the polynomial method, two-phase with row-resident products: the class of "
     "approx.lower.two-phase, and (a) each of the r(d+1) values of [S | s] accumulated in one fast-memory word from its "
@@ -372,10 +376,10 @@ BOUNDS: tuple[Bound, ...] = (
     _lower(
         id="approx.lower.row-resident",
         doc="docs/bounds/approx-row-resident.md",
-        statement="io ≥ 2Nrd(d+1)/M − 2r(d+1) − 2M",
+        statement="io ≥ max(Nrd(d+1)/M − 2r(d+1) − M, 2Nd + r(d+1) − M) + max(Nrd(d+1)/M − M, Nd + r(d+1) − M)",
         model=_CLASS_RR,
         regime=(M >= 1,),
-        expr=2 * N * r * d * (d + 1) / M - 2 * r * (d + 1) - 2 * M,
+        expr=RR_PHASE1 + RR_PHASE2,
         constant=Fraction(2),
         slack=-2 * r * (d + 1) - 2 * M,
         provenance="derived here (segments of M I/Os before and after [S | s] is complete; a segment forms at most M²/d "

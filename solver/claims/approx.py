@@ -438,7 +438,9 @@ def output_accumulator_claims() -> list[Claim]:
 _RR = "approx.lower.row-resident"
 _RR_P1 = N * r * d * (d + 1) / M - 2 * r * (d + 1) - M  # I/Os before [S | s] is complete
 _RR_P2 = N * r * d * (d + 1) / M - M  # I/Os after
-_RR_EXPR = 2 * N * r * d * (d + 1) / M - 2 * r * (d + 1) - 2 * M
+_RR_A1 = 2 * N * d + r * (d + 1) - M  # K, V reads and [S | s] writes before the completion
+_RR_A2 = N * d + r * (d + 1) - M  # O writes and [S | s] reads after it
+_RR_EXPR = A.RR_PHASE1 + A.RR_PHASE2
 _RX, _RY, _RU, _RV, _RK1, _RK2, _RL1, _RL2 = (sym(f"rr_{k}", integer=False, lo=0, doc=doc) for k, doc in (
     ("x", "key (query) words resident when a segment opens (approx.lower.row-resident)"),
     ("y", "key words read in one segment (approx.lower.row-resident)"),
@@ -488,24 +490,27 @@ def row_resident_claims() -> list[Claim]:
         ),
         Implication(
             f"{_RR}.sum", "derivation",
-            "§5.6, sum: the I/Os before and after the completion of [S | s] are disjoint (io ≥ L₁ + L₂), so "
-            "io ≥ 2Nrd(d+1)/M − 2r(d+1) − 2M.",
-            (*base, _RL1 >= _RR_P1, _RL2 >= _RR_P2, _SEG_Q >= _RL1 + _RL2),
+            "§5.6, sum: the I/Os before and after the completion of [S | s] are disjoint (io ≥ L₁ + L₂); L₁ is at least "
+            "the phase-1 segment bound and 2Nd + r(d+1) − M (K, V words read, [S | s] values written before it), L₂ "
+            "at least the phase-2 segment bound and Nd + r(d+1) − M (O words written, [S | s] values read after it); "
+            "so io ≥ max(…) + max(…), the bound.",
+            (*base, _RL1 >= _RR_P1, _RL1 >= _RR_A1, _RL2 >= _RR_P2, _RL2 >= _RR_A2, _SEG_Q >= _RL1 + _RL2),
             _SEG_Q >= _RR_EXPR, provenance=P, about=about,
         ),
         Implication(
             "approx.consistency.row-resident.chunked.features", "well-defined",
-            "Link 1 (chunked): T_f·M ≥ r(d+2) (c_max = ⌊(M − 2d)/(d + 2)⌋ ≤ M/(d + 2)); link 2 is "
+            "Link 1 (chunked): T_f·M ≥ r(d+2) (c_max = ⌊(M − 2d)/(d + 2)⌋ ≤ M/(d + 2)), T_f ≥ 1, T_q ≥ 1; link 2 is "
             "approx.consistency.output-accumulator.chunked.blocks (T_q·M ≥ 2N(d+1)), link 3 "
             "approx.consistency.output-accumulator.chunked.count (the exact I/O at T_f, T_q).",
-            CH.valid + base, r * (d + 2) <= A.chunk_Tf * M, provenance=P, about=ch,
+            CH.valid + base, All((r * (d + 2) <= A.chunk_Tf * M, 1 <= A.chunk_Tf, 1 <= A.chunk_Tq)), provenance=P, about=ch,
         ),
         Implication(
             "approx.consistency.row-resident.chunked", "consistency",
-            "Link 4: for T_f·M ≥ r(d+2), T_q·M ≥ 2N(d+1): 2Nrd(d+1)/M − 2r(d+1) − 2M ≤ 2Nd·T_f + 2Nd + "
-            "T_q·r(d+1) + r(d+1) (2Nd·T_f ≥ 2Nrd(d+2)/M and T_q·r(d+1) ≥ 2Nr(d+1)²/M, each ≥ Nrd(d+1)/M); with "
-            "links 1–3, approx.lower.row-resident ≤ the chunked schedule's exact I/O.",
-            (*base, _BLK_TF * M >= r * (d + 2), _BLK_TQ * M >= 2 * N * (d + 1)),
+            "Link 4: for T_f·M ≥ r(d+2), T_q·M ≥ 2N(d+1), T_f ≥ 1, T_q ≥ 1: each of the four sums of a phase-1 "
+            "and a phase-2 term of the bound is ≤ 2Nd·T_f + 2Nd + T_q·r(d+1) + r(d+1) (2Nd·T_f ≥ 2Nrd(d+2)/M and "
+            "T_q·r(d+1) ≥ 2Nr(d+1)²/M, each ≥ Nrd(d+1)/M); with links 1–3, approx.lower.row-resident ≤ the chunked "
+            "schedule's exact I/O.",
+            (*base, _BLK_TF * M >= r * (d + 2), _BLK_TQ * M >= 2 * N * (d + 1), _BLK_TF >= 1, _BLK_TQ >= 1),
             _RR_EXPR <= unit, provenance=P, about=ch,
         ),
     ]
