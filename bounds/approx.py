@@ -278,8 +278,8 @@ RR_PHASE2 = maximum(N * r * d * (d + 1) / M - M, N * d + r * (d + 1) - M)
 _CLASS_RR = (
     "approximate attention by the polynomial method, two-phase with row-resident products: the class of "
     "approx.lower.two-phase, and (a) each of the r(d+1) values of [S | s] accumulated in one fast-memory word from its "
-    "creation to its completion, each of its N terms φ_α(k_j)·v_jc (φ_α(k_j) for s) formed while that accumulator "
-    "and all d words of the key row k_j are in fast memory, (b) each of the N·r(d+1) products φ_α(q_i)·S_αc, "
+    "creation to its completion, each of its N terms φ_α(k_j)·v_jc (φ_α(k_j) for s) formed, and added to it, while that "
+    "accumulator (after its creation, before its completion) and all d words of the key row k_j are in fast memory, (b) each of the N·r(d+1) products φ_α(q_i)·S_αc, "
     "φ_α(q_i)·s_α formed while all d words of the query row q_i and the value S_αc (s_α) are in fast memory "
     "(docs/approx.md §5.6, docs/bounds/approx-row-resident.md)"
 )
@@ -376,6 +376,7 @@ BOUNDS: tuple[Bound, ...] = (
     _lower(
         id="approx.lower.row-resident",
         doc="docs/bounds/approx-row-resident.md",
+        status="derived here (refereed)",
         statement="io ≥ max(Nrd(d+1)/M − 2r(d+1) − M, 2Nd + r(d+1) − M) + max(Nrd(d+1)/M − M, Nd + r(d+1) − M)",
         model=_CLASS_RR,
         regime=(M >= 1,),
@@ -384,8 +385,8 @@ BOUNDS: tuple[Bound, ...] = (
         slack=-2 * r * (d + 1) - 2 * M,
         provenance="derived here (segments of M I/Os before and after [S | s] is complete; a segment forms at most M²/d "
         "products with rows resident: docs/approx.md §5.6)",
-        notes="≈ 2Nrd²/M: Θ(Nrd²/M), the order of the chunked schedule (≈ 2Nrd(d+2)/M + 2Nr(d+1)²/M, a factor ≈ 2.1 "
-        "above); chunked is in its class, stream is not (it frees Q_i before its products), tiled is not (it stores "
+        notes="≈ 2Nrd²/M where r(d+1) > 2M (else the word terms decide): Θ(Nrd²/M), the order of the chunked "
+        "schedule (≈ 2Nrd(d+2)/M + 2Nr(d+1)²/M, a factor ≈ 2.1 above at large N where r(d+1) > 2M); chunked is in its class, stream is not (it frees Q_i before its products), tiled is not (it stores "
         "U₁ and U₂)",
         symbols=("N", "d", "M", "r"),
     ),
