@@ -253,7 +253,7 @@ def _lower(**kw) -> Bound:
     computation DAG. Its regime states d_v = d: the polynomial method here approximates attention with V of width d
     (poly needs d_v = d), and the counts (4Nd, r(d+1), Nrd) read V's width as d."""
     kw["regime"] = (*kw["regime"], eq(dv, d))
-    return Bound(kind="lower", explicit=True, cdag=APPROXIMATE, doc=f"{DOC}#lower-bounds", **{"status": "derived here", **kw})
+    return Bound(kind="lower", explicit=True, cdag=APPROXIMATE, **{"doc": f"{DOC}#lower-bounds", "status": "derived here", **kw})
 
 
 _CLASS_2P = (
@@ -269,6 +269,19 @@ _CLASS_OA = (
     "products formed while the accumulator is resident and then added to it, (b) each "
     "query feature φ_α(q_i) computed from the words q_il, l ∈ supp(α), only, and never written to slow memory "
     "(docs/approx.md §5.5)"
+)
+
+# approx.lower.row-resident (docs/bounds/approx-row-resident.md): I/Os before and after [S | s] is complete
+RR_PHASE1 = maximum(N * r * d * (d + 1) / M - 2 * r * (d + 1) - M, 2 * N * d + r * (d + 1) - M)
+RR_PHASE2 = maximum(N * r * d * (d + 1) / M - M, N * d + r * (d + 1) - M)
+
+_CLASS_RR = (
+    "approximate attention by the polynomial method, two-phase with row-resident products: the class of "
+    "approx.lower.two-phase, and (a) each of the r(d+1) values of [S | s] accumulated in one fast-memory word from its "
+    "creation to its completion, each of its N terms φ_α(k_j)·v_jc (φ_α(k_j) for s) formed, and added to it, while that "
+    "accumulator (after its creation, before its completion) and all d words of the key row k_j are in fast memory, (b) each of the N·r(d+1) products φ_α(q_i)·S_αc, "
+    "φ_α(q_i)·s_α formed while all d words of the query row q_i and the value S_αc (s_α) are in fast memory "
+    "(docs/approx.md §5.6, docs/bounds/approx-row-resident.md)"
 )
 
 BOUNDS: tuple[Bound, ...] = (
@@ -360,6 +373,23 @@ BOUNDS: tuple[Bound, ...] = (
         notes="≈ N(d+1)(√(rd/M) − 1/2) + 3Nd: stream and chunked are in its class, tiled is not (it stores U₁)",
         symbols=("N", "d", "M", "r"),
     ),
+    _lower(
+        id="approx.lower.row-resident",
+        doc="docs/bounds/approx-row-resident.md",
+        status="derived here (refereed)",
+        statement="io ≥ max(Nrd(d+1)/M − 2r(d+1) − M, 2Nd + r(d+1) − M) + max(Nrd(d+1)/M − M, Nd + r(d+1) − M)",
+        model=_CLASS_RR,
+        regime=(M >= 1,),
+        expr=RR_PHASE1 + RR_PHASE2,
+        constant=Fraction(2),
+        slack=-2 * r * (d + 1) - 2 * M,
+        provenance="derived here (segments of M I/Os before and after [S | s] is complete; a segment forms at most M²/d "
+        "products with rows resident: docs/approx.md §5.6)",
+        notes="≈ 2Nrd²/M where r(d+1) > 2M (else the word terms decide): Θ(Nrd²/M), the order of the chunked "
+        "schedule (≈ 2Nrd(d+2)/M + 2Nr(d+1)²/M, a factor ≈ 2.1 above at large N where r(d+1) > 2M); chunked is in its class, stream is not (it frees Q_i before its products), tiled is not (it stores "
+        "U₁ and U₂)",
+        symbols=("N", "d", "M", "r"),
+    ),
 )
 
 # docs/approx.md §5: the poly schedules in each lower bound's class (those the bound's consistency claims cover).
@@ -369,5 +399,6 @@ CLASS_SCHEDULES: dict[str, tuple[str, ...]] = {
     "approx.lower.accumulator": ("stream", "chunked"),
     "approx.lower.two-phase": ("stream", "chunked", "tiled"),
     "approx.lower.output-accumulator": ("stream", "chunked"),
+    "approx.lower.row-resident": ("chunked",),
 }
 assert set(CLASS_SCHEDULES) == {b.id for b in BOUNDS if b.kind == "lower"}

@@ -17,9 +17,10 @@ from attnio.solver.verify import verify_claim
 DERIVATIONS = ca.derivation_claims()
 TWO_PHASE = ca.two_phase_claims()
 OUTPUT_ACC = ca.output_accumulator_claims()
+ROW_RES = ca.row_resident_claims()
 
 
-@pytest.mark.parametrize("claim", DERIVATIONS + TWO_PHASE + OUTPUT_ACC, ids=lambda c: c.id)
+@pytest.mark.parametrize("claim", DERIVATIONS + TWO_PHASE + OUTPUT_ACC + ROW_RES, ids=lambda c: c.id)
 def test_derivation_step_is_proved_by_z3_and_by_cvc5(claim) -> None:
     pytest.importorskip("cvc5")
     v = verify_claim(claim, solver="both")
@@ -38,10 +39,14 @@ def test_every_approximate_lower_bound_has_a_derivation_claim_in_the_catalog() -
     # approx.lower.output-accumulator: its two steps, and consistency with the two schedules of its class
     assert {c.id for c in OUTPUT_ACC} <= ids and all("approx.lower.output-accumulator" in c.about for c in OUTPUT_ACC)
     assert {f"approx.consistency.output-accumulator.{s}" for s in ("stream", "chunked")} <= {c.id for c in OUTPUT_ACC}
+    # approx.lower.row-resident: its five steps and the chunked links, all in the catalog and about the bound
+    assert {c.id for c in ROW_RES} <= ids and all("approx.lower.row-resident" in c.about for c in ROW_RES)
+    assert {f"approx.lower.row-resident.{k}" for k in ("segment1", "segment2", "phase1", "phase2", "sum")} <= {
+        c.id for c in ROW_RES}
 
 
 def _mutant(claim_id: str, goal) -> object:
-    c = next(c for c in DERIVATIONS + TWO_PHASE + OUTPUT_ACC if c.id == claim_id)
+    c = next(c for c in DERIVATIONS + TWO_PHASE + OUTPUT_ACC + ROW_RES if c.id == claim_id)
     return replace(c, id=c.id + ".mutant", goal=goal)
 
 
@@ -62,6 +67,14 @@ MUTANTS = [
         c for c in OUTPUT_ACC if c.id == "approx.lower.output-accumulator.sum").goal.lhs),
     # chunked's consistency needs its query blocks (T_q·M ≥ 2N(d+1)): without them the windows' reads are unpaid
     _dropped("approx.consistency.output-accumulator.chunked", "2·N·(d + 1) ≤ blk_Tq·M"),
+    # row-resident: a segment can form M²/d products (x = 0, y = M), so M²/(2d) is not an upper bound
+    _mutant("approx.lower.row-resident.segment1", (ca._RX + ca._RY) * (M - ca._RX) <= M**2 / 2),
+    # ... nor is it for phase 2 (u = v = M)
+    _mutant("approx.lower.row-resident.segment2", ca._RU * ca._RV <= M**2 / 2),
+    # the products of accumulators created inside a segment are charged: dropping the −2r(d+1) is not derivable
+    _mutant("approx.lower.row-resident.phase1", ca._RL1 >= N * r * d * (d + 1) / M - M),
+    # twice the phase-2 term is not derivable from M²/d products per segment
+    _mutant("approx.lower.row-resident.phase2", ca._RL2 >= 2 * N * r * d * (d + 1) / M - M),
 ]
 
 

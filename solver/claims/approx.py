@@ -274,7 +274,7 @@ def _claims() -> list[Claim]:
             about=("approx.poly.tiled.exact", "exact.square_tiling"),
         ),
     ]
-    return out + derivation_claims() + two_phase_claims() + output_accumulator_claims()
+    return out + derivation_claims() + two_phase_claims() + output_accumulator_claims() + row_resident_claims()
 
 
 # symbols of the two derivations of docs/approx.md §5.2, §5.3 (segments and I/Os as in solver/claims/constants.py)
@@ -431,6 +431,87 @@ def output_accumulator_claims() -> list[Claim]:
             (*base, _BLK_TF >= 1, _BLK_TQ * M >= 2 * N * (d + 1), 2 * M * _WF <= N * (d + 1)),
             3 * N * d + r * (d + 1) - M + _WF * _OA_WIN <= unit, provenance=P,
             about=(_OA, "approx.poly.chunked.exact"),
+        ),
+    ]
+
+
+_RR = "approx.lower.row-resident"
+_RR_P1 = N * r * d * (d + 1) / M - 2 * r * (d + 1) - M  # I/Os before [S | s] is complete
+_RR_P2 = N * r * d * (d + 1) / M - M  # I/Os after
+_RR_A1 = 2 * N * d + r * (d + 1) - M  # K, V reads and [S | s] writes before the completion
+_RR_A2 = N * d + r * (d + 1) - M  # O writes and [S | s] reads after it
+_RR_EXPR = A.RR_PHASE1 + A.RR_PHASE2
+_RX, _RY, _RU, _RV, _RK1, _RK2, _RL1, _RL2 = (sym(f"rr_{k}", integer=False, lo=0, doc=doc) for k, doc in (
+    ("x", "key (query) words resident when a segment opens (approx.lower.row-resident)"),
+    ("y", "key words read in one segment (approx.lower.row-resident)"),
+    ("u", "query words resident when a segment opens or read in it (approx.lower.row-resident)"),
+    ("v", "[S | s] values resident when a segment opens or read in it (approx.lower.row-resident)"),
+    ("k1", "segments of M I/Os up to the completion of [S | s] (approx.lower.row-resident)"),
+    ("k2", "segments of M I/Os after the completion of [S | s] (approx.lower.row-resident)"),
+    ("L1", "I/Os before the completion of [S | s] (approx.lower.row-resident)"),
+    ("L2", "I/Os after the completion of [S | s] (approx.lower.row-resident)")))
+
+
+def row_resident_claims() -> list[Claim]:
+    """approx.lower.row-resident (docs/approx.md §5.6): the two per-segment product counts, the two phase bounds,
+    their sum, and the bound ≤ the exact cost of chunked (its class; stream frees Q_i before its products and tiled
+    stores U₁, U₂, so neither is in it)."""
+    about = (_RR,)
+    base = (N >= 1, d >= 1, M >= 1, r >= 1)
+    unit = 2 * N * d * _BLK_TF + 2 * N * d + _BLK_TQ * r * (d + 1) + r * (d + 1)  # chunked's count at T_f, T_q
+    ch = (_RR, "approx.poly.chunked.exact")
+    return [
+        Implication(
+            f"{_RR}.segment1", "derivation",
+            "§5.6, phase 1, one segment: x key words and at most M − x accumulators resident when it opens, y ≤ M key "
+            "words read in it: (x + y)·(M − x) ≤ M², so rows × accumulators resident at its start ≤ M²/d.",
+            (M >= 1, _RX <= M, _RY <= M), (_RX + _RY) * (M - _RX) <= M**2, provenance=P, about=about,
+        ),
+        Implication(
+            f"{_RR}.segment2", "derivation",
+            "§5.6, phase 2, one segment: u query words and v values of [S | s] present in it (resident when it opens "
+            "or read in it), u + v ≤ 2M: u·v ≤ M², so rows × values ≤ M²/d.",
+            (M >= 1, _RU + _RV <= 2 * M), _RU * _RV <= M**2, provenance=P, about=about,
+        ),
+        Implication(
+            f"{_RR}.phase1", "derivation",
+            "§5.6, phase 1: N·r(d+1) terms, at most M²/d per segment with accumulators resident at its start plus "
+            "2M/d per accumulator in its creation segment (d·N·r(d+1) ≤ k₁·M² + 2M·r(d+1)), and L₁ ≥ M(k₁ − 1) "
+            "give L₁ ≥ Nrd(d+1)/M − 2r(d+1) − M.",
+            (*base, d * N * r * (d + 1) <= _RK1 * M**2 + 2 * M * r * (d + 1), _RL1 >= M * (_RK1 - 1)),
+            _RL1 >= _RR_P1, provenance=P, about=about,
+        ),
+        Implication(
+            f"{_RR}.phase2", "derivation",
+            "§5.6, phase 2: N·r(d+1) products, at most M²/d per segment (d·N·r(d+1) ≤ k₂·M²), and L₂ ≥ M(k₂ − 1) "
+            "give L₂ ≥ Nrd(d+1)/M − M.",
+            (*base, d * N * r * (d + 1) <= _RK2 * M**2, _RL2 >= M * (_RK2 - 1)),
+            _RL2 >= _RR_P2, provenance=P, about=about,
+        ),
+        Implication(
+            f"{_RR}.sum", "derivation",
+            "§5.6, sum: the I/Os before and after the completion of [S | s] are disjoint (io ≥ L₁ + L₂); L₁ is at least "
+            "the phase-1 segment bound and 2Nd + r(d+1) − M (K, V words read, [S | s] values written before it), L₂ "
+            "at least the phase-2 segment bound and Nd + r(d+1) − M (O words written, [S | s] values read after it); "
+            "so io ≥ max(…) + max(…), the bound.",
+            (*base, _RL1 >= _RR_P1, _RL1 >= _RR_A1, _RL2 >= _RR_P2, _RL2 >= _RR_A2, _SEG_Q >= _RL1 + _RL2),
+            _SEG_Q >= _RR_EXPR, provenance=P, about=about,
+        ),
+        Implication(
+            "approx.consistency.row-resident.chunked.features", "well-defined",
+            "Link 1 (chunked): T_f·M ≥ r(d+2) (c_max = ⌊(M − 2d)/(d + 2)⌋ ≤ M/(d + 2)), T_f ≥ 1, T_q ≥ 1; link 2 is "
+            "approx.consistency.output-accumulator.chunked.blocks (T_q·M ≥ 2N(d+1)), link 3 "
+            "approx.consistency.output-accumulator.chunked.count (the exact I/O at T_f, T_q).",
+            CH.valid + base, All((r * (d + 2) <= A.chunk_Tf * M, 1 <= A.chunk_Tf, 1 <= A.chunk_Tq)), provenance=P, about=ch,
+        ),
+        Implication(
+            "approx.consistency.row-resident.chunked", "consistency",
+            "Link 4: for T_f·M ≥ r(d+2), T_q·M ≥ 2N(d+1), T_f ≥ 1, T_q ≥ 1: each of the four sums of a phase-1 "
+            "and a phase-2 term of the bound is ≤ 2Nd·T_f + 2Nd + T_q·r(d+1) + r(d+1) (2Nd·T_f ≥ 2Nrd(d+2)/M and "
+            "T_q·r(d+1) ≥ 2Nr(d+1)²/M, each ≥ Nrd(d+1)/M); with links 1–3, approx.lower.row-resident ≤ the chunked "
+            "schedule's exact I/O.",
+            (*base, _BLK_TF * M >= r * (d + 2), _BLK_TQ * M >= 2 * N * (d + 1), _BLK_TF >= 1, _BLK_TQ >= 1),
+            _RR_EXPR <= unit, provenance=P, about=ch,
         ),
     ]
 
