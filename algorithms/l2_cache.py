@@ -65,3 +65,67 @@ class LineLRU:
     def access_run(self, lines: Iterable[Hashable]) -> int:
         """Access ``lines`` in order; the number that hit."""
         return sum(self.access(x) for x in lines)
+
+
+class SectoredLRU:
+    """The replay's cache model: a fully associative, write-allocate, write-back LRU of ``capacity`` lines over
+    atomic blocks (:class:`TileLRU`'s rule: whole blocks evicted from the cold end until at most ``capacity`` lines
+    are held), each block with a valid and a dirty sector mask (bit k: the block's k-th sector).
+
+    ``access(key, tensor, lines, mask, reads, writes)`` returns (hit, sectors read from DRAM): a read fetches the
+    sectors of ``mask`` that are not valid (a sectored L2 fetches only what is requested); a write makes its
+    sectors valid and dirty without reading them; a read-modify-write (an atomic) does both. An evicted block's
+    dirty sectors are written back, counted in ``written_back[tensor]`` (the tensor of the block's first access);
+    :meth:`flush` writes back what is still dirty at the end.
+
+    >>> c = SectoredLRU(4)
+    >>> c.access("a", 0, 2, 0b1111, True, False), c.access("a", 0, 2, 0b11111111, True, False)
+    ((False, 4), (True, 4))
+    >>> c.access("o", 1, 2, 0b11, False, True), c.access("b", 0, 2, 0b1, True, False), c.written_back[1]
+    ((False, 0), (False, 1), 0)
+    >>> c.access("c", 0, 2, 0b1, True, False), c.written_back[1]  # "a" went clean, now "o" goes: 2 sectors back
+    ((False, 1), 2)
+    """
+
+    __slots__ = ("capacity", "held", "used", "written_back")
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.held: OrderedDict[Hashable, list[int]] = OrderedDict()  # key -> [lines, valid, dirty, tensor]
+        self.used = 0
+        self.written_back: dict[int, int] = {}
+
+    def access(self, key: Hashable, tensor: int, lines: int, mask: int, reads: bool, writes: bool) -> tuple[bool, int]:
+        held = self.held
+        e = held.get(key)
+        hit = e is not None
+        if hit:
+            held.move_to_end(key)
+        else:
+            e = held[key] = [lines, 0, 0, tensor]
+            self.used += lines
+            self.written_back.setdefault(tensor, 0)
+        fetched = 0
+        if reads:
+            new = mask & ~e[1]
+            if new:
+                fetched = new.bit_count()
+        e[1] |= mask
+        if writes:
+            e[2] |= mask
+        if not hit:
+            wb = self.written_back
+            while self.used > self.capacity:
+                _, (n, _, dirty, t) = held.popitem(last=False)
+                self.used -= n
+                if dirty:
+                    wb[t] = wb.get(t, 0) + dirty.bit_count()
+        return hit, fetched
+
+    def flush(self) -> None:
+        """Write back every dirty sector still held (the end of the replay)."""
+        wb = self.written_back
+        for e in self.held.values():
+            if e[2]:
+                wb[e[3]] = wb.get(e[3], 0) + e[2].bit_count()
+                e[2] = 0
