@@ -72,18 +72,18 @@ class SectoredLRU:
     atomic blocks (:class:`TileLRU`'s rule: whole blocks evicted from the cold end until at most ``capacity`` lines
     are held), each block with a valid and a dirty sector mask (bit k: the block's k-th sector).
 
-    ``access(key, tensor, lines, mask, reads, writes)`` returns (hit, sectors read from DRAM): a read fetches the
-    sectors of ``mask`` that are not valid (a sectored L2 fetches only what is requested); a write makes its
-    sectors valid and dirty without reading them; a read-modify-write (an atomic) does both. An evicted block's
-    dirty sectors are written back, counted in ``written_back[tensor]`` (the tensor of the block's first access);
+    ``access(key, tensor, lines, mask, writes)`` returns (hit, the sectors of ``mask`` that were not valid, as a
+    mask): a read fetches those from DRAM (a sectored L2 fetches only what is requested); a write makes its sectors
+    valid and dirty without reading them; a read-modify-write (an atomic) does both. An evicted block's dirty
+    sectors are written back, counted in ``written_back[tensor]`` (the tensor of the block's first access);
     :meth:`flush` writes back what is still dirty at the end.
 
     >>> c = SectoredLRU(4)
-    >>> c.access("a", 0, 2, 0b1111, True, False), c.access("a", 0, 2, 0b11111111, True, False)
-    ((False, 4), (True, 4))
-    >>> c.access("o", 1, 2, 0b11, False, True), c.access("b", 0, 2, 0b1, True, False), c.written_back[1]
-    ((False, 0), (False, 1), 0)
-    >>> c.access("c", 0, 2, 0b1, True, False), c.written_back[1]  # "a" went clean, now "o" goes: 2 sectors back
+    >>> c.access("a", 0, 2, 0b1111, False), c.access("a", 0, 2, 0b11111111, False)
+    ((False, 15), (True, 240))
+    >>> c.access("o", 1, 2, 0b11, True), c.access("b", 0, 2, 0b1, False), c.written_back.get(1, 0)
+    ((False, 3), (False, 1), 0)
+    >>> c.access("c", 0, 2, 0b1, False), c.written_back[1]  # "a" went clean, now "o" goes: 2 sectors back
     ((False, 1), 2)
     """
 
@@ -91,36 +91,34 @@ class SectoredLRU:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.held: OrderedDict[Hashable, list[int]] = OrderedDict()  # key -> [lines, valid, dirty, tensor]
+        self.held: OrderedDict[Hashable, list] = OrderedDict()  # key -> [lines, valid, dirty, tensor]
         self.used = 0
         self.written_back: dict[int, int] = {}
 
-    def access(self, key: Hashable, tensor: int, lines: int, mask: int, reads: bool, writes: bool) -> tuple[bool, int]:
+    def access(self, key: Hashable, tensor: int, lines: int, mask: int, writes: bool) -> tuple[bool, int]:
         held = self.held
         e = held.get(key)
-        hit = e is not None
-        if hit:
+        if e is not None:
             held.move_to_end(key)
-        else:
-            e = held[key] = [lines, 0, 0, tensor]
-            self.used += lines
-            self.written_back.setdefault(tensor, 0)
-        fetched = 0
-        if reads:
-            new = mask & ~e[1]
-            if new:
-                fetched = new.bit_count()
-        e[1] |= mask
-        if writes:
-            e[2] |= mask
-        if not hit:
+            v = e[1]
+            if v == mask or v | mask == v:
+                new = 0
+            else:
+                new = mask & ~v
+                e[1] = v | mask
+            if writes:
+                e[2] |= mask
+            return True, new
+        held[key] = [lines, mask, mask if writes else 0, tensor]
+        self.used += lines
+        if self.used > self.capacity:
             wb = self.written_back
             while self.used > self.capacity:
                 _, (n, _, dirty, t) = held.popitem(last=False)
                 self.used -= n
                 if dirty:
                     wb[t] = wb.get(t, 0) + dirty.bit_count()
-        return hit, fetched
+        return False, mask
 
     def flush(self) -> None:
         """Write back every dirty sector still held (the end of the replay)."""

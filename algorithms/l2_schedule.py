@@ -253,19 +253,20 @@ def run_partition(queue: Sequence[int], slots: int, program: Callable[[int, int]
                 wbytes[t] += wb
                 lines[t] += nl
                 secs[t] += nsec
-                hit, got = access(key, t, nl, mask, rd, wr)
-                prev = seen.get(key, 0)
+                hit, new = access(key, t, nl, mask, wr)
                 if rd:
                     rlines[t] += nl
                     if hit:
                         hits[t] += nl
-                    fetched[t] += got
-                    new = mask & ~prev
-                    if new:
-                        compulsory += new.bit_count()
-                        seen[key] = prev | mask
-                elif mask & ~prev:
-                    seen[key] = prev | mask
+                if new:  # sectors that were not valid: fetched by a read; the first touches are among them
+                    if rd:
+                        fetched[t] += new.bit_count()
+                    prev = seen.get(key, 0)
+                    first = new & ~prev
+                    if first:
+                        seen[key] = prev | first
+                        if rd:
+                            compulsory += first.bit_count()
             step = next(its[s], None)
             if step is None:
                 step = take(s)
