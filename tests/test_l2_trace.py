@@ -281,3 +281,33 @@ def test_cli_kernel_l2_json_and_bad_input(capsys):
         assert main([*base, *extra]) == 2
         err = capsys.readouterr()
         assert needle in err.err and err.err.count("\n") == 1 and err.out == ""
+
+
+# ------------------------------------------------------------------------------- the backward tile replay, no Triton
+
+
+@pytest.mark.parametrize("causal, heads, kv", [(False, 2, 2), (True, 4, 2), (True, 2, 1)])
+def test_backward_requests_attnios_flash2_bwd_count_and_a_large_l2_reads_each_input_once(causal, heads, kv):
+    """fp32 (4-byte words, so L and D, fp32 in the replay, are words too), N_q = 96 < N_kv = 128, d = 32 (128-byte
+    rows): the requested bytes are 4 x the exact count of attnio's flash2-bwd schedule as its Triton kernel runs it
+    (attnio.triton.kernels.fa2_bwd.exact_count, dQ's atomic adds a read and a write each); with an L2 that holds
+    everything, DRAM reads are each input once (Q, K, V, O, dO, L: compulsory) and writes each output and D once."""
+    import_triton()
+    from attnio.triton.kernels.fa2_bwd import exact_count
+
+    w = Workload.build(heads=heads, kv_heads=kv, Nq=96, Nkv=128, d=32, dtype="fp32", causal=causal, M=10**6)
+    r = replay_backward(w, "h100", B_r=32, B_c=32)
+    c = exact_count(batch=1, heads=heads, kv_heads=kv, Nq=96, Nkv=128, d=32, dv=32, causal=causal, B_c=32)
+    assert r.exact
+    assert r.requested_bytes == 4 * (c.reads_words + c.writes_words)
+    q, kvb = heads * 96 * 32 * 4, kv * 128 * 32 * 4
+    assert r.dram_read_bytes == r.compulsory_read_bytes == 3 * q + 2 * kvb + heads * 96 * 4  # Q, O, dO, K, V, L
+    assert r.dram_write_bytes == q + 2 * kvb + heads * 96 * 4  # dQ, dK, dV, D
+
+
+def test_backward_bad_input():
+    w = Workload.build(heads=2, N=64, d=32, dtype="fp16", M=10**6)
+    for kw, param in ((dict(order=[0, 1]), "order"), (dict(steps="tile"), "steps"), (dict(l2_bytes=64), "l2_bytes")):
+        with pytest.raises(InvalidParameter) as e:
+            replay_backward(w, "h100", **kw)
+        assert e.value.name == param
