@@ -277,7 +277,9 @@ def test_cli_kernel_l2_json_and_bad_input(capsys):
     assert main([*base, "--l2", "a100"]) == 0
     assert "L2 replay of the captured trace on a100" in capsys.readouterr().out
     for extra, needle in ((["--l2", "h900"], "l2='h900'"), (["--l2", "h100", "--l2-bytes", "100"], "l2-bytes=100"),
-                          (["--l2", "h100", "--l2-order", "0,1,1"], "l2-order=")):
+                          (["--l2", "h100", "--l2-order", "0,1,1"], "l2-order="),
+                          (["--l2", "h100", "--l2-occupancy", "0"], "l2-occupancy=0"),
+                          (["--l2", "h100", "--fast"], "without --fast")):
         assert main([*base, *extra]) == 2
         err = capsys.readouterr()
         assert needle in err.err and err.err.count("\n") == 1 and err.out == ""
