@@ -252,7 +252,7 @@ def run_partition(queue: Sequence[int], slots: int, program: Callable[[int, int]
                 rbytes[t] += rb
                 wbytes[t] += wb
                 lines[t] += nl
-                secs[t] += nsec
+                secs[t] += nsec * (rd + wr)  # an atomic's sectors go both ways, as its requested bytes do
                 hit, new = access(key, t, nl, mask, wr)
                 if rd:
                     rlines[t] += nl

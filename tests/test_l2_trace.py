@@ -313,3 +313,19 @@ def test_backward_bad_input():
         with pytest.raises(InvalidParameter) as e:
             replay_backward(w, "h100", **kw)
         assert e.value.name == param
+
+
+def test_cli_run_l2_backward_and_training_step(capsys):
+    """attnio run flash2-bwd --l2: the replay's requested bytes are the run's (fp32: L and D are words too);
+    flash2 --backward --l2: the forward and backward replays and their DRAM total; flash1 is still refused."""
+    from attnio.cli import main
+
+    base = ["--N", "256", "--d", "64", "--heads", "2", "--M", "65536", "--count-only", "--dtype", "fp32", "--json"]
+    assert main(["run", "flash2-bwd", *base, "--l2", "h100"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["l2"]["requested_bytes"] == out["io_bytes"] and out["l2"]["pass"] == "backward"
+    assert main(["run", "flash2", "--backward", *base, "--l2", "a100"]) == 0
+    l2 = json.loads(capsys.readouterr().out)["l2"]
+    assert l2["dram_bytes"] == l2["forward"]["dram_bytes"] + l2["backward"]["dram_bytes"] > 0
+    assert main(["run", "flash1", *base, "--l2", "h100"]) == 2
+    assert "only with flash2" in capsys.readouterr().err
