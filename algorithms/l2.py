@@ -1,5 +1,8 @@
-"""An L2 replay of attnio's FlashAttention-2 forward at tile granularity: requested bytes, 32-byte sectors,
-L2 hits and the DRAM bytes left after the L2 (docs/dram.md).
+"""An L2 replay of attnio's FlashAttention-2 forward (:func:`replay`) and backward (:func:`replay_backward`) at
+tile granularity: requested bytes, 32-byte sectors, L2 hits and the DRAM bytes left after the L2 (docs/dram.md).
+The scheduler and the accounting are :mod:`attnio.algorithms.l2_schedule`'s, the cache model
+:class:`attnio.algorithms.l2_cache.SectoredLRU`: the same as for a kernel's captured trace
+(:mod:`attnio.algorithms.l2_trace`).
 
 One *program* (thread block) is one Q block of one query head of one sequence; its accesses, in order::
 
@@ -23,8 +26,8 @@ program of its partition, in launch order, when its program ends; resident progr
 first (causal kernels start the longest rows first).
 
 Cache: one fully associative LRU per partition of ⌊L2 bytes per partition / 128⌋ lines, write-allocate,
-write-back; a miss reads the tile's sectors from DRAM (sectored L2); every O and L tile reaches DRAM once
-(written once, written back when evicted or at the end). Exact for line-level LRU when tiles are atomic: row
+write-back, with valid and dirty sectors; a miss reads the tile's sectors from DRAM (sectored L2); every O and L
+tile reaches DRAM once (written once, written back when evicted or at the end). Exact for line-level LRU when tiles are atomic: row
 bytes (d·bytes per element) a multiple of the 128-byte line and L's B_r·4 and N_q·4 bytes too, so no line is shared by two
 tiles (:mod:`attnio.algorithms.l2_cache`); otherwise a line shared by two tiles is counted in each
 (``L2Result.exact`` is False). Not modelled: set associativity, the hash of addresses to L2 slices, replacement

@@ -1,4 +1,5 @@
-"""LRU caches for the L2 replay: a fast one over tiles (runs of lines) and a line-by-line one to check it.
+"""LRU caches for the L2 replay: a fast one over tiles (runs of lines), a line-by-line one to check it, and
+:class:`SectoredLRU`, the replays' cache model: the tile rule with valid and dirty sectors and write-back.
 
 :class:`TileLRU` keeps whole tiles, each a run of ``w`` lines, in least-recently-used order and evicts whole
 tiles from the cold end until the lines held are at most the capacity. When every tile is *atomic* (its lines
