@@ -75,6 +75,18 @@ def test_forward_trace_replay_equals_the_tile_replay(fwd, kw):
     _same(replay_trace(trace, "h100", **kw), tile, FWD_NAMES)
 
 
+def test_forward_trace_replay_equals_the_tile_replay_on_xcd_partitions(fwd):
+    """MI300X: 8 L2 partitions, program k to partition k mod 8 (a launch of 16 programs: 2 per partition)."""
+    w, _, trace = fwd
+    kw = dict(sms=1, l2_bytes=8 * 1024)
+    tile = replay(w, "mi300x", B_r=32, B_c=32, steps="access", **kw)
+    got = replay_trace(trace, "mi300x", **kw)
+    assert got.partitions == 8 and got.programs == 16
+    _same(got, tile, FWD_NAMES)
+    _same(replay_trace(trace, "mi300x", partition=3, **kw),
+          replay(w, "mi300x", B_r=32, B_c=32, steps="access", partition=3, **kw), FWD_NAMES)
+
+
 @pytest.mark.parametrize("kw", MACHINES[:5])
 def test_block_steps_agree_with_the_trace_within_5_percent(fwd, kw):
     """The tile replay's default steps (K_j and V_j together, O and L together) interleave programs a little
