@@ -88,7 +88,7 @@ def test_forward_trace_replay_equals_the_tile_replay_on_xcd_partitions(fwd):
 
 
 @pytest.mark.parametrize("kw", MACHINES[:5])
-def test_block_steps_agree_with_the_trace_within_5_percent(fwd, kw):
+def test_block_steps_within_5_percent_of_the_trace_on_these_five_machines(fwd, kw):
     """The tile replay's default steps (K_j and V_j together, O and L together) interleave programs differently
     from one access a step: requested and sector bytes are equal, DRAM bytes within 5% on these cases (equal here;
     a sweep of 960 thrashing-prone cases finds up to 13% elsewhere, docs/dram.md#captured-traces)."""
