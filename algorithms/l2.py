@@ -1,5 +1,8 @@
-"""An L2 replay of attnio's FlashAttention-2 forward at tile granularity: requested bytes, 32-byte sectors,
-L2 hits and the DRAM bytes left after the L2 (docs/dram.md).
+"""An L2 replay of attnio's FlashAttention-2 forward (:func:`replay`) and backward (:func:`replay_backward`) at
+tile granularity: requested bytes, 32-byte sectors, L2 hits and the DRAM bytes left after the L2 (docs/dram.md).
+The scheduler and the accounting are :mod:`attnio.algorithms.l2_schedule`'s, the cache model
+:class:`attnio.algorithms.l2_cache.SectoredLRU`: the same as for a kernel's captured trace
+(:mod:`attnio.algorithms.l2_trace`).
 
 One *program* (thread block) is one Q block of one query head of one sequence; its accesses, in order::
 
@@ -23,8 +26,8 @@ program of its partition, in launch order, when its program ends; resident progr
 first (causal kernels start the longest rows first).
 
 Cache: one fully associative LRU per partition of ⌊L2 bytes per partition / 128⌋ lines, write-allocate,
-write-back; a miss reads the tile's sectors from DRAM (sectored L2); every O and L tile reaches DRAM once
-(written once, written back when evicted or at the end). Exact for line-level LRU when tiles are atomic: row
+write-back, with valid and dirty sectors; a miss reads the tile's sectors from DRAM (sectored L2); every O and L
+tile reaches DRAM once (written once, written back when evicted or at the end). Exact for line-level LRU when tiles are atomic: row
 bytes (d·bytes per element) a multiple of the 128-byte line and L's B_r·4 and N_q·4 bytes too, so no line is shared by two
 tiles (:mod:`attnio.algorithms.l2_cache`); otherwise a line shared by two tiles is counted in each
 (``L2Result.exact`` is False). Not modelled: set associativity, the hash of addresses to L2 slices, replacement
@@ -47,17 +50,27 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 
-from attnio.algorithms.l2_cache import TileLRU
-from attnio.bounds.dram import L2Preset, preset
+from attnio.algorithms.l2_schedule import (
+    ORDERS,
+    L2Result,
+    TensorTraffic,
+    launch_order,
+    machine,
+    replay_launches,
+)
+from attnio.bounds.dram import L2Preset
 from attnio.core.errors import InvalidParameter
 from attnio.core.validate import check_choice, check_int
 from attnio.core.workload import Workload
 
+__all__ = ["ORDERS", "L2Result", "TensorTraffic", "fa3_section_heads", "replay", "replay_backward"]
+
 TENSORS = ("Q", "K", "V", "O", "L")
-ORDERS = ("qhb", "hqb", "sections")
+#: the backward's tensors: its inputs, D (rowsum(dO ∘ O), fp32) and the gradients
+BWD_TENSORS = ("Q", "K", "V", "O", "dO", "L", "D", "dQ", "dK", "dV")
+STEPS = ("block", "access")
 #: FlashAttention-3's L2 budget for a section's K and V (hopper/tile_scheduler.hpp): 32 MiB.
 FA3_L2_BUDGET = 32 * 2**20
 
@@ -74,98 +87,6 @@ def fa3_section_heads(Nkv: int, d: int, bytes_per_word: int, heads: int, budget:
     return max(1, min(s, heads))
 
 
-@dataclass
-class TensorTraffic:
-    """One tensor's bytes: requested by the kernel, in sectors touched, lines accessed and hit in L2, and DRAM."""
-
-    requested_bytes: int = 0
-    sectors: int = 0
-    lines: int = 0
-    hit_lines: int = 0
-    dram_read_bytes: int = 0
-    dram_write_bytes: int = 0
-    sector_bytes: int = 32
-
-    @property
-    def sector_efficiency(self) -> float:
-        """Requested bytes over the bytes of the sectors touched (1.0: no byte of a sector wasted)."""
-        return self.requested_bytes / (self.sectors * self.sector_bytes) if self.sectors else 1.0
-
-    def as_dict(self) -> dict:
-        return {"requested_bytes": self.requested_bytes, "sectors": self.sectors, "sector_bytes": self.sectors *
-                self.sector_bytes, "sector_efficiency": self.sector_efficiency, "lines": self.lines,
-                "hit_lines": self.hit_lines, "dram_read_bytes": self.dram_read_bytes,
-                "dram_write_bytes": self.dram_write_bytes}
-
-
-@dataclass
-class L2Result:
-    """The replay's answer, per tensor and in all; ``compulsory_bytes``: what an L2 of unbounded size would read
-    (each tile's sectors once per partition) plus the writes."""
-
-    preset: str
-    l2_lines_per_partition: int
-    partitions: int
-    slots_per_partition: int
-    programs: int
-    order: str
-    section_heads: int | None
-    exact: bool
-    tensors: dict[str, TensorTraffic] = field(default_factory=dict)
-    compulsory_read_bytes: int = 0
-    seconds: float = 0.0
-
-    def _sum(self, attr: str) -> int:
-        return sum(getattr(t, attr) for t in self.tensors.values())
-
-    @property
-    def requested_bytes(self) -> int:
-        return self._sum("requested_bytes")
-
-    @property
-    def sector_bytes(self) -> int:
-        return sum(t.sectors * t.sector_bytes for t in self.tensors.values())
-
-    @property
-    def dram_read_bytes(self) -> int:
-        return self._sum("dram_read_bytes")
-
-    @property
-    def dram_write_bytes(self) -> int:
-        return self._sum("dram_write_bytes")
-
-    @property
-    def dram_bytes(self) -> int:
-        return self.dram_read_bytes + self.dram_write_bytes
-
-    @property
-    def compulsory_bytes(self) -> int:
-        return self.compulsory_read_bytes + self.dram_write_bytes
-
-    @property
-    def read_lines(self) -> int:
-        return sum(t.lines for n, t in self.tensors.items() if n in ("Q", "K", "V"))
-
-    @property
-    def miss_lines(self) -> int:
-        return self.read_lines - self._sum("hit_lines")
-
-    @property
-    def hit_rate(self) -> float:
-        """Read-line hits over read-line accesses (writes allocate but are not counted as hits or misses)."""
-        return 1 - self.miss_lines / self.read_lines if self.read_lines else 0.0
-
-    def as_dict(self) -> dict:
-        return {"preset": self.preset, "l2_lines_per_partition": self.l2_lines_per_partition,
-                "partitions": self.partitions, "slots_per_partition": self.slots_per_partition,
-                "programs": self.programs, "order": self.order, "section_heads": self.section_heads,
-                "exact": self.exact, "requested_bytes": self.requested_bytes, "sector_bytes": self.sector_bytes,
-                "dram_read_bytes": self.dram_read_bytes, "dram_write_bytes": self.dram_write_bytes,
-                "dram_bytes": self.dram_bytes, "compulsory_bytes": self.compulsory_bytes,
-                "hit_rate": self.hit_rate, "miss_lines": self.miss_lines, "seconds": self.seconds,
-                "tensors": {n: t.as_dict() for n, t in self.tensors.items()}}
-
-
 def _row_runs(offsets: range, R: int, unit: int) -> int:
     """Units (lines or sectors) touched by rows of ``R`` bytes at ``offsets``, each row counted on its own."""
     if R % unit == 0 and offsets.start % unit == 0 and offsets.step % unit == 0:
@@ -173,79 +94,84 @@ def _row_runs(offsets: range, R: int, unit: int) -> int:
     return sum(-(-(o + R) // unit) - o // unit for o in offsets)
 
 
-def _launch(w: Workload, T_r: int, order: str | Sequence[int], section: int, q_reverse: bool) -> list[int]:
-    """Program ids (q block fastest: id = (z·H + h)·T_r + i) in launch order."""
-    H, B = w.heads, w.batch
-    n = B * H * T_r
-    qs = range(T_r - 1, -1, -1) if q_reverse else range(T_r)
-    if not isinstance(order, str):
-        ids = list(order)
-        if sorted(ids) != list(range(n)):
-            raise InvalidParameter("order", f"a sequence of {len(ids)} ids", f"a permutation of 0..{n - 1} (every "
-                                   f"program of the grid of {B} x {H} x {T_r} exactly once)")
-        return ids
-    if order == "qhb":
-        return [(z * H + h) * T_r + i for z in range(B) for h in range(H) for i in qs]
-    if order == "hqb":
-        return [(z * H + h) * T_r + i for z in range(B) for i in qs for h in range(H)]
-    return [(z * H + h) * T_r + i for z in range(B) for s0 in range(0, H, section) for i in qs
-            for h in range(s0, min(s0 + section, H))]
+class _Tiles:
+    """Tile accesses (:data:`attnio.algorithms.l2_schedule.Access`) of one replay, made once and kept.
+
+    ``specs[t]`` = (``"rows"``, heads, N, row bytes): tensor t laid out (batch, seq, heads, width), a tile of rows
+    [r0, r1) of head h is r1 − r0 rows of ``row bytes`` at stride heads·row bytes; or (``"stat"``, heads, N, 4):
+    (batch, heads, seq) fp32, a tile is one contiguous run. ``block[t]``: the rows of a tile starting at r0 are
+    [r0, min(r0 + block[t], N)). A tile's block key is an int made of (t, z, h, r0)."""
+
+    def __init__(self, specs: dict[int, tuple[str, int, int, int]], block: dict[int, int], batch: int, line: int,
+                 sector: int) -> None:
+        self.specs, self.block, self.line, self.sector = specs, block, line, sector
+        self.hmax = max(s[1] for s in specs.values())
+        self.nmax = max(s[2] for s in specs.values()) + 1
+        self.batch = batch
+        self.made: dict[int, tuple] = {}
+
+    def __call__(self, t: int, z: int, h: int, r0: int, rd: bool, wr: bool) -> tuple:
+        key = ((t * self.batch + z) * self.hmax + h) * self.nmax + r0
+        ck = key * 4 + 2 * rd + wr
+        got = self.made.get(ck)
+        if got is None:
+            layout, heads_t, N, R = self.specs[t]
+            r1 = min(r0 + self.block[t], N)
+            if layout == "stat":
+                offs = range(((z * heads_t + h) * N + r0) * 4, ((z * heads_t + h) * N + r0) * 4 + 1)
+                width = (r1 - r0) * 4
+            else:
+                stride = heads_t * R
+                start = ((z * N + r0) * heads_t + h) * R
+                offs = range(start, start + (r1 - r0) * stride, stride)
+                width = R
+            nl, ns = _row_runs(offs, width, self.line), _row_runs(offs, width, self.sector)
+            nbytes = len(offs) * width
+            got = self.made[ck] = (t, key, nl, (1 << ns) - 1, ns, nbytes if rd else 0, nbytes if wr else 0, rd, wr)
+        return got
+
+
+def _setup(gpu: str | L2Preset, w: Workload, B_r: int, B_c: int, order: str | Sequence[int], occupancy: int,
+           sms: int | None, l2_bytes: int | None, steps: str) -> tuple:
+    if not isinstance(w, Workload):
+        raise InvalidParameter("workload", w, "an attnio.core.workload.Workload (Workload.build(...))")
+    p, slots, cap = machine(gpu, occupancy, sms, l2_bytes)
+    B_r, B_c = check_int("B_r", B_r, min=1), check_int("B_c", B_c, min=1)
+    if isinstance(order, str):
+        check_choice("order", order, list(ORDERS))
+    check_choice("steps", steps, list(STEPS))
+    return p, B_r, B_c, slots, cap
 
 
 def replay(
     w: Workload, gpu: str | L2Preset, *, B_r: int = 128, B_c: int = 128, order: str | Sequence[int] = "qhb",
     section_heads: int | None = None, q_reverse: bool = False, sawtooth: bool = False, occupancy: int = 1,
-    sms: int | None = None, l2_bytes: int | None = None, partition: int | None = None,
+    sms: int | None = None, l2_bytes: int | None = None, partition: int | None = None, steps: str = "block",
 ) -> L2Result:
     """Replay the FA-2 forward of ``w`` through the L2 of ``gpu`` (a name of :data:`attnio.bounds.dram.L2_PRESETS`
     or a preset); ``sms`` and ``l2_bytes`` (per partition) override the preset's; ``section_heads`` (order
     ``"sections"``; None: FlashAttention-3's rule :func:`fa3_section_heads`); ``sawtooth``: a program of an odd
     wave (launch position // slots) reads its K/V blocks last first (arXiv 2601.16032's alternating traversal);
     ``partition``: replay that L2 partition only (the result covers its programs only; where the launch order
-    deals the partitions symmetric shares, P times it is the whole GPU)."""
+    deals the partitions symmetric shares, P times it is the whole GPU); ``steps``: ``"block"`` (K_j and V_j are
+    one step, O and L one step: the module docstring) or ``"access"`` (every tile load or store its own step, as
+    a captured kernel trace is replayed, :mod:`attnio.algorithms.l2_trace`)."""
     t0 = time.perf_counter()
-    p = gpu if isinstance(gpu, L2Preset) else preset(gpu)
-    if not isinstance(w, Workload):
-        raise InvalidParameter("workload", w, "an attnio.core.workload.Workload (Workload.build(...))")
-    B_r, B_c, occupancy = check_int("B_r", B_r, min=1), check_int("B_c", B_c, min=1), check_int("occupancy", occupancy, min=1)
-    if isinstance(order, str):
-        check_choice("order", order, list(ORDERS))
-    per_part_sms = p.sms_per_partition if sms is None else check_int("sms", sms, min=1)
-    l2 = p.l2_bytes_per_partition if l2_bytes is None else check_int("l2_bytes", l2_bytes, min=1)
-    if l2 < p.line:
-        raise InvalidParameter("l2_bytes", l2, f"at least one {p.line}-byte line")
-    cap = l2 // p.line
+    p, B_r, B_c, slots, cap = _setup(gpu, w, B_r, B_c, order, occupancy, sms, l2_bytes, steps)
     bpw = w.bytes_per_word
     H, Hkv, g, Nq, Nkv, B = w.heads, w.kv_heads, w.groups, w.Nq, w.Nkv, w.batch
     T_r, T_c = -(-Nq // B_r), -(-Nkv // B_c)
     sec = None
     if order == "sections":
         sec = fa3_section_heads(Nkv, w.d, bpw, H) if section_heads is None else check_int("section_heads", section_heads, min=1)
-    ids = _launch(w, T_r, order, sec or 1, q_reverse)
-    line, sector = p.line, p.sector
+    ids = launch_order(T_r, H, B, order, sec or 1, q_reverse)
+    line = p.line
     Rq, Rv = w.d * bpw, w.dv * bpw
     exact = Rq % line == 0 and Rv % line == 0 and (B_r * 4) % line == 0 and (Nq * 4) % line == 0  # L tiles too
-
-    stats = {t: TensorTraffic(sector_bytes=sector) for t in TENSORS}
-    tiles: dict[int, tuple[int, int, int]] = {}  # key -> (tensor index, lines, sectors)
-
-    def tile(t: int, z: int, h: int, blk: int) -> tuple[int, int]:
-        """(key, lines) of tile ``blk`` of tensor TENSORS[t] for sequence z, head h (K/V: the K/V head)."""
-        key = ((t * B + z) * H + h) * max(T_r, T_c) + blk
-        got = tiles.get(key)
-        if got is None:
-            if t == 4:  # L: (batch, heads, Nq) fp32, one contiguous run per tile
-                r0, r1 = blk * B_r, min((blk + 1) * B_r, Nq)
-                offs = range(((z * H + h) * Nq + r0) * 4, ((z * H + h) * Nq + r0) * 4 + 1)
-                R = (r1 - r0) * 4
-            else:
-                heads_t, N, R, Bt = (Hkv, Nkv, Rq if t == 1 else Rv, B_c) if t in (1, 2) else (H, Nq, Rq if t == 0 else Rv, B_r)
-                r0, r1 = blk * Bt, min((blk + 1) * Bt, N)
-                stride = heads_t * R
-                start = ((z * N + r0) * heads_t + h) * R
-                offs = range(start, start + (r1 - r0) * stride, stride)
-            got = tiles[key] = (t, _row_runs(offs, R, line), _row_runs(offs, R, sector))
-        return key, got[1]
+    tiles = _Tiles({0: ("rows", H, Nq, Rq), 1: ("rows", Hkv, Nkv, Rq), 2: ("rows", Hkv, Nkv, Rv),
+                    3: ("rows", H, Nq, Rv), 4: ("stat", H, Nq, 4)},
+                   {0: B_r, 1: B_c, 2: B_c, 3: B_r, 4: B_r}, B, line, p.sector)
+    split = steps == "access"
 
     def kv_range(i: int) -> tuple[int, int]:
         if not w.causal:
@@ -253,80 +179,111 @@ def replay(
         last = min((i + 1) * B_r, Nq) - 1 + Nkv - Nq
         return 0, (last // B_c + 1 if last >= 0 else 0)
 
-    P = p.partitions
-    slots = per_part_sms * occupancy
-    lines_acc = [0] * 5
-    hit_acc = [0] * 5
-    miss_sectors = [0] * 5
-    req = [0] * 5
-    sec_acc = [0] * 5
-    compulsory = 0
-    rows_q = [min((i + 1) * B_r, Nq) - i * B_r for i in range(T_r)]
-    rows_kv = [min((j + 1) * B_c, Nkv) - j * B_c for j in range(T_c)]
-    if partition is not None:
-        check_int("partition", partition, min=0, max=P - 1)
-    for part in range(P) if partition is None else (partition,):
-        queue = ids[part::P]
-        access = TileLRU(cap).access
-        seen: set[int] = set()
-        # slot state: [program position in queue, step, z, h, hk, i, lo, hi, reverse]
-        state: list[list[int] | None] = [None] * slots
-        nxt = 0
-
-        def start(pos: int, queue: list[int] = queue) -> list[int]:
-            pid = queue[pos]
-            z, rest = divmod(pid, H * T_r)
-            h, i = divmod(rest, T_r)
-            lo, hi = kv_range(i)
-            rev = int(sawtooth and (pos // slots) % 2 == 1)
-            return [0, z, h, h // g, i, lo, hi, rev]
-
-        for s in range(min(slots, len(queue))):
-            state[s] = start(s)
-        nxt = min(slots, len(queue))
-        busy = nxt
-        while busy:
-            for s in range(slots):
-                st = state[s]
-                if st is None:
-                    continue
-                step, z, h, hk, i, lo, hi, rev = st
-                n = hi - lo
-                if step == 0:
-                    acc = ((0, z, h, i, rows_q[i] * Rq),)
-                elif step <= n:
-                    j = hi - step if rev else lo + step - 1
-                    acc = ((1, z, hk, j, rows_kv[j] * Rq), (2, z, hk, j, rows_kv[j] * Rv))
-                else:
-                    acc = ((3, z, h, i, rows_q[i] * Rv), (4, z, h, i, rows_q[i] * 4))
-                for t, tz, th, blk, nbytes in acc:
-                    key, nl = tile(t, tz, th, blk)
-                    req[t] += nbytes
-                    lines_acc[t] += nl
-                    sec_acc[t] += tiles[key][2]
-                    if access(key, nl):
-                        if t < 3:
-                            hit_acc[t] += nl
-                    elif t < 3:
-                        miss_sectors[t] += tiles[key][2]
-                        if key not in seen:
-                            seen.add(key)
-                            compulsory += tiles[key][2] * sector
-                if step > n:
-                    if nxt < len(queue):
-                        state[s] = start(nxt)
-                        nxt += 1
-                    else:
-                        state[s] = None
-                        busy -= 1
-                else:
-                    st[0] = step + 1
-    for t, name in enumerate(TENSORS):
-        ts = stats[name]
-        ts.requested_bytes, ts.sectors, ts.lines = req[t], sec_acc[t], lines_acc[t]
-        if t < 3:
-            ts.hit_lines, ts.dram_read_bytes = hit_acc[t], miss_sectors[t] * sector
+    def program(pid: int, pos: int) -> Iterator[tuple]:
+        z, rest = divmod(pid, H * T_r)
+        h, i = divmod(rest, T_r)
+        hk = h // g
+        lo, hi = kv_range(i)
+        yield (tiles(0, z, h, i * B_r, True, False),)
+        js = range(hi - 1, lo - 1, -1) if sawtooth and (pos // slots) % 2 == 1 else range(lo, hi)
+        for j in js:
+            k, v = tiles(1, z, hk, j * B_c, True, False), tiles(2, z, hk, j * B_c, True, False)
+            if split:
+                yield (k,)
+                yield (v,)
+            else:
+                yield (k, v)
+        o, lse = tiles(3, z, h, i * B_r, False, True), tiles(4, z, h, i * B_r, False, True)
+        if split:
+            yield (o,)
+            yield (lse,)
         else:
-            ts.dram_write_bytes = sec_acc[t] * sector  # written once each; write-back sends the sectors written
-    return L2Result(p.name, cap, P, slots, len(ids) if partition is None else len(ids[partition::P]), order if isinstance(order, str) else "explicit", sec, exact,
-                    stats, compulsory, time.perf_counter() - t0)
+            yield (o, lse)
+
+    acc, programs = replay_launches(p, cap, slots, [(ids, program)], TENSORS, partition)
+    return L2Result(p.name, cap, p.partitions, slots, programs, order if isinstance(order, str) else "explicit", sec,
+                    exact, acc.traffic(), acc.compulsory * p.sector, time.perf_counter() - t0)
+
+
+def replay_backward(
+    w: Workload, gpu: str | L2Preset, *, B_r: int = 128, B_c: int = 128, order: str | Sequence[int] = "qhb",
+    section_heads: int | None = None, occupancy: int = 1, sms: int | None = None, l2_bytes: int | None = None,
+    partition: int | None = None, steps: str = "block",
+) -> L2Result:
+    """Replay the FA-2 backward of ``w`` (the two launches of attnio's ``flash2-bwd`` schedule as its Triton kernel
+    runs them, :mod:`attnio.triton.kernels.fa2_bwd`) through the L2 of ``gpu``, on a cold L2::
+
+        preprocess, one program per (block of P rows, head), P = the power of two ≥ min(N_q, 64), at least 16:
+            load O_i, dO_i (step) | write D_i, write dQ_i ← 0 (step)
+        main, one program per (K/V block j of B_c rows, K/V head):
+            load K_j, V_j (step)
+            for each query head of the group, for the Q blocks from s_j = max(0, j·B_c − δ) (causal) or 0, B_r rows:
+                load Q_i, dO_i, L_i, D_i, read-modify-write dQ_i (an atomic add) (step)
+            write dK_j, dV_j (step)
+
+    Layouts: (batch, seq, heads, width) for Q, K, V, O, dO, dQ, dK, dV; (batch, heads, seq) fp32 for L and D.
+    dQ is in the element type, fp32 for bf16 (the Triton kernel's choice). A tile is cut into chunks of
+    gcd(P, B_r, B_c, δ) rows (the rows where preprocess and main tiles can start), each chunk one cache block;
+    the replay is exact (line-level LRU) when every chunk fills whole lines. Launch orders as :func:`replay`
+    (x the block, y the head, z the sequence), applied to each launch; ``steps="access"``: every tile access its
+    own step. Not modelled: the fp32 dQ accumulator and its conversion of FlashAttention-2's CUDA kernel."""
+    t0 = time.perf_counter()
+    p, B_r, B_c, slots, cap = _setup(gpu, w, B_r, B_c, order, occupancy, sms, l2_bytes, steps)
+    bpw = w.bytes_per_word
+    H, Hkv, g, Nq, Nkv, B = w.heads, w.kv_heads, w.groups, w.Nq, w.Nkv, w.batch
+    delta = Nkv - Nq
+    P_rows = max(16, 1 << (min(Nq, 64) - 1).bit_length())
+    T_p, T_c = -(-Nq // P_rows), -(-Nkv // B_c)
+    chunk = math.gcd(P_rows, B_r, B_c, delta) if w.causal else math.gcd(P_rows, B_r)
+    sec = None
+    if order == "sections":
+        sec = fa3_section_heads(Nkv, w.d, bpw, Hkv) if section_heads is None else check_int("section_heads", section_heads, min=1)
+    dq_bytes = 4 if w.dtype == "bf16" else bpw
+    line = p.line
+    Rq, Rv, Rdq = w.d * bpw, w.dv * bpw, w.d * dq_bytes
+    exact = all(x % line == 0 for x in (Rq, Rv, Rdq, chunk * 4, Nq * 4))
+    # BWD_TENSORS: Q K V O dO L D dQ dK dV
+    specs = {0: ("rows", H, Nq, Rq), 1: ("rows", Hkv, Nkv, Rq), 2: ("rows", Hkv, Nkv, Rv), 3: ("rows", H, Nq, Rv),
+             4: ("rows", H, Nq, Rv), 5: ("stat", H, Nq, 4), 6: ("stat", H, Nq, 4), 7: ("rows", H, Nq, Rdq),
+             8: ("rows", Hkv, Nkv, Rq), 9: ("rows", Hkv, Nkv, Rv)}
+    blk = {t: (B_c if t in (1, 2, 8, 9) else chunk) for t in specs}
+    tiles = _Tiles(specs, blk, B, line, p.sector)
+    split = steps == "access"
+
+    def rows(t: int, z: int, h: int, r0: int, r1: int, rd: bool, wr: bool) -> list[tuple]:
+        return [tiles(t, z, h, c, rd, wr) for c in range(r0, min(r1, Nq), chunk)]
+
+    def pre(pid: int, pos: int) -> Iterator[tuple]:
+        z, rest = divmod(pid, H * T_p)
+        h, i = divmod(rest, T_p)
+        r0, r1 = i * P_rows, (i + 1) * P_rows
+        a = [rows(3, z, h, r0, r1, True, False), rows(4, z, h, r0, r1, True, False),
+             rows(6, z, h, r0, r1, False, True), rows(7, z, h, r0, r1, False, True)]
+        if split:
+            yield from (tuple(x) for x in a)
+        else:
+            yield tuple(a[0] + a[1])
+            yield tuple(a[2] + a[3])
+
+    def main(pid: int, pos: int) -> Iterator[tuple]:
+        z, rest = divmod(pid, Hkv * T_c)
+        hk, j = divmod(rest, T_c)
+        k, v = tiles(1, z, hk, j * B_c, True, False), tiles(2, z, hk, j * B_c, True, False)
+        yield from ((k,), (v,)) if split else ((k, v),)
+        start = max(j * B_c - delta, 0) if w.causal else 0
+        for h in range(hk * g, hk * g + g):
+            for r0 in range(start, Nq, B_r):
+                a = [rows(t, z, h, r0, r0 + B_r, True, t == 7) for t in (0, 4, 5, 6, 7)]
+                if split:
+                    yield from (tuple(x) for x in a)
+                else:
+                    yield tuple(x for y in a for x in y)
+        dk, dv = tiles(8, z, hk, j * B_c, False, True), tiles(9, z, hk, j * B_c, False, True)
+        yield from ((dk,), (dv,)) if split else ((dk, dv),)
+
+    if not isinstance(order, str):
+        raise InvalidParameter("order", "a sequence", "qhb, hqb or sections for the backward (two launches)")
+    launches = [(launch_order(T_p, H, B, order, sec or 1), pre), (launch_order(T_c, Hkv, B, order, sec or 1), main)]
+    acc, programs = replay_launches(p, cap, slots, launches, BWD_TENSORS, partition)
+    return L2Result(p.name, cap, p.partitions, slots, programs, order, sec, exact, acc.traffic(),
+                    acc.compulsory * p.sector, time.perf_counter() - t0)

@@ -3,8 +3,8 @@
 0. Speed: a causal 32k prefill, 32 heads, d = 128 bf16, H100 preset, 128 × 128 tiles; target 60 s (ratio < 1
    is within target).
 1. FlashAttention Figure 2 (A100, GPT-2 medium attention: batch 64, 16 heads, N = 1024, d = 64, fp16): the
-   FA-2 forward's requested and predicted DRAM bytes (the paper's 4.4 GB is forward + backward of FA-1; the
-   backward is not replayed, so this row shows what the L2 removes from the forward only).
+   FA-2 forward's and backward's (algorithms/l2.py replay_backward, 128 x 128 blocks, each on a cold L2)
+   requested and predicted DRAM bytes against the paper's 4.4 GB (forward + backward of FA-1).
 2. ROCm/FlyDSL PR #919 (MI355X, S = 65536, H = 64, D = 128, bf16, non-causal): two launch orders, hit rate and
    L2 misses (128-byte lines) against the published 2.36% / 8.593e9 and 93.62% / 5.611e8. One XCD is replayed
    and the misses are multiplied by 8: both orders deal the 8 XCDs symmetric shares.
@@ -13,8 +13,14 @@
 4. Sawtooth (arXiv 2601.16032): non-compulsory DRAM reads with forward vs alternating K/V traversal (odd waves
    reversed) on the H100 preset, d = 128 bf16, non-causal: one head of N = 131072 (its K/V, 64 MiB, exceeds the
    50 MiB L2: the long-sequence regime) and two heads of N = 65536.
+5. A captured trace (attnio/triton/trace.py, algorithms/l2_trace.py): attnio's FA-2 forward Triton kernel, 4 heads,
+   N = 256, d = 64 fp16, 64 x 64 blocks: the interpreter's time to count it (tracing off), to count and capture
+   the trace, and to replay the trace on the H100 preset; replay ÷ interpreter. And the counter's speed with
+   tracing off against the counter before the trace hook existed (attnio/triton/count.py at commit 8348104,
+   read with git; skipped outside a git checkout), CPU time, min of 5 interleaved runs each, and the cost of the
+   hook's one test per access.
 
-    .venv/bin/python benchmarks/bench_l2.py [--skip-flydsl]
+    .venv/bin/python benchmarks/bench_l2.py [--skip-flydsl] [--only-trace]
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import sys
 import time
 
-from attnio.algorithms.l2 import fa3_section_heads, replay
+from attnio.algorithms.l2 import fa3_section_heads, replay, replay_backward
 from attnio.core.workload import Workload
 
 
@@ -37,10 +43,86 @@ def speed() -> None:
 
 def fa1_fig2() -> None:
     w = Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16", gpu="a100")
-    r = replay(w, "a100", B_r=128, B_c=128)
-    print(f"1. FA Fig. 2 workload, FA-2 forward on the A100 preset: requested {r.requested_bytes / 1e9:.3f} GB, "
-          f"sectors {r.sector_bytes / 1e9:.3f} GB, predicted DRAM {r.dram_bytes / 1e9:.3f} GB (compulsory "
-          f"{r.compulsory_bytes / 1e9:.3f} GB), hit rate {r.hit_rate:.3f}; paper: 4.4 GB forward + backward (FA-1)")
+    f = replay(w, "a100", B_r=128, B_c=128)
+    b = replay_backward(w, "a100", B_r=128, B_c=128)
+    for name, r in (("forward", f), ("backward", b)):
+        print(f"1. FA Fig. 2 workload, FA-2 {name} on the A100 preset: requested {r.requested_bytes / 1e9:.3f} GB, "
+              f"sectors {r.sector_bytes / 1e9:.3f} GB, predicted DRAM {r.dram_bytes / 1e9:.3f} GB (compulsory "
+              f"{r.compulsory_bytes / 1e9:.3f} GB), hit rate {r.hit_rate:.3f} ({r.seconds:.0f} s)")
+    tot, req = f.dram_bytes + b.dram_bytes, f.requested_bytes + b.requested_bytes
+    print(f"1. forward + backward: predicted DRAM {tot / 1e9:.3f} GB = {tot / 4.4e9:.2f} x the paper's 4.4 GB "
+          f"(FA-1); requested {req / 1e9:.3f} GB = {req / 4.4e9:.2f} x")
+
+
+def trace() -> None:
+    import os
+    import subprocess
+    from pathlib import Path
+
+    os.environ["TRITON_INTERPRET"] = "1"
+    from attnio.algorithms.l2_trace import replay_trace
+    from attnio.triton.count import count_traffic
+    from attnio.triton.kernels.fa2_fwd import fa2_forward
+    from attnio.triton.trace import capture_fa2, fa2_tensors
+
+    w = Workload.build(heads=4, N=256, d=64, dtype="fp16", M=10**6)
+    t = fa2_tensors(w)
+
+    def count(ct) -> tuple[float, float]:  # noqa: ANN001
+        """(CPU seconds, wall seconds) of one count: CPU time is less disturbed on a shared machine."""
+        t0, w0 = time.process_time(), time.perf_counter()
+        with ct(**t):
+            fa2_forward(t["q"], t["k"], t["v"], block=(64, 64), schedule="per-head", o=t["o"], lse=t["lse"])
+        return time.process_time() - t0, time.perf_counter() - w0
+
+    count(count_traffic)  # warm: Triton's first launch
+    root = Path(__file__).resolve().parents[1]
+    runs: dict[str, list[tuple[float, float]]] = {"now": []}
+    counters = {"now": count_traffic}
+    try:
+        src = subprocess.run(["git", "-C", str(root), "show", "8348104:attnio/triton/count.py"], capture_output=True,
+                             text=True, check=True).stdout
+        import types
+
+        for name in ("before", "before, a second copy"):  # two copies: how much the same code varies
+            mod = types.ModuleType(f"attnio.triton._count_{len(counters)}")
+            sys.modules[mod.__name__] = mod  # its dataclasses look their module up
+            exec(compile(src, "count.py@8348104", "exec"), mod.__dict__)  # noqa: S102
+            counters[name], runs[name] = mod.count_traffic, []
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    import random
+
+    rng = random.Random(0)
+    for _ in range(5):
+        names = list(counters)
+        rng.shuffle(names)
+        for name in names:
+            runs[name].append(count(counters[name]))
+    wall = min(x[1] for x in runs["now"])
+    t0 = time.perf_counter()
+    traffic, tr = capture_fa2(w, 64, 64)
+    cap = time.perf_counter() - t0
+    r = replay_trace(tr, "h100")
+    print(f"5. trace of FA-2 forward (4 heads, N = 256, d = 64 fp16, 64 x 64): interpreter count {wall:.2f} s "
+          f"(wall, tracing off), count + capture {cap:.2f} s ({tr.accesses} accesses, {tr.nbytes / 1024:.0f} KiB), "
+          f"replay {r.seconds:.3f} s: replay / interpreter {r.seconds / wall:.4f}")
+    import timeit
+
+    class _C:
+        trace = None
+
+    c = _C()
+    check = min(timeit.repeat("c.trace is not None", globals={"c": c}, number=100_000, repeat=5)) / 100_000
+    print(f"5. the hook's cost when off: one test per access, {check * 1e9:.0f} ns x {tr.accesses} accesses = "
+          f"{check * tr.accesses / min(x[0] for x in runs['now']):.1e} of the count's CPU time")
+    if "before" in runs:
+        med = {k: sorted(x[0] for x in v)[len(v) // 2] for k, v in runs.items()}
+        print(f"5. counter CPU time, median of 5 (shuffled): tracing off {med['now']:.3f} s, before the trace hook "
+              f"{med['before']:.3f} s: ratio {med['now'] / med['before']:.3f}; the same code twice (noise): ratio "
+              f"{med['before, a second copy'] / med['before']:.3f}")
+    else:
+        print("5. counter before the trace hook: skipped (no git checkout)")
 
 
 def flydsl() -> None:
@@ -81,9 +163,13 @@ def sawtooth() -> None:
 
 
 if __name__ == "__main__":
+    if "--only-trace" in sys.argv:
+        trace()
+        sys.exit(0)
     speed()
     fa1_fig2()
     sections()
     sawtooth()
     if "--skip-flydsl" not in sys.argv:
         flydsl()
+    trace()

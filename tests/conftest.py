@@ -191,6 +191,9 @@ TIERS: dict[str, tuple[str, ...]] = {
     # 15 s or more in the measured fast loop on the loaded shared machine (about 5 s quiet)
     "slow": (
         "test_triton_scale.py::test_sampled_equals_full_run",
+        "test_l2_trace.py::test_backward_trace_replay_equals_the_tile_replay",
+        "test_l2_trace.py::test_causal_forward_whole_tiles_exact_partial_tiles_request_less",
+        "test_l2_trace.py::test_cli_kernel_l2_json_and_bad_input",
         "test_bspv_cap.py::test_bound_below_every_covered_schedule_on_a_dense_grid",
         "test_bspv_cap.py::test_bound_below_every_covered_schedule_on_a_grid_dv_free",
         "test_backward_slots_dv.py::test_the_bound_is_below_every_covered_exact_cost_on_a_grid",

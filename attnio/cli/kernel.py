@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from attnio.cli import _kernel_l2
 from attnio.cli._common import int_option, print_json
 
 
@@ -65,6 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --fast: the FA-2 forward's blocks (default: attnio's io-optimal rule at M)")
     p.add_argument("--schedule", choices=("grouped", "per-head"), default="grouped",
                    help="with --fast: the FA-2 forward's schedule (default grouped)")
+    _kernel_l2.add_arguments(p)
 
 
 #: the one launcher ``--fast`` counts (attnio.triton.scale knows its grid)
@@ -194,6 +196,7 @@ def _run(args: argparse.Namespace) -> Any:
     w = Workload.build(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, N=args.N, Nq=args.Nq,
                        Nkv=args.Nkv, d=args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, M=args.M,
                        smem=args.smem, gpu=gpu)
+    _kernel_l2.check(args)
     if getattr(args, "fast", False):
         return _fast(args, w)
     mapping = _mapping(args.args)
@@ -201,7 +204,9 @@ def _run(args: argparse.Namespace) -> Any:
     try:
         with _stand_in(args.fake_gpu):
             launch = load_launcher(args.target, args.import_roots)
-            return check(launch, w, seed=args.seed, args=mapping, cu_seqlens=cu, page_size=args.page_size)
+            with _kernel_l2.traced(args) as trace:
+                result = check(launch, w, seed=args.seed, args=mapping, cu_seqlens=cu, page_size=args.page_size)
+            return _kernel_l2.replayed(result, trace, args)
     finally:
         sys.path[:] = saved
 

@@ -32,9 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a mask for flash2 / flash2-bwd (docs/masks.md): window:LEFT,RIGHT (-1 unbounded), prefix:P, "
                         "document:0,s1,...,N (cu_seqlens), or causal; instead of --causal")
     p.add_argument("--l2", default=None, metavar="PRESET",
-                   help="flash2 forward: replay its thread blocks through the L2 of a preset (a100, h100, h200, b200, "
-                        "mi300x, mi355x, l4) and print requested, sector and predicted DRAM bytes per tensor "
-                        "(docs/dram.md)")
+                   help="flash2 (forward, or a training step with --backward) or flash2-bwd: replay its thread "
+                        "blocks through the L2 of a preset (a100, h100, h200, b200, mi300x, mi355x, l4) and print "
+                        "requested, sector and predicted DRAM bytes per tensor (docs/dram.md)")
     p.add_argument("--l2-order", default="qhb", metavar="ORDER",
                    help="with --l2: launch order qhb (q block fastest, FA-2's grid), hqb (head fastest) or sections "
                         "(FA-3's head sections)")
@@ -154,9 +154,9 @@ def _check_l2(args: argparse.Namespace, registry: Any) -> None:
     preset(args.l2)
     check_choice("l2-order", args.l2_order, list(ORDERS))
     check_int("l2-occupancy", args.l2_occupancy, min=1)
-    if args.algorithm != "flash2" or args.backward or args.mask is not None:
-        raise InvalidParameter("l2", args.l2, "only with flash2's forward, no --backward, no --mask (the replay "
-                               "follows FA-2's forward program by program)")
+    if args.algorithm not in ("flash2", "flash2-bwd") or args.mask is not None:
+        raise InvalidParameter("l2", args.l2, "only with flash2 (forward, or a training step with --backward) or "
+                               "flash2-bwd, no --mask (the replay follows FA-2's programs one by one)")
 
 
 def _l2(r: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -164,17 +164,33 @@ def _l2(r: Any, args: argparse.Namespace) -> dict[str, Any]:
     leaves B_c a few rows, which would make the replay minutes long), and the floors at M = the L2. Without a mask
     the requested Q, K, V, O bytes are then the run's count (it does not depend on B_c); under a causal mask K and
     V are larger by each program's masked-out rows of its last tile (docs/dram.md). L is counted in fp32."""
-    from attnio.algorithms.l2 import replay
+    from attnio.algorithms.l2 import replay, replay_backward
     from attnio.bounds.dram import floors
 
     w = r.workload
+    if r.pass_ == "step":  # a training step: the forward, then the backward, each on a cold L2 (docs/dram.md)
+        f, b = _l2(r.forward, args), _l2(r.backward, args)
+        return {"forward": f, "backward": b, "requested_bytes": f["requested_bytes"] + b["requested_bytes"],
+                "dram_bytes": f["dram_bytes"] + b["dram_bytes"]}
+    if r.pass_ == "backward":
+        # the count depends on B_c only (attnio.triton.kernels.fa2_bwd): B_r is raised to 128 rows when smaller,
+        # which makes the replay shorter and leaves the requested bytes the run's (L and D in fp32)
+        B_r, B_c = max(r.tiling.B_r, min(128, w.Nq)), r.tiling.B_c
+        rep = replay_backward(w, args.l2, B_r=B_r, B_c=B_c, order=args.l2_order, occupancy=args.l2_occupancy)
+        return {**rep.as_dict(), "B_r": B_r, "B_c": B_c, "pass": "backward"}
     B_r, B_c = r.tiling.B_r, max(r.tiling.B_c, min(128, w.Nkv))
     rep = replay(w, args.l2, B_r=B_r, B_c=B_c, order=args.l2_order, occupancy=args.l2_occupancy)
     return {**rep.as_dict(), "B_r": B_r, "B_c": B_c, "floors": floors(w, args.l2).as_dict()}
 
 
 def _print_l2(o: dict[str, Any]) -> None:
-    f = o["floors"]
+    if "forward" in o:  # a training step
+        for part in ("forward", "backward"):
+            print(f"{part}:", end=" ")
+            _print_l2(o[part])
+        print(f"L2 replay, training step: requested {o['requested_bytes']:,d} B, predicted DRAM {o['dram_bytes']:,d} B")
+        return
+    f = o.get("floors")
     print(f"L2 replay on {o['preset']} ({o['partitions']} x {o['l2_lines_per_partition']:,d} lines of 128 B, "
           f"{o['slots_per_partition']} slots per L2, order {o['order']}, B_r={o['B_r']} B_c={o['B_c']}"
           f"{'' if o['exact'] else ', lines shared by tiles counted in each'}):")
@@ -186,5 +202,6 @@ def _print_l2(o: dict[str, Any]) -> None:
           f"{o['dram_write_bytes']:>18,d}")
     print(f"  L2 hit rate {o['hit_rate']:.4f} (read lines); compulsory {o['compulsory_bytes']:,d} B; "
           f"{o['seconds']:.1f} s")
-    print(f"  floors at M = the L2 ({f['M_words']:,d} words): DRAM >= {f['dram_bytes']:,d} B ({f['bound']}), "
-          f"time >= {f['time_floor_s'] * 1e6:.1f} us")
+    if f is not None:  # the floors are the forward's
+        print(f"  floors at M = the L2 ({f['M_words']:,d} words): DRAM >= {f['dram_bytes']:,d} B ({f['bound']}), "
+              f"time >= {f['time_floor_s'] * 1e6:.1f} us")

@@ -348,6 +348,9 @@ class _Counter:
         self.index = self._index(tuple(self.named_ids))
         #: when a list: every access's (owner ids, addresses, reads, writes) is appended (attnio.triton.scale)
         self.record: list[tuple[np.ndarray, np.ndarray, bool, bool]] | None = None
+        #: when set: called with every access's (owner ids, addresses, itemsize, reads, writes, write lanes or None)
+        #: (attnio.triton.trace); None costs one test per access
+        self.trace: Any = None
 
     def _new_tensor_owner(self, name: str, t: Any, named: bool = False) -> int:
         elsize = t.element_size()
@@ -465,6 +468,8 @@ class _Counter:
             wsel = wm[m] if m is not None else wm.ravel()
         if self.record is not None:
             self.record.append((owner, addrs.copy(), reads, writes))  # every active lane (a cas: tried, not only won)
+        if self.trace is not None:
+            self.trace(owner, addrs, itemsize, reads, writes, wsel)
         acc_k = self.acc
         first = int(owner[0])
         if (owner == first).all():
