@@ -119,14 +119,16 @@ def test_every_covered_schedule_has_a_consistency_chain() -> None:
     ids = {c.id for c in cb.CLAIMS}
     assert {"backward.once.relax.five", "backward.once.pure_large", "backward.once.relax.five-cap",
             "backward.once.relax.four", "backward.once.relax.four-cap", "backward.once.via_large",
-            "backward.once.lead", "backward.once.tiles_amgm"} <= ids
+            "backward.once.lead", "backward.once.tiles_amgm", "backward.once.stream_amgm"} <= ids
     for name in BACKWARD_FORMULAS:
         how = cb.SMALL_LINK[name]
         links = {"via": [f"backward.small.consistency.{name}"],
                  "split": [f"backward.small.consistency.{name}.rows", f"backward.once.consistency.{name}.one-row"],
                  "direct": [f"backward.once.consistency.{name}"],
                  "tiles": [f"backward.once.consistency.{name}.phase5", f"backward.small.consistency.{name}.tile",
-                           f"backward.small.consistency.{name}.tiles"]}[how]
+                           f"backward.small.consistency.{name}.tiles"],
+                 "stream": [f"backward.small.consistency.{name}.phase5", f"backward.small.consistency.{name}.tile",
+                            f"backward.small.consistency.{name}.side"]}[how]
         for cid in links:
             about = claim_by_id(cid).about
             assert all(b.id in about for b in PURE + CAP if name in bb.COVERS[b.id]), (cid, about)

@@ -454,14 +454,14 @@ def _formulas() -> dict:
 # Schedules that read S or P (N² words) at every M: their large-cache link goes through N²/2
 # (backward.consistency.large.half). The direct 4N²d²/M ≤ cost of square_tiling-bwd, whose tiles nest floors of
 # √(3M + 1), was proved by z3 but not re-proved by cvc5 within its guard; both links of this form are.
-VIA_HALF: frozenset[str] = frozenset({"square_tiling-bwd"})
+VIA_HALF: frozenset[str] = frozenset({"square_tiling-bwd", "square_tiling-io-bwd"})
 
 
 def consistency_claims() -> list[Implication]:
-    from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, LIFT_SMALL, SMALL_CACHE
+    from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, LIFT_SMALL, ONCE_SMALL, SMALL_CACHE
 
     # small cache: below; BWD-slots (above 4N²d²/M): its own links, slots_consistency_claims
-    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE | LIFT_SMALL
+    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE | LIFT_SMALL | ONCE_SMALL
                and not b.id.startswith("backward.bwd-slots")]
     large, small = M >= 8 * d**2, M <= 8 * d**2
     out: list[Link] = [
@@ -499,7 +499,9 @@ def consistency_claims() -> list[Implication]:
 # How each schedule's small-cache link (L = (25/9)·N²d/√M ≤ cost where M ≤ d²) is proved; every backward formula needs
 # an entry (tests/test_backward_small.py). "via": 4N²d²/M ≤ cost, then backward.small.via_large; "split": the same
 # where 4d ≤ M and L ≤ cost directly where M ≤ 4d (flash1-bwd's B_c = ⌈M/4d⌉ is 1 there, and 4N²d²/M > its cost
-# at tiny M); "direct": L ≤ cost; "tiles": cost ≥ 2N²d/B, 1 ≤ B, 3B² ≤ M, then backward.small.tiles_amgm.
+# at tiny M); "direct": L ≤ cost; "tiles": cost ≥ 2N²d/B, 1 ≤ B, 3B² ≤ M, then backward.small.tiles_amgm; "stream"
+# (output tiles B×B, inner dimension streamed, B² + 2B ≤ M): cost ≥ 5N²d/B, 1 ≤ B, B² ≤ M, then
+# backward.small.stream_amgm.
 SMALL_LINK: dict[str, str] = {
     "flash1-bwd": "split",
     "flash1-fit-bwd": "via",
@@ -508,6 +510,7 @@ SMALL_LINK: dict[str, str] = {
     "flash2-square-bwd": "via",
     "standard-bwd": "direct",
     "square_tiling-bwd": "tiles",
+    "square_tiling-io-bwd": "stream",
 }
 SMALL_LEAD: Expr = 2 * Fraction(25, 18) * N**2 * d / sqrt(M)  # (25/9)·N²d/√M, the leading term of BWD-SdP-small
 tile = nonneg_real("bwds_tile", "a square tile's side B")
@@ -565,8 +568,18 @@ def small_cache_consistency_claims() -> list[Implication]:
             out.append(link(".tile", "its tile side B ≥ 1 where M ≤ d²", (), 0, goal=1 <= b, covers=covers + once))
             out.append(link(".tiles", "its tiles fit: 3B² ≤ M (with backward.small.tiles_amgm: L ≤ cost)", (), 0,
                             goal=3 * b * b <= M, covers=covers + once))
-        else:  # pragma: no cover - SMALL_LINK's values are the four above
+        elif how == "stream":
+            b = f.blocks["B"]
+            out.append(link(".phase5", "5N²d/B ≤ exact cost where M ≤ d² (Q, K, V and dO tiles read ⌈N/B⌉ times in five "
+                            "streamed passes)", (), 5 * N**2 * d / b, covers=covers + once))
+            out.append(link(".tile", "its tile side B ≥ 1 where M ≤ d²", (), 0, goal=1 <= b, covers=covers + once))
+            out.append(link(".side", "its output tile fits: B² ≤ M (with backward.small.stream_amgm: L ≤ cost)", (), 0,
+                            goal=b * b <= M, covers=covers + once))
+        else:  # pragma: no cover - SMALL_LINK's values are the five above
             raise AssertionError(how)
+    out.append(Link("backward.small.stream_amgm",
+                    "B ≥ 1, B² ≤ M, io ≥ 5N²d/B ⇒ io ≥ (25/9)·N²d/√M (5N²d/B ≥ 5N²d/√M; the link for streamed output tiles)",
+                    (*BASE, tile >= 1, tile * tile <= M, io_ >= 5 * N**2 * d / tile), SMALL_LEAD <= io_, ids))
     return chain(out, SMALL_DOC + "#consistency")
 
 
@@ -618,6 +631,9 @@ def near_consistency_claims() -> list[Implication]:
              "backward.small.consistency.<schedule>)", reg, NEAR_FIVE_LEAD <= 4 * UNIT, (five, four)),
         Link("backward.lift.near.tiles_amgm", "B ≥ 1, 3B² ≤ M, io ≥ 2N²d/B ⇒ io ≥ 3·N²d/√M (2√3 ≥ 3; square_tiling-bwd "
              "with its .phase, .tile, .tiles links)", (*BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 2 * N**2 * d / tile),
+             NEAR_FOUR_LEAD <= io_, (four,)),
+        Link("backward.lift.near.stream_amgm", "B ≥ 1, B² ≤ M, io ≥ 5N²d/B ⇒ io ≥ 3·N²d/√M (square_tiling-io-bwd "
+             "with its .phase5, .tile, .side links)", (*BASE, tile >= 1, tile * tile <= M, io_ >= 5 * N**2 * d / tile),
              NEAR_FOUR_LEAD <= io_, (four,)),
     ]
     for name, f in _formulas().items():
@@ -920,7 +936,7 @@ ONCE_COEFF = {"five": Fraction(3125, 729), "four": Fraction(200, 51)}  # 25n/(36
 ONCE_CAP_COEFF = {"five": Fraction(256), "four": Fraction(234)}  # ≤ 8√27·n/c: the cap forms (R = 2M)
 ONCE_CAP_R = {"five": Fraction(5, 16), "four": Fraction(32, 117)}  # ≥ 2c/√27 (4c²/27 ≤ r²), = 16n/coeff
 ONCE_W = 16 + 9 * M / d**2  # the cap forms' (16 + 9M/d²): X = W/4 with X·M = (2M + R) + λ(M + R) at R = 2M
-(uq, uk, uzq, uzk, uo, uv, uzv, og, oY, oZ, osp, oF, ophi, oS2) = (
+(uq, uk, uzq, uzk, uo, uv, uzv, og, oY, oZ, osp, oF, ophi, oS2, okap, oK) = (
     nonneg_real(f"bwdo_{name}", meaning)
     for name, meaning in (
         ("uq", "√q: q the available Q words of a segment"),
@@ -937,6 +953,8 @@ ONCE_W = 16 + 9 * M / d**2  # the cap forms' (16 + 9M/d²): X = W/4 with X·M = 
         ("F", "F₃, the pair face of a segment"),
         ("phi", "Φ, the bilinear form of the families' face sizes"),
         ("S2", "the sum of the squares of Φ's variables (q + k + z_Q + z_K + o + v + z_V)"),
+        ("kappa", "κ = 1 − λ, λ = (M + R)/(4d²) (> 0 where it is used)"),
+        ("K", "the pair-face budget 2M + R"),
     )
 )
 _ONCE_IDS = {
@@ -1013,8 +1031,8 @@ def once_step_claims(coeffs: dict[str, Fraction] | None = None,
                 "step-8", ids, label),
             imp(f"cubic.{name}", f"cubic maximum: 0 < κ, Z² ≤ ({c})²s′²F₃, F₃ ≤ K − κs′ ⇒ 27κ²Z² ≤ 4({c})²K³ "
                 "(the maximum over s′ is at s′ = 2K/(3κ))",
-                (kap > 0, sq(oZ) <= c * c * sq(osp) * oF, oF <= Kb - kap * osp),
-                27 * sq(kap) * sq(oZ) <= 4 * c * c * Kb**3, "step-11", (ids[0],), label),
+                (okap > 0, sq(oZ) <= c * c * sq(osp) * oF, oF <= oK - okap * osp),
+                27 * sq(okap) * sq(oZ) <= 4 * c * c * oK**3, "step-11", (ids[0],), label),
             imp(f"segment.{name}", f"R = 3M (K = 5M, κ = 1 − M/d²), M ≤ d²: 27κ²Z² ≤ 4({c})²(5M)³ ⇒ "
                 f"κ·Z ≤ 2({c})(54/25)·M√M", (*BASE, M <= d**2, 27 * sq(kappa) * sq(oZ) <= 4 * c * c * (5 * M) ** 3),
                 kappa * oZ <= 2 * c * Fraction(54, 25) * M * sqrt(M), "step-11", (ids[0],), label),
@@ -1080,6 +1098,9 @@ def once_consistency_claims() -> list[Implication]:
              "backward.small.consistency.<schedule>)", reg, ONCE_LEAD4 <= 4 * UNIT, tuple(b.id for b in lead4)),
         Link("backward.once.lead", "4N²d/√M ≤ (3125/729)·N²d/√M (flash1-bwd's one-row link)", reg,
              ONCE_LEAD4 <= ONCE_LEAD5, tuple(b.id for b in lead4)),
+        Link("backward.once.stream_amgm", "B ≥ 1, B² ≤ M, io ≥ 5N²d/B ⇒ io ≥ 4N²d/√M (streamed output tiles, with "
+             "their .phase5, .tile and .side links)", (*BASE, tile >= 1, tile * tile <= M, io_ >= 5 * N**2 * d / tile),
+             ONCE_LEAD4 <= io_, every),
         Link("backward.once.tiles_amgm", "B ≥ 1, 3B² ≤ M, io ≥ 5N²d/B ⇒ io ≥ 4N²d/√M (5N²d/B ≥ 5√3·N²d/√M; square "
              "tiles, with their .phase5, .tile and .tiles links)",
              (*BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 5 * N**2 * d / tile), ONCE_LEAD4 <= io_, every),
