@@ -18,8 +18,8 @@ training step: what the forward left in slow memory).
 
 >>> choose("backward", 4096, 64, 65536)[0]       # two passes, dQ written once: 14N²d²/M against flash2-bwd's 16
 'flash2-2pass-bwd'
->>> choose("backward", 4096, 256, 4096)[0]       # small cache: the square-tiled backward reads the forward's S
-'square_tiling-bwd'
+>>> choose("backward", 4096, 256, 4096)[0]       # small cache: streamed output tiles, reading the forward's S
+'square_tiling-io-bwd'
 >>> choose("backward", 4096, 256, 4096, stats=("L",))[0]
 'flash2-2pass-bwd'
 >>> choose("backward", 29, 5, 300)[0]            # small N: pass 2's K, V reads cost more than dQ's traffic saves

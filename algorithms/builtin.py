@@ -23,6 +23,7 @@ from attnio.algorithms import (
     square_tiling,
     square_tiling_bwd,
     square_tiling_io,
+    square_tiling_io_bwd,
     standard,
     standard_bwd,
 )
@@ -79,6 +80,9 @@ _exact("square_tiling", square_tiling, square_tiling.SquareTiling, saves=("S", "
 _exact("square_tiling-bwd", square_tiling_bwd, square_tiling_bwd.SquareTilingBwdTiling, pass_="backward", stats=("S", "L"), auto_rank=3,
        summary="Square-tiled backward (derived here): reads the forward's logits S and logsumexp L; dS materialised",
        regime="small cache, M < d² (Θ(N²d/√M))")
+_exact("square_tiling-io-bwd", square_tiling_io_bwd, square_tiling_io_bwd.SquareTilingIOBwdTiling, pass_="backward", stats=("S", "L"), auto_rank=6,
+       summary="Square-tiled backward with B×B output tiles and the inner dimension streamed (derived here): reads the forward's S and L; dS materialised",
+       regime="small cache, M < d² (≈ 8N²d/√M + 2N², √3 below square_tiling-bwd's leading term)")
 _exact("square_tiling-io", square_tiling_io, square_tiling_io.SquareTilingIO, saves=("S", "L"), auto_rank=5,
        summary="Saha–Ye's two phases (S and logsumexp written, then exp(S − L)·V) with ≈√M×√M output tiles and the inner dimension streamed; tile rule derived here",
        regime="small cache, M < d² (≈ 4N²d/√M + N², half the paper rule's 8N²d/√M)")  # the same two phases as square_tiling, other tiles: S and L in slow memory

@@ -249,6 +249,72 @@ def _near(base: Bound, coeff: Fraction, families: str) -> Bound:
 BWD_FIVE_SMALL_NEAR = _near(BWD_FIVE_SMALL, Fraction(15, 4), "5N²d")
 BWD_FOUR_SMALL_NEAR = _near(BWD_FOUR_SMALL, Fraction(3), "4N²d")
 
+# Small cache, every word charged once (docs/bounds/backward-once.md): the lifted count of backward-lift.md with one
+# Loomis–Whitney inequality per family on the shared pair face, each available word counted once in the budget and
+# the families that share a word combined by the largest eigenvalue c of a bilinear form (φ/2 ≤ 81/100 with the S
+# family, √2/2 ≤ 17/24 without): the per-segment maximum is 2c times BS's, not 2 times.
+ONCE_DOC = "docs/bounds/backward-once.md"
+BWD_FIVE_ONCE_COEFF = Fraction(3125, 729)  # 25·5/(36·(81/100))
+BWD_FOUR_ONCE_COEFF = Fraction(200, 51)  # 25·4/(36·(17/24))
+ONCE_W = 16 + 9 * M / d**2
+
+
+def _once(coeff: Fraction, **fields) -> Bound:
+    """A small-cache backward bound of the count with each word charged once (M ≤ d², d_v = d), BS's form."""
+    return bs_bound(coeff, regime=(M <= d**2, DV_EQ_D), doc=ONCE_DOC, computation="backward", cdag=CDAG_BACKWARD,
+                    **fields)
+
+
+BWD_FIVE_SMALL_ONCE = _once(
+    BWD_FIVE_ONCE_COEFF,
+    id="backward.bwd-five-small-once",
+    statement="Every backward pass that recomputes S = QKᵀ and forms dP, dV, dQ and dK by sums of scalar products "
+    "moves at least (3125/729)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (the 5N²d products of S, dP, dV, dQ and dK, "
+    "one Loomis–Whitney count per family on a shared pair face, each available word charged once; d_v = d; "
+    "recomputation allowed).",
+    model=BWD_FIVE_SMALL.model,
+    provenance="derived here: BWD-five-small's lift (docs/bounds/backward-lift.md) with the double charge of its "
+    "input faces removed, per-family Loomis–Whitney combined by a bilinear form (docs/bounds/backward-once.md)",
+    notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd "
+    "(they recompute S). 3125/729 ≈ 4.29 = (125/36)·1.235.",
+)
+
+BWD_FOUR_SMALL_ONCE = _once(
+    BWD_FOUR_ONCE_COEFF,
+    id="backward.bwd-four-small-once",
+    statement="Every backward pass that forms dP, dV, dQ and dK by sums of scalar products moves at least "
+    "(200/51)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (the 4N²d products of dP, dV, dQ and dK, one Loomis–Whitney "
+    "count per family on a shared pair face, each available word charged once; S recomputed or read; d_v = d; "
+    "recomputation allowed).",
+    model=BWD_FOUR_SMALL.model,
+    provenance="derived here: BWD-four-small's lift (docs/bounds/backward-lift.md) with the double charge of its "
+    "input faces removed, per-family Loomis–Whitney combined by a bilinear form (docs/bounds/backward-once.md)",
+    notes="small cache. Applies to every backward schedule here (those that read S or P too). 200/51 ≈ 3.92 = "
+    "(25/9)·1.412.",
+)
+
+
+def _once_cap(base: Bound, coeff: int, families: str) -> Bound:
+    """The cap form of a charged-once bound: coeff·N²d/(√M·(16 + 9M/d²)^(3/2)) − 2M for M ≤ d² (R = 2M)."""
+    return replace(
+        base,
+        id=base.id + "-cap",
+        statement=base.statement.split(" moves at least", 1)[0] + f" moves at least {coeff}·N²d/(√M·(16 + 9M/d²)^(3/2)) "
+        f"− 2M words when M ≤ d² (the {families} products, one Loomis–Whitney count per family on a shared pair face, "
+        "each available word charged once, the available input words capped by M + R, R = 2M; d_v = d; "
+        "recomputation allowed).",
+        expr=coeff * N**2 * d / (sqrt(M) * ONCE_W * sqrt(ONCE_W)) - 2 * M,
+        constant=Fraction(coeff, 64),
+        slack=-2 * M,
+        provenance=base.provenance + ", with the cap on the input words (docs/bounds/backward-once.md#cap)",
+        notes=base.notes.split(" (", 1)[0].replace("small cache.", "small cache, no (1 − M/d²) loss.")
+        + f" Leading constant {coeff}/64 as M/d² → 0.",
+    )
+
+
+BWD_FIVE_SMALL_ONCE_CAP = _once_cap(BWD_FIVE_SMALL_ONCE, 256, "5N²d")
+BWD_FOUR_SMALL_ONCE_CAP = _once_cap(BWD_FOUR_SMALL_ONCE, 234, "4N²d")
+
 # Large cache, two slot faces (docs/bounds/backward-slots.md): B3's slot accounting on the dQ and dK accumulations.
 SLOTS_DOC = "docs/bounds/backward-slots.md"
 BWD_SLOTS_COEFF = Fraction(200, 23)  # 1/(2c) with c = 23/400 ≥ √(27/8192), the per-segment constant
@@ -345,13 +411,17 @@ BWD_SLOTS_DV_X = replace(
 
 BOUNDS: list[Bound] = [
     BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS, BWD_SLOTS_X, BWD_FIVE_SMALL, BWD_FOUR_SMALL,
-    BWD_FIVE_SMALL_NEAR, BWD_FOUR_SMALL_NEAR, BWD_SLOTS_DV, BWD_SLOTS_DV_X,
+    BWD_FIVE_SMALL_NEAR, BWD_FOUR_SMALL_NEAR, BWD_SLOTS_DV, BWD_SLOTS_DV_X, BWD_FIVE_SMALL_ONCE, BWD_FOUR_SMALL_ONCE,
+    BWD_FIVE_SMALL_ONCE_CAP, BWD_FOUR_SMALL_ONCE_CAP,
 ]
 # The small-cache bounds: their consistency chain goes through (25/9)·N²d/√M (solver/claims/backward.py).
 SMALL_CACHE = frozenset({BWD_DP_SMALL.id, BWD_SDP_SMALL.id})
 # The lifted small-cache bounds (docs/bounds/backward-lift.md): BWD-four-small's chain is the (25/9) one above,
 # BWD-five-small's goes through (125/36)·N²d/√M.
 LIFT_SMALL = frozenset({BWD_FIVE_SMALL.id, BWD_FOUR_SMALL.id, BWD_FIVE_SMALL_NEAR.id, BWD_FOUR_SMALL_NEAR.id})
+# The charged-once small-cache bounds (docs/bounds/backward-once.md), their chains in solver/claims/backward.py.
+ONCE_SMALL = frozenset({BWD_FIVE_SMALL_ONCE.id, BWD_FOUR_SMALL_ONCE.id, BWD_FIVE_SMALL_ONCE_CAP.id,
+                        BWD_FOUR_SMALL_ONCE_CAP.id})
 
 # Which backward schedules each bound's model covers (standard-bwd and square_tiling-bwd read P or S).
 RECOMPUTES_S = frozenset({"flash1-bwd", "flash1-fit-bwd", "flash2-bwd", "flash2-2pass-bwd", "flash2-square-bwd"})
@@ -369,6 +439,10 @@ COVERS: dict[str, frozenset[str]] = {
     BWD_FOUR_SMALL_NEAR.id: frozenset(BACKWARD_FORMULAS),
     BWD_SLOTS_DV.id: RECOMPUTES_S,
     BWD_SLOTS_DV_X.id: RECOMPUTES_S,
+    BWD_FIVE_SMALL_ONCE.id: RECOMPUTES_S,
+    BWD_FOUR_SMALL_ONCE.id: frozenset(BACKWARD_FORMULAS),
+    BWD_FIVE_SMALL_ONCE_CAP.id: RECOMPUTES_S,
+    BWD_FOUR_SMALL_ONCE_CAP.id: frozenset(BACKWARD_FORMULAS),
 }
 # Backward schedules whose working set exceeds M (run in audit mode): not candidates for "best schedule".
 OVERFLOWS = frozenset({"flash1-bwd"})

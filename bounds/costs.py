@@ -450,6 +450,29 @@ _add_bwd(
 )
 
 
+# square_tiling-io-bwd (derived here): B×B output tiles, the inner dimension streamed one index at a time;
+# B = ⌊√(M + 1)⌋ − 1, the largest with B² + 2B ≤ M.
+_Bsib = floor(sqrt(M + 1)) - 1
+_Tsi, _Tdsi, _Tvsi = ceil(N / _Bsib), ceil(d / _Bsib), ceil(dv / _Bsib)
+_add_bwd(
+    CostFormula(
+        algorithm="square_tiling-io-bwd",
+        reads=2 * N * dv
+        + 3 * _Tsi * N * dv
+        + N**2
+        + 2 * _Tsi * N
+        + _Tvsi * N**2
+        + _Tsi * _Tvsi * N
+        + 2 * _Tdsi * N**2
+        + 2 * _Tsi * N * d,
+        writes=N + N**2 + N * dv + 2 * N * d,
+        valid=(M >= 3,),
+        blocks={"B": _Bsib, "T": _Tsi, "T_d": _Tdsi, "T_v": _Tvsi},
+        derivation="docs/costs.md#square_tiling-io-bwd",
+        leading="8N²d/√M + 2N² (dv = d): Θ(N²d/√M) for M ≤ d², √3 below square_tiling-bwd's leading term",
+    )
+)
+
 def backward_formula(algorithm: str) -> CostFormula:
     return _lookup(BACKWARD_FORMULAS, algorithm, "a backward schedule with a cost formula")
 

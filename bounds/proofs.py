@@ -191,6 +191,18 @@ _NEAR_STEPS = [*_LIFT_STEPS[:9], (10, "backward.lift.third_cap"), (11, "constant
 BACKWARD_STEPS["backward.bwd-five-small-near"] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.five")]
 BACKWARD_STEPS["backward.bwd-four-small-near"] = [*_NEAR_STEPS, (15, "backward.lift.near.rearrange.four")]
 
+# Each word charged once (docs/bounds/backward-once.md): the pure forms (## Proof, steps 1–12) and the cap forms
+# (## The cap forms, steps 1–12, the first nine as the pure forms'); n = 5 or 4 families.
+for _n in ("five", "four"):
+    _once8 = [*_prose(1, 7), (8, "backward.once.root"), (8, f"backward.once.form.{_n}"), (8, f"backward.once.merge.{_n}"),
+              (8, f"backward.once.square.{_n}"), (9, "constants.bs.pairs")]
+    BACKWARD_STEPS[f"backward.bwd-{_n}-small-once"] = [
+        *_once8, (10, "backward.once.third"), (11, f"backward.once.cubic.{_n}"), (11, f"backward.once.segment.{_n}"),
+        (12, f"backward.once.rearrange.{_n}")]
+    BACKWARD_STEPS[f"backward.bwd-{_n}-small-once-cap"] = [
+        *_once8, (10, "backward.once.third_cap"), (11, f"backward.once.cap.cubic.{_n}"),
+        (11, f"backward.once.cap.segment.{_n}"), (12, f"backward.once.cap.rearrange.{_n}")]
+
 # The pair-count bounds of workloads (claims in solver/claims/b3p.py and bwd_slots_p.py).
 # B3_P (docs/bounds/b3p.md numbers the same steps as b3.md): B3's steps 1–11, then steps 12 and 13 on P and L.
 _B3P: Steps = [st for st in CONSTANTS_STEPS["constants.b3"] if st[0] <= 11] + [

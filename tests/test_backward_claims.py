@@ -5,6 +5,7 @@ crossover is derived, and the exact costs cross where the leading terms say (mea
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -35,6 +36,9 @@ _SMALL_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in 
 _SLOTS_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdq_")}
 # the lifted count's auxiliary symbols (bwdl_*, docs/bounds/backward-lift.md): all 0 (an empty segment)
 _DV_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdv_")}
+# the charged-once count's auxiliary symbols (bwdo_*, docs/bounds/backward-once.md): all 0 (an empty segment) except
+# κ = 1/2 and t = √M (set in _env where M is a square)
+_ONCE_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdo_")}
 _LIFT_SYMS = {s.name for c in IMPLICATIONS for r in (*c.hyps, c.goal) for s in free_symbols(r) if s.name.startswith("bwdl_")}
 WITNESSES = [
     {"N": 4096, "d": 8, "M": 16384, "dv": 8},  # M ≥ 8d²
@@ -64,6 +68,9 @@ def _env(w: dict) -> dict:
     env.update(_slots_aux(w))
     env.update(_dv_aux(w))
     env.update(_two_pass_aux(w))
+    env.update({n: 0 for n in _ONCE_SYMS}, bwdo_kappa=Fraction(1, 2))
+    if math.isqrt(w["M"]) ** 2 == w["M"]:
+        env["bwdo_t"] = math.isqrt(w["M"])
     return env
 
 
@@ -140,7 +147,7 @@ def test_the_docs_page_names_each_machine_checked_step() -> None:
     ids = {c.id for c in CLAIMS} | {"constants.b1.amgm", "constants.b1.endpoint", "constants.b3.square_term"}
     docs = {b.id: b.doc for b in bb.BOUNDS}
     for bound_id, steps in BACKWARD_STEPS.items():
-        if bound_id in bb.SMALL_CACHE | bb.LIFT_SMALL:  # backward-small.md, backward-lift.md: their own test files
+        if bound_id in bb.SMALL_CACHE | bb.LIFT_SMALL | bb.ONCE_SMALL:  # backward-small/-lift/-once.md: own test files
             continue
         text = (ROOT / docs[bound_id]).read_text()
         for n, claim_id in steps:

@@ -148,7 +148,8 @@ def test_every_covered_schedule_has_a_consistency_chain() -> None:
     for name in BACKWARD_FORMULAS:
         how = cb.SMALL_LINK[name]
         assert {"via": f"backward.small.consistency.{name}", "split": f"backward.lift.near.consistency.{name}",
-                "direct": f"backward.lift.near.consistency.{name}", "tiles": f"backward.small.consistency.{name}.tiles"}[how] in ids
+                "direct": f"backward.lift.near.consistency.{name}", "tiles": f"backward.small.consistency.{name}.tiles",
+                "stream": f"backward.small.consistency.{name}.side"}[how] in ids
 
 
 def _grid():

@@ -5,7 +5,10 @@ it. Second table: at the small-cache points (M ≤ d²), flash2-bwd and the chea
 bound covering each, before and after BWD-five-small, BWD-four-small and their near forms
 (docs/bounds/backward-lift.md#numbers). Third table: at the large-cache points (the referee's slack table and
 M = 16d² at N = 4096, d = 64), flash2-bwd and flash2-2pass-bwd ÷ the best bound covering each, before and after
-BWD-slots-dv and BWD-slots-dv-x (docs/bounds/backward-slots-dv.md#numbers). Run: ``python tools/backward_ratios.py``."""
+BWD-slots-dv and BWD-slots-dv-x (docs/bounds/backward-slots-dv.md#numbers). Fourth table: at the small-cache
+points, the best schedule ÷ the best bound covering it, before and after the charged-once bounds
+(docs/bounds/backward-once.md) and square_tiling-io-bwd, and whether the goal ≤ 5 is met. Run:
+``python tools/backward_ratios.py``."""
 
 from attnio.bounds import backward as bb
 from attnio.bounds.constants import TABLE_POINTS
@@ -15,6 +18,8 @@ from attnio.bounds.expr import evaluate
 SLOTS = (bb.BWD_SLOTS.id, bb.BWD_SLOTS_X.id)
 LIFT = tuple(bb.LIFT_SMALL)
 DV = (bb.BWD_SLOTS_DV.id, bb.BWD_SLOTS_DV_X.id)
+ONCE = tuple(sorted(bb.ONCE_SMALL))
+NEW_SCHEDULES = ("square_tiling-io-bwd",)
 
 
 def best(n, dd, mm, schedule="flash2-bwd", without=()):
@@ -32,12 +37,12 @@ def cost(name, n, dd, mm):
     return evaluate(BACKWARD_FORMULAS[name].with_dv_equal_d().io, {"N": n, "d": dd, "M": mm, "dv": dd})
 
 
-def cheapest(n, dd, mm):
+def cheapest(n, dd, mm, without=()):
     env = {"N": n, "d": dd, "M": mm, "dv": dd}
     runs = [
         k
         for k, f in BACKWARD_FORMULAS.items()
-        if k not in bb.OVERFLOWS and all(r.holds(env) for r in f.with_dv_equal_d().valid)
+        if k not in bb.OVERFLOWS and k not in without and all(r.holds(env) for r in f.with_dv_equal_d().valid)
     ]
     return min(runs, key=lambda k: (cost(k, n, dd, mm), k))
 
@@ -66,10 +71,10 @@ print(
     f"{'N':>6} {'d':>4} {'M':>8} {'M/d²':>6}  {'schedule':<18}{'before: bound':<24}{'÷':>6}  {'after: bound':<30}{'÷':>6}"
 )
 for n, dd, mm in bb.SMALL_TABLE_POINTS:
-    for name in dict.fromkeys(("flash2-bwd", "flash2-2pass-bwd", cheapest(n, dd, mm))):
+    for name in dict.fromkeys(("flash2-bwd", "flash2-2pass-bwd", cheapest(n, dd, mm, NEW_SCHEDULES))):
         c = cost(name, n, dd, mm)
-        b0, v0 = best(n, dd, mm, name, without=LIFT)
-        b1, v1 = best(n, dd, mm, name)
+        b0, v0 = best(n, dd, mm, name, without=LIFT + ONCE)
+        b1, v1 = best(n, dd, mm, name, without=ONCE)
         print(
             f"{n:>6} {dd:>4} {mm:>8} {mm / dd**2:>6g}  {name:<18}{b0:<24}{float(c / v0):>6.2f}  {b1:<30}"
             f"{float(c / v1):>6.2f}"
@@ -91,4 +96,22 @@ for n, dd, k in ((4096, 64, 4), (4096, 64, 16), (16384, 128, 8), (65536, 64, 16)
     print(
         f"{n:>6} {dd:>4} {k:>6}  {b0:<22}{float(f2 / v0):>6.2f}{float(tp / w0):>8.2f}  {b1:<26}{float(f2 / v1):>6.2f}"
         f"{float(tp / w1):>8.2f}"
+    )
+
+print()
+print("small cache: best schedule ÷ best bound covering it, before/after the charged-once bounds")
+print("(docs/bounds/backward-once.md) and square_tiling-io-bwd; goal ≤ 5")
+print(
+    f"{'N':>6} {'d':>4} {'M':>8} {'M/d²':>6}  {'before: schedule':<19}{'bound':<31}{'÷':>6}  "
+    f"{'after: schedule':<22}{'bound':<34}{'÷':>6}  ≤ 5?"
+)
+for n, dd, mm in bb.SMALL_TABLE_POINTS:
+    s0 = cheapest(n, dd, mm, NEW_SCHEDULES)
+    b0, v0 = best(n, dd, mm, s0, without=ONCE)
+    s1 = cheapest(n, dd, mm)
+    b1, v1 = best(n, dd, mm, s1)
+    r0, r1 = float(cost(s0, n, dd, mm) / v0), float(cost(s1, n, dd, mm) / v1)
+    print(
+        f"{n:>6} {dd:>4} {mm:>8} {mm / dd**2:>6g}  {s0:<19}{b0:<31}{r0:>6.2f}  {s1:<22}{b1:<34}{r1:>6.2f}  "
+        f"{'yes' if r1 <= 5 else 'NO'}"
     )

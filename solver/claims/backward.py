@@ -454,14 +454,14 @@ def _formulas() -> dict:
 # Schedules that read S or P (N² words) at every M: their large-cache link goes through N²/2
 # (backward.consistency.large.half). The direct 4N²d²/M ≤ cost of square_tiling-bwd, whose tiles nest floors of
 # √(3M + 1), was proved by z3 but not re-proved by cvc5 within its guard; both links of this form are.
-VIA_HALF: frozenset[str] = frozenset({"square_tiling-bwd"})
+VIA_HALF: frozenset[str] = frozenset({"square_tiling-bwd", "square_tiling-io-bwd"})
 
 
 def consistency_claims() -> list[Implication]:
-    from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, LIFT_SMALL, SMALL_CACHE
+    from attnio.bounds.backward import BOUNDS, BWD_TRIVIAL, COVERS, LIFT_SMALL, ONCE_SMALL, SMALL_CACHE
 
     # small cache: below; BWD-slots (above 4N²d²/M): its own links, slots_consistency_claims
-    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE | LIFT_SMALL
+    chained = [b for b in BOUNDS if b is not BWD_TRIVIAL and b.id not in SMALL_CACHE | LIFT_SMALL | ONCE_SMALL
                and not b.id.startswith("backward.bwd-slots")]
     large, small = M >= 8 * d**2, M <= 8 * d**2
     out: list[Link] = [
@@ -499,7 +499,9 @@ def consistency_claims() -> list[Implication]:
 # How each schedule's small-cache link (L = (25/9)·N²d/√M ≤ cost where M ≤ d²) is proved; every backward formula needs
 # an entry (tests/test_backward_small.py). "via": 4N²d²/M ≤ cost, then backward.small.via_large; "split": the same
 # where 4d ≤ M and L ≤ cost directly where M ≤ 4d (flash1-bwd's B_c = ⌈M/4d⌉ is 1 there, and 4N²d²/M > its cost
-# at tiny M); "direct": L ≤ cost; "tiles": cost ≥ 2N²d/B, 1 ≤ B, 3B² ≤ M, then backward.small.tiles_amgm.
+# at tiny M); "direct": L ≤ cost; "tiles": cost ≥ 2N²d/B, 1 ≤ B, 3B² ≤ M, then backward.small.tiles_amgm; "stream"
+# (output tiles B×B, inner dimension streamed, B² + 2B ≤ M): cost ≥ 5N²d/B, 1 ≤ B, B² ≤ M, then
+# backward.small.stream_amgm.
 SMALL_LINK: dict[str, str] = {
     "flash1-bwd": "split",
     "flash1-fit-bwd": "via",
@@ -508,6 +510,7 @@ SMALL_LINK: dict[str, str] = {
     "flash2-square-bwd": "via",
     "standard-bwd": "direct",
     "square_tiling-bwd": "tiles",
+    "square_tiling-io-bwd": "stream",
 }
 SMALL_LEAD: Expr = 2 * Fraction(25, 18) * N**2 * d / sqrt(M)  # (25/9)·N²d/√M, the leading term of BWD-SdP-small
 tile = nonneg_real("bwds_tile", "a square tile's side B")
@@ -518,7 +521,7 @@ def small_cache_consistency_claims() -> list[Implication]:
     """Every small-cache backward bound ≤ every backward exact cost where M ≤ d² and the schedule runs, as a chain
     through L = (25/9)·N²d/√M (docs/bounds/backward-small.md#consistency): ``backward.small.relax.<bound>``
     (bound ≤ L), then per schedule the link(s) of :data:`SMALL_LINK` (L ≤ cost)."""
-    from attnio.bounds.backward import BOUNDS, BWD_FIVE_SMALL, BWD_FOUR_SMALL, COVERS, SMALL_CACHE
+    from attnio.bounds.backward import BOUNDS, BWD_FIVE_SMALL, BWD_FOUR_SMALL, COVERS, ONCE_SMALL, SMALL_CACHE
 
     small = [b for b in BOUNDS if b.id in SMALL_CACHE or b is BWD_FOUR_SMALL]
     ids = tuple(b.id for b in small)
@@ -539,8 +542,10 @@ def small_cache_consistency_claims() -> list[Implication]:
     for name, f in _formulas().items():
         how = SMALL_LINK[name]
         covers = tuple(b.id for b in small if name in COVERS[b.id])
-        # the 4N²d²/M links serve BWD-five-small's chain too (backward.lift.via_large)
-        large = covers + ((BWD_FIVE_SMALL.id,) if name in COVERS[BWD_FIVE_SMALL.id] else ())
+        # the 4N²d²/M links serve BWD-five-small's chain too (backward.lift.via_large), and the charged-once bounds'
+        # (backward.once.relax.*, backward.once.via_large)
+        once = tuple(sorted(i for i in ONCE_SMALL if name in COVERS[i]))
+        large = covers + ((BWD_FIVE_SMALL.id,) if name in COVERS[BWD_FIVE_SMALL.id] else ()) + once
 
         def link(suffix: str, statement: str, extra: tuple, lower: Any, covers: tuple = covers, goal: Any = None,
                  name: str = name, f: Any = f) -> Link:
@@ -560,11 +565,21 @@ def small_cache_consistency_claims() -> list[Implication]:
             b = f.blocks["B"]
             out.append(link(".phase", "2N²d/B ≤ exact cost where M ≤ d² (dQ and dK read S-tiles ⌈d/B⌉ times each)", (),
                             2 * N**2 * d / b))
-            out.append(link(".tile", "its tile side B ≥ 1 where M ≤ d²", (), 0, goal=1 <= b))
+            out.append(link(".tile", "its tile side B ≥ 1 where M ≤ d²", (), 0, goal=1 <= b, covers=covers + once))
             out.append(link(".tiles", "its tiles fit: 3B² ≤ M (with backward.small.tiles_amgm: L ≤ cost)", (), 0,
-                            goal=3 * b * b <= M))
-        else:  # pragma: no cover - SMALL_LINK's values are the four above
+                            goal=3 * b * b <= M, covers=covers + once))
+        elif how == "stream":
+            b = f.blocks["B"]
+            out.append(link(".phase5", "5N²d/B ≤ exact cost where M ≤ d² (Q, K, V and dO tiles read ⌈N/B⌉ times in five "
+                            "streamed passes)", (), 5 * N**2 * d / b, covers=covers + once))
+            out.append(link(".tile", "its tile side B ≥ 1 where M ≤ d²", (), 0, goal=1 <= b, covers=covers + once))
+            out.append(link(".side", "its output tile fits: B² ≤ M (with backward.small.stream_amgm: L ≤ cost)", (), 0,
+                            goal=b * b <= M, covers=covers + once))
+        else:  # pragma: no cover - SMALL_LINK's values are the five above
             raise AssertionError(how)
+    out.append(Link("backward.small.stream_amgm",
+                    "B ≥ 1, B² ≤ M, io ≥ 5N²d/B ⇒ io ≥ (25/9)·N²d/√M (5N²d/B ≥ 5N²d/√M; the link for streamed output tiles)",
+                    (*BASE, tile >= 1, tile * tile <= M, io_ >= 5 * N**2 * d / tile), SMALL_LEAD <= io_, ids))
     return chain(out, SMALL_DOC + "#consistency")
 
 
@@ -616,6 +631,9 @@ def near_consistency_claims() -> list[Implication]:
              "backward.small.consistency.<schedule>)", reg, NEAR_FIVE_LEAD <= 4 * UNIT, (five, four)),
         Link("backward.lift.near.tiles_amgm", "B ≥ 1, 3B² ≤ M, io ≥ 2N²d/B ⇒ io ≥ 3·N²d/√M (2√3 ≥ 3; square_tiling-bwd "
              "with its .phase, .tile, .tiles links)", (*BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 2 * N**2 * d / tile),
+             NEAR_FOUR_LEAD <= io_, (four,)),
+        Link("backward.lift.near.stream_amgm", "B ≥ 1, B² ≤ M, io ≥ 5N²d/B ⇒ io ≥ 3·N²d/√M (square_tiling-io-bwd "
+             "with its .phase5, .tile, .side links)", (*BASE, tile >= 1, tile * tile <= M, io_ >= 5 * N**2 * d / tile),
              NEAR_FOUR_LEAD <= io_, (four,)),
     ]
     for name, f in _formulas().items():
@@ -909,6 +927,200 @@ def dv_step_claims(coeff: Fraction = DV_COEFF, face: Fraction = DV_FACE, thresho
     ]
 
 
+
+# The lifted count with every word charged once (docs/bounds/backward-once.md): per-family Loomis–Whitney on the
+# shared pair face, the families that share a word combined by the largest eigenvalue c of a bilinear form.
+ONCE_DOC = "docs/bounds/backward-once.md"
+ONCE_C = {"five": Fraction(81, 100), "four": Fraction(17, 24)}  # ≥ φ/2 ≈ 0.80902 (S, dQ, dK share Q, K), ≥ √2/2
+ONCE_COEFF = {"five": Fraction(3125, 729), "four": Fraction(200, 51)}  # 25n/(36c): the pure forms (R = 3M)
+ONCE_CAP_COEFF = {"five": Fraction(256), "four": Fraction(234)}  # ≤ 8√27·n/c: the cap forms (R = 2M)
+ONCE_CAP_R = {"five": Fraction(5, 16), "four": Fraction(32, 117)}  # ≥ 2c/√27 (4c²/27 ≤ r²), = 16n/coeff
+ONCE_W = 16 + 9 * M / d**2  # the cap forms' (16 + 9M/d²): X = W/4 with X·M = (2M + R) + λ(M + R) at R = 2M
+(uq, uk, uzq, uzk, uo, uv, uzv, og, oY, oZ, osp, oF, ophi, oS2, okap, oK) = (
+    nonneg_real(f"bwdo_{name}", meaning)
+    for name, meaning in (
+        ("uq", "√q: q the available Q words of a segment"),
+        ("uk", "√k: k the available K words"),
+        ("uzq", "√z_Q: z_Q the dQ slots with a product in a segment"),
+        ("uzk", "√z_K: z_K the dK slots with a product in a segment"),
+        ("uo", "√o: o the available dO words"),
+        ("uv", "√v: v the available V words"),
+        ("uzv", "√z_V: z_V the dV slots with a product in a segment"),
+        ("g", "√F₃: F₃ = x + C + o₁ the pair face of a segment"),
+        ("Y", "one family's products whose useful instance lies in a segment"),
+        ("Z", "the products of all families whose useful instance lies in a segment"),
+        ("s", "s′ = A + y + o₂: a segment's available input words and charged slots, each once"),
+        ("F", "F₃, the pair face of a segment"),
+        ("phi", "Φ, the bilinear form of the families' face sizes"),
+        ("S2", "the sum of the squares of Φ's variables (q + k + z_Q + z_K + o + v + z_V)"),
+        ("kappa", "κ = 1 − λ, λ = (M + R)/(4d²) (> 0 where it is used)"),
+        ("K", "the pair-face budget 2M + R"),
+    )
+)
+_ONCE_IDS = {
+    "five": ("backward.bwd-five-small-once", "backward.bwd-five-small-once-cap"),
+    "four": ("backward.bwd-four-small-once", "backward.bwd-four-small-once-cap"),
+}
+ONCE_FAMILIES = {"five": 5, "four": 4}
+_ONCE_ALL = _ONCE_IDS["five"] + _ONCE_IDS["four"]
+
+
+def once_phi(name: str) -> Expr:
+    """Φ: u_q·u_k (five only) + u_q·u_zK + u_zQ·u_k + u_o·u_v + u_o·u_zV (docs/bounds/backward-once.md step 8)."""
+    rest = uq * uzk + uzq * uk + uo * uv + uo * uzv
+    return uq * uk + rest if name == "five" else rest
+
+
+def once_step_claims(coeffs: dict[str, Fraction] | None = None,
+                     cap_coeffs: dict[str, Fraction] | None = None) -> list[Implication]:
+    """The algebraic steps of BWD-five/four-small-once and their cap forms (docs/bounds/backward-once.md).
+    ``coeffs``/``cap_coeffs`` default to :data:`ONCE_COEFF`/:data:`ONCE_CAP_COEFF`; larger ones are mutants that
+    must be refuted (tests/test_backward_once.py)."""
+    coeffs = coeffs or ONCE_COEFF
+    cap_coeffs = cap_coeffs or ONCE_CAP_COEFF
+    mu = M / d**2
+    kappa = 1 - mu
+    sum_sq = uq * uq + uk * uk + uzq * uzq + uzk * uzk + uo * uo + uv * uv + uzv * uzv
+
+    def imp(suffix: str, text: str, hyps: tuple, goal: Any, step: str, about: tuple[str, ...] = _ONCE_ALL,
+            label: str = "BWD-five/four-small-once") -> Implication:
+        return Implication(f"backward.once.{suffix}", "derivation", f"[{label}] {text}", hyps, goal,
+                           provenance=f"{ONCE_DOC}#{step}", about=about)
+
+    face = (  # the budgets of a segment (steps 4–6, 9 of docs/bounds/backward-once.md)
+        M >= 1,
+        lA + lx + ly <= M + rd,
+        lo1 + lo2 <= M + wr,
+        rd + wr <= Rs,
+        lC <= CS + CP,
+        CS <= lam * sS,
+        CP <= lam * sP,
+        sS + sP <= lA,
+        eq(osp, lA + ly + lo2),
+    )
+    out = [
+        imp("root", "one family after Loomis–Whitney: Y² ≤ a·b·F₃ with a = u_a², b = u_b², F₃ = g² (all ≥ 0) ⇒ "
+            "Y ≤ u_a·u_b·g", (sq(oY) <= sq(uq) * sq(uk) * sq(og),), oY <= uq * uk * og, "step-8"),
+        imp("third", "pair face, each word once: A + x + y ≤ M + r, o₁ + o₂ ≤ M + w, r + w ≤ R, C ≤ C_S + C_P, "
+            "C_S ≤ λs_S, C_P ≤ λs_P, s_S + s_P ≤ A, s′ = A + y + o₂, 0 ≤ λ ≤ 1 ⇒ x + C + o₁ ≤ (2M + R) − (1 − λ)s′",
+            (*face, lam <= 1), lx + lC + lo1 <= 2 * M + Rs - (1 - lam) * osp, "step-10",
+            (_ONCE_IDS["five"][0], _ONCE_IDS["four"][0])),
+        imp("third_cap", "pair face with the cap A ≤ M + R: the hypotheses of backward.once.third (any λ ≥ 0) ⇒ "
+            "x + C + o₁ ≤ (2M + R) + λ(M + R) − s′", face, lx + lC + lo1 <= 2 * M + Rs + lam * (M + Rs) - osp,
+            "cap", (_ONCE_IDS["five"][1], _ONCE_IDS["four"][1])),
+    ]
+    for name, n in ONCE_FAMILIES.items():
+        c = ONCE_C[name]
+        ids = _ONCE_IDS[name]
+        label = f"BWD-{name}-small-once"
+        r = ONCE_CAP_R[name]
+        ys = [nonneg_real(f"bwdo_Y{f}", f"the {f} products whose useful instance lies in a segment")
+              for f in ("S", "dK", "dQ", "dP", "dV")]
+        pairs = [(uq, uk), (uq, uzk), (uzq, uk), (uo, uv), (uo, uzv)]
+        if name == "four":
+            ys, pairs = ys[1:], pairs[1:]
+        out += [
+            imp(f"form.{name}", f"Φ ≤ ({c})·(u_q² + u_k² + u_zQ² + u_zK² + u_o² + u_v² + u_zV²) for u ≥ 0 "
+                f"(the largest eigenvalue of Φ is {'φ/2 ≈ 0.80902' if name == 'five' else '√2/2 ≈ 0.70711'})", (),
+                once_phi(name) <= c * sum_sq, "step-8", ids, label),
+            imp(f"merge.{name}", f"the {n} families: Y_f ≤ u_a·u_b·g each (backward.once.root), Z = Σ_f Y_f ⇒ Z ≤ g·Φ",
+                (*(yf <= a * b * og for yf, (a, b) in zip(ys, pairs, strict=True)), eq(oZ, sum(ys[1:], ys[0]))),
+                oZ <= og * once_phi(name), "step-8", ids, label),
+            imp(f"square.{name}", f"Z ≤ g·Φ, Φ ≤ ({c})·S₂, S₂ ≤ s′, F₃ = g² ⇒ Z² ≤ ({c})²·s′²·F₃",
+                (oZ <= og * ophi, ophi <= c * oS2, oS2 <= osp, eq(oF, og * og)), sq(oZ) <= c * c * sq(osp) * oF,
+                "step-8", ids, label),
+            imp(f"cubic.{name}", f"cubic maximum: 0 < κ, Z² ≤ ({c})²s′²F₃, F₃ ≤ K − κs′ ⇒ 27κ²Z² ≤ 4({c})²K³ "
+                "(the maximum over s′ is at s′ = 2K/(3κ))",
+                (okap > 0, sq(oZ) <= c * c * sq(osp) * oF, oF <= oK - okap * osp),
+                27 * sq(okap) * sq(oZ) <= 4 * c * c * oK**3, "step-11", (ids[0],), label),
+            imp(f"segment.{name}", f"R = 3M (K = 5M, κ = 1 − M/d²), M ≤ d²: 27κ²Z² ≤ 4({c})²(5M)³ ⇒ "
+                f"κ·Z ≤ 2({c})(54/25)·M√M", (*BASE, M <= d**2, 27 * sq(kappa) * sq(oZ) <= 4 * c * c * (5 * M) ** 3),
+                kappa * oZ <= 2 * c * Fraction(54, 25) * M * sqrt(M), "step-11", (ids[0],), label),
+            imp(f"rearrange.{name}", f"{n}N²d products: κ·{n}N²d ≤ h·2({c})(54/25)·M√M and Q ≥ 3M(h − 1) ⇒ "
+                f"Q ≥ ({coeffs[name]})(1 − M/d²)·N²d/√M − 3M (κ = 1 − M/d², M ≤ d²)",
+                (*BASE, M <= d**2, kappa * n * N**2 * d <= hs * 2 * c * Fraction(54, 25) * M * sqrt(M),
+                 Qs >= 3 * M * (hs - 1)),
+                Qs >= coeffs[name] * kappa * N**2 * d / sqrt(M) - 3 * M, "step-12", (ids[0],), label),
+            imp(f"cap.cubic.{name}", f"cap form, R = 2M (X = (16 + 9M/d²)/4): Z² ≤ ({c})²s′²F, 0 ≤ F ≤ XM − s′ ⇒ "
+                f"27Z² ≤ 4({c})²X³M³ (the maximum over s′ is at s′ = 2XM/3)",
+                (*BASE, sq(oZ) <= c * c * sq(osp) * oF, oF <= ONCE_W / 4 * M - osp),
+                27 * sq(oZ) <= 4 * c * c * (ONCE_W / 4 * M) ** 3, "cap", (ids[1],), label + "-cap"),
+            imp(f"cap.segment.{name}", f"27Z² ≤ 4({c})²X³M³ ⇒ Z ≤ ({r})·X√X·M√M (4({c})²/27 ≤ ({r})²; X = (16 + 9M/d²)/4)",
+                (*BASE, 27 * sq(oZ) <= 4 * c * c * (ONCE_W / 4 * M) ** 3),
+                oZ <= r * (ONCE_W / 4) * sqrt(ONCE_W / 4) * M * sqrt(M), "cap", (ids[1],), label + "-cap"),
+            imp(f"cap.rearrange.{name}", f"{n}N²d ≤ h·({r})·X√X·M√M and Q ≥ 2M(h − 1) ⇒ "
+                f"Q ≥ {cap_coeffs[name]}·N²d/(√M·(16 + 9M/d²)^(3/2)) − 2M",
+                (*BASE, n * N**2 * d <= hs * r * (ONCE_W / 4) * sqrt(ONCE_W / 4) * M * sqrt(M), Qs >= 2 * M * (hs - 1)),
+                Qs >= cap_coeffs[name] * N**2 * d / (sqrt(M) * ONCE_W * sqrt(ONCE_W)) - 2 * M, "cap", (ids[1],),
+                label + "-cap"),
+        ]
+    return out
+
+
+ONCE_LEAD4: Expr = 4 * N**2 * d / sqrt(M)  # BWD-four-small-once(-cap) and BWD-five-small-once-cap ≤ it where M ≤ d²
+ONCE_LEAD5: Expr = Fraction(3125, 729) * N**2 * d / sqrt(M)  # BWD-five-small-once ≤ it (and ONCE_LEAD4 ≤ it)
+ONCE_PURE5: Expr = Fraction(3125, 729) * (1 - M / d**2) * N**2 * d / sqrt(M)  # BWD-five-small-once without its −3M
+_t = nonneg_real("bwdo_t", "√M, as a symbol (t² = M)")
+ONCE_PURE5_T: Expr = Fraction(3125, 729) * (1 - M / d**2) * N**2 * d / _t  # the same with √M as the symbol t
+
+
+def once_consistency_claims() -> list[Implication]:
+    """The charged-once bounds ≤ every covered backward exact cost where M ≤ d² and the schedule runs
+    (docs/bounds/backward-once.md#consistency): BWD-five-small-once ≤ 4N²d²/M (its (1 − M/d²) keeps it there), the
+    other three ≤ 4N²d/√M ≤ 4N²d²/M (√M ≤ d), then ``backward.small.consistency.<schedule>`` (4N²d²/M ≤ cost) for
+    the schedules linked "via" there; flash1-bwd where M ≤ 4d: ≤ (3125/729)·N²d/√M ≤ its cost; standard-bwd:
+    4N²d/√M ≤ its cost; square tiles: cost ≥ 5N²d/B with backward-small.md's .tile and .tiles (B ≥ 1, 3B² ≤ M),
+    then 5√3 ≥ 4."""
+    from attnio.bounds.backward import (
+        BWD_FIVE_SMALL_ONCE,
+        BWD_FIVE_SMALL_ONCE_CAP,
+        BWD_FOUR_SMALL_ONCE,
+        BWD_FOUR_SMALL_ONCE_CAP,
+        COVERS,
+        ONCE_SMALL,
+    )
+
+    reg = (*BASE, M <= d**2)
+    lead4 = (BWD_FIVE_SMALL_ONCE_CAP, BWD_FOUR_SMALL_ONCE, BWD_FOUR_SMALL_ONCE_CAP)
+    every = (BWD_FOUR_SMALL_ONCE.id, BWD_FOUR_SMALL_ONCE_CAP.id)
+    out: list[Link] = [
+        relax("backward.once.relax.five", BWD_FIVE_SMALL_ONCE, ONCE_PURE5,
+              f"{BWD_FIVE_SMALL_ONCE.id} ≤ (3125/729)(1 − M/d²)·N²d/√M where M ≤ d²", base=reg),
+        Link("backward.once.pure_large", "(3125/729)(1 − M/d²)·N²d/t ≤ 4N²d²/M where M ≤ d², t = √M as a symbol (t ≥ 0, t² = M): "
+             "(3125/729)(1 − t²/d²)·t ≤ 4d, its maximum is (3125/729)·2d/(3√3) ≈ 1.65d; then "
+             "backward.small.consistency.<schedule>", (*reg, eq(_t * _t, M)),
+             ONCE_PURE5_T <= 4 * UNIT, (BWD_FIVE_SMALL_ONCE.id,)),
+        relax("backward.once.relax.five.lead", BWD_FIVE_SMALL_ONCE, ONCE_LEAD5,
+              f"{BWD_FIVE_SMALL_ONCE.id} ≤ (3125/729)·N²d/√M where M ≤ d² (flash1-bwd's one-row link)", base=reg),
+        *(relax(f"backward.once.relax.{tag}", b, ONCE_LEAD4, f"{b.id} ≤ 4N²d/√M where M ≤ d²", base=reg)
+          for tag, b in zip(("five-cap", "four", "four-cap"), lead4, strict=True)),
+        Link("backward.once.via_large", "4N²d/√M ≤ 4N²d²/M where M ≤ d² (√M ≤ d; then "
+             "backward.small.consistency.<schedule>)", reg, ONCE_LEAD4 <= 4 * UNIT, tuple(b.id for b in lead4)),
+        Link("backward.once.lead", "4N²d/√M ≤ (3125/729)·N²d/√M (flash1-bwd's one-row link)", reg,
+             ONCE_LEAD4 <= ONCE_LEAD5, tuple(b.id for b in lead4)),
+        Link("backward.once.stream_amgm", "B ≥ 1, B² ≤ M, io ≥ 5N²d/B ⇒ io ≥ 4N²d/√M (streamed output tiles, with "
+             "their .phase5, .tile and .side links)", (*BASE, tile >= 1, tile * tile <= M, io_ >= 5 * N**2 * d / tile),
+             ONCE_LEAD4 <= io_, every),
+        Link("backward.once.tiles_amgm", "B ≥ 1, 3B² ≤ M, io ≥ 5N²d/B ⇒ io ≥ 4N²d/√M (5N²d/B ≥ 5√3·N²d/√M; square "
+             "tiles, with their .phase5, .tile and .tiles links)",
+             (*BASE, tile >= 1, 3 * tile * tile <= M, io_ >= 5 * N**2 * d / tile), ONCE_LEAD4 <= io_, every),
+    ]
+    for name, f in _formulas().items():
+        how = SMALL_LINK[name]
+        covers = tuple(sorted(i for i in ONCE_SMALL if name in COVERS[i]))
+        if how == "split":
+            out.append(to_cost(f"backward.once.consistency.{name}.one-row", name, f, ONCE_LEAD5,
+                               f"(3125/729)·N²d/√M ≤ exact cost where M ≤ min(4d, d²) ({name}; d_v = d)", base=reg,
+                               extra=(M <= 4 * d,), covers=covers))
+        elif how == "direct":
+            out.append(to_cost(f"backward.once.consistency.{name}", name, f, ONCE_LEAD4,
+                               f"4N²d/√M ≤ exact cost where M ≤ d² ({name}; d_v = d)", base=reg, covers=covers))
+        elif how == "tiles":
+            out.append(to_cost(f"backward.once.consistency.{name}.phase5", name, f, 5 * N**2 * d / f.blocks["B"],
+                               f"5N²d/B ≤ exact cost where M ≤ d² (the K/V/Q/dO tiles are read ⌈N/B⌉ times in five "
+                               f"of its passes; {name}; d_v = d)", base=reg, covers=covers))
+    return chain(out, ONCE_DOC + "#consistency")
+
 DV_LINK = 11  # the middle of the consistency chain: BWD-slots-dv[-x] ≤ 11N²d²/M ≤ every covered exact cost
 
 
@@ -962,6 +1174,8 @@ def claims() -> list[Claim]:
         + near_step_claims()
         + lift_consistency_claims()
         + near_consistency_claims()
+        + once_step_claims()
+        + once_consistency_claims()
         + tightest_claims()
         + crossover_claims()
         + exact_crossover_claims()
