@@ -70,6 +70,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "over --range (docs/triton-formula.md)")
     p.add_argument("--range", dest="n_range", default="1024:1048576", metavar="LO:HI",
                    help="with --formula: the N range of the solver's comparison (default 1024:1048576)")
+    p.add_argument("--widths", default=None, metavar="W1,W2,...",
+                   help="with --formula: the width basis among 1, d, d_v, T_d, T_v (default: the launcher's "
+                        "attnio_widths, else 1,d,d_v)")
     p.add_argument("--no-solver", dest="no_solver", action="store_true",
                    help="with --formula: fit and check only, no z3 comparison")
     p.add_argument("--schedule", choices=("grouped", "per-head"), default="grouped",
@@ -306,8 +309,9 @@ def _formula(args: argparse.Namespace, gpu: str | None) -> _Formula:
         with _stand_in(args.fake_gpu):
             launch = load_launcher(args.target, args.import_roots)
             try:
+                widths = tuple(x.strip() for x in args.widths.split(",")) if args.widths else None
                 f = fit(launch, causal=args.causal, block=block, dtype=args.dtype, args=_mapping(args.args),
-                        seed=args.seed)
+                        seed=args.seed, widths=widths)
             except FitError as e:
                 return _Formula(None, None, str(e))
     finally:

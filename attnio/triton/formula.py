@@ -239,7 +239,8 @@ class KernelFormula:
                 f"{k} counted {a} formula {b}" for k, a_b in h.mismatches.items() for a, b in [a_b])))
         if not self.exact:
             out.append("  no formula printed: " + ("not checked on held-out shapes" if not self.held_out
-                                                   else "it does not match every held-out count"))
+                                                   else "it does not match every held-out count (a term outside "
+                                                   "the basis: a wider one, e.g. widths 1,d,d_v,T_d,T_v, may fit)"))
             return out
         for t in self.tensors:
             out.append(f"  {t}")
@@ -381,18 +382,19 @@ def _block_of(launch: Any, block: tuple[int, int] | None) -> tuple[Any, tuple[in
 
 
 def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False, block: tuple[int, int] | None = None,
-        dtype: str = "fp32", units: tuple[str, ...] = fb.UNITS_DEFAULT, widths: tuple[str, ...] = fb.WIDTHS_DEFAULT,
+        dtype: str = "fp32", units: tuple[str, ...] = fb.UNITS_DEFAULT, widths: tuple[str, ...] | None = None,
         lengths: tuple[str, ...] | None = None, M: int | None = None, args: dict[str, str] | None = None,
         seed: int = 0, check: bool = True) -> KernelFormula:
     """Fit the closed form of ``launch``'s traffic (module docstring). ``workloads``: the fit shapes (dicts of
     Z, H, H_kv, N_q, N_kv, d, d_v, or Workloads); default :func:`design`, the factorial design that identifies
-    the basis. ``block``: the kernel's pinned (B_r, B_c) (module ``_block_of``). ``lengths`` defaults to the
-    unmasked or the causal basis. ``check``: run :meth:`KernelFormula.check` on :func:`held_out_shapes`.
+    the basis. ``block``: the kernel's pinned (B_r, B_c) (module ``_block_of``). ``widths`` defaults to the
+    launcher's ``attnio_widths`` attribute, else 1, d, d_v; ``lengths`` to the unmasked or the causal basis. ``check``: run :meth:`KernelFormula.check` on :func:`held_out_shapes`.
     FitError when a field has no exact fit in the basis."""
     from attnio.core.validate import check_choice
 
     check_choice("dtype", dtype, ["fp32", "fp16", "bf16"])
     lengths = tuple(lengths) if lengths is not None else (fb.LENGTHS_CAUSAL if causal else fb.LENGTHS_PLAIN)
+    widths = tuple(widths) if widths is not None else tuple(getattr(launch, "attnio_widths", fb.WIDTHS_DEFAULT))
     for axis, names, table in (("units", units, fb.UNIT), ("widths", widths, fb.WIDTH), ("lengths", lengths, fb.LENGTH)):
         bad = [n for n in names if n not in table]
         if bad or not names:

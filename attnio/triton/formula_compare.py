@@ -7,7 +7,9 @@ At fixed d, d_v, batch, heads, M and the formula's pinned blocks, with N_q = N_k
   stays a ceiling, which the one translator (solver/translator.py) encodes as a fresh variable t with
   B·t ≥ N and B·t ≤ N + B − 1 (an integer in the exact re-check: B(t − 1) < N ≤ B·t);
 - the bound is the largest of the bounds ``bounds.workloads.best_lower_bound`` chooses from (the trivial one
-  and every pair-count bound whose regime holds at the workload), each over the whole workload as
+  and every pair-count bound whose regime holds at the workload; for a backward kernel, one that names do, dq,
+  dk or dv, those of ``best_backward_lower_bound``, with the bounds that assume S recomputed only when the
+  kernel reads no S, P or unnamed tensor, as attnio.triton.check decides), each over the whole workload as
   ``workload_value`` computes it, in bytes: ``max(...)`` in the translator. Their regimes do not involve N
   here (N_q = N_kv ≥ 2), so the same set applies across the range; the expression is checked equal to
   ``best_lower_bound`` at both ends;
@@ -63,13 +65,18 @@ class Comparison:
         return out
 
 
-def _bound_expr(w: Any, N: Any) -> tuple[Any, list[str]]:
-    """max over the bounds best_lower_bound considers at ``w``, each as workload_value builds it, in N."""
+def _bound_expr(w: Any, N: Any, backward: bool = False, recomputes_S: bool = True) -> tuple[Any, list[str]]:
+    """max over the bounds best_lower_bound (backward: best_backward_lower_bound) considers at ``w``, each as
+    workload_value builds it, in N."""
     from attnio.bounds.expr import const, maximum, substitute
     from attnio.bounds.symbols import M, Nkv, Nq, d, dv, g
-    from attnio.bounds.workloads import BOUNDS, _trivial, applies
+    from attnio.bounds.workloads import BOUNDS, BWD_BOUNDS, BWD_RECOMPUTE_S, BWD_TRIVIAL, _trivial, applies
 
-    chosen = [b for b in BOUNDS if b is _trivial(w) or (b.slack is not None and applies(b, w))]
+    if backward:
+        chosen = [BWD_TRIVIAL] + [b for b in BWD_BOUNDS if b.slack is not None and applies(b, w)
+                                  and (recomputes_S or b.id not in BWD_RECOMPUTE_S)]
+    else:
+        chosen = [b for b in BOUNDS if b is _trivial(w) or (b.slack is not None and applies(b, w))]
     parts = []
     for b in chosen:
         gg = w.groups if "g" in b.symbols else 1
@@ -82,6 +89,16 @@ def _bound_expr(w: Any, N: Any) -> tuple[Any, list[str]]:
         units = w.kv_heads_total if "g" in b.symbols else w.query_heads_total
         parts.append(units * (e - slack) + slack)
     return (maximum(*parts) if len(parts) > 1 else parts[0]), [b.id for b in chosen]
+
+
+def _direction(f: Any) -> tuple[bool, bool]:
+    """(backward, recomputes S) as attnio.triton.check decides them: a backward names do, dq, dk or dv; it
+    recomputes S unless it reads a tensor whose role is S or P, or one with no role (it could hold S or P)."""
+    from attnio.triton.check import role_of
+
+    backward = any(t in ("do", "dq", "dk", "dv") for t in f.tensors)
+    reads_sp = [t for t in f.tensors if f.coefficients.get((t, "reads_words")) and role_of(t) in ("S", "P", None)]
+    return backward, not reads_sp
 
 
 def _formula_expr(f: Any, consts: dict[str, int], N: Any) -> Any:
@@ -102,12 +119,8 @@ def compare(f: Any, *, d: int = 128, d_v: int | None = None, Z: int = 1, H: int 
     """The two verdicts of the module docstring for the formula ``f`` (a KernelFormula)."""
     from attnio.bounds.expr import evaluate
     from attnio.bounds.symbols import N
-    from attnio.bounds.workloads import best_lower_bound
+    from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
     from attnio.core.workload import Workload
-    from attnio.solver.claims.types import Tightest
-    from attnio.solver.engine import prove
-    from attnio.solver.verify import verify_claim
-
     precision, threshold = Fraction(precision), Fraction(threshold)
     if not (2 <= N_lo <= N_hi):
         raise InvalidParameter("N_lo", (N_lo, N_hi), "2 ≤ N_lo ≤ N_hi")
@@ -126,8 +139,10 @@ def compare(f: Any, *, d: int = 128, d_v: int | None = None, Z: int = 1, H: int 
               "N_q": N_lo, "N_kv": N_lo}
     setting = {"Z": Z, "H": H, "H_kv": H_kv, "d": d, "d_v": d_v, "M": w_lo.M, "N_lo": N_lo, "N_hi": N_hi,
                "block": list(f.block), "causal": f.causal, "dtype": f.dtype, "bytes_per_word": bpw}
-    bound_words, ids = _bound_expr(w_lo, N)
-    if _bound_expr(w_hi, N)[1] != ids:
+    backward, recomputes_S = _direction(f)
+    setting["direction"] = "backward" if backward else "forward"
+    bound_words, ids = _bound_expr(w_lo, N, backward, recomputes_S)
+    if _bound_expr(w_hi, N, backward, recomputes_S)[1] != ids:
         raise InvalidParameter("N_lo", (N_lo, N_hi), "a range over which the same lower bounds apply")
     bound = bpw * bound_words
     F = _formula_expr(f, consts, N)
@@ -136,8 +151,13 @@ def compare(f: Any, *, d: int = 128, d_v: int | None = None, Z: int = 1, H: int 
                           "at these blocks (formula_basis.square_form)"},
                           {"text": "threshold: not proved (not encoded)"})
     for n, w in ((N_lo, w_lo), (N_hi, w_hi)):  # the symbolic forms reproduce the exact values at both ends
-        assert evaluate(bound_words, {"N": n}) == best_lower_bound(w)[1], (n, ids)
+        best = best_backward_lower_bound(w, recomputes_S=recomputes_S) if backward else best_lower_bound(w)
+        assert evaluate(bound_words, {"N": n}) == best[1], (n, ids)
         assert evaluate(F, {"N": n}) == f.total_bytes(Z=Z, H=H, H_kv=H_kv, N=n, d=d, d_v=d_v), n
+
+    from attnio.solver.claims.types import Tightest
+    from attnio.solver.engine import prove
+    from attnio.solver.verify import verify_claim
 
     def ratio(n: int) -> Fraction:
         return Fraction(evaluate(F, {"N": n})) / Fraction(evaluate(bound, {"N": n}))

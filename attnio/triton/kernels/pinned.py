@@ -5,7 +5,8 @@ Each takes its blocks as a ``block=(B_r, B_c)`` keyword whose default is the pin
 and passes another ``block=`` through); the kernel modules are imported on the first call.
 
 - ``fa2_grouped``, ``fa2_per_head``: the FA-2 forward (fa2_fwd.fa2_forward) at ``block=(B_r, B_c)``;
-- ``square_tiling``: square tiling at tile side B = B_r (B_c must equal B_r);
+- ``square_tiling``: square tiling at tile side B = B_r (B_c must equal B_r); its ``attnio_widths`` adds
+  T_v = ⌈d_v/B⌉ to the width basis (phase 2 reads S once per value-column tile);
 - ``fa2_bwd``: the FA-2 backward (fa2_bwd.fa2_backward) at B_r, B_c.
 """
 
@@ -34,6 +35,9 @@ def square_tiling(q: Any, k: Any, v: Any, o: Any, causal: bool, block: tuple[int
     if block[0] != block[1]:
         raise InvalidParameter("block", block, "(B, B): square tiles")
     return square_tiling_forward(q, k, v, causal=causal, B=block[0], o=o)[0]
+
+
+square_tiling.attnio_widths = ("1", "d", "d_v", "T_v")  # S is read once per value-column tile: ⌈d_v/B⌉ times
 
 
 def fa2_bwd(q: Any, k: Any, v: Any, o: Any, do: Any, lse: Any, dq: Any, dk: Any, dv: Any, causal: bool,
