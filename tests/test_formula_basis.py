@@ -122,3 +122,54 @@ def test_overdetermined_fit_refuses_an_inexact_field():
     co = solve_counts(shapes, [{k: v for k, v in c.items() if k[0] == "y"} for c in counts], block, ("Z*H",), ("d",),
                       lengths)
     assert co[("y", "reads_words")] == {("Z*H", "d", "N_q"): 1, ("Z*H", "d", "T_r"): 7}
+
+
+def _toy(launches=None):
+    co = {("q", "reads_bytes"): {("Z*H", "d", "N_q"): Fraction(4)},
+          ("k", "reads_bytes"): {("Z*H_kv", "d", "SE"): Fraction(4)},
+          ("k", "reads_words"): {("Z*H_kv", "d", "SE"): Fraction(1)},
+          ("o", "writes_bytes"): {("Z*H", "d_v", "N_q"): Fraction(4)},
+          ("launch:_toy", "bytes"): {("Z*H", "d", "N_q"): Fraction(4), ("Z*H_kv", "d", "SE"): Fraction(4),
+                                     ("Z*H", "d_v", "N_q"): Fraction(4)}}
+    return KernelFormula("toy", True, "fp32", (4, 2), fb.UNITS_DEFAULT, fb.WIDTHS_DEFAULT, fb.LENGTHS_CAUSAL, co, [],
+                         0.0, launches or {"_toy": 1}, {"_toy": {"q": "Q", "k": "K", "v": "V"}})
+
+
+class _T:
+    def __init__(self, *shape):
+        self.shape = shape
+
+
+def test_generated_bytes_estimate_and_launch_metadata_equal_the_formula():
+    f = _toy()
+    est = f.bytes_estimate()
+    hook = f.launch_metadata()
+    for s in ({"Z": 2, "H": 4, "H_kv": 2, "N_q": 7, "N_kv": 9, "d": 3, "d_v": 5},
+              {"Z": 1, "H": 1, "H_kv": 1, "N_q": 1, "N_kv": 1, "d": 1, "d_v": 1}):
+        want = f.total_bytes(**s)
+        assert want > 0 and est(**s) == want
+        args = {"Q": _T(s["Z"], s["H"], s["N_q"], s["d"]), "K": _T(s["Z"], s["H_kv"], s["N_kv"], s["d"]),
+                "V": _T(s["Z"], s["H_kv"], s["N_kv"], s["d_v"]), "B_R": 4}
+        meta = hook((1, 1, 1), None, args)
+        assert meta["bytes"] == want and meta["name"].startswith("_toy")
+    assert "def launch_metadata(grid, kernel, args):" in f.launch_metadata_source()
+
+
+def test_launch_metadata_is_refused_for_a_kernel_launched_twice_or_unknown():
+    from attnio.core.errors import InvalidParameter
+
+    with pytest.raises(InvalidParameter, match="launched 2 times"):
+        _toy({"_toy": 2}).launch_metadata_source()
+    with pytest.raises(InvalidParameter, match="one of _toy"):
+        _toy().launch_metadata_source("other")
+
+
+def test_evaluate_validates_the_shape():
+    from attnio.core.errors import InvalidParameter
+
+    f = _toy()
+    assert f.evaluate(N=5, d=2)["k"]["reads_words"] == 2 * fb.value(fb.LENGTH["SE"], _ctx(5, 5, 4, 2, d=2))  # Z·H_kv·d·SE, d = 2
+    with pytest.raises(InvalidParameter, match="N_q"):
+        f.evaluate(N_q=9, N_kv=5, d=2)  # causal needs N_q ≤ N_kv
+    with pytest.raises(InvalidParameter, match="H_kv"):
+        f.evaluate(N=5, d=2, H=3, H_kv=2)

@@ -134,3 +134,26 @@ def test_small_fit_of_the_forward_is_exact():
     assert f.exact, [h.mismatches for h in f.held_out]
     assert f.coefficients[("v", "reads_words")] == {("Z*H", "d_v", "T_r*N_kv"): 1}
     assert fb.value(fb.LENGTH["T_r*N_kv"], fb.context(f.held_out[0].shape, f.block)) > 0
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--range", "10:5"], "range"),
+    (["--block", "64y32"], "block"),
+    (["--widths", "1,d,q"], "widths"),
+])
+def test_cli_formula_bad_input_is_one_line_exit_2(argv, needle, capsys):
+    from attnio.cli import main
+
+    rc = main(["kernel", "attnio.triton.kernels.pinned:fa2_grouped", "--formula", "--d", "128", *argv])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and needle in err
+
+
+def test_cli_formula_needs_pinned_blocks(tmp_path, capsys):
+    from attnio.cli import main
+
+    f = tmp_path / "unpinned.py"
+    f.write_text("def launch(q, k, v, o, causal):\n    pass\n")
+    assert main(["kernel", f"{f}:launch", "--formula", "--d", "16"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "pinned blocks" in err

@@ -501,6 +501,9 @@ def _shape_from_args(f: KernelFormula, kernel: str) -> list[str]:
 
 def _emit(f: KernelFormula, name: str, header: str, lines: list[str], terms: dict[Term, Fraction],
           kernel_name: str | None = None) -> str:
+    if f.held_out and not f.exact:
+        raise InvalidParameter("formula", f.name, "a formula exact on its held-out shapes (this one differs from a "
+                               "held-out count: no code is generated from it)")
     B_r, B_c = f.block
     used = sorted({ln for (_, _, ln) in terms}, key=lambda x: f.lengths.index(x) if x in f.lengths else 0)
     body = [*lines, f"B_r, B_c = {B_r}, {B_c}", "T_r = -(-N_q // B_r)", "T_c = -(-N_kv // B_c)"]
@@ -519,8 +522,9 @@ def _emit(f: KernelFormula, name: str, header: str, lines: list[str], terms: dic
         body.append(f"return {{'name': {kernel_name!r} + f' Z={{Z}} H={{H}} H_kv={{H_kv}} N_q={{N_q}} N_kv={{N_kv}} "
                     f"d={{d}} d_v={{d_v}}', 'bytes': int(total)}}")
     mask = "causal" if f.causal else "no mask"
+    checked = (f"exact on {len(f.held_out)} held-out shapes" if f.exact else "not checked on held-out shapes")
     doc = (f'    """Bytes of {kernel_name or f.name} ({mask}, {f.dtype}, B_r={B_r}, B_c={B_c}): attnio\'s fitted '
-           f'formula, exact on its held-out shapes; valid only at these blocks and this mask."""')
+           f'formula, {checked}; valid only at these blocks and this mask."""')
     src = [header.format(name=name), doc]
     if any(c.denominator != 1 for c in terms.values()):
         src.append("    from fractions import Fraction")

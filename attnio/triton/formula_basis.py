@@ -31,7 +31,7 @@ sympy form, and, for the solver, an attnio expression at N_q = N_kv = N (δ = 0)
 ceiling (the translator brackets it: B·t ≥ N, B·t ≤ N + B − 1). SrT and ST have that closed form only when
 B_c divides B_r, SQ when B_r divides B_c (None otherwise: such a formula is not compared).
 
->>> ctx = dict(Z=1, H=1, H_kv=1, N_q=5, N_kv=5, d=2, d_v=2, B_r=2, B_c=2)
+>>> ctx = context(dict(Z=1, H=1, H_kv=1, N_q=5, N_kv=5, d=2, d_v=2), (2, 2))
 >>> [value(LENGTH["SE"], ctx), value(LENGTH["SR"], ctx)]   # Q blocks see 2, 4, 5 keys; K blocks 5, 3, 1 rows
 [11, 9]
 >>> inverse([[1, 1], [2, 1]]) == [[-1, 1], [2, -1]]
