@@ -157,3 +157,19 @@ def test_cli_formula_needs_pinned_blocks(tmp_path, capsys):
     assert main(["kernel", f"{f}:launch", "--formula", "--d", "16"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and "pinned blocks" in err
+
+
+@pytest.mark.slow
+def test_cli_refuses_to_print_a_formula_that_fails_a_held_out_shape(capsys):
+    """Square tiling without T_v in the width basis: its S reads double at d_v > B, which only the third held-out
+    shape has; the command lists the mismatch, prints no formula, and exits 1 (about 40 s)."""
+    import json
+
+    from attnio.cli import main
+
+    rc = main(["kernel", "attnio.triton.kernels.pinned:square_tiling", "--formula", "--d", "16", "--widths", "1,d,d_v",
+               "--no-solver", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 1 and not d["exact"] and "formulas" not in d
+    bad = [h for h in d["held_out"] if not h["exact"]]
+    assert [h["shape"]["d_v"] > 32 for h in bad] == [True] and "_square_tiling.S.reads_words" in bad[0]["mismatches"]
