@@ -200,6 +200,9 @@ class KernelFormula:
             kernel = next(iter(self.launches))
         if kernel not in self.launches:
             raise InvalidParameter("kernel", kernel, "one of " + ", ".join(sorted(self.launches)))
+        if self.launches[kernel] == 0:
+            raise InvalidParameter("kernel", kernel, f"a kernel launched the same number of times at every shape "
+                                   f"({kernel}'s launches per call vary with the shape)")
         if self.launches[kernel] != 1:
             raise InvalidParameter("kernel", kernel, f"a kernel launched once per call ({kernel} is launched "
                                    f"{self.launches[kernel]} times: one hook cannot tell its launches apart)")
@@ -408,8 +411,9 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
     for s in shapes:
         c, t = _measure(launch, s, causal, dtype, M, args, seed)
         counts.append(c)
-        for k in set(t.launches):
-            launches[k] = t.launches.count(k)
+        for k in set(t.launches) | set(launches):  # launches per call; 0: it varies with the shape
+            n = t.launches.count(k)
+            launches[k] = n if launches.get(k, n) == n else 0
         for n, al in getattr(t, "aliases", {}).items():
             for a in al:
                 kern, _, arg = a.rpartition(".")
