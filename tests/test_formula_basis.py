@@ -173,3 +173,14 @@ def test_evaluate_validates_the_shape():
         f.evaluate(N_q=9, N_kv=5, d=2)  # causal needs N_q ≤ N_kv
     with pytest.raises(InvalidParameter, match="H_kv"):
         f.evaluate(N=5, d=2, H=3, H_kv=2)
+
+
+def test_sympy_expansion_evaluates_to_the_formula():
+    import sympy as sp
+
+    f = _toy()
+    s = fb.sympy_symbols()
+    shape = {"Z": 2, "H": 4, "H_kv": 2, "N_q": 7, "N_kv": 9, "d": 3, "d_v": 5}
+    e = f.sympy("k", "reads_words", expand=True).subs({s[k]: v for k, v in shape.items()}).doit()
+    assert int(sp.Integer(e)) == f.evaluate(**shape)["k"]["reads_words"] > 0
+    assert str(f.sympy("k", "reads_words")) == "H_kv*SE*Z*d"
