@@ -63,7 +63,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"count by sampled programs (attnio.triton.scale: units checked offset-only, pid_m fitted "
                         f"and checked) instead of running every program; only for {FAST_TARGET}; no output check")
     p.add_argument("--block", default=None, metavar="BRxBC",
-                   help="with --fast: the FA-2 forward's blocks (default: attnio's io-optimal rule at M)")
+                   help="with --fast: the FA-2 forward's blocks (default: attnio's io-optimal rule at M); with "
+                        "--formula: the launcher's pinned blocks (default: its `block` default or attnio_block)")
+    p.add_argument("--formula", action="store_true",
+                   help="fit the kernel's traffic per tensor as a closed form at small shapes (blocks pinned), "
+                        "check it on held-out shapes, and compare it with the best lower bound by z3 at --d "
+                        "over --range (docs/triton-formula.md)")
+    p.add_argument("--range", dest="n_range", default="1024:1048576", metavar="LO:HI",
+                   help="with --formula: the N range of the solver's comparison (default 1024:1048576)")
+    p.add_argument("--widths", default=None, metavar="W1,W2,...",
+                   help="with --formula: the width basis among 1, d, d_v, T_d, T_v (default: the launcher's "
+                        "attnio_widths, else 1,d,d_v)")
+    p.add_argument("--no-solver", dest="no_solver", action="store_true",
+                   help="with --formula: fit and check only, no z3 comparison")
     p.add_argument("--schedule", choices=("grouped", "per-head"), default="grouped",
                    help="with --fast: the FA-2 forward's schedule (default grouped)")
     _kernel_l2.add_arguments(p)
@@ -193,6 +205,8 @@ def _run(args: argparse.Namespace) -> Any:
             raise InvalidParameter("cu-seqlens", args.cu_seqlens, "comma-separated token offsets, e.g. 0,5,12")
         cu = Ragged.from_cu_seqlens([int(x) for x in parts]).cu_seqlens
         args.N, args.Nq, args.Nkv, args.batch = max(b - a for a, b in zip(cu, cu[1:], strict=False)), None, None, 1
+    if getattr(args, "formula", False):
+        return _formula(args, gpu)
     w = Workload.build(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, N=args.N, Nq=args.Nq,
                        Nkv=args.Nkv, d=args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, M=args.M,
                        smem=args.smem, gpu=gpu)
@@ -245,6 +259,73 @@ def _fast(args: argparse.Namespace, w: Any) -> _Fast:
             raise InvalidParameter("block", args.block, "BRxBC with positive integers, e.g. 64x64")
         block = (int(br), int(bc))
     return _Fast(scale.count(w, block=block, schedule=args.schedule, seed=args.seed))
+
+
+class _Formula:
+    """``--formula``'s result: the fitted formula (printed only when exact on every held-out shape) and the
+    solver's comparison. Exit 0 when exact, 1 when a held-out count differs or no exact fit exists."""
+
+    def __init__(self, f: Any, comparison: Any, error: str = "") -> None:
+        self.f, self.comparison, self.error = f, comparison, error
+
+    @property
+    def outputs_ok(self) -> bool:
+        return self.f is not None and self.f.exact
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.f is None:
+            return {"exact": False, "error": self.error}
+        d = self.f.as_dict()
+        if not self.f.exact:
+            d.pop("formulas")
+        d["solver"] = self.comparison.as_dict() if self.comparison is not None else None
+        return d
+
+    def lines(self) -> list[str]:
+        if self.f is None:
+            return [f"no formula: {self.error}"]
+        out = self.f.lines()
+        if self.comparison is not None:
+            out += self.comparison.lines()
+        return out
+
+
+def _parse_block(text: str | None) -> tuple[int, int] | None:
+    from attnio.core.errors import InvalidParameter
+
+    if text is None:
+        return None
+    br, x, bc = text.lower().partition("x")
+    if not (x and br.isdigit() and bc.isdigit() and int(br) > 0 and int(bc) > 0):
+        raise InvalidParameter("block", text, "BRxBC with positive integers, e.g. 64x64")
+    return int(br), int(bc)
+
+
+def _formula(args: argparse.Namespace, gpu: str | None) -> _Formula:
+    from attnio.core.errors import InvalidParameter
+    from attnio.triton.formula import FitError, fit
+
+    lo, sep, hi = args.n_range.partition(":")
+    if not (sep and lo.isdigit() and hi.isdigit() and 2 <= int(lo) <= int(hi)):
+        raise InvalidParameter("range", args.n_range, "LO:HI with 2 ≤ LO ≤ HI, e.g. 1024:1048576")
+    block = _parse_block(args.block)
+    saved = list(sys.path)
+    try:
+        with _stand_in(args.fake_gpu):
+            launch = load_launcher(args.target, args.import_roots)
+            try:
+                widths = tuple(x.strip() for x in args.widths.split(",")) if args.widths else None
+                f = fit(launch, causal=args.causal, block=block, dtype=args.dtype, args=_mapping(args.args),
+                        seed=args.seed, widths=widths)
+            except FitError as e:
+                return _Formula(None, None, str(e))
+    finally:
+        sys.path[:] = saved
+    comparison = None
+    if f.exact and not args.no_solver:
+        comparison = f.compare(d=args.d, d_v=args.dv, Z=args.batch, H=args.heads, H_kv=args.kv_heads, M=args.M,
+                               smem=args.smem, gpu=gpu or "h100", N_lo=int(lo), N_hi=int(hi))
+    return _Formula(f, comparison)
 
 
 def _mapping(items: list[str]) -> dict[str, str] | None:
