@@ -1,0 +1,492 @@
+"""A gallery of third-party Triton attention kernels, counted as they ship.
+
+Each kernel of :data:`GALLERY` is fetched at run time by its published package name and pinned version
+(``pip download --no-deps NAME==VERSION``), unpacked into a cache outside the repository (``--cache``, default
+``~/.cache/attnio/gallery``) and loaded from its own file, unmodified: no third-party code is kept in this
+repository. Its module is imported under its package name with empty stand-ins for the parent packages (whose
+``__init__`` files would import the rest of the project), so the file's sibling imports load the real sibling
+files; imports the file needs but this machine lacks are fake modules, listed per kernel and counted in its
+adapter's lines. The adapter (a launcher in attnio's convention, ``attnio.triton.check``) calls the shipped entry
+point; it is at most 10 lines with its fake modules.
+
+For every kernel and shape, ``attnio.triton.check`` counts every byte in Triton's interpreter and the gallery
+writes, per tensor, the counted read and written bytes, the compulsory bytes (Q, K, V read once, O written once),
+and the formula derived here from the kernel's loop structure (:attr:`Kernel.formula`, Python expressions in
+bytes over the shape's variables), which must equal the count exactly (✓), with the best proved lower bound and
+attnio's best schedule for the workload and each ratio, and what the kernel moves beyond the compulsory bytes.
+Exits 1 when a formula misses a count (✗) or a kernel fails; the command line, the package versions and the
+results go to ``docs/gallery.md`` and ``reports/gallery.json`` (both written atomically).
+
+    .venv/bin/python benchmarks/kernel_gallery.py [--only NAME ...] [--cache DIR] [--no-write]
+
+Shape variables of the formulas: B (batch), H, Hkv, g = H/Hkv, Nq, Nkv, d, dv, causal, e (bytes per element of
+q), L (list of sequence lengths of a packed variable-length batch; T = sum(L) tokens), P (page size), W = 4
+(bytes of an fp32/int32 word), cdiv, and the kernel's own constants (:attr:`Kernel.consts`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import types
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = Path(os.environ.get("ATTNIO_GALLERY_CACHE", Path.home() / ".cache" / "attnio" / "gallery"))
+#: fast-memory words for attnio's best schedule and the bound (one GPU SM's 64K fp32 registers)
+M_WORDS = 65536
+#: what every compulsory tensor's role moves: inputs read once, the output written once
+COMPULSORY = {"Q": "r", "K": "r", "V": "r", "O": "w"}
+
+
+@dataclass
+class Kernel:
+    """One gallery entry: ``package==version``'s ``files`` (paths inside the unpacked distribution, loaded as
+    ``mods[0..]``), the shipped entry point ``function`` the ``adapter`` calls, ``fakes`` (module -> attributes)
+    for imports the file needs and this machine lacks, ``pins`` (kernel attribute -> config) for autotuned
+    kernels, the ``shapes`` (Workload.build keywords, plus ``seqlens`` for a packed batch or ``page_size``),
+    ``formula`` (tensor -> (read bytes, written bytes) as Python expressions), ``waste`` (what moves beyond the
+    compulsory bytes), ``output`` (the tensor holding the output: ``o``, or ``<kernel>.<argument>`` when the
+    entry point allocates it)."""
+
+    name: str
+    project: str
+    package: str
+    version: str
+    files: tuple[str, ...]
+    function: str
+    adapter: Callable[..., Any]
+    shapes: tuple[dict[str, Any], ...]
+    formula: dict[str, tuple[str, str]]
+    waste: str
+    consts: dict[str, Any] = field(default_factory=dict)
+    fakes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fake_lines: int = 0
+    pins: dict[str, dict[str, Any]] = field(default_factory=dict)
+    output: str = "o"
+    roles: dict[str, str] = field(default_factory=dict)
+    args: dict[str, str] | None = None
+
+    @property
+    def adapter_lines(self) -> int:
+        """Source lines of the adapter (without its docstring) plus the lines of its fake modules."""
+        import inspect
+
+        src = inspect.getsource(self.adapter).splitlines()
+        doc = self.adapter.__doc__
+        body = [ln for ln in src if ln.strip() and not (doc and ln.strip().strip('"') in doc)]
+        return len(body) + self.fake_lines
+
+
+# ---------------------------------------------------------------- fetching and loading
+
+
+def fetch(package: str, version: str, cache: Path = CACHE) -> Path:
+    """The unpacked distribution of ``package==version`` under ``cache`` (downloaded with ``pip download --no-deps``
+    on first use; a wheel is unzipped, an sdist untarred)."""
+    dest = cache / "src" / f"{package}-{version}"
+    if (dest / ".complete").is_file():
+        return dest
+    dl = cache / "dl"
+    dl.mkdir(parents=True, exist_ok=True)
+    norm = package.replace("-", "_").lower()
+    found = [p for p in dl.iterdir() if p.name.replace("-", "_").lower().startswith(f"{norm}_{version}")
+             and p.suffix in (".whl", ".gz", ".zip")]
+    if not found:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", f"{package}=={version}", "-d", str(dl)],
+                       check=True)
+        found = [p for p in dl.iterdir() if p.name.replace("-", "_").lower().startswith(f"{norm}_{version}")]
+    if not found:
+        raise RuntimeError(f"pip download {package}=={version} left no file in {dl}")
+    archive = sorted(found)[0]
+    tmp = Path(tempfile.mkdtemp(dir=cache / "src" if (cache / "src").is_dir() else None, prefix=".unpack."))
+    if archive.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(archive) as z:
+            z.extractall(tmp, [n for n in z.namelist() if n.endswith(".py")])
+    else:
+        with tarfile.open(archive) as t:
+            t.extractall(tmp, [m for m in t.getmembers() if m.name.endswith(".py")], filter="data")
+        inner = [p for p in tmp.iterdir() if p.is_dir()]
+        if len(inner) == 1:  # an sdist's top folder
+            tmp = inner[0]
+    (tmp / ".complete").write_text(archive.name + "\n")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists():
+        import shutil
+
+        shutil.rmtree(dest)
+    os.replace(tmp, dest)
+    return dest
+
+
+def load_file(root: Path, rel: str, fakes: dict[str, dict[str, Any]] | None = None) -> types.ModuleType:
+    """Import ``root/rel`` under its dotted package name; parent packages not yet imported are empty stand-ins
+    whose ``__path__`` is their real folder (sibling imports load the real files, no ``__init__`` runs);
+    ``fakes`` (module -> attributes) go into ``sys.modules`` first."""
+    for name, attrs in (fakes or {}).items():
+        m = types.ModuleType(name)
+        m.__dict__.update(attrs)
+        sys.modules[name] = m
+    parts = Path(rel).with_suffix("").parts
+    for i in range(1, len(parts)):
+        pkg = ".".join(parts[:i])
+        if pkg not in sys.modules or getattr(sys.modules[pkg], "__file__", None) is None and pkg not in (fakes or {}):
+            m = types.ModuleType(pkg)
+            m.__path__ = [str(root.joinpath(*parts[:i]))]
+            sys.modules[pkg] = m
+    modname = ".".join(parts)
+    spec = importlib.util.spec_from_file_location(modname, root / rel)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def bind(kernel: Kernel, mods: list[types.ModuleType]) -> Callable[..., Any]:
+    """The kernel's launcher for ``attnio.triton.check``: its adapter with the loaded modules bound first."""
+    launch = functools.partial(kernel.adapter, mods)
+    launch.__qualname__ = launch.__name__ = kernel.name  # type: ignore[attr-defined]
+    return launch
+
+
+# ---------------------------------------------------------------- counting one shape
+
+
+def workload_of(shape: dict[str, Any]) -> Any:
+    from attnio.core.workload import Workload
+
+    kw = {k: v for k, v in shape.items() if k not in ("seqlens", "page_size")}
+    return Workload.build(M=M_WORDS, **kw)
+
+
+def variables(kernel: Kernel, shape: dict[str, Any], w: Any) -> dict[str, Any]:
+    """The names a formula may use (module docstring)."""
+    L = list(shape.get("seqlens") or [])
+    v = {"B": w.batch, "H": w.heads, "Hkv": w.kv_heads, "g": w.heads // w.kv_heads, "Nq": w.Nq, "Nkv": w.Nkv,
+         "d": w.d, "dv": w.dv, "causal": w.causal, "e": w.bytes_per_word, "W": 4, "L": L, "T": sum(L),
+         "P": shape.get("page_size"), "cdiv": lambda a, b: -(-a // b), "min": min, "max": max, "sum": sum,
+         "range": range, "len": len}
+    v.update(kernel.consts)
+    return v
+
+
+def evaluate(expr: str, names: dict[str, Any]) -> int:
+    """A formula expression's value (an int; a float result that is not an integer is an error)."""
+    x = eval(expr, {"__builtins__": {}, **names})  # noqa: S307 - the gallery's own table (globals: comprehensions see them)
+    if int(x) != x:
+        raise ValueError(f"formula {expr!r} is not an integer: {x}")
+    return int(x)
+
+
+def _compulsory(role: str | None, name: str, output: str, w: Any) -> tuple[int, int]:
+    """(read, written) bytes a tensor must move at least once: Q, K, V read once, the output written once."""
+    e = w.bytes_per_word
+    if name == output:
+        return 0, w.batch * w.heads * w.Nq * w.dv * e
+    if name in ("q",):
+        return w.batch * w.heads * w.Nq * w.d * e, 0
+    if name in ("k", "k_cache"):
+        return w.batch * w.kv_heads * w.Nkv * w.d * e, 0
+    if name in ("v", "v_cache"):
+        return w.batch * w.kv_heads * w.Nkv * w.dv * e, 0
+    return 0, 0
+
+
+def measure(kernel: Kernel, launch: Callable[..., Any], shape: dict[str, Any]) -> dict[str, Any]:
+    """Count ``launch`` on one shape with ``attnio.triton.check`` and set each tensor beside its formula and its
+    compulsory bytes; the totals beside the best lower bound and attnio's best schedule."""
+    from attnio.triton import pin_config
+    from attnio.triton.check import check, role_of
+
+    w = workload_of(shape)
+    L = shape.get("seqlens")
+    cu = None if not L else [sum(L[:i]) for i in range(len(L) + 1)]
+    with contextlib.ExitStack() as stack:
+        for kfn, cfg in kernel.pins.items():
+            stack.enter_context(pin_config(_attr(launch, kfn), **cfg))
+        r = check(launch, w, cu_seqlens=cu, page_size=shape.get("page_size"), roles=kernel.roles or None,
+                  args=kernel.args)
+    t = r.traffic
+    names = variables(kernel, shape, w)
+    if L:  # a packed batch: compulsory bytes are the sums over its sequences
+        from attnio.core.workload import Ragged
+
+        seqs = Ragged.from_cu_seqlens(cu).sequences(w)
+    else:
+        seqs = [w]
+    rows, ok = [], True
+    for n in sorted(set(t.names) | set(kernel.formula)):
+        rd, wr = t.reads_bytes.get(n, 0), t.writes_bytes.get(n, 0)
+        fr, fw = (evaluate(x, names) for x in kernel.formula.get(n, ("0", "0")))
+        cr = sum(_compulsory(role_of(n, kernel.roles), n, kernel.output, s)[0] for s in seqs)
+        cw = sum(_compulsory(role_of(n, kernel.roles), n, kernel.output, s)[1] for s in seqs)
+        good = (rd, wr) == (fr, fw)
+        ok &= good
+        rows.append({"tensor": n, "role": role_of(n, kernel.roles), "read_bytes": rd, "written_bytes": wr,
+                     "formula_read_bytes": fr, "formula_written_bytes": fw, "compulsory_bytes": cr + cw,
+                     "excess_bytes": rd + wr - cr - cw, "formula_ok": good})
+    comp = sum(x["compulsory_bytes"] for x in rows)
+    return {
+        "shape": {k: v for k, v in shape.items()}, "label": label(shape), "formula_ok": ok, "tensors": rows,
+        "total_bytes": r.total_bytes, "compulsory_bytes": comp, "lower_bound": r.lower_bound_id,
+        "lower_bound_bytes": r.lower_bound_bytes, "best_schedule": r.best_schedule, "best_bytes": r.best_bytes,
+        "ratio_to_compulsory": r.total_bytes / comp if comp else None, "ratio_to_lower_bound": r.ratio_to_bound,
+        "ratio_to_best_schedule": r.ratio_to_best, "max_abs_error": r.max_abs_error, "tolerance": r.tolerance,
+        "outputs_ok": r.outputs_ok, "dominates": r.dominates, "launches": sorted(set(t.launches)),
+        "seconds": round(r.seconds, 2),
+    }
+
+
+def _attr(launch: Any, path: str) -> Any:
+    """``mods[i].name`` for a pin's ``"i.name"``."""
+    i, _, name = path.partition(".")
+    return getattr(launch.args[0][int(i)], name)
+
+
+def label(shape: dict[str, Any]) -> str:
+    s = shape
+    heads = f"H={s.get('heads', 1)}" + (f"/{s['kv_heads']}" if s.get("kv_heads", s.get("heads", 1)) != s.get("heads", 1) else "")
+    n = f"N={s['N']}" if "N" in s else f"Nq={s.get('Nq')} Nkv={s.get('Nkv')}"
+    if s.get("seqlens"):
+        n = "seqlens=" + "+".join(map(str, s["seqlens"]))
+    extra = f" page={s['page_size']}" if s.get("page_size") else ""
+    b = f"B={s['batch']} " if s.get("batch", 1) != 1 else ""
+    return f"{b}{heads} {n} d={s.get('d')}{' causal' if s.get('causal') else ''} {s.get('dtype', 'fp32')}{extra}"
+
+
+def run_kernel(kernel: Kernel, root: Path) -> dict[str, Any]:
+    """Load the kernel's files from the unpacked distribution ``root`` and measure every shape."""
+    mods = [load_file(root, f, kernel.fakes) for f in kernel.files]
+    launch = bind(kernel, mods)
+    shapes = [measure(kernel, launch, s) for s in kernel.shapes]
+    return {
+        "name": kernel.name, "project": kernel.project, "package": kernel.package, "version": kernel.version,
+        "files": list(kernel.files), "function": kernel.function, "adapter_lines": kernel.adapter_lines,
+        "fakes": sorted(kernel.fakes), "pins": {k: dict(v) for k, v in kernel.pins.items()},
+        "consts": {k: v for k, v in kernel.consts.items() if not callable(v)},
+        "formula": {k: list(v) for k, v in kernel.formula.items()}, "waste": kernel.waste,
+        "formula_ok": all(s["formula_ok"] for s in shapes), "shapes": shapes,
+    }
+
+
+# ---------------------------------------------------------------- output
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _r(x: Any) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:.3f}"
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """docs/gallery.md from the gallery's results."""
+    ks = data["kernels"]
+    out = [
+        "# Gallery: third-party Triton attention kernels, counted as they ship",
+        "",
+        "Written by `benchmarks/kernel_gallery.py` (do not edit by hand). Command:",
+        "",
+        f"    {data['command']}",
+        "",
+        f"Triton {data['triton']} interpreter, torch {data['torch']}; {data['wall_seconds']:.0f} s wall. Each "
+        "package is downloaded at run time (`pip download --no-deps NAME==VERSION`) into a cache outside the "
+        "repository and its kernel file imported unmodified; nothing of it is kept here. Bytes are counted per "
+        "active lane by `attnio.triton.check` (requested bytes: no cache, a re-read counts again). The formula "
+        "of each tensor (Python, bytes) is derived here from the kernel's loop structure and must equal the "
+        "count at every shape. Compulsory bytes: Q, K, V read once, the output written once. Best lower bound "
+        f"and attnio's best schedule at M = {data['M']:,d} words (bounds/workloads.py `best_lower_bound`; "
+        "attnio's workload schedules).",
+        "",
+        "| kernel | project | package | file: function | adapter lines | shapes | formula |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for k in ks:
+        out.append(f"| {k['name']} | {k['project']} | `{k['package']}=={k['version']}` | "
+                   f"{', '.join('`' + f + '`' for f in k['files'])}: `{k['function']}` | {k['adapter_lines']}"
+                   f"{' (fakes: ' + ', '.join(k['fakes']) + ')' if k['fakes'] else ''} | {len(k['shapes'])} | "
+                   f"{'✓' if k['formula_ok'] else '✗'} |")
+    for k in ks:
+        out += ["", f"## {k['name']} ({k['project']}, `{k['package']}=={k['version']}`)", "",
+                f"`{'`, `'.join(k['files'])}`: `{k['function']}`. Adapter {k['adapter_lines']} lines"
+                + (f", fake modules {', '.join('`' + f + '`' for f in k['fakes'])}" if k["fakes"] else "")
+                + (f"; pinned configs {k['pins']}" if k["pins"] else "") + ".", "",
+                f"What moves beyond the compulsory bytes: {k['waste']}", "",
+                "Formula (bytes; " + (", ".join(f"{a} = {b}" for a, b in k["consts"].items()) or "no constants") + "):", ""]
+        out += [f"- `{t}`: read `{r}`, written `{w}`" for t, (r, w) in k["formula"].items()]
+        out += ["", "| shape | tensor | read B | written B | formula | compulsory B | excess B |", "|---|---|---|---|---|---|---|"]
+        for s in k["shapes"]:
+            for t in s["tensors"]:
+                out.append(f"| {s['label']} | {t['tensor']} | {t['read_bytes']:,d} | {t['written_bytes']:,d} | "
+                           f"{'✓' if t['formula_ok'] else '✗ ' + format(t['formula_read_bytes'], ',d') + ' / ' + format(t['formula_written_bytes'], ',d')} | "
+                           f"{t['compulsory_bytes']:,d} | {t['excess_bytes']:,d} |")
+        out += ["", "| shape | counted B | ÷ compulsory | best lower bound (B) | ÷ bound | attnio's best schedule (B) | ÷ best | max abs error (tol) |",
+                "|---|---|---|---|---|---|---|---|"]
+        for s in k["shapes"]:
+            err = ", ".join(f"{n} {e:.1e}" for n, e in s["max_abs_error"].items())
+            out.append(f"| {s['label']} | {s['total_bytes']:,d} | {_r(s['ratio_to_compulsory'])} | {s['lower_bound']} "
+                       f"{s['lower_bound_bytes']:,d} | {_r(s['ratio_to_lower_bound'])} | {s['best_schedule']} "
+                       f"{s['best_bytes']:,d} | {_r(s['ratio_to_best_schedule'])} | {err} ({s['tolerance']:.1g}"
+                       f"{'' if s['outputs_ok'] else ', over'}) |")
+    return "\n".join(out) + "\n"
+
+
+def run(gallery: list[Kernel], a: argparse.Namespace, argv: list[str] | None = None) -> int:
+    import torch
+    import triton
+
+    t0 = time.perf_counter()
+    names = {k.name for k in gallery}
+    bad = [n for n in a.only if n not in names]
+    if bad:
+        print(f"kernel_gallery: error: --only {bad[0]}: one of {', '.join(sorted(names))}", file=sys.stderr)
+        return 2
+    results, failed = [], 0
+    for k in gallery:
+        if a.only and k.name not in a.only:
+            continue
+        t1 = time.perf_counter()
+        try:
+            res = run_kernel(k, fetch(k.package, k.version, a.cache))
+        except Exception as e:  # one kernel's failure is reported, the others still run
+            print(f"✗ {k.name}: {type(e).__name__}: {' '.join(str(e).split())[:400]}")
+            failed += 1
+            continue
+        results.append(res)
+        mark = "✓" if res["formula_ok"] else "✗"
+        failed += not res["formula_ok"]
+        print(f"{mark} {k.name:<28} {k.package}=={k.version:<10} {len(res['shapes'])} shapes, adapter "
+              f"{res['adapter_lines']} lines, {time.perf_counter() - t1:.0f} s")
+        for s in res["shapes"]:
+            print(f"    {s['label']:<44} {s['total_bytes']:>12,d} B  ÷compulsory {_r(s['ratio_to_compulsory'])}  "
+                  f"÷bound {_r(s['ratio_to_lower_bound'])}  ÷best {_r(s['ratio_to_best_schedule'])}"
+                  + ("" if s["formula_ok"] else "  FORMULA MISS: " + ", ".join(
+                      f"{t['tensor']} {t['read_bytes']}/{t['written_bytes']} vs {t['formula_read_bytes']}/{t['formula_written_bytes']}"
+                      for t in s["tensors"] if not t["formula_ok"])))
+    data = {"command": "TRITON_INTERPRET=1 .venv/bin/python benchmarks/kernel_gallery.py"
+            + "".join(f" --only {n}" for n in a.only), "triton": triton.__version__,
+            "torch": torch.__version__.split("+")[0], "M": M_WORDS, "wall_seconds": round(time.perf_counter() - t0, 1),
+            "kernels": results}
+    print(f"{len(results)} kernels from {len({r['project'] for r in results})} projects, "
+          f"{sum(len(r['shapes']) for r in results)} shapes, {failed} failed, {data['wall_seconds']:.0f} s")
+    if not a.no_write and not a.only:
+        write_atomic(ROOT / "reports" / "gallery.json", json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        write_atomic(ROOT / "docs" / "gallery.md", markdown(data))
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------- the gallery table
+# Adapters: launchers in attnio's convention (attnio.triton.check); ``m`` is the list of the kernel's loaded files.
+
+
+def sage_per_block(m, q, k, v):
+    """SageAttention's int8-QK forward: quantize Q (sm_scale·log2 e folded in) and K per block, then attend."""
+    qi, qs, ki, ks = m[0].per_block_int8(q, k)
+    return m[1].forward(qi, ki, v, qs, ks)
+
+
+def sglang_prefill(m, q, k, v, o, cu_seqlens, max_seqlen, causal):
+    """sglang's packed-batch prefill: sequence starts and lengths from cu_seqlens."""
+    m[0].context_attention_fwd(q, k, v, o, cu_seqlens[:-1], cu_seqlens.diff(), max_seqlen, is_causal=causal)
+
+
+_SGLANG_UTILS = {"sglang.srt.utils": {"is_cuda": lambda: False, "is_hip": lambda: False}}
+
+# sage: per (batch, query head) program i of cdiv(Nq, BM) query blocks. The quantization kernel reads Q and K
+# once and writes their int8 copies (both counted as its Output) and one fp32 scale per block of BM (Q) and BN
+# (K) rows. The attention kernel reads its int8 Q block and its Q scale, then the key rows [0, Nkv) (causal:
+# [0, min(Nkv, BM·(i+1))), the diagonal block of BM keys included) as int8 K and fp16 V, and one K scale per
+# BN keys (causal: (i+1)·BM/BN of them, the diagonal's two unmasked); it writes its own output tensor.
+_KR = "sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))"
+_SAGE = {
+    "q": ("B*H*Nq*d*e", "0"),
+    "k": ("B*Hkv*Nkv*d*e", "0"),
+    "v": (f"B*H*{_KR}*dv*e", "0"),
+    "quant_per_block_int8_kernel.Output": (f"B*H*Nq*d + B*H*{_KR}*d", "B*H*Nq*d + B*Hkv*Nkv*d"),
+    "quant_per_block_int8_kernel.Scale": (
+        "B*H*W*sum(1 + ((i + 1)*BM//BN if causal else cdiv(Nkv, BN)) for i in range(cdiv(Nq, BM)))",
+        "B*(H*cdiv(Nq, BM) + Hkv*cdiv(Nkv, BN))*W"),
+    "_attn_fwd.Out": ("0", "B*H*Nq*dv*e"),
+}
+# sglang prefill: per sequence l, query head and query block i < cdiv(l, BLOCK): Q block, the key rows
+# [0, l) (causal: [0, min(l, BLOCK·(i+1)))), K and V per query head; every program of the grid
+# (batch, H, cdiv(max l, BLOCK)) reads its sequence's start and length, also past its sequence's end
+_SGLANG_PREFILL = {
+    "q": ("H*T*d*e", "0"),
+    "k": ("H*d*e*sum(min(l, BLOCK*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BLOCK)))", "0"),
+    "v": ("H*dv*e*sum(min(l, BLOCK*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BLOCK)))", "0"),
+    "o": ("0", "H*T*dv*e"),
+    "cu_seqlens": ("len(L)*H*cdiv(max(L), BLOCK)*W", "0"),
+    "_fwd_kernel.B_Seqlen": ("len(L)*H*cdiv(max(L), BLOCK)*W", "0"),
+}
+
+_SAGE_WASTE = ("K (int8: half the bytes of fp16) and V are read once per query block of 128 rows and per query "
+               "head (a GQA group re-reads them per head); the int8 copies of Q and K are written and read back")
+
+GALLERY: list[Kernel] = [
+    Kernel(
+        name="sage-int8-per-block", project="SageAttention", package="sageattention", version="1.0.6",
+        files=("sageattention/quant_per_block.py", "sageattention/attn_qk_int8_per_block.py"),
+        function="quant_per_block.per_block_int8 + attn_qk_int8_per_block.forward", adapter=sage_per_block,
+        consts={"BM": 128, "BN": 64},
+        shapes=(dict(heads=2, N=256, d=64, dtype="fp16"), dict(heads=4, kv_heads=2, N=192, d=128, dtype="fp16"),
+                dict(heads=2, Nq=64, Nkv=320, d=64, dtype="fp16")),
+        formula=_SAGE, waste=_SAGE_WASTE, output="_attn_fwd.Out"),
+    Kernel(
+        name="sage-int8-per-block-causal", project="SageAttention", package="sageattention", version="1.0.6",
+        files=("sageattention/quant_per_block.py", "sageattention/attn_qk_int8_per_block_causal.py"),
+        function="quant_per_block.per_block_int8 + attn_qk_int8_per_block_causal.forward", adapter=sage_per_block,
+        consts={"BM": 128, "BN": 64},
+        shapes=(dict(heads=2, N=256, d=64, causal=True, dtype="fp16"),
+                dict(heads=4, kv_heads=1, N=384, d=128, causal=True, dtype="fp16")),
+        formula=_SAGE, waste=_SAGE_WASTE + "; causal: the diagonal block of 128 keys is loaded whole (two BN "
+        "blocks), the blocks above it are skipped", output="_attn_fwd.Out"),
+    Kernel(
+        name="sglang-prefill", project="sglang", package="sglang", version="0.5.23",
+        files=("sglang/kernels/ops/attention/prefill_attention.py",), function="context_attention_fwd",
+        adapter=sglang_prefill, fakes=_SGLANG_UTILS, fake_lines=1, consts={"BLOCK": 64},
+        shapes=(dict(heads=2, N=1, d=64, dtype="fp16", seqlens=[100, 37]),
+                dict(heads=4, kv_heads=2, N=1, d=64, causal=True, dtype="fp16", seqlens=[130, 64]),
+                dict(heads=2, N=1, d=128, causal=True, dtype="fp16", seqlens=[256])),
+        formula=_SGLANG_PREFILL,
+        waste="K and V are read once per query block of 64 rows and per query head (no GQA sharing); causal: "
+              "the diagonal block is read whole and blocks above it skipped; programs past a sequence's end "
+              "still read its start and length"),
+]
+
+
+if __name__ == "__main__":
+    _ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    _ap.add_argument("--only", action="append", default=[], metavar="NAME", help="run only these kernels")
+    _ap.add_argument("--cache", type=Path, default=CACHE, help="where packages are downloaded and unpacked")
+    _ap.add_argument("--no-write", action="store_true", help="print only; write neither docs/gallery.md nor reports/gallery.json")
+    sys.exit(run(GALLERY, _ap.parse_args()))
