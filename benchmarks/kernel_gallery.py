@@ -82,6 +82,8 @@ class Kernel:
     output: str = "o"
     roles: dict[str, str] = field(default_factory=dict)
     args: dict[str, str] | None = None
+    compulsory: dict[str, str] | None = None  # tensor -> compulsory bytes, where the defaults do not apply
+    fake_gpu: int | None = None  # run under attnio.triton.fake_gpu(arch=...) (132 SMs) when the launcher asks the GPU
 
     @property
     def adapter_lines(self) -> int:
@@ -183,7 +185,8 @@ def variables(kernel: Kernel, shape: dict[str, Any], w: Any) -> dict[str, Any]:
          "d": w.d, "dv": w.dv, "causal": w.causal, "e": w.bytes_per_word, "W": 4, "L": L, "T": sum(L),
          "P": shape.get("page_size"), "cdiv": lambda a, b: -(-a // b), "min": min, "max": max, "sum": sum,
          "range": range, "len": len}
-    v.update(kernel.consts)
+    for k, x in kernel.consts.items():  # a string constant is an expression of the shape (a launch parameter)
+        v[k] = evaluate(x, v) if isinstance(x, str) else x
     return v
 
 
@@ -219,6 +222,10 @@ def measure(kernel: Kernel, launch: Callable[..., Any], shape: dict[str, Any]) -
     L = shape.get("seqlens")
     cu = None if not L else [sum(L[:i]) for i in range(len(L) + 1)]
     with contextlib.ExitStack() as stack:
+        if kernel.fake_gpu is not None:
+            from attnio.triton.fake_gpu import fake_gpu
+
+            stack.enter_context(fake_gpu(arch=kernel.fake_gpu))
         for kfn, cfg in kernel.pins.items():
             stack.enter_context(pin_config(_attr(launch, kfn), **cfg))
         r = check(launch, w, cu_seqlens=cu, page_size=shape.get("page_size"), roles=kernel.roles or None,
@@ -237,6 +244,8 @@ def measure(kernel: Kernel, launch: Callable[..., Any], shape: dict[str, Any]) -
         fr, fw = (evaluate(x, names) for x in kernel.formula.get(n, ("0", "0")))
         cr = sum(_compulsory(role_of(n, kernel.roles), n, kernel.output, s)[0] for s in seqs)
         cw = sum(_compulsory(role_of(n, kernel.roles), n, kernel.output, s)[1] for s in seqs)
+        if kernel.compulsory is not None:
+            cr, cw = evaluate(kernel.compulsory.get(n, "0"), names), 0
         good = (rd, wr) == (fr, fw)
         ok &= good
         rows.append({"tensor": n, "role": role_of(n, kernel.roles), "read_bytes": rd, "written_bytes": wr,
@@ -280,7 +289,7 @@ def run_kernel(kernel: Kernel, root: Path) -> dict[str, Any]:
         "name": kernel.name, "project": kernel.project, "package": kernel.package, "version": kernel.version,
         "files": list(kernel.files), "function": kernel.function, "adapter_lines": kernel.adapter_lines,
         "fakes": sorted(kernel.fakes), "pins": {k: dict(v) for k, v in kernel.pins.items()},
-        "consts": {k: v for k, v in kernel.consts.items() if not callable(v)},
+        "consts": dict(kernel.consts), "fake_gpu": kernel.fake_gpu,
         "formula": {k: list(v) for k, v in kernel.formula.items()}, "waste": kernel.waste,
         "formula_ok": all(s["formula_ok"] for s in shapes), "shapes": shapes,
     }
@@ -449,6 +458,58 @@ _SGLANG_PREFILL = {
     "_fwd_kernel.B_Seqlen": ("len(L)*H*cdiv(max(L), BLOCK)*W", "0"),
 }
 
+def lmdeploy_paged_decode(m, q, k_cache, v_cache, seq_lens, block_table):
+    """lmdeploy's paged decode (one query token per sequence, pages in 'bshd' layout); returns (B, H, 1, dv).
+    The file's module-level aliases of tl.log2 and tl.exp2 are bound before Triton's interpreter patches tl, so
+    they are re-pointed at tl's (patched) functions, by name, at call time."""
+    m[0].tl_log2, m[0].tl_exp2 = (lambda x: m[0].tl.log2(x)), (lambda x: m[0].tl.exp2(x))
+    return m[0].flash_attn_with_kvcache(q[:, :, 0], k_cache, v_cache, seq_lens, block_table).unsqueeze(2)
+
+
+_LMDEPLOY = {"lmdeploy.messages": {"QuantPolicy": __import__("enum").IntEnum("QuantPolicy", "NONE INT4 INT8 FP8 FP8_E5M2 TURBO_QUANT")},
+             "lmdeploy.utils": {"get_logger": __import__("logging").getLogger}}
+# lmdeploy paged decode (Nq = 1): grid (Hkv K/V heads, S splits, B); program (kv head, split s) loads the g query
+# rows of its group, one sequence length, and for each page j of its range [s·BPC, min((s+1)·BPC, nb)) (nb pages,
+# BPC = cdiv(nb, S) per split) one block-table entry and the whole page of K and V (P rows, unmasked: rows past
+# Nkv in the last page are read too); it writes g·dv fp32 partial outputs when its range is not empty and the
+# running max and sum (2 words per head) always. The reduce (per query head) reads the S maxima and sums and the
+# NE non-empty partials and writes O. S is lmdeploy's _get_split_k for the fake 132-SM sm80 (sm90 would take the PDL path, which the interpreter lacks).
+_LMDEPLOY_DECODE = {
+    "q": ("B*H*S*d*e", "0"),
+    "k_cache": ("B*Hkv*nb*P*d*e", "0"),
+    "v_cache": ("B*Hkv*nb*P*dv*e", "0"),
+    "seq_lens": ("B*Hkv*S*W", "0"),
+    "block_table": ("B*Hkv*nb*W", "0"),
+    "_fwd_grouped_split_kernel.acc_out_ptr": ("B*H*(2*S + NE*dv)*W", "B*H*(NE*dv + 2*S)*W"),
+    "_reduce_split_kernel.out_ptr": ("0", "B*H*dv*e"),
+}
+
+def vllm_prefix_prefill(m, q, k, v, o, k_cache, v_cache, block_table, seq_lens):
+    """vLLM's prefix prefill, one sequence: Nkv − Nq keys from the paged cache (viewed in vLLM's layouts, K
+    [pages, Hkv, d/8, P, 8], V [pages, Hkv, d, P]), the last Nq keys and the queries as (tokens, heads, d) views."""
+    C, t = k.shape[2] - q.shape[2], (lambda a: a[0].transpose(0, 1))
+    kc, vc = k_cache.unflatten(3, (-1, 8)).permute(0, 2, 3, 1, 4), v_cache.permute(0, 2, 3, 1)
+    m[0].context_attention_fwd(t(q), t(k[:, :, C:]), t(v[:, :, C:]), t(o), "auto", kc, vc, block_table,
+                               seq_lens * 0, seq_lens, seq_lens - q.shape[2], q.shape[2])
+
+
+# vLLM prefix prefill (batch 1, C = Nkv − Nq cached keys, BLOCK = 64 below sm80): program (head, query block i
+# of TR = cdiv(Nq, BLOCK)) reads the sequence's context length, length and start, its Q block, then the C cached
+# keys (one block-table entry per key, not per page, and the K and V rows from the cache), then the new keys
+# [0, min(Nq, BLOCK·(i+1))) from k and v (the diagonal block whole); it writes its O block. K/V per query head.
+_VLLM_PREFIX = {
+    "q": ("H*Nq*d*e", "0"),
+    "k": ("H*d*e*sum(min(Nq, BLOCK*(i + 1)) for i in range(TR))", "0"),
+    "v": ("H*dv*e*sum(min(Nq, BLOCK*(i + 1)) for i in range(TR))", "0"),
+    "k_cache": ("H*TR*(Nkv - Nq)*d*e", "0"),
+    "v_cache": ("H*TR*(Nkv - Nq)*dv*e", "0"),
+    "block_table": ("H*TR*(Nkv - Nq)*W", "0"),
+    "seq_lens": ("H*TR*W", "0"),
+    "_fwd_kernel.B_Start_Loc": ("H*TR*W", "0"),
+    "_fwd_kernel.B_Ctxlen": ("H*TR*W", "0"),
+    "o": ("0", "H*Nq*dv*e"),
+}
+
 _SAGE_WASTE = ("K (int8: half the bytes of fp16) and V are read once per query block of 128 rows and per query "
                "head (a GQA group re-reads them per head); the int8 copies of Q and K are written and read back")
 
@@ -481,6 +542,34 @@ GALLERY: list[Kernel] = [
         waste="K and V are read once per query block of 64 rows and per query head (no GQA sharing); causal: "
               "the diagonal block is read whole and blocks above it skipped; programs past a sequence's end "
               "still read its start and length"),
+    Kernel(
+        name="vllm-prefix-prefill", project="vLLM", package="vllm", version="0.6.3",
+        files=("vllm/attention/ops/prefix_prefill.py",), function="context_attention_fwd",
+        adapter=vllm_prefix_prefill, fake_lines=1,
+        fakes={"vllm.platforms": {"current_platform": types.SimpleNamespace(has_device_capability=lambda c: False)}},
+        consts={"BLOCK": 64, "TR": "cdiv(Nq, BLOCK)"},
+        shapes=(dict(heads=2, Nq=100, Nkv=228, d=64, causal=True, dtype="fp16", page_size=16),
+                dict(heads=4, kv_heads=2, Nq=64, Nkv=200, d=128, causal=True, dtype="fp16", page_size=32),
+                dict(heads=2, Nq=130, Nkv=130, d=64, causal=True, dtype="fp16", page_size=16)),
+        formula=_VLLM_PREFIX,
+        compulsory={"q": "H*Nq*d*e", "k": "Hkv*Nq*d*e", "v": "Hkv*Nq*dv*e", "k_cache": "Hkv*(Nkv - Nq)*d*e",
+                    "v_cache": "Hkv*(Nkv - Nq)*dv*e", "o": "H*Nq*dv*e"},
+        waste="the cached prefix and the new keys are read once per query block of 64 rows and per query head "
+              "(no GQA sharing); one block-table entry is read per cached key (not per page); the diagonal "
+              "block of new keys is read whole"),
+    Kernel(
+        name="lmdeploy-paged-decode", project="lmdeploy", package="lmdeploy", version="0.18.0",
+        files=("lmdeploy/pytorch/kernels/cuda/pagedattention.py",), function="flash_attn_with_kvcache",
+        adapter=lmdeploy_paged_decode, fakes=_LMDEPLOY, fake_lines=2, fake_gpu=80,
+        consts={"S": "max(min(1 << ((264 // Hkv + (1 << (B - 1).bit_length()) - 1) // (1 << (B - 1).bit_length())).bit_length() - 1, 128), 4)",
+                "nb": "cdiv(Nkv, P)", "BPC": "cdiv(nb, S)", "NE": "cdiv(nb, BPC)"},
+        shapes=(dict(heads=8, kv_heads=2, Nq=1, Nkv=200, d=64, dtype="fp16", page_size=16),
+                dict(heads=4, Nq=1, Nkv=256, d=128, dtype="fp16", page_size=32, batch=2),
+                dict(heads=8, kv_heads=1, Nq=1, Nkv=500, d=64, dtype="fp16", page_size=16)),
+        formula=_LMDEPLOY_DECODE, output="_reduce_split_kernel.out_ptr",
+        waste="split-K: each of the S splits re-reads the group's query rows and writes fp32 partial outputs "
+              "(dv + 2 words per head and split) that the reduce reads back; whole pages are read, rows past "
+              "the sequence's end included; K and V are read once per K/V head (the GQA group shares them)"),
 ]
 
 
