@@ -423,6 +423,12 @@ def sage_per_block(m, q, k, v):
     return m[1].forward(qi, ki, v, qs, ks)
 
 
+def sage_varlen(m, q, k, v, cu_seqlens, max_seqlen):
+    """SageAttention's packed variable-length int8-QK forward (queries and keys of the same sequences)."""
+    qi, qs, ki, ks, cq, ck = m[0].per_block_int8(q, k, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen)
+    return m[1].forward(qi, ki, v, cu_seqlens, cu_seqlens, max_seqlen, qs, ks, cq, ck)
+
+
 def sglang_prefill(m, q, k, v, o, cu_seqlens, max_seqlen, causal):
     """sglang's packed-batch prefill: sequence starts and lengths from cu_seqlens."""
     m[0].context_attention_fwd(q, k, v, o, cu_seqlens[:-1], cu_seqlens.diff(), max_seqlen, is_causal=causal)
@@ -445,6 +451,20 @@ _SAGE = {
         "B*H*W*sum(1 + ((i + 1)*BM//BN if causal else cdiv(Nkv, BN)) for i in range(cdiv(Nq, BM)))",
         "B*(H*cdiv(Nq, BM) + Hkv*cdiv(Nkv, BN))*W"),
     "_attn_fwd.Out": ("0", "B*H*Nq*dv*e"),
+}
+# sage varlen: as sage per block, per sequence l of the packed batch; the grids run cdiv(max l, BLK) blocks per
+# head and sequence, and a program past its sequence's end reads its sequence's two offsets and returns. An active
+# quantization program also reads its sequence's scale offset; an active attention program reads the sequence's
+# key offsets, its Q and K scale offsets, then as per block (NA = Σ cdiv(l, BM) active query blocks per head).
+_SAGE_VARLEN = {
+    "q": ("H*T*d*e", "0"),
+    "k": ("Hkv*T*d*e", "0"),
+    "v": ("H*dv*e*sum(cdiv(l, BM)*l for l in L)", "0"),
+    "cu_seqlens": ("W*(2*len(L)*(H*cdiv(max(L), BM) + Hkv*cdiv(max(L), BN)) + 2*len(L)*H*cdiv(max(L), BM) + 2*H*NA)", "0"),
+    "quant_per_block_int8_kernel.cu_seqlens_scale": ("8*(H*NA + Hkv*NK + 2*H*NA)", "0"),  # int64 (torch.cumsum)
+    "quant_per_block_int8_kernel.Output": ("H*T*d + H*d*sum(cdiv(l, BM)*l for l in L)", "H*T*d + Hkv*T*d"),
+    "quant_per_block_int8_kernel.Scale": ("H*W*sum(cdiv(l, BM)*(1 + cdiv(l, BN)) for l in L)", "(H*NA + Hkv*NK)*W"),
+    "_attn_fwd.Out": ("0", "H*T*dv*e"),
 }
 # sglang prefill: per sequence l, query head and query block i < cdiv(l, BLOCK): Q block, the key rows
 # [0, l) (causal: [0, min(l, BLOCK·(i+1)))), K and V per query head; every program of the grid
@@ -531,6 +551,15 @@ GALLERY: list[Kernel] = [
                 dict(heads=4, kv_heads=1, N=384, d=128, causal=True, dtype="fp16")),
         formula=_SAGE, waste=_SAGE_WASTE + "; causal: the diagonal block of 128 keys is loaded whole (two BN "
         "blocks), the blocks above it are skipped", output="_attn_fwd.Out"),
+    Kernel(
+        name="sage-int8-varlen", project="SageAttention", package="sageattention", version="1.0.6",
+        files=("sageattention/quant_per_block_varlen.py", "sageattention/attn_qk_int8_block_varlen.py"),
+        function="quant_per_block_varlen.per_block_int8 + attn_qk_int8_block_varlen.forward", adapter=sage_varlen,
+        consts={"BM": 128, "BN": 64, "NA": "sum(cdiv(l, BM) for l in L)", "NK": "sum(cdiv(l, BN) for l in L)"},
+        shapes=(dict(heads=2, N=1, d=64, dtype="fp16", seqlens=[200, 70]),
+                dict(heads=4, kv_heads=2, N=1, d=128, dtype="fp16", seqlens=[130, 256, 40])),
+        formula=_SAGE_VARLEN, output="_attn_fwd.Out",
+        waste=_SAGE_WASTE + "; programs past a sequence's end read its offsets and return"),
     Kernel(
         name="sglang-prefill", project="sglang", package="sglang", version="0.5.23",
         files=("sglang/kernels/ops/attention/prefill_attention.py",), function="context_attention_fwd",
