@@ -434,6 +434,38 @@ def sglang_prefill(m, q, k, v, o, cu_seqlens, max_seqlen, causal):
     m[0].context_attention_fwd(q, k, v, o, cu_seqlens[:-1], cu_seqlens.diff(), max_seqlen, is_causal=causal)
 
 
+def sglang_decode(m, q, o, k_cache, v_cache, kv_indptr, kv_indices):
+    """sglang's decode over a token pool (page size 1), S = 4 key splits for every sequence."""
+    B, H, _, dv = o.shape
+    f32, S = m[0].torch.float32, 4
+    logits, lse = q.new_empty((B, H, S, dv), dtype=f32), q.new_empty((B, H, S), dtype=f32)
+    m[0].decode_attention_fwd(q[:, :, 0], k_cache[:, 0], v_cache[:, 0], o[:, :, 0], kv_indptr, kv_indices, logits,
+                              lse, kv_indptr.new_full((B,), S), S, q.shape[-1] ** -0.5, 1.0, 1.0)
+
+
+_SGLANG_DECODE_FAKES = {"sglang.srt.environ": {"envs": None},
+                        "sglang.srt.utils": {"is_hip": lambda: False, "is_gfx95_supported": lambda: False,
+                                             "is_gfx1250_supported": lambda: False, "get_device_core_count": lambda *a: 0}}
+# sglang grouped decode (Nq = 1, g = H/Hkv ≤ 16 query heads per K/V head, S splits of LS = cdiv(cdiv(Nkv, S), 32)·32
+# keys, NE = cdiv(Nkv, LS) of them non-empty): stage 1, program (sequence, K/V head, split) reads the sequence's
+# two offsets and its split count; a non-empty split reads the group's g query rows, one token index per key and
+# the K and V rows of its keys, and writes g fp32 partial outputs and log-sum-exps. Stage 2, program (sequence,
+# query head), reads the offsets and split count, the NE partials and their lse, and writes O.
+def _sglang_decode(stage1: str) -> dict[str, tuple[str, str]]:
+    """The decode formula with stage 1's kernel name (grouped: ``_fwd_grouped_kernel_stage1``; MHA, g = 1:
+    ``_fwd_kernel_stage1``, one program per query head: the same loops with Hkv = H)."""
+    return {
+        "q": ("B*H*NE*d*e", "0"),
+        "k_cache": ("B*Hkv*Nkv*d*e", "0"),
+        "v_cache": ("B*Hkv*Nkv*dv*e", "0"),
+        "kv_indices": ("B*Hkv*Nkv*W", "0"),
+        "kv_indptr": ("2*B*(Hkv*S + H)*W", "0"),
+        f"{stage1}.num_kv_splits": ("B*(Hkv*S + H)*W", "0"),
+        f"{stage1}.Att_Out": ("B*H*NE*dv*W", "B*H*NE*dv*W"),
+        f"{stage1}.Att_Lse": ("B*H*NE*W", "B*H*NE*W"),
+        "o": ("0", "B*H*dv*e"),
+    }
+
 _SGLANG_UTILS = {"sglang.srt.utils": {"is_cuda": lambda: False, "is_hip": lambda: False}}
 
 # sage: per (batch, query head) program i of cdiv(Nq, BM) query blocks. The quantization kernel reads Q and K
@@ -571,6 +603,29 @@ GALLERY: list[Kernel] = [
         waste="K and V are read once per query block of 64 rows and per query head (no GQA sharing); causal: "
               "the diagonal block is read whole and blocks above it skipped; programs past a sequence's end "
               "still read its start and length"),
+    Kernel(
+        name="sglang-decode-grouped", project="sglang", package="sglang", version="0.5.23",
+        files=("sglang/kernels/ops/attention/decode_attention.py",), function="decode_attention_fwd",
+        adapter=sglang_decode, fakes=_SGLANG_DECODE_FAKES, fake_lines=2,
+        consts={"S": 4, "LS": "cdiv(cdiv(Nkv, S), 32)*32", "NE": "cdiv(Nkv, LS)"},
+        shapes=(dict(heads=8, kv_heads=2, Nq=1, Nkv=200, d=64, dtype="fp16", page_size=1),
+                dict(heads=4, kv_heads=2, Nq=1, Nkv=256, d=128, dtype="fp16", page_size=1, batch=2),
+                dict(heads=8, kv_heads=1, Nq=1, Nkv=50, d=64, dtype="fp16", page_size=1)),
+        formula=_sglang_decode("_fwd_grouped_kernel_stage1"),
+        waste="split-K: each non-empty split re-reads the group's query rows and writes fp32 partial outputs "
+              "and log-sum-exps that stage 2 reads back; one int32 token index is read per key and K/V head; "
+              "K and V are read once per K/V head (the GQA group shares them)"),
+    Kernel(
+        name="sglang-decode-mha", project="sglang", package="sglang", version="0.5.23",
+        files=("sglang/kernels/ops/attention/decode_attention.py",), function="decode_attention_fwd (g = 1)",
+        adapter=sglang_decode, fakes=_SGLANG_DECODE_FAKES, fake_lines=2,
+        consts={"S": 4, "LS": "cdiv(cdiv(Nkv, S), 32)*32", "NE": "cdiv(Nkv, LS)"},
+        shapes=(dict(heads=4, Nq=1, Nkv=200, d=64, dtype="fp16", page_size=1),
+                dict(heads=2, Nq=1, Nkv=300, d=128, dtype="fp16", page_size=1, batch=2),
+                dict(heads=4, Nq=1, Nkv=20, d=64, dtype="fp16", page_size=1)),
+        formula=_sglang_decode("_fwd_kernel_stage1"),
+        waste="split-K: each non-empty split re-reads its query row and writes fp32 partial outputs and "
+              "log-sum-exps that stage 2 reads back; one int32 token index is read per key and head"),
     Kernel(
         name="vllm-prefix-prefill", project="vLLM", package="vllm", version="0.6.3",
         files=("vllm/attention/ops/prefix_prefill.py",), function="context_attention_fwd",
