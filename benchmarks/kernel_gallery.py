@@ -466,6 +466,28 @@ def _sglang_decode(stage1: str) -> dict[str, tuple[str, str]]:
         "o": ("0", "B*H*dv*e"),
     }
 
+def flag_gems_sdpa(m, q, k, v, causal):
+    """FlagGems' scaled_dot_product_attention forward (GQA enabled); returns (o, M), o first."""
+    return m[0].scaled_dot_product_attention_forward(q, k, v, is_causal=causal, enable_gqa=True)
+
+
+_FG_RUNTIME = {"get_tuned_config": lambda name: [], "torch_device_fn": types.SimpleNamespace(device=lambda d: contextlib.nullcontext())}
+_FLAG_GEMS = {"flag_gems": {"runtime": types.SimpleNamespace(**_FG_RUNTIME)}, "flag_gems.runtime": _FG_RUNTIME,
+              "flag_gems.config": {"use_c_extension": False},
+              "flag_gems.ops.flash_api": {"mha_fwd": None, "mha_varlan_fwd": None, "mha_varlan_fwd_opt": None},
+              "flag_gems.ops.flash_kernel": {"keep": lambda cfg, must_keep=None: True},
+              "flag_gems.utils": {"libentry": lambda: (lambda f: f), "libtuner": __import__("triton").autotune}}
+# FlagGems (the Triton tutorial's forward): program (query block i of BM rows, batch·head) reads its Q block, the
+# key rows [0, Nkv) (causal, Nq = Nkv: [0, BM·i) off the band, then the diagonal block [BM·i, BM·(i+1)) masked to
+# Nkv) of its K/V head, K and V per query head, and writes its O block and the rows' base-2 logsumexp M (fp32).
+_FLAG_GEMS_SDPA = {
+    "q": ("B*H*Nq*d*e", "0"),
+    "k": ("B*H*sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))*d*e", "0"),
+    "v": ("B*H*sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))*dv*e", "0"),
+    "_attn_fwd.M": ("0", "B*H*Nq*W"),
+    "_attn_fwd.Out": ("0", "B*H*Nq*dv*e"),
+}
+
 _SGLANG_UTILS = {"sglang.srt.utils": {"is_cuda": lambda: False, "is_hip": lambda: False}}
 
 # sage: per (batch, query head) program i of cdiv(Nq, BM) query blocks. The quantization kernel reads Q and K
@@ -626,6 +648,17 @@ GALLERY: list[Kernel] = [
         formula=_sglang_decode("_fwd_kernel_stage1"),
         waste="split-K: each non-empty split re-reads its query row and writes fp32 partial outputs and "
               "log-sum-exps that stage 2 reads back; one int32 token index is read per key and head"),
+    Kernel(
+        name="flag-gems-sdpa", project="FlagGems", package="flag-gems", version="5.0.2",
+        files=("flag_gems/ops/attention.py",), function="scaled_dot_product_attention_forward",
+        adapter=flag_gems_sdpa, fakes=_FLAG_GEMS, fake_lines=7, pins={"0._attn_fwd": {"BLOCK_M": 64, "BLOCK_N": 32}},
+        consts={"BM": 64, "BN": 32}, roles={"_attn_fwd.M": "L"},
+        shapes=(dict(heads=2, N=200, d=64, dtype="fp16"), dict(heads=4, kv_heads=2, N=256, d=128, causal=True, dtype="fp16"),
+                dict(heads=2, Nq=64, Nkv=300, d=64, dtype="fp16"), dict(heads=4, kv_heads=1, N=130, d=64, causal=True, dtype="fp16")),
+        formula=_FLAG_GEMS_SDPA, output="_attn_fwd.Out",
+        waste="K and V are read once per query block of 64 rows and per query head (a GQA group re-reads them "
+              "per head); causal: the diagonal block is read whole and the blocks above it skipped; the fp32 "
+              "row statistics M are written for the backward"),
     Kernel(
         name="vllm-prefix-prefill", project="vLLM", package="vllm", version="0.6.3",
         files=("vllm/attention/ops/prefix_prefill.py",), function="context_attention_fwd",
