@@ -87,13 +87,18 @@ class Kernel:
 
     @property
     def adapter_lines(self) -> int:
-        """Source lines of the adapter (without its docstring) plus the lines of its fake modules."""
+        """Source lines of the adapter (its def and body, without its docstring) plus the lines of its fake
+        modules."""
+        import ast
         import inspect
+        import textwrap
 
-        src = inspect.getsource(self.adapter).splitlines()
-        doc = self.adapter.__doc__
-        body = [ln for ln in src if ln.strip() and not (doc and ln.strip().strip('"') in doc)]
-        return len(body) + self.fake_lines
+        fn = ast.parse(textwrap.dedent(inspect.getsource(self.adapter))).body[0]
+        lines = fn.end_lineno - fn.lineno + 1
+        first = fn.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            lines -= first.end_lineno - first.lineno + 1
+        return lines + self.fake_lines
 
 
 # ---------------------------------------------------------------- fetching and loading
@@ -534,9 +539,7 @@ _SGLANG_PREFILL = {
 
 def lmdeploy_paged_decode(m, q, k_cache, v_cache, seq_lens, block_table):
     """lmdeploy's paged decode (one query token per sequence, pages in 'bshd' layout); returns (B, H, 1, dv).
-    The file's module-level aliases of tl.log2 and tl.exp2 are bound before Triton's interpreter patches tl, so
-    they are re-pointed at tl's (patched) functions, by name, at call time."""
-    m[0].tl_log2, m[0].tl_exp2 = (lambda x: m[0].tl.log2(x)), (lambda x: m[0].tl.exp2(x))
+    (Its file's module-level aliases ``tl_exp2 = tl.exp2`` run under counting: attnio.triton.hooks.builtin_aliases.)"""
     return m[0].flash_attn_with_kvcache(q[:, :, 0], k_cache, v_cache, seq_lens, block_table).unsqueeze(2)
 
 
