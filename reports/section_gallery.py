@@ -67,5 +67,6 @@ def build(section_cls: Any, data: dict[str, Any] | None) -> Any:
                          f"{sh['best_schedule']} {sh['best_bytes']:,d}", _ratio(sh["ratio_to_best_schedule"]),
                          "✓" if sh["formula_ok"] else "✗", "ok" if sh["outputs_ok"] else "over tolerance"])
     s.table(HEADERS, rows)
-    s.table(["kernel", "what moves beyond the compulsory bytes"], [[k["name"], k["waste"]] for k in ks])
+    s.table(["kernel", "what moves beyond the compulsory bytes", "note"],
+            [[k["name"], k["waste"], k.get("note") or None] for k in ks])
     return s
