@@ -204,7 +204,7 @@ def evaluate(expr: str, names: dict[str, Any]) -> int:
     return int(x)
 
 
-def _compulsory(role: str | None, name: str, output: str, w: Any) -> tuple[int, int]:
+def _compulsory(name: str, output: str, w: Any) -> tuple[int, int]:
     """(read, written) bytes a tensor must move at least once: Q, K, V read once, the output written once."""
     e = w.bytes_per_word
     if name == output:
@@ -248,15 +248,20 @@ def measure(kernel: Kernel, launch: Callable[..., Any], shape: dict[str, Any]) -
     for n in sorted(set(t.names) | set(kernel.formula)):
         rd, wr = t.reads_bytes.get(n, 0), t.writes_bytes.get(n, 0)
         fr, fw = (evaluate(x, names) for x in kernel.formula.get(n, ("0", "0")))
-        cr = sum(_compulsory(role_of(n, kernel.roles), n, kernel.output, s)[0] for s in seqs)
-        cw = sum(_compulsory(role_of(n, kernel.roles), n, kernel.output, s)[1] for s in seqs)
         if kernel.compulsory is not None:
             cr, cw = evaluate(kernel.compulsory.get(n, "0"), names), 0
+        else:
+            cr = sum(_compulsory(n, kernel.output, s)[0] for s in seqs)
+            cw = sum(_compulsory(n, kernel.output, s)[1] for s in seqs)
         good = (rd, wr) == (fr, fw)
         ok &= good
-        rows.append({"tensor": n, "role": role_of(n, kernel.roles), "read_bytes": rd, "written_bytes": wr,
+        role = "O" if n == kernel.output else role_of(n, kernel.roles)  # by its own name, not its aliases
+        best = r.best_per_array.get(role) if role else None  # words of attnio's best schedule for that array
+        rows.append({"tensor": n, "role": role, "read_bytes": rd, "written_bytes": wr,
                      "formula_read_bytes": fr, "formula_written_bytes": fw, "compulsory_bytes": cr + cw,
-                     "excess_bytes": rd + wr - cr - cw, "formula_ok": good})
+                     "excess_bytes": rd + wr - cr - cw, "formula_ok": good,
+                     "ratio_to_compulsory": (rd + wr) / (cr + cw) if cr + cw else None,
+                     "best_array_bytes": None if best is None else (best[0] + best[1]) * w.bytes_per_word})
     comp = sum(x["compulsory_bytes"] for x in rows)
     return {
         "shape": {k: v for k, v in shape.items()}, "label": label(shape), "formula_ok": ok, "tensors": rows,
@@ -358,12 +363,16 @@ def markdown(data: dict[str, Any]) -> str:
                 f"What moves beyond the compulsory bytes: {k['waste']}", ""] + ([f"Note: {k['note']}", ""] if k.get("note") else []) + [
                 "Formula (bytes; " + (", ".join(f"{a} = {b}" for a, b in k["consts"].items()) or "no constants") + "):", ""]
         out += [f"- `{t}`: read `{r}`, written `{w}`" for t, (r, w) in k["formula"].items()]
-        out += ["", "| shape | tensor | read B | written B | formula | compulsory B | excess B |", "|---|---|---|---|---|---|---|"]
+        out += ["", "| shape | tensor (array) | read B | written B | formula | compulsory B | ÷ compulsory | excess B | "
+                "attnio's best schedule, its array B |", "|---|---|---|---|---|---|---|---|---|"]
         for s in k["shapes"]:
             for t in s["tensors"]:
-                out.append(f"| {s['label']} | {t['tensor']} | {t['read_bytes']:,d} | {t['written_bytes']:,d} | "
+                best = t.get("best_array_bytes")
+                out.append(f"| {s['label']} | {t['tensor']}{' (' + t['role'] + ')' if t.get('role') else ''} | "
+                           f"{t['read_bytes']:,d} | {t['written_bytes']:,d} | "
                            f"{'✓' if t['formula_ok'] else '✗ ' + format(t['formula_read_bytes'], ',d') + ' / ' + format(t['formula_written_bytes'], ',d')} | "
-                           f"{t['compulsory_bytes']:,d} | {t['excess_bytes']:,d} |")
+                           f"{t['compulsory_bytes']:,d} | {_r(t.get('ratio_to_compulsory'))} | {t['excess_bytes']:,d} | "
+                           f"{'—' if best is None else format(best, ',d')} |")
         out += ["", "| shape | counted B | ÷ compulsory | best lower bound (B) | ÷ bound | attnio's best schedule (B) | ÷ best | max abs error (tol) |",
                 "|---|---|---|---|---|---|---|---|"]
         for s in k["shapes"]:

@@ -64,7 +64,8 @@ def test_formula_path_on_a_shipped_convention_kernel_end_to_end():
     rows = {t["tensor"]: t for t in first["tensors"]}
     # H = 2 on 1 K/V head, Nq = 20 (2 query blocks), Nkv = 40, d = 16, fp32: K read 2·2·40·16·4 bytes
     assert rows["k"]["read_bytes"] == 2 * 2 * 40 * 16 * 4 and rows["k"]["compulsory_bytes"] == 40 * 16 * 4
-    assert rows["k"]["excess_bytes"] == 3 * 40 * 16 * 4
+    assert rows["k"]["excess_bytes"] == 3 * 40 * 16 * 4 and rows["k"]["ratio_to_compulsory"] == 4
+    assert rows["k"]["role"] == "K" and rows["k"]["compulsory_bytes"] <= rows["k"]["best_array_bytes"] < rows["k"]["read_bytes"]
     assert first["total_bytes"] == sum(t["read_bytes"] + t["written_bytes"] for t in first["tensors"])
     assert first["outputs_ok"] and first["ratio_to_compulsory"] > 1
     md = g.markdown({"command": "cmd", "triton": "x", "torch": "y", "M": g.M_WORDS, "wall_seconds": 1.0, "kernels": [res]})
