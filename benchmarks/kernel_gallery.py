@@ -113,17 +113,23 @@ def fetch(package: str, version: str, cache: Path = CACHE) -> Path:
         return dest
     dl = cache / "dl"
     dl.mkdir(parents=True, exist_ok=True)
-    norm = package.replace("-", "_").lower()
-    found = [p for p in dl.iterdir() if p.name.replace("-", "_").lower().startswith(f"{norm}_{version}")
-             and p.suffix in (".whl", ".gz", ".zip")]
+    prefix = f"{package.replace('-', '_').lower()}_{version}"
+
+    def archives() -> list[Path]:  # NAME-VERSION-... .whl, NAME-VERSION.tar.gz or .zip (names normalized)
+        return [p for p in dl.iterdir() if p.suffix in (".whl", ".gz", ".zip")
+                and p.name.replace("-", "_").lower().startswith(prefix)
+                and p.name.replace("-", "_").lower()[len(prefix):][:1] in ("_", ".")]
+
+    found = archives()
     if not found:
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", f"{package}=={version}", "-d", str(dl)],
                        check=True)
-        found = [p for p in dl.iterdir() if p.name.replace("-", "_").lower().startswith(f"{norm}_{version}")]
+        found = archives()
     if not found:
         raise RuntimeError(f"pip download {package}=={version} left no file in {dl}")
     archive = sorted(found)[0]
-    tmp = Path(tempfile.mkdtemp(dir=cache / "src" if (cache / "src").is_dir() else None, prefix=".unpack."))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".unpack."))  # same file system: the rename is atomic
     if archive.suffix in (".whl", ".zip"):
         with zipfile.ZipFile(archive) as z:
             z.extractall(tmp, [n for n in z.namelist() if n.endswith(".py")])
@@ -134,7 +140,6 @@ def fetch(package: str, version: str, cache: Path = CACHE) -> Path:
         if len(inner) == 1:  # an sdist's top folder
             tmp = inner[0]
     (tmp / ".complete").write_text(archive.name + "\n")
-    dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.exists():
         import shutil
 

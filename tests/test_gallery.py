@@ -125,3 +125,25 @@ def test_section_says_so_in_one_line_without_the_file(tmp_path):
 def test_section_names_a_missed_formula(bad):
     data = {**FIXTURE, "kernels": [{**FIXTURE["kernels"][0], **bad}]}
     assert "MISSED by demo" in section_gallery.build(Section, data).blocks[0][1]
+
+
+def test_fetch_unpacks_a_cached_wheel_and_load_file_imports_a_file_without_its_package_init(tmp_path):
+    """No download: the wheel is already in the cache's dl/ folder. The package's __init__ raises, as a heavy
+    package's would fail here; the kernel file's sibling import loads the real sibling file."""
+    import zipfile
+
+    g = _gallery()
+    (tmp_path / "dl").mkdir()
+    with zipfile.ZipFile(tmp_path / "dl" / "demo_pkg-1.0-py3-none-any.whl", "w") as z:
+        z.writestr("demo_pkg/__init__.py", "raise ImportError('the whole package is not importable here')\n")
+        z.writestr("demo_pkg/ops/__init__.py", "raise ImportError('nor this')\n")
+        z.writestr("demo_pkg/ops/blocks.py", "BLOCK = 16\n")
+        z.writestr("demo_pkg/ops/attn.py", "from .blocks import BLOCK\nfrom demo_pkg.missing import flag\nSIZE = BLOCK + flag\n")
+    (tmp_path / "dl" / "demo_pkg-1.01-py3-none-any.whl").write_bytes(b"")  # another version: not taken
+    root = g.fetch("demo-pkg", "1.0", tmp_path)
+    assert (root / ".complete").read_text().strip() == "demo_pkg-1.0-py3-none-any.whl"
+    assert g.fetch("demo-pkg", "1.0", tmp_path) == root  # unpacked once
+    mod = g.load_file(root, "demo_pkg/ops/attn.py", {"demo_pkg.missing": {"flag": 1}})
+    assert mod.SIZE == 17 and mod.__name__ == "demo_pkg.ops.attn"
+    for name in [n for n in sys.modules if n.startswith("demo_pkg")]:
+        del sys.modules[name]
