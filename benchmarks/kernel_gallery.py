@@ -14,8 +14,9 @@ writes, per tensor, the counted read and written bytes, the compulsory bytes (Q,
 and the formula derived here from the kernel's loop structure (:attr:`Kernel.formula`, Python expressions in
 bytes over the shape's variables), which must equal the count exactly (✓), with the best proved lower bound and
 attnio's best schedule for the workload and each ratio, and what the kernel moves beyond the compulsory bytes.
-Exits 1 when a formula misses a count (✗) or a kernel fails; the command line, the package versions and the
-results go to ``docs/gallery.md`` and ``reports/gallery.json`` (both written atomically).
+Exits 1 when a formula misses a count (✗) or a kernel fails (and then writes nothing); otherwise the command
+line, the package versions and the results go to ``docs/gallery.md`` and ``reports/gallery.json`` (both written
+atomically; not with ``--only`` or ``--no-write``).
 
     .venv/bin/python benchmarks/kernel_gallery.py [--only NAME ...] [--cache DIR] [--no-write]
 
@@ -427,7 +428,9 @@ def run(gallery: list[Kernel], a: argparse.Namespace, argv: list[str] | None = N
             "kernels": results}
     print(f"{len(results)} kernels from {len({r['project'] for r in results})} projects, "
           f"{sum(len(r['shapes']) for r in results)} shapes, {failed} failed, {data['wall_seconds']:.0f} s")
-    if not a.no_write and not a.only:
+    if failed and not a.no_write:
+        print("docs/gallery.md and reports/gallery.json not written: a kernel failed or missed its formula")
+    if not a.no_write and not a.only and not failed:
         write_atomic(ROOT / "reports" / "gallery.json", json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
         write_atomic(ROOT / "docs" / "gallery.md", markdown(data))
     return 1 if failed else 0
