@@ -532,15 +532,19 @@ _SAGE = {
 # sage varlen: as sage per block, per sequence l of the packed batch; the grids run cdiv(max l, BLK) blocks per
 # head and sequence, and a program past its sequence's end reads its sequence's two offsets and returns. An active
 # quantization program also reads its sequence's scale offset; an active attention program reads the sequence's
-# key offsets, its Q and K scale offsets, then as per block (NA = Σ cdiv(l, BM) active query blocks per head).
+# key offsets, its Q and K scale offsets, then as per block (NA = Σ cdiv(l, BM) active query blocks per head);
+# causal: key rows [0, min(l, BM·(i+1))) and (i+1)·BM/BN K scales, two for the diagonal block even past the
+# sequence's end (the shapes keep cdiv(l, BN) even, so those reads stay inside the sequence's scales).
 _SAGE_VARLEN = {
     "q": ("H*T*d*e", "0"),
     "k": ("Hkv*T*d*e", "0"),
-    "v": ("H*dv*e*sum(cdiv(l, BM)*l for l in L)", "0"),
+    "v": ("H*dv*e*sum(min(l, BM*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BM)))", "0"),
     "cu_seqlens": ("W*(2*len(L)*(H*cdiv(max(L), BM) + Hkv*cdiv(max(L), BN)) + 2*len(L)*H*cdiv(max(L), BM) + 2*H*NA)", "0"),
     "quant_per_block_int8_kernel.cu_seqlens_scale": ("8*(H*NA + Hkv*NK + 2*H*NA)", "0"),  # int64 (torch.cumsum)
-    "quant_per_block_int8_kernel.Output": ("H*T*d + H*d*sum(cdiv(l, BM)*l for l in L)", "H*T*d + Hkv*T*d"),
-    "quant_per_block_int8_kernel.Scale": ("H*W*sum(cdiv(l, BM)*(1 + cdiv(l, BN)) for l in L)", "(H*NA + Hkv*NK)*W"),
+    "quant_per_block_int8_kernel.Output": ("H*T*d + H*d*sum(min(l, BM*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BM)))", "H*T*d + Hkv*T*d"),
+    "quant_per_block_int8_kernel.Scale": (
+        "H*W*sum(1 + ((i + 1)*BM//BN if causal else cdiv(l, BN)) for l in L for i in range(cdiv(l, BM)))",
+        "(H*NA + Hkv*NK)*W"),
     "_attn_fwd.Out": ("0", "H*T*dv*e"),
 }
 # sglang prefill: per sequence l, query head and query block i < cdiv(l, BLOCK): Q block, the key rows
@@ -641,6 +645,20 @@ GALLERY: list[Kernel] = [
                 dict(heads=4, kv_heads=2, N=1, d=128, dtype="fp16", seqlens=[130, 256, 40])),
         formula=_SAGE_VARLEN, output="_attn_fwd.Out",
         waste=_SAGE_WASTE + "; programs past a sequence's end read its offsets and return", note=_SAGE_NOTE),
+    Kernel(
+        name="sage-int8-varlen-causal", project="SageAttention", package="sageattention", version="1.0.6",
+        files=("sageattention/quant_per_block_varlen.py", "sageattention/attn_qk_int8_per_block_causal_varlen.py"),
+        function="quant_per_block_varlen.per_block_int8 + attn_qk_int8_per_block_causal_varlen.forward",
+        adapter=sage_varlen,
+        consts={"BM": 128, "BN": 64, "NA": "sum(cdiv(l, BM) for l in L)", "NK": "sum(cdiv(l, BN) for l in L)"},
+        shapes=(dict(heads=2, N=1, d=64, causal=True, dtype="fp16", seqlens=[200, 70]),
+                dict(heads=4, kv_heads=1, N=1, d=128, causal=True, dtype="fp16", seqlens=[256, 100])),
+        formula=_SAGE_VARLEN, output="_attn_fwd.Out",
+        waste=_SAGE_WASTE + "; causal: the diagonal block of 128 keys is read (masked to the sequence), the "
+              "blocks above it skipped; programs past a sequence's end read its offsets and return",
+        note="the diagonal block always reads two K scales; with cdiv(l, 64) odd, the last sequence's last "
+             "block reads one past the scales (attnio's check stops it as out of bounds), so the shapes keep "
+             "it even. Padded keys lie above the diagonal, so the causal mask hides them."),
     Kernel(
         name="sglang-prefill", project="sglang", package="sglang", version="0.5.23",
         files=("sglang/kernels/ops/attention/prefill_attention.py",), function="context_attention_fwd",
