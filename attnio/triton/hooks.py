@@ -9,6 +9,9 @@ What is hooked (nothing else in attnio touches Triton's internals):
 - ``GridExecutor.__call__`` (one launch: its kernel name and tensor arguments), ``JITFunction.run`` (a kernel
   compiled for the GPU: an error), ``Autotuner.run`` (several configs: an error) and ``Autotuner.configs``,
   ``.base_fn`` (:func:`replaced_configs`);
+- the kernel module's own aliases of ``triton.language`` builtins (``tl_exp2 = tl.exp2``), which the
+  interpreter's patching of ``triton.language`` does not reach: forwarded by name for each launch
+  (:func:`builtin_aliases`);
 - ``triton.knobs.runtime.interpret`` (:func:`interpret_enabled`), ``InterpretedFunction`` (:func:`is_interpreted`);
 - the active driver (``triton.runtime.driver.driver._default``/``._active``) and ``torch.cuda`` functions
   (:func:`driver_replaced`, for ``attnio.triton.fake_gpu``);
@@ -281,7 +284,8 @@ def patched(counter: Any) -> Iterator[None]:
         bound = dict(zip(names, args, strict=False)) | {k: v for k, v in kwargs.items() if k in names}
         counter.begin_launch(self.fn.__name__, _tensor_args(bound))
         try:
-            return real_call(self, *args, **kwargs)
+            with builtin_aliases(self.fn):
+                return real_call(self, *args, **kwargs)
         except Exception as e:
             # the interpreter wraps what a kernel raised into InterpreterError(repr(e)): give back attnio's own
             if isinstance(e.__cause__, AttnioError):
@@ -316,6 +320,44 @@ def patched(counter: Any) -> Iterator[None]:
         interp.GridExecutor.__call__ = real_call
         jit.JITFunction.run = real_jit_run
         autotuner.Autotuner.run = real_tune_run
+
+
+@contextlib.contextmanager
+def builtin_aliases(fn: Any) -> Iterator[None]:
+    """For one launch of the interpreted kernel ``fn``: each module-level alias of a ``triton.language`` builtin
+    in its module, and in the modules of the JIT functions it names (``tl_exp2 = tl.exp2``, bound at import,
+    before the interpreter patches ``triton.language`` for the launch), becomes a forwarder that looks the
+    builtin up by its name in ``triton.language`` (or ``triton.language.math``) at call time, so the kernel calls
+    the interpreter's version, as it does through ``tl.exp2``; restored afterwards. Without this the launch
+    raises "Did you forget to add @triton.jit ?" (the builtin called outside a compiler). Counts are unchanged:
+    the builtins touch no memory."""
+    import triton.language as tl
+    from triton.runtime.jit import JITFunction
+
+    spaces = [fn.__globals__]
+    spaces += [v.fn.__globals__ for v in list(fn.__globals__.values())
+               if isinstance(v, JITFunction) and v.fn.__globals__ is not fn.__globals__]
+    saved: list[tuple[dict[str, Any], str, Any]] = []
+    for g in spaces:
+        for name, v in list(g.items()):
+            attr = getattr(v, "__name__", None)
+            if not tl.core.is_builtin(v) or attr is None:
+                continue
+            owner = next((m for m in (tl, tl.math) if getattr(m, attr, None) is v), None)
+            if owner is None:
+                continue
+            saved.append((g, name, v))
+            g[name] = _forwarder(owner, attr)
+    try:
+        yield
+    finally:
+        for g, name, v in reversed(saved):
+            g[name] = v
+
+
+def _forwarder(owner: Any, attr: str) -> Callable[..., Any]:
+    """A function calling ``owner.<attr>`` as it is at call time."""
+    return lambda *a, **k: getattr(owner, attr)(*a, **k)
 
 
 @contextlib.contextmanager

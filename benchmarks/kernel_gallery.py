@@ -1,0 +1,743 @@
+"""A gallery of third-party Triton attention kernels, counted as they ship.
+
+Each kernel of :data:`GALLERY` is fetched at run time by its published package name and pinned version
+(``pip download --no-deps NAME==VERSION``), unpacked into a cache outside the repository (``--cache``, default
+``~/.cache/attnio/gallery``) and loaded from its own file, unmodified: no third-party code is kept in this
+repository. Its module is imported under its package name with empty stand-ins for the parent packages (whose
+``__init__`` files would import the rest of the project), so the file's sibling imports load the real sibling
+files; imports the file needs but this machine lacks are fake modules, listed per kernel and counted in its
+adapter's lines. The adapter (a launcher in attnio's convention, ``attnio.triton.check``) calls the shipped entry
+point; it is at most 10 lines with its fake modules.
+
+For every kernel and shape, ``attnio.triton.check`` counts every byte in Triton's interpreter and the gallery
+writes, per tensor, the counted read and written bytes, the compulsory bytes (Q, K, V read once, O written once),
+and the formula derived here from the kernel's loop structure (:attr:`Kernel.formula`, Python expressions in
+bytes over the shape's variables), which must equal the count exactly (✓), with the best proved lower bound and
+attnio's best schedule for the workload and each ratio, and what the kernel moves beyond the compulsory bytes.
+Exits 1 when a formula misses a count (✗) or a kernel fails (and then writes nothing); otherwise the command
+line, the package versions and the results go to ``docs/gallery.md`` and ``reports/gallery.json`` (both written
+atomically; not with ``--only`` or ``--no-write``).
+
+    .venv/bin/python benchmarks/kernel_gallery.py [--only NAME ...] [--cache DIR] [--no-write]
+
+Shape variables of the formulas: B (batch), H, Hkv, g = H/Hkv, Nq, Nkv, d, dv, causal, e (bytes per element of
+q), L (list of sequence lengths of a packed variable-length batch; T = sum(L) tokens), P (page size), W = 4
+(bytes of an fp32/int32 word), cdiv, and the kernel's own constants (:attr:`Kernel.consts`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import types
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = Path(os.environ.get("ATTNIO_GALLERY_CACHE", Path.home() / ".cache" / "attnio" / "gallery"))
+#: fast-memory words for attnio's best schedule and the bound (one GPU SM's 64K fp32 registers)
+M_WORDS = 65536
+#: what every compulsory tensor's role moves: inputs read once, the output written once
+COMPULSORY = {"Q": "r", "K": "r", "V": "r", "O": "w"}
+
+
+@dataclass
+class Kernel:
+    """One gallery entry: ``package==version``'s ``files`` (paths inside the unpacked distribution, loaded as
+    ``mods[0..]``), the shipped entry point ``function`` the ``adapter`` calls, ``fakes`` (module -> attributes)
+    for imports the file needs and this machine lacks, ``pins`` (kernel attribute -> config) for autotuned
+    kernels, the ``shapes`` (Workload.build keywords, plus ``seqlens`` for a packed batch or ``page_size``),
+    ``formula`` (tensor -> (read bytes, written bytes) as Python expressions), ``waste`` (what moves beyond the
+    compulsory bytes), ``output`` (the tensor holding the output: ``o``, or ``<kernel>.<argument>`` when the
+    entry point allocates it)."""
+
+    name: str
+    project: str
+    package: str
+    version: str
+    files: tuple[str, ...]
+    function: str
+    adapter: Callable[..., Any]
+    shapes: tuple[dict[str, Any], ...]
+    formula: dict[str, tuple[str, str]]
+    waste: str
+    consts: dict[str, Any] = field(default_factory=dict)
+    fakes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fake_lines: int = 0
+    pins: dict[str, dict[str, Any]] = field(default_factory=dict)
+    output: str = "o"
+    roles: dict[str, str] = field(default_factory=dict)
+    args: dict[str, str] | None = None
+    note: str = ""  # what else was found (outputs over tolerance and why)
+    compulsory: dict[str, str] | None = None  # tensor -> compulsory bytes, where the defaults do not apply
+    fake_gpu: int | None = None  # run under attnio.triton.fake_gpu(arch=...) (132 SMs) when the launcher asks the GPU
+
+    @property
+    def adapter_lines(self) -> int:
+        """Source lines of the adapter (its def and body, without its docstring) plus the lines of its fake
+        modules."""
+        import ast
+        import inspect
+        import textwrap
+
+        fn = ast.parse(textwrap.dedent(inspect.getsource(self.adapter))).body[0]
+        lines = fn.end_lineno - fn.lineno + 1
+        first = fn.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            lines -= first.end_lineno - first.lineno + 1
+        return lines + self.fake_lines
+
+
+# ---------------------------------------------------------------- fetching and loading
+
+
+def fetch(package: str, version: str, cache: Path = CACHE) -> Path:
+    """The unpacked distribution of ``package==version`` under ``cache`` (downloaded with ``pip download --no-deps``
+    on first use; a wheel is unzipped, an sdist untarred)."""
+    dest = cache / "src" / f"{package}-{version}"
+    if (dest / ".complete").is_file():
+        return dest
+    dl = cache / "dl"
+    dl.mkdir(parents=True, exist_ok=True)
+    prefix = f"{package.replace('-', '_').lower()}_{version}"
+
+    def archives() -> list[Path]:  # NAME-VERSION-... .whl, NAME-VERSION.tar.gz or .zip (names normalized)
+        return [p for p in dl.iterdir() if p.suffix in (".whl", ".gz", ".zip")
+                and p.name.replace("-", "_").lower().startswith(prefix)
+                and p.name.replace("-", "_").lower()[len(prefix):][:1] in ("_", ".")]
+
+    found = archives()
+    if not found:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", f"{package}=={version}", "-d", str(dl)],
+                       check=True)
+        found = archives()
+    if not found:
+        raise RuntimeError(f"pip download {package}=={version} left no file in {dl}")
+    archive = sorted(found)[0]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".unpack."))  # same file system: the rename is atomic
+    if archive.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(archive) as z:
+            z.extractall(tmp, [n for n in z.namelist() if n.endswith(".py")])
+    else:
+        with tarfile.open(archive) as t:
+            t.extractall(tmp, [m for m in t.getmembers() if m.name.endswith(".py")], filter="data")
+        inner = [p for p in tmp.iterdir() if p.is_dir()]
+        if len(inner) == 1:  # an sdist's top folder
+            tmp = inner[0]
+    (tmp / ".complete").write_text(archive.name + "\n")
+    if dest.exists():
+        import shutil
+
+        shutil.rmtree(dest)
+    os.replace(tmp, dest)
+    return dest
+
+
+def load_file(root: Path, rel: str, fakes: dict[str, dict[str, Any]] | None = None) -> types.ModuleType:
+    """Import ``root/rel`` under its dotted package name; parent packages not yet imported are empty stand-ins
+    whose ``__path__`` is their real folder (sibling imports load the real files, no ``__init__`` runs);
+    ``fakes`` (module -> attributes) go into ``sys.modules`` first."""
+    for name, attrs in (fakes or {}).items():
+        m = types.ModuleType(name)
+        m.__dict__.update(attrs)
+        sys.modules[name] = m
+    parts = Path(rel).with_suffix("").parts
+    for i in range(1, len(parts)):
+        pkg = ".".join(parts[:i])
+        if pkg not in sys.modules or getattr(sys.modules[pkg], "__file__", None) is None and pkg not in (fakes or {}):
+            m = types.ModuleType(pkg)
+            m.__path__ = [str(root.joinpath(*parts[:i]))]
+            sys.modules[pkg] = m
+    modname = ".".join(parts)
+    spec = importlib.util.spec_from_file_location(modname, root / rel)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def bind(kernel: Kernel, mods: list[types.ModuleType]) -> Callable[..., Any]:
+    """The kernel's launcher for ``attnio.triton.check``: its adapter with the loaded modules bound first."""
+    launch = functools.partial(kernel.adapter, mods)
+    launch.__qualname__ = launch.__name__ = kernel.name  # type: ignore[attr-defined]
+    return launch
+
+
+# ---------------------------------------------------------------- counting one shape
+
+
+def workload_of(shape: dict[str, Any]) -> Any:
+    from attnio.core.workload import Workload
+
+    kw = {k: v for k, v in shape.items() if k not in ("seqlens", "page_size")}
+    return Workload.build(M=M_WORDS, **kw)
+
+
+def variables(kernel: Kernel, shape: dict[str, Any], w: Any) -> dict[str, Any]:
+    """The names a formula may use (module docstring)."""
+    L = list(shape.get("seqlens") or [])
+    v = {"B": w.batch, "H": w.heads, "Hkv": w.kv_heads, "g": w.heads // w.kv_heads, "Nq": w.Nq, "Nkv": w.Nkv,
+         "d": w.d, "dv": w.dv, "causal": w.causal, "e": w.bytes_per_word, "W": 4, "L": L, "T": sum(L),
+         "P": shape.get("page_size"), "cdiv": lambda a, b: -(-a // b), "min": min, "max": max, "sum": sum,
+         "range": range, "len": len}
+    for k, x in kernel.consts.items():  # a string constant is an expression of the shape (a launch parameter)
+        v[k] = evaluate(x, v) if isinstance(x, str) else x
+    return v
+
+
+def evaluate(expr: str, names: dict[str, Any]) -> int:
+    """A formula expression's value (an int; a float result that is not an integer is an error)."""
+    x = eval(expr, {"__builtins__": {}, **names})  # noqa: S307 - the gallery's own table (globals: comprehensions see them)
+    if int(x) != x:
+        raise ValueError(f"formula {expr!r} is not an integer: {x}")
+    return int(x)
+
+
+def _compulsory(name: str, output: str, w: Any) -> tuple[int, int]:
+    """(read, written) bytes a tensor must move at least once: Q, K, V read once, the output written once."""
+    e = w.bytes_per_word
+    if name == output:
+        return 0, w.batch * w.heads * w.Nq * w.dv * e
+    if name in ("q",):
+        return w.batch * w.heads * w.Nq * w.d * e, 0
+    if name in ("k", "k_cache"):
+        return w.batch * w.kv_heads * w.Nkv * w.d * e, 0
+    if name in ("v", "v_cache"):
+        return w.batch * w.kv_heads * w.Nkv * w.dv * e, 0
+    return 0, 0
+
+
+def measure(kernel: Kernel, launch: Callable[..., Any], shape: dict[str, Any]) -> dict[str, Any]:
+    """Count ``launch`` on one shape with ``attnio.triton.check`` and set each tensor beside its formula and its
+    compulsory bytes; the totals beside the best lower bound and attnio's best schedule."""
+    from attnio.triton import pin_config
+    from attnio.triton.check import check, role_of
+
+    w = workload_of(shape)
+    L = shape.get("seqlens")
+    cu = None if not L else [sum(L[:i]) for i in range(len(L) + 1)]
+    with contextlib.ExitStack() as stack:
+        if kernel.fake_gpu is not None:
+            from attnio.triton.fake_gpu import fake_gpu
+
+            stack.enter_context(fake_gpu(arch=kernel.fake_gpu))
+        for kfn, cfg in kernel.pins.items():
+            stack.enter_context(pin_config(_attr(launch, kfn), **cfg))
+        r = check(launch, w, cu_seqlens=cu, page_size=shape.get("page_size"), roles=kernel.roles or None,
+                  args=kernel.args)
+    t = r.traffic
+    names = variables(kernel, shape, w)
+    if L:  # a packed batch: compulsory bytes are the sums over its sequences
+        from attnio.core.workload import Ragged
+
+        seqs = Ragged.from_cu_seqlens(cu).sequences(w)
+    else:
+        seqs = [w]
+    rows, ok = [], True
+    for n in sorted(set(t.names) | set(kernel.formula)):
+        rd, wr = t.reads_bytes.get(n, 0), t.writes_bytes.get(n, 0)
+        fr, fw = (evaluate(x, names) for x in kernel.formula.get(n, ("0", "0")))
+        if kernel.compulsory is not None:
+            cr, cw = evaluate(kernel.compulsory.get(n, "0"), names), 0
+        else:
+            cr = sum(_compulsory(n, kernel.output, s)[0] for s in seqs)
+            cw = sum(_compulsory(n, kernel.output, s)[1] for s in seqs)
+        good = (rd, wr) == (fr, fw)
+        ok &= good
+        role = "O" if n == kernel.output else role_of(n, kernel.roles)  # by its own name, not its aliases
+        best = r.best_per_array.get(role) if role else None  # words of attnio's best schedule for that array
+        rows.append({"tensor": n, "role": role, "read_bytes": rd, "written_bytes": wr,
+                     "formula_read_bytes": fr, "formula_written_bytes": fw, "compulsory_bytes": cr + cw,
+                     "excess_bytes": rd + wr - cr - cw, "formula_ok": good,
+                     "ratio_to_compulsory": (rd + wr) / (cr + cw) if cr + cw else None,
+                     "best_array_bytes": None if best is None else (best[0] + best[1]) * w.bytes_per_word})
+    comp = sum(x["compulsory_bytes"] for x in rows)
+    return {
+        "shape": {k: v for k, v in shape.items()}, "label": label(shape), "formula_ok": ok, "tensors": rows,
+        "total_bytes": r.total_bytes, "compulsory_bytes": comp, "lower_bound": r.lower_bound_id,
+        "lower_bound_bytes": r.lower_bound_bytes, "best_schedule": r.best_schedule, "best_bytes": r.best_bytes,
+        "ratio_to_compulsory": r.total_bytes / comp if comp else None, "ratio_to_lower_bound": r.ratio_to_bound,
+        "ratio_to_best_schedule": r.ratio_to_best, "max_abs_error": r.max_abs_error, "tolerance": r.tolerance,
+        "outputs_ok": r.outputs_ok, "dominates": r.dominates, "launches": sorted(set(t.launches)),
+        "seconds": round(r.seconds, 2),
+    }
+
+
+def _attr(launch: Any, path: str) -> Any:
+    """``mods[i].name`` for a pin's ``"i.name"``."""
+    i, _, name = path.partition(".")
+    return getattr(launch.args[0][int(i)], name)
+
+
+def label(shape: dict[str, Any]) -> str:
+    s = shape
+    heads = f"H={s.get('heads', 1)}" + (f"/{s['kv_heads']}" if s.get("kv_heads", s.get("heads", 1)) != s.get("heads", 1) else "")
+    n = f"N={s['N']}" if "N" in s else f"Nq={s.get('Nq')} Nkv={s.get('Nkv')}"
+    if s.get("seqlens"):
+        n = "seqlens=" + "+".join(map(str, s["seqlens"]))
+    extra = f" page={s['page_size']}" if s.get("page_size") else ""
+    b = f"B={s['batch']} " if s.get("batch", 1) != 1 else ""
+    return f"{b}{heads} {n} d={s.get('d')}{' causal' if s.get('causal') else ''} {s.get('dtype', 'fp32')}{extra}"
+
+
+def run_kernel(kernel: Kernel, root: Path) -> dict[str, Any]:
+    """Load the kernel's files from the unpacked distribution ``root`` and measure every shape."""
+    mods = [load_file(root, f, kernel.fakes) for f in kernel.files]
+    launch = bind(kernel, mods)
+    shapes = [measure(kernel, launch, s) for s in kernel.shapes]
+    return {
+        "name": kernel.name, "project": kernel.project, "package": kernel.package, "version": kernel.version,
+        "files": list(kernel.files), "function": kernel.function, "adapter_lines": kernel.adapter_lines,
+        "fakes": sorted(kernel.fakes), "pins": {k: dict(v) for k, v in kernel.pins.items()},
+        "consts": dict(kernel.consts), "fake_gpu": kernel.fake_gpu,
+        "formula": {k: list(v) for k, v in kernel.formula.items()}, "waste": kernel.waste, "note": kernel.note,
+        "formula_ok": all(s["formula_ok"] for s in shapes), "shapes": shapes,
+    }
+
+
+# ---------------------------------------------------------------- output
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _r(x: Any) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:.3f}"
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """docs/gallery.md from the gallery's results."""
+    ks = data["kernels"]
+    out = [
+        "# Gallery: third-party Triton attention kernels, counted as they ship",
+        "",
+        "Written by `benchmarks/kernel_gallery.py` (do not edit by hand). Command:",
+        "",
+        f"    {data['command']}",
+        "",
+        f"Triton {data['triton']} interpreter, torch {data['torch']}; {data['wall_seconds']:.0f} s wall. Each "
+        "package is downloaded at run time (`pip download --no-deps NAME==VERSION`) into a cache outside the "
+        "repository and its kernel file imported unmodified; nothing of it is kept here. Bytes are counted per "
+        "active lane by `attnio.triton.check` (requested bytes: no cache, a re-read counts again). The formula "
+        "of each tensor (Python, bytes) is derived here from the kernel's loop structure and must equal the "
+        "count at every shape. Compulsory bytes: Q, K, V read once, the output written once. Best lower bound "
+        f"and attnio's best schedule at M = {data['M']:,d} words (bounds/workloads.py `best_lower_bound`; "
+        "attnio's workload schedules).",
+        "",
+        "| kernel | project | package | file: function | adapter lines | shapes | formula |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for k in ks:
+        out.append(f"| {k['name']} | {k['project']} | `{k['package']}=={k['version']}` | "
+                   f"{', '.join('`' + f + '`' for f in k['files'])}: `{k['function']}` | {k['adapter_lines']}"
+                   f"{' (fakes: ' + ', '.join(k['fakes']) + ')' if k['fakes'] else ''} | {len(k['shapes'])} | "
+                   f"{'✓' if k['formula_ok'] else '✗'} |")
+    for k in ks:
+        out += ["", f"## {k['name']} ({k['project']}, `{k['package']}=={k['version']}`)", "",
+                f"`{'`, `'.join(k['files'])}`: `{k['function']}`. Adapter {k['adapter_lines']} lines"
+                + (f", fake modules {', '.join('`' + f + '`' for f in k['fakes'])}" if k["fakes"] else "")
+                + (f"; pinned configs {k['pins']}" if k["pins"] else "") + ".", "",
+                f"What moves beyond the compulsory bytes: {k['waste']}", ""] + ([f"Note: {k['note']}", ""] if k.get("note") else []) + [
+                "Formula (bytes; " + (", ".join(f"{a} = {b}" for a, b in k["consts"].items()) or "no constants") + "):", ""]
+        out += [f"- `{t}`: read `{r}`, written `{w}`" for t, (r, w) in k["formula"].items()]
+        out += ["", "| shape | tensor (array) | read B | written B | formula | compulsory B | ÷ compulsory | excess B | "
+                "attnio's best schedule, its array B |", "|---|---|---|---|---|---|---|---|---|"]
+        for s in k["shapes"]:
+            for t in s["tensors"]:
+                best = t.get("best_array_bytes")
+                out.append(f"| {s['label']} | {t['tensor']}{' (' + t['role'] + ')' if t.get('role') else ''} | "
+                           f"{t['read_bytes']:,d} | {t['written_bytes']:,d} | "
+                           f"{'✓' if t['formula_ok'] else '✗ ' + format(t['formula_read_bytes'], ',d') + ' / ' + format(t['formula_written_bytes'], ',d')} | "
+                           f"{t['compulsory_bytes']:,d} | {_r(t.get('ratio_to_compulsory'))} | {t['excess_bytes']:,d} | "
+                           f"{'—' if best is None else format(best, ',d')} |")
+        out += ["", "| shape | counted B | ÷ compulsory | best lower bound (B) | ÷ bound | attnio's best schedule (B) | ÷ best | max abs error (tol) |",
+                "|---|---|---|---|---|---|---|---|"]
+        for s in k["shapes"]:
+            err = ", ".join(f"{n} {e:.1e}" for n, e in s["max_abs_error"].items())
+            out.append(f"| {s['label']} | {s['total_bytes']:,d} | {_r(s['ratio_to_compulsory'])} | {s['lower_bound']} "
+                       f"{s['lower_bound_bytes']:,d} | {_r(s['ratio_to_lower_bound'])} | {s['best_schedule']} "
+                       f"{s['best_bytes']:,d} | {_r(s['ratio_to_best_schedule'])} | {err} ({s['tolerance']:.1g}"
+                       f"{'' if s['outputs_ok'] else ', over'}) |")
+    return "\n".join(out) + "\n"
+
+
+def run(gallery: list[Kernel], a: argparse.Namespace, argv: list[str] | None = None) -> int:
+    import torch
+    import triton
+
+    t0 = time.perf_counter()
+    names = {k.name for k in gallery}
+    bad = [n for n in a.only if n not in names]
+    if bad:
+        print(f"kernel_gallery: error: --only {bad[0]}: one of {', '.join(sorted(names))}", file=sys.stderr)
+        return 2
+    results, failed = [], 0
+    for k in gallery:
+        if a.only and k.name not in a.only:
+            continue
+        t1 = time.perf_counter()
+        try:
+            res = run_kernel(k, fetch(k.package, k.version, a.cache))
+        except Exception as e:  # one kernel's failure is reported, the others still run
+            print(f"✗ {k.name}: {type(e).__name__}: {' '.join(str(e).split())[:400]}")
+            failed += 1
+            continue
+        results.append(res)
+        mark = "✓" if res["formula_ok"] else "✗"
+        failed += not res["formula_ok"]
+        print(f"{mark} {k.name:<28} {k.package}=={k.version:<10} {len(res['shapes'])} shapes, adapter "
+              f"{res['adapter_lines']} lines, {time.perf_counter() - t1:.0f} s")
+        for s in res["shapes"]:
+            print(f"    {s['label']:<44} {s['total_bytes']:>12,d} B  ÷compulsory {_r(s['ratio_to_compulsory'])}  "
+                  f"÷bound {_r(s['ratio_to_lower_bound'])}  ÷best {_r(s['ratio_to_best_schedule'])}"
+                  + ("" if s["formula_ok"] else "  FORMULA MISS: " + ", ".join(
+                      f"{t['tensor']} {t['read_bytes']}/{t['written_bytes']} vs {t['formula_read_bytes']}/{t['formula_written_bytes']}"
+                      for t in s["tensors"] if not t["formula_ok"])))
+    data = {"command": "TRITON_INTERPRET=1 .venv/bin/python benchmarks/kernel_gallery.py"
+            + "".join(f" --only {n}" for n in a.only), "triton": triton.__version__,
+            "torch": torch.__version__.split("+")[0], "M": M_WORDS, "wall_seconds": round(time.perf_counter() - t0, 1),
+            "kernels": results}
+    print(f"{len(results)} kernels from {len({r['project'] for r in results})} projects, "
+          f"{sum(len(r['shapes']) for r in results)} shapes, {failed} failed, {data['wall_seconds']:.0f} s")
+    if failed and not a.no_write:
+        print("docs/gallery.md and reports/gallery.json not written: a kernel failed or missed its formula")
+    if not a.no_write and not a.only and not failed:
+        write_atomic(ROOT / "reports" / "gallery.json", json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        write_atomic(ROOT / "docs" / "gallery.md", markdown(data))
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------- the gallery table
+# Adapters: launchers in attnio's convention (attnio.triton.check); ``m`` is the list of the kernel's loaded files.
+
+
+def sage_per_block(m, q, k, v):
+    """SageAttention's int8-QK forward: quantize Q (sm_scale·log2 e folded in) and K per block, then attend."""
+    qi, qs, ki, ks = m[0].per_block_int8(q, k)
+    return m[1].forward(qi, ki, v, qs, ks)
+
+
+def sage_varlen(m, q, k, v, cu_seqlens, max_seqlen):
+    """SageAttention's packed variable-length int8-QK forward (queries and keys of the same sequences)."""
+    qi, qs, ki, ks, cq, ck = m[0].per_block_int8(q, k, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen)
+    return m[1].forward(qi, ki, v, cu_seqlens, cu_seqlens, max_seqlen, qs, ks, cq, ck)
+
+
+def sglang_prefill(m, q, k, v, o, cu_seqlens, max_seqlen, causal):
+    """sglang's packed-batch prefill: sequence starts and lengths from cu_seqlens."""
+    m[0].context_attention_fwd(q, k, v, o, cu_seqlens[:-1], cu_seqlens.diff(), max_seqlen, is_causal=causal)
+
+
+def sglang_decode(m, q, o, k_cache, v_cache, kv_indptr, kv_indices):
+    """sglang's decode over a token pool (page size 1), S = 4 key splits for every sequence."""
+    B, H, _, dv = o.shape
+    f32, S = m[0].torch.float32, 4
+    logits, lse = q.new_empty((B, H, S, dv), dtype=f32), q.new_empty((B, H, S), dtype=f32)
+    m[0].decode_attention_fwd(q[:, :, 0], k_cache[:, 0], v_cache[:, 0], o[:, :, 0], kv_indptr, kv_indices, logits,
+                              lse, kv_indptr.new_full((B,), S), S, q.shape[-1] ** -0.5, 1.0, 1.0)
+
+
+_SGLANG_DECODE_FAKES = {"sglang.srt.environ": {"envs": None},
+                        "sglang.srt.utils": {"is_hip": lambda: False, "is_gfx95_supported": lambda: False,
+                                             "is_gfx1250_supported": lambda: False, "get_device_core_count": lambda *a: 0}}
+# sglang grouped decode (Nq = 1, g = H/Hkv ≤ 16 query heads per K/V head, S splits of LS = cdiv(cdiv(Nkv, S), 32)·32
+# keys, NE = cdiv(Nkv, LS) of them non-empty): stage 1, program (sequence, K/V head, split) reads the sequence's
+# two offsets and its split count; a non-empty split reads the group's g query rows, one token index per key and
+# the K and V rows of its keys, and writes g fp32 partial outputs and log-sum-exps. Stage 2, program (sequence,
+# query head), reads the offsets and split count, the NE partials and their lse, and writes O.
+def _sglang_decode(stage1: str) -> dict[str, tuple[str, str]]:
+    """The decode formula with stage 1's kernel name (grouped: ``_fwd_grouped_kernel_stage1``; MHA, g = 1:
+    ``_fwd_kernel_stage1``, one program per query head: the same loops with Hkv = H)."""
+    return {
+        "q": ("B*H*NE*d*e", "0"),
+        "k_cache": ("B*Hkv*Nkv*d*e", "0"),
+        "v_cache": ("B*Hkv*Nkv*dv*e", "0"),
+        "kv_indices": ("B*Hkv*Nkv*W", "0"),
+        "kv_indptr": ("2*B*(Hkv*S + H)*W", "0"),
+        f"{stage1}.num_kv_splits": ("B*(Hkv*S + H)*W", "0"),
+        f"{stage1}.Att_Out": ("B*H*NE*dv*W", "B*H*NE*dv*W"),
+        f"{stage1}.Att_Lse": ("B*H*NE*W", "B*H*NE*W"),
+        "o": ("0", "B*H*dv*e"),
+    }
+
+def flag_gems_sdpa(m, q, k, v, causal):
+    """FlagGems' scaled_dot_product_attention forward (GQA enabled); returns (o, M), o first."""
+    return m[0].scaled_dot_product_attention_forward(q, k, v, is_causal=causal, enable_gqa=True)
+
+
+_FG_RUNTIME = {"get_tuned_config": lambda name: [], "torch_device_fn": types.SimpleNamespace(device=lambda d: contextlib.nullcontext())}
+_FLAG_GEMS = {"flag_gems": {"runtime": types.SimpleNamespace(**_FG_RUNTIME)}, "flag_gems.runtime": _FG_RUNTIME,
+              "flag_gems.config": {"use_c_extension": False},
+              "flag_gems.ops.flash_api": {"mha_fwd": None, "mha_varlan_fwd": None, "mha_varlan_fwd_opt": None},
+              "flag_gems.ops.flash_kernel": {"keep": lambda cfg, must_keep=None: True},
+              "flag_gems.utils": {"libentry": lambda: (lambda f: f), "libtuner": __import__("triton").autotune}}
+# FlagGems (the Triton tutorial's forward): program (query block i of BM rows, batch·head) reads its Q block, the
+# key rows [0, Nkv) (causal, Nq = Nkv: [0, BM·i) off the band, then the diagonal block [BM·i, BM·(i+1)) masked to
+# Nkv) of its K/V head, K and V per query head, and writes its O block and the rows' base-2 logsumexp M (fp32).
+_FLAG_GEMS_SDPA = {
+    "q": ("B*H*Nq*d*e", "0"),
+    "k": ("B*H*sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))*d*e", "0"),
+    "v": ("B*H*sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))*dv*e", "0"),
+    "_attn_fwd.M": ("0", "B*H*Nq*W"),
+    "_attn_fwd.Out": ("0", "B*H*Nq*dv*e"),
+}
+
+_SGLANG_UTILS = {"sglang.srt.utils": {"is_cuda": lambda: False, "is_hip": lambda: False}}
+
+# sage: per (batch, query head) program i of cdiv(Nq, BM) query blocks. The quantization kernel reads Q and K
+# once and writes their int8 copies (both counted as its Output) and one fp32 scale per block of BM (Q) and BN
+# (K) rows. The attention kernel reads its int8 Q block and its Q scale, then the key rows [0, Nkv) (causal:
+# [0, min(Nkv, BM·(i+1))), the diagonal block of BM keys included) as int8 K and fp16 V, and one K scale per
+# BN keys (causal: (i+1)·BM/BN of them, the diagonal's two unmasked); it writes its own output tensor.
+_KR = "sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))"
+_SAGE = {
+    "q": ("B*H*Nq*d*e", "0"),
+    "k": ("B*Hkv*Nkv*d*e", "0"),
+    "v": (f"B*H*{_KR}*dv*e", "0"),
+    "quant_per_block_int8_kernel.Output": (f"B*H*Nq*d + B*H*{_KR}*d", "B*H*Nq*d + B*Hkv*Nkv*d"),
+    "quant_per_block_int8_kernel.Scale": (
+        "B*H*W*sum(1 + ((i + 1)*BM//BN if causal else cdiv(Nkv, BN)) for i in range(cdiv(Nq, BM)))",
+        "B*(H*cdiv(Nq, BM) + Hkv*cdiv(Nkv, BN))*W"),
+    "_attn_fwd.Out": ("0", "B*H*Nq*dv*e"),
+}
+# sage varlen: as sage per block, per sequence l of the packed batch; the grids run cdiv(max l, BLK) blocks per
+# head and sequence, and a program past its sequence's end reads its sequence's two offsets and returns. An active
+# quantization program also reads its sequence's scale offset; an active attention program reads the sequence's
+# key offsets, its Q and K scale offsets, then as per block (NA = Σ cdiv(l, BM) active query blocks per head);
+# causal: key rows [0, min(l, BM·(i+1))) and (i+1)·BM/BN K scales, two for the diagonal block even past the
+# sequence's end (the shapes keep cdiv(l, BN) even, so those reads stay inside the sequence's scales).
+_SAGE_VARLEN = {
+    "q": ("H*T*d*e", "0"),
+    "k": ("Hkv*T*d*e", "0"),
+    "v": ("H*dv*e*sum(min(l, BM*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BM)))", "0"),
+    "cu_seqlens": ("W*(2*len(L)*(H*cdiv(max(L), BM) + Hkv*cdiv(max(L), BN)) + 2*len(L)*H*cdiv(max(L), BM) + 2*H*NA)", "0"),
+    "quant_per_block_int8_kernel.cu_seqlens_scale": ("8*(H*NA + Hkv*NK + 2*H*NA)", "0"),  # int64 (torch.cumsum)
+    "quant_per_block_int8_kernel.Output": ("H*T*d + H*d*sum(min(l, BM*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BM)))", "H*T*d + Hkv*T*d"),
+    "quant_per_block_int8_kernel.Scale": (
+        "H*W*sum(1 + ((i + 1)*BM//BN if causal else cdiv(l, BN)) for l in L for i in range(cdiv(l, BM)))",
+        "(H*NA + Hkv*NK)*W"),
+    "_attn_fwd.Out": ("0", "H*T*dv*e"),
+}
+# sglang prefill: per sequence l, query head and query block i < cdiv(l, BLOCK): Q block, the key rows
+# [0, l) (causal: [0, min(l, BLOCK·(i+1)))), K and V per query head; every program of the grid
+# (batch, H, cdiv(max l, BLOCK)) reads its sequence's start and length, also past its sequence's end
+_SGLANG_PREFILL = {
+    "q": ("H*T*d*e", "0"),
+    "k": ("H*d*e*sum(min(l, BLOCK*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BLOCK)))", "0"),
+    "v": ("H*dv*e*sum(min(l, BLOCK*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BLOCK)))", "0"),
+    "o": ("0", "H*T*dv*e"),
+    "cu_seqlens": ("len(L)*H*cdiv(max(L), BLOCK)*W", "0"),
+    "_fwd_kernel.B_Seqlen": ("len(L)*H*cdiv(max(L), BLOCK)*W", "0"),
+}
+
+def lmdeploy_paged_decode(m, q, k_cache, v_cache, seq_lens, block_table):
+    """lmdeploy's paged decode (one query token per sequence, pages in 'bshd' layout); returns (B, H, 1, dv).
+    (Its file's module-level aliases ``tl_exp2 = tl.exp2`` run under counting: attnio.triton.hooks.builtin_aliases.)"""
+    return m[0].flash_attn_with_kvcache(q[:, :, 0], k_cache, v_cache, seq_lens, block_table).unsqueeze(2)
+
+
+_LMDEPLOY = {"lmdeploy.messages": {"QuantPolicy": __import__("enum").IntEnum("QuantPolicy", "NONE INT4 INT8 FP8 FP8_E5M2 TURBO_QUANT")},
+             "lmdeploy.utils": {"get_logger": __import__("logging").getLogger}}
+# lmdeploy paged decode (Nq = 1): grid (Hkv K/V heads, S splits, B); program (kv head, split s) loads the g query
+# rows of its group, one sequence length, and for each page j of its range [s·BPC, min((s+1)·BPC, nb)) (nb pages,
+# BPC = cdiv(nb, S) per split) one block-table entry and the whole page of K and V (P rows, unmasked: rows past
+# Nkv in the last page are read too); it writes g·dv fp32 partial outputs when its range is not empty and the
+# running max and sum (2 words per head) always. The reduce (per query head) reads the S maxima and sums and the
+# NE non-empty partials and writes O. S is lmdeploy's _get_split_k for the fake 132-SM sm80 (sm90 would take the PDL path, which the interpreter lacks).
+_LMDEPLOY_DECODE = {
+    "q": ("B*H*S*d*e", "0"),
+    "k_cache": ("B*Hkv*nb*P*d*e", "0"),
+    "v_cache": ("B*Hkv*nb*P*dv*e", "0"),
+    "seq_lens": ("B*Hkv*S*W", "0"),
+    "block_table": ("B*Hkv*nb*W", "0"),
+    "_fwd_grouped_split_kernel.acc_out_ptr": ("B*H*(2*S + NE*dv)*W", "B*H*(NE*dv + 2*S)*W"),
+    "_reduce_split_kernel.out_ptr": ("0", "B*H*dv*e"),
+}
+
+def vllm_prefix_prefill(m, q, k, v, o, k_cache, v_cache, block_table, seq_lens):
+    """vLLM's prefix prefill, one sequence: Nkv − Nq keys from the paged cache (viewed in vLLM's layouts, K
+    [pages, Hkv, d/8, P, 8], V [pages, Hkv, d, P]), the last Nq keys and the queries as (tokens, heads, d) views."""
+    C, t = k.shape[2] - q.shape[2], (lambda a: a[0].transpose(0, 1))
+    kc, vc = k_cache.unflatten(3, (-1, 8)).permute(0, 2, 3, 1, 4), v_cache.permute(0, 2, 3, 1)
+    m[0].context_attention_fwd(t(q), t(k[:, :, C:]), t(v[:, :, C:]), t(o), "auto", kc, vc, block_table,
+                               seq_lens * 0, seq_lens, seq_lens - q.shape[2], q.shape[2])
+
+
+# vLLM prefix prefill (batch 1, C = Nkv − Nq cached keys, BLOCK = 64 below sm80): program (head, query block i
+# of TR = cdiv(Nq, BLOCK)) reads the sequence's context length, length and start, its Q block, then the C cached
+# keys (one block-table entry per key, not per page, and the K and V rows from the cache), then the new keys
+# [0, min(Nq, BLOCK·(i+1))) from k and v (the diagonal block whole); it writes its O block. K/V per query head.
+_VLLM_PREFIX = {
+    "q": ("H*Nq*d*e", "0"),
+    "k": ("H*d*e*sum(min(Nq, BLOCK*(i + 1)) for i in range(TR))", "0"),
+    "v": ("H*dv*e*sum(min(Nq, BLOCK*(i + 1)) for i in range(TR))", "0"),
+    "k_cache": ("H*TR*(Nkv - Nq)*d*e", "0"),
+    "v_cache": ("H*TR*(Nkv - Nq)*dv*e", "0"),
+    "block_table": ("H*TR*(Nkv - Nq)*W", "0"),
+    "seq_lens": ("H*TR*W", "0"),
+    "_fwd_kernel.B_Start_Loc": ("H*TR*W", "0"),
+    "_fwd_kernel.B_Ctxlen": ("H*TR*W", "0"),
+    "o": ("0", "H*Nq*dv*e"),
+}
+
+_SAGE_NOTE = ("outputs: the attention kernel loads a partial last key block without `other=` and does not set "
+              "the scores of its masked lanes to −∞, so when a sequence's N_kv is not a multiple of 64 the padded "
+              "keys enter the softmax (error against float64 0.30 at seqlens 200 + 70; on one sequence, measured "
+              "here, 0.082 at N = 200 against 0.013 at N = 192); at multiples of 64 the error is int8 "
+              "quantization's (0.011 to 0.041 here, over the fp16 tolerance 0.02 in the causal shapes). Counts do "
+              "not depend on it.")
+_SAGE_WASTE = ("K (int8: half the bytes of fp16) and V are read once per query block of 128 rows and per query "
+               "head (a GQA group re-reads them per head); the int8 copies of Q and K are written and read back")
+
+GALLERY: list[Kernel] = [
+    Kernel(
+        name="sage-int8-per-block", project="SageAttention", package="sageattention", version="1.0.6",
+        files=("sageattention/quant_per_block.py", "sageattention/attn_qk_int8_per_block.py"),
+        function="quant_per_block.per_block_int8 + attn_qk_int8_per_block.forward", adapter=sage_per_block,
+        consts={"BM": 128, "BN": 64},
+        shapes=(dict(heads=2, N=256, d=64, dtype="fp16"), dict(heads=4, kv_heads=2, N=192, d=128, dtype="fp16"),
+                dict(heads=2, Nq=64, Nkv=320, d=64, dtype="fp16")),
+        formula=_SAGE, waste=_SAGE_WASTE, note=_SAGE_NOTE, output="_attn_fwd.Out"),
+    Kernel(
+        name="sage-int8-per-block-causal", project="SageAttention", package="sageattention", version="1.0.6",
+        files=("sageattention/quant_per_block.py", "sageattention/attn_qk_int8_per_block_causal.py"),
+        function="quant_per_block.per_block_int8 + attn_qk_int8_per_block_causal.forward", adapter=sage_per_block,
+        consts={"BM": 128, "BN": 64},
+        shapes=(dict(heads=2, N=256, d=64, causal=True, dtype="fp16"),
+                dict(heads=4, kv_heads=1, N=384, d=128, causal=True, dtype="fp16")),
+        formula=_SAGE, waste=_SAGE_WASTE + "; causal: the diagonal block of 128 keys is loaded whole (two BN "
+        "blocks), the blocks above it are skipped", note=_SAGE_NOTE, output="_attn_fwd.Out"),
+    Kernel(
+        name="sage-int8-varlen", project="SageAttention", package="sageattention", version="1.0.6",
+        files=("sageattention/quant_per_block_varlen.py", "sageattention/attn_qk_int8_block_varlen.py"),
+        function="quant_per_block_varlen.per_block_int8 + attn_qk_int8_block_varlen.forward", adapter=sage_varlen,
+        consts={"BM": 128, "BN": 64, "NA": "sum(cdiv(l, BM) for l in L)", "NK": "sum(cdiv(l, BN) for l in L)"},
+        shapes=(dict(heads=2, N=1, d=64, dtype="fp16", seqlens=[200, 70]),
+                dict(heads=4, kv_heads=2, N=1, d=128, dtype="fp16", seqlens=[130, 256, 40])),
+        formula=_SAGE_VARLEN, output="_attn_fwd.Out",
+        waste=_SAGE_WASTE + "; programs past a sequence's end read its offsets and return", note=_SAGE_NOTE),
+    Kernel(
+        name="sage-int8-varlen-causal", project="SageAttention", package="sageattention", version="1.0.6",
+        files=("sageattention/quant_per_block_varlen.py", "sageattention/attn_qk_int8_per_block_causal_varlen.py"),
+        function="quant_per_block_varlen.per_block_int8 + attn_qk_int8_per_block_causal_varlen.forward",
+        adapter=sage_varlen,
+        consts={"BM": 128, "BN": 64, "NA": "sum(cdiv(l, BM) for l in L)", "NK": "sum(cdiv(l, BN) for l in L)"},
+        shapes=(dict(heads=2, N=1, d=64, causal=True, dtype="fp16", seqlens=[200, 70]),
+                dict(heads=4, kv_heads=1, N=1, d=128, causal=True, dtype="fp16", seqlens=[256, 100])),
+        formula=_SAGE_VARLEN, output="_attn_fwd.Out",
+        waste=_SAGE_WASTE + "; causal: the diagonal block of 128 keys is read (masked to the sequence), the "
+              "blocks above it skipped; programs past a sequence's end read its offsets and return",
+        note="the diagonal block always reads two K scales; with cdiv(l, 64) odd, the last sequence's last "
+             "block reads one past the scales (attnio's check stops it as out of bounds), so the shapes keep "
+             "it even. Padded keys lie above the diagonal, so the causal mask hides them."),
+    Kernel(
+        name="sglang-prefill", project="sglang", package="sglang", version="0.5.23",
+        files=("sglang/kernels/ops/attention/prefill_attention.py",), function="context_attention_fwd",
+        adapter=sglang_prefill, fakes=_SGLANG_UTILS, fake_lines=1, consts={"BLOCK": 64},
+        shapes=(dict(heads=2, N=1, d=64, dtype="fp16", seqlens=[100, 37]),
+                dict(heads=4, kv_heads=2, N=1, d=64, causal=True, dtype="fp16", seqlens=[130, 64]),
+                dict(heads=2, N=1, d=128, causal=True, dtype="fp16", seqlens=[256])),
+        formula=_SGLANG_PREFILL,
+        waste="K and V are read once per query block of 64 rows and per query head (no GQA sharing); causal: "
+              "the diagonal block is read whole and blocks above it skipped; programs past a sequence's end "
+              "still read its start and length"),
+    Kernel(
+        name="sglang-decode-grouped", project="sglang", package="sglang", version="0.5.23",
+        files=("sglang/kernels/ops/attention/decode_attention.py",), function="decode_attention_fwd",
+        adapter=sglang_decode, fakes=_SGLANG_DECODE_FAKES, fake_lines=2,
+        consts={"S": 4, "LS": "cdiv(cdiv(Nkv, S), 32)*32", "NE": "cdiv(Nkv, LS)"},
+        shapes=(dict(heads=8, kv_heads=2, Nq=1, Nkv=200, d=64, dtype="fp16", page_size=1),
+                dict(heads=4, kv_heads=2, Nq=1, Nkv=256, d=128, dtype="fp16", page_size=1, batch=2),
+                dict(heads=8, kv_heads=1, Nq=1, Nkv=50, d=64, dtype="fp16", page_size=1)),
+        formula=_sglang_decode("_fwd_grouped_kernel_stage1"),
+        waste="split-K: each non-empty split re-reads the group's query rows and writes fp32 partial outputs "
+              "and log-sum-exps that stage 2 reads back; one int32 token index is read per key and K/V head; "
+              "K and V are read once per K/V head (the GQA group shares them)"),
+    Kernel(
+        name="sglang-decode-mha", project="sglang", package="sglang", version="0.5.23",
+        files=("sglang/kernels/ops/attention/decode_attention.py",), function="decode_attention_fwd (g = 1)",
+        adapter=sglang_decode, fakes=_SGLANG_DECODE_FAKES, fake_lines=2,
+        consts={"S": 4, "LS": "cdiv(cdiv(Nkv, S), 32)*32", "NE": "cdiv(Nkv, LS)"},
+        shapes=(dict(heads=4, Nq=1, Nkv=200, d=64, dtype="fp16", page_size=1),
+                dict(heads=2, Nq=1, Nkv=300, d=128, dtype="fp16", page_size=1, batch=2),
+                dict(heads=4, Nq=1, Nkv=20, d=64, dtype="fp16", page_size=1)),
+        formula=_sglang_decode("_fwd_kernel_stage1"),
+        waste="split-K: each non-empty split re-reads its query row and writes fp32 partial outputs and "
+              "log-sum-exps that stage 2 reads back; one int32 token index is read per key and head"),
+    Kernel(
+        name="flag-gems-sdpa", project="FlagGems", package="flag-gems", version="5.0.2",
+        files=("flag_gems/ops/attention.py",), function="scaled_dot_product_attention_forward",
+        adapter=flag_gems_sdpa, fakes=_FLAG_GEMS, fake_lines=7, pins={"0._attn_fwd": {"BLOCK_M": 64, "BLOCK_N": 32}},
+        consts={"BM": 64, "BN": 32}, roles={"_attn_fwd.M": "L"},
+        shapes=(dict(heads=2, N=200, d=64, dtype="fp16"), dict(heads=4, kv_heads=2, N=256, d=128, causal=True, dtype="fp16"),
+                dict(heads=2, Nq=64, Nkv=300, d=64, dtype="fp16"), dict(heads=4, kv_heads=1, N=130, d=64, causal=True, dtype="fp16")),
+        formula=_FLAG_GEMS_SDPA, output="_attn_fwd.Out",
+        waste="K and V are read once per query block of 64 rows and per query head (a GQA group re-reads them "
+              "per head); causal: the diagonal block is read whole and the blocks above it skipped; the fp32 "
+              "row statistics M are written for the backward"),
+    Kernel(
+        name="vllm-prefix-prefill", project="vLLM", package="vllm", version="0.6.3",
+        files=("vllm/attention/ops/prefix_prefill.py",), function="context_attention_fwd",
+        adapter=vllm_prefix_prefill, fake_lines=1,
+        fakes={"vllm.platforms": {"current_platform": types.SimpleNamespace(has_device_capability=lambda c: False)}},
+        consts={"BLOCK": 64, "TR": "cdiv(Nq, BLOCK)"},
+        shapes=(dict(heads=2, Nq=100, Nkv=228, d=64, causal=True, dtype="fp16", page_size=16),
+                dict(heads=4, kv_heads=2, Nq=64, Nkv=200, d=128, causal=True, dtype="fp16", page_size=32),
+                dict(heads=2, Nq=130, Nkv=130, d=64, causal=True, dtype="fp16", page_size=16)),
+        formula=_VLLM_PREFIX,
+        compulsory={"q": "H*Nq*d*e", "k": "Hkv*Nq*d*e", "v": "Hkv*Nq*dv*e", "k_cache": "Hkv*(Nkv - Nq)*d*e",
+                    "v_cache": "Hkv*(Nkv - Nq)*dv*e", "o": "H*Nq*dv*e"},
+        waste="the cached prefix and the new keys are read once per query block of 64 rows and per query head "
+              "(no GQA sharing); one block-table entry is read per cached key (not per page); the diagonal "
+              "block of new keys is read whole"),
+    Kernel(
+        name="lmdeploy-paged-decode", project="lmdeploy", package="lmdeploy", version="0.18.0",
+        files=("lmdeploy/pytorch/kernels/cuda/pagedattention.py",), function="flash_attn_with_kvcache",
+        adapter=lmdeploy_paged_decode, fakes=_LMDEPLOY, fake_lines=2, fake_gpu=80,
+        consts={"S": "max(min(1 << ((264 // Hkv + (1 << (B - 1).bit_length()) - 1) // (1 << (B - 1).bit_length())).bit_length() - 1, 128), 4)",
+                "nb": "cdiv(Nkv, P)", "BPC": "cdiv(nb, S)", "NE": "cdiv(nb, BPC)"},
+        shapes=(dict(heads=8, kv_heads=2, Nq=1, Nkv=200, d=64, dtype="fp16", page_size=16),
+                dict(heads=4, Nq=1, Nkv=256, d=128, dtype="fp16", page_size=32, batch=2),
+                dict(heads=8, kv_heads=1, Nq=1, Nkv=500, d=64, dtype="fp16", page_size=16)),
+        formula=_LMDEPLOY_DECODE, output="_reduce_split_kernel.out_ptr",
+        waste="split-K: each of the S splits re-reads the group's query rows and writes fp32 partial outputs "
+              "(dv + 2 words per head and split) that the reduce reads back; whole pages are read, rows past "
+              "the sequence's end included; K and V are read once per K/V head (the GQA group shares them)"),
+]
+
+
+if __name__ == "__main__":
+    _ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    _ap.add_argument("--only", action="append", default=[], metavar="NAME", help="run only these kernels")
+    _ap.add_argument("--cache", type=Path, default=CACHE, help="where packages are downloaded and unpacked")
+    _ap.add_argument("--no-write", action="store_true", help="print only; write neither docs/gallery.md nor reports/gallery.json")
+    sys.exit(run(GALLERY, _ap.parse_args()))

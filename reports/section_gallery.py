@@ -1,0 +1,72 @@
+"""The report's "Gallery of shipped Triton kernels" section: third-party Triton attention kernels, fetched by
+pinned package version and counted in Triton's interpreter by ``benchmarks/kernel_gallery.py``, which stores its
+results in ``reports/gallery.json`` (docs/gallery.md). This section renders that committed file; it downloads
+and counts nothing. Without the file it says so in one line.
+
+:func:`section` is the report's section function (one entry in ``reports/report.py``'s ``SECTIONS``);
+:func:`build` takes the section-builder class and the results (for tests, a fixture).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from attnio.reports.compute import Context
+from attnio.reports.render import Section
+
+#: where benchmarks/kernel_gallery.py stores its results
+GALLERY_JSON = Path(__file__).resolve().parent / "gallery.json"
+HEADERS = ["kernel", "project", "package", "file: function", "adapter lines", "shape", "counted bytes", "÷ compulsory",
+           "best lower bound", "÷ bound", "attnio's best schedule", "÷ best", "formula", "outputs"]
+
+
+def load(path: Path = GALLERY_JSON) -> dict[str, Any] | None:
+    """The gallery's stored results, or None when the file is missing."""
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text())
+
+
+def section(ctx: Context) -> Section:
+    """The report's section function."""
+    return build(Section, load())
+
+
+def _ratio(x: Any) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:.3f}"
+
+
+def build(section_cls: Any, data: dict[str, Any] | None) -> Any:
+    """The section, built with ``section_cls`` from the gallery's results ``data`` (None: not run)."""
+    s = section_cls("Gallery of shipped Triton kernels")
+    if data is None:
+        s.p("reports/gallery.json is missing: run `benchmarks/kernel_gallery.py` (it downloads the kernels' packages).")
+        return s
+    ks = data.get("kernels", [])
+    projects = sorted({k["project"] for k in ks})
+    bad = [k["name"] for k in ks if not k["formula_ok"]]
+    s.p(
+        f"{len(ks)} Triton attention kernels from {len(projects)} projects ({', '.join(projects)}), each fetched by "
+        "its published package and pinned version and run unmodified in Triton's interpreter "
+        f"(Triton {data.get('triton')}; `{data.get('command')}`; docs/gallery.md). Every byte is counted per active "
+        "lane; each tensor's count is compared with a formula derived from the kernel's loop structure: "
+        + ("all equal at every shape." if not bad else f"MISSED by {', '.join(bad)}.")
+        + " Compulsory bytes: Q, K, V read once and the output written once; the best lower bound and attnio's "
+        f"best schedule at M = {data.get('M', 0):,d} words."
+    )
+    rows = []
+    for k in ks:
+        for sh in k["shapes"]:
+            rows.append([k["name"], k["project"], f"{k['package']}=={k['version']}",
+                         f"{', '.join(k['files'])}: {k['function']}", k["adapter_lines"], sh["label"],
+                         f"{sh['total_bytes']:,d}", _ratio(sh["ratio_to_compulsory"]),
+                         f"{sh['lower_bound']} {sh['lower_bound_bytes']:,d}", _ratio(sh["ratio_to_lower_bound"]),
+                         f"{sh['best_schedule']} {sh['best_bytes']:,d}", _ratio(sh["ratio_to_best_schedule"]),
+                         "✓" if sh["formula_ok"] else "✗", "ok" if sh["outputs_ok"] else "over tolerance"])
+    s.table(HEADERS, rows)
+    s.table(["kernel", "what moves beyond the compulsory bytes", "note"],
+            [[k["name"], k["waste"], k.get("note") or None] for k in ks])
+    return s
