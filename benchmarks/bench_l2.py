@@ -24,7 +24,7 @@
    most sharing resident programs can have) and drift-max (sync="drift", skew=1: the first wave's starts spread
    over a whole program), and whether each published number falls inside [lockstep, drift-max].
    ``--write-report-data`` runs only this and writes it, atomically, to reports/dram.json (the report's "What
-   reaches DRAM" section reads it; minutes on this machine).
+   reaches DRAM" section reads it; minutes on this machine, in 3 processes).
 
     .venv/bin/python benchmarks/bench_l2.py [--skip-flydsl] [--only-trace] [--write-report-data]
 """
@@ -181,36 +181,44 @@ def _row(source: str, quantity: str, published: str, interval: tuple[float, floa
             "command": command}
 
 
-def bracket(skip_flydsl: bool = False) -> list[dict]:
-    """Every published row at both ends of the bracket (6. in the module docstring)."""
-    rows = []
+def _fig2() -> list[dict]:
     w = Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16", gpu="a100")
     fig2 = _ends(lambda sync: (replay(w, "a100", sync=sync), replay_backward(w, "a100", sync=sync)),
                  lambda fb: (fb[0].dram_bytes + fb[1].dram_bytes) / 1e9)
-    rows.append(_row("FlashAttention Fig. 2 (A100; b = 64, H = 16, N = 1024, d = 64, fp16)",
-                     "DRAM GB, forward + backward (replay: FA-2, 128 x 128)", "4.4 GB (FA-1)", (4.4, 4.4), fig2,
-                     'w = Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16"); replay(w, "a100", '
-                     'sync="drift").dram_bytes + replay_backward(w, "a100", sync="drift").dram_bytes'))
-    if not skip_flydsl:
-        wf = Workload.build(heads=64, N=65536, d=128, dtype="bf16", M=10**6)
-        for order, label, hit, miss in (("hqb", "baseline launch (hqb)", 2.36, 8.593e9),
-                                        ("qhb", "reordered launch (qhb)", 93.62, 5.611e8)):
-            res = {sync: replay(wf, "mi355x", order=order, partition=0, sync=sync) for sync in ("lockstep", "drift")}
-            cmd = (f'replay(Workload.build(heads=64, N=65536, d=128, dtype="bf16"), "mi355x", order="{order}", '
-                   f'partition=0, sync="drift"): misses x 8')
-            src = f"ROCm/FlyDSL PR #919 (MI355X; S = 65536, H = 64, D = 128, bf16), {label}"
-            rows.append(_row(src, "L2 hit rate %", f"{hit}%", (hit, hit),
-                             tuple(100 * res[s].hit_rate for s in ("lockstep", "drift")), cmd))
-            rows.append(_row(src, "L2 misses (128-byte lines)", f"{miss:.4g}", (miss, miss),
-                             tuple(float(res[s].miss_lines * res[s].partitions) for s in ("lockstep", "drift")), cmd))
+    return [_row("FlashAttention Fig. 2 (A100; b = 64, H = 16, N = 1024, d = 64, fp16)",
+                 "DRAM GB, forward + backward (replay: FA-2, 128 x 128)", "4.4 GB (FA-1)", (4.4, 4.4), fig2,
+                 'w = Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16"); replay(w, "a100", '
+                 'sync="drift").dram_bytes + replay_backward(w, "a100", sync="drift").dram_bytes')]
+
+
+_FLYDSL = {"hqb": ("baseline launch (hqb)", 2.36, 8.593e9), "qhb": ("reordered launch (qhb)", 93.62, 5.611e8)}
+
+
+def _flydsl(order: str) -> list[dict]:
+    label, hit, miss = _FLYDSL[order]
+    wf = Workload.build(heads=64, N=65536, d=128, dtype="bf16", M=10**6)
+    res = {sync: replay(wf, "mi355x", order=order, partition=0, sync=sync) for sync in ("lockstep", "drift")}
+    cmd = (f'replay(Workload.build(heads=64, N=65536, d=128, dtype="bf16"), "mi355x", order="{order}", '
+           f'partition=0, sync="drift"): misses x 8')
+    src = f"ROCm/FlyDSL PR #919 (MI355X; S = 65536, H = 64, D = 128, bf16), {label}"
+    return [_row(src, "L2 hit rate %", f"{hit}%", (hit, hit),
+                 tuple(100 * res[s].hit_rate for s in ("lockstep", "drift")), cmd),
+            _row(src, "L2 misses (128-byte lines)", f"{miss:.4g}", (miss, miss),
+                 tuple(float(res[s].miss_lines * res[s].partitions) for s in ("lockstep", "drift")), cmd)]
+
+
+def _sections() -> list[dict]:
     ws = Workload.build(heads=16, N=16384, d=128, dtype="bf16", M=10**6)
     rule = fa3_section_heads(ws.Nkv, ws.d, ws.bytes_per_word, ws.heads)
     sec = _ends(lambda sync: replay(ws, "h100", order="sections", section_heads=rule, sync=sync),
                 lambda r: r.dram_bytes / r.compulsory_bytes)
-    rows.append(_row(f"FA-3 sections (H100; 16 heads, N = 16384, d = 128, bf16), the rule's {rule} heads",
-                     "DRAM / compulsory", "sections sized to fit a 32 MB budget (K/V read once: 1.0)", (1.0, 1.0),
-                     sec, f'replay(Workload.build(heads=16, N=16384, d=128, dtype="bf16"), "h100", order="sections", '
-                     f'section_heads={rule}, sync="drift")'))
+    return [_row(f"FA-3 sections (H100; 16 heads, N = 16384, d = 128, bf16), the rule's {rule} heads",
+                 "DRAM / compulsory", "sections sized to fit a 32 MB budget (K/V read once: 1.0)", (1.0, 1.0), sec,
+                 f'replay(Workload.build(heads=16, N=16384, d=128, dtype="bf16"), "h100", order="sections", '
+                 f'section_heads={rule}, sync="drift")')]
+
+
+def _sawtooth() -> list[dict]:
     wt = Workload.build(heads=1, N=131072, d=128, dtype="bf16", M=10**6)
 
     def cut(sync: str) -> float:
@@ -220,14 +228,32 @@ def bracket(skip_flydsl: bool = False) -> list[dict]:
             nc[saw] = r.dram_read_bytes - r.compulsory_read_bytes
         return 100 * (1 - nc[True] / nc[False]) if nc[False] else 0.0
 
-    rows.append(_row("Sawtooth (arXiv 2601.16032; H100, 1 head, N = 131072, d = 128 bf16)",
-                     "non-compulsory misses cut by alternating traversal, %", ">= 50%", (50.0, 100.0),
-                     (cut("lockstep"), cut("drift")), 'replay(Workload.build(heads=1, N=131072, d=128, dtype="bf16"), '
-                     '"h100", sawtooth=True or False, sync="drift")'))
+    return [_row("Sawtooth (arXiv 2601.16032; H100, 1 head, N = 131072, d = 128 bf16)",
+                 "non-compulsory misses cut by alternating traversal, %", ">= 50%", (50.0, 100.0),
+                 (cut("lockstep"), cut("drift")), 'replay(Workload.build(heads=1, N=131072, d=128, dtype="bf16"), '
+                 '"h100", sawtooth=True or False, sync="drift")')]
+
+
+def _job(name: str) -> list[dict]:
+    rows = {"fig2": _fig2, "sections": _sections, "sawtooth": _sawtooth}[name]() if not name.startswith("flydsl") \
+        else _flydsl(name.split("-")[1])
     for r in rows:
         print(f"6. {r['source']}: {r['quantity']}: published {r['published']}; bracket [lockstep {r['lockstep']:.4g}, "
-              f"drift-max {r['drift_max']:.4g}]: {'inside' if r['inside'] else 'outside'}")
+              f"drift-max {r['drift_max']:.4g}]: {'inside' if r['inside'] else 'outside'}", flush=True)
     return rows
+
+
+def bracket(skip_flydsl: bool = False, workers: int = 1) -> list[dict]:
+    """Every published row at both ends of the bracket (6. in the module docstring); ``workers`` processes."""
+    jobs = ["fig2", "sections", "sawtooth"] + ([] if skip_flydsl else ["flydsl-hqb", "flydsl-qhb"])
+    if workers == 1:
+        return [r for j in jobs for r in _job(j)]
+    from concurrent.futures import ProcessPoolExecutor
+
+    longest_first = sorted(jobs, key=lambda j: not j.startswith(("flydsl", "saw")))
+    with ProcessPoolExecutor(workers) as ex:
+        done = dict(zip(longest_first, ex.map(_job, longest_first), strict=True))
+    return [r for j in jobs for r in done[j]]
 
 
 def write_report_data(path: str | None = None) -> None:
@@ -237,7 +263,7 @@ def write_report_data(path: str | None = None) -> None:
     from attnio.reports.store import write_atomic
 
     t0 = time.perf_counter()
-    rows = bracket()
+    rows = bracket(workers=3)
     out = Path(path) if path else Path(__file__).resolve().parents[1] / "reports" / "dram.json"
     meta = {"command": "python benchmarks/bench_l2.py --write-report-data", "skew": 1.0,
             "seconds": round(time.perf_counter() - t0)}

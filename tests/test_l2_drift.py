@@ -92,3 +92,43 @@ def test_bad_sync_or_skew_names_the_parameter(kw: dict, name: str) -> None:
     w = Workload.build(heads=1, N=128, d=64, dtype="fp16", M=10**6)
     with pytest.raises(InvalidParameter, match=name):
         replay(w, "h100", **kw)
+
+
+def test_cli_run_l2_sync(capsys) -> None:  # noqa: ANN001
+    import json
+
+    from attnio.cli import main
+
+    base = ["run", "flash2", "--N", "512", "--d", "64", "--heads", "2", "--dtype", "fp16", "--M", "20000",
+            "--count-only", "--l2", "h100"]
+    assert main([*base, "--l2-sync", "drift", "--l2-skew", "0.5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["l2"]
+    assert out["sync"] == "drift" and out["skew"] == 0.5
+    assert main([*base, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["l2"]["sync"] == "lockstep"
+    for extra, needle in ((["--l2-sync", "drifting"], "l2-sync='drifting'"), (["--l2-sync", "drift", "--l2-skew", "0"],
+                                                                              "l2-skew=0")):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr()
+        assert needle in err.err and err.err.count("\n") == 1 and err.out == ""
+
+
+def test_cli_kernel_l2_sync_bad_value_is_one_line(capsys) -> None:  # noqa: ANN001
+    from pathlib import Path
+
+    from triton_env import import_triton
+
+    import_triton()
+    from attnio.cli import main
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "causal_fa2_noskip.py"
+    base = ["kernel", f"{example}:launch", "--N", "64", "--d", "64", "--heads", "2", "--dtype", "fp16", "--l2", "h100"]
+    for extra, needle in ((["--l2-sync", "async"], "l2-sync='async'"), (["--l2-sync", "drift", "--l2-skew", "1.5"],
+                                                                        "l2-skew=1.5")):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr()
+        assert needle in err.err and err.err.count("\n") == 1 and err.out == ""
+    assert main([*base, "--l2-sync", "drift", "--json"]) == 0
+    import json
+
+    assert json.loads(capsys.readouterr().out)["l2"]["sync"] == "drift"
