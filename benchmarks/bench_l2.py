@@ -26,7 +26,10 @@
    ``--write-report-data`` runs only this and writes it, atomically, to reports/dram.json (the report's "What
    reaches DRAM" section reads it; minutes on this machine, in 3 processes).
 
-    .venv/bin/python benchmarks/bench_l2.py [--skip-flydsl] [--only-trace] [--write-report-data]
+7. ``--drift-sweep`` (only this): 150 random small forward cases (seeded), lockstep against sync="drift": on how
+   many drift reads less from DRAM, and by how much at most (docs/dram.md#lockstep-and-drift: not monotone).
+
+    .venv/bin/python benchmarks/bench_l2.py [--skip-flydsl] [--only-trace] [--write-report-data] [--drift-sweep]
 """
 
 from __future__ import annotations
@@ -256,6 +259,26 @@ def bracket(skip_flydsl: bool = False, workers: int = 1) -> list[dict]:
     return [r for j in jobs for r in done[j]]
 
 
+def drift_sweep(cases: int = 150, seed: int = 1) -> None:
+    import random
+
+    rng = random.Random(seed)
+    below, causal_below, worst = 0, 0, 0.0
+    for _ in range(cases):
+        H, N, causal = rng.choice([1, 2, 4]), rng.choice([256, 512]), rng.random() < 0.5
+        sms, l2 = rng.randint(1, 8), rng.choice([8, 16, 32, 64, 128]) * 1024
+        order, skew = rng.choice(["qhb", "hqb"]), rng.choice([0.25, 0.5, 1.0])
+        w = Workload.build(heads=H, N=N, d=64, dtype="fp16", causal=causal, M=10**6)
+        kw = dict(B_r=32, B_c=32, sms=sms, l2_bytes=l2, order=order)
+        a, b = replay(w, "h100", **kw), replay(w, "h100", sync="drift", skew=skew, **kw)
+        if b.dram_bytes < a.dram_bytes:
+            below += 1
+            causal_below += causal
+            worst = max(worst, 1 - b.dram_bytes / a.dram_bytes)
+    print(f"7. drift below lockstep on {below} of {cases} random small cases ({causal_below} causal), by up to "
+          f"{100 * worst:.1f}%")
+
+
 def write_report_data(path: str | None = None) -> None:
     import json
     from pathlib import Path
@@ -272,6 +295,9 @@ def write_report_data(path: str | None = None) -> None:
 
 
 if __name__ == "__main__":
+    if "--drift-sweep" in sys.argv:
+        drift_sweep()
+        sys.exit(0)
     if "--write-report-data" in sys.argv:
         write_report_data()
         sys.exit(0)
