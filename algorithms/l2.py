@@ -31,7 +31,8 @@ tile reaches DRAM once (written once, written back when evicted or at the end). 
 bytes (d·bytes per element) a multiple of the 128-byte line and L's B_r·4 and N_q·4 bytes too, so no line is shared by two
 tiles (:mod:`attnio.algorithms.l2_cache`); otherwise a line shared by two tiles is counted in each
 (``L2Result.exact`` is False). Not modelled: set associativity, the hash of addresses to L2 slices, replacement
-other than LRU, the Infinity Cache / MALL behind an AMD L2, prefetching, and timing (steps advance in lockstep).
+other than LRU, the Infinity Cache / MALL behind an AMD L2, prefetching, and timing (steps advance in lockstep, or
+staggered with ``sync="drift"``).
 
 Worked example: one head, N = 256, d = 64 fp16, B_r = B_c = 128, one SM: 2 programs of 1 + 2 + 1 steps. Q, K, V
 are 2 tiles of 128 rows × 128 B = 128 lines each. With a large L2 the second program's K and V hit: K and V are

@@ -9,7 +9,7 @@ line). Line ids are ``storage << 40 | (byte offset in the storage) >> 7``: stora
 allocator's do. All in NumPy arrays.
 
 :func:`replay_trace` schedules the programs with the scheduler of the tile-level replay
-(:mod:`attnio.algorithms.l2_schedule`: launch order, L2 partitions, SMs × occupancy slots, lockstep rounds; a
+(:mod:`attnio.algorithms.l2_schedule`: launch order, L2 partitions, SMs × occupancy slots, lockstep or drifting rounds; a
 step is one access) and runs them through its cache model (:class:`attnio.algorithms.l2_cache.SectoredLRU`).
 The blocks the cache keeps are the trace's *atoms*: lines grouped by the exact set of accesses that touch them
 (two hashes of 64 bits of that set), so an atom's lines are always accessed together and no line is in two
