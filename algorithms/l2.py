@@ -31,7 +31,8 @@ tile reaches DRAM once (written once, written back when evicted or at the end). 
 bytes (d·bytes per element) a multiple of the 128-byte line and L's B_r·4 and N_q·4 bytes too, so no line is shared by two
 tiles (:mod:`attnio.algorithms.l2_cache`); otherwise a line shared by two tiles is counted in each
 (``L2Result.exact`` is False). Not modelled: set associativity, the hash of addresses to L2 slices, replacement
-other than LRU, the Infinity Cache / MALL behind an AMD L2, prefetching, and timing (steps advance in lockstep).
+other than LRU, the Infinity Cache / MALL behind an AMD L2, prefetching, and timing (steps advance in lockstep, or
+staggered with ``sync="drift"``).
 
 Worked example: one head, N = 256, d = 64 fp16, B_r = B_c = 128, one SM: 2 programs of 1 + 2 + 1 steps. Q, K, V
 are 2 tiles of 128 rows × 128 B = 128 lines each. With a large L2 the second program's K and V hit: K and V are
@@ -59,6 +60,7 @@ from attnio.algorithms.l2_schedule import (
     launch_order,
     machine,
     replay_launches,
+    sync_skew,
 )
 from attnio.bounds.dram import L2Preset
 from attnio.core.errors import InvalidParameter
@@ -147,6 +149,7 @@ def replay(
     w: Workload, gpu: str | L2Preset, *, B_r: int = 128, B_c: int = 128, order: str | Sequence[int] = "qhb",
     section_heads: int | None = None, q_reverse: bool = False, sawtooth: bool = False, occupancy: int = 1,
     sms: int | None = None, l2_bytes: int | None = None, partition: int | None = None, steps: str = "block",
+    sync: str = "lockstep", skew: float = 1.0,
 ) -> L2Result:
     """Replay the FA-2 forward of ``w`` through the L2 of ``gpu`` (a name of :data:`attnio.bounds.dram.L2_PRESETS`
     or a preset); ``sms`` and ``l2_bytes`` (per partition) override the preset's; ``section_heads`` (order
@@ -155,7 +158,9 @@ def replay(
     ``partition``: replay that L2 partition only (the result covers its programs only; where the launch order
     deals the partitions symmetric shares, P times it is the whole GPU); ``steps``: ``"block"`` (K_j and V_j are
     one step, O and L one step: the module docstring) or ``"access"`` (every tile load or store its own step, as
-    a captured kernel trace is replayed, :mod:`attnio.algorithms.l2_trace`)."""
+    a captured kernel trace is replayed, :mod:`attnio.algorithms.l2_trace`); ``sync``: ``"lockstep"`` (resident
+    programs advance together: the most sharing) or ``"drift"`` (the first wave's starts staggered over ``skew`` ×
+    a program's length; ``skew=1``: the drift-max end), :mod:`attnio.algorithms.l2_schedule`."""
     t0 = time.perf_counter()
     p, B_r, B_c, slots, cap = _setup(gpu, w, B_r, B_c, order, occupancy, sms, l2_bytes, steps)
     bpw = w.bytes_per_word
@@ -200,15 +205,16 @@ def replay(
         else:
             yield (o, lse)
 
-    acc, programs = replay_launches(p, cap, slots, [(ids, program)], TENSORS, partition)
+    sk = sync_skew(sync, skew)
+    acc, programs = replay_launches(p, cap, slots, [(ids, program)], TENSORS, partition, sk)
     return L2Result(p.name, cap, p.partitions, slots, programs, order if isinstance(order, str) else "explicit", sec,
-                    exact, acc.traffic(), acc.compulsory * p.sector, time.perf_counter() - t0)
+                    exact, acc.traffic(), acc.compulsory * p.sector, time.perf_counter() - t0, sync, sk)
 
 
 def replay_backward(
     w: Workload, gpu: str | L2Preset, *, B_r: int = 128, B_c: int = 128, order: str | Sequence[int] = "qhb",
     section_heads: int | None = None, occupancy: int = 1, sms: int | None = None, l2_bytes: int | None = None,
-    partition: int | None = None, steps: str = "block",
+    partition: int | None = None, steps: str = "block", sync: str = "lockstep", skew: float = 1.0,
 ) -> L2Result:
     """Replay the FA-2 backward of ``w`` (the two launches of attnio's ``flash2-bwd`` schedule as its Triton kernel
     runs them, :mod:`attnio.triton.kernels.fa2_bwd`) through the L2 of ``gpu``, on a cold L2::
@@ -226,7 +232,7 @@ def replay_backward(
     gcd(P, B_r, B_c, δ) rows (the rows where preprocess and main tiles can start), each chunk one cache block;
     the replay is exact (line-level LRU) when every chunk fills whole lines. Launch orders as :func:`replay`
     (x the block, y the head, z the sequence), applied to each launch; ``steps="access"``: every tile access its
-    own step. Not modelled: the fp32 dQ accumulator and its conversion of FlashAttention-2's CUDA kernel."""
+    own step; ``sync`` and ``skew`` as :func:`replay` (each launch's first wave staggered). Not modelled: the fp32 dQ accumulator and its conversion of FlashAttention-2's CUDA kernel."""
     t0 = time.perf_counter()
     p, B_r, B_c, slots, cap = _setup(gpu, w, B_r, B_c, order, occupancy, sms, l2_bytes, steps)
     bpw = w.bytes_per_word
@@ -284,6 +290,7 @@ def replay_backward(
     if not isinstance(order, str):
         raise InvalidParameter("order", "a sequence", "qhb, hqb or sections for the backward (two launches)")
     launches = [(launch_order(T_p, H, B, order, sec or 1), pre), (launch_order(T_c, Hkv, B, order, sec or 1), main)]
-    acc, programs = replay_launches(p, cap, slots, launches, BWD_TENSORS, partition)
+    sk = sync_skew(sync, skew)
+    acc, programs = replay_launches(p, cap, slots, launches, BWD_TENSORS, partition, sk)
     return L2Result(p.name, cap, p.partitions, slots, programs, order, sec, exact, acc.traffic(),
-                    acc.compulsory * p.sector, time.perf_counter() - t0)
+                    acc.compulsory * p.sector, time.perf_counter() - t0, sync, sk)

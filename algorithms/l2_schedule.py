@@ -10,10 +10,21 @@ whether the access reads and/or writes. The scheduler::
     ids = launch_order(X, Y, Z, order)            # program ids, x fastest: (z·Y + y)·X + x
     for each L2 partition p (program k of the order goes to partition k mod P):
         slots = SMs per partition × occupancy; each slot starts the partition's next program in order
+        sync "drift": slot s of S waits round(skew · s / S · L) rounds before its first program's first step
+                      (L: that program's steps); "lockstep": no slot waits
         while a slot is busy:                     # one round: every busy slot performs one step, in slot order
             for each busy slot: perform its program's current step (every access through partition p's cache);
                                 when that was the program's last step, the slot takes the next program
                                 (whose first step runs in the next round)
+
+Drift: the rounds model no timing, so lockstep makes programs that read the same tile read it in the same round,
+the most sharing co-resident programs can have (the replay's DRAM bytes are then a lower end). With ``sync="drift"``
+the first wave of each launch starts staggered, slot s (of S) ``round(skew · s / S · L)`` rounds late, L the
+length in steps of the program it runs; a slot that frees takes the next program at once, as a GPU's dispatcher
+does, so the stagger persists (equal lengths) or reshuffles (unequal ones). ``skew`` = 1 (the *drift-max* end)
+spreads the starts evenly over a whole program: sharers of a tile read it at evenly spaced times, and the gap
+between consecutive sharers' reads is the largest that S evenly spread programs allow for every pair at once.
+[lockstep, drift-max] is the replay's bracket (docs/dram.md#lockstep-and-drift).
 
 Launches run one after another (a stream): launch n + 1 starts when every program of launch n has ended; each
 partition's cache persists across launches and is flushed (dirty sectors written back) at the end.
@@ -38,9 +49,12 @@ from dataclasses import dataclass, field
 from attnio.algorithms.l2_cache import SectoredLRU
 from attnio.bounds.dram import L2Preset, preset
 from attnio.core.errors import InvalidParameter
-from attnio.core.validate import check_int
+from attnio.core.validate import check_choice, check_int
 
 ORDERS = ("qhb", "hqb", "sections")
+#: how resident programs advance: ``"lockstep"`` (all start together, the most sharing) or ``"drift"`` (the first
+#: wave's starts staggered over ``skew`` × a program's length; docs/dram.md#lockstep-and-drift)
+SYNCS = ("lockstep", "drift")
 
 #: (tensor index, block key, lines, sector mask, sectors, read bytes, write bytes, reads, writes)
 Access = tuple[int, Hashable, int, int, int, int, int, bool, bool]
@@ -124,7 +138,7 @@ class TensorTraffic:
 class L2Result:
     """The replay's answer, per tensor and in all; ``compulsory_bytes``: what an L2 of unbounded size would move
     (each sector read from DRAM the first time a partition reads it, unless that partition wrote it first) plus
-    the writes."""
+    the writes; ``sync`` and ``skew``: how resident programs advanced (module docstring)."""
 
     preset: str
     l2_lines_per_partition: int
@@ -137,6 +151,8 @@ class L2Result:
     tensors: dict[str, TensorTraffic] = field(default_factory=dict)
     compulsory_read_bytes: int = 0
     seconds: float = 0.0
+    sync: str = "lockstep"
+    skew: float = 0.0
 
     def _sum(self, attr: str) -> int:
         return sum(getattr(t, attr) for t in self.tensors.values())
@@ -186,6 +202,7 @@ class L2Result:
                 "dram_read_bytes": self.dram_read_bytes, "dram_write_bytes": self.dram_write_bytes,
                 "dram_bytes": self.dram_bytes, "compulsory_bytes": self.compulsory_bytes,
                 "hit_rate": self.hit_rate, "miss_lines": self.miss_lines, "seconds": self.seconds,
+                "sync": self.sync, "skew": self.skew,
                 "tensors": {n: t.as_dict() for n, t in self.tensors.items()}}
 
 
@@ -213,11 +230,12 @@ class Accounting:
 
 
 def run_partition(queue: Sequence[int], slots: int, program: Callable[[int, int], Iterable[Sequence[Access]]],
-                  cache: object, acc: Accounting, seen: dict) -> None:
-    """Run the programs ``queue`` (ids, in launch order) on ``slots`` slots of one partition, in lockstep rounds
+                  cache: object, acc: Accounting, seen: dict, skew: float = 0.0) -> None:
+    """Run the programs ``queue`` (ids, in launch order) on ``slots`` slots of one partition, in rounds
     (module docstring), through ``cache`` (a :class:`~attnio.algorithms.l2_cache.SectoredLRU`), adding to
     ``acc``; ``program(id, position in queue)`` gives a program's steps; ``seen``: block key -> sectors the
-    partition touched so far (for the compulsory reads), kept across launches."""
+    partition touched so far (for the compulsory reads), kept across launches; ``skew``: 0 lockstep, > 0 the
+    first wave's slot s waits round(skew · s / slots · L) rounds, L its program's steps (module docstring)."""
     access = cache.access  # type: ignore[attr-defined]
     rbytes, wbytes, lines, rlines, hits, secs, fetched = (acc.rbytes, acc.wbytes, acc.lines, acc.rlines, acc.hits,
                                                           acc.secs, acc.fetched)
@@ -239,14 +257,22 @@ def run_partition(queue: Sequence[int], slots: int, program: Callable[[int, int]
         return None
 
     busy = 0
+    wait = [0] * slots
     for s in range(slots):
         cur[s] = take(s)
         busy += cur[s] is not None
+        if skew and cur[s] is not None:
+            rest = list(its[s])  # the program's length decides its slot's delay
+            its[s] = iter(rest)
+            wait[s] = round(skew * s * (len(rest) + 1) / slots)
     compulsory = 0
     while busy:
         for s in range(slots):
             step = cur[s]
             if step is None:
+                continue
+            if wait[s]:
+                wait[s] -= 1
                 continue
             for t, key, nl, mask, nsec, rb, wb, rd, wr in step:
                 rbytes[t] += rb
@@ -288,11 +314,24 @@ def machine(gpu: str | L2Preset, occupancy: int, sms: int | None, l2_bytes: int 
     return p, per_part_sms * occupancy, l2 // p.line
 
 
+def sync_skew(sync: str, skew: float) -> float:
+    """The scheduler's skew for ``sync`` (``"lockstep"``: 0; ``"drift"``: ``skew``, a fraction in (0, 1] of a
+    program's length). Bad input: InvalidParameter naming it.
+
+    >>> sync_skew("lockstep", 1.0), sync_skew("drift", 0.5)
+    (0.0, 0.5)
+    """
+    check_choice("sync", sync, list(SYNCS))
+    if isinstance(skew, bool) or not isinstance(skew, int | float) or not 0 < skew <= 1:
+        raise InvalidParameter("skew", skew, "a fraction in (0, 1] of a program's length")
+    return 0.0 if sync == "lockstep" else float(skew)
+
+
 def replay_launches(p: L2Preset, cap: int, slots: int, launches: Sequence[tuple[list[int], Callable]],
-                    names: Sequence[str], partition: int | None) -> tuple[Accounting, int]:
+                    names: Sequence[str], partition: int | None, skew: float = 0.0) -> tuple[Accounting, int]:
     """Every launch (program ids in launch order, program factory) on every partition (or ``partition`` only),
-    one cache of ``cap`` lines per partition across the launches, flushed at the end; (accounting, programs
-    replayed)."""
+    one cache of ``cap`` lines per partition across the launches, flushed at the end; ``skew`` as
+    :func:`run_partition`, for each launch; (accounting, programs replayed)."""
     P = p.partitions
     if partition is not None:
         check_int("partition", partition, min=0, max=P - 1)
@@ -303,7 +342,7 @@ def replay_launches(p: L2Preset, cap: int, slots: int, launches: Sequence[tuple[
         for ids, program in launches:
             queue = ids[part::P]
             programs += len(queue)
-            run_partition(queue, slots, program, cache, acc, seen)
+            run_partition(queue, slots, program, cache, acc, seen, skew)
         cache.flush()
         acc.add_written_back(cache)
     return acc, programs

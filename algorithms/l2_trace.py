@@ -9,7 +9,7 @@ line). Line ids are ``storage << 40 | (byte offset in the storage) >> 7``: stora
 allocator's do. All in NumPy arrays.
 
 :func:`replay_trace` schedules the programs with the scheduler of the tile-level replay
-(:mod:`attnio.algorithms.l2_schedule`: launch order, L2 partitions, SMs × occupancy slots, lockstep rounds; a
+(:mod:`attnio.algorithms.l2_schedule`: launch order, L2 partitions, SMs × occupancy slots, lockstep or drifting rounds; a
 step is one access) and runs them through its cache model (:class:`attnio.algorithms.l2_cache.SectoredLRU`).
 The blocks the cache keeps are the trace's *atoms*: lines grouped by the exact set of accesses that touch them
 (two hashes of 64 bits of that set), so an atom's lines are always accessed together and no line is in two
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attnio.algorithms.l2_schedule import ORDERS, L2Result, launch_order, machine, replay_launches
+from attnio.algorithms.l2_schedule import ORDERS, L2Result, launch_order, machine, replay_launches, sync_skew
 from attnio.bounds.dram import L2Preset
 from attnio.core.errors import InvalidParameter
 from attnio.core.validate import check_choice, check_int
@@ -174,18 +174,19 @@ def _atoms(trace: KernelTrace) -> list[list[tuple]]:
 def replay_trace(
     trace: KernelTrace, gpu: str | L2Preset, *, order: str | Sequence[int] = "qhb", section_heads: int | None = None,
     q_reverse: bool = False, occupancy: int = 1, sms: int | None = None, l2_bytes: int | None = None,
-    partition: int | None = None,
+    partition: int | None = None, sync: str = "lockstep", skew: float = 1.0,
 ) -> L2Result:
     """Replay ``trace`` through the L2 of ``gpu`` (module docstring): each launch's programs in ``order``
     (:func:`~attnio.algorithms.l2_schedule.launch_order` over its grid: ``"qhb"`` the grid order, x fastest;
     ``"hqb"`` y fastest; ``"sections"`` y in sections of ``section_heads``; or an explicit permutation of the
     program ids, one launch only), one access a step, the launches one after another on one cache per partition.
-    ``sms``, ``l2_bytes`` (per partition), ``occupancy`` and ``partition`` as
+    ``sms``, ``l2_bytes`` (per partition), ``occupancy``, ``partition``, ``sync`` and ``skew`` as
     :func:`attnio.algorithms.l2.replay`."""
     t0 = time.perf_counter()
     if not isinstance(trace, KernelTrace):
         raise InvalidParameter("trace", type(trace).__name__, "an attnio.algorithms.l2_trace.KernelTrace")
     p, slots, cap = machine(gpu, occupancy, sms, l2_bytes)
+    sk = sync_skew(sync, skew)
     if trace.line != p.line or trace.sector != p.sector:
         raise InvalidParameter("trace", f"{trace.line}-byte lines of {trace.sector}-byte sectors",
                                f"the preset's {p.line}-byte lines of {p.sector}-byte sectors")
@@ -210,6 +211,6 @@ def replay_trace(
             return acc[prog[pid]:prog[pid + 1]]
 
         launches.append((ids, program))
-    acc, programs = replay_launches(p, cap, slots, launches, trace.tensors, partition)
+    acc, programs = replay_launches(p, cap, slots, launches, trace.tensors, partition, sk)
     return L2Result(p.name, cap, p.partitions, slots, programs, order if isinstance(order, str) else "explicit", sec,
-                    True, acc.traffic(), acc.compulsory * p.sector, time.perf_counter() - t0)
+                    True, acc.traffic(), acc.compulsory * p.sector, time.perf_counter() - t0, sync, sk)

@@ -20,7 +20,16 @@
    read with git; skipped outside a git checkout), CPU time, min of 5 interleaved runs each, and the cost of the
    hook's one test per access.
 
-    .venv/bin/python benchmarks/bench_l2.py [--skip-flydsl] [--only-trace]
+6. The bracket (docs/dram.md#lockstep-and-drift): rows 1-4 at both ends of the scheduler's sync, lockstep (the
+   most sharing resident programs can have) and drift-max (sync="drift", skew=1: the first wave's starts spread
+   over a whole program), and whether each published number falls inside [lockstep, drift-max].
+   ``--write-report-data`` runs only this and writes it, atomically, to reports/dram.json (the report's "What
+   reaches DRAM" section reads it; minutes on this machine, in 3 processes).
+
+7. ``--drift-sweep`` (only this): 150 random small forward cases (seeded), lockstep against sync="drift": on how
+   many drift reads less from DRAM, and by how much at most (docs/dram.md#lockstep-and-drift: not monotone).
+
+    .venv/bin/python benchmarks/bench_l2.py [--skip-flydsl] [--only-trace] [--write-report-data] [--drift-sweep]
 """
 
 from __future__ import annotations
@@ -162,7 +171,136 @@ def sawtooth() -> None:
               f"forward, {out[True] / 2**20:.0f} MiB alternating: cut {100 * cut:.1f}% (paper: >= 50%)")
 
 
+def _ends(fn, metric):  # noqa: ANN001, ANN202
+    """(lockstep, drift-max) values of ``metric`` over ``fn(sync)``'s result."""
+    return tuple(metric(fn(sync)) for sync in ("lockstep", "drift"))
+
+
+def _row(source: str, quantity: str, published: str, interval: tuple[float, float], ends: tuple[float, float],
+         command: str) -> dict:
+    lo, hi = min(ends), max(ends)
+    return {"source": source, "quantity": quantity, "published": published, "published_interval": list(interval),
+            "lockstep": ends[0], "drift_max": ends[1], "inside": lo <= interval[1] and interval[0] <= hi,
+            "command": command}
+
+
+def _fig2() -> list[dict]:
+    w = Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16", gpu="a100")
+    fig2 = _ends(lambda sync: (replay(w, "a100", sync=sync), replay_backward(w, "a100", sync=sync)),
+                 lambda fb: (fb[0].dram_bytes + fb[1].dram_bytes) / 1e9)
+    return [_row("FlashAttention Fig. 2 (A100; b = 64, H = 16, N = 1024, d = 64, fp16)",
+                 "DRAM GB, forward + backward (replay: FA-2, 128 x 128)", "4.4 GB (FA-1)", (4.4, 4.4), fig2,
+                 'w = Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16"); replay(w, "a100", '
+                 'sync="drift").dram_bytes + replay_backward(w, "a100", sync="drift").dram_bytes')]
+
+
+_FLYDSL = {"hqb": ("baseline launch (hqb)", 2.36, 8.593e9), "qhb": ("reordered launch (qhb)", 93.62, 5.611e8)}
+
+
+def _flydsl(order: str) -> list[dict]:
+    label, hit, miss = _FLYDSL[order]
+    wf = Workload.build(heads=64, N=65536, d=128, dtype="bf16", M=10**6)
+    res = {sync: replay(wf, "mi355x", order=order, partition=0, sync=sync) for sync in ("lockstep", "drift")}
+    cmd = (f'replay(Workload.build(heads=64, N=65536, d=128, dtype="bf16"), "mi355x", order="{order}", '
+           f'partition=0, sync="drift"): misses x 8')
+    src = f"ROCm/FlyDSL PR #919 (MI355X; S = 65536, H = 64, D = 128, bf16), {label}"
+    return [_row(src, "L2 hit rate %", f"{hit}%", (hit, hit),
+                 tuple(100 * res[s].hit_rate for s in ("lockstep", "drift")), cmd),
+            _row(src, "L2 misses (128-byte lines)", f"{miss:.4g}", (miss, miss),
+                 tuple(float(res[s].miss_lines * res[s].partitions) for s in ("lockstep", "drift")), cmd)]
+
+
+def _sections() -> list[dict]:
+    ws = Workload.build(heads=16, N=16384, d=128, dtype="bf16", M=10**6)
+    rule = fa3_section_heads(ws.Nkv, ws.d, ws.bytes_per_word, ws.heads)
+    sec = _ends(lambda sync: replay(ws, "h100", order="sections", section_heads=rule, sync=sync),
+                lambda r: r.dram_bytes / r.compulsory_bytes)
+    return [_row(f"FA-3 sections (H100; 16 heads, N = 16384, d = 128, bf16), the rule's {rule} heads",
+                 "DRAM / compulsory", "sections sized to fit a 32 MB budget (K/V read once: 1.0)", (1.0, 1.0), sec,
+                 f'replay(Workload.build(heads=16, N=16384, d=128, dtype="bf16"), "h100", order="sections", '
+                 f'section_heads={rule}, sync="drift")')]
+
+
+def _sawtooth() -> list[dict]:
+    wt = Workload.build(heads=1, N=131072, d=128, dtype="bf16", M=10**6)
+
+    def cut(sync: str) -> float:
+        nc = {}
+        for saw in (False, True):
+            r = replay(wt, "h100", sawtooth=saw, sync=sync)
+            nc[saw] = r.dram_read_bytes - r.compulsory_read_bytes
+        return 100 * (1 - nc[True] / nc[False]) if nc[False] else 0.0
+
+    return [_row("Sawtooth (arXiv 2601.16032; H100, 1 head, N = 131072, d = 128 bf16)",
+                 "non-compulsory misses cut by alternating traversal, %", ">= 50%", (50.0, 100.0),
+                 (cut("lockstep"), cut("drift")), 'replay(Workload.build(heads=1, N=131072, d=128, dtype="bf16"), '
+                 '"h100", sawtooth=True or False, sync="drift")')]
+
+
+def _job(name: str) -> list[dict]:
+    rows = {"fig2": _fig2, "sections": _sections, "sawtooth": _sawtooth}[name]() if not name.startswith("flydsl") \
+        else _flydsl(name.split("-")[1])
+    for r in rows:
+        print(f"6. {r['source']}: {r['quantity']}: published {r['published']}; bracket [lockstep {r['lockstep']:.4g}, "
+              f"drift-max {r['drift_max']:.4g}]: {'inside' if r['inside'] else 'outside'}", flush=True)
+    return rows
+
+
+def bracket(skip_flydsl: bool = False, workers: int = 1) -> list[dict]:
+    """Every published row at both ends of the bracket (6. in the module docstring); ``workers`` processes."""
+    jobs = ["fig2", "sections", "sawtooth"] + ([] if skip_flydsl else ["flydsl-hqb", "flydsl-qhb"])
+    if workers == 1:
+        return [r for j in jobs for r in _job(j)]
+    from concurrent.futures import ProcessPoolExecutor
+
+    longest_first = sorted(jobs, key=lambda j: not j.startswith(("flydsl", "saw")))
+    with ProcessPoolExecutor(workers) as ex:
+        done = dict(zip(longest_first, ex.map(_job, longest_first), strict=True))
+    return [r for j in jobs for r in done[j]]
+
+
+def drift_sweep(cases: int = 150, seed: int = 1) -> None:
+    import random
+
+    rng = random.Random(seed)
+    below, causal_below, worst = 0, 0, 0.0
+    for _ in range(cases):
+        H, N, causal = rng.choice([1, 2, 4]), rng.choice([256, 512]), rng.random() < 0.5
+        sms, l2 = rng.randint(1, 8), rng.choice([8, 16, 32, 64, 128]) * 1024
+        order, skew = rng.choice(["qhb", "hqb"]), rng.choice([0.25, 0.5, 1.0])
+        w = Workload.build(heads=H, N=N, d=64, dtype="fp16", causal=causal, M=10**6)
+        kw = dict(B_r=32, B_c=32, sms=sms, l2_bytes=l2, order=order)
+        a, b = replay(w, "h100", **kw), replay(w, "h100", sync="drift", skew=skew, **kw)
+        if b.dram_bytes < a.dram_bytes:
+            below += 1
+            causal_below += causal
+            worst = max(worst, 1 - b.dram_bytes / a.dram_bytes)
+    print(f"7. drift below lockstep on {below} of {cases} random small cases ({causal_below} causal), by up to "
+          f"{100 * worst:.1f}%")
+
+
+def write_report_data(path: str | None = None) -> None:
+    import json
+    from pathlib import Path
+
+    from attnio.reports.store import write_atomic
+
+    t0 = time.perf_counter()
+    rows = bracket(workers=3)
+    out = Path(path) if path else Path(__file__).resolve().parents[1] / "reports" / "dram.json"
+    meta = {"command": "python benchmarks/bench_l2.py --write-report-data", "skew": 1.0,
+            "seconds": round(time.perf_counter() - t0)}
+    write_atomic(out, json.dumps({"meta": meta, "rows": rows}, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    print(f"wrote {out}")
+
+
 if __name__ == "__main__":
+    if "--drift-sweep" in sys.argv:
+        drift_sweep()
+        sys.exit(0)
+    if "--write-report-data" in sys.argv:
+        write_report_data()
+        sys.exit(0)
     if "--only-trace" in sys.argv:
         trace()
         sys.exit(0)
@@ -172,4 +310,5 @@ if __name__ == "__main__":
     sawtooth()
     if "--skip-flydsl" not in sys.argv:
         flydsl()
+    bracket(skip_flydsl="--skip-flydsl" in sys.argv)
     trace()

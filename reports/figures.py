@@ -534,6 +534,39 @@ def serving_mla_rows(Nkv: int = 32768, heads: int = 128, gpu: str = "h200") -> l
     return rows
 
 
+def dram_floor_rows(heads: int = 32, N: int = 32768, d: int = 128, causal: bool = True) -> list[dict[str, Any]]:
+    """Per L2 preset, the DRAM and time floors of one forward (bounds/dram.py ``floors``, docs/dram.md#floors)."""
+    from attnio.bounds.dram import L2_PRESETS, floors
+    from attnio.core.workload import Workload
+
+    w = Workload.build(heads=heads, N=N, d=d, dtype="bf16", causal=causal, M=10**6)
+    rows = []
+    for name in L2_PRESETS:
+        f = floors(w, name)
+        rows.append({"preset": name, "M_words": f.M_words, "bound": f.bound, "dram_bytes": f.dram_bytes,
+                     "flops": f.flops, "time_floor_us": f.seconds * 1e6})
+    return rows
+
+
+def dram_levels_rows(heads: int = 4, N: int = 1024, d: int = 40, gpu: str = "h100") -> list[dict[str, Any]]:
+    """Per tensor of attnio's flash2 forward (fp16, 128 x 128 tiles), requested, sector and predicted DRAM bytes
+    at both ends of the replay's bracket (algorithms/l2.py ``replay``, lockstep and drift-max); well under 2 s."""
+    from attnio.algorithms.l2 import replay
+    from attnio.core.workload import Workload
+
+    w = Workload.build(heads=heads, N=N, d=d, dtype="fp16", M=10**6)
+    lock, drift = replay(w, gpu), replay(w, gpu, sync="drift")
+    rows = []
+    for name, t in lock.tensors.items():
+        rows.append({"tensor": name, "requested": t.requested_bytes, "sector": t.sectors * t.sector_bytes,
+                     "efficiency": t.sector_efficiency, "dram_lockstep": t.dram_bytes,
+                     "dram_drift": drift.tensors[name].dram_bytes})
+    rows.append({"tensor": "total", "requested": lock.requested_bytes, "sector": lock.sector_bytes,
+                 "efficiency": lock.requested_bytes / lock.sector_bytes, "dram_lockstep": lock.dram_bytes,
+                 "dram_drift": drift.dram_bytes})
+    return rows
+
+
 def _serving_mask_cases(N: int) -> list[tuple[str, Any]]:
     import numpy as np
 

@@ -33,6 +33,7 @@ from typing import Any
 from attnio.reports import (
     section_backward,
     section_distributed,
+    section_dram,
     section_gallery,
     section_pebble_bench,
     section_serving,
@@ -75,6 +76,7 @@ SECTIONS: list[Callable[[Context], Section]] = [
     section_backward.section,
     section_workloads.section,
     section_serving.section,
+    section_dram.section,
     section_triton.section,
     section_gallery.section,
     section_distributed.section,

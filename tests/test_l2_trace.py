@@ -87,6 +87,16 @@ def test_forward_trace_replay_equals_the_tile_replay_on_xcd_partitions(fwd):
           replay(w, "mi300x", B_r=32, B_c=32, steps="access", partition=3, **kw), FWD_NAMES)
 
 
+@pytest.mark.parametrize("kw", MACHINES[1:5])
+def test_drift_trace_replay_equals_the_tile_replay(fwd, kw):
+    """sync="drift" goes through the same scheduler for a trace and for tiles: with one access a step the two
+    replays stagger the same programs by the same rounds and agree on every field (docs/dram.md#lockstep-and-drift)."""
+    w, _, trace = fwd
+    for skew in (0.5, 1.0):
+        tile = replay(w, "h100", B_r=32, B_c=32, steps="access", sync="drift", skew=skew, **kw)
+        _same(replay_trace(trace, "h100", sync="drift", skew=skew, **kw), tile, FWD_NAMES)
+
+
 @pytest.mark.parametrize("kw", MACHINES[:5])
 def test_block_steps_within_5_percent_of_the_trace_on_these_five_machines(fwd, kw):
     """The tile replay's default steps (K_j and V_j together, O and L together) interleave programs differently

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from attnio.cli._common import int_option
+from attnio.cli._common import float_option, int_option
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,11 +31,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --l2: SMs per L2 partition (default the preset's)")
     p.add_argument("--l2-bytes", dest="l2_bytes", type=int_option, default=None,
                    help="with --l2: L2 bytes per partition (default the preset's)")
+    p.add_argument("--l2-sync", dest="l2_sync", default="lockstep", metavar="SYNC",
+                   help="with --l2: lockstep (programs advance together; default) or drift (the first wave's starts "
+                        "staggered over --l2-skew x a program's length; docs/dram.md#lockstep-and-drift)")
+    p.add_argument("--l2-skew", dest="l2_skew", type=float_option, default=1.0,
+                   help="with --l2-sync drift: the stagger, a fraction in (0, 1] of a program's length (1: drift-max)")
 
 
 #: the replay's parameter names -> the options that set them
 _OPTIONS = {"order": "l2-order", "section_heads": "l2-section-heads", "occupancy": "l2-occupancy", "sms": "l2-sms",
-            "l2_bytes": "l2-bytes"}
+            "l2_bytes": "l2-bytes", "sync": "l2-sync", "skew": "l2-skew"}
 
 
 @contextlib.contextmanager
@@ -74,8 +79,11 @@ def check(args: argparse.Namespace) -> None:
     if getattr(args, "fast", False) or args.cu_seqlens is not None:
         raise InvalidParameter("l2", args.l2, "without --fast and --cu-seqlens (the replay needs every program of "
                                "one counted run)")
+    from attnio.algorithms.l2_schedule import sync_skew
+
     with _named():
         machine(args.l2, args.l2_occupancy, args.l2_sms, args.l2_bytes)
+        sync_skew(args.l2_sync, args.l2_skew)
     if _order(args) == "sections" and args.l2_section_heads is None:
         raise InvalidParameter("l2-section-heads", None, "a positive int with --l2-order sections")
 
@@ -107,6 +115,7 @@ class WithL2:
         out = list(self.result.lines())
         out.append(f"L2 replay of the captured trace on {r.preset} ({r.partitions} x {r.l2_lines_per_partition:,d} "
                    f"lines of 128 B, {r.slots_per_partition} slots per partition, order {r.order}, "
+                   f"{'lockstep' if r.sync == 'lockstep' else f'drift (skew {r.skew:g})'}, "
                    f"{r.programs} programs):")
         out.append(f"  {'tensor':<24} {'requested B':>14} {'sector B':>14} {'DRAM B':>14} {'hit rate':>9}")
         for n, t in r.tensors.items():
@@ -125,5 +134,6 @@ def replayed(result: Any, trace: Any, args: argparse.Namespace) -> Any:
 
     with _named():
         r = replay_trace(trace, args.l2, order=_order(args), section_heads=args.l2_section_heads,
-                         occupancy=args.l2_occupancy, sms=args.l2_sms, l2_bytes=args.l2_bytes)
+                         occupancy=args.l2_occupancy, sms=args.l2_sms, l2_bytes=args.l2_bytes, sync=args.l2_sync,
+                         skew=args.l2_skew)
     return WithL2(result, r)

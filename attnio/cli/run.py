@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from attnio.cli import _workload
-from attnio.cli._common import int_option, print_json
+from attnio.cli._common import float_option, int_option, print_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,6 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --l2: launch order qhb (q block fastest, FA-2's grid), hqb (head fastest) or sections "
                         "(FA-3's head sections)")
     p.add_argument("--l2-occupancy", type=int_option, default=1, help="with --l2: thread blocks resident per SM")
+    p.add_argument("--l2-sync", default="lockstep", metavar="SYNC",
+                   help="with --l2: lockstep (resident blocks advance together: the most sharing, the bracket's low "
+                        "end) or drift (the first wave's starts staggered over --l2-skew x a block's length; "
+                        "docs/dram.md#lockstep-and-drift)")
+    p.add_argument("--l2-skew", type=float_option, default=1.0,
+                   help="with --l2-sync drift: the stagger, a fraction in (0, 1] of a block's length (1: drift-max)")
     p.add_argument("--tiles", default=None, metavar="BRxBC",
                    help="flash2 forward tiles: BRxBC (e.g. 128x128) or a kernel's own: fa2, fa3 (need --gpu), flex (docs/masks.md)")
     p.add_argument("--load", choices=["span", "tile"], default="span",
@@ -154,9 +160,22 @@ def _check_l2(args: argparse.Namespace, registry: Any) -> None:
     preset(args.l2)
     check_choice("l2-order", args.l2_order, list(ORDERS))
     check_int("l2-occupancy", args.l2_occupancy, min=1)
+    _sync(args)
     if args.algorithm not in ("flash2", "flash2-bwd") or args.mask is not None:
         raise InvalidParameter("l2", args.l2, "only with flash2 (forward, or a training step with --backward) or "
                                "flash2-bwd, no --mask (the replay follows FA-2's programs one by one)")
+
+
+def _sync(args: argparse.Namespace) -> dict[str, Any]:
+    """--l2-sync and --l2-skew as the replay's keywords (bad values: InvalidParameter naming the option)."""
+    from attnio.algorithms.l2_schedule import sync_skew
+    from attnio.core.errors import InvalidParameter
+
+    try:
+        sync_skew(args.l2_sync, args.l2_skew)
+    except InvalidParameter as e:
+        raise InvalidParameter("l2-" + e.name, e.value, e.valid) from None
+    return {"sync": args.l2_sync, "skew": args.l2_skew}
 
 
 def _l2(r: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -176,11 +195,16 @@ def _l2(r: Any, args: argparse.Namespace) -> dict[str, Any]:
         # the count depends on B_c only (attnio.triton.kernels.fa2_bwd): B_r is raised to 128 rows when smaller,
         # which makes the replay shorter and leaves the requested bytes the run's (L and D in fp32)
         B_r, B_c = max(r.tiling.B_r, min(128, w.Nq)), r.tiling.B_c
-        rep = replay_backward(w, args.l2, B_r=B_r, B_c=B_c, order=args.l2_order, occupancy=args.l2_occupancy)
+        rep = replay_backward(w, args.l2, B_r=B_r, B_c=B_c, order=args.l2_order, occupancy=args.l2_occupancy,
+                              **_sync(args))
         return {**rep.as_dict(), "B_r": B_r, "B_c": B_c, "pass": "backward"}
     B_r, B_c = r.tiling.B_r, max(r.tiling.B_c, min(128, w.Nkv))
-    rep = replay(w, args.l2, B_r=B_r, B_c=B_c, order=args.l2_order, occupancy=args.l2_occupancy)
+    rep = replay(w, args.l2, B_r=B_r, B_c=B_c, order=args.l2_order, occupancy=args.l2_occupancy, **_sync(args))
     return {**rep.as_dict(), "B_r": B_r, "B_c": B_c, "floors": floors(w, args.l2).as_dict()}
+
+
+def _sync_text(o: dict[str, Any]) -> str:
+    return "lockstep" if o["sync"] == "lockstep" else f"drift (skew {o['skew']:g})"
 
 
 def _print_l2(o: dict[str, Any]) -> None:
@@ -192,7 +216,7 @@ def _print_l2(o: dict[str, Any]) -> None:
         return
     f = o.get("floors")
     print(f"L2 replay on {o['preset']} ({o['partitions']} x {o['l2_lines_per_partition']:,d} lines of 128 B, "
-          f"{o['slots_per_partition']} slots per L2, order {o['order']}, B_r={o['B_r']} B_c={o['B_c']}"
+          f"{o['slots_per_partition']} slots per L2, order {o['order']}, {_sync_text(o)}, B_r={o['B_r']} B_c={o['B_c']}"
           f"{'' if o['exact'] else ', lines shared by tiles counted in each'}):")
     print(f"  {'tensor':<6} {'requested B':>18} {'sector B':>18} {'eff.':>6} {'DRAM read B':>18} {'DRAM write B':>18}")
     for name, t in o["tensors"].items():
