@@ -185,7 +185,8 @@ LIFT_CDAG = (
     "vertex); for each pair a designated set Π_ij holding its trees, P_ij and G_ij (dS_ij or scale·dS_ij), each "
     "other vertex of which is an input (S or P read from slow memory) or has a designated parent in Π_ij that is a "
     "tree's root or lies outside the trees; the input words, "
-    "the sets Π_ij and the 3Nd accumulation trees pairwise disjoint; every output written (recomputation allowed; "
+    "the sets Π_ij pairwise disjoint, the 3Nd accumulation trees pairwise vertex-disjoint; every dP_ij{r} an "
+    "ancestor of an output; every output written (recomputation allowed; "
     "no fast matrix multiplication; docs/bounds/backward-lift.md)"
 )
 
@@ -262,7 +263,7 @@ ONCE_W = 16 + 9 * M / d**2
 def _once(coeff: Fraction, **fields) -> Bound:
     """A small-cache backward bound of the count with each word charged once (M ≤ d², d_v = d), BS's form."""
     return bs_bound(coeff, regime=(M <= d**2, DV_EQ_D), doc=ONCE_DOC, computation="backward", cdag=CDAG_BACKWARD,
-                    **fields)
+                    status="derived here (refereed)", **fields)
 
 
 BWD_FIVE_SMALL_ONCE = _once(

@@ -36,7 +36,7 @@ def test_the_bounds_are_in_the_catalog_with_their_regime_coefficient_and_cover()
     assert set(PURE + CAP) <= set(bb.BOUNDS) and bb.ONCE_SMALL == {b.id for b in PURE + CAP}
     for b in PURE + CAP:
         assert b.kind == "lower" and b.computation == "backward" and b.explicit and b.doc == "docs/bounds/backward-once.md"
-        assert b.status == "derived here"  # not refereed: a referee comes after
+        assert b.status == "derived here (refereed)"  # a fresh referee checked every step
         assert [str(r) for r in b.regime] == [str(M <= d**2), str(bb.DV_EQ_D)]  # d_v = d: encoded, not prose
     assert (bb.BWD_FIVE_SMALL_ONCE.constant, bb.BWD_FOUR_SMALL_ONCE.constant) == (Fraction(3125, 729), Fraction(200, 51))
     for five, four in (PURE, CAP):
