@@ -154,8 +154,9 @@ def test_small_cache_table_rejects_a_point_outside_the_small_cache() -> None:
 
 
 def test_best_backward_bound_in_the_small_cache_is_a_small_cache_bound() -> None:
-    # the lifted bounds (docs/bounds/backward-lift.md) are the largest small-cache bounds where they apply
-    assert bb.best_lower_bound(4096, 128, 4096, "square_tiling-bwd")[0] == bb.BWD_FOUR_SMALL_NEAR.id
-    assert bb.best_lower_bound(4096, 128, 4096, "flash2-bwd")[0] == bb.BWD_FIVE_SMALL_NEAR.id
-    assert bb.best_lower_bound(4096, 128, 1024, "flash2-bwd")[0] == bb.BWD_FIVE_SMALL.id  # M = d²/16 < d²/6
+    # the charged-once bounds (docs/bounds/backward-once.md) are the largest small-cache bounds where they apply:
+    # the cap form above M ≈ 0.21·d², the pure form below it
+    assert bb.best_lower_bound(4096, 128, 4096, "square_tiling-bwd")[0] == bb.BWD_FOUR_SMALL_ONCE_CAP.id
+    assert bb.best_lower_bound(4096, 128, 4096, "flash2-bwd")[0] == bb.BWD_FIVE_SMALL_ONCE_CAP.id
+    assert bb.best_lower_bound(4096, 128, 1024, "flash2-bwd")[0] == bb.BWD_FIVE_SMALL_ONCE.id  # M = d²/16
     assert bb.best_lower_bound(4096, 64, 65536, "flash2-bwd")[0] == bb.BWD_SLOTS_DV.id  # large cache (M = 16d²): not a small-cache bound (the dV face, BWD-slots-dv)
