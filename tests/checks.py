@@ -56,3 +56,36 @@ def without_hypothesis(claim: object, hyp: str) -> object:
     kept = tuple(x for x in claim.hyps if str(x) != hyp)  # type: ignore[attr-defined]
     assert len(kept) == len(claim.hyps) - 1, [str(x) for x in claim.hyps]  # type: ignore[attr-defined]
     return replace(claim, id=claim.id + ".mutant", hyps=kept)  # type: ignore[attr-defined, type-var]
+
+
+def covered_cost_ratios(bound: object, n: int, dd: int, mm: int) -> list[float]:
+    """Asserts that the backward lower bound ``bound`` at (N, d, M) = (n, dd, mm), d_v = d, is at most the exact cost
+    of every schedule it covers (:data:`attnio.bounds.backward.COVERS`) that is valid there; returns one exact cost ÷
+    bound per schedule checked (``inf`` where the bound is not positive)."""
+    import math
+
+    from attnio.bounds import backward as bb
+    from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
+    from attnio.bounds.expr import evaluate
+
+    env = {"N": n, "d": dd, "M": mm, "dv": dd}
+    lb = float(evaluate(bound.expr, env))  # type: ignore[attr-defined]
+    ratios = []
+    for name in bb.COVERS[bound.id]:  # type: ignore[attr-defined]
+        if all(r.holds(env) for r in BACKWARD_FORMULAS[name].with_dv_equal_d().valid):
+            io = backward_cost(name, N=n, d=dd, M=mm).io_words
+            assert io >= lb, (bound.id, name, n, dd, mm, io, lb)  # type: ignore[attr-defined]
+            ratios.append(io / lb if lb > 0 else math.inf)
+    return ratios
+
+
+def assert_measured_count_above(bound: object, name: str, n: int, dd: int, mm: int) -> None:
+    """The count-only run of the backward schedule ``name`` at (N, d, M) = (n, dd, mm) moves exactly its formula's
+    words, and at least the (positive) lower bound ``bound`` there (d_v = d)."""
+    from attnio.bounds.costs import backward_cost
+    from attnio.bounds.expr import evaluate
+
+    m = count(name, N=n, d=dd, M=mm)
+    assert m.io == backward_cost(name, N=n, d=dd, M=mm)
+    lb = evaluate(bound.expr, {"N": n, "d": dd, "M": mm, "dv": dd})  # type: ignore[attr-defined]
+    assert lb > 0 and m.io_words >= lb

@@ -12,8 +12,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from checks import assert_measured_count_above, covered_cost_ratios
 
-from attnio.algorithms.run import count
 from attnio.bounds import backward as bb
 from attnio.bounds.constants import BS_COEFF
 from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
@@ -170,15 +170,8 @@ def test_lifted_bounds_stay_below_every_covered_exact_cost_on_a_grid() -> None:
         for b in LIFT + NEAR:
             if not all(r.holds(env) for r in b.regime):
                 continue
-            lb = float(evaluate(b.expr, env))
-            for name in bb.COVERS[b.id]:
-                f = BACKWARD_FORMULAS[name].with_dv_equal_d()
-                if all(r.holds(env) for r in f.valid):
-                    io = backward_cost(name, N=n, d=dd, M=mm).io_words
-                    assert io >= lb, (b.id, name, n, dd, mm, io, lb)
-                    if lb > 0:
-                        least = min(least, io / lb)
-                    checked += 1
+            ratios = covered_cost_ratios(b, n, dd, mm)
+            least, checked = min([least, *ratios]), checked + len(ratios)
     assert checked > 1000 and least > 1
 
 
@@ -192,11 +185,7 @@ def test_lifted_bounds_stay_below_every_covered_exact_cost_on_a_grid() -> None:
     ((512, 64, 2048), "standard-bwd", bb.BWD_FOUR_SMALL_NEAR),
 ])
 def test_measured_counts_stay_above_the_lifted_bounds(point, name, bound) -> None:
-    n, dd, mm = point
-    m = count(name, N=n, d=dd, M=mm)
-    assert m.io == backward_cost(name, N=n, d=dd, M=mm)
-    lb = evaluate(bound.expr, {"N": n, "d": dd, "M": mm, "dv": dd})
-    assert lb > 0 and m.io_words >= lb
+    assert_measured_count_above(bound, name, *point)
 
 
 def test_the_docs_numbers_are_the_computed_ratios() -> None:

@@ -12,10 +12,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from checks import assert_measured_count_above, covered_cost_ratios
 
-from attnio.algorithms.run import count
 from attnio.bounds import backward as bb
-from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
+from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import evaluate
 from attnio.bounds.proofs import PROOF_STEPS
 from attnio.bounds.symbols import M, d
@@ -147,17 +147,9 @@ def test_the_bounds_stay_below_every_covered_exact_cost_on_a_grid() -> None:
     """A numeric check next to the z3 chains, N near d and M from 1 to d² (exact costs, float bound)."""
     checked, least = 0, math.inf
     for n, dd, mm in _grid():
-        env = {"N": n, "d": dd, "M": mm, "dv": dd}
         for b in PURE + CAP:
-            lb = float(evaluate(b.expr, env))
-            for name in bb.COVERS[b.id]:
-                f = BACKWARD_FORMULAS[name].with_dv_equal_d()
-                if all(r.holds(env) for r in f.valid):
-                    io = backward_cost(name, N=n, d=dd, M=mm).io_words
-                    assert io >= lb, (b.id, name, n, dd, mm, io, lb)
-                    if lb > 0:
-                        least = min(least, io / lb)
-                    checked += 1
+            ratios = covered_cost_ratios(b, n, dd, mm)
+            least, checked = min([least, *ratios]), checked + len(ratios)
     assert checked > 1000 and least > 1
 
 
@@ -168,8 +160,4 @@ def test_the_bounds_stay_below_every_covered_exact_cost_on_a_grid() -> None:
     ((256, 32, 512), "flash2-square-bwd", bb.BWD_FIVE_SMALL_ONCE_CAP),
 ])
 def test_measured_counts_stay_above_the_bounds(point, name, bound) -> None:
-    n, dd, mm = point
-    m = count(name, N=n, d=dd, M=mm)
-    assert m.io == backward_cost(name, N=n, d=dd, M=mm)
-    lb = evaluate(bound.expr, {"N": n, "d": dd, "M": mm, "dv": dd})
-    assert lb > 0 and m.io_words >= lb
+    assert_measured_count_above(bound, name, *point)
