@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 
 from attnio.algorithms import registry
@@ -58,25 +58,32 @@ def without_hypothesis(claim: object, hyp: str) -> object:
     return replace(claim, id=claim.id + ".mutant", hyps=kept)  # type: ignore[attr-defined, type-var]
 
 
-def covered_cost_ratios(bound: object, n: int, dd: int, mm: int) -> list[float]:
-    """Asserts that the backward lower bound ``bound`` at (N, d, M) = (n, dd, mm), d_v = d, is at most the exact cost
-    of every schedule it covers (:data:`attnio.bounds.backward.COVERS`) that is valid there; returns one exact cost ÷
-    bound per schedule checked (``inf`` where the bound is not positive)."""
+def covered_cost_check(bounds: Sequence[object], points: Iterable[tuple[int, int, int]]) -> tuple[int, float]:
+    """Asserts that every backward lower bound of ``bounds``, at every point (N, d, M) of ``points`` where its
+    regime holds (d_v = d), is at most the exact cost of every schedule it covers
+    (:data:`attnio.bounds.backward.COVERS`) that is valid there; returns the number of (bound, schedule, point)
+    checks and the least exact cost ÷ bound over the positive bounds (``inf`` if none)."""
     import math
 
     from attnio.bounds import backward as bb
     from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
     from attnio.bounds.expr import evaluate
 
-    env = {"N": n, "d": dd, "M": mm, "dv": dd}
-    lb = float(evaluate(bound.expr, env))  # type: ignore[attr-defined]
-    ratios = []
-    for name in bb.COVERS[bound.id]:  # type: ignore[attr-defined]
-        if all(r.holds(env) for r in BACKWARD_FORMULAS[name].with_dv_equal_d().valid):
-            io = backward_cost(name, N=n, d=dd, M=mm).io_words
-            assert io >= lb, (bound.id, name, n, dd, mm, io, lb)  # type: ignore[attr-defined]
-            ratios.append(io / lb if lb > 0 else math.inf)
-    return ratios
+    checked, least = 0, math.inf
+    for n, dd, mm in points:
+        env = {"N": n, "d": dd, "M": mm, "dv": dd}
+        for b in bounds:
+            if not all(r.holds(env) for r in b.regime):  # type: ignore[attr-defined]
+                continue
+            lb = float(evaluate(b.expr, env))  # type: ignore[attr-defined]
+            for name in bb.COVERS[b.id]:  # type: ignore[attr-defined]
+                if all(r.holds(env) for r in BACKWARD_FORMULAS[name].with_dv_equal_d().valid):
+                    io = backward_cost(name, N=n, d=dd, M=mm).io_words
+                    assert io >= lb, (b.id, name, n, dd, mm, io, lb)  # type: ignore[attr-defined]
+                    if lb > 0:
+                        least = min(least, io / lb)
+                    checked += 1
+    return checked, least
 
 
 def assert_measured_count_above(bound: object, name: str, n: int, dd: int, mm: int) -> None:

@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from checks import assert_measured_count_above, covered_cost_ratios
+from checks import assert_measured_count_above, covered_cost_check
 
 from attnio.bounds import backward as bb
 from attnio.bounds.constants import BS_COEFF
@@ -164,14 +164,7 @@ def _grid():
 
 def test_lifted_bounds_stay_below_every_covered_exact_cost_on_a_grid() -> None:
     """A numeric check next to the z3 chain, N near d and M from 1 to d² included (exact costs, float bound)."""
-    checked, least = 0, math.inf
-    for n, dd, mm in _grid():
-        env = {"N": n, "d": dd, "M": mm, "dv": dd}
-        for b in LIFT + NEAR:
-            if not all(r.holds(env) for r in b.regime):
-                continue
-            ratios = covered_cost_ratios(b, n, dd, mm)
-            least, checked = min([least, *ratios]), checked + len(ratios)
+    checked, least = covered_cost_check(LIFT + NEAR, _grid())
     assert checked > 1000 and least > 1
 
 
