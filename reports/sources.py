@@ -210,6 +210,14 @@ def _statuses(verdicts: Mapping[str, str] | None) -> dict[str, str]:
     return out
 
 
+def _cheapest_at(n: int, dd: int, mm: int, costs: dict[str, int], unit: Fraction | float) -> dict[str, Any]:
+    """The first fields of a constants row: the point (N, d, M) = (n, dd, mm), and the cheapest schedule of
+    ``costs`` (:func:`attnio.bounds.costs.cheapest`) with its words, and its words in ``unit``."""
+    best = cheapest(costs)
+    return {"N": n, "d": dd, "M": mm, "best_schedule": best, "best_schedule_words": costs[best],
+            "best_schedule_constant": float(costs[best] / unit)}
+
+
 def constants_rows(
     points: tuple[tuple[int, int, int], ...] | None = None, verdicts: Mapping[str, str] | None = None
 ) -> list[ConstantsRow]:
@@ -234,8 +242,8 @@ def constants_rows(
         env = {"N": n, "d": dd, "M": mm, "dv": dd}
         small = mm < dd * dd
         unit = n * n * dd / mm**0.5 if small else Fraction(n * n * dd * dd, mm)
-        costs = costs_at(FORMULAS, n, dd, mm)
-        best = cheapest(costs)
+        head = _cheapest_at(n, dd, mm, costs_at(FORMULAS, n, dd, mm), unit)
+        words = head["best_schedule_words"]
         proved = {
             b.id: evaluate(b.expr, env) for b in constants.proved_lower_bounds() if all(rel.holds(env) for rel in b.regime)
         }
@@ -247,18 +255,13 @@ def constants_rows(
         rows.append(
             ConstantsRow(
                 regime=regime,
-                N=n,
-                d=dd,
-                M=mm,
-                best_schedule=best,
-                best_schedule_words=costs[best],
-                best_schedule_constant=float(costs[best] / unit),
+                **head,
                 best_proved_bound=lb_id,
                 best_proved_bound_words=float(lb),
                 best_proved_constant=float(lb / unit),
-                ratio=float(costs[best] / lb),
+                ratio=float(words / lb),
                 b3_words=None if b3 is None else float(b3),
-                ratio_if_b3=None if b3 is None else float(costs[best] / b3),
+                ratio_if_b3=None if b3 is None else float(words / b3),
                 statuses=_statuses(verdicts),
                 unit="N²d/√M" if small else "N²d²/M",
             )
@@ -301,18 +304,14 @@ def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = N
     for n, dd, mm in points or constants.TABLE_POINTS:
         unit = Fraction(n * n * dd * dd, mm)
         costs = costs_at(BACKWARD_FORMULAS, n, dd, mm, skip=backward.OVERFLOWS)
-        best = cheapest(costs)
+        head = _cheapest_at(n, dd, mm, costs, unit)
+        best = head["best_schedule"]
         lb_id, lb = backward.best_lower_bound(n, dd, mm, "flash2-bwd")
         blb_id, blb = backward.best_lower_bound(n, dd, mm, best)
         f2 = costs["flash2-bwd"]
         rows.append(
             BackwardRow(
-                N=n,
-                d=dd,
-                M=mm,
-                best_schedule=best,
-                best_schedule_words=costs[best],
-                best_schedule_constant=float(costs[best] / unit),
+                **head,
                 flash2_bwd_words=f2,
                 flash2_bwd_constant=float(f2 / unit),
                 best_bound=lb_id,
