@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
 
 from attnio.algorithms import registry
@@ -56,6 +56,17 @@ def without_hypothesis(claim: object, hyp: str) -> object:
     kept = tuple(x for x in claim.hyps if str(x) != hyp)  # type: ignore[attr-defined]
     assert len(kept) == len(claim.hyps) - 1, [str(x) for x in claim.hyps]  # type: ignore[attr-defined]
     return replace(claim, id=claim.id + ".mutant", hyps=kept)  # type: ignore[attr-defined, type-var]
+
+
+def small_cache_grid(cut: Callable[[int], int]) -> Iterator[tuple[int, int, int]]:
+    """(N, d, M) with d from 1 to 128, M from 1 to d² (small values, d, 4d, d²/8, d²/4, d²/2, 3d²/4, d² − 1, d²
+    and the bound family's own ``cut(d)``) and N near d, small, and 1000: the grid of the small-cache checks."""
+    for dd in (1, 2, 3, 5, 8, 16, 31, 64, 128):
+        for mm in sorted({1, 2, 3, 4, 5, 7, dd, 4 * dd, dd * dd // 8, cut(dd), dd * dd // 4, dd * dd // 2,
+                          3 * dd * dd // 4, dd * dd - 1, dd * dd}):
+            if 1 <= mm <= dd * dd:
+                for n in sorted({1, 2, 3, max(dd - 1, 1), dd, dd + 1, 2 * dd, 1000}):
+                    yield n, dd, mm
 
 
 def covered_cost_check(bounds: Sequence[object], points: Iterable[tuple[int, int, int]]) -> tuple[int, float]:

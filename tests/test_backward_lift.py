@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from checks import assert_measured_count_above, covered_cost_check
+from checks import assert_measured_count_above, covered_cost_check, small_cache_grid
 
 from attnio.bounds import backward as bb
 from attnio.bounds.constants import BS_COEFF
@@ -152,19 +152,9 @@ def test_every_covered_schedule_has_a_consistency_chain() -> None:
                 "stream": f"backward.small.consistency.{name}.side"}[how] in ids
 
 
-def _grid():
-    for dd in (1, 2, 3, 5, 8, 16, 31, 64, 128):
-        sixth, three_q = -(-dd * dd // 6), 3 * dd * dd // 4  # the near forms' ends
-        for mm in sorted({1, 2, 3, 4, 5, 7, dd, 4 * dd, dd * dd // 8, sixth, dd * dd // 4, dd * dd // 2, three_q,
-                          dd * dd - 1, dd * dd}):
-            if 1 <= mm <= dd * dd:
-                for n in sorted({1, 2, 3, max(dd - 1, 1), dd, dd + 1, 2 * dd, 1000}):
-                    yield n, dd, mm
-
-
 def test_lifted_bounds_stay_below_every_covered_exact_cost_on_a_grid() -> None:
     """A numeric check next to the z3 chain, N near d and M from 1 to d² included (exact costs, float bound)."""
-    checked, least = covered_cost_check(LIFT + NEAR, _grid())
+    checked, least = covered_cost_check(LIFT + NEAR, small_cache_grid(lambda dd: -(-dd * dd // 6)))  # the near forms' ends: ⌈d²/6⌉, 3d²/4
     assert checked > 1000 and least > 1
 
 
