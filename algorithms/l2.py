@@ -193,17 +193,9 @@ def replay(
         js = range(hi - 1, lo - 1, -1) if sawtooth and (pos // slots) % 2 == 1 else range(lo, hi)
         for j in js:
             k, v = tiles(1, z, hk, j * B_c, True, False), tiles(2, z, hk, j * B_c, True, False)
-            if split:
-                yield (k,)
-                yield (v,)
-            else:
-                yield (k, v)
+            yield from ((k,), (v,)) if split else ((k, v),)
         o, lse = tiles(3, z, h, i * B_r, False, True), tiles(4, z, h, i * B_r, False, True)
-        if split:
-            yield (o,)
-            yield (lse,)
-        else:
-            yield (o, lse)
+        yield from ((o,), (lse,)) if split else ((o, lse),)
 
     sk = sync_skew(sync, skew)
     acc, programs = replay_launches(p, cap, slots, [(ids, program)], TENSORS, partition, sk)

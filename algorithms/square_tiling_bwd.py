@@ -56,22 +56,20 @@ class SquareTilingBwdTiling(Side):
     phases = ((3, 2),)  # phase 1: C, two input tiles, L_i, D_i (the others less): B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋
 
 
-def schedule(m: Machine, ins: dict[str, SlowArray], t: SquareTilingBwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:
-    xp = m.xp
-    Q, K, V, O, dO, S, L = (ins[k] for k in ("Q", "K", "V", "O", "dO", "S", "L"))
-    N, d = Q.shape
-    dv = V.shape[1]
-    B = t.B
-    dQ = m.slow("dQ", (N, d), role="output")
-    dK = m.slow("dK", (N, d), role="output")
-    dV = m.slow("dV", (N, dv), role="output")
-    dS = m.slow("dS", (N, N))
-    D = m.slow("D", (N,))
+def slow_arrays(m: Machine, N: int, d: int, dv: int) -> tuple[SlowArray, ...]:
+    """The outputs dQ, dK (N×d), dV (N×d_v) and the scratch dS (N×N), D (N) of a square-tiled backward, in slow
+    memory (``square_tiling-bwd``, ``square_tiling-io-bwd``)."""
+    return (m.slow("dQ", (N, d), role="output"), m.slow("dK", (N, d), role="output"),
+            m.slow("dV", (N, dv), role="output"), m.slow("dS", (N, N)), m.slow("D", (N,)))
 
-    # phase 0: D = rowsum(dO ∘ O)
+
+def rowsum_phase(m: Machine, O: SlowArray, dO: SlowArray, D: SlowArray, B: int, width: int) -> None:
+    """Phase 0 of a square-tiled backward: D = rowsum(dO ∘ O), B rows at a time, ``width`` columns of O and of dO
+    per load (2N·d_v reads, N writes; B + 2B·width words at most)."""
+    N, dv = O.shape
     for rows in m.tiles(N, B):
         Di = m.alloc((rows.stop - rows.start,), what="D_i")
-        for ls in m.tiles(dv, B):
+        for ls in m.tiles(dv, width):
             Oil = m.load(O, rows, ls, what="O_iℓ")
             dOil = m.load(dO, rows, ls, what="dO_iℓ")
             if m.numeric:
@@ -79,6 +77,16 @@ def schedule(m: Machine, ins: dict[str, SlowArray], t: SquareTilingBwdTiling, sc
             m.free(Oil, dOil)
         m.store(Di, D, rows)
         m.free(Di)
+
+
+def schedule(m: Machine, ins: dict[str, SlowArray], t: SquareTilingBwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:
+    xp = m.xp
+    Q, K, V, O, dO, S, L = (ins[k] for k in ("Q", "K", "V", "O", "dO", "S", "L"))
+    N, d = Q.shape
+    dv = V.shape[1]
+    B = t.B
+    dQ, dK, dV, dS, D = slow_arrays(m, N, d, dv)
+    rowsum_phase(m, O, dO, D, B, B)  # phase 0
 
     # phase 1: dS = exp(S − L) ∘ (dO Vᵀ − D)
     for rows in m.tiles(N, B):

@@ -55,6 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
+from attnio.algorithms.square_tiling_bwd import rowsum_phase, slow_arrays
 from attnio.algorithms.tilings import Side
 
 
@@ -96,23 +97,8 @@ def schedule(m: Machine, ins: dict[str, SlowArray], t: SquareTilingIOBwdTiling, 
     N, d = Q.shape
     dv = V.shape[1]
     B = t.B
-    dQ = m.slow("dQ", (N, d), role="output")
-    dK = m.slow("dK", (N, d), role="output")
-    dV = m.slow("dV", (N, dv), role="output")
-    dS = m.slow("dS", (N, N))
-    D = m.slow("D", (N,))
-
-    # phase 0: D = rowsum(dO ∘ O), one column of each at a time
-    for rows in m.tiles(N, B):
-        Di = m.alloc((rows.stop - rows.start,), what="D_i")
-        for ls in m.tiles(dv, 1):
-            Oil = m.load(O, rows, ls, what="O_iℓ")
-            dOil = m.load(dO, rows, ls, what="dO_iℓ")
-            if m.numeric:
-                Di.data += (Oil.data * dOil.data).sum(axis=1)
-            m.free(Oil, dOil)
-        m.store(Di, D, rows)
-        m.free(Di)
+    dQ, dK, dV, dS, D = slow_arrays(m, N, d, dv)
+    rowsum_phase(m, O, dO, D, B, 1)  # phase 0: one column of O and dO at a time
 
     # phase 1: dS = exp(S − L) ∘ (dO Vᵀ − D), dP accumulated from columns of dO and V
     for rows in m.tiles(N, B):

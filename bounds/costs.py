@@ -13,7 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnio.bounds import blocks
-from attnio.bounds.expr import Expr, Rel, ceil, evaluate_int, floor, maximum, minimum, sqrt, substitute
+from attnio.bounds.expr import (
+    Expr,
+    Rel,
+    ceil,
+    evaluate,
+    evaluate_int,
+    floor,
+    maximum,
+    minimum,
+    sqrt,
+    substitute,
+)
 from attnio.bounds.symbols import M, N, d, dv
 from attnio.core.counts import IOCount
 from attnio.core.errors import InvalidParameter
@@ -216,6 +227,33 @@ def formula(algorithm: str) -> CostFormula:
 def cost(algorithm: str, *, N: int, d: int, M: int, dv: int | None = None) -> IOCount:
     """The exact reads and writes of ``algorithm`` at (N, d, M[, dv]), evaluated from its formula."""
     return _evaluate(formula(algorithm), algorithm, N=N, d=d, M=M, dv=dv)
+
+
+def costs_at(table: dict[str, CostFormula], n: int, dd: int, mm: int, skip: frozenset[str] = frozenset()) -> dict[str, int]:
+    """The exact words (d_v = d) at (N, d, M) = (n, dd, mm) of every formula of ``table`` that is valid there and
+    defined there (no division by zero, no negative root), but those named in ``skip``.
+
+    >>> sorted(costs_at(FORMULAS, 4096, 64, 16))  # M = 16: flash2 and the others need more
+    ['flash1', 'square_tiling', 'square_tiling-io', 'standard']
+    >>> cheapest(costs_at(FORMULAS, 65536, 64, 65536)), cheapest(costs_at(FORMULAS, 4096, 128, 1024))
+    ('flash2', 'square_tiling-io')
+    """
+    env = {"N": n, "d": dd, "M": mm, "dv": dd}
+    out = {}
+    for name, fm in table.items():
+        fd = fm.with_dv_equal_d()
+        if name in skip or not all(r.holds(env) for r in fd.valid):
+            continue
+        try:
+            out[name] = int(evaluate(fd.io, env))
+        except (ValueError, ZeroDivisionError):
+            continue
+    return out
+
+
+def cheapest(costs: dict[str, int]) -> str:
+    """The schedule of fewest words in ``costs`` (:func:`costs_at`); ties go to the first name in sorted order."""
+    return min(costs, key=lambda a: (costs[a], a))
 
 
 # ===================================================================================================== workloads

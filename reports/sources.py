@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, is_dataclass
 from fractions import Fraction
 from typing import Any
 
-from attnio.bounds import approx, catalog, constants
+from attnio.bounds import approx, backward, catalog, constants
+from attnio.bounds.costs import BACKWARD_FORMULAS, FORMULAS, cheapest, costs_at
 from attnio.bounds.expr import Expr, Rel, evaluate, free_symbols, to_text
 from attnio.bounds.types import APPROXIMATE, Bound
 from attnio.solver import claims, verify
@@ -209,6 +210,14 @@ def _statuses(verdicts: Mapping[str, str] | None) -> dict[str, str]:
     return out
 
 
+def _cheapest_at(n: int, dd: int, mm: int, costs: dict[str, int], unit: Fraction | float) -> dict[str, Any]:
+    """The first fields of a constants row: the point (N, d, M) = (n, dd, mm), and the cheapest schedule of
+    ``costs`` (:func:`attnio.bounds.costs.cheapest`) with its words, and its words in ``unit``."""
+    best = cheapest(costs)
+    return {"N": n, "d": dd, "M": mm, "best_schedule": best, "best_schedule_words": costs[best],
+            "best_schedule_constant": float(costs[best] / unit)}
+
+
 def constants_rows(
     points: tuple[tuple[int, int, int], ...] | None = None, verdicts: Mapping[str, str] | None = None
 ) -> list[ConstantsRow]:
@@ -226,8 +235,6 @@ def constants_rows(
     >>> row.best_schedule, row.best_proved_bound, row.unit, round(row.ratio, 2)
     ('square_tiling-io', 'constants.bspv', 'N²d/√M', 1.72)
     """
-    from attnio.bounds.costs import FORMULAS
-
     if points is None:
         points = constants.TABLE_POINTS + constants.SMALL_TABLE_POINTS
     rows = []
@@ -235,16 +242,8 @@ def constants_rows(
         env = {"N": n, "d": dd, "M": mm, "dv": dd}
         small = mm < dd * dd
         unit = n * n * dd / mm**0.5 if small else Fraction(n * n * dd * dd, mm)
-        costs = {}
-        for name, fm in FORMULAS.items():
-            fd = fm.with_dv_equal_d()
-            if not all(rel.holds(env) for rel in fd.valid):
-                continue
-            try:
-                costs[name] = int(evaluate(fd.io, env))
-            except (ValueError, ZeroDivisionError):
-                continue
-        best = min(costs, key=lambda a: (costs[a], a))
+        head = _cheapest_at(n, dd, mm, costs_at(FORMULAS, n, dd, mm), unit)
+        words = head["best_schedule_words"]
         proved = {
             b.id: evaluate(b.expr, env) for b in constants.proved_lower_bounds() if all(rel.holds(env) for rel in b.regime)
         }
@@ -256,20 +255,70 @@ def constants_rows(
         rows.append(
             ConstantsRow(
                 regime=regime,
-                N=n,
-                d=dd,
-                M=mm,
-                best_schedule=best,
-                best_schedule_words=costs[best],
-                best_schedule_constant=float(costs[best] / unit),
+                **head,
                 best_proved_bound=lb_id,
                 best_proved_bound_words=float(lb),
                 best_proved_constant=float(lb / unit),
-                ratio=float(costs[best] / lb),
+                ratio=float(words / lb),
                 b3_words=None if b3 is None else float(b3),
-                ratio_if_b3=None if b3 is None else float(costs[best] / b3),
+                ratio_if_b3=None if b3 is None else float(words / b3),
                 statuses=_statuses(verdicts),
                 unit="N²d/√M" if small else "N²d²/M",
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class BackwardRow:
+    N: int
+    d: int
+    M: int
+    best_schedule: str
+    best_schedule_words: int
+    best_schedule_constant: float  # words / (N²d²/M)
+    flash2_bwd_words: int
+    flash2_bwd_constant: float
+    best_bound: str
+    best_bound_words: float
+    best_bound_constant: float
+    ratio_flash2_bwd: float  # flash2-bwd ÷ best backward lower bound (covering flash2-bwd)
+    ratio_best: float  # best schedule ÷ best backward lower bound covering it
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(vars(self))
+
+
+def backward_constants_table(points: tuple[tuple[int, int, int], ...] | None = None) -> list[BackwardRow]:
+    """One row per point (default: the forward's constants-table points, d_v = d): the cheapest backward
+    schedule that fits M (:data:`attnio.bounds.backward.OVERFLOWS` left out) and flash2-bwd against the best
+    backward lower bound that covers them (:func:`attnio.bounds.backward.best_lower_bound`).
+
+    >>> row = backward_constants_table(((65536, 128, 1048576),))[0]
+    >>> row.best_schedule, row.best_bound, round(row.ratio_flash2_bwd, 2)
+    ('flash2-2pass-bwd', 'backward.bwd-slots-dv', 1.69)
+    >>> backward_constants_table(((16384, 128, 131072),))[0].best_bound  # M = 8d² < 10d²
+    'backward.bwd-slots-dv-x'
+    """
+    rows = []
+    for n, dd, mm in points or constants.TABLE_POINTS:
+        unit = Fraction(n * n * dd * dd, mm)
+        costs = costs_at(BACKWARD_FORMULAS, n, dd, mm, skip=backward.OVERFLOWS)
+        head = _cheapest_at(n, dd, mm, costs, unit)
+        best = head["best_schedule"]
+        lb_id, lb = backward.best_lower_bound(n, dd, mm, "flash2-bwd")
+        blb_id, blb = backward.best_lower_bound(n, dd, mm, best)
+        f2 = costs["flash2-bwd"]
+        rows.append(
+            BackwardRow(
+                **head,
+                flash2_bwd_words=f2,
+                flash2_bwd_constant=float(f2 / unit),
+                best_bound=lb_id,
+                best_bound_words=float(lb),
+                best_bound_constant=float(lb / unit),
+                ratio_flash2_bwd=float(f2 / lb),
+                ratio_best=float(costs[best] / blb),
             )
         )
     return rows

@@ -14,10 +14,10 @@ import pytest
 
 from attnio.algorithms.run import count
 from attnio.bounds import backward as bb
-from attnio.bounds.backward import backward_constants_table
 from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
 from attnio.bounds.expr import Rel, evaluate, free_symbols
 from attnio.bounds.proofs import BACKWARD_STEPS
+from attnio.reports.sources import backward_constants_table
 from attnio.solver import logic
 from attnio.solver.claims import all_claims
 from attnio.solver.claims.backward import CLAIMS

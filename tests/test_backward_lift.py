@@ -12,8 +12,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from checks import assert_measured_count_above, covered_cost_check, small_cache_grid
 
-from attnio.algorithms.run import count
 from attnio.bounds import backward as bb
 from attnio.bounds.constants import BS_COEFF
 from attnio.bounds.costs import BACKWARD_FORMULAS, backward_cost
@@ -152,33 +152,9 @@ def test_every_covered_schedule_has_a_consistency_chain() -> None:
                 "stream": f"backward.small.consistency.{name}.side"}[how] in ids
 
 
-def _grid():
-    for dd in (1, 2, 3, 5, 8, 16, 31, 64, 128):
-        sixth, three_q = -(-dd * dd // 6), 3 * dd * dd // 4  # the near forms' ends
-        for mm in sorted({1, 2, 3, 4, 5, 7, dd, 4 * dd, dd * dd // 8, sixth, dd * dd // 4, dd * dd // 2, three_q,
-                          dd * dd - 1, dd * dd}):
-            if 1 <= mm <= dd * dd:
-                for n in sorted({1, 2, 3, max(dd - 1, 1), dd, dd + 1, 2 * dd, 1000}):
-                    yield n, dd, mm
-
-
 def test_lifted_bounds_stay_below_every_covered_exact_cost_on_a_grid() -> None:
     """A numeric check next to the z3 chain, N near d and M from 1 to d² included (exact costs, float bound)."""
-    checked, least = 0, math.inf
-    for n, dd, mm in _grid():
-        env = {"N": n, "d": dd, "M": mm, "dv": dd}
-        for b in LIFT + NEAR:
-            if not all(r.holds(env) for r in b.regime):
-                continue
-            lb = float(evaluate(b.expr, env))
-            for name in bb.COVERS[b.id]:
-                f = BACKWARD_FORMULAS[name].with_dv_equal_d()
-                if all(r.holds(env) for r in f.valid):
-                    io = backward_cost(name, N=n, d=dd, M=mm).io_words
-                    assert io >= lb, (b.id, name, n, dd, mm, io, lb)
-                    if lb > 0:
-                        least = min(least, io / lb)
-                    checked += 1
+    checked, least = covered_cost_check(LIFT + NEAR, small_cache_grid(lambda dd: -(-dd * dd // 6)))  # the near forms' ends: ⌈d²/6⌉, 3d²/4
     assert checked > 1000 and least > 1
 
 
@@ -192,11 +168,7 @@ def test_lifted_bounds_stay_below_every_covered_exact_cost_on_a_grid() -> None:
     ((512, 64, 2048), "standard-bwd", bb.BWD_FOUR_SMALL_NEAR),
 ])
 def test_measured_counts_stay_above_the_lifted_bounds(point, name, bound) -> None:
-    n, dd, mm = point
-    m = count(name, N=n, d=dd, M=mm)
-    assert m.io == backward_cost(name, N=n, d=dd, M=mm)
-    lb = evaluate(bound.expr, {"N": n, "d": dd, "M": mm, "dv": dd})
-    assert lb > 0 and m.io_words >= lb
+    assert_measured_count_above(bound, name, *point)
 
 
 def test_the_docs_numbers_are_the_computed_ratios() -> None:

@@ -321,8 +321,9 @@ lA, lx, ly, lo1, lo2, lC, ls, lY = (
         ("Y", "products of all families whose useful instance lies in a segment (|Z_t|)"),
     )
 )
-# the budgets of a segment of the lifted count (steps 5–8 of docs/bounds/backward-lift.md), shared by steps 9 and 10
-_LIFT_FACE = (
+# the budgets of a segment shared by the lifted count (steps 5–8 of docs/bounds/backward-lift.md) and the
+# charged-once count (steps 4–6 of docs/bounds/backward-once.md): reads and writes, complete pairs and available words
+_SEGMENT_BUDGETS = (
     M >= 1,
     lA + lx + ly <= M + rd,
     lo1 + lo2 <= M + wr,
@@ -331,8 +332,9 @@ _LIFT_FACE = (
     CS <= lam * sS,
     CP <= lam * sP,
     sS + sP <= lA,
-    ls <= 2 * lA + ly + lo2,
 )
+# the lifted count's segment (steps 5–8 of docs/bounds/backward-lift.md), shared by steps 9 and 10
+_LIFT_FACE = (*_SEGMENT_BUDGETS, ls <= 2 * lA + ly + lo2)
 LIFT_FAMILIES = {"five": 5, "four": 4}  # BWD-five-small (S, dP, dV, dQ, dK), BWD-four-small (dP, dV, dQ, dK)
 
 
@@ -987,17 +989,7 @@ def once_step_claims(coeffs: dict[str, Fraction] | None = None,
         return Implication(f"backward.once.{suffix}", "derivation", f"[{label}] {text}", hyps, goal,
                            provenance=f"{ONCE_DOC}#{step}", about=about)
 
-    face = (  # the budgets of a segment (steps 4–6, 9 of docs/bounds/backward-once.md)
-        M >= 1,
-        lA + lx + ly <= M + rd,
-        lo1 + lo2 <= M + wr,
-        rd + wr <= Rs,
-        lC <= CS + CP,
-        CS <= lam * sS,
-        CP <= lam * sP,
-        sS + sP <= lA,
-        eq(osp, lA + ly + lo2),
-    )
+    face = (*_SEGMENT_BUDGETS, eq(osp, lA + ly + lo2))  # a segment (steps 4–6, 9 of docs/bounds/backward-once.md)
     out = [
         imp("root", "one family after Loomis–Whitney: Y² ≤ a·b·F₃ with a = u_a², b = u_b², F₃ = g² (all ≥ 0) ⇒ "
             "Y ≤ u_a·u_b·g", (sq(oY) <= sq(uq) * sq(uk) * sq(og),), oY <= uq * uk * og, "step-8"),
