@@ -24,7 +24,9 @@ reductions below, each a transformation of any tight calculation into one the se
 5. *An input's last use at once.* If a vertex v has all parents red, a slot is free, and some input parent p has
    no other child that reaches an unwritten output, v is computed now (and p then dies): in any tight completion
    v is computed later at t′, and p, an input with one red interval that contains now and t′, is red all along;
-   computing v now and deleting p holds v in p's slot over [now, t′) and changes nothing else.
+   computing v now and deleting p holds v in p's slot over [now, t′) and changes nothing else. Likewise (5b) a red
+   input whose only child that reaches an unwritten output is red is deleted: any later use recomputes that
+   child while the input is red all along; holding the child instead costs the same slot.
 6. *Symmetry.* States related by a verified automorphism (:mod:`attnio.solver.pebble.symmetry`) have the same
    answer; the visited set keeps one representative per orbit (the least image of (R, U, W)).
 7. *Dead ends.* A state from which some unwritten output cannot be produced at all (producible: red, or an input
@@ -127,6 +129,11 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
         while True:
             need = needed(W)
             dead = R & ~need
+            if not left:  # reduction 5b: an input whose one needed child is red is held by that child instead
+                for x in _bits(R & IN & need):
+                    c = ch[x] & need
+                    if c & (c - 1) == 0 and c & R:
+                        dead |= 1 << x
             if dead:
                 for u in _bits(dead):
                     moves.append(("delete", u))
