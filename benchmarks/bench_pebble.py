@@ -61,7 +61,7 @@ def engines_table(limit: float) -> list[dict]:
     return rows
 
 
-ZERO_SLACK = [(2, 1, 7), (2, 2, 8), (3, 1, 10), (2, 3, 9), (2, 3, 8), (4, 1, 13), (2, 5, 10), (3, 2, 14), (3, 3, 17)]
+ZERO_SLACK = [(2, 1, 7), (2, 2, 8), (3, 1, 10), (2, 3, 9), (2, 3, 8), (2, 4, 8), (2, 5, 8), (4, 1, 13)]
 
 
 def zero_slack_table(limits: tuple[float, ...]) -> dict[float, tuple]:
