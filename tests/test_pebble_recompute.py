@@ -59,7 +59,6 @@ def test_zero_slack_with_recomputation_on_named_instances(g, M, answer):
         assert replay(g, M, r.schedule, recompute=True).io == compulsory(g)
 
 
-@pytest.mark.slow
 def test_recomputation_is_tight_where_the_one_shot_game_is_not():
     """attention N = 2, d = 3 at M = 9: no one-shot calculation of cost T = 24 exists (exhaustive), but one with
     recomputation does (replayed): OPT = 24 < the one-shot optimum. At M = 8 the search proves none (OPT ≥ 25)."""
