@@ -227,10 +227,11 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
 
     import sys
 
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20 * n + 1000))
+    # a path may compute and delete a value many times: up to one frame per state (Python frames, not C stack)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 200_000))
     try:
         ok = dfs(0, 0, 0, extra_reads)
-    except TimeLimitReached:
+    except (TimeLimitReached, RecursionError):
         return done("unknown", states)
     if not ok:
         return done("none", states)
