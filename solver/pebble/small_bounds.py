@@ -202,3 +202,51 @@ def verdict(v: float, row: dict[str, Any]) -> str:
     if upper is not None and v > upper:
         return "refuted"
     return "open"
+
+
+def bspv_square(d: int, M: int, R: int) -> Fraction:
+    """The square of the most products (both families) one segment of R I/Os completes in BSPV's count
+    (docs/bounds/bspv.md steps 3–10 and bspv-cap.md steps 8–11, both for any R): with s = F₁ + F₂ ≤ 2M + R
+    (step 6: the available Q, K, V words and type-2 slots ≤ M + r, the open slots ≤ M + w),
+    |Z_t|² ≤ (s²/4)·F₃ where F₃ ≤ K − κs (BSPV step 9, K = 2M + R, κ = 1 − (M + R)/(4d²), either sign) and
+    F₃ ≤ K′ − s (BSPV-cap step 9, K′ = K + (M + R)²/(4d²)). Each cubic's maximum over s ∈ [0, 2M + R] is taken
+    exactly, and the smaller of the two kept (both hold for the same segment).
+
+    >>> bspv_square(5, 3, 1)  # K = 7: BSPV's κ = 24/25 gives K³/(27κ²) ≈ 13.78; the cap's K′ = 7.16 gives K′³/27 ≈ 13.59
+    Fraction(5735339, 421875)
+    """
+    B, K = M + R, Fraction(2 * M + R)
+    top = K  # s ≤ 2M + R
+
+    def cubic_max(Kc: Fraction, kappa: Fraction) -> Fraction:
+        if kappa > 0 and 2 * Kc / (3 * kappa) <= top:
+            return Kc**3 / (27 * kappa**2)
+        return top * top / 4 * (Kc - kappa * top)  # rising on the whole range: the end s = 2M + R
+
+    g_kappa = cubic_max(K, 1 - Fraction(B, 4 * d * d))
+    g_cap = cubic_max(K + Fraction(B * B, 4 * d * d), Fraction(1))
+    return min(g_kappa, g_cap)
+
+
+def bspv_segment(N: int, d: int, M: int, dv: int | None = None) -> int:
+    """BSPV's small form (derived here, docs/bounds/small-forms.md#bspv): max over R ≥ 1 of R·(h − 1), h the least
+    integer with h²·G ≥ (N²(d + d_v))², G = :func:`bspv_square` (the products of both families, Σ_t |Z_t| =
+    N²(d + d_v), BSPV step 13). Valid at every M for the standard attention CDAG (P1)–(P6), recomputation allowed.
+
+    >>> bspv_segment(3, 5, 3), bspv_segment(3, 5, 4), 4 * 3 * 5  # above the trivial 4Nd = 60 only at M = 3
+    (63, 52, 60)
+    """
+    dv = d if dv is None else dv
+    count = N * N * (d + dv)
+    best, R = 0, 1
+    while True:
+        G = bspv_square(d, M, R)
+        h = max(1, isqrt(int(count * count / G)))
+        while h > 1 and (h - 1) ** 2 * G >= count * count:
+            h -= 1
+        while h * h * G < count * count:
+            h += 1
+        if h <= 1:
+            return best
+        best = max(best, R * (h - 1))
+        R += 1
