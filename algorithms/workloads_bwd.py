@@ -93,6 +93,9 @@ def bwd_tiling(algorithm: str, w: Workload, schedule: str = "grouped") -> Worklo
     budget = blocks.flash2_bwd(d, dv)  # the one-head working set: the heads pass through one at a time
     if M < budget.min_M:
         raise InvalidParameter("M", M, f"M >= {budget.min_M} for {algorithm} (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
+    if algorithm == "flash2-fused-bwd":  # full blocks of c K/V rows first, the remainder last (causal: fewer visits)
+        B_c = min(budget.resident(M, "cols"), Nkv)
+        return WorkloadTiling(algorithm, schedule, min(Nq, (M - B_c * budget.cols) // (budget.rows + budget.pair * B_c)), B_c)
     return WorkloadTiling(algorithm, schedule, *budget.io_optimal(Nkv, M, side="cols", N_other=Nq))
 
 

@@ -513,9 +513,13 @@ for _causal, _Rb in ((False, _Tcbw * Nq), (True, _Rbw_causal)):
         )
 
 
-# flash2-fused-bwd (derived here): the same loop and visits; per query head O read once (first visit), no D pass,
-# no dQ initialisation; dQ and D read on the R − N_q later visits; D written when T_c > 1.
-for _causal, _Rb in ((False, _Tcbw * Nq), (True, _Rbw_causal)):
+# flash2-fused-bwd (derived here): the same loop; per query head O read once (first visit), no D pass, no dQ
+# initialisation; dQ and D read on the R − N_q later visits; D written when T_c > 1. Blocks: T_c − 1 full blocks of
+# B_c = min(c, N_kv) K/V rows, the remainder last (so under a causal mask the later blocks start later: fewer visits).
+_Bcfw = minimum(_cbw, Nkv)
+_Jfw = minimum(_Tcbw, floor(_delta / _Bcfw) + 1)
+_Rfw_causal = _Tcbw * Nq - _Bcfw * (_Tcbw * (_Tcbw - 1) - _Jfw * (_Jfw - 1)) / 2 + (_Tcbw - _Jfw) * _delta
+for _causal, _Rb in ((False, _Tcbw * Nq), (True, _Rfw_causal)):
     _q_reads = g * (Nq * dv + _Rb * (d + dv + 1) + (_Rb - Nq) * (d + 1))  # O once; Q, dO, L per visit; dQ, D per later visit
     _q_writes = g * (minimum(_Tcbw - 1, 1) * Nq + _Rb * d)  # D (if read back), dQ per visited row
     _kvw = Nkv * (d + dv)
@@ -528,7 +532,7 @@ for _causal, _Rb in ((False, _Tcbw * Nq), (True, _Rbw_causal)):
             _r,
             _wr,
             (M >= 4 * d + 3 * dv + 4,) + ((Nq <= Nkv,) if _causal else ()),
-            {"c": _cbw, "T_c": _Tcbw, "B_c": _Bcbw},
+            {"c": _cbw, "T_c": _Tcbw, "B_c": _Bcfw},
             "flash2-bwd/" + _sched + ("/causal" if _causal else "") + " less g·N_q(2d + d_v + 1) words (+ g·N_q when T_c = 1)",
         )
 

@@ -246,9 +246,10 @@ def model_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus: tu
 TRAINING_BACKWARDS = ("flash2-bwd", "flash2-fused-bwd")
 
 
-def training_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus: tuple[str, ...] = GPUS) -> list[dict[str, Any]]:
+def training_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus: tuple[str, ...] = GPUS,
+                  backwards: tuple[str, ...] = TRAINING_BACKWARDS) -> list[dict[str, Any]]:
     """One row per (model, GPU): bytes per training step (forward + backward) of the cheapest flash2 forward +
-    backward of :data:`TRAINING_BACKWARDS` workload schedule (per-head or grouped, causal, bf16, batch 1; ties to
+    backward of ``backwards`` (default :data:`TRAINING_BACKWARDS`) workload schedule (per-head or grouped, causal, bf16, batch 1; ties to
     per-head, then to flash2-bwd), against the forward bound + the backward bound, and the K/V bytes of both
     schedules (the GQA saving) with that backward.
 
@@ -264,8 +265,8 @@ def training_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus:
         for gpu in gpus:
             w = Workload.build(batch=1, causal=True, dtype="bf16", gpu=gpu, **shape)
             fwd = {s: workload_count("flash2", w, s).measurement for s in ("per-head", "grouped")}
-            bwd = {(s, bw): workload_backward_count(bw, w, s) for s in fwd for bw in TRAINING_BACKWARDS}
-            back = {s: min(TRAINING_BACKWARDS, key=lambda bw, s=s: bwd[(s, bw)].io_words) for s in fwd}  # ties: the first
+            bwd = {(s, bw): workload_backward_count(bw, w, s) for s in fwd for bw in backwards}
+            back = {s: min(backwards, key=lambda bw, s=s: bwd[(s, bw)].io_words) for s in fwd}  # ties: the first
             steps = {s: (fwd[s], bwd[(s, back[s])]) for s in fwd}  # (forward, backward) measurements
             best = min(steps, key=lambda s: (steps[s][0].io_words + steps[s][1].io_words, s != "per-head"))
             f, b = steps[best]

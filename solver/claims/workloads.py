@@ -473,10 +473,12 @@ def causal_bwd_claims() -> list[Claim]:
             out.append(_wd(f, hyps, Jf >= 1, (BWD_TRIVIAL.id,)))
             cb = bwd_budget(d, dv).resident(M, "cols")  # c = ⌊(M − 2d − d_v − 2)/(2d + 2d_v + 2)⌋
             facts = (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("lastc", (Tc - 1) * cb <= Nkv - 1))
-            out += links("workloads.bwd.causal.blocks", hyps, (  # the same blocks for both schedules; B_c ≤ c: .blocks.Bc
-                (what, f"Link B (flash2-bwd, causal, both schedules): the formula's blocks satisfy {goal}.", (), goal)
-                for what, goal in (facts if sched == "grouped" and alg == "flash2-bwd" else ())), (BWD_TRIVIAL.id,), provenance=COSTS)
             fused = alg != "flash2-bwd"
+            if fused:  # its own B_c = min(c, N_kv) (full blocks first); B_c ≤ c with .lastc gives the last block non-empty
+                facts = (*facts[:4], ("Bc", Bc <= cb))
+            out += links("workloads.bwd.causal.blocks" + (f".{alg}" if fused else ""), hyps, (  # the same blocks for both schedules
+                (what, f"Link B ({alg}, causal, both schedules): the formula's blocks satisfy {goal}.", (), goal)
+                for what, goal in (facts if sched == "grouped" else ())), (BWD_TRIVIAL.id,), provenance=COSTS)
             unit = _bwd_unit(sched, R, alg, Dw)
             sub = {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})} | ({Dw: _fused_dw(f)} if fused else {})
             tag = f".{alg}" if fused else ""
