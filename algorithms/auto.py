@@ -22,8 +22,9 @@ training step: what the forward left in slow memory).
 'square_tiling-io-bwd'
 >>> choose("backward", 4096, 256, 4096, stats=("L",))[0]
 'flash2-2pass-bwd'
->>> choose("backward", 29, 5, 300)[0]            # small N: pass 2's K, V reads cost more than dQ's traffic saves
-'flash2-bwd'
+>>> choose("backward", 29, 5, 300)[0]            # small N: pass 2's K, V reads cost more than dQ's traffic saves;
+'flash2-fused-bwd'
+>>> # flash2-bwd's loop with D formed and dQ started on each row's first visit is cheaper than flash2-bwd itself
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from attnio.algorithms import (
     flash2,
     flash2_2pass_bwd,
     flash2_bwd,
+    flash2_fused_bwd,
     kv_stationary,
     poly,
     split_v,
@@ -47,6 +48,10 @@ _exact("flash2", flash2, flash2.Flash2Tiling, saves=("L",), backward="flash2-bwd
 _exact("flash2-bwd", flash2_bwd, flash2_bwd.Flash2BwdTiling, pass_="backward", stats=("L",), recomputes_S=True, auto_rank=0, workload_schedules=BOTH, masks=True,
        summary="FlashAttention-2 backward (Alg. 2): D precomputed, K/V blocks outer, dQ read-updated-written; io-optimal block rule",
        regime="large cache (16N²d²/M, docs/costs.md#flash2-bwd)")
+_exact("flash2-fused-bwd", flash2_fused_bwd, flash2_fused_bwd.Flash2FusedBwdTiling, pass_="backward", stats=("L",), recomputes_S=True, auto_rank=7,
+       workload_schedules=BOTH,
+       summary="FlashAttention-2 backward with D formed and dQ started at zero on each row's first visit (derived here): no D pass, no dQ initialisation",
+       regime="large cache (16N²d²/M, docs/costs.md#flash2-fused-bwd); never more words than flash2-bwd")
 _exact("flash2-2pass-bwd", flash2_2pass_bwd, flash2_2pass_bwd.Flash2TwoPassBwdTiling, pass_="backward", stats=("L",), recomputes_S=True, auto_rank=5,
        summary="Two-pass FlashAttention backward (derived here): dK, dV with K/V blocks resident, then dQ with Q blocks resident, written once",
        regime="large cache (14N²d²/M, docs/costs.md#flash2-2pass-bwd)")

@@ -124,7 +124,7 @@ def outputs(m: Machine, ins: dict[str, SlowArray], q_rows: int, kv_rows: int) ->
 def kv_loop(
     m: Machine, a: dict[str, SlowArray], B_r: int, B_c: int, scale: float, *, q_offs: tuple[int, ...] = (0,),
     kv_off: int = 0, Nq: int | None = None, Nkv: int | None = None, mask: Any = None,
-    visit: tuple[Any, Any] | None = None, combine: bool = False,
+    visit: tuple[Any, Any] | None = None, combine: bool = False, fused: bool = False,
 ) -> None:
     """Lines 5–19 for one K/V head (rows [kv_off, kv_off + N_kv) of K, V, dK, dV) and the query heads at row
     offsets ``q_offs`` (several: a group whose dK_j, dV_j accumulate in fast memory). ``mask`` (an
@@ -132,13 +132,21 @@ def kv_loop(
     (:meth:`~attnio.bounds.masks.Mask.kv_block_range`): K/V block j visits only the query rows
     [first_j, first_j + rows_j), the ones that need one of its keys, and the tiles the mask does not wholly allow
     are masked (a row with no key at all, L = −∞, gets P = 0). ``combine``: add the partial dK, dV already in slow
-    memory before writing (heads after a group's first, one at a time)."""
+    memory before writing (heads after a group's first, one at a time). ``fused`` (``flash2-fused-bwd``,
+    :mod:`attnio.algorithms.flash2_fused_bwd`; no mask or a causal one, so K/V block 0 visits every query row):
+    at K/V block 0 each Q block forms D_i from O_i and dO_i (:func:`first_visit`) and starts dQ_i at zero in fast
+    memory, instead of reading D_i and dQ_i (no D pass, no dQ initialisation in slow memory)."""
     xp = m.xp
     Q, K, V, dO, L, D, dQ, dK, dV = (a[k] for k in ("Q", "K", "V", "dO", "L", "D", "dQ", "dK", "dV"))
     Nq = Q.shape[0] if Nq is None else Nq
     Nkv = K.shape[0] if Nkv is None else Nkv
     d, dv = Q.shape[1], V.shape[1]
-    for cols in (m.tiles if mask is None else each)(Nkv, B_c):  # line 5 (masked: the Q range depends on j)
+    O = a.get("O")
+    revisit = Nkv > B_c  # a later K/V block reads D_i back (fused)
+    cols_iter = (m.tiles if mask is None else each)(Nkv, B_c)
+    if fused and mask is None:  # block 0 on its own, then one representative per later tile shape
+        cols_iter = _first_then_tiles(m, Nkv, B_c)
+    for cols in cols_iter:  # line 5 (masked: the Q range depends on j)
         bc = cols.stop - cols.start
         C = shift(cols, kv_off)
         Kj = m.load(K, C, what="K_j")  # line 6
@@ -150,11 +158,20 @@ def kv_loop(
             first, count = (0, Nq) if visit is None else (int(visit[0][j]), int(visit[1][j]))
             for rows, R in q_range(m, first, count, B_r, qo):  # line 8
                 br = rows.stop - rows.start
-                Qi = m.load(Q, R, what="Q_i")  # line 9
-                dOi = m.load(dO, R, what="dO_i")
-                dQi = m.load(dQ, R, what="dQ_i")
-                Li = m.load(L, R, what="L_i")
-                Di = m.load(D, R, what="D_i")
+                if fused and cols.start == 0:  # the row's first visit: D_i from O_i, dQ_i from zero
+                    dOi = m.load(dO, R, what="dO_i")
+                    Di = first_visit(m, O, dOi, R, 2 * d + 1 + 2 * bc)
+                    if revisit:
+                        m.store(Di, D, R)
+                    Qi = m.load(Q, R, what="Q_i")
+                    dQi = m.alloc((br, d), what="dQ_i", fill=0.0)
+                    Li = m.load(L, R, what="L_i")
+                else:
+                    Qi = m.load(Q, R, what="Q_i")  # line 9
+                    dOi = m.load(dO, R, what="dO_i")
+                    dQi = m.load(dQ, R, what="dQ_i")
+                    Li = m.load(L, R, what="L_i")
+                    Di = m.load(D, R, what="D_i")
                 P = m.alloc((br, bc), what="S_ij", fill=None)
                 dS = m.alloc((br, bc), what="dP_ij", fill=None)
                 if m.numeric:  # lines 10–16
@@ -180,3 +197,25 @@ def kv_loop(
         m.store(dKj, dK, C)  # line 18
         m.store(dVj, dV, C)
         m.free(dKj, dVj)
+
+
+def _first_then_tiles(m: Machine, N: int, B_c: int) -> Any:
+    """K/V block 0, then the tiles of [B_c, N) (one representative per shape in count-only mode)."""
+    yield slice(0, min(B_c, N))
+    if N > B_c:
+        for t in m.tiles(N - B_c, B_c):
+            yield shift(t, B_c)
+
+
+def first_visit(m: Machine, O: SlowArray, dOi: Any, R: slice, width: int) -> Any:
+    """D_i = rowsum(dO_i ∘ O_i) with dO_i resident, O_i read in column chunks of ``width`` (the fast words per
+    row the step's Q_i, dQ_i, L_i and score tiles leave free: 2d + 1 + 2B_c), so the peak stays the inner
+    step's; N·d_v reads of O in all, D_i left resident."""
+    br, dv = dOi.shape
+    Di = m.alloc((br,), what="D_i", fill=0.0)
+    for cs in m.tiles(dv, max(1, min(dv, width))):
+        Oc = m.load(O, R, cs, what="O_i")
+        if m.numeric:
+            Di.data += m.xp.einsum("ij,ij->i", dOi.data[:, cs], Oc.data)
+        m.free(Oc)
+    return Di

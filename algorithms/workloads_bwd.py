@@ -76,6 +76,7 @@ from typing import Any
 import numpy as np
 
 from attnio.algorithms import flash2_bwd as flash2_bwd_mod
+from attnio.algorithms import flash2_fused_bwd as flash2_fused_bwd_mod
 from attnio.algorithms.backend import to_numpy
 from attnio.algorithms.machine import Machine, SlowArray
 from attnio.algorithms.reference import attention4_backward, attention4_saved, default_scale, rel_error
@@ -92,6 +93,9 @@ def bwd_tiling(algorithm: str, w: Workload, schedule: str = "grouped") -> Worklo
     budget = blocks.flash2_bwd(d, dv)  # the one-head working set: the heads pass through one at a time
     if M < budget.min_M:
         raise InvalidParameter("M", M, f"M >= {budget.min_M} for {algorithm} (one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores)")
+    if algorithm == "flash2-fused-bwd":  # full blocks of c K/V rows first, the remainder last (causal: fewer visits)
+        B_c = min(budget.resident(M, "cols"), Nkv)
+        return WorkloadTiling(algorithm, schedule, min(Nq, (M - B_c * budget.cols) // (budget.rows + budget.pair * B_c)), B_c)
     return WorkloadTiling(algorithm, schedule, *budget.io_optimal(Nkv, M, side="cols", N_other=Nq))
 
 
@@ -104,15 +108,19 @@ def _first_then_rest(m: Machine, g: int) -> Iterator[int]:
 
 
 def flash2_bwd(m: Machine, a: dict[str, SlowArray], w: Workload, t: WorkloadTiling, scale: float,
-               mask: Mask | None = None) -> tuple[SlowArray, ...]:
+               mask: Mask | None = None, fused: bool = False) -> tuple[SlowArray, ...]:
     """The FA-2 backward over the workload; ``mask`` (or ``w.causal``, the :class:`~attnio.bounds.masks.Causal`
     mask): K/V block j visits the query rows :meth:`~attnio.bounds.masks.Mask.kv_block_range` gives, masking the
-    tiles the mask does not wholly allow."""
+    tiles the mask does not wholly allow. ``fused`` (``flash2-fused-bwd``, no mask or a causal one): no D pass
+    and no dQ initialisation; each query row's first visit (K/V block 1, which every row needs) forms D from O
+    and starts dQ at zero in fast memory (:mod:`attnio.algorithms.flash2_fused_bwd`)."""
     Hk, Nq, Nkv, g = w.kv_heads_total, w.Nq, w.Nkv, w.groups
-    a = flash2_bwd_mod.outputs(m, a, w.query_heads_total * Nq, Hk * Nkv)
+    a = (flash2_fused_bwd_mod if fused else flash2_bwd_mod).outputs(m, a, w.query_heads_total * Nq, Hk * Nkv)
     mask = Causal() if w.causal else mask
+    if fused and not (mask is None or isinstance(mask, Causal)):
+        raise InvalidParameter("mask", mask, "none or a causal one for flash2-fused-bwd (K/V block 1 must visit every query row)")
     visit = None if mask is None else mask.kv_block_range(Nq, Nkv, t.B_c)
-    kw = {"Nq": Nq, "Nkv": Nkv, "mask": mask, "visit": visit}
+    kw = {"Nq": Nq, "Nkv": Nkv, "mask": mask, "visit": visit, "fused": fused}
     for ks in m.tiles(Hk, 1):
         k = ks.start
         if t.schedule == "grouped":
@@ -123,7 +131,13 @@ def flash2_bwd(m: Machine, a: dict[str, SlowArray], w: Workload, t: WorkloadTili
     return a["dQ"], a["dK"], a["dV"]
 
 
-SCHEDULE_FNS = {"flash2-bwd": flash2_bwd}
+def flash2_fused_bwd(m: Machine, a: dict[str, SlowArray], w: Workload, t: WorkloadTiling, scale: float,
+                     mask: Mask | None = None) -> tuple[SlowArray, ...]:
+    """:func:`flash2_bwd` with the D pass and the dQ initialisation fused into each row's first visit."""
+    return flash2_bwd(m, a, w, t, scale, mask, fused=True)
+
+
+SCHEDULE_FNS = {"flash2-bwd": flash2_bwd, "flash2-fused-bwd": flash2_fused_bwd}
 
 
 # ---------------------------------------------------------------------------------------------- running

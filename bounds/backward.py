@@ -425,7 +425,7 @@ ONCE_SMALL = frozenset({BWD_FIVE_SMALL_ONCE.id, BWD_FOUR_SMALL_ONCE.id, BWD_FIVE
                         BWD_FOUR_SMALL_ONCE_CAP.id})
 
 # Which backward schedules each bound's model covers (standard-bwd and square_tiling-bwd read P or S).
-RECOMPUTES_S = frozenset({"flash1-bwd", "flash1-fit-bwd", "flash2-bwd", "flash2-2pass-bwd", "flash2-square-bwd"})
+RECOMPUTES_S = frozenset({"flash1-bwd", "flash1-fit-bwd", "flash2-bwd", "flash2-2pass-bwd", "flash2-square-bwd", "flash2-fused-bwd"})
 COVERS: dict[str, frozenset[str]] = {
     BWD_DP.id: frozenset(BACKWARD_FORMULAS),
     BWD_SDP.id: RECOMPUTES_S,

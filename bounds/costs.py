@@ -425,6 +425,23 @@ _add_bwd(_flash2_bwd("flash2-bwd", "c", blocks.flash2_bwd(d, dv).resident(M, "co
 _leading = "4N²d·⌈N/b⌉/N with 2b² + (7d + 2)b ≈ M (dv = d): ≈ 28N²d²/M for M ≪ 49d², → 4√2·N²d/√M for M ≫ 49d²"
 _add_bwd(_flash2_bwd("flash2-square-bwd", "b", blocks.flash2_bwd(d, dv).square(M), _leading))
 
+# flash2-fused-bwd (derived here): flash2-bwd's loop and block rule; D formed from O_i, dQ_i started at zero on a
+# row's first visit (K/V block 1), so no D pass and no dQ initialisation; D written only when a later block reads it.
+_cfb = blocks.flash2_bwd(d, dv).resident(M, "cols")
+_Tcfb = ceil(N / _cfb)
+_add_bwd(
+    CostFormula(
+        algorithm="flash2-fused-bwd",
+        # O once (first visit), K, V once; Q, dO, L per K/V block; dQ, D per later K/V block
+        reads=N * dv + N * (d + dv) + _Tcfb * N * (d + dv + 1) + (_Tcfb - 1) * N * (d + 1),
+        writes=minimum(_Tcfb - 1, 1) * N + _Tcfb * N * d + N * (d + dv),  # D (if read back); dQ per K/V block; dK, dV once
+        valid=(M >= 4 * d + 3 * dv + 4,),
+        blocks={"c": _cfb, "T_c": _Tcfb},
+        derivation="docs/costs.md#flash2-fused-bwd",
+        leading="16N²d²/M (dv = d), flash2-bwd's, less N(2d + dv + 1) fixed words",
+    )
+)
+
 # flash2-2pass-bwd (derived here): pass 1 c = ⌊(M − d − dv − 2)/(2d + 2dv + 2)⌋ K/V rows resident, T_c = ⌈N/c⌉;
 # pass 2 a = ⌊(M − d − dv)/(2d + dv + 4)⌋ Q rows resident, T_r2 = ⌈N/a⌉.
 _c2p = blocks.flash2_2pass_bwd_kv(d, dv).resident(M, "cols")
@@ -554,6 +571,30 @@ for _causal, _Rb in ((False, _Tcbw * Nq), (True, _Rbw_causal)):
             {"c": _cbw, "T_c": _Tcbw, "B_c": _Bcbw},
             "causal: Σ_j (N_q − max(0, j·B_c − δ)) visited Q rows per head" if _causal
             else "T_c·g·N_q(3d + d_v + 2) Q/dO/dQ/L/D words",
+        )
+
+
+# flash2-fused-bwd (derived here): the same loop; per query head O read once (first visit), no D pass, no dQ
+# initialisation; dQ and D read on the R − N_q later visits; D written when T_c > 1. Blocks: T_c − 1 full blocks of
+# B_c = min(c, N_kv) K/V rows, the remainder last (so under a causal mask the later blocks start later: fewer visits).
+_Bcfw = minimum(_cbw, Nkv)
+_Jfw = minimum(_Tcbw, floor(_delta / _Bcfw) + 1)
+_Rfw_causal = _Tcbw * Nq - _Bcfw * (_Tcbw * (_Tcbw - 1) - _Jfw * (_Jfw - 1)) / 2 + (_Tcbw - _Jfw) * _delta
+for _causal, _Rb in ((False, _Tcbw * Nq), (True, _Rfw_causal)):
+    _q_reads = g * (Nq * dv + _Rb * (d + dv + 1) + (_Rb - Nq) * (d + 1))  # O once; Q, dO, L per visit; dQ, D per later visit
+    _q_writes = g * (minimum(_Tcbw - 1, 1) * Nq + _Rb * d)  # D (if read back), dQ per visited row
+    _kvw = Nkv * (d + dv)
+    for _sched, _r, _wr in (
+        ("grouped", _q_reads + _kvw, _q_writes + _kvw),
+        ("per-head", _q_reads + (2 * g - 1) * _kvw, _q_writes + g * _kvw),
+    ):
+        WORKLOAD_BACKWARD_FORMULAS[("flash2-fused-bwd", _sched, _causal)] = _wf(
+            f"flash2-fused-bwd/{_sched}" + ("/causal" if _causal else ""),
+            _r,
+            _wr,
+            (M >= 4 * d + 3 * dv + 4,) + ((Nq <= Nkv,) if _causal else ()),
+            {"c": _cbw, "T_c": _Tcbw, "B_c": _Bcfw},
+            "flash2-bwd/" + _sched + ("/causal" if _causal else "") + " less g·N_q(2d + d_v + 1) words (+ g·N_q when T_c = 1)",
         )
 
 

@@ -242,10 +242,16 @@ def model_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus: tu
     return rows
 
 
-def training_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus: tuple[str, ...] = GPUS) -> list[dict[str, Any]]:
-    """One row per (model, GPU): bytes per training step (forward + backward) of the cheapest flash2 + flash2-bwd
-    workload schedule (per-head or grouped, causal, bf16, batch 1), against the forward bound + the backward bound,
-    and the K/V bytes of both schedules (the GQA saving).
+#: the backwards a training-step row may pair with the flash2 forward (the cheaper is taken, ties to the first).
+TRAINING_BACKWARDS = ("flash2-bwd", "flash2-fused-bwd")
+
+
+def training_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus: tuple[str, ...] = GPUS,
+                  backwards: tuple[str, ...] = TRAINING_BACKWARDS) -> list[dict[str, Any]]:
+    """One row per (model, GPU): bytes per training step (forward + backward) of the cheapest flash2 forward +
+    backward of ``backwards`` (default :data:`TRAINING_BACKWARDS`) workload schedule (per-head or grouped, causal, bf16, batch 1; ties to
+    per-head, then to flash2-bwd), against the forward bound + the backward bound, and the K/V bytes of both
+    schedules (the GQA saving) with that backward.
 
     >>> r = training_rows(models=(("tiny", dict(heads=4, kv_heads=2, N=256, d=16)),), gpus=("a100",))[0]
     >>> r["ratio"] >= 1, r["total_bytes"] == r["forward_bytes"] + r["backward_bytes"]
@@ -258,27 +264,29 @@ def training_rows(models: tuple[tuple[str, dict[str, int]], ...] = MODELS, gpus:
     for model, shape in models:
         for gpu in gpus:
             w = Workload.build(batch=1, causal=True, dtype="bf16", gpu=gpu, **shape)
-            steps = {s: workload_training("flash2", w, s) for s in ("per-head", "grouped")}
-            best = min(steps, key=lambda s: (steps[s].forward.measurement.io_words + steps[s].backward.measurement.io_words, s != "per-head"))
-            f, b = steps[best].forward.measurement, steps[best].backward.measurement
+            fwd = {s: workload_count("flash2", w, s).measurement for s in ("per-head", "grouped")}
+            bwd = {(s, bw): workload_backward_count(bw, w, s) for s in fwd for bw in backwards}
+            back = {s: min(backwards, key=lambda bw, s=s: bwd[(s, bw)].io_words) for s in fwd}  # ties: the first
+            steps = {s: (fwd[s], bwd[(s, back[s])]) for s in fwd}  # (forward, backward) measurements
+            best = min(steps, key=lambda s: (steps[s][0].io_words + steps[s][1].io_words, s != "per-head"))
+            f, b = steps[best]
             fid, flb = best_lower_bound(w)
             bid, blb = best_backward_lower_bound(w)
             ph, gr = steps["per-head"], steps["grouped"]
-            kv_ph = _kv(ph.forward.measurement) + _kv_bwd(ph.backward.measurement)
-            kv_gr = _kv(gr.forward.measurement) + _kv_bwd(gr.backward.measurement)
+            kv_ph = _kv(ph[0]) + _kv_bwd(ph[1])
+            kv_gr = _kv(gr[0]) + _kv_bwd(gr[1])
             rows.append(
                 {
-                    "model": model, "gpu": gpu, "M": w.M, "best": f"flash2 + flash2-bwd ({best})",
+                    "model": model, "gpu": gpu, "M": w.M, "best": f"flash2 + {back[best]} ({best})",
                     "forward_bytes": w.io_bytes(f.io_words), "backward_bytes": w.io_bytes(b.io_words),
                     "total_bytes": w.io_bytes(f.io_words + b.io_words),
                     "bound": f"{fid} + {bid}", "bound_bytes": float(flb + blb) * w.bytes_per_word,
                     "ratio": float((f.io_words + b.io_words) / (flb + blb)),
                     "fwd_ratio": float(f.io_words / flb), "bwd_ratio": float(b.io_words / blb),
-                    "kv_fwd_per_head_bytes": w.io_bytes(_kv(ph.forward.measurement)),
-                    "kv_fwd_grouped_bytes": w.io_bytes(_kv(gr.forward.measurement)),
+                    "kv_fwd_per_head_bytes": w.io_bytes(_kv(ph[0])), "kv_fwd_grouped_bytes": w.io_bytes(_kv(gr[0])),
                     "kv_step_per_head_bytes": w.io_bytes(kv_ph), "kv_step_grouped_bytes": w.io_bytes(kv_gr),
-                    "step_per_head_bytes": w.io_bytes(ph.forward.measurement.io_words + ph.backward.measurement.io_words),
-                    "step_grouped_bytes": w.io_bytes(gr.forward.measurement.io_words + gr.backward.measurement.io_words),
+                    "step_per_head_bytes": w.io_bytes(ph[0].io_words + ph[1].io_words),
+                    "step_grouped_bytes": w.io_bytes(gr[0].io_words + gr[1].io_words),
                 }
             )
     return rows

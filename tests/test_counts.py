@@ -29,8 +29,8 @@ from attnio.bounds.expr import evaluate_int, free_symbols
 ALGORITHMS = ["flash2", "flash2-square", "flash1", "flash1-fit", "standard", "square_tiling", "square_tiling-io", "kv_stationary", "split_v"]
 # Every backward schedule with a formula (tests/test_backward.py checks their gradients). flash1-bwd (as
 # published) runs in audit mode.
-BACKWARD = ["flash2-bwd", "flash2-2pass-bwd", "flash2-square-bwd", "flash1-bwd", "flash1-fit-bwd", "standard-bwd", "square_tiling-bwd",
-            "square_tiling-io-bwd"]
+BACKWARD = ["flash2-bwd", "flash2-fused-bwd", "flash2-2pass-bwd", "flash2-square-bwd", "flash1-bwd", "flash1-fit-bwd", "standard-bwd",
+            "square_tiling-bwd", "square_tiling-io-bwd"]
 # (schedule, its formula, fits): both passes; M is drawn up to fits·N(d + d_v), the backward's working sets being larger.
 PASSES = [(n, cost, 3) for n in ALGORITHMS] + [(n, backward_cost, 5) for n in BACKWARD]
 

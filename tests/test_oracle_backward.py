@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from attnio.algorithms import registry
 from attnio.algorithms.run import run
 
-BACKWARD = ["flash2-bwd", "flash2-2pass-bwd", "flash2-square-bwd", "flash1-bwd", "flash1-fit-bwd", "standard-bwd", "square_tiling-bwd",
-            "square_tiling-io-bwd", "auto-bwd"]
+BACKWARD = ["flash2-bwd", "flash2-fused-bwd", "flash2-2pass-bwd", "flash2-square-bwd", "flash1-bwd", "flash1-fit-bwd", "standard-bwd",
+            "square_tiling-bwd", "square_tiling-io-bwd", "auto-bwd"]
 
 pytestmark = pytest.mark.oracle
 

@@ -508,6 +508,7 @@ SMALL_LINK: dict[str, str] = {
     "flash1-bwd": "split",
     "flash1-fit-bwd": "via",
     "flash2-bwd": "via",
+    "flash2-fused-bwd": "via",
     "flash2-2pass-bwd": "via",
     "flash2-square-bwd": "via",
     "standard-bwd": "direct",

@@ -305,13 +305,26 @@ def grouped_claims() -> list[Claim]:
     return out
 
 
-def _bwd_unit(sched: str, R: object) -> object:
-    """flash2-bwd's count for one K/V head and its g query heads (schedule ``sched``, grouped or per-head) when
-    each query head visits R query rows over all K/V blocks: the count the backward chain links are stated in."""
+#: the workload backwards with a formula (bounds/costs.py WORKLOAD_BACKWARD_FORMULAS), each chained to the trivial bound.
+BWD_ALGS = ("flash2-bwd", "flash2-fused-bwd")
+
+
+def _bwd_unit(sched: str, R: object, alg: str = "flash2-bwd", Dw: object = 0) -> object:
+    """The count of ``alg`` (flash2-bwd or flash2-fused-bwd) for one K/V head and its g query heads (schedule
+    ``sched``, grouped or per-head) when each query head visits R query rows over all K/V blocks: the count the
+    backward chain links are stated in. flash2-fused-bwd: ``Dw`` the D words each head writes (N_q when a later
+    K/V block reads D back, else 0)."""
     kvw = Nkv * (d + dv)
-    if sched == "grouped":
-        return g * (2 * Nq * dv + R * (2 * d + dv + 2)) + kvw + g * (Nq + Nq * d + R * d) + kvw  # type: ignore[operator]
-    return g * (2 * Nq * dv + R * (2 * d + dv + 2)) + (2 * g - 1) * kvw + g * (Nq + Nq * d + R * d + kvw)  # type: ignore[operator]
+    if alg == "flash2-fused-bwd":  # O once; Q, dO, L per visit; dQ, D per later visit; D, dQ per visit written
+        q = g * (Nq * dv + R * (d + dv + 1) + (R - Nq) * (d + 1)) + g * (Dw + R * d)  # type: ignore[operator]
+    else:  # D pass (O, dO); Q, dO, dQ, L, D per visit; D, the dQ initialisation, dQ per visit written
+        q = g * (2 * Nq * dv + R * (2 * d + dv + 2)) + g * (Nq + Nq * d + R * d)  # type: ignore[operator]
+    return q + (2 * kvw if sched == "grouped" else (2 * g - 1) * kvw + g * kvw)  # type: ignore[operator]
+
+
+def _fused_dw(f: CostFormula) -> object:
+    """flash2-fused-bwd's D writes per query head: N_q·min(T_c − 1, 1)."""
+    return minimum(f.blocks["T_c"] - 1, 1) * Nq
 
 
 def backward_claims() -> list[Claim]:
@@ -333,32 +346,43 @@ def backward_claims() -> list[Claim]:
     # Well-definedness and the trivial bound, as a chain: (1) for any R ≥ N_q visited rows the unit count in R is
     # ≥ the trivial bound (linear in R); (2) the formula is that count at its own R; (3) its R ≥ N_q.
     R = sym("wl_R", integer=False, lo=0, doc="query rows one head visits over all K/V blocks")
-    units = {sched: _bwd_unit(sched, R) for sched in ("grouped", "per-head")}
-    for sched, unit in units.items():
+    Dw = sym("wl_Dw", integer=False, lo=0, doc="D words one head writes (flash2-fused-bwd)")
+    units = {(alg, sched): _bwd_unit(sched, R, alg, Dw) for alg in BWD_ALGS for sched in ("grouped", "per-head")}
+    for (alg, sched), unit in units.items():
         out.append(
-            Link(f"workloads.bwd.chain.trivial.{sched}",
-                 f"Link 1 (flash2-bwd {sched}): with R ≥ N_q visited rows per head (block 0 visits all), the unit count "
-                 f"in R is ≥ the backward trivial {BWD_TRIVIAL.expr}.", _BASE + BWD_TRIVIAL.regime + (R >= Nq,),
+            Link(f"workloads.bwd.chain.trivial.{sched}" + ("" if alg == "flash2-bwd" else f".{alg}"),
+                 f"Link 1 ({alg} {sched}): with R ≥ N_q visited rows per head (block 0 visits all)"
+                 + (" and D writes Dw ≥ 0" if alg != "flash2-bwd" else "")
+                 + f", the unit count in R is ≥ the backward trivial {BWD_TRIVIAL.expr}.",
+                 _BASE + BWD_TRIVIAL.regime + (R >= Nq,) + ((Dw >= 0,) if alg != "flash2-bwd" else ()),
                  unit >= BWD_TRIVIAL.expr, (BWD_TRIVIAL.id,))
         )
-    for (_alg, sched, causal), f in sorted(WORKLOAD_BACKWARD_FORMULAS.items()):
+    for (alg, sched, causal), f in sorted(WORKLOAD_BACKWARD_FORMULAS.items()):
         if causal:
             continue  # the causal R carries min(T_c, ⌊δ/B_c⌋ + 1): see causal_bwd_claims()
         n = _name(f)
         hyps = _BASE + f.valid
         Tc = f.blocks["T_c"]
+        dw = {Dw: _fused_dw(f)} if alg != "flash2-bwd" else {}
         out.append(_wd(f, hyps, Tc >= 1, (BWD_TRIVIAL.id,)))
         out.append(
             Link(f"workloads.bwd.chain.count.{n}",
-                 f"Link 2 ({f.algorithm}): the formula is the link-1 count at R = T_c·N_q.", hyps,
-                 eq(f.io, substitute(units[sched], {R: Tc * Nq})), (BWD_TRIVIAL.id,), kind="identity",
+                 f"Link 2 ({f.algorithm}): the formula is the link-1 count at R = T_c·N_q"
+                 + (", Dw = N_q·min(T_c − 1, 1)." if dw else "."), hyps,
+                 eq(f.io, substitute(units[(alg, sched)], {R: Tc * Nq} | dw)), (BWD_TRIVIAL.id,), kind="identity",
                  doc=COSTS)
         )
         out.append(
             Link(f"workloads.bwd.chain.rows.{n}",
-                 f"Link 3 ({f.algorithm}): R = T_c·N_q ≥ N_q (T_c ≥ 1), so with links 1 and 2 the formula is ≥ "
-                 "the backward trivial bound.", hyps, Tc * Nq >= Nq, (BWD_TRIVIAL.id,), doc=COSTS)
+                 f"Link 3 ({f.algorithm}): R = T_c·N_q ≥ N_q (T_c ≥ 1)" + (" (and Dw ≥ 0: workloads.bwd.chain.dw.*)" if dw else "")
+                 + ", so with links 1 and 2 the formula is ≥ the backward trivial bound.", hyps,
+                 Tc * Nq >= Nq, (BWD_TRIVIAL.id,), doc=COSTS)
         )
+        if dw:
+            out.append(
+                Link(f"workloads.bwd.chain.dw.{n}", f"Link 3b ({f.algorithm}): Dw = N_q·min(T_c − 1, 1) ≥ 0 (T_c ≥ 1).",
+                     hyps, _fused_dw(f) >= 0, (BWD_TRIVIAL.id,), doc=COSTS)
+            )
     return chain(out, DOC, kind="derivation")
 
 
@@ -439,25 +463,36 @@ def causal_bwd_claims() -> list[Claim]:
              "R·B ≥ P; then workloads.bwd.chain.sdp.*).", hyp, goal)
             for what, hyp, goal in facts),
             (BWD_SDP_CAUSAL.id, BWD_DP_CAUSAL.id) if causal else (BWD_SDP_RECT.id, BWD_DP_RECT.id), provenance=COSTS)
-    for sched in ("per-head", "grouped"):
-        f = WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", sched, True)]
-        Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
-        Jf = minimum(Tc, floor((Nkv - Nq) / Bc) + 1)
-        hyps = _BASE + f.valid
-        out.append(_wd(f, hyps, Jf >= 1, (BWD_TRIVIAL.id,)))
-        cb = bwd_budget(d, dv).resident(M, "cols")  # c = ⌊(M − 2d − d_v − 2)/(2d + 2d_v + 2)⌋
-        facts = (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("lastc", (Tc - 1) * cb <= Nkv - 1))
-        out += links("workloads.bwd.causal.blocks", hyps, (  # the same blocks for both schedules; B_c ≤ c: .blocks.Bc
-            (what, f"Link B (flash2-bwd, causal, both schedules): the formula's blocks satisfy {goal}.", (), goal)
-            for what, goal in (facts if sched == "grouped" else ())), (BWD_TRIVIAL.id,), provenance=COSTS)
-        unit = _bwd_unit(sched, R)
-        out.append(
-            Link(f"workloads.bwd.causal.count.{sched}",
-                 f"Link C ({f.algorithm}): the formula is the link-1 count (workloads.bwd.chain.trivial.{sched}) at "
-                 "R = R(T_c, B_c, J).", hyps,
-                 eq(f.io, substitute(unit, {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})})), (BWD_TRIVIAL.id,),
-                 kind="identity", doc=COSTS)
-        )
+    Dw = sym("wl_Dw", integer=False, lo=0, doc="D words one head writes (flash2-fused-bwd)")
+    for alg in BWD_ALGS:  # the same blocks and visits (flash2-fused-bwd keeps flash2-bwd's block rule)
+        for sched in ("per-head", "grouped"):
+            f = WORKLOAD_BACKWARD_FORMULAS[(alg, sched, True)]
+            Tc, Bc = f.blocks["T_c"], f.blocks["B_c"]
+            Jf = minimum(Tc, floor((Nkv - Nq) / Bc) + 1)
+            hyps = _BASE + f.valid
+            out.append(_wd(f, hyps, Jf >= 1, (BWD_TRIVIAL.id,)))
+            cb = bwd_budget(d, dv).resident(M, "cols")  # c = ⌊(M − 2d − d_v − 2)/(2d + 2d_v + 2)⌋
+            facts = (("T", Tc >= 1), ("B", Bc >= 1), ("J", Jf >= 1), ("JT", Jf <= Tc), ("lastc", (Tc - 1) * cb <= Nkv - 1))
+            fused = alg != "flash2-bwd"
+            if fused:  # its own B_c = min(c, N_kv) (full blocks first); B_c ≤ c with .lastc gives the last block non-empty
+                facts = (*facts[:4], ("Bc", Bc <= cb))
+            out += links("workloads.bwd.causal.blocks" + (f".{alg}" if fused else ""), hyps, (  # the same blocks for both schedules
+                (what, f"Link B ({alg}, causal, both schedules): the formula's blocks satisfy {goal}.", (), goal)
+                for what, goal in (facts if sched == "grouped" else ())), (BWD_TRIVIAL.id,), provenance=COSTS)
+            unit = _bwd_unit(sched, R, alg, Dw)
+            sub = {R: substitute(Rexpr, {T: Tc, B: Bc, J: Jf})} | ({Dw: _fused_dw(f)} if fused else {})
+            tag = f".{alg}" if fused else ""
+            out.append(
+                Link(f"workloads.bwd.causal.count.{sched}{tag}",
+                     f"Link C ({f.algorithm}): the formula is the link-1 count (workloads.bwd.chain.trivial.{sched}{tag}) at "
+                     "R = R(T_c, B_c, J)" + (", Dw = N_q·min(T_c − 1, 1) (≥ 0: workloads.bwd.causal.dw)." if fused else "."), hyps,
+                     eq(f.io, substitute(unit, sub)), (BWD_TRIVIAL.id,), kind="identity", doc=COSTS)
+            )
+    f = WORKLOAD_BACKWARD_FORMULAS[("flash2-fused-bwd", "grouped", True)]
+    out.append(
+        Link("workloads.bwd.causal.dw", "flash2-fused-bwd's D writes per head N_q·min(T_c − 1, 1) are ≥ 0 (T_c ≥ 1).",
+             _BASE + f.valid, _fused_dw(f) >= 0, (BWD_TRIVIAL.id,), doc=COSTS)
+    )
     return chain(out, DOC, kind="derivation")
 
 
