@@ -28,7 +28,7 @@ B_c = 384, B_r = 64 at d = 64); a tile is capped at N rows. Every array moves in
 included (attnio's count keeps them in the element type), so the replay's requested bytes are attnio's exact
 ``flash1`` / ``flash1-bwd`` counts × bytes per word × query heads (tests/test_l2_flash1.py). Layouts:
 (batch, seq, heads, width) for Q, K, V, O, dO, dQ, dK, dV; (batch, heads, seq) for ℓ and m. Unmasked only (the
-figure's setting); a causal workload is refused.
+figure's setting), one K/V head per query head, N_q = N_kv; other workloads are refused.
 
 Worked example: one head, N = 256, d = 64 fp16, M = 98,304 (B_c = 384 capped at 256: T_c = 1; B_r = 64:
 T_r = 4), one SM: 1 + 1 + 4 steps. Requested: Q, K, V read once (32 KiB each), O written twice and read once
@@ -78,6 +78,9 @@ def _prepare(w: Workload, gpu: str | L2Preset, occupancy: int, sms: int | None, 
              backward: bool) -> tuple:
     if isinstance(w, Workload) and w.causal:
         raise InvalidParameter("causal", True, "False: the FA-1 replay is unmasked (FlashAttention Figure 2's setting)")
+    if isinstance(w, Workload) and (w.groups != 1 or w.Nq != w.Nkv):
+        raise InvalidParameter("workload", f"groups {w.groups}, N_q {w.Nq}, N_kv {w.Nkv}",
+                               "one K/V head per query head and N_q = N_kv (the FA-1 replay's tested case)")
     B_r, B_c = fa1_blocks(w, backward) if isinstance(w, Workload) else (1, 1)
     p, B_r, B_c, slots, cap = _setup(gpu, w, B_r, B_c, "qhb", occupancy, sms, l2_bytes, "block")
     return p, B_r, B_c, slots, cap
@@ -128,10 +131,7 @@ def replay_flash1_backward(
     t0 = time.perf_counter()
     p, B_r, B_c, slots, cap = _prepare(w, gpu, occupancy, sms, l2_bytes, True)
     bpw = w.bytes_per_word
-    H, Hkv, g, Nq, Nkv, B = w.heads, w.kv_heads, w.groups, w.Nq, w.Nkv, w.batch
-    if g != 1 or Nq != Nkv:
-        raise InvalidParameter("workload", f"groups {g}, N_q {Nq}, N_kv {Nkv}",
-                               "one K/V head per query head and N_q = N_kv (attnio's flash1-bwd)")
+    H, Nq, Nkv, B = w.heads, w.Nq, w.Nkv, w.batch
     Rq, Rv = w.d * bpw, w.dv * bpw
     line = p.line
     exact = all(x % line == 0 for x in (Rq, Rv, min(B_r, Nq) * bpw, Nq * bpw))
