@@ -52,3 +52,17 @@ def test_drift_keeps_requested_bytes_and_causal_is_refused() -> None:
     assert b.sync == "drift" and b.skew == 1.0
     with pytest.raises(InvalidParameter, match="causal"):
         replay_flash1(Workload.build(N=128, d=64, dtype="fp16", causal=True, M=2048), "a100")
+
+
+def test_forward_rereads_hit_exactly_when_the_l2_holds_the_resident_programs_footprint() -> None:
+    # docs/dram.md#flashattention-1s-own-schedule: between two reads of O_i a program touches its head's Q, O
+    # (32 KiB each at N = 256, d = 64 fp16), ℓ, m (512 B each) and K_{j+1}, V_{j+1} (64 rows: 8 KiB each); with 2
+    # programs resident the forward's re-reads all hit iff the L2 holds both footprints (a one-line-smaller L2
+    # already misses), at both ends of the bracket.
+    w = Workload.build(heads=2, N=256, d=64, dtype="fp16", M=16384)
+    footprint = 2 * (2 * 32768 + 2 * 512 + 2 * 8192)
+    for sync in ("lockstep", "drift"):
+        fits = replay_flash1(w, "a100", sms=2, l2_bytes=footprint, sync=sync)
+        assert fits.dram_bytes == fits.compulsory_bytes and fits.tensors["O"].hit_rate == 1.0
+    short = replay_flash1(w, "a100", sms=2, l2_bytes=footprint - 128)
+    assert short.dram_bytes > fits.dram_bytes and short.tensors["O"].hit_rate < 1.0
