@@ -100,8 +100,8 @@ class _Tiles:
     """Tile accesses (:data:`attnio.algorithms.l2_schedule.Access`) of one replay, made once and kept.
 
     ``specs[t]`` = (``"rows"``, heads, N, row bytes): tensor t laid out (batch, seq, heads, width), a tile of rows
-    [r0, r1) of head h is r1 − r0 rows of ``row bytes`` at stride heads·row bytes; or (``"stat"``, heads, N, 4):
-    (batch, heads, seq) fp32, a tile is one contiguous run. ``block[t]``: the rows of a tile starting at r0 are
+    [r0, r1) of head h is r1 − r0 rows of ``row bytes`` at stride heads·row bytes; or (``"stat"``, heads, N, e):
+    (batch, heads, seq) of e-byte elements (4: fp32), a tile is one contiguous run. ``block[t]``: the rows of a tile starting at r0 are
     [r0, min(r0 + block[t], N)). A tile's block key is an int made of (t, z, h, r0)."""
 
     def __init__(self, specs: dict[int, tuple[str, int, int, int]], block: dict[int, int], batch: int, line: int,
@@ -120,8 +120,8 @@ class _Tiles:
             layout, heads_t, N, R = self.specs[t]
             r1 = min(r0 + self.block[t], N)
             if layout == "stat":
-                offs = range(((z * heads_t + h) * N + r0) * 4, ((z * heads_t + h) * N + r0) * 4 + 1)
-                width = (r1 - r0) * 4
+                offs = range(((z * heads_t + h) * N + r0) * R, ((z * heads_t + h) * N + r0) * R + 1)
+                width = (r1 - r0) * R
             else:
                 stride = heads_t * R
                 start = ((z * N + r0) * heads_t + h) * R

@@ -4,7 +4,9 @@
    is within target).
 1. FlashAttention Figure 2 (A100, GPT-2 medium attention: batch 64, 16 heads, N = 1024, d = 64, fp16): the
    FA-2 forward's and backward's (algorithms/l2.py replay_backward, 128 x 128 blocks, each on a cold L2)
-   requested and predicted DRAM bytes against the paper's 4.4 GB (forward + backward of FA-1).
+   requested and predicted DRAM bytes against the paper's 4.4 GB (forward + backward of FA-1); then FA-1's own
+   schedule (algorithms/l2_flash1.py: Algorithm 1 and 4, one program per (sequence, head), attnio's published
+   blocks B_r = 64, B_c = 384), whose requested bytes are attnio's exact flash1 + flash1-bwd count (4.605 GB).
 2. ROCm/FlyDSL PR #919 (MI355X, S = 65536, H = 64, D = 128, bf16, non-causal): two launch orders, hit rate and
    L2 misses (128-byte lines) against the published 2.36% / 8.593e9 and 93.62% / 5.611e8. One XCD is replayed
    and the misses are multiplied by 8: both orders deal the 8 XCDs symmetric shares.
@@ -24,12 +26,15 @@
    most sharing resident programs can have) and drift-max (sync="drift", skew=1: the first wave's starts spread
    over a whole program), and whether each published number falls inside [lockstep, drift-max].
    ``--write-report-data`` runs only this and writes it, atomically, to reports/dram.json (the report's "What
-   reaches DRAM" section reads it; minutes on this machine, in 3 processes).
+   reaches DRAM" section reads it; minutes on this machine, in 3 processes); with ``--only-fa1`` it computes only
+   the FA-1 row of FA Fig. 2 (about a minute) and puts it into the existing reports/dram.json after the FA-2 row,
+   the other rows kept as they are.
 
 7. ``--drift-sweep`` (only this): 150 random small forward cases (seeded), lockstep against sync="drift": on how
    many drift reads less from DRAM, and by how much at most (docs/dram.md#lockstep-and-drift: not monotone).
 
-    .venv/bin/python benchmarks/bench_l2.py [--skip-flydsl] [--only-trace] [--write-report-data] [--drift-sweep]
+    .venv/bin/python benchmarks/bench_l2.py [--skip-flydsl] [--only-trace] [--write-report-data [--only-fa1]]
+                                            [--drift-sweep]
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import sys
 import time
 
 from attnio.algorithms.l2 import fa3_section_heads, replay, replay_backward
+from attnio.algorithms.l2_flash1 import fa1_blocks, replay_flash1, replay_flash1_backward
 from attnio.core.workload import Workload
 
 
@@ -61,6 +67,15 @@ def fa1_fig2() -> None:
     tot, req = f.dram_bytes + b.dram_bytes, f.requested_bytes + b.requested_bytes
     print(f"1. forward + backward: predicted DRAM {tot / 1e9:.3f} GB = {tot / 4.4e9:.2f} x the paper's 4.4 GB "
           f"(FA-1); requested {req / 1e9:.3f} GB = {req / 4.4e9:.2f} x")
+    B_r, B_c = fa1_blocks(w)
+    f, b = replay_flash1(w, "a100"), replay_flash1_backward(w, "a100")
+    for name, r in (("forward", f), ("backward", b)):
+        print(f"1. FA-1's own schedule ({B_r} x {B_c} blocks), {name}: requested {r.requested_bytes / 1e9:.3f} GB, "
+              f"predicted DRAM {r.dram_bytes / 1e9:.3f} GB (compulsory {r.compulsory_bytes / 1e9:.3f} GB), hit rate "
+              f"{r.hit_rate:.3f} ({r.seconds:.0f} s)")
+    tot, req = f.dram_bytes + b.dram_bytes, f.requested_bytes + b.requested_bytes
+    print(f"1. FA-1 forward + backward: predicted DRAM {tot / 1e9:.3f} GB = {tot / 4.4e9:.2f} x the paper's 4.4 GB; "
+          f"requested {req / 1e9:.3f} GB = {req / 4.4e9:.2f} x")
 
 
 def trace() -> None:
@@ -184,14 +199,40 @@ def _row(source: str, quantity: str, published: str, interval: tuple[float, floa
             "command": command}
 
 
+FIG2_SOURCE = "FlashAttention Fig. 2 (A100; b = 64, H = 16, N = 1024, d = 64, fp16)"
+
+
 def _fig2() -> list[dict]:
     w = Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16", gpu="a100")
     fig2 = _ends(lambda sync: (replay(w, "a100", sync=sync), replay_backward(w, "a100", sync=sync)),
                  lambda fb: (fb[0].dram_bytes + fb[1].dram_bytes) / 1e9)
-    return [_row("FlashAttention Fig. 2 (A100; b = 64, H = 16, N = 1024, d = 64, fp16)",
+    return [_row(FIG2_SOURCE,
                  "DRAM GB, forward + backward (replay: FA-2, 128 x 128)", "4.4 GB (FA-1)", (4.4, 4.4), fig2,
                  'w = Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16"); replay(w, "a100", '
                  'sync="drift").dram_bytes + replay_backward(w, "a100", sync="drift").dram_bytes')]
+
+
+def _fig2_fa1() -> list[dict]:
+    """FA Fig. 2 replayed with FA-1's own schedule (algorithms/l2_flash1.py), at both ends of the bracket."""
+    w = Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16", gpu="a100")
+    B_r, B_c = fa1_blocks(w)
+    res = {s: (replay_flash1(w, "a100", sync=s), replay_flash1_backward(w, "a100", sync=s))
+           for s in ("lockstep", "drift")}
+    ends = tuple((f.dram_bytes + b.dram_bytes) / 1e9 for f, b in res.values())
+    f, b = res["lockstep"]
+    row = _row(FIG2_SOURCE, f"DRAM GB, forward + backward (replay: FA-1's own schedule, {B_r} x {B_c})",
+               "4.4 GB (FA-1)", (4.4, 4.4), ends,
+               'w = Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16", gpu="a100"); '
+               'replay_flash1(w, "a100", sync="drift").dram_bytes + replay_flash1_backward(w, "a100", '
+               'sync="drift").dram_bytes')
+    row["requested_GB"] = (f.requested_bytes + b.requested_bytes) / 1e9
+    row["parts_GB"] = {s: {"forward": fb[0].dram_bytes / 1e9, "backward": fb[1].dram_bytes / 1e9}
+                       for s, fb in res.items()}
+    # what decides the verdict: the L2's capacity against the forward's 108 resident programs (lockstep)
+    row["lockstep_GB_by_l2_MiB"] = {str(mib): (replay_flash1(w, "a100", l2_bytes=mib * 2**20).dram_bytes
+                                               + replay_flash1_backward(w, "a100", l2_bytes=mib * 2**20).dram_bytes)
+                                    / 1e9 for mib in (40, 32, 20)}
+    return [row]
 
 
 _FLYDSL = {"hqb": ("baseline launch (hqb)", 2.36, 8.593e9), "qhb": ("reordered launch (qhb)", 93.62, 5.611e8)}
@@ -238,7 +279,8 @@ def _sawtooth() -> list[dict]:
 
 
 def _job(name: str) -> list[dict]:
-    rows = {"fig2": _fig2, "sections": _sections, "sawtooth": _sawtooth}[name]() if not name.startswith("flydsl") \
+    rows = {"fig2": _fig2, "fig2-fa1": _fig2_fa1, "sections": _sections, "sawtooth": _sawtooth}[name]() \
+        if not name.startswith("flydsl") \
         else _flydsl(name.split("-")[1])
     for r in rows:
         print(f"6. {r['source']}: {r['quantity']}: published {r['published']}; bracket [lockstep {r['lockstep']:.4g}, "
@@ -248,7 +290,7 @@ def _job(name: str) -> list[dict]:
 
 def bracket(skip_flydsl: bool = False, workers: int = 1) -> list[dict]:
     """Every published row at both ends of the bracket (6. in the module docstring); ``workers`` processes."""
-    jobs = ["fig2", "sections", "sawtooth"] + ([] if skip_flydsl else ["flydsl-hqb", "flydsl-qhb"])
+    jobs = ["fig2", "fig2-fa1", "sections", "sawtooth"] + ([] if skip_flydsl else ["flydsl-hqb", "flydsl-qhb"])
     if workers == 1:
         return [r for j in jobs for r in _job(j)]
     from concurrent.futures import ProcessPoolExecutor
@@ -279,15 +321,29 @@ def drift_sweep(cases: int = 150, seed: int = 1) -> None:
           f"{100 * worst:.1f}%")
 
 
-def write_report_data(path: str | None = None) -> None:
+def write_report_data(path: str | None = None, only_fa1: bool = False) -> None:
+    """Write the bracket rows to reports/dram.json; ``only_fa1``: compute only FA Fig. 2's FA-1 row and put it
+    into the existing file after the FA-2 row of the same figure (replacing an older FA-1 row), the rest kept."""
     import json
     from pathlib import Path
 
     from attnio.reports.store import write_atomic
 
     t0 = time.perf_counter()
-    rows = bracket(workers=3)
     out = Path(path) if path else Path(__file__).resolve().parents[1] / "reports" / "dram.json"
+    if only_fa1:
+        old = json.loads(out.read_text())
+        new = _job("fig2-fa1")
+        rows = [r for r in old["rows"] if "FA-1's own" not in r["quantity"]]
+        at = next((k + 1 for k, r in enumerate(rows) if r["source"] == FIG2_SOURCE), 0)
+        rows[at:at] = new
+        meta = dict(old["meta"], fa1_row={"command": "python benchmarks/bench_l2.py --write-report-data --only-fa1",
+                                          "seconds": round(time.perf_counter() - t0)})
+        write_atomic(out, json.dumps({"meta": meta, "rows": rows}, indent=1, sort_keys=True, ensure_ascii=False)
+                     + "\n")
+        print(f"wrote {out} (the FA-1 row only)")
+        return
+    rows = bracket(workers=3)
     meta = {"command": "python benchmarks/bench_l2.py --write-report-data", "skew": 1.0,
             "seconds": round(time.perf_counter() - t0)}
     write_atomic(out, json.dumps({"meta": meta, "rows": rows}, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
@@ -299,7 +355,7 @@ if __name__ == "__main__":
         drift_sweep()
         sys.exit(0)
     if "--write-report-data" in sys.argv:
-        write_report_data()
+        write_report_data(only_fa1="--only-fa1" in sys.argv)
         sys.exit(0)
     if "--only-trace" in sys.argv:
         trace()

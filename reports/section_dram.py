@@ -33,6 +33,19 @@ def _num(x: float) -> str:
     return f"{x:.4g}"
 
 
+def _fa1_note(r: dict[str, Any]) -> str:
+    """The FA-1 row's sentence: its requested bytes, where the published number falls, how far apart the bracket's
+    ends are, and how the lockstep end moves with the L2's capacity (docs/dram.md#flashattention-1s-own-schedule)."""
+    verdict = "inside" if r["inside"] else "outside"
+    by = r.get("lockstep_GB_by_l2_MiB", {})
+    sweep = ", ".join(f"{mib} MiB: {_num(gb)} GB" for mib, gb in sorted(by.items(), key=lambda x: -int(x[0])))
+    return (f"{r['source']}, {r['quantity']}: FA-1's schedule requests {_num(r['requested_GB'])} GB (attnio's exact "
+            f"flash1 + flash1-bwd count); the replay predicts [{_num(r['lockstep'])}, {_num(r['drift_max'])}] GB, so "
+            f"the published {r['published']} is {verdict} the bracket, whose ends differ by "
+            f"{100 * abs(r['lockstep'] - r['drift_max']) / r['lockstep']:.1f}%"
+            + (f"; the lockstep end by L2 size: {sweep}." if sweep else "."))
+
+
 def section(ctx: Any = None, path: Path = TABLE) -> Section:
     s = Section("What reaches DRAM")
     s.p("attnio counts requested bytes; a profiler reports what reaches DRAM after the L2 absorbed the re-reads of "
@@ -55,6 +68,9 @@ def section(ctx: Any = None, path: Path = TABLE) -> Section:
             f"`{data['meta'].get('command')}`; each row's replay call is in reports/dram.json). The bracket's ends "
             "are two named schedules, not bounds: on small random cases drift can read less than lockstep "
             "(docs/dram.md#lockstep-and-drift).")
+        for r in rows:
+            if "requested_GB" in r:
+                s.p(_fa1_note(r))
     fl = figures.dram_floor_rows()
     s.p("Floors of one forward (32 heads, N = 32768, d = 128, bf16, causal) per L2 preset (bounds/dram.py "
         "`floors`): the largest applicable two-level lower bound at M = the whole L2, and max(DRAM floor ÷ HBM "

@@ -45,3 +45,18 @@ def test_section_is_registered() -> None:
     from attnio.reports import report, section_dram
 
     assert section_dram.section in report.SECTIONS
+
+
+def test_section_states_the_fa1_row_with_its_requested_bytes_and_l2_sweep(tmp_path) -> None:
+    rows = [{"source": "FA Fig. 2", "quantity": "DRAM GB (FA-1's own schedule)", "published": "4.4 GB",
+             "published_interval": [4.4, 4.4], "lockstep": 3.37, "drift_max": 3.354, "inside": False,
+             "command": "replay_flash1(...)", "requested_GB": 4.605,
+             "lockstep_GB_by_l2_MiB": {"40": 3.37, "32": 4.327, "20": 4.507}}]
+    p = tmp_path / "dram.json"
+    p.write_text(json.dumps({"meta": {"command": "x"}, "rows": rows}))
+    md = render_markdown([section(None, path=p)])
+    assert "requests 4.605 GB" in md and "4.4 GB is outside the bracket, whose ends differ by 0.5%" in md
+    assert "40 MiB: 3.37 GB, 32 MiB: 4.327 GB, 20 MiB: 4.507 GB" in md
+    rows[0]["inside"] = True
+    p.write_text(json.dumps({"meta": {"command": "x"}, "rows": rows}))
+    assert "4.4 GB is inside the bracket" in render_markdown([section(None, path=p)])
