@@ -191,6 +191,9 @@ TIERS: dict[str, tuple[str, ...]] = {
     # 15 s or more in the measured fast loop on the loaded shared machine (about 5 s quiet)
     "slow": (
         "test_triton_scale.py::test_sampled_equals_full_run",
+        "test_triton_scale.py::test_fa2_backward_fast_equals_full_run",
+        "test_triton_scale.py::test_square_tiling_fast_equals_full_run",
+        "test_triton_scale.py::test_shipped_kernels_fast_equal_full_run",
         "test_bspv_cap.py::test_bound_below_every_covered_schedule_on_a_dense_grid",
         "test_bspv_cap.py::test_bound_below_every_covered_schedule_on_a_grid_dv_free",
         "test_backward_slots_dv.py::test_the_bound_is_below_every_covered_exact_cost_on_a_grid",
