@@ -243,3 +243,36 @@ def test_cli_fast_prints_the_method_in_json_and_refuses_other_targets(capsys):
     assert d["method"].startswith("sampled: ")
     assert sum(t["reads_words"] for t in d["tensors"].values()) == traffic(w, 16).reads_words
     assert main([*argv[:-3], "--block", "16by16"]) == 2
+
+
+def test_cli_fast_counts_a_paged_decode_along_n_kv(capsys):
+    import json
+    from pathlib import Path
+
+    from attnio.cli import main
+
+    target = f"{Path(__file__).resolve().parent / 'kernels_shipped' / 'launchers.py'}:paged"
+    argv = ["kernel", target, "--Nq", "1", "--Nkv", "296", "--d", "16", "--batch", "3", "--heads", "2",
+            "--kv-heads", "1", "--page-size", "16", "--fast", "--length-step", "32", "--json"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["method"].startswith("sampled along N_kv: counted at N_kv = 40, 72, 104")
+    # per program: q 16 words (one row), 19 block-table words, 1 seq_lens word, 296 K and V rows of 16
+    assert sum(t["reads_words"] for t in d["tensors"].values()) == 6 * (16 + 19 + 1 + 2 * 296 * 16)
+
+
+def test_cli_counts_a_shape_too_large_for_a_full_run_fast_or_refuses_in_one_line(capsys):
+    from pathlib import Path
+
+    from attnio.cli import main
+
+    file = Path(__file__).resolve().parent / "scale_kernels.py"
+    big = ["--N", "4096", "--d", "16", "--batch", "64", "--heads", "32"]
+    assert main(["kernel", f"{file}:probe_plain", *big]) == 0
+    out, _ = capsys.readouterr()
+    assert out.startswith("method: sampled: ") and f"total: {2 * 4 * 64 * 32 * 4096 * 16} B" in out
+    assert main(["kernel", f"{file}:probe_last_unit_reads_more", *big]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "shape too large for a full run (" in err and "no faster method: launch 0 (_probe)" in err
+    assert "not offset-only" in err

@@ -50,6 +50,8 @@ __all__ = ["FIELDS", "SMALL", "Mismatch", "ScaledCount", "count", "full_count", 
 
 #: a block axis of up to this many programs is run in full (no fit)
 SMALL = 6
+#: the largest witness (elements of q, k, v and o) ``attnio kernel --fast`` makes (its tensors are zeros in memory)
+WITNESS_ELEMENTS = 1 << 28
 FIELDS = ("reads_bytes", "writes_bytes", "reads_words", "writes_words")
 
 
