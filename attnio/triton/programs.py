@@ -16,7 +16,6 @@ multisets of addresses up to that shift (:func:`shift_equal`; equal hashes stand
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +82,21 @@ def shift_equal(a: dict[tuple[str, str], list[tuple[int, int, bytes]]],
     return None
 
 
+class _NoAccess:
+    """The counter of a run with no program: launches pass, an access is an error (none can happen)."""
+
+    def begin_launch(self, kernel: str, arg_tensors: list[tuple[str, Any]]) -> None:
+        pass
+
+    def end_launch(self) -> None:
+        pass
+
+    def access(self, *args: Any, **kwargs: Any) -> None:
+        raise AttnioError("an access in a run with no program (attnio.triton.programs)")
+
+    classify = access
+
+
 class Runner:
     """A launcher with its inputs (attnio input -> value; ``counted``: the tensors named in the counts)."""
 
@@ -93,7 +107,7 @@ class Runner:
     def run(self, want: dict[int, set[Index]] | None = None, digest: set[Key] | frozenset[Key] = frozenset()) -> Ran:
         """Call the launcher once, running only the programs ``want`` names per launch (module docstring)."""
         from attnio.triton import count as count_mod
-        from attnio.triton.hooks import programs_only
+        from attnio.triton.hooks import patched, programs_only
 
         want = want or {}
         ran = Ran()
@@ -133,9 +147,11 @@ class Runner:
                 c.record = None
 
         self.calls += 1
-        # no program to run: the grids only, without counting (no address index to build)
-        counting = count_mod.count_traffic(**self.counted) if want else contextlib.nullcontext()
-        with counting, programs_only(select, around, launch):
+        # no program to run: the grids only, under the hooks (a GPU-compiled or unpinned autotuned kernel still
+        # refused) with a counter that builds no address index (no access can happen)
+        counting = count_mod.count_traffic(**self.counted) if want else patched(_NoAccess())
+        # zero inputs: a kernel's exp and matmul may overflow; the values are not what is counted
+        with counting, programs_only(select, around, launch), np.errstate(all="ignore"):
             try:
                 self.lau.call(self.values)
             except AttnioError:
