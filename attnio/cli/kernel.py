@@ -205,6 +205,9 @@ def _run(args: argparse.Namespace) -> Any:
     try:
         with _stand_in(args.fake_gpu):
             too_large = _too_large(w) if cu is None else None
+            if getattr(args, "fast", False) and cu is not None:
+                raise InvalidParameter("cu-seqlens", args.cu_seqlens, "not with --fast (a fast count's packed batch is "
+                                       "--batch sequences of --N tokens each)")
             if getattr(args, "fast", False) or too_large:
                 return _fast(args, w, mapping, too_large)
             launch = load_launcher(args.target, args.import_roots)
