@@ -12,8 +12,9 @@ b ≤ 2 batches and k ≤ 2 K/V heads (group size, N_q, N_kv, d, d_v, dtype, M k
                 (the kernels launched, in order, must be the same) and axis, extent = e(1,1)·b^β·k^κ with
                 β, κ ∈ {0, 1} (checked; scale_fit.grid_law); β or κ = 1: a unit axis, whose extent at the
                 workload is extrapolated by that law; else a block axis (same extent at the workload)
-    unit axes:  at the witness (b_w, k_w), programs with block index 0 and 1 (along the longest block axis) run at
-                unit 0 and at the last unit of each unit axis: their accesses must agree access for access up
+    unit axes:  at the witness (b_w, k_w), after the block axes below: at the two block indices (along the
+                longest block axis) whose unit-0 programs moved the fewest words, the programs at unit 0 and at
+                the last unit of each unit axis run again: their accesses must agree access for access up
                 to one base shift per tensor and direction (programs.shift_equal; else Mismatch); every unit
                 then counts as unit 0
     block axes: the longest block axis (if it has more than SMALL programs) is fitted piecewise-affine
@@ -299,27 +300,6 @@ def _count(w: Workload, lau: Any, *, verify: int, seed: int, page_size: int | No
                            f"(grid {wgrid}): only one is fitted")
         plans.append((ell, law, wgrid, long_ax, short))
 
-    # unit axes: offset-only, compared on probes 0 and 1 along the long block axis
-    pairs = []
-    for ell, law, wgrid, long_ax, _ in plans:
-        if 0 in wgrid:
-            continue
-        for i in range(min(2, wgrid[long_ax])):
-            base = [0, 0, 0]
-            base[long_ax] = i
-            for ax in law["units"]:
-                other = list(base)
-                other[ax] = wgrid[ax] - 1
-                pairs.append((ell, ax, (ell, tuple(base)), (ell, tuple(other))))
-    progs.get(sorted({k for p in pairs for k in p[2:]}), digest=True)
-    from attnio.triton.programs import shift_equal
-
-    for ell, ax, a, b in pairs:
-        why = shift_equal(progs.digests[a], progs.digests[b])
-        if why:
-            raise Mismatch(f"launch {ell} ({laws[ell]['name']}): programs {a[1]} and {b[1]} (unit axis "
-                           f"{'xyz'[ax]}, units 0 and {b[1][ax]}) are not offset-only: {why}")
-
     total = Counts()
     launches, notes = [], []
     for ell, law, wgrid, long_ax, short in plans:
@@ -342,9 +322,37 @@ def _count(w: Workload, lau: Any, *, verify: int, seed: int, page_size: int | No
         rec["block_axis"] = "xyz"[long_ax]
         rec["pieces"] = "; ".join(pieces)
         launches.append(rec)
+
+    # unit axes: offset-only, compared at the two block indices (along the long axis, short ones 0) whose unit-0
+    # programs moved the fewest words (the cheapest to run again)
+    pairs = []
+    for ell, law, wgrid, long_ax, _ in plans:
+        if 0 in wgrid or not law["units"]:
+            continue
+        ran = [(sum(v[2] + v[3] for v in c.values()), k[1][long_ax]) for k, c in progs.counts.items()
+               if k[0] == ell and all(k[1][ax] == 0 for ax in range(3) if ax != long_ax)]
+        probes = sorted(i for _, i in sorted(ran)[:2])
+        launches[ell]["unit_probes"] = probes
+        for i in probes:
+            base = [0, 0, 0]
+            base[long_ax] = i
+            for ax in law["units"]:
+                other = list(base)
+                other[ax] = wgrid[ax] - 1
+                pairs.append((ell, ax, (ell, tuple(base)), (ell, tuple(other))))
+    progs.get(sorted({k for p in pairs for k in p[2:]}), digest=True)
+    from attnio.triton.programs import shift_equal
+
+    for ell, ax, a, b in pairs:
+        why = shift_equal(progs.digests[a], progs.digests[b])
+        if why:
+            raise Mismatch(f"launch {ell} ({laws[ell]['name']}): programs {a[1]} and {b[1]} (unit axis "
+                           f"{'xyz'[ax]}, units 0 and {b[1][ax]}) are not offset-only: {why}")
+    for ell, law, wgrid, long_ax, _ in plans:
+        rec = launches[ell]
         unit_txt = (f"unit axes {law['law']} (extents at the workload extrapolated by that law), offset-only "
-                    f"checked on units 0 and last at {'xyz'[long_ax]} ∈ {{0{', 1' if T > 1 else ''}}}"
-                    if law["units"] else "no unit axis")
+                    f"checked on units 0 and last at {'xyz'[long_ax]} ∈ {{{', '.join(map(str, rec['unit_probes']))}}}"
+                    if "unit_probes" in rec else "no unit axis")
         notes.append(f"launch {ell} {law['name']} grid {'×'.join(map(str, law['extent']))} (witness "
                      f"{'×'.join(map(str, wgrid))}): {unit_txt}; block axis {'xyz'[long_ax]}: {rec['pieces']}")
 
