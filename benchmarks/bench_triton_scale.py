@@ -1,14 +1,30 @@
-"""Counting attnio's FA-2 forward at production shape: the full interpreter run (every program) against
-attnio.triton.scale's sampled count. Prints times and agreement measured in one run; asserts nothing.
-Target: the production shape in ≤ 60 s on 2 cores.
+"""Counting Triton kernels at production shape: the full interpreter run (every program) against
+attnio.triton.scale's fast count, per kernel. Prints times and agreement measured in one run; asserts nothing.
+Targets: attnio's FA-2 forward at production shape in ≤ 60 s, a paged decode of 64 sequences × 128k tokens in
+≤ 30 s (2 cores).
 
-    .venv/bin/python benchmarks/bench_triton_scale.py [--small-N 512] [--N 32768] [--skip-production]
+    .venv/bin/python benchmarks/bench_triton_scale.py [--only fa2_fwd,decode,...] [--skip-production]
 
-Small shape (both run): batch 1, 4 heads, 2 K/V heads, N = --small-N, d = 128, causal, fp16, blocks 64×64;
-the two counts are compared per tensor and field. Production shape (only the sampled count runs: the full
-run would take days): batch 8, 32 heads, 8 K/V heads, N = --N, d = 128, causal, fp16, blocks 64×64; compared
-with the kernel's exact formula (attnio.triton.kernels.fa2_fwd.traffic, derived there). Times are CPU seconds
-(``time.process_time``) and wall seconds of one run each.
+Per kernel: a small shape where both run (the fast count compared with the full run per tensor and field) and a
+production shape where only the fast count runs (compared with the kernel's exact formula where it has one).
+Kernels (fp16 for attnio's, fp32 for the shipped-shape kernels of tests/kernels_shipped, whose tl.dot mixes
+fp32 and the input type; d = 128, 32 heads, 8 K/V heads at production):
+
+- fa2_fwd: attnio's FA-2 forward, causal, blocks 64×64; small 1×4 heads (2 K/V), N = 512; production 8 × N = 32768
+  (formula attnio.triton.kernels.fa2_fwd.traffic);
+- fa2_bwd: attnio's FA-2 backward (preprocess + main), causal, blocks 64×64; small as above; production
+  8 × N = 8192 (formula fa2_bwd.exact_count);
+- square: attnio's square tiling (two launches, S in slow memory), causal, B = 64; small as above; production
+  8 × N = 4096 (formula square_tiling.traffic; the witness's S, 1 GiB, is allocated by torch.empty and only the programs run touch it);
+- dense, varlen, paged (page 16), token_pool, split (split-KV + combine, under a fake GPU of 10^6 SMs): the
+  shipped-shape kernels, non-causal, blocks 16; small 1×4 heads (2 K/V), N = 256; production 8 × N = 4096;
+- decode: the shipped paged kernel with N_q = 1, page 16, length step 1024; small 2 × 4 heads (2 K/V),
+  N_kv = 4096 (fast along N_kv compared with the full run); production 64 sequences × 131072 tokens
+  (formula: per program q's 128 words of its one row, ⌈N_kv/16⌉ block-table words, one seq_lens word and
+  N_kv·(d + d_v) K and V words; writes 128).
+
+Times are CPU seconds (``time.process_time``, the process's own: both cores' worth when torch uses two) and wall
+seconds of one run each; the machine's load changes the wall times.
 """
 
 from __future__ import annotations
@@ -18,14 +34,17 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ["TRITON_INTERPRET"] = "1"
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
+from attnio.core.counts import IOCount  # noqa: E402
 from attnio.core.workload import Workload  # noqa: E402
-from attnio.triton import count_traffic, scale  # noqa: E402
-from attnio.triton.kernels.fa2_fwd import fa2_forward, traffic  # noqa: E402
+from attnio.triton import scale  # noqa: E402
+from attnio.triton.fake_gpu import fake_gpu  # noqa: E402
 
 BLOCK = (64, 64)
 
@@ -36,37 +55,96 @@ def timed(f):  # noqa: ANN001, ANN201
     return out, time.process_time() - c, time.perf_counter() - t
 
 
-def full(w: Workload, schedule: str):  # noqa: ANN201
-    t = scale._tensors(w)
-    with count_traffic(**t) as tr:
-        fa2_forward(t["q"], t["k"], t["v"], causal=w.causal, block=BLOCK, schedule=schedule, o=t["o"], lse=t["lse"])
-    return tr
+def _bwd(q, k, v, o, do, lse, dq, dk, dv, causal):  # noqa: ANN001, ANN202
+    from attnio.triton.kernels.fa2_bwd import fa2_backward
+
+    fa2_backward(q, k, v, o, do, lse, causal=causal, B_r=BLOCK[0], B_c=BLOCK[1], dq=dq, dk=dk, dv=dv)
+
+
+def _square(q, k, v, o, lse, causal):  # noqa: ANN001, ANN202
+    from attnio.triton.kernels.square_tiling import square_tiling_forward
+
+    square_tiling_forward(q, k, v, causal=causal, B=BLOCK[0], o=o, lse=lse)
+
+
+def _wl(batch: int, heads: int, kv: int, N: int, causal: bool, dtype: str, Nq: int | None = None) -> Workload:
+    return Workload.build(batch=batch, heads=heads, kv_heads=kv, Nq=Nq if Nq is not None else N, Nkv=N, d=128,
+                          causal=causal, dtype=dtype, M=10**5)
+
+
+def kernels() -> dict[str, dict[str, Any]]:
+    """name -> small and production workloads, count() keywords and the exact formula (or None)."""
+    from kernels_shipped import launchers as L
+
+    from attnio.triton.kernels import fa2_bwd, fa2_fwd, square_tiling
+
+    def bwd_formula(w: Workload) -> IOCount:
+        return fa2_bwd.exact_count(batch=w.batch, heads=w.heads, kv_heads=w.kv_heads, Nq=w.Nq, Nkv=w.Nkv, d=w.d,
+                                   dv=w.dv, causal=w.causal, B_c=BLOCK[1])
+
+    def decode_formula(w: Workload) -> IOCount:
+        per = w.d + -(-w.Nkv // 16) + 1 + w.Nkv * (w.d + w.dv)
+        return IOCount(w.batch * w.heads * per, w.batch * w.heads * w.dv)
+
+    names = {"query": "q", "key": "k", "value": "v", "out": "o", "softmax_scale": "sm_scale"}
+    shipped = {"dense": {"launch": L.attention, "args": names}, "varlen": {"launch": L.varlen},
+               "paged": {"launch": L.paged, "page_size": 16}, "token_pool": {"launch": L.token_pool, "page_size": 1},
+               "split": {"launch": L.by_sm_count}}
+    out: dict[str, dict[str, Any]] = {
+        "fa2_fwd": {"small": _wl(1, 4, 2, 512, True, "fp16"), "prod": _wl(8, 32, 8, 32768, True, "fp16"),
+                    "kw": {"block": BLOCK}, "formula": lambda w: fa2_fwd.traffic(w, BLOCK[0])},
+        "fa2_bwd": {"small": _wl(1, 4, 2, 512, True, "fp16"), "prod": _wl(8, 32, 8, 8192, True, "fp16"),
+                    "kw": {"launch": _bwd}, "formula": bwd_formula},
+        "square": {"small": _wl(1, 4, 2, 512, True, "fp16"), "prod": _wl(8, 32, 8, 4096, True, "fp16"),
+                   "kw": {"launch": _square}, "formula": lambda w: square_tiling.traffic(w, BLOCK[0])},
+    }
+    for name, kw in shipped.items():
+        out[name] = {"small": _wl(1, 4, 2, 256, False, "fp32"), "prod": _wl(8, 32, 8, 4096, False, "fp32"),
+                     "kw": kw, "formula": None}
+    out["decode"] = {"small": _wl(2, 4, 2, 4096, False, "fp32", Nq=1), "prod": _wl(64, 32, 8, 131072, False, "fp32", Nq=1),
+                     "kw": {"launch": L.paged, "page_size": 16, "length_step": 1024}, "formula": decode_formula}
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--small-N", dest="small_N", type=int, default=512)
-    ap.add_argument("--N", type=int, default=32768)
-    ap.add_argument("--schedule", choices=("grouped", "per-head"), default="grouped")
+    ap.add_argument("--only", default=None, help="comma-separated kernels (default all): " + ", ".join(
+        ["fa2_fwd", "fa2_bwd", "square", "dense", "varlen", "paged", "token_pool", "split", "decode"]))
     ap.add_argument("--skip-production", action="store_true")
+    ap.add_argument("--skip-small", action="store_true")
     a = ap.parse_args()
-    small = Workload.build(batch=1, heads=4, kv_heads=2, N=a.small_N, d=128, causal=True, dtype="fp16", M=10**5)
-    f, fc, fw = timed(lambda: full(small, a.schedule))
-    s, sc, sw = timed(lambda: scale.count(small, block=BLOCK, schedule=a.schedule))
-    agree = all(getattr(s, k) == dict(getattr(f, k)) for k in scale.FIELDS)
-    print(f"small (1x4 heads, 2 kv, N={a.small_N}, d=128, causal, {a.schedule}, blocks {BLOCK}):")
-    print(f"  full run     {fc:8.2f} CPU-s {fw:8.2f} s   {f.io_count()}")
-    print(f"  sampled      {sc:8.2f} CPU-s {sw:8.2f} s   {s.io_count()}  ({s.programs_run}/{s.programs_total} programs)")
-    print(f"  per tensor and field equal: {agree}; full/sampled CPU time {fc / sc:.2f}x")
-    if a.skip_production:
-        return
-    prod = Workload.build(batch=8, heads=32, kv_heads=8, N=a.N, d=128, causal=True, dtype="fp16", M=10**5)
-    p, pc, pw = timed(lambda: scale.count(prod, block=BLOCK, schedule=a.schedule))
-    want = traffic(prod, BLOCK[0], a.schedule)
-    print(f"production (8x32 heads, 8 kv, N={a.N}, d=128, causal, {a.schedule}, blocks {BLOCK}):")
-    print(f"  sampled      {pc:8.2f} CPU-s {pw:8.2f} s   {p.io_count()}  ({p.programs_run}/{p.programs_total} programs)")
-    print(f"  equals fa2_fwd.traffic {want}: {p.io_count() == want}")
-    print(f"  method: {p.method}")
+    table = kernels()
+    chosen = a.only.split(",") if a.only else list(table)
+    for name in chosen:
+        with fake_gpu("cuda", 90, sm_count=10**6):  # the split-KV launcher splits below half the SMs
+            bench(name, table[name], not a.skip_small, not a.skip_production)
+
+
+def bench(name: str, k: dict[str, Any], small: bool, production: bool) -> None:
+    """One kernel's lines (module docstring)."""
+    kw = dict(k["kw"])
+    full_kw = {x: v for x, v in kw.items() if x != "length_step"}
+    if small:
+        s = k["small"]
+        f, fc, fw = timed(lambda: scale.full_count(s, **full_kw))
+        r, rc, rw = timed(lambda: scale.count(s, **kw))
+        agree = all(getattr(r, x) == {n: v for n, v in getattr(f, x).items() if v or n in getattr(r, x)}
+                    for x in scale.FIELDS)
+        print(f"{name} small ({s.batch}x{s.heads} heads, {s.kv_heads} kv, Nq={s.Nq} Nkv={s.Nkv}, {s.dtype}):")
+        print(f"  full run   {fc:8.2f} CPU-s {fw:8.2f} s   {f.io_count()}")
+        print(f"  fast       {rc:8.2f} CPU-s {rw:8.2f} s   {r.io_count()}  ({r.programs_run}/{r.programs_total} "
+              f"programs)")
+        print(f"  per tensor and field equal: {agree}; full/fast CPU time {fc / rc:.2f}x", flush=True)
+    if production:
+        p = k["prod"]
+        r, rc, rw = timed(lambda: scale.count(p, **kw))
+        print(f"{name} production ({p.batch}x{p.heads} heads, {p.kv_heads} kv, Nq={p.Nq} Nkv={p.Nkv}, {p.dtype}):")
+        print(f"  fast       {rc:8.2f} CPU-s {rw:8.2f} s   {r.io_count()}  ({r.programs_run}/{r.programs_total} "
+              f"programs)")
+        if k["formula"] is not None:
+            want = k["formula"](p)
+            print(f"  equals the exact formula {want}: {r.io_count() == want}")
+        print(f"  method: {r.method[:400]}{' …' if len(r.method) > 400 else ''}", flush=True)
 
 
 if __name__ == "__main__":

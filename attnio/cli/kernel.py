@@ -60,11 +60,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int_option, default=0, help="seed of the inputs (default 0)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument("--fast", action="store_true",
-                   help=f"count by sampled programs (attnio.triton.scale: units checked offset-only, pid_m fitted "
-                        f"and checked) instead of running every program; only for {FAST_TARGET}; no output check")
+                   help="count by sampled programs (attnio.triton.scale: grids found per launch, units checked "
+                        "offset-only, block axes fitted piecewise-affine and checked) instead of running every "
+                        "program; no output check. A workload too large for a full run is counted this way "
+                        "without --fast")
+    p.add_argument("--length-step", dest="length_step", type=int_option, default=None, metavar="S",
+                   help="with --fast: also extrapolate along N_kv from N_kv mod S + S, 2S, 3S (a decode whose "
+                        "programs loop over the whole sequence; S a multiple of the kernel's blocks and pages)")
     p.add_argument("--block", default=None, metavar="BRxBC",
-                   help="with --fast: the FA-2 forward's blocks (default: attnio's io-optimal rule at M); with "
-                        "--formula: the launcher's pinned blocks (default: its `block` default or attnio_block)")
+                   help=f"with --fast and {FAST_TARGET}: the FA-2 forward's blocks (default: attnio's io-optimal "
+                        f"rule at M); with --formula: the launcher's pinned blocks (default: its `block` default or "
+                        f"attnio_block)")
     p.add_argument("--formula", action="store_true",
                    help="fit the kernel's traffic per tensor as a closed form at small shapes (blocks pinned), "
                         "check it on held-out shapes, and compare it with the best lower bound by z3 at --d "
@@ -77,11 +83,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-solver", dest="no_solver", action="store_true",
                    help="with --formula: fit and check only, no z3 comparison")
     p.add_argument("--schedule", choices=("grouped", "per-head"), default="grouped",
-                   help="with --fast: the FA-2 forward's schedule (default grouped)")
+                   help=f"with --fast and {FAST_TARGET}: the FA-2 forward's schedule (default grouped)")
     _kernel_l2.add_arguments(p)
 
 
-#: the one launcher ``--fast`` counts (attnio.triton.scale knows its grid)
+#: the target ``--fast`` counts with attnio's own launcher (--block and --schedule: attnio.triton.scale.fa2_launcher)
 FAST_TARGET = "attnio.triton.kernels.fa2_fwd:fa2_forward"
 
 
@@ -211,18 +217,33 @@ def _run(args: argparse.Namespace) -> Any:
                        Nkv=args.Nkv, d=args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, M=args.M,
                        smem=args.smem, gpu=gpu)
     _kernel_l2.check(args)
-    if getattr(args, "fast", False):
-        return _fast(args, w)
     mapping = _mapping(args.args)
     saved = list(sys.path)
     try:
         with _stand_in(args.fake_gpu):
+            too_large = _too_large(w) if cu is None else None
+            if getattr(args, "fast", False) and cu is not None:
+                raise InvalidParameter("cu-seqlens", args.cu_seqlens, "not with --fast (a fast count's packed batch is "
+                                       "--batch sequences of --N tokens each)")
+            if getattr(args, "fast", False) or too_large:
+                return _fast(args, w, mapping, too_large)
             launch = load_launcher(args.target, args.import_roots)
             with _kernel_l2.traced(args) as trace:
                 result = check(launch, w, seed=args.seed, args=mapping, cu_seqlens=cu, page_size=args.page_size)
             return _kernel_l2.replayed(result, trace, args)
     finally:
         sys.path[:] = saved
+
+
+def _too_large(w: Any) -> str | None:
+    """Why ``w`` is too large for a full run (attnio.triton.check.MAX_ELEMENTS), or None."""
+    from attnio.triton.check import MAX_ELEMENTS
+
+    elements = w.batch * (w.heads * w.Nq + w.kv_heads * w.Nkv) * (w.d + w.dv)
+    if elements <= MAX_ELEMENTS:
+        return None
+    return (f"shape too large for a full run ({elements:,d} elements of q, k, v and o; at most {MAX_ELEMENTS:,d} "
+            f"(2^26))")
 
 
 class _Fast:
@@ -246,19 +267,35 @@ class _Fast:
         return out
 
 
-def _fast(args: argparse.Namespace, w: Any) -> _Fast:
+def _fast(args: argparse.Namespace, w: Any, mapping: dict[str, str] | None, too_large: str | None) -> _Fast:
+    """attnio.triton.scale's count of the target (FAST_TARGET: attnio's FA-2 forward with --block, --schedule).
+    A Mismatch, or a witness too large to make, is bad input: "shape too large for a full run, no faster
+    method: …" when the shape is too large, else "no faster method: …"."""
     from attnio.core.errors import InvalidParameter
     from attnio.triton import scale
 
-    if args.target != FAST_TARGET:
-        raise InvalidParameter("target", args.target, f"{FAST_TARGET} with --fast (the one kernel it samples)")
     block = None
     if args.block is not None:
         br, x, bc = args.block.lower().partition("x")
         if not (x and br.isdigit() and bc.isdigit() and int(br) > 0 and int(bc) > 0):
             raise InvalidParameter("block", args.block, "BRxBC with positive integers, e.g. 64x64")
         block = (int(br), int(bc))
-    return _Fast(scale.count(w, block=block, schedule=args.schedule, seed=args.seed))
+    if args.target == FAST_TARGET:
+        kw: dict[str, Any] = {"block": block, "schedule": args.schedule}
+    else:
+        if block is not None or args.schedule != "grouped":
+            raise InvalidParameter("block", args.block, f"--block and --schedule only with {FAST_TARGET}")
+        kw = {"launch": load_launcher(args.target, args.import_roots), "args": mapping, "page_size": args.page_size}
+    lead = f"{too_large}, no faster method" if too_large else "no faster method"
+    wit = scale.witness(w)
+    elements = wit.batch * (wit.heads * wit.Nq + wit.kv_heads * wit.Nkv) * (wit.d + wit.dv)
+    if elements > scale.WITNESS_ELEMENTS:
+        raise scale.Mismatch(f"{lead}: its witness (batch {wit.batch}, kv_heads {wit.kv_heads}) has {elements:,d} "
+                             f"elements of q, k, v and o (at most {scale.WITNESS_ELEMENTS:,d})")
+    try:
+        return _Fast(scale.count(w, seed=args.seed, length_step=args.length_step, **kw))
+    except scale.Mismatch as e:
+        raise scale.Mismatch(f"{lead}: {e}") from None
 
 
 class _Formula:

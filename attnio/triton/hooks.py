@@ -362,10 +362,13 @@ def _forwarder(owner: Any, attr: str) -> Callable[..., Any]:
 
 @contextlib.contextmanager
 def programs_only(select: Callable[[tuple[int, int, int]], bool],
-                  around: Callable[[tuple[int, int, int], bool], None]) -> Iterator[None]:
+                  around: Callable[[tuple[int, int, int], bool], None],
+                  launch: Callable[[str, tuple[int, int, int] | None], None] | None = None) -> Iterator[None]:
     """For the ``with`` block, process-wide: each launch runs only the programs whose grid index (x, y, z)
     ``select`` accepts, calling ``around(index, True)`` before and ``around(index, False)`` after each one
-    (``attnio.triton.scale`` counts one program at a time this way). The kernel's rewritten function is
+    (``attnio.triton.scale`` counts one program at a time this way). ``launch``, when given, is called as
+    ``launch(kernel name, None)`` before each launch and ``launch(kernel name, (nx, ny, nz))`` after it, with
+    the launch's grid (the interpreter's, padded to three axes). The kernel's rewritten function is
     wrapped in a function with its globals (where the interpreter patches ``triton.language``) and its
     signature (from which the interpreter binds the arguments); the grid loop itself is the interpreter's."""
     import types
@@ -377,9 +380,10 @@ def programs_only(select: Callable[[tuple[int, int, int]], bool],
         loop = inspect.getsource(interp.GridExecutor)  # the class as written (its __call__ may be patched now)
     except (OSError, TypeError):
         loop = ""
-    if not hasattr(builder, "set_grid_idx") or "self.fn(**args)" not in loop:
+    if not (hasattr(builder, "set_grid_idx") and hasattr(builder, "set_grid_dim")) or "self.fn(**args)" not in loop:
         raise UntestedTriton("this Triton's interpreter no longer runs a grid as programs_only expects "
-                             "(interpreter_builder.set_grid_idx, GridExecutor calling self.fn(**args))")
+                             "(interpreter_builder.set_grid_idx and set_grid_dim, GridExecutor calling "
+                             "self.fn(**args))")
     real_call = interp.GridExecutor.__call__
 
     def only(**kw):  # noqa: ANN003, ANN202 -- its free names are closure cells, never globals
@@ -396,10 +400,16 @@ def programs_only(select: Callable[[tuple[int, int, int]], bool],
         w.__signature__ = inspect.signature(fn)
         w.__qualname__ = fn.__qualname__
         self.fn = w
+        if launch is not None:
+            launch(fn.__name__, None)
+            builder.grid_dim = None
         try:
-            return real_call(self, *args, **kwargs)
+            out = real_call(self, *args, **kwargs)
         finally:
             self.fn = fn
+        if launch is not None:
+            launch(fn.__name__, tuple(builder.grid_dim) if builder.grid_dim is not None else None)
+        return out
 
     fn: Any = None
     interp.GridExecutor.__call__ = call
