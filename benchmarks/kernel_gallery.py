@@ -444,7 +444,9 @@ def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any
                held_out=[{"shape": h.shape, "exact": h.ok, "mismatches": {k: list(v) for k, v in h.mismatches.items()},
                           "seconds": round(h.seconds, 1)} for h in f.held_out], exact=f.exact)
     if not f.exact:
-        out["error"] = "a held-out count differs from the fitted form (no form printed)"
+        bad = sorted({k for h in f.held_out for k in h.mismatches})
+        out["error"] = (f"held-out counts of {', '.join(bad)} differ from the fitted form (no form printed): a term "
+                        f"outside the basis (widths {', '.join(spec.widths)}; lengths {', '.join(spec.lengths)})")
         return out
     out["formulas"] = {f"{t}.{x}": f.text(t, x) for t in f.tensors for x in ("reads_bytes", "writes_bytes")
                        if (t, x) in f.coefficients}
