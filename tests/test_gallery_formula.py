@@ -111,7 +111,7 @@ def test_shapes_map_between_the_fit_and_the_gallery():
 
     g = _gallery()
     spec = g.Fit(block=(16, 16), causal=False, packed=True, lengths=("1",), widths=("1", "d"))
-    w = Workload.build(batch=3, heads=2, kv_heads=1, N=20, d=16, dtype="fp16")
+    w = Workload.build(batch=3, heads=2, kv_heads=1, N=20, d=16, dtype="fp16", M=g.M_WORDS)
     s = g.gallery_shape(spec, w)
     assert s["seqlens"] == [20, 20, 20] and s["heads"] == 2 and s["N"] == 1
     assert g.fit_shape(spec, s) == {"Z": 3, "H": 2, "H_kv": 1, "N_q": 20, "N_kv": 20, "d": 16, "d_v": 16}
