@@ -18,7 +18,14 @@ Exits 1 when a formula misses a count (✗) or a kernel fails (and then writes n
 line, the package versions and the results go to ``docs/gallery.md`` and ``reports/gallery.json`` (both written
 atomically; not with ``--only`` or ``--no-write``).
 
-    .venv/bin/python benchmarks/kernel_gallery.py [--only NAME ...] [--cache DIR] [--no-write]
+    .venv/bin/python benchmarks/kernel_gallery.py [--only NAME ...] [--cache DIR] [--no-write] [--formula [--no-solver]]
+
+``--formula``: for each kernel with a :class:`Fit`, ``attnio.triton.formula.fit`` through its adapter (every
+count by :func:`check_shape`), the held-out check, the fitted form against the hand formula at every gallery,
+fit and held-out shape it describes (a disagreement fails the run), z3's least c of formula ≤ c × best lower
+bound for 1024 ≤ N ≤ 2²⁰ at d = 128 (anything else reads "not proved"), and, where :attr:`Fit.metadata` names
+a kernel, its generated ``launch_metadata`` against a real launch's counted bytes (:func:`metadata_check`). A fit
+that fails is written with its reason (the byte fields that miss, the term the basis lacks), never a form.
 
 Shape variables of the formulas: B (batch), H, Hkv, g = H/Hkv, Nq, Nkv, d, dv, causal, e (bytes per element of
 q), L (list of sequence lengths of a packed variable-length batch; T = sum(L) tokens), P (page size), W = 4
