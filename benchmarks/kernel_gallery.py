@@ -461,6 +461,10 @@ def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any
         return out
     out["formulas"] = {f"{t}.{x}": f.text(t, x) for t in f.tensors for x in ("reads_bytes", "writes_bytes")
                        if (t, x) in f.coefficients}
+    import sympy as sp
+
+    out["total_bytes"] = str(sp.expand(sum((f.sympy(t, x) for t in f.tensors for x in ("reads_bytes", "writes_bytes")),
+                                           sp.Integer(0))))
     used = sorted({ln for terms in f.coefficients.values() for (_, _, ln) in terms})
     out["definitions"] = {n: d for n, d in f.as_dict()["definitions"].items() if n in used}
     agree, checked = [], 0
@@ -637,6 +641,7 @@ def fit_markdown(ks: list[dict[str, Any]]) -> list[str]:
                 + (", N_q = N_kv = N (a packed batch of Z sequences of N tokens)" if f["packed"] else "")
                 + "".join(f"; {n} = {d}" for n, d in f["definitions"].items()) + ".", ""]
         out += [f"- `{key}` = `{v}`" for key, v in f["formulas"].items() if v != "0"]
+        out += [f"- total = `{f['total_bytes']}`"]
         out += ["", "Held out: " + "; ".join(
             ", ".join(f"{a}={b}" for a, b in h["shape"].items()) + f" ✓ ({h['seconds']:.1f} s)" for h in f["held_out"])]
         c = f.get("compare")

@@ -68,6 +68,7 @@ def test_fit_of_a_packed_varlen_kernel_through_the_gallery_adapter_is_exact_and_
     assert "not fitted" not in g.fit_summary(r) and "= hand formula" in g.fit_summary(r)
     md = "\n".join(g.fit_markdown([{"name": "shipped-varlen", "fit": r}]))
     assert "`k.reads_bytes` = `4*H*N_kv*T_r*Z*d`" in md and "packed batch" in md and "not compared" in md
+    assert r["total_bytes"].count("T_r") == 3  # K, V and the offsets grow with the query blocks; Q and O do not
 
 
 @pytest.mark.slow
@@ -124,6 +125,7 @@ FIT = {"name": "demo", "exact": True, "causal": False, "block": [64, 32], "packe
        "widths": ["1", "d"], "lengths": ["N_q", "T_r*N_kv"], "fit_shapes": 12, "fit_seconds": 3.2,
        "held_out": [{"shape": {"Z": 2, "N_q": 131}, "exact": True, "mismatches": {}, "seconds": 1.0}],
        "formulas": {"k.reads_bytes": "2*H*N_kv*T_r*Z*d", "k.writes_bytes": "0"}, "definitions": {},
+       "total_bytes": "2*H*N_kv*T_r*Z*d",
        "hand_formula": {"gallery_shapes": 2, "shapes": 15, "equal": True, "differences": []},
        "compare": {"tightest": {"status": "proved", "constant": "354/25", "reason": "r"}, "bounds": ["b"],
                    "threshold": {"text": "t"}, "notes": [], "seconds": 1.0}}
@@ -137,6 +139,7 @@ def test_section_and_markdown_show_the_fit_and_never_a_form_that_was_not_fitted(
     assert tables[-1][1] == section_gallery.FIT_HEADERS
     row = tables[-1][2][0]
     assert row[0] == "demo" and "✓ at 15 shapes" in row and "within 14.16×, proved by z3" in row
+    assert "2*H*N_kv*T_r*Z*d" in row
     bad = {**FIT, "exact": False, "error": "k.reads_bytes has no exact fit in the basis"}
     bad.pop("formulas")
     s = section_gallery.build(Section, {**data, "kernels": [{**kernel, "fit": bad}]})
