@@ -18,7 +18,14 @@ Exits 1 when a formula misses a count (✗) or a kernel fails (and then writes n
 line, the package versions and the results go to ``docs/gallery.md`` and ``reports/gallery.json`` (both written
 atomically; not with ``--only`` or ``--no-write``).
 
-    .venv/bin/python benchmarks/kernel_gallery.py [--only NAME ...] [--cache DIR] [--no-write]
+    .venv/bin/python benchmarks/kernel_gallery.py [--only NAME ...] [--cache DIR] [--no-write] [--formula [--no-solver]]
+
+``--formula``: for each kernel with a :class:`Fit`, ``attnio.triton.formula.fit`` through its adapter (every
+count by :func:`check_shape`), the held-out check, the fitted form against the hand formula at every gallery,
+fit and held-out shape it describes (a disagreement fails the run), z3's least c of formula ≤ c × best lower
+bound for 1024 ≤ N ≤ 2²⁰ at d = 128 (anything else reads "not proved"), and, where :attr:`Fit.metadata` names
+a kernel, its generated ``launch_metadata`` against a real launch's counted bytes (:func:`metadata_check`). A fit
+that fails is written with its reason (the byte fields that miss, the term the basis lacks), never a form.
 
 Shape variables of the formulas: B (batch), H, Hkv, g = H/Hkv, Nq, Nkv, d, dv, causal, e (bytes per element of
 q), L (list of sequence lengths of a packed variable-length batch; T = sum(L) tokens), P (page size), W = 4
@@ -57,6 +64,28 @@ COMPULSORY = {"Q": "r", "K": "r", "V": "r", "O": "w"}
 
 
 @dataclass
+class Fit:
+    """How ``--formula`` fits a kernel's closed form with ``attnio.triton.formula.fit`` through its adapter: the
+    pinned ``block`` (B_r, B_c), the mask, the basis (``widths``, ``lengths``; units Z·H, Z·H_kv), candidate
+    ``points`` per axis where the kernel takes only some shapes (see ``formula.design``), the ``held_out`` shapes
+    (fit's keywords; none a design point), ``packed``: the fit's batch Z becomes a packed batch of Z sequences
+    of N_q = N_kv tokens (the kernel takes cu_seqlens), and ``metadata``: the kernel whose ``launch_metadata`` is
+    generated and tested against a real launch's counted bytes; ``page_size``: K and V in a paged cache;
+    ``missing``: the term the basis lacks, for a kernel whose fit is expected to fail (said beside its error)."""
+
+    block: tuple[int, int]
+    causal: bool
+    lengths: tuple[str, ...]
+    widths: tuple[str, ...] = ("1", "d", "d_v")
+    points: dict[str, list[tuple[int, ...]]] = field(default_factory=dict)
+    held_out: tuple[dict[str, int], ...] = ()
+    packed: bool = False
+    metadata: str | None = None
+    page_size: int | None = None  # K and V in a paged cache of this page size (the kernel takes one)
+    missing: str = ""  # where the fit is expected to fail: the term the basis lacks (shown beside the error)
+
+
+@dataclass
 class Kernel:
     """One gallery entry: ``package==version``'s ``files`` (paths inside the unpacked distribution, loaded as
     ``mods[0..]``), the shipped entry point ``function`` the ``adapter`` calls, ``fakes`` (module -> attributes)
@@ -86,6 +115,7 @@ class Kernel:
     note: str = ""  # what else was found (outputs over tolerance and why)
     compulsory: dict[str, str] | None = None  # tensor -> compulsory bytes, where the defaults do not apply
     fake_gpu: int | None = None  # run under attnio.triton.fake_gpu(arch=...) (132 SMs) when the launcher asks the GPU
+    fit: Fit | None = None  # how ``--formula`` fits its closed form (None: not fitted)
 
     @property
     def adapter_lines(self) -> int:
@@ -227,21 +257,12 @@ def _compulsory(name: str, output: str, w: Any) -> tuple[int, int]:
 def measure(kernel: Kernel, launch: Callable[..., Any], shape: dict[str, Any]) -> dict[str, Any]:
     """Count ``launch`` on one shape with ``attnio.triton.check`` and set each tensor beside its formula and its
     compulsory bytes; the totals beside the best lower bound and attnio's best schedule."""
-    from attnio.triton import pin_config
-    from attnio.triton.check import check, role_of
+    from attnio.triton.check import role_of
 
     w = workload_of(shape)
     L = shape.get("seqlens")
     cu = None if not L else [sum(L[:i]) for i in range(len(L) + 1)]
-    with contextlib.ExitStack() as stack:
-        if kernel.fake_gpu is not None:
-            from attnio.triton.fake_gpu import fake_gpu
-
-            stack.enter_context(fake_gpu(arch=kernel.fake_gpu))
-        for kfn, cfg in kernel.pins.items():
-            stack.enter_context(pin_config(_attr(launch, kfn), **cfg))
-        r = check(launch, w, cu_seqlens=cu, page_size=shape.get("page_size"), roles=kernel.roles or None,
-                  args=kernel.args)
+    r = check_shape(kernel, launch, shape)
     t = r.traffic
     names = variables(kernel, shape, w)
     if L:  # a packed batch: compulsory bytes are the sums over its sequences
@@ -280,6 +301,24 @@ def measure(kernel: Kernel, launch: Callable[..., Any], shape: dict[str, Any]) -
     }
 
 
+def check_shape(kernel: Kernel, launch: Callable[..., Any], shape: dict[str, Any]) -> Any:
+    """``attnio.triton.check`` of ``launch`` at one gallery shape, under the kernel's pins and fake GPU."""
+    from attnio.triton import pin_config
+    from attnio.triton.check import check
+
+    L = shape.get("seqlens")
+    cu = None if not L else [sum(L[:i]) for i in range(len(L) + 1)]
+    with contextlib.ExitStack() as stack:
+        if kernel.fake_gpu is not None:
+            from attnio.triton.fake_gpu import fake_gpu
+
+            stack.enter_context(fake_gpu(arch=kernel.fake_gpu))
+        for kfn, cfg in kernel.pins.items():
+            stack.enter_context(pin_config(_attr(launch, kfn), **cfg))
+        return check(launch, workload_of(shape), cu_seqlens=cu, page_size=shape.get("page_size"),
+                     roles=kernel.roles or None, args=kernel.args)
+
+
 def _attr(launch: Any, path: str) -> Any:
     """``mods[i].name`` for a pin's ``"i.name"``."""
     i, _, name = path.partition(".")
@@ -310,6 +349,177 @@ def run_kernel(kernel: Kernel, root: Path) -> dict[str, Any]:
         "formula": {k: list(v) for k, v in kernel.formula.items()}, "waste": kernel.waste, "note": kernel.note,
         "formula_ok": all(s["formula_ok"] for s in shapes), "shapes": shapes,
     }
+
+
+# ---------------------------------------------------------------- fitted closed forms (--formula)
+
+
+def gallery_shape(spec: Fit, w: Any) -> dict[str, Any]:
+    """The gallery shape (Workload.build keywords, ``seqlens`` for a packed batch) of a fit workload ``w``."""
+    base = {"heads": w.heads, "kv_heads": w.kv_heads, "d": w.d, "dv": w.dv, "causal": w.causal, "dtype": w.dtype}
+    if spec.packed:
+        if w.Nq != w.Nkv:
+            raise ValueError(f"a packed batch has N_q = N_kv (got {w.Nq}, {w.Nkv})")
+        return {**base, "N": 1, "seqlens": [w.Nq] * w.batch}
+    return {**base, "batch": w.batch, "Nq": w.Nq, "Nkv": w.Nkv} | ({"page_size": spec.page_size} if spec.page_size else {})
+
+
+def fit_shape(spec: Fit, shape: dict[str, Any]) -> dict[str, int] | None:
+    """The fit's keywords (Z, H, H_kv, N_q, N_kv, d, d_v) of a gallery shape, or None when the fitted form does
+    not describe it (another mask, unequal sequences of a packed batch, d ≠ d_v without d_v in the basis)."""
+    w = workload_of(shape)
+    if w.causal != spec.causal or (w.d != w.dv and "d_v" not in spec.widths) or shape.get("page_size") != spec.page_size:
+        return None
+    L = shape.get("seqlens") or []
+    if spec.packed != bool(L) or (L and len(set(L)) != 1):
+        return None
+    if L:
+        return {"Z": len(L), "H": w.heads, "H_kv": w.kv_heads, "N_q": L[0], "N_kv": L[0], "d": w.d, "d_v": w.dv}
+    return {"Z": w.batch, "H": w.heads, "H_kv": w.kv_heads, "N_q": w.Nq, "N_kv": w.Nkv, "d": w.d, "d_v": w.dv}
+
+
+def hand_vs_fit(kernel: Kernel, f: Any, shape: dict[str, Any], fs: dict[str, int]) -> list[str]:
+    """Tensors whose hand-derived formula (:attr:`Kernel.formula`) differs from the fitted form at one shape."""
+    names = variables(kernel, shape, workload_of(shape))
+    got = f.evaluate(**fs)
+    bad = []
+    for n in sorted((set(got) - {"total"}) | set(kernel.formula)):
+        hand = tuple(evaluate(x, names) for x in kernel.formula.get(n, ("0", "0")))
+        fitted = (got.get(n, {}).get("reads_bytes", 0), got.get(n, {}).get("writes_bytes", 0))
+        if hand != fitted:
+            bad.append(f"{n} hand {hand} fitted {fitted}")
+    return bad
+
+
+def metadata_check(kernel: Kernel, launch: Callable[..., Any], f: Any, shape: dict[str, Any]) -> dict[str, Any]:
+    """Generate ``launch_metadata`` for the fit's kernel and call it, as Triton does, with the grid and the
+    arguments by name captured from a real launch at ``shape``; its bytes against that launch's counted bytes."""
+    import dataclasses
+
+    from attnio.triton import pin_config
+
+    mod_i, _, kname = kernel.fit.metadata.partition(".")  # "0._attn_fwd": mods[0]._attn_fwd
+    mod = launch.args[0][int(mod_i)]
+    real = getattr(mod, kname)
+    hook = f.launch_metadata(kname)
+    names, seen = list(real.arg_names), []
+
+    class Recorder:
+        def __getitem__(self, grid: Any) -> Any:
+            def run(*a: Any, **kw: Any) -> Any:
+                seen.append((grid, dict(zip(names, a, strict=False)) | kw))
+                return real[grid](*a, **kw)
+            return run
+
+    with contextlib.ExitStack() as stack:
+        for kfn, cfg in kernel.pins.items():
+            stack.enter_context(pin_config(_attr(launch, kfn), **cfg))
+        setattr(mod, kname, Recorder())
+        try:
+            r = check_shape(dataclasses.replace(kernel, pins={}), launch, shape)
+        finally:
+            setattr(mod, kname, real)
+    (grid, args), = seen
+    meta = hook(grid, None, args)
+    counted = int(r.traffic.per_launch[kname].total_bytes)
+    return {"kernel": kname, "shape": label(shape), "hook_bytes": meta["bytes"], "counted_bytes": counted,
+            "equal": meta["bytes"] == counted, "source": f.launch_metadata_source(kname)}
+
+
+def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any]:
+    """Fit the kernel's closed form through its adapter (:class:`Fit`), check it on held-out shapes, compare it
+    with the hand-derived formula at every gallery shape it describes and at every fit and held-out shape, and
+    (``solver``) prove with z3 the least c of formula ≤ c × best lower bound for 1024 ≤ N ≤ 2²⁰ at d = 128."""
+    from attnio.core.workload import Workload
+    from attnio.triton.formula import FitError, fit
+
+    spec = kernel.fit
+    mods = [load_file(root, f, kernel.fakes) for f in kernel.files]
+    launch = bind(kernel, mods)
+    dtype = kernel.shapes[0].get("dtype", "fp32")
+    out: dict[str, Any] = {"name": kernel.name, "project": kernel.project, "block": list(spec.block),
+                           "causal": spec.causal, "dtype": dtype, "widths": list(spec.widths),
+                           "lengths": list(spec.lengths), "packed": spec.packed}
+
+    def counter(lau: Any, w: Any) -> Any:
+        return check_shape(kernel, lau, gallery_shape(spec, w)).traffic
+
+    try:
+        f = fit(launch, causal=spec.causal, block=spec.block, dtype=dtype, widths=spec.widths, lengths=spec.lengths,
+                points=spec.points or None, counter=counter, check=False)
+    except FitError as e:
+        return {**out, "exact": False, "error": str(e) + (f"; {spec.missing}" if spec.missing else "")}
+    f.check(list(spec.held_out))
+    out.update(fit_shapes=len(f.fit_shapes), fit_seconds=round(f.fit_seconds, 1),
+               held_out=[{"shape": h.shape, "exact": h.ok, "mismatches": {k: list(v) for k, v in h.mismatches.items()},
+                          "seconds": round(h.seconds, 1)} for h in f.held_out], exact=f.exact)
+    if not f.exact:
+        bad = sorted({k for h in f.held_out for k in h.mismatches if k.endswith("_bytes") and not k.startswith("launch:")})
+        out["error"] = (f"held-out counts of {', '.join(bad)} differ from the fitted form (no form printed): a term "
+                        f"outside the basis (widths {', '.join(spec.widths)}; lengths {', '.join(spec.lengths)})"
+                        + (f"; {spec.missing}" if spec.missing else ""))
+        return out
+    out["formulas"] = {f"{t}.{x}": f.text(t, x) for t in f.tensors for x in ("reads_bytes", "writes_bytes")
+                       if (t, x) in f.coefficients}
+    import sympy as sp
+
+    out["total_bytes"] = str(sp.expand(sum((f.sympy(t, x) for t in f.tensors for x in ("reads_bytes", "writes_bytes")),
+                                           sp.Integer(0))))
+    used = sorted({ln for terms in f.coefficients.values() for (_, _, ln) in terms})
+    out["definitions"] = {n: d for n, d in f.as_dict()["definitions"].items() if n in used}
+    agree, checked = [], 0
+    gallery_hits = 0
+    for s in kernel.shapes:
+        fs = fit_shape(spec, s)
+        if fs is None:
+            continue
+        gallery_hits += 1
+        checked += 1
+        agree += [f"{label(s)}: {b}" for b in hand_vs_fit(kernel, f, s, fs)]
+    for fs in [*f.fit_shapes, *(h.shape for h in f.held_out)]:
+        w = Workload.build(batch=fs["Z"], heads=fs["H"], kv_heads=fs["H_kv"], Nq=fs["N_q"], Nkv=fs["N_kv"],
+                           d=fs["d"], dv=fs["d_v"], causal=spec.causal, dtype=dtype, M=M_WORDS)
+        checked += 1
+        agree += [f"{fs}: {b}" for b in hand_vs_fit(kernel, f, gallery_shape(spec, w), fs)]
+    out["hand_formula"] = {"gallery_shapes": gallery_hits, "shapes": checked, "equal": not agree,
+                           "differences": agree[:10]}
+    if spec.metadata:
+        s = next(s for s in kernel.shapes if fit_shape(spec, s) is not None)
+        out["launch_metadata"] = metadata_check(kernel, launch, f, s)
+    if solver:
+        t0 = time.perf_counter()
+        try:
+            cmp = f.compare(d=128, N_lo=1024, N_hi=1 << 20)
+            out["compare"] = {**cmp.as_dict(), "seconds": round(time.perf_counter() - t0, 1)}
+        except Exception as e:  # reported as not proved, never as a constant
+            out["compare"] = {"tightest": {"status": "error", "reason": f"{type(e).__name__}: {e}"},
+                              "seconds": round(time.perf_counter() - t0, 1)}
+    return out
+
+
+def fit_summary(fr: dict[str, Any]) -> str:
+    """One line: fit shapes and seconds, held-out ✓, agreement with the hand formula, the proved c."""
+    if not fr.get("exact"):
+        return f"not fitted: {fr.get('error')}"
+    hand = fr["hand_formula"]
+    meta = fr.get("launch_metadata")
+    return (f"{fr['fit_shapes']} shapes in {fr['fit_seconds']:.0f} s, held out {len(fr['held_out'])} ✓, "
+            f"= hand formula at {hand['shapes']} shapes ({hand['gallery_shapes']} of the gallery's) "
+            f"{'✓' if hand['equal'] else '✗ ' + '; '.join(hand['differences'][:3])}"
+            + (f", launch_metadata {meta['hook_bytes']:,d} B = counted {meta['counted_bytes']:,d} B "
+               f"{'✓' if meta['equal'] else '✗'}" if meta else "") + f"; {proved_c(fr.get('compare'))}")
+
+
+def proved_c(cmp: dict[str, Any] | None) -> str:
+    """"within c× of the best bound, proved by z3" or "not proved (status)"."""
+    if not cmp:
+        return "not compared"
+    t = cmp.get("tightest", {})
+    if t.get("status") != "proved":
+        return f"not proved ({t.get('status')})"
+    from fractions import Fraction
+
+    return f"within {float(Fraction(t['constant'])):.2f}× of the best bound, proved by z3"
 
 
 # ---------------------------------------------------------------- output
@@ -361,6 +571,7 @@ def markdown(data: dict[str, Any]) -> str:
                    f"{', '.join('`' + f + '`' for f in k['files'])}: `{k['function']}` | {k['adapter_lines']}"
                    f"{' (fakes: ' + ', '.join(k['fakes']) + ')' if k['fakes'] else ''} | {len(k['shapes'])} | "
                    f"{'✓' if k['formula_ok'] else '✗'} |")
+    out += fit_markdown(ks)
     for k in ks:
         out += ["", f"## {k['name']} ({k['project']}, `{k['package']}=={k['version']}`)", "",
                 f"`{'`, `'.join(k['files'])}`: `{k['function']}`. Adapter {k['adapter_lines']} lines"
@@ -388,6 +599,65 @@ def markdown(data: dict[str, Any]) -> str:
                        f"{s['best_bytes']:,d} | {_r(s['ratio_to_best_schedule'])} | {err} ({s['tolerance']:.1g}"
                        f"{'' if s['outputs_ok'] else ', over'}) |")
     return "\n".join(out) + "\n"
+
+
+def fit_markdown(ks: list[dict[str, Any]]) -> list[str]:
+    """The "Fitted closed forms" part of docs/gallery.md (``--formula``): nothing when no kernel was fitted."""
+    fitted = [k for k in ks if k.get("fit")]
+    if not fitted:
+        return []
+    out = ["", "## Fitted closed forms", "",
+           "`--formula`: `attnio.triton.formula.fit` (docs/triton-formula.md) runs each kernel through its gallery "
+           "adapter at the shapes of a factorial design (a packed-batch kernel gets Z sequences of N tokens), "
+           "solves exactly for every tensor's bytes in the basis named below, and checks the solve at held-out "
+           "shapes; a form that misses any held-out count is not printed. The fitted form is then evaluated "
+           "against the hand-derived formula of the kernel's section (two independent derivations) at every "
+           "gallery shape it describes and at every fit and held-out shape. Solver: the least c with "
+           "formula ≤ c × attnio's best lower bound for 1024 ≤ N_q = N_kv = N ≤ 2²⁰ at d = d_v = 128, one head, "
+           "proved by z3 (attnio.triton.formula_compare); anything but proved reads \"not proved\".", "",
+           "| kernel | mask, blocks (B_r, B_c) | basis (widths; lengths) | fit shapes | fit s | held out | = hand formula | solver |",
+           "|---|---|---|---|---|---|---|---|"]
+    for k in fitted:
+        f = k["fit"]
+        if not f.get("exact"):
+            out.append(f"| {k['name']} | {'causal' if f.get('causal') else 'no mask'}, {tuple(f.get('block', ()))} | "
+                       f"{', '.join(f.get('widths', []))}; {', '.join(f.get('lengths', []))} | "
+                       f"{f.get('fit_shapes', '—')} | {f.get('fit_seconds', '—')} | not fitted: {f.get('error')} | — | — |")
+            continue
+        h = f["hand_formula"]
+        out.append(f"| {k['name']} | {'causal' if f['causal'] else 'no mask'}, {tuple(f['block'])}"
+                   f"{', packed batch' if f['packed'] else ''} | {', '.join(f['widths'])}; {', '.join(f['lengths'])} | "
+                   f"{f['fit_shapes']} | {f['fit_seconds']:.1f} | {len(f['held_out'])} ✓ | "
+                   f"{'✓' if h['equal'] else '✗'} at {h['shapes']} shapes ({h['gallery_shapes']} of the gallery's) | "
+                   f"{proved_c(f.get('compare'))} |")
+    for k in fitted:
+        f = k["fit"]
+        if not f.get("exact"):
+            continue
+        out += ["", f"### {k['name']}: fitted form ({'causal' if f['causal'] else 'no mask'}, {f['dtype']}, "
+                f"B_r = {f['block'][0]}, B_c = {f['block'][1]})", "",
+                "Bytes per call; Z sequences (batch), H query heads, T_r = ⌈N_q/B_r⌉, T_c = ⌈N_kv/B_c⌉"
+                + (", d = d_v (the kernel takes one head width)" if "d_v" not in f["widths"] else "")
+                + (", N_q = N_kv = N (a packed batch of Z sequences of N tokens)" if f["packed"] else "")
+                + "".join(f"; {n} = {d}" for n, d in f["definitions"].items()) + ".", ""]
+        out += [f"- `{key}` = `{v}`" for key, v in f["formulas"].items() if v != "0"]
+        out += [f"- total = `{f['total_bytes']}`"]
+        out += ["", "Held out: " + "; ".join(
+            ", ".join(f"{a}={b}" for a, b in h["shape"].items()) + f" ✓ ({h['seconds']:.1f} s)" for h in f["held_out"])]
+        c = f.get("compare")
+        if c and c.get("tightest", {}).get("status") == "proved":
+            out += ["", f"Solver: formula ≤ {c['tightest']['constant']} × max({', '.join(c['bounds'])}) for "
+                    f"1024 ≤ N ≤ 2²⁰, proved by z3 ({c['tightest']['reason']}); {c['threshold']['text']}; "
+                    f"{'; '.join(c['notes'])}; {c['seconds']:.1f} s."]
+        elif c:
+            out += ["", f"Solver: not proved ({c.get('tightest', {}).get('status')}: {c.get('tightest', {}).get('reason')})."]
+        m = f.get("launch_metadata")
+        if m:
+            out += ["", f"`launch_metadata` generated for `{m['kernel']}` and called as Triton calls it, with the grid "
+                    f"and the arguments of a real launch at {m['shape']}: {m['hook_bytes']:,d} bytes, counted "
+                    f"{m['counted_bytes']:,d} {'✓' if m['equal'] else '✗'}:", "", "```python",
+                    m["source"].rstrip(), "```"]
+    return out
 
 
 def run(gallery: list[Kernel], a: argparse.Namespace, argv: list[str] | None = None) -> int:
@@ -422,7 +692,20 @@ def run(gallery: list[Kernel], a: argparse.Namespace, argv: list[str] | None = N
                   + ("" if s["formula_ok"] else "  FORMULA MISS: " + ", ".join(
                       f"{t['tensor']} {t['read_bytes']}/{t['written_bytes']} vs {t['formula_read_bytes']}/{t['formula_written_bytes']}"
                       for t in s["tensors"] if not t["formula_ok"])))
+        if getattr(a, "formula", False) and k.fit is not None:
+            t1 = time.perf_counter()
+            try:
+                fr = fit_kernel(k, fetch(k.package, k.version, a.cache), solver=not a.no_solver)
+            except Exception as e:  # reported in the gallery as not fitted
+                fr = {"name": k.name, "exact": False, "error": f"{type(e).__name__}: {' '.join(str(e).split())[:400]}"}
+            res["fit"] = fr
+            hand = fr.get("hand_formula", {})
+            meta = fr.get("launch_metadata")
+            failed += bool(hand) and not hand.get("equal")  # two derivations that disagree: an error
+            failed += bool(meta) and not meta.get("equal")
+            print(f"  fit {fit_summary(fr)}; {time.perf_counter() - t1:.0f} s")
     data = {"command": "TRITON_INTERPRET=1 .venv/bin/python benchmarks/kernel_gallery.py"
+            + (" --formula" if getattr(a, "formula", False) else "") + (" --no-solver" if getattr(a, "no_solver", False) else "")
             + "".join(f" --only {n}" for n in a.only), "triton": triton.__version__,
             "torch": torch.__version__.split("+")[0], "M": M_WORDS, "wall_seconds": round(time.perf_counter() - t0, 1),
             "kernels": results}
@@ -626,7 +909,11 @@ GALLERY: list[Kernel] = [
         consts={"BM": 128, "BN": 64},
         shapes=(dict(heads=2, N=256, d=64, dtype="fp16"), dict(heads=4, kv_heads=2, N=192, d=128, dtype="fp16"),
                 dict(heads=2, Nq=64, Nkv=320, d=64, dtype="fp16")),
-        formula=_SAGE, waste=_SAGE_WASTE, note=_SAGE_NOTE, output="_attn_fwd.Out"),
+        formula=_SAGE, waste=_SAGE_WASTE, note=_SAGE_NOTE, output="_attn_fwd.Out",
+        fit=Fit(block=(128, 64), causal=False, widths=("1", "d"), points={"widths": [(64, 64), (128, 128)]},
+                lengths=("1", "N_q", "N_kv", "T_r", "T_c", "T_r*N_kv", "T_r*T_c"),
+                held_out=(dict(Z=2, H=4, H_kv=2, N_q=131, N_kv=200, d=64), dict(Z=1, H=3, H_kv=1, N_q=61, N_kv=129, d=64),
+                          dict(Z=2, H=2, H_kv=2, N_q=257, N_kv=257, d=64)))),
     Kernel(
         name="sage-int8-per-block-causal", project="SageAttention", package="sageattention", version="1.0.6",
         files=("sageattention/quant_per_block.py", "sageattention/attn_qk_int8_per_block_causal.py"),
@@ -667,6 +954,10 @@ GALLERY: list[Kernel] = [
                 dict(heads=4, kv_heads=2, N=1, d=64, causal=True, dtype="fp16", seqlens=[130, 64]),
                 dict(heads=2, N=1, d=128, causal=True, dtype="fp16", seqlens=[256])),
         formula=_SGLANG_PREFILL,
+        fit=Fit(block=(64, 64), causal=True, packed=True, widths=("1", "d"), lengths=("1", "N_q", "T_r", "SE"),
+                points={"widths": [(16, 16), (24, 24)], "lengths": [(n, n) for n in (1, 63, 64, 65, 127, 129, 191)]},
+                held_out=(dict(Z=2, H=4, H_kv=2, N=131, d=24), dict(Z=1, H=3, H_kv=1, N=61, d=16),
+                          dict(Z=3, H=2, H_kv=2, N=193, d=40))),
         waste="K and V are read once per query block of 64 rows and per query head (no GQA sharing); causal: "
               "the diagonal block is read whole and blocks above it skipped; programs past a sequence's end "
               "still read its start and length"),
@@ -679,6 +970,13 @@ GALLERY: list[Kernel] = [
                 dict(heads=4, kv_heads=2, Nq=1, Nkv=256, d=128, dtype="fp16", page_size=1, batch=2),
                 dict(heads=8, kv_heads=1, Nq=1, Nkv=50, d=64, dtype="fp16", page_size=1)),
         formula=_sglang_decode("_fwd_grouped_kernel_stage1"),
+        fit=Fit(block=(1, 32), causal=False, page_size=1, widths=("1", "d"), lengths=("1", "N_kv", "T_c"),
+                points={"units": [(1, 2, 1), (1, 4, 1), (1, 4, 2), (2, 4, 2)], "widths": [(16, 16), (32, 32)],
+                        "lengths": [(1, n) for n in (1, 31, 32, 33, 63, 65, 97, 129)]},  # g > 1: the grouped kernel
+                held_out=(dict(Z=2, H=4, H_kv=2, N_q=1, N_kv=150, d=16), dict(Z=1, H=8, H_kv=1, N_q=1, N_kv=77, d=32)),
+                missing="the missing term is NE = cdiv(Nkv, LS), the non-empty key splits with LS = "
+                        "cdiv(cdiv(Nkv, S), 32)·32 (S = 4): a ceiling of a ceiling, no product of the basis "
+                        "(q is read and the partial outputs written once per non-empty split)"),
         waste="split-K: each non-empty split re-reads the group's query rows and writes fp32 partial outputs "
               "and log-sum-exps that stage 2 reads back; one int32 token index is read per key and K/V head; "
               "K and V are read once per K/V head (the GQA group shares them)"),
@@ -701,6 +999,10 @@ GALLERY: list[Kernel] = [
         shapes=(dict(heads=2, N=200, d=64, dtype="fp16"), dict(heads=4, kv_heads=2, N=256, d=128, causal=True, dtype="fp16"),
                 dict(heads=2, Nq=64, Nkv=300, d=64, dtype="fp16"), dict(heads=4, kv_heads=1, N=130, d=64, causal=True, dtype="fp16")),
         formula=_FLAG_GEMS_SDPA, output="_attn_fwd.Out",
+        fit=Fit(block=(64, 32), causal=False, widths=("1", "d"), points={"widths": [(32, 32), (64, 64)]},
+                lengths=("1", "N_q", "N_kv", "T_r", "T_c", "T_r*N_kv", "T_r*T_c"), metadata="0._attn_fwd",
+                held_out=(dict(Z=2, H=4, H_kv=2, N_q=131, N_kv=168, d=32), dict(Z=1, H=3, H_kv=1, N_q=61, N_kv=65, d=64),
+                          dict(Z=3, H=2, H_kv=1, N_q=193, N_kv=193, d=32))),
         waste="K and V are read once per query block of 64 rows and per query head (a GQA group re-reads them "
               "per head); causal: the diagonal block is read whole and the blocks above it skipped; the fp32 "
               "row statistics M are written for the backward"),
@@ -739,5 +1041,8 @@ if __name__ == "__main__":
     _ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _ap.add_argument("--only", action="append", default=[], metavar="NAME", help="run only these kernels")
     _ap.add_argument("--cache", type=Path, default=CACHE, help="where packages are downloaded and unpacked")
+    _ap.add_argument("--formula", action="store_true", help="also fit each kernel's closed form (attnio.triton.formula.fit "
+                     "through its adapter), check it held out and against the hand formula, and compare it with z3")
+    _ap.add_argument("--no-solver", action="store_true", help="with --formula: no z3 comparison")
     _ap.add_argument("--no-write", action="store_true", help="print only; write neither docs/gallery.md nor reports/gallery.json")
     sys.exit(run(GALLERY, _ap.parse_args()))

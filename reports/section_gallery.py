@@ -69,4 +69,32 @@ def build(section_cls: Any, data: dict[str, Any] | None) -> Any:
     s.table(HEADERS, rows)
     s.table(["kernel", "what moves beyond the compulsory bytes", "note"],
             [[k["name"], k["waste"], k.get("note") or None] for k in ks])
+    fitted = [k for k in ks if k.get("fit")]
+    if fitted:
+        s.p("Fitted closed forms (`--formula`, docs/gallery.md#fitted-closed-forms): attnio.triton.formula.fit through "
+            "each kernel's adapter, exact on held-out shapes, compared with the hand-derived formula at every gallery, "
+            "fit and held-out shape it describes, and the least c of formula ≤ c × best lower bound for "
+            "1024 ≤ N ≤ 2²⁰ at d = 128 proved by z3 (anything else reads \"not proved\"); a kernel whose fit "
+            "failed shows why, never a form.")
+        s.table(FIT_HEADERS, [_fit_row(k["name"], k["fit"]) for k in fitted])
     return s
+
+
+FIT_HEADERS = ["kernel", "mask, blocks", "fit shapes", "fit s", "held out", "= hand formula", "total bytes (fitted)",
+               "vs best bound (z3)"]
+
+
+def _fit_row(name: str, f: dict[str, Any]) -> list[Any]:
+    if not f.get("exact"):
+        return [name, "—", f.get("fit_shapes"), f.get("fit_seconds"), f"not fitted: {f.get('error')}", "—", "—", "—"]
+    h, t = f["hand_formula"], f.get("compare", {}).get("tightest", {})
+    c = "not proved" if t.get("status") != "proved" else f"within {_const(t['constant']):.2f}×, proved by z3"
+    total = f.get("total_bytes") or " + ".join(f"{v}" for key, v in f["formulas"].items() if v != "0")
+    return [name, f"{'causal' if f['causal'] else 'no mask'}, {tuple(f['block'])}", f["fit_shapes"], f["fit_seconds"],
+            f"{len(f['held_out'])} ✓", f"{'✓' if h['equal'] else '✗'} at {h['shapes']} shapes", total, c]
+
+
+def _const(x: str) -> float:
+    from fractions import Fraction
+
+    return float(Fraction(x))

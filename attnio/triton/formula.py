@@ -290,22 +290,25 @@ def _from_workload(w: Any) -> dict[str, int]:
 
 
 def measure(launch: Any, shape: dict[str, int], *, causal: bool, dtype: str = "fp32", M: int | None = None,
-            args: dict[str, str] | None = None, seed: int = 0) -> dict[Key, int]:
+            args: dict[str, str] | None = None, seed: int = 0, counter: Any = None) -> dict[Key, int]:
     """One full count of ``launch`` at ``shape``: (tensor, field) -> int, and (``launch:<kernel>``, ``bytes``),
-    (``launch:<kernel>``, ``launches``) per kernel name."""
-    return _measure(launch, shape, causal, dtype, M, args, seed)[0]
+    (``launch:<kernel>``, ``launches``) per kernel name. ``counter``: see :func:`fit`."""
+    return _measure(launch, shape, causal, dtype, M, args, seed, counter)[0]
 
 
 def _measure(launch: Any, shape: dict[str, int], causal: bool, dtype: str, M: int | None,
-             args: dict[str, str] | None, seed: int) -> tuple[dict[Key, int], Any]:
+             args: dict[str, str] | None, seed: int, counter: Any = None) -> tuple[dict[Key, int], Any]:
     from attnio.core.workload import Workload
     from attnio.triton.check import _call, make_inputs
     from attnio.triton.launcher import resolve
 
     w = Workload.build(batch=shape["Z"], heads=shape["H"], kv_heads=shape["H_kv"], Nq=shape["N_q"], Nkv=shape["N_kv"],
                        d=shape["d"], dv=shape["d_v"], causal=causal, dtype=dtype, M=M, gpu=None if M else "h100")
-    lau = resolve(launch, args)
-    t = _call(lau, make_inputs(w, lau.inputs, seed), w)
+    if counter is not None:
+        t = counter(launch, w)
+    else:
+        lau = resolve(launch, args)
+        t = _call(lau, make_inputs(w, lau.inputs, seed), w)
     out: dict[Key, int] = {}
     for n in t.names:
         for f in FIELDS:
@@ -327,9 +330,12 @@ def _candidates(block: tuple[int, int], causal: bool) -> tuple[list, list, list]
 
 
 def design(block: tuple[int, int], causal: bool, units: tuple[str, ...], widths: tuple[str, ...],
-           lengths: tuple[str, ...]) -> list[dict[str, int]]:
-    """The factorial design: the product of one greedy set of points per axis (:func:`fb.greedy_design`)."""
+           lengths: tuple[str, ...], points: dict[str, list[tuple[int, ...]]] | None = None) -> list[dict[str, int]]:
+    """The factorial design: the product of one greedy set of points per axis (:func:`fb.greedy_design`).
+    ``points``: candidate points replacing the default ones of an axis (``"units"``: (Z, H, H_kv), ``"widths"``:
+    (d, d_v), ``"lengths"``: (N_q, N_kv)), for a kernel that takes only some shapes (e.g. d = d_v a power of 2)."""
     cu, cw, cl = _candidates(block, causal)
+    cu, cw, cl = ((points or {}).get(a) or c for a, c in (("units", cu), ("widths", cw), ("lengths", cl)))
     base = {"Z": 1, "H": 1, "H_kv": 1, "N_q": 1, "N_kv": 1, "d": 1, "d_v": 1}
 
     def row(axis: dict, names: tuple[str, ...], patch: dict[str, int]) -> list[int]:
@@ -387,11 +393,16 @@ def _block_of(launch: Any, block: tuple[int, int] | None) -> tuple[Any, tuple[in
 def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False, block: tuple[int, int] | None = None,
         dtype: str = "fp32", units: tuple[str, ...] = fb.UNITS_DEFAULT, widths: tuple[str, ...] | None = None,
         lengths: tuple[str, ...] | None = None, M: int | None = None, args: dict[str, str] | None = None,
-        seed: int = 0, check: bool = True) -> KernelFormula:
+        seed: int = 0, check: bool = True, points: dict[str, list[tuple[int, ...]]] | None = None,
+        counter: Any = None) -> KernelFormula:
     """Fit the closed form of ``launch``'s traffic (module docstring). ``workloads``: the fit shapes (dicts of
     Z, H, H_kv, N_q, N_kv, d, d_v, or Workloads); default :func:`design`, the factorial design that identifies
     the basis. ``block``: the kernel's pinned (B_r, B_c) (module ``_block_of``). ``widths`` defaults to the
     launcher's ``attnio_widths`` attribute, else 1, d, d_v; ``lengths`` to the unmasked or the causal basis. ``check``: run :meth:`KernelFormula.check` on :func:`held_out_shapes`.
+    ``points``: candidate points per axis for the design (:func:`design`). ``counter``: ``counter(launch, workload)
+    -> Traffic``, the count of one shape (default: the launcher called on attnio.triton.check's inputs), for a
+    launcher that takes its shape another way (a packed batch, a paged cache: the caller builds those inputs);
+    it is kept for :meth:`KernelFormula.check`.
     FitError when a field has no exact fit in the basis."""
     from attnio.core.validate import check_choice
 
@@ -404,12 +415,12 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
             raise InvalidParameter(axis, bad or names, "names among " + ", ".join(table))
     launch, block = _block_of(launch, block)
     shapes = [_shape(w if isinstance(w, dict) else {"workload": w}, causal) for w in workloads] if workloads is not None \
-        else design(block, causal, tuple(units), tuple(widths), lengths)
+        else design(block, causal, tuple(units), tuple(widths), lengths, points)
     t0 = time.perf_counter()
-    opts = {"M": M, "args": args, "seed": seed}
+    opts = {"M": M, "args": args, "seed": seed, "counter": counter}
     counts, launches, kargs = [], {}, {}
     for s in shapes:
-        c, t = _measure(launch, s, causal, dtype, M, args, seed)
+        c, t = _measure(launch, s, causal, dtype, M, args, seed, counter)
         counts.append(c)
         for k in set(t.launches) | set(launches):  # launches per call; 0: it varies with the shape
             n = t.launches.count(k)
