@@ -227,6 +227,31 @@ def _slots_links_by_pass(name: str, f: Any, b: Any, tag: str, low: Any) -> list[
     ]
 
 
+# Schedules whose second link k·N²d²/M ≤ cost (k = 9 for BWD-slots[-x], 11 for BWD-slots-dv[-x]) goes through their K/V
+# blocks (the direct form, through the ceiling of a floor and a minimum, ran past z3's 300 s guard or cvc5's at
+# M ≥ 4d²): T_c·M ≥ 4Nd (c ≤ (M − 3d − 2)/(4d + 2), T_c·c ≥ N), cost ≥ 4Nd·T_c + 4Nd, then the sum:
+# 4Nd(4Nd/M) + 4Nd ≥ 16N²d²/M ≥ k·N²d²/M.
+BY_BLOCKS: frozenset[str] = frozenset({"flash2-fused-bwd"})
+
+
+def _links_by_blocks(name: str, f: Any, b: Any, pre: str, low: Any, k: int) -> list[Link]:
+    """The second link of ``b`` ≤ cost(``name``) in three pieces: two facts of the exact formula, one sum."""
+    T_c = f.blocks["T_c"]
+    return [
+        to_cost(f"{pre}.consistency.{name}.blocks", name, f, 0,
+                f"T_c·M ≥ 4Nd where {low} ({name}: c ≤ (M − 3d − 2)/(4d + 2) K/V rows, T_c = ⌈N/c⌉; d_v = d)",
+                base=(*BASE, *b.regime), covers=(b.id,), goal=4 * N * d <= T_c * M),
+        to_cost(f"{pre}.consistency.{name}.io", name, f, 0,
+                f"exact cost of {name} ≥ 4Nd·T_c + 4Nd where {low} (Q, dO, L and dQ, D per K/V block; O, K, V, dK, "
+                "dV once; d_v = d)",
+                base=(*BASE, *b.regime), covers=(b.id,), goal=4 * N * d * T_c + 4 * N * d <= f.io),
+        Link(f"{pre}.consistency.{name}.sum",
+             f"T_c·M ≥ 4Nd and io ≥ 4Nd·T_c + 4Nd (T_c ≥ 0) ⇒ io ≥ {k}N²d²/M (the last step of {name}'s second "
+             f"link of {b.id})",
+             (*BASE, _t1 * M >= 4 * N * d, _io2 >= 4 * N * d * _t1 + 4 * N * d), k * UNIT <= _io2, (b.id,)),
+    ]
+
+
 def _slots_io_by_pass(name: str, f: Any) -> Link:
     """cost(``name``) ≥ 2Nd·T_c + 2Nd·T_r2 wherever it runs (the regime of neither bound needed)."""
     from attnio.bounds.backward import BWD_SLOTS, BWD_SLOTS_X
@@ -257,6 +282,9 @@ def slots_consistency_claims() -> list[Implication]:
                 continue
             if name in SLOTS_BY_PASS:
                 out += _slots_links_by_pass(name, f, b, tag, low)
+                continue
+            if name in BY_BLOCKS:
+                out += _links_by_blocks(name, f, b, f"backward.slots{tag}", low, 9)
                 continue
             out.append(to_cost(f"backward.slots{tag}.consistency.{name}", name, f, 9 * UNIT,
                                f"9N²d²/M ≤ exact cost of {name} where {low} (second link, with backward.slots{tag}.relax; "
@@ -1116,7 +1144,6 @@ def once_consistency_claims() -> list[Implication]:
 
 DV_LINK = 11  # the middle of the consistency chain: BWD-slots-dv[-x] ≤ 11N²d²/M ≤ every covered exact cost
 
-
 def dv_consistency_claims() -> list[Implication]:
     """BWD-slots-dv (M ≥ 10d²) and BWD-slots-dv-x (M ≥ 4d²) ≤ the exact cost of every backward schedule they cover,
     each as a two-link chain through 11N²d²/M (the bounds' leading constant 200/19 ≈ 10.53 is above the 9 of
@@ -1138,6 +1165,9 @@ def dv_consistency_claims() -> list[Implication]:
             if name in SLOTS_BY_PASS:
                 for p_ in chain(_slots_links_by_pass(name, f, b, tag, low), doc):
                     out.append(dataclasses.replace(p_, id=p_.id.replace(f"backward.slots{tag}.", f"{pre}.")))
+                continue
+            if name in BY_BLOCKS:
+                out += chain(_links_by_blocks(name, f, b, pre, low, DV_LINK), doc)
                 continue
             out.append(Implication(f"{pre}.consistency.{name}", "consistency",
                                    f"{DV_LINK}N²d²/M ≤ exact cost of {name} where {low} (second link, with "
