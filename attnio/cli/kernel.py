@@ -196,6 +196,8 @@ def _run(args: argparse.Namespace) -> Any:
 
     check_triton_version()
     gpu = args.gpu if (args.M, args.smem, args.gpu) != (None, None, None) else "h100"
+    if getattr(args, "formula", False):
+        _check_formula_options(args, gpu)
     cu = None
     if args.cu_seqlens is not None:
         from attnio.core.workload import Ragged
@@ -299,6 +301,27 @@ def _parse_block(text: str | None) -> tuple[int, int] | None:
     if not (x and br.isdigit() and bc.isdigit() and int(br) > 0 and int(bc) > 0):
         raise InvalidParameter("block", text, "BRxBC with positive integers, e.g. 64x64")
     return int(br), int(bc)
+
+
+#: options ``--formula`` does not take (it fits over every N at small shapes it picks itself): option -> its value
+_NOT_WITH_FORMULA = {"fast": "fast", "l2": "l2", "cu_seqlens": "cu-seqlens", "page_size": "page-size"}
+
+
+def _check_formula_options(args: argparse.Namespace, gpu: str | None) -> None:
+    """``--formula``'s options before the fit (which takes tens of seconds): no option it would ignore, and the
+    workload options of the solver's comparison (heads, batch, widths, memory) valid at N = the range's LO."""
+    from attnio.core.errors import InvalidParameter
+    from attnio.core.workload import Workload
+
+    for attr, option in _NOT_WITH_FORMULA.items():
+        value = getattr(args, attr, None)
+        if value not in (None, False):
+            raise InvalidParameter(option, value, "without --formula (the fit counts its own small shapes: "
+                                   "dense q, k, v, o, every program run, no L2 replay)")
+    lo = args.n_range.partition(":")[0]
+    Workload.build(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, N=int(lo) if lo.isdigit() else 1,
+                   d=args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, M=args.M, smem=args.smem, gpu=gpu)
+    _kernel_l2.check(args)  # a replay option without --l2
 
 
 def _formula(args: argparse.Namespace, gpu: str | None) -> _Formula:
