@@ -297,6 +297,29 @@ def test_cli_kernel_l2_json_and_bad_input(capsys):
         assert needle in err.err and err.err.count("\n") == 1 and err.out == ""
 
 
+def test_cli_replay_options_without_l2_are_refused_and_the_order_named_as_given(capsys):
+    """A replay option without --l2 was silently ignored (exit 0, no replay): now one line naming it, exit 2, for
+    attnio kernel and attnio run; an explicit order that is not a permutation is named as typed ('0,0'), not as
+    the replay's parsed sequence."""
+    import_triton()
+    from attnio.cli import main
+
+    base = ["kernel", f"{EXAMPLE}:launch", "--N", "64", "--d", "16", "--heads", "2"]
+    for extra, needle in ((["--l2-order", "hqb"], "l2-order='hqb'"), (["--l2-sms", "3"], "l2-sms=3"),
+                          (["--l2-occupancy", "2"], "l2-occupancy=2"), (["--l2-bytes", "8192"], "l2-bytes=8192"),
+                          (["--l2-section-heads", "1"], "l2-section-heads=1")):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr()
+        assert needle in err.err and "--l2" in err.err and err.err.count("\n") == 1 and err.out == ""
+    for extra, needle in ((["--l2-order", "hqb"], "l2-order='hqb'"), (["--l2-occupancy", "2"], "l2-occupancy=2")):
+        assert main(["run", "flash2-bwd", "--N", "64", "--d", "16", "--M", "2000", *extra]) == 2
+        err = capsys.readouterr()
+        assert needle in err.err and err.err.count("\n") == 1 and err.out == ""
+    assert main([*base, "--l2", "h100", "--l2-order", "0,0"]) == 2
+    err = capsys.readouterr()
+    assert "l2-order='0,0'" in err.err and err.out == ""
+
+
 # ------------------------------------------------------------------------------- the backward tile replay, no Triton
 
 

@@ -103,6 +103,9 @@ def main(args: argparse.Namespace) -> int:
         raise InvalidParameter("algorithm", args.algorithm, "a forward algorithm with --backward (it runs its backward itself)")
     if args.l2 is not None:
         _check_l2(args, registry)
+    for option, value, default in (("l2-order", args.l2_order, "qhb"), ("l2-occupancy", args.l2_occupancy, 1)):
+        if args.l2 is None and value != default:
+            raise InvalidParameter(option, value, "only with --l2 PRESET (it sets the replay)")
     w = _workload.build(args) if _workload.requested(args) else None
     plain = {} if w is not None else {"N": args.N, "d": args.d, "dv": args.dv, "M": args.M}
     tiles = parse_tiles(args.tiles)
