@@ -364,3 +364,24 @@ def test_cli_run_l2_backward_and_training_step(capsys):
     assert l2["dram_bytes"] == l2["forward"]["dram_bytes"] + l2["backward"]["dram_bytes"] > 0
     assert main(["run", "flash1", *base, "--l2", "h100"]) == 2
     assert "only with flash2" in capsys.readouterr().err
+
+
+def test_cli_run_l2_with_gqa_replays_the_counted_schedule_or_is_refused(capsys):
+    """With kv_heads < heads the forward replay follows the per-head programs and the backward replay the grouped
+    ones. attnio run flash2-bwd --heads 4 --kv-heads 2 --l2 counted the per-head schedule (the default) and printed
+    the grouped replay: requested 1,315,200 B beside a count of 1,468,800 B at N=200, d=16. Now: the run's
+    schedule is replayed (requested = counted bytes) or the command is refused (exit 2, one line)."""
+    from attnio.cli import main
+
+    base = ["--N", "200", "--d", "16", "--heads", "4", "--kv-heads", "2", "--M", "3000", "--count-only", "--json",
+            "--l2", "h100"]
+    for argv, ok in ((["flash2-bwd", "--schedule", "grouped"], True), (["flash2"], True),
+                     (["flash2", "--schedule", "per-head"], True), (["flash2-bwd"], False),
+                     (["flash2", "--schedule", "grouped"], False), (["flash2", "--backward"], False)):
+        rc = main(["run", *argv, *base])
+        out, err = capsys.readouterr()
+        if ok:
+            d = json.loads(out)
+            assert rc == 0 and d["l2"]["requested_bytes"] == d["io_bytes"], argv
+        else:
+            assert rc == 2 and out == "" and err.count("\n") == 1 and "kv_heads=2 < heads=4" in err, argv
