@@ -156,6 +156,8 @@ def test_cli_formula_bad_input_is_one_line_exit_2(argv, needle, capsys):
     (["--page-size", "16"], "page-size=16"),
     (["--cu-seqlens", "0,5,9"], "cu-seqlens='0,5,9'"),
     (["--l2-order", "hqb"], "l2-order='hqb'"),
+    (["--Nq", "64", "--Nkv", "128"], "Nq=64"),  # was ignored: the comparison is at N_q = N_kv over --range
+    (["--N", "256"], "N=256"),
     (["--M", "0"], "M=0"),                      # was refused after the fit as "M=['M', 'gpu']"
     (["--heads", "0"], "heads=0"),              # was refused only after the fit (tens of seconds)
 ])

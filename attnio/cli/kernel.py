@@ -304,7 +304,8 @@ def _parse_block(text: str | None) -> tuple[int, int] | None:
 
 
 #: options ``--formula`` does not take (it fits over every N at small shapes it picks itself): option -> its value
-_NOT_WITH_FORMULA = {"fast": "fast", "l2": "l2", "cu_seqlens": "cu-seqlens", "page_size": "page-size"}
+_NOT_WITH_FORMULA = {"fast": "fast", "l2": "l2", "cu_seqlens": "cu-seqlens", "page_size": "page-size", "N": "N",
+                     "Nq": "Nq", "Nkv": "Nkv"}
 
 
 def _check_formula_options(args: argparse.Namespace, gpu: str | None) -> None:
@@ -317,7 +318,8 @@ def _check_formula_options(args: argparse.Namespace, gpu: str | None) -> None:
         value = getattr(args, attr, None)
         if value not in (None, False):
             raise InvalidParameter(option, value, "without --formula (the fit counts its own small shapes: "
-                                   "dense q, k, v, o, every program run, no L2 replay)")
+                                   "dense q, k, v, o, every program run, no L2 replay; the N range of its "
+                                   "comparison is --range, at N_q = N_kv)")
     lo = args.n_range.partition(":")[0]
     Workload.build(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, N=int(lo) if lo.isdigit() else 1,
                    d=args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, M=args.M, smem=args.smem, gpu=gpu)
