@@ -320,6 +320,22 @@ def test_cli_replay_options_without_l2_are_refused_and_the_order_named_as_given(
     assert "l2-order='0,0'" in err.err and err.out == ""
 
 
+def test_cli_kernel_formula_and_fast_options_without_their_mode_are_refused(capsys):
+    """--block, --range, --widths, --no-solver, --schedule act only with --formula or --fast; given without it they
+    were silently ignored (the plain count ran, exit 0). Now one line naming the option, exit 2."""
+    import_triton()
+    from attnio.cli import main
+
+    base = ["kernel", f"{EXAMPLE}:launch", "--N", "64", "--d", "16"]
+    for extra, needle in ((["--block", "64x64"], "block='64x64'"), (["--range", "2:4"], "range='2:4'"),
+                          (["--widths", "1,d"], "widths='1,d'"), (["--no-solver"], "no-solver=True"),
+                          (["--schedule", "per-head"], "schedule='per-head'"),
+                          (["--formula", "--schedule", "per-head"], "schedule='per-head'")):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr()
+        assert needle in err.err and "only with --" in err.err and err.err.count("\n") == 1 and err.out == ""
+
+
 # ------------------------------------------------------------------------------- the backward tile replay, no Triton
 
 

@@ -195,6 +195,7 @@ def _run(args: argparse.Namespace) -> Any:
     from attnio.triton.count import check_triton_version
 
     check_triton_version()
+    _check_mode_options(args)
     gpu = args.gpu if (args.M, args.smem, args.gpu) != (None, None, None) else "h100"
     if getattr(args, "formula", False):
         _check_formula_options(args, gpu)
@@ -225,6 +226,23 @@ def _run(args: argparse.Namespace) -> Any:
             return _kernel_l2.replayed(result, trace, args)
     finally:
         sys.path[:] = saved
+
+
+#: options that act only with --formula or --fast: attribute -> (option, its default, the modes it acts in)
+_MODE_OPTIONS = {"n_range": ("range", "1024:1048576", ("formula",)), "widths": ("widths", None, ("formula",)),
+                 "no_solver": ("no-solver", False, ("formula",)), "block": ("block", None, ("formula", "fast")),
+                 "schedule": ("schedule", "grouped", ("fast",))}
+
+
+def _check_mode_options(args: argparse.Namespace) -> None:
+    """An option of --formula or --fast given without it is one line naming it, exit 2 (it would be ignored)."""
+    from attnio.core.errors import InvalidParameter
+
+    for attr, (option, default, modes) in _MODE_OPTIONS.items():
+        value = getattr(args, attr, default)
+        if value != default and not any(getattr(args, m, False) for m in modes):
+            raise InvalidParameter(option, value, "only with " + " or ".join(f"--{m}" for m in modes)
+                                   + " (it would be ignored)")
 
 
 class _Fast:
