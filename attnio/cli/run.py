@@ -160,7 +160,7 @@ def _check_l2(args: argparse.Namespace, registry: Any) -> None:
     if args.algorithm not in ("flash2", "flash2-bwd") or args.mask is not None:
         raise InvalidParameter("l2", args.l2, "only with flash2 (forward, or a training step with --backward) or "
                                "flash2-bwd, no --mask (the replay follows FA-2's programs one by one)")
-    if args.kv_heads is not None and args.kv_heads != (args.heads or 1):
+    if args.kv_heads is not None and args.kv_heads < (args.heads or 1):
         # the forward replay follows the per-head programs, the backward replay the grouped ones (one program per
         # K/V block and K/V head): a run of another schedule would be replayed as a different count
         backward = args.algorithm == "flash2-bwd"
