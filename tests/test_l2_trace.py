@@ -307,6 +307,45 @@ def test_cli_kernel_l2_json_and_bad_input(capsys):
         assert needle in err.err and err.err.count("\n") == 1 and err.out == ""
 
 
+def test_cli_replay_options_without_l2_are_refused_and_the_order_named_as_given(capsys):
+    """A replay option without --l2 was silently ignored (exit 0, no replay): now one line naming it, exit 2, for
+    attnio kernel and attnio run; an explicit order that is not a permutation is named as typed ('0,0'), not as
+    the replay's parsed sequence."""
+    import_triton()
+    from attnio.cli import main
+
+    base = ["kernel", f"{EXAMPLE}:launch", "--N", "64", "--d", "16", "--heads", "2"]
+    for extra, needle in ((["--l2-order", "hqb"], "l2-order='hqb'"), (["--l2-sms", "3"], "l2-sms=3"),
+                          (["--l2-occupancy", "2"], "l2-occupancy=2"), (["--l2-bytes", "8192"], "l2-bytes=8192"),
+                          (["--l2-section-heads", "1"], "l2-section-heads=1")):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr()
+        assert needle in err.err and "--l2" in err.err and err.err.count("\n") == 1 and err.out == ""
+    for extra, needle in ((["--l2-order", "hqb"], "l2-order='hqb'"), (["--l2-occupancy", "2"], "l2-occupancy=2")):
+        assert main(["run", "flash2-bwd", "--N", "64", "--d", "16", "--M", "2000", *extra]) == 2
+        err = capsys.readouterr()
+        assert needle in err.err and err.err.count("\n") == 1 and err.out == ""
+    assert main([*base, "--l2", "h100", "--l2-order", "0,0"]) == 2
+    err = capsys.readouterr()
+    assert "l2-order='0,0'" in err.err and err.out == ""
+
+
+def test_cli_kernel_formula_and_fast_options_without_their_mode_are_refused(capsys):
+    """--block, --range, --widths, --no-solver, --schedule act only with --formula or --fast; given without it they
+    were silently ignored (the plain count ran, exit 0). Now one line naming the option, exit 2."""
+    import_triton()
+    from attnio.cli import main
+
+    base = ["kernel", f"{EXAMPLE}:launch", "--N", "64", "--d", "16"]
+    for extra, needle in ((["--block", "64x64"], "block='64x64'"), (["--range", "2:4"], "range='2:4'"),
+                          (["--widths", "1,d"], "widths='1,d'"), (["--no-solver"], "no-solver=True"),
+                          (["--schedule", "per-head"], "schedule='per-head'"),
+                          (["--formula", "--schedule", "per-head"], "schedule='per-head'")):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr()
+        assert needle in err.err and "only with --" in err.err and err.err.count("\n") == 1 and err.out == ""
+
+
 # ------------------------------------------------------------------------------- the backward tile replay, no Triton
 
 
@@ -351,3 +390,24 @@ def test_cli_run_l2_backward_and_training_step(capsys):
     assert l2["dram_bytes"] == l2["forward"]["dram_bytes"] + l2["backward"]["dram_bytes"] > 0
     assert main(["run", "flash1", *base, "--l2", "h100"]) == 2
     assert "only with flash2" in capsys.readouterr().err
+
+
+def test_cli_run_l2_with_gqa_replays_the_counted_schedule_or_is_refused(capsys):
+    """With kv_heads < heads the forward replay follows the per-head programs and the backward replay the grouped
+    ones. attnio run flash2-bwd --heads 4 --kv-heads 2 --l2 counted the per-head schedule (the default) and printed
+    the grouped replay: requested 1,315,200 B beside a count of 1,468,800 B at N=200, d=16. Now: the run's
+    schedule is replayed (requested = counted bytes) or the command is refused (exit 2, one line)."""
+    from attnio.cli import main
+
+    base = ["--N", "200", "--d", "16", "--heads", "4", "--kv-heads", "2", "--M", "3000", "--count-only", "--json",
+            "--l2", "h100"]
+    for argv, ok in ((["flash2-bwd", "--schedule", "grouped"], True), (["flash2"], True),
+                     (["flash2", "--schedule", "per-head"], True), (["flash2-bwd"], False),
+                     (["flash2", "--schedule", "grouped"], False), (["flash2", "--backward"], False)):
+        rc = main(["run", *argv, *base])
+        out, err = capsys.readouterr()
+        if ok:
+            d = json.loads(out)
+            assert rc == 0 and d["l2"]["requested_bytes"] == d["io_bytes"], argv
+        else:
+            assert rc == 2 and out == "" and err.count("\n") == 1 and "kv_heads=2 < heads=4" in err, argv

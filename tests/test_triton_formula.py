@@ -149,6 +149,45 @@ def test_cli_formula_bad_input_is_one_line_exit_2(argv, needle, capsys):
     assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and needle in err
 
 
+@pytest.mark.parametrize("argv, needle", [
+    (["--l2", "nope"], "l2='nope'"),            # was ignored: exit 0 with an unknown preset
+    (["--l2", "h100"], "l2='h100'"),            # was ignored: no replay, exit 0
+    (["--fast"], "fast=True"),
+    (["--page-size", "16"], "page-size=16"),
+    (["--cu-seqlens", "0,5,9"], "cu-seqlens='0,5,9'"),
+    (["--l2-order", "hqb"], "l2-order='hqb'"),
+    (["--Nq", "64", "--Nkv", "128"], "Nq=64"),  # was ignored: the comparison is at N_q = N_kv over --range
+    (["--N", "256"], "N=256"),
+    (["--M", "0"], "M=0"),                      # was refused after the fit as "M=['M', 'gpu']"
+    (["--heads", "0"], "heads=0"),              # was refused only after the fit (tens of seconds)
+])
+def test_cli_formula_refuses_options_it_would_ignore_before_the_fit(argv, needle, capsys, monkeypatch):
+    """An option --formula does not use and a bad workload option are one line, exit 2, before any fit (the fit
+    is replaced by one that fails the test)."""
+    from attnio.cli import main
+    from attnio.triton import formula
+
+    def no_fit(*a, **k):
+        raise AssertionError("the fit ran")
+
+    monkeypatch.setattr(formula, "fit", no_fit)
+    rc = main(["kernel", "attnio.triton.kernels.pinned:fa2_grouped", "--formula", "--d", "16", *argv])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_compare_with_M_zero_names_M():
+    """f.compare(M=0) names M=0 (it passed gpu as well and was refused as "exactly one of M, smem or gpu"); the
+    workload is built before the formula is read, so a stand-in with the mask and dtype is enough."""
+    from types import SimpleNamespace
+
+    from attnio.core.errors import InvalidParameter
+    from attnio.triton.formula_compare import compare
+
+    with pytest.raises(InvalidParameter, match="M=0 is invalid"):
+        compare(SimpleNamespace(causal=False, dtype="fp32"), d=16, M=0)
+
+
 def test_cli_formula_needs_pinned_blocks(tmp_path, capsys):
     from attnio.cli import main
 

@@ -3,7 +3,7 @@
 
 Per tensor: requested, sector and predicted DRAM bytes and the read-line hit rate. Bad input (an unknown preset
 or order, occupancy or SMs below 1, an L2 smaller than one line, an explicit order that is not a permutation of
-the grid, --l2 with --fast or --cu-seqlens) is one line naming the parameter, exit 2.
+the grid, --l2 with --fast or --cu-seqlens, a replay option without --l2) is one line naming the parameter, exit 2.
 """
 
 from __future__ import annotations
@@ -43,16 +43,22 @@ _OPTIONS = {"order": "l2-order", "section_heads": "l2-section-heads", "occupancy
             "l2_bytes": "l2-bytes", "sync": "l2-sync", "skew": "l2-skew"}
 
 
+#: the replay options' attributes and their defaults (an option set without --l2 is refused)
+_DEFAULTS = {"l2_order": "qhb", "l2_section_heads": None, "l2_occupancy": 1, "l2_sms": None, "l2_bytes": None}
+
+
 @contextlib.contextmanager
-def _named() -> Iterator[None]:
-    """InvalidParameter raised inside names the command-line option, not the replay's parameter."""
+def _named(order: str | None = None) -> Iterator[None]:
+    """InvalidParameter raised inside names the command-line option, not the replay's parameter, and for the order
+    the text given (``order``), not the replay's parsed sequence."""
     from attnio.core.errors import InvalidParameter
 
     try:
         yield
     except InvalidParameter as e:
         if e.name in _OPTIONS:
-            raise InvalidParameter(_OPTIONS[e.name], e.value, e.valid) from None
+            value = order if e.name == "order" and order is not None else e.value
+            raise InvalidParameter(_OPTIONS[e.name], value, e.valid) from None
         raise
 
 
@@ -75,6 +81,10 @@ def check(args: argparse.Namespace) -> None:
     from attnio.core.errors import InvalidParameter
 
     if args.l2 is None:
+        for attr, default in _DEFAULTS.items():
+            if getattr(args, attr) != default:
+                raise InvalidParameter(attr.replace("_", "-"), getattr(args, attr),
+                                       "only with --l2 PRESET (it sets the replay)")
         return
     if getattr(args, "fast", False) or args.cu_seqlens is not None:
         raise InvalidParameter("l2", args.l2, "without --fast and --cu-seqlens (the replay needs every program of "
@@ -132,7 +142,7 @@ def replayed(result: Any, trace: Any, args: argparse.Namespace) -> Any:
         return result
     from attnio.algorithms.l2_trace import replay_trace
 
-    with _named():
+    with _named(args.l2_order):
         r = replay_trace(trace, args.l2, order=_order(args), section_heads=args.l2_section_heads,
                          occupancy=args.l2_occupancy, sms=args.l2_sms, l2_bytes=args.l2_bytes, sync=args.l2_sync,
                          skew=args.l2_skew)

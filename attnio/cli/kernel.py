@@ -201,7 +201,10 @@ def _run(args: argparse.Namespace) -> Any:
     from attnio.triton.count import check_triton_version
 
     check_triton_version()
+    _check_mode_options(args)
     gpu = args.gpu if (args.M, args.smem, args.gpu) != (None, None, None) else "h100"
+    if getattr(args, "formula", False):
+        _check_formula_options(args, gpu)
     cu = None
     if args.cu_seqlens is not None:
         from attnio.core.workload import Ragged
@@ -244,6 +247,23 @@ def _too_large(w: Any) -> str | None:
         return None
     return (f"shape too large for a full run ({elements:,d} elements of q, k, v and o; at most {MAX_ELEMENTS:,d} "
             f"(2^26))")
+
+
+#: options that act only with --formula or --fast: attribute -> (option, its default, the modes it acts in)
+_MODE_OPTIONS = {"n_range": ("range", "1024:1048576", ("formula",)), "widths": ("widths", None, ("formula",)),
+                 "no_solver": ("no-solver", False, ("formula",)), "block": ("block", None, ("formula", "fast")),
+                 "schedule": ("schedule", "grouped", ("fast",))}
+
+
+def _check_mode_options(args: argparse.Namespace) -> None:
+    """An option of --formula or --fast given without it is one line naming it, exit 2 (it would be ignored)."""
+    from attnio.core.errors import InvalidParameter
+
+    for attr, (option, default, modes) in _MODE_OPTIONS.items():
+        value = getattr(args, attr, default)
+        if value != default and not any(getattr(args, m, False) for m in modes):
+            raise InvalidParameter(option, value, "only with " + " or ".join(f"--{m}" for m in modes)
+                                   + " (it would be ignored)")
 
 
 class _Fast:
@@ -336,6 +356,29 @@ def _parse_block(text: str | None) -> tuple[int, int] | None:
     if not (x and br.isdigit() and bc.isdigit() and int(br) > 0 and int(bc) > 0):
         raise InvalidParameter("block", text, "BRxBC with positive integers, e.g. 64x64")
     return int(br), int(bc)
+
+
+#: options ``--formula`` does not take (it fits over every N at small shapes it picks itself): option -> its value
+_NOT_WITH_FORMULA = {"fast": "fast", "l2": "l2", "cu_seqlens": "cu-seqlens", "page_size": "page-size", "N": "N",
+                     "Nq": "Nq", "Nkv": "Nkv"}
+
+
+def _check_formula_options(args: argparse.Namespace, gpu: str | None) -> None:
+    """``--formula``'s options before the fit (which takes tens of seconds): no option it would ignore, and the
+    workload options of the solver's comparison (heads, batch, widths, memory) valid at N = the range's LO."""
+    from attnio.core.errors import InvalidParameter
+    from attnio.core.workload import Workload
+
+    for attr, option in _NOT_WITH_FORMULA.items():
+        value = getattr(args, attr, None)
+        if value not in (None, False):
+            raise InvalidParameter(option, value, "without --formula (the fit counts its own small shapes: "
+                                   "dense q, k, v, o, every program run, no L2 replay; the N range of its "
+                                   "comparison is --range, at N_q = N_kv)")
+    lo = args.n_range.partition(":")[0]
+    Workload.build(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, N=int(lo) if lo.isdigit() else 1,
+                   d=args.d, dv=args.dv, causal=args.causal, dtype=args.dtype, M=args.M, smem=args.smem, gpu=gpu)
+    _kernel_l2.check(args)  # a replay option without --l2
 
 
 def _formula(args: argparse.Namespace, gpu: str | None) -> _Formula:

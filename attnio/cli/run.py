@@ -109,6 +109,9 @@ def main(args: argparse.Namespace) -> int:
         raise InvalidParameter("algorithm", args.algorithm, "a forward algorithm with --backward (it runs its backward itself)")
     if args.l2 is not None:
         _check_l2(args, registry)
+    for option, value, default in (("l2-order", args.l2_order, "qhb"), ("l2-occupancy", args.l2_occupancy, 1)):
+        if args.l2 is None and value != default:
+            raise InvalidParameter(option, value, "only with --l2 PRESET (it sets the replay)")
     w = _workload.build(args) if _workload.requested(args) else None
     plain = {} if w is not None else {"N": args.N, "d": args.d, "dv": args.dv, "M": args.M}
     tiles = parse_tiles(args.tiles)
@@ -164,6 +167,20 @@ def _check_l2(args: argparse.Namespace, registry: Any) -> None:
     if args.algorithm not in ("flash2", "flash2-bwd") or args.mask is not None:
         raise InvalidParameter("l2", args.l2, "only with flash2 (forward, or a training step with --backward) or "
                                "flash2-bwd, no --mask (the replay follows FA-2's programs one by one)")
+    if args.kv_heads is not None and args.kv_heads < (args.heads or 1):
+        # the forward replay follows the per-head programs, the backward replay the grouped ones (one program per
+        # K/V block and K/V head): a run of another schedule would be replayed as a different count
+        backward = args.algorithm == "flash2-bwd"
+        schedule = args.schedule or "per-head"
+        if args.backward or schedule != ("grouped" if backward else "per-head"):
+            from attnio.core.errors import Unsupported
+
+            fix = ("a training step's two passes cannot both match; run flash2 and flash2-bwd --schedule grouped "
+                   "apart" if args.backward else "give --schedule grouped" if backward
+                   else "give no --schedule or --schedule per-head")
+            raise Unsupported(f"--l2 with kv_heads={args.kv_heads} < heads={args.heads} and schedule {schedule}: the "
+                              "replay follows the FA-2 kernels' programs, per-head for flash2 and grouped for "
+                              f"flash2-bwd, and would not replay the counted schedule; {fix}")
 
 
 def _sync(args: argparse.Namespace) -> dict[str, Any]:

@@ -131,7 +131,7 @@ def compare(f: Any, *, d: int = 128, d_v: int | None = None, Z: int = 1, H: int 
 
     def work(n: int) -> Any:
         return Workload.build(batch=Z, heads=H, kv_heads=H_kv, N=n, d=d, dv=d_v, causal=f.causal, dtype=f.dtype,
-                              M=M, smem=smem, gpu=None if (M or smem) else gpu)
+                              M=M, smem=smem, gpu=None if (M is not None or smem is not None) else gpu)
 
     w_lo, w_hi = work(N_lo), work(N_hi)
     bpw = int(w_lo.bytes_per_word)
