@@ -422,8 +422,8 @@ def _backward() -> dict[str, dict[str, Any]]:
     formulas and the backward constants table (keys ``bwd:`` where they could clash; its bounds are the
     catalog's)."""
     from attnio.algorithms import registry as reg
-    from attnio.bounds import backward as bb
     from attnio.bounds.costs import BACKWARD_FORMULAS
+    from attnio.reports.sources import backward_constants_table
 
     io: dict[str, Any] = {}
     for name in reg.names("backward"):
@@ -437,7 +437,7 @@ def _backward() -> dict[str, dict[str, Any]]:
             "best_proved_bound": r.best_bound,
             "best_schedule": r.best_schedule,
         }
-        for r in bb.backward_constants_table()
+        for r in backward_constants_table()
     }
     return {
         "io": io,

@@ -14,7 +14,7 @@ from typing import Any
 from attnio.algorithms import registry as reg
 from attnio.bounds import backward as bb
 from attnio.bounds import costs
-from attnio.reports import figures
+from attnio.reports import figures, sources
 from attnio.reports.compute import Context
 from attnio.reports.render import Section
 from attnio.reports.sections import regime_map
@@ -52,7 +52,7 @@ def fill(s: Any, verdicts: list[dict[str, Any]] | None = None) -> Any:
     s.table(["N", "d", "M", "schedule", "measured words", "= formula", "constant", "best lower bound", "measured ÷ bound", "fast memory"], rows)
 
     # tightest constants ------------------------------------------------------------------------------------
-    table = bb.backward_constants_table()
+    table = sources.backward_constants_table()
     s.p("Tight constants of the backward at the forward's constants-table points: the cheapest backward schedule that fits M "
         "and flash2-bwd against the best backward lower bound covering them (units of N²d²/M).")
     s.table(
