@@ -27,6 +27,7 @@ I/O counts and new entries are reported as notes: ``attnio gate --update`` recor
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -263,6 +264,8 @@ def load_baseline(path: str | Path = BASELINE) -> dict[str, Any]:
     fix = "restore it from git or rewrite it with `attnio gate --update`"
     if not p.is_file():
         raise BaselineError(f"no baseline at {p}: create it on purpose with `attnio gate --update` and commit it")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(min(limit, 2000))  # json's C scanner recurses: a low limit raises before the C stack ends
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except OSError as e:
@@ -271,6 +274,8 @@ def load_baseline(path: str | Path = BASELINE) -> dict[str, Any]:
         raise BaselineError(f"{p} is not valid JSON ({e}); {fix}") from None
     except RecursionError:
         raise BaselineError(f"{p} is nested too deeply to be an attnio baseline; {fix}") from None
+    finally:
+        sys.setrecursionlimit(limit)
     deep = too_deep(data)
     if deep is not None:
         raise BaselineError(f"{p}: {deep} is nested deeper than {MAX_DEPTH} levels, not an attnio baseline entry; {fix}")

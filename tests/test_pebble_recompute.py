@@ -116,3 +116,14 @@ def test_bspv_small_form_is_below_the_certified_optimum_on_231_vertices():
     assert lower == 96 >= form
     upper, moves = best_greedy(g, 3)
     assert replay(g, 3, moves).io == upper >= lower
+
+
+def test_the_search_leaves_the_recursion_limit_as_it_found_it():
+    """The DFS raises the interpreter's recursion limit for itself and restores it: a limit left at 200,000 let the
+    json scanner of a later call in the same process overflow the C stack (a segfault in an xdist worker)."""
+    import sys
+
+    before = sys.getrecursionlimit()
+    g = attention(2, 3)
+    tight_recompute(g, 9)
+    assert sys.getrecursionlimit() == before

@@ -464,11 +464,14 @@ def reread_search(g: Graph, M: int, k: int, *, symmetry: bool = True, max_states
 
     import sys
 
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * n + 100))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * n + 100))
     try:
         ok = dfs(0, 0, 0, k)
     except TimeLimitReached:
         return RereadResult("unknown", base + k, M, 0, states, time.perf_counter() - t0)
+    finally:
+        sys.setrecursionlimit(limit)  # restored: the process's limit is not ours to keep raised
     if not ok:
         return RereadResult("none", base + k, M, 0, states, time.perf_counter() - t0)
     sched = _drop_schedule(g, moves_out, par, ch, IN, OUT)

@@ -228,11 +228,15 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
     import sys
 
     # a path may compute and delete a value many times: up to one frame per state (Python frames, not C stack)
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 200_000))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 200_000))
     try:
         ok = dfs(0, 0, 0, extra_reads)
     except (TimeLimitReached, RecursionError):
         return done("unknown", states)
+    finally:
+        # restored: a raised limit left behind lets C recursion elsewhere (json's scanner) overflow the C stack
+        sys.setrecursionlimit(limit)
     if not ok:
         return done("none", states)
     sched = _schedule(path, IN, OUT)
