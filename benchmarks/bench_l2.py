@@ -56,6 +56,13 @@ def speed() -> None:
           f"requested {r.requested_bytes / 1e9:.2f} GB, DRAM {r.dram_bytes / 1e9:.3f} GB, hit rate {r.hit_rate:.4f}")
 
 
+def _fig2_total(label: str, f, b) -> None:
+    """One schedule's forward + backward against FlashAttention Fig. 2's 4.4 GB (FA-1, measured)."""
+    tot, req = f.dram_bytes + b.dram_bytes, f.requested_bytes + b.requested_bytes
+    print(f"1. {label}: predicted DRAM {tot / 1e9:.3f} GB = {tot / 4.4e9:.2f} x the paper's 4.4 GB; "
+          f"requested {req / 1e9:.3f} GB = {req / 4.4e9:.2f} x")
+
+
 def fa1_fig2() -> None:
     w = Workload.build(batch=64, heads=16, N=1024, d=64, dtype="fp16", gpu="a100")
     f = replay(w, "a100", B_r=128, B_c=128)
@@ -64,18 +71,14 @@ def fa1_fig2() -> None:
         print(f"1. FA Fig. 2 workload, FA-2 {name} on the A100 preset: requested {r.requested_bytes / 1e9:.3f} GB, "
               f"sectors {r.sector_bytes / 1e9:.3f} GB, predicted DRAM {r.dram_bytes / 1e9:.3f} GB (compulsory "
               f"{r.compulsory_bytes / 1e9:.3f} GB), hit rate {r.hit_rate:.3f} ({r.seconds:.0f} s)")
-    tot, req = f.dram_bytes + b.dram_bytes, f.requested_bytes + b.requested_bytes
-    print(f"1. forward + backward: predicted DRAM {tot / 1e9:.3f} GB = {tot / 4.4e9:.2f} x the paper's 4.4 GB "
-          f"(FA-1); requested {req / 1e9:.3f} GB = {req / 4.4e9:.2f} x")
+    _fig2_total("forward + backward", f, b)
     B_r, B_c = fa1_blocks(w)
     f, b = replay_flash1(w, "a100"), replay_flash1_backward(w, "a100")
     for name, r in (("forward", f), ("backward", b)):
         print(f"1. FA-1's own schedule ({B_r} x {B_c} blocks), {name}: requested {r.requested_bytes / 1e9:.3f} GB, "
               f"predicted DRAM {r.dram_bytes / 1e9:.3f} GB (compulsory {r.compulsory_bytes / 1e9:.3f} GB), hit rate "
               f"{r.hit_rate:.3f} ({r.seconds:.0f} s)")
-    tot, req = f.dram_bytes + b.dram_bytes, f.requested_bytes + b.requested_bytes
-    print(f"1. FA-1 forward + backward: predicted DRAM {tot / 1e9:.3f} GB = {tot / 4.4e9:.2f} x the paper's 4.4 GB; "
-          f"requested {req / 1e9:.3f} GB = {req / 4.4e9:.2f} x")
+    _fig2_total("FA-1 forward + backward", f, b)
 
 
 def trace() -> None:
