@@ -11,22 +11,13 @@ under 2 s).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from attnio.reports import figures
+from attnio.reports import committed, figures
 from attnio.reports.render import Section
 
 TABLE = Path(__file__).with_name("dram.json")
-
-
-def load(path: Path = TABLE) -> dict[str, Any] | None:
-    """The committed bracket table (None when missing or unreadable)."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def _num(x: float) -> str:
@@ -55,7 +46,7 @@ def section(ctx: Any = None, path: Path = TABLE) -> Section:
         "round (the most sharing they can have); **drift-max**, the first wave's starts spread evenly over a whole "
         "block's length and a freed slot starts its next block at once, so sharers read a tile at evenly spaced "
         "times and reuse depends on the L2 holding it across that distance (docs/dram.md#lockstep-and-drift).")
-    data = load(path)
+    data = committed.load(path)
     if data is None:
         s.p("No bracket table (reports/dram.json): run `python benchmarks/bench_l2.py --write-report-data`.")
     else:

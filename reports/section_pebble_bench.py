@@ -7,23 +7,16 @@ proved sides (:func:`attnio.solver.pebble.small_bounds.verdict`). Deterministic 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from attnio.reports import committed
 from attnio.reports.render import Section
 from attnio.solver.pebble.small_bounds import verdict
 
 MARK = {"confirms": "✓", "refuted": "✗", "open": "?"}
 
 TABLE = Path(__file__).with_name("pebbling.json")
-
-
-def load(path: Path = TABLE) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def _opt(r: dict[str, Any]) -> str:
@@ -47,7 +40,7 @@ def _forms(r: dict[str, Any]) -> str | None:
 
 def section(ctx: Any = None, path: Path = TABLE) -> Section:
     s = Section("Pebbling benchmark: certified optima")
-    data = load(path)
+    data = committed.load(path)
     if data is None:
         return s.p("No benchmark table (reports/pebbling.json): run `attnio pebble --benchmark`.")
     rows, meta = data["rows"], data["meta"]
