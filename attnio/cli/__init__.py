@@ -1,5 +1,6 @@
-"""The ``attnio`` command. Each subcommand lives in ``attnio/cli/<name>.py`` with ``add_arguments(parser)``
-and ``main(args) -> int``; this file only dispatches and turns bad input into one line and exit code 2."""
+"""The ``attnio`` command. Each subcommand lives in ``attnio/cli/<name>.py`` with its one line of help ``HELP``,
+``add_arguments(parser)`` and ``main(args) -> int``; this file only dispatches and turns bad input into one line and
+exit code 2."""
 
 from __future__ import annotations
 
@@ -26,20 +27,10 @@ from attnio.cli import (
 )
 from attnio.core.errors import AttnioError, InvalidParameter, Unsupported
 
-# subcommand -> (module, one-line help). The one table of commands.
-COMMANDS: dict[str, tuple[ModuleType, str]] = {
-    "run": (run, "run one algorithm on the two-level machine and print its exact counts"),
-    "algorithms": (algorithms, "list the algorithms, their regimes and cost formulas"),
-    "bounds": (bounds, "print the bounds catalog"),
-    "verify": (verify, "prove every claim of the catalog with z3 (and cvc5)"),
-    "sweep": (sweep, "run a grid of configurations into a results store"),
-    "report": (report, "write the regime report (Markdown + HTML) into reports/"),
-    "gate": (gate, "compare this run's figures against reports/baseline.json"),
-    "decode": (decode, "exact bytes of decoding against a KV cache (split-KV, paged, GQA, fp8, MLA) and its roofline"),
-    "pebble": (pebble, "exact optimal red-blue pebbling of a tiny attention graph"),
-    "kernel": (kernel, "count a Triton attention kernel's global-memory traffic on the CPU and compare it with the bounds"),
-    "distributed": (distributed, "attention over P devices (ring, zigzag, striped, all-gather, Ulysses): exact words each device sends and receives, work, link times"),
-    "paper": (paper, "a published figure beside attnio's exact counts (fa1-fig2: FlashAttention Figure 2; decode: published decode bandwidths)"),
+# The subcommands, in the order ``attnio --help`` lists them; each module's name is its command's.
+COMMANDS: dict[str, ModuleType] = {
+    mod.__name__.rpartition(".")[2]: mod
+    for mod in (run, algorithms, bounds, verify, sweep, report, gate, decode, pebble, kernel, distributed, paper)
 }
 
 
@@ -64,8 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="attnio", description="I/O bounds of attention, proved and measured.")
     p.add_argument("--version", action="version", version=f"attnio {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (mod, help_) in COMMANDS.items():
-        sp = sub.add_parser(name, help=help_, description=help_)
+    for name, mod in COMMANDS.items():
+        sp = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(sp)
         sp.set_defaults(_main=mod.main)
     return p

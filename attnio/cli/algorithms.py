@@ -6,6 +6,9 @@ import argparse
 
 from attnio.cli._common import print_json
 
+HELP = "list the algorithms, their regimes and cost formulas"
+"""The one-line help of ``attnio algorithms`` (``attnio --help``, ``attnio algorithms --help``)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help='print one JSON object {"algorithms": [...]}')

@@ -11,6 +11,9 @@ import argparse
 
 from attnio.cli._common import print_json
 
+HELP = "print the bounds catalog"
+"""The one-line help of ``attnio bounds`` (``attnio --help``, ``attnio bounds --help``)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help='print one JSON object {"bounds": [...]} (expressions as structural JSON)')

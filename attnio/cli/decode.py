@@ -7,6 +7,9 @@ import argparse
 
 from attnio.cli._common import float_option, int_option, print_json
 
+HELP = "exact bytes of decoding against a KV cache (split-KV, paged, GQA, fp8, MLA) and its roofline"
+"""The one-line help of ``attnio decode`` (``attnio --help``, ``attnio decode --help``)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from attnio.core.workload import DTYPES, GPUS

@@ -9,6 +9,9 @@ import argparse
 
 from attnio.cli._common import int_option, print_json
 
+HELP = "attention over P devices (ring, zigzag, striped, all-gather, Ulysses): exact words each device sends and receives, work, link times"
+"""The one-line help of ``attnio distributed`` (``attnio --help``, ``attnio distributed --help``)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schedule", required=True, help="ring, zigzag, striped, allgather, tokenring, hybrid, attention2d or ulysses")

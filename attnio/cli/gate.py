@@ -11,6 +11,9 @@ import sys
 
 from attnio.cli._common import int_option, print_json
 
+HELP = "compare this run's figures against reports/baseline.json"
+"""The one-line help of ``attnio gate`` (``attnio --help``, ``attnio gate --help``)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", default="reports/baseline.json", help="baseline file (default reports/baseline.json)")

@@ -24,6 +24,9 @@ from typing import Any
 from attnio.cli import _kernel_l2
 from attnio.cli._common import int_option, print_json
 
+HELP = "count a Triton attention kernel's global-memory traffic on the CPU and compare it with the bounds"
+"""The one-line help of ``attnio kernel`` (``attnio --help``, ``attnio kernel --help``)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from attnio.core.workload import DTYPES, GPUS

@@ -6,6 +6,9 @@ import argparse
 
 from attnio.cli._common import print_json
 
+HELP = "a published figure beside attnio's exact counts (fa1-fig2: FlashAttention Figure 2; decode: published decode bandwidths)"
+"""The one-line help of ``attnio paper`` (``attnio --help``, ``attnio paper --help``)."""
+
 FIGURES = ("fa1-fig2", "decode")
 
 

@@ -9,6 +9,9 @@ import argparse
 
 from attnio.cli._common import float_option, int_option, print_json
 
+HELP = "exact optimal red-blue pebbling of a tiny attention graph"
+"""The one-line help of ``attnio pebble`` (``attnio --help``, ``attnio pebble --help``)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--N", type=int_option, default=None, help="sequence length (matmul: rows m of A, default); required unless --benchmark")

@@ -9,6 +9,9 @@ import time
 
 from attnio.cli._common import int_option
 
+HELP = "write the regime report (Markdown + HTML) into reports/"
+"""The one-line help of ``attnio report`` (``attnio --help``, ``attnio report --help``)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="reports", help="output folder (default reports/)")

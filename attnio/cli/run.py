@@ -10,6 +10,9 @@ from typing import Any
 from attnio.cli import _workload
 from attnio.cli._common import float_option, int_option, print_json
 
+HELP = "run one algorithm on the two-level machine and print its exact counts"
+"""The one-line help of ``attnio run`` (``attnio --help``, ``attnio run --help``)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("algorithm", help="an algorithm name (see `attnio algorithms`, `attnio algorithms --backward`), or `auto`")

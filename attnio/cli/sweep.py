@@ -7,6 +7,9 @@ import argparse
 
 from attnio.cli._common import int_option
 
+HELP = "run a grid of configurations into a results store"
+"""The one-line help of ``attnio sweep`` (``attnio --help``, ``attnio sweep --help``)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid", default=None, help="grid file (.json or .toml); default: the embedded default grid")

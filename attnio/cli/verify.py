@@ -13,6 +13,9 @@ import time
 
 from attnio.cli._common import int_option, print_json
 
+HELP = "prove every claim of the catalog with z3 (and cvc5)"
+"""The one-line help of ``attnio verify`` (``attnio --help``, ``attnio verify --help``)."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable verdicts")
