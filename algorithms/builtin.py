@@ -102,7 +102,7 @@ register(AlgorithmSpec("auto", auto.schedule, auto.AutoTiling,
                        "any M ≥ 4", cost=None, supports_dv=True))
 register(AlgorithmSpec("poly", poly.schedule, poly.PolyTiling,
                        "APPROXIMATE (error ≤ ε): polynomial method (Alman–Song), rank r = C(d+g, g); stream / chunked / tiled, auto",
-                       "near-linear in N while r < N: 4Nd (M ≥ r(d+2)+2d), ≈ 4Nrd²/M + 2Nd, ≈ 4Nrd/√M + 2Nr (M < d²); derived here, docs/approx.md",
+                       "near-linear in N while r < N: 4Nd (M ≥ r(d+2)+2d), ≈ 3Nrd²/M + 2Nd, ≈ 4Nrd/√M + 2Nr (M < d²); derived here, docs/approx.md",
                        cost=None, approximate=True))  # exact formulas in bounds.approx (they need r), checked by tests/test_poly.py
 
 register(AlgorithmSpec("auto-bwd", auto.schedule, auto.AutoBwdTiling,

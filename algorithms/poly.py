@@ -23,12 +23,16 @@ Three schedules on the two-level machine; exact counts in :mod:`attnio.bounds.ap
         S_C ← 0 (c×d), s_C ← 0 (c)
         for j in 1..⌈N/b₁⌉: load K_j, V_j; F = φ_C(K_j) (b₁×c); S_C += FᵀV_j; s_C += Fᵀ1
         write S_C, s_C
-    for each query block i (b ≤ b_max rows, T_q = ⌈N/b_max⌉ blocks):
-        load Q_i; Y ← 0 (b×d), z ← 0 (b)
-        for each feature chunk C' (c₂ features): load S_C', s_C'; F = φ_C'(Q_i); Y += F S_C'; z += F s_C'
-        O_i = Y/z; write O_i
+    for each query block i (b ≤ b_max = ⌊(M − 1)/(d + 3)⌋ rows, T_q = ⌈N/b_max⌉ blocks):
+        load Q_i; z ← 0 (b)
+        for each feature chunk C' (c₂ features): load s_C'; F = φ_C'(Q_i); z += F s_C'
+        for each column c of O: y ← 0 (b)
+            for each feature chunk C': load S_C',c; F = φ_C'(Q_i); y += F S_C',c
+            O_i,c = y/z; write O_i,c
 
-  reads 2Nd·T_f + Nd + T_q·r(d+1), writes r(d+1) + Nd.
+  reads 2Nd·T_f + Nd + T_q·r(d+1), writes r(d+1) + Nd. Phase 2 reads every value of [S | s] once per query
+  block whatever the column order; one column of Y at a time lets a block hold b = ⌊(M − 1)/(d + 3)⌋ rows (its
+  rows, z and y: b(d + 2) words, plus a chunk and its features), not ⌊(M − d − 1)/(2d + 2)⌋ with all of Y.
 
 ``tiled`` (M ≥ max(d+1, 5)), tiles of width w = min(d, ⌊√M⌋ − 1)::
 
@@ -199,10 +203,10 @@ def _chunked_blocks(N: int, d: int, M: int, r: int) -> dict[str, int]:
     T_f = -(-r // min(c_max, r))
     c = -(-r // T_f)  # same T_f, spare space to the row block
     b1 = min(N, (M - c * (d + 1)) // (2 * d + c))
-    b_max = (M - d - 1) // (2 * d + 2)
+    b_max = (M - 1) // (d + 3)  # phase 2 with c₂ = 1: b(d + 2) + (1 + b) ≤ M
     T_q = -(-N // min(b_max, N))
     b2 = -(-N // T_q)
-    c2 = min(r, (M - b2 * (2 * d + 1)) // (d + 1 + b2))
+    c2 = min(r, (M - b2 * (d + 2)) // (b2 + 1))
     assert min(c, b1, b2, c2) >= 1
     return {"c": c, "b1": b1, "b2": b2, "c2": c2}
 
@@ -301,28 +305,42 @@ def _chunked(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: PolyTiling
         m.store(Sc, Ss, feats)  # c·d writes
         m.store(sc, ss, feats)  # c writes
         m.free(Sc, sc)
-    # phase 2: query blocks outer, [S | s] streamed once per block
+    # phase 2: query blocks outer; z = U₁s first, then one column of Y at a time: [S | s] streamed once per block
     for rows in m.tiles(N, b2):
         br = rows.stop - rows.start
         Qi = m.load(Q, rows, what="Q_i")  # b₂·d reads
-        Y = m.alloc((br, d), what="Y_i")
         z = m.alloc((br,), what="z_i")
         for feats in m.tiles(r, c2):
-            fc = feats.stop - feats.start
-            Sc = m.load(Ss, feats, what="S_C")  # c₂·d reads
             sc = m.load(ss, feats, what="s_C")  # c₂ reads
-            F = m.alloc((br, fc), what="φ_C(Q_i)", fill=None)
+            F = _query_features(m, phi, Qi, feats)
             if m.numeric:
-                phi.fill(Qi.data, F.data, feats.start)
-                Y.data += F.data @ Sc.data
                 z.data += F.data @ sc.data
-            m.work("ys", br * fc * (d + 1))
-            m.free(Sc, sc, F)
-        if m.numeric:
-            Y.data /= z.data[:, None]
-        m.store(Y, O, rows)  # b₂·d writes
-        m.free(Qi, Y, z)
+            m.free(sc, F)
+        for cols in m.tiles(d, 1):
+            y = m.alloc((br, 1), what="Y_ic")
+            for feats in m.tiles(r, c2):
+                Sc = m.load(Ss, feats, cols, what="S_Cc")  # c₂ reads
+                F = _query_features(m, phi, Qi, feats)
+                if m.numeric:
+                    y.data += F.data @ Sc.data
+                m.free(Sc, F)
+            if m.numeric:
+                y.data /= z.data[:, None]
+            m.store(y, O, rows, cols)  # b₂ writes
+            m.free(y)
+        m.free(Qi, z)
     return O
+
+
+def _query_features(m: Machine, phi: Any, Qi: Any, feats: slice) -> Any:
+    """F = φ_C(Q_i) for the feature chunk ``feats`` (b × c words, counted), recomputed from the resident rows; its
+    b·c products with one column of [S | s] are recorded as work."""
+    br, fc = Qi.shape[0], feats.stop - feats.start
+    F = m.alloc((br, fc), what="φ_C(Q_i)", fill=None)
+    if m.numeric:
+        phi.fill(Qi.data, F.data, feats.start)
+    m.work("ys", br * fc)
+    return F
 
 
 def _tiled(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: PolyTiling, phi: Any) -> SlowArray:

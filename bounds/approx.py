@@ -11,7 +11,8 @@ The three schedules (algorithms/poly.py, docs/approx.md §4):
 - ``stream``: fast memory holds S = U₂ᵀV and s = U₂ᵀ1 (r(d+1) words) for the whole run; K, V streamed once,
   then Q streamed once: exactly 4Nd words. Needs M ≥ r(d+2) + 2d.
 - ``chunked``: features in chunks of c ≤ c_max = ⌊(M − 2d)/(d+2)⌋; K, V streamed once per chunk; S and s are
-  written once; then query blocks of b ≤ b_max = ⌊(M − d − 1)/(2d+2)⌋ rows stream all of [S | s].
+  written once; then query blocks of b ≤ b_max = ⌊(M − 1)/(d+3)⌋ rows stream all of [S | s] once, s first and then
+  one column of S at a time (so a block holds its rows, z and one column of Y: b(d + 2) words, not b(2d + 1)).
   Needs M ≥ 3d + 3.
 - ``tiled``: U₁ = φ(Q) and U₂ = φ(K) materialised in slow memory (2Nr writes), then two tiled products with
   tiles of width w = min(d, ⌊√M⌋ − 1). Needs M ≥ d + 1 and M ≥ 5.
@@ -48,7 +49,7 @@ stream_b = minimum(N, floor((M - r * (d + 1)) / (r + 2 * d)))
 CHUNKED_MIN_M = 3 * d + 3
 chunk_c_max = floor((M - 2 * d) / (d + 2))
 chunk_Tf = ceil(r / chunk_c_max)  # feature chunks in phase 1 (K, V streamed once per chunk)
-chunk_b_max = floor((M - d - 1) / (2 * d + 2))
+chunk_b_max = floor((M - 1) / (d + 3))  # query rows, z and one column of Y: b(d + 3) + 1 ≤ M (docs/approx.md §4.2)
 chunk_Tq = ceil(N / chunk_b_max)  # query blocks in phase 2 ([S | s] streamed once per block)
 
 tiled_w = minimum(d, floor(sqrt(M)) - 1)
@@ -79,7 +80,7 @@ FORMULAS: dict[str, CostFormula] = {
         r * (d + 1) + N * d,
         (M >= CHUNKED_MIN_M,),
         {"c_max": chunk_c_max, "T_f": chunk_Tf, "b_max": chunk_b_max, "T_q": chunk_Tq},
-        "2Nrd(d+2)/M + 2Nr(d+1)²/M + 2Nd ≈ 4Nrd²/M + 2Nd",
+        "2Nrd(d+2)/M + Nr(d+1)(d+3)/M + 2Nd ≈ 3Nrd²/M + 2Nd",
     ),
     "tiled": _f(
         "tiled",
@@ -305,7 +306,7 @@ BOUNDS: tuple[Bound, ...] = (
         )
         for bid, schedule, statement, notes in (
             ("approx.poly.stream.exact", "stream", "the stream schedule moves exactly 4Nd words", ""),
-            ("approx.poly.chunked.exact", "chunked", "exact I/O of the feature-chunked schedule", "leading term ≈ 4Nrd²/M + 2Nd"),
+            ("approx.poly.chunked.exact", "chunked", "exact I/O of the feature-chunked schedule", "leading term ≈ 3Nrd²/M + 2Nd"),
             (
                 "approx.poly.tiled.exact",
                 "tiled",
@@ -386,7 +387,7 @@ BOUNDS: tuple[Bound, ...] = (
         provenance="derived here (segments of M I/Os before and after [S | s] is complete; a segment forms at most M²/d "
         "products with rows resident: docs/approx.md §5.6)",
         notes="≈ 2Nrd²/M where r(d+1) > 2M (else the word terms decide): Θ(Nrd²/M), the order of the chunked "
-        "schedule (≈ 2Nrd(d+2)/M + 2Nr(d+1)²/M, a factor ≈ 2.1 above at large N where r(d+1) > 2M); chunked is in its class, stream is not (it frees Q_i before its products), tiled is not (it stores "
+        "schedule (≈ 2Nrd(d+2)/M + Nr(d+1)(d+3)/M, a factor ≈ 1.65 above at d = 16, → 1.5 as d grows, at large N where r(d+1) > 2M); chunked is in its class, stream is not (it frees Q_i before its products), tiled is not (it stores "
         "U₁ and U₂)",
         symbols=("N", "d", "M", "r"),
     ),

@@ -65,8 +65,8 @@ MUTANTS = [
     # output-accumulator: the Q reads are counted in the windows, so 3Nd cannot be 4Nd on top of them
     _mutant("approx.lower.output-accumulator.sum", ca._SEG_Q >= N * d + next(
         c for c in OUTPUT_ACC if c.id == "approx.lower.output-accumulator.sum").goal.lhs),
-    # chunked's consistency needs its query blocks (T_q·M ≥ 2N(d+1)): without them the windows' reads are unpaid
-    _dropped("approx.consistency.output-accumulator.chunked", "2·N·(d + 1) ≤ blk_Tq·M"),
+    # chunked's consistency needs its query blocks (T_q·M ≥ N(d+3)): without them the windows' reads are unpaid
+    _dropped("approx.consistency.output-accumulator.chunked", "N·(d + 3) ≤ blk_Tq·M"),
     # row-resident: a segment can form M²/d products (x = 0, y = M), so M²/(2d) is not an upper bound
     _mutant("approx.lower.row-resident.segment1", (ca._RX + ca._RY) * (M - ca._RX) <= M**2 / 2),
     # ... nor is it for phase 2 (u = v = M)

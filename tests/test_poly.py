@@ -197,6 +197,45 @@ def test_io_grows_linearly_in_N_while_flash2_grows_quadratically(schedule: str, 
     assert 1.9 <= s_flash <= 2.05
 
 
+# -- chunked's phase 2: one column of Y at a time (docs/approx.md §4.2) -------------------------------------
+
+
+@pytest.mark.parametrize("d,M", [(1, 6), (2, 9), (3, 12), (4, 40), (16, 1024), (16, 8192), (64, 4096)])
+def test_chunked_phase_2_holds_the_largest_query_block_that_fits_with_one_column_of_Y(d: int, M: int) -> None:
+    """b_max = ⌊(M − 1)/(d + 3)⌋: one query block of b_max rows (N = b_max, T_q = 1) runs within M on the machine,
+    where b_max + 1 rows would need (b_max + 1)(d + 3) + 1 > M words (rows, z, y, one value of [S | s] and its
+    b features); it is never below the block rule with all of Y resident, ⌊(M − d − 1)/(2d + 2)⌋."""
+    from attnio.bounds.expr import evaluate_int
+
+    b = (M - 1) // (d + 3)
+    env = {"N": b, "d": d, "M": M, "r": 6}
+    assert evaluate_int(approx.FORMULAS["chunked"].blocks["b_max"], env) == b >= (M - d - 1) // (2 * d + 2)
+    assert (b + 1) * (d + 3) + 1 > M  # one more row does not fit
+    t = PolyTiling.for_degree("chunked", N=b, d=d, M=M, g=2)
+    m = run("poly", N=b, d=d, M=M, tiling=t, count_only=True).measurement
+    assert t.blocks["b2"] == b and m.peak_fast_words <= M
+    c = approx_cost("chunked", N=b, d=d, M=M, r=t.r)
+    assert (m.reads_words, m.writes_words) == (c.reads_words, c.writes_words)
+
+
+@pytest.mark.parametrize("N,M", [(64, 1024), (1024, 8192)])
+def test_at_the_report_points_with_r_above_N_chunked_is_within_3x_of_its_class_bound(N: int, M: int) -> None:
+    """The two approximate points of the report's grid (d = 16, ε = 0.1, B = 0.5: g = 4, r = 4845 > N) that were
+    above 3 before phase 2 took one column at a time (3.08 and 3.37): poly's automatic choice is chunked, its
+    measured count (numeric run where the report runs numerically, count-only above) equals the formula, and it is
+    within 3× of the largest lower bound whose class holds chunked (bounds.approx.CLASS_SCHEDULES)."""
+    from attnio.bounds.expr import evaluate
+
+    res = run("poly", N=N, d=16, M=M, eps=0.1, B=0.5, seed=0, count_only=N > 64)
+    assert (res.tiling.schedule, res.tiling.r) == ("chunked", 4845)
+    io = approx_cost("chunked", N=N, d=16, M=M, r=4845).io_words
+    assert res.measurement.io_words == io
+    env = {"N": N, "d": 16, "M": M, "r": 4845, "dv": 16}
+    best = max(float(evaluate(b.expr, env)) for b in approx.BOUNDS if b.kind == "lower"
+               and "chunked" in approx.CLASS_SCHEDULES[b.id] and all(rel.holds(env) for rel in b.regime))
+    assert io <= 3 * best
+
+
 # -- where poly stops beating flash2 ------------------------------------------------------------------------
 
 

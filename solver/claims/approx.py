@@ -9,9 +9,9 @@ which is not a polynomial in (d, g), so every claim is proved for *every* r ≥ 
 - each lower bound (bounds.approx.BOUNDS) ≤ the exact cost of the schedules in its class, and the algebraic steps
   of the class-restricted bounds (matmul, accumulator, two-phase, output-accumulator: docs/approx.md §5);
 - where approximation beats exact attention: streaming always beats flash2; with M ≥ d² and M ≤ Nd/16,
-  feature-chunked beats flash2 when r ≤ N/4 and loses when r ≥ 2N (exact formulas, ceilings included); in
-  leading terms the boundary is exactly r = N (derived along r/N), and the chunked/tiled switch is exactly
-  at M = d² (an iff), as for exact attention; with M < d², the tiled schedule's leading terms
+  feature-chunked beats flash2 when r ≤ N/4 and loses when r ≥ 3N (exact formulas, ceilings included); in
+  leading terms the boundary is exactly r = 4N/3 (derived along r/N), and the chunked/tiled switch is exactly
+  at M = 9d²/16 (an iff); with M < d², the tiled schedule's leading terms
   beat flash2's when r ≤ N/4, and square tiling's (the best exact small-cache algorithm) when r ≤ 3N/2, and
   lose to square tiling's when r ≥ 2N (leading terms only: the exact small-cache formula is beyond the
   solver's budget).
@@ -126,14 +126,30 @@ def _claims() -> list[Claim]:
                     ST,
                     "approx.poly.stream.exact",
                 ),
-                (
-                    "approx.consistency.accumulator.chunked",
-                    "approx.lower.accumulator (Nrd/M − rd) ≤ the chunked schedule's reads (a resident-accumulator algorithm).",
-                    CH,
-                    "approx.poly.chunked.exact",
-                ),
             )
         ],
+        # chunked as two links: cvc5 ran past its guard on the one-piece form once T_q = ⌈N/⌊(M − 1)/(d + 3)⌋⌉
+        # (docs/approx.md §4.2); each link takes about a second.
+        Implication(
+            "approx.consistency.accumulator.chunked.features",
+            "consistency",
+            "approx.lower.accumulator ≤ the chunked schedule's reads, link 1 of 2: Nrd/M − rd ≤ 2Nd·T_f "
+            "(T_f = ⌈r/c_max⌉ ≥ r(d+2)/M).",
+            CH.valid,
+            N * r * d / M - r * d <= 2 * N * d * A.chunk_Tf,
+            provenance=P,
+            about=("approx.lower.accumulator", "approx.poly.chunked.exact"),
+        ),
+        Implication(
+            "approx.consistency.accumulator.chunked",
+            "consistency",
+            "approx.lower.accumulator ≤ the chunked schedule's reads (a resident-accumulator algorithm), link 2 of 2: "
+            "2Nd·T_f ≤ the reads (their other terms are ≥ 0). With link 1 (.features): Nrd/M − rd ≤ the reads.",
+            CH.valid,
+            2 * N * d * A.chunk_Tf <= CH.reads,
+            provenance=P,
+            about=("approx.lower.accumulator", "approx.poly.chunked.exact"),
+        ),
         # approx.lower.matmul (Nrd/(3√M) − M) ≤ the tiled schedule's exact I/O, proved as a chain of two links
         # through the feature-write term 2·N·r·T_c (T_c = ⌈d/w⌉, w ≤ √M − 1): the one-shot form sometimes ran
         # past z3's wall-clock cap (its portfolio's time slices), the two links take well under a second each.
@@ -182,9 +198,19 @@ def _claims() -> list[Claim]:
             )
             for what, text, goal in (
                 ("tile", "1 ≤ a ≤ c_max", All((1 <= FL.blocks["a"], FL.blocks["a"] <= A.chunk_c_max))),
-                ("queries", "T_q ≤ T_r", A.chunk_Tq <= FL.blocks["T_r"]),
+                ("query-block", "a ≤ b_max = ⌊(M − 1)/(d + 3)⌋", FL.blocks["a"] <= A.chunk_b_max),
                 ("rows", "T_r ≥ 2", 2 <= FL.blocks["T_r"]),
             )
+        ),
+        Implication(
+            "approx.beats.chunked.flash2.queries",
+            "inequality",
+            "0 < a ≤ b gives ⌈N/b⌉ ≤ ⌈N/a⌉; at a = flash2's row block, b = b_max (….tile, ….query-block): T_q ≤ T_r "
+            "(a link of approx.beats.chunked.flash2; the one-piece form over the formulas ran past cvc5's guard).",
+            (0 < _BLK_A, _BLK_A <= _BLK_C),
+            ceil(N / _BLK_C) <= ceil(N / _BLK_A),
+            provenance=P,
+            about=("approx.poly.chunked.exact", "exact.flash2"),
         ),
         Implication(
             "approx.beats.chunked.flash2.chunks",
@@ -209,29 +235,54 @@ def _claims() -> list[Claim]:
             provenance=P,
             about=("approx.poly.chunked.exact", "exact.flash2"),
         ),
+        # flash2 ≤ chunked (large cache, r ≥ 3N) as links, as for approx.beats.chunked.flash2
+        Implication(
+            "approx.loses.chunked.flash2.tile",
+            "inequality",
+            "Large cache (d² ≤ M ≤ Nd/16), r ≥ 3N: flash2's row block a = ⌊(M − d)/(2d + 4)⌋ has 1 ≤ a and "
+            "c_max = ⌊(M − 2d)/(d + 2)⌋ ≤ 3a (a link of approx.loses.chunked.flash2).",
+            CH.valid + FL.valid + LARGE + (3 * N <= r,),
+            All((1 <= FL.blocks["a"], A.chunk_c_max <= 3 * FL.blocks["a"])),
+            provenance=P,
+            about=("approx.poly.chunked.exact", "exact.flash2"),
+        ),
+        Implication(
+            "approx.loses.chunked.flash2.rows",
+            "inequality",
+            "0 < a, 0 < c ≤ 3a and r ≥ 3N give ⌈N/a⌉ ≤ ⌈r/c⌉ (N/a ≤ 3N/c ≤ r/c); at a = flash2's row block, c = c_max: "
+            "T_r ≤ T_f (a link of approx.loses.chunked.flash2).",
+            (0 < _BLK_A, 0 < _BLK_C, _BLK_C <= 3 * _BLK_A, 3 * N <= r),
+            ceil(N / _BLK_A) <= ceil(r / _BLK_C),
+            provenance=P,
+            about=("approx.poly.chunked.exact", "exact.flash2"),
+        ),
         Implication(
             "approx.loses.chunked.flash2",
             "inequality",
-            "Large cache (d² ≤ M ≤ Nd/16): with r ≥ 2N flash2 moves no more words than the chunked schedule "
-            "(exact formulas): the approximation stops paying once the rank passes the sequence length.",
-            CH.valid + FL.valid + LARGE + (2 * N <= r,),
-            FL.io <= CH.io,
+            "Large cache (d² ≤ M ≤ Nd/16): with r ≥ 3N flash2 moves no more words than the chunked schedule "
+            "(exact formulas): the approximation stops paying once the rank passes the sequence length by a constant "
+            "factor. Stated for reals T, T_f, T_q with T ≤ T_f and T_q ≥ 1: 2Nd + 2Nd·T + N (flash2's count) ≤ "
+            "2Nd·T_f + 2Nd + T_q·r(d+1) + r(d+1) (chunked's); ….tile, ….rows and approx.wd.chunked prove those facts at "
+            "T = T_r, T_f = ⌈r/c_max⌉, T_q = ⌈N/b_max⌉, where the two sides are the exact costs. (With r ≥ 2N it is "
+            "false since chunked's phase 2 holds one column of Y: N = 100, d = 6, M = 37, r = 201.)",
+            (_BLK_T <= _BLK_TF, 1 <= _BLK_TQ, 3 * N <= r, 1 <= N, 1 <= d),
+            2 * N * d + 2 * N * d * _BLK_T + N <= 2 * N * d * _BLK_TF + 2 * N * d + _BLK_TQ * r * (d + 1) + r * (d + 1),
             provenance=P,
             about=("approx.poly.chunked.exact", "exact.flash2"),
         ),
         leading_crossover(
             "approx.crossover.leading.chunked.flash2",
-            "Leading terms: chunked 4Nrd²/M + 2Nd against flash2's 4N²d²/M + 2Nd; the boundary along r/N is derived.",
-            4 * N * r * d**2 / M + 2 * N * d, 4 * N**2 * d**2 / M + 2 * N * d, "4Nrd²/M + 2Nd", "4N²d²/M + 2Nd",
+            "Leading terms: chunked 3Nrd²/M + 2Nd against flash2's 4N²d²/M + 2Nd; the boundary along r/N is derived.",
+            3 * N * r * d**2 / M + 2 * N * d, 4 * N**2 * d**2 / M + 2 * N * d, "3Nrd²/M + 2Nd", "4N²d²/M + 2Nd",
             hi=Fraction(16), provenance=P, about=("approx.poly.chunked.exact", "exact.flash2"), axis=r / N, axis_name="r/N",
         ),
         Implication(
             "approx.switch.leading.tiled.chunked",
             "iff",
-            "Leading terms of the two approximate schedules: tiled 4Nrd/√M ≤ chunked 4Nrd²/M exactly when M ≤ d² "
-            "(the same M = d² split as exact attention).",
+            "Leading terms of the two approximate schedules: tiled 4Nrd/√M ≤ chunked 3Nrd²/M exactly when "
+            "M ≤ 9d²/16 (below exact attention's M = d² split: chunked's phase 2 holds one column of Y).",
             (),
-            Iff(4 * N * r * d / sqrt(M) <= 4 * N * r * d**2 / M, M <= d**2),
+            Iff(4 * N * r * d / sqrt(M) <= 3 * N * r * d**2 / M, 16 * M <= 9 * d**2),
             provenance=P,
             about=("approx.poly.tiled.exact", "approx.poly.chunked.exact"),
         ),
@@ -408,8 +459,8 @@ def output_accumulator_claims() -> list[Claim]:
         ),
         Implication(
             "approx.consistency.output-accumulator.chunked.blocks", "well-defined",
-            "Link 1 (chunked): T_f ≥ 1 and T_q·M ≥ 2N(d+1) (b_max = ⌊(M − d − 1)/(2d + 2)⌋ < M/(2d + 2)).",
-            CH.valid + base, All((1 <= A.chunk_Tf, 2 * N * (d + 1) <= A.chunk_Tq * M)), provenance=P,
+            "Link 1 (chunked): T_f ≥ 1 and T_q·M ≥ N(d+3) (b_max = ⌊(M − 1)/(d + 3)⌋ < M/(d + 3)).",
+            CH.valid + base, All((1 <= A.chunk_Tf, N * (d + 3) <= A.chunk_Tq * M)), provenance=P,
             about=(_OA, "approx.poly.chunked.exact"),
         ),
         Implication(
@@ -425,10 +476,10 @@ def output_accumulator_claims() -> list[Claim]:
         ),
         Implication(
             "approx.consistency.output-accumulator.chunked", "consistency",
-            "Link 4: for T_f ≥ 1, T_q·M ≥ 2N(d+1), 0 ≤ F, 2M·F ≤ N(d+1): 3Nd + r(d+1) − M + F(2√(rdM) − M) ≤ "
-            "2Nd·T_f + 2Nd + T_q·r(d+1) + r(d+1) (AM–GM: Nd + 2Nr(d+1)²/M ≥ 2√2·N(d+1)√(rd/M)); with links 1–3, "
-            "approx.lower.output-accumulator ≤ the chunked schedule's exact I/O.",
-            (*base, _BLK_TF >= 1, _BLK_TQ * M >= 2 * N * (d + 1), 2 * M * _WF <= N * (d + 1)),
+            "Link 4: for T_f ≥ 1, T_q·M ≥ N(d+3), 0 ≤ F, 2M·F ≤ N(d+1): 3Nd + r(d+1) − M + F(2√(rdM) − M) ≤ "
+            "2Nd·T_f + 2Nd + T_q·r(d+1) + r(d+1) (AM–GM: Nd + Nr(d+1)(d+3)/M ≥ 2N√(rd(d+1)(d+3)/M) ≥ "
+            "N(d+1)√(rd/M)); with links 1–3, approx.lower.output-accumulator ≤ the chunked schedule's exact I/O.",
+            (*base, _BLK_TF >= 1, _BLK_TQ * M >= N * (d + 3), 2 * M * _WF <= N * (d + 1)),
             3 * N * d + r * (d + 1) - M + _WF * _OA_WIN <= unit, provenance=P,
             about=(_OA, "approx.poly.chunked.exact"),
         ),
@@ -500,17 +551,18 @@ def row_resident_claims() -> list[Claim]:
         Implication(
             "approx.consistency.row-resident.chunked.features", "well-defined",
             "Link 1 (chunked): T_f·M ≥ r(d+2) (c_max = ⌊(M − 2d)/(d + 2)⌋ ≤ M/(d + 2)), T_f ≥ 1, T_q ≥ 1; link 2 is "
-            "approx.consistency.output-accumulator.chunked.blocks (T_q·M ≥ 2N(d+1)), link 3 "
+            "approx.consistency.output-accumulator.chunked.blocks (T_q·M ≥ N(d+3)), link 3 "
             "approx.consistency.output-accumulator.chunked.count (the exact I/O at T_f, T_q).",
             CH.valid + base, All((r * (d + 2) <= A.chunk_Tf * M, 1 <= A.chunk_Tf, 1 <= A.chunk_Tq)), provenance=P, about=ch,
         ),
         Implication(
             "approx.consistency.row-resident.chunked", "consistency",
-            "Link 4: for T_f·M ≥ r(d+2), T_q·M ≥ 2N(d+1), T_f ≥ 1, T_q ≥ 1: each of the four sums of a phase-1 "
-            "and a phase-2 term of the bound is ≤ 2Nd·T_f + 2Nd + T_q·r(d+1) + r(d+1) (2Nd·T_f ≥ 2Nrd(d+2)/M and "
-            "T_q·r(d+1) ≥ 2Nr(d+1)²/M, each ≥ Nrd(d+1)/M); with links 1–3, approx.lower.row-resident ≤ the chunked "
-            "schedule's exact I/O.",
-            (*base, _BLK_TF * M >= r * (d + 2), _BLK_TQ * M >= 2 * N * (d + 1), _BLK_TF >= 1, _BLK_TQ >= 1),
+            "Link 4: for T_f·M ≥ r(d+2), T_q·M ≥ Nd (link 2 gives N(d+3)), T_f ≥ 1, T_q ≥ 1: each of the four sums "
+            "of a phase-1 and a phase-2 term of the bound is ≤ 2Nd·T_f + 2Nd + T_q·r(d+1) + r(d+1) (2Nd·T_f ≥ "
+            "2Nrd(d+2)/M and T_q·r(d+1) ≥ Nrd(d+1)/M, each ≥ Nrd(d+1)/M); with links 1–3, approx.lower.row-resident "
+            "≤ the chunked schedule's exact I/O. (Stated with T_q·M ≥ N(d+3) cvc5 ran past its guard; with Nd it "
+            "takes under a second.)",
+            (*base, _BLK_TF * M >= r * (d + 2), _BLK_TQ * M >= N * d, _BLK_TF >= 1, _BLK_TQ >= 1),
             _RR_EXPR <= unit, provenance=P, about=ch,
         ),
     ]
