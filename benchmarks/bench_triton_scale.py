@@ -137,7 +137,9 @@ def gallery_row(k: dict[str, Any]) -> dict[str, Any] | str:
     kern = next(x for x in g.GALLERY if x.name == k["gallery"])
     try:
         root = g.fetch(kern.package, kern.version)
-    except (OSError, RuntimeError, subprocess.CalledProcessError) as e:
+    except subprocess.CalledProcessError as e:  # pip printed why above
+        return f"skipped: {kern.package}=={kern.version} could not be fetched (pip download exited {e.returncode})"
+    except (OSError, RuntimeError) as e:
         return f"skipped: {kern.package}=={kern.version} could not be fetched ({type(e).__name__}: {str(e)[:200]})"
     launch = g.bind(kern, [g.load_file(root, f, kern.fakes) for f in kern.files])
 
