@@ -21,7 +21,15 @@ fp32 and the input type; d = 128, 32 heads, 8 K/V heads at production):
 - decode: the shipped paged kernel with N_q = 1, page 16, length step 1024; small 2 × 4 heads (2 K/V),
   N_kv = 4096 (fast along N_kv compared with the full run); production 64 sequences × 131072 tokens
   (formula: per program q's 128 words of its one row, ⌈N_kv/16⌉ block-table words, one seq_lens word and
-  N_kv·(d + d_v) K and V words; writes 128).
+  N_kv·(d + d_v) K and V words; writes 128);
+- sglang_prefill, flag_gems_sdpa, sage_causal: third-party causal forward prefill kernels as they ship, fetched
+  and run through benchmarks/kernel_gallery.py's adapters and pins (sglang 0.5.23's packed-batch
+  ``context_attention_fwd``, one sequence of N tokens per batch; FlagGems 5.0.2's
+  ``scaled_dot_product_attention_forward``, BLOCK_M 64, BLOCK_N 32 pinned; SageAttention 1.0.6's causal int8
+  forward, its two quantization launches (Q, K) counted with the attention launch); all three take GQA, so the
+  shapes are fa2_fwd's: small 1×4 heads (2 K/V), N = 512; production 8 × 32 heads (8 K/V), N = 32768, fp16
+  (formula: the gallery's hand-derived per-tensor bytes, compared tensor by tensor). When a package cannot be
+  fetched (no network, no cache) its row prints one line saying so and the others run.
 
 Times are CPU seconds (``time.process_time``, the process's own: both cores' worth when torch uses two) and wall
 seconds of one run each; the machine's load changes the wall times.
@@ -30,6 +38,7 @@ seconds of one run each; the machine's load changes the wall times.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 import time
@@ -103,21 +112,78 @@ def kernels() -> dict[str, dict[str, Any]]:
                      "kw": kw, "formula": None}
     out["decode"] = {"small": _wl(2, 4, 2, 4096, False, "fp32", Nq=1), "prod": _wl(64, 32, 8, 131072, False, "fp32", Nq=1),
                      "kw": {"launch": L.paged, "page_size": 16, "length_step": 1024}, "formula": decode_formula}
+    for name, entry in GALLERY_ROWS.items():
+        out[name] = {"small": _wl(1, 4, 2, 512, True, "fp16"), "prod": _wl(8, 32, 8, 32768, True, "fp16"),
+                     "gallery": entry, "formula": None}
     return out
+
+
+#: third-party rows: bench name -> benchmarks/kernel_gallery.py entry (module docstring)
+GALLERY_ROWS = {"sglang_prefill": "sglang-prefill", "flag_gems_sdpa": "flag-gems-sdpa",
+                "sage_causal": "sage-int8-per-block-causal"}
+
+
+def gallery_row(k: dict[str, Any]) -> dict[str, Any] | str:
+    """A third-party row made runnable: its gallery kernel fetched, loaded and bound to its adapter (``kw``), its
+    pins and fake GPU (``context``) and its hand formula (``hand``: workload -> tensor -> (read, written)
+    bytes); or one line saying why the package could not be fetched."""
+    import contextlib
+    import subprocess
+
+    import kernel_gallery as g
+
+    from attnio.triton import pin_config
+
+    kern = next(x for x in g.GALLERY if x.name == k["gallery"])
+    try:
+        root = g.fetch(kern.package, kern.version)
+    except subprocess.CalledProcessError as e:  # pip printed why above
+        return f"skipped: {kern.package}=={kern.version} could not be fetched (pip download exited {e.returncode})"
+    except (OSError, RuntimeError) as e:
+        return f"skipped: {kern.package}=={kern.version} could not be fetched ({type(e).__name__}: {str(e)[:200]})"
+    launch = g.bind(kern, [g.load_file(root, f, kern.fakes) for f in kern.files])
+
+    def context() -> contextlib.ExitStack:
+        stack = contextlib.ExitStack()
+        if kern.fake_gpu is not None:
+            stack.enter_context(fake_gpu(arch=kern.fake_gpu))
+        for kfn, cfg in kern.pins.items():
+            stack.enter_context(pin_config(g._attr(launch, kfn), **cfg))
+        return stack
+
+    def hand(w: Workload) -> dict[str, tuple[int, int]]:
+        base = {"heads": w.heads, "kv_heads": w.kv_heads, "d": w.d, "dv": w.dv, "causal": w.causal, "dtype": w.dtype}
+        packed = "cu_seqlens" in inspect.signature(kern.adapter).parameters
+        shape = base | ({"N": w.Nq, "seqlens": [w.Nq] * w.batch} if packed else
+                        {"batch": w.batch, "Nq": w.Nq, "Nkv": w.Nkv})
+        names = g.variables(kern, shape, g.workload_of(shape))
+        return {n: (g.evaluate(r, names), g.evaluate(x, names)) for n, (r, x) in kern.formula.items()}
+
+    return k | {"kw": {"launch": launch, "args": kern.args}, "context": context, "hand": hand,
+                "label": f"{kern.package}=={kern.version} {kern.function}"}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", default=None, help="comma-separated kernels (default all): " + ", ".join(
-        ["fa2_fwd", "fa2_bwd", "square", "dense", "varlen", "paged", "token_pool", "split", "decode"]))
+    table = kernels()
+    ap.add_argument("--only", default=None, help="comma-separated kernels (default all): " + ", ".join(table))
     ap.add_argument("--skip-production", action="store_true")
     ap.add_argument("--skip-small", action="store_true")
     a = ap.parse_args()
-    table = kernels()
     chosen = a.only.split(",") if a.only else list(table)
+    bad = [n for n in chosen if n not in table]
+    if bad:
+        ap.error(f"--only {bad[0]}: one of {', '.join(table)}")
     for name in chosen:
-        with fake_gpu("cuda", 90, sm_count=10**6):  # the split-KV launcher splits below half the SMs
-            bench(name, table[name], not a.skip_small, not a.skip_production)
+        k = table[name]
+        if "gallery" in k:
+            k = gallery_row(k)
+            if isinstance(k, str):
+                print(f"{name}: {k}", flush=True)
+                continue
+        # the split-KV launcher splits below half the SMs; a gallery kernel runs as the gallery runs it
+        with k["context"]() if "context" in k else fake_gpu("cuda", 90, sm_count=10**6):
+            bench(name, k, not a.skip_small, not a.skip_production)
 
 
 def bench(name: str, k: dict[str, Any], small: bool, production: bool) -> None:
@@ -130,7 +196,8 @@ def bench(name: str, k: dict[str, Any], small: bool, production: bool) -> None:
         r, rc, rw = timed(lambda: scale.count(s, **kw))
         agree = all(getattr(r, x) == {n: v for n, v in getattr(f, x).items() if v or n in getattr(r, x)}
                     for x in scale.FIELDS)
-        print(f"{name} small ({s.batch}x{s.heads} heads, {s.kv_heads} kv, Nq={s.Nq} Nkv={s.Nkv}, {s.dtype}):")
+        print(f"{name} small ({s.batch}x{s.heads} heads, {s.kv_heads} kv, Nq={s.Nq} Nkv={s.Nkv}, {s.dtype})"
+              + (f" [{k['label']}]" if "label" in k else "") + ":")
         print(f"  full run   {fc:8.2f} CPU-s {fw:8.2f} s   {f.io_count()}")
         print(f"  fast       {rc:8.2f} CPU-s {rw:8.2f} s   {r.io_count()}  ({r.programs_run}/{r.programs_total} "
               f"programs)")
@@ -144,6 +211,13 @@ def bench(name: str, k: dict[str, Any], small: bool, production: bool) -> None:
         if k["formula"] is not None:
             want = k["formula"](p)
             print(f"  equals the exact formula {want}: {r.io_count() == want}")
+        if "hand" in k:
+            want = k["hand"](p)
+            got = {n: (r.reads_bytes.get(n, 0), r.writes_bytes.get(n, 0)) for n in set(r.reads_bytes) | set(want)}
+            miss = [f"{n} counted {got[n]} formula {want.get(n, (0, 0))}" for n in sorted(got)
+                    if got[n] != want.get(n, (0, 0))]
+            print(f"  equals the gallery's hand formula per tensor ({sum(map(sum, want.values())):,d} bytes): "
+                  f"{not miss}" + ("; " + "; ".join(miss) if miss else ""))
         print(f"  method: {r.method[:400]}{' …' if len(r.method) > 400 else ''}", flush=True)
 
 

@@ -154,6 +154,17 @@ def test_varlen_has_two_unit_axes_and_paged_reads_through_the_identity_table():
     _shipped_case(w, "paged")
 
 
+def test_two_tensors_sharing_a_name_each_get_their_own_base_shift():
+    """The staging kernel's two buffers (Q's copy and K's, both ``_stage.Dst``) are read by GQA heads at
+    different offsets (query head h at h, its K/V head at h // 2): offset-only per tensor, not per name; the
+    unit check compares heads 0 and 3 of the witness, whose Q-copy and K-copy shifts differ."""
+    w = Workload.build(batch=3, heads=4, kv_heads=2, N=40, d=16, M=4000)
+    got = scale.count(w, launch=launchers.staged)
+    same(got, scale.full_count(w, launch=launchers.staged))
+    assert [x["kernel"] for x in got.launches] == ["_stage", "_stage", "_attn"]
+    assert got.method.startswith("sampled: ") and "offset-only checked" in got.method
+
+
 def test_paged_counts_equal_check_s_permuted_pages():
     """The identity block table of scale_inputs moves the words check()'s permuted pages move (the shipped paged
     kernel reads each page through the table)."""

@@ -104,6 +104,22 @@ def test_an_output_passed_as_two_pointers_has_both_names():
     assert per.writes_bytes["o"] == 4 * 40 * 16
 
 
+def _staged(w: Workload) -> dict[str, tuple[int, int]]:
+    """``staged``: the staging copies read Q and K once and write both copies (one name, ``_stage.Dst``), and
+    ``_attn`` reads the copies where the dense forward reads Q and K."""
+    dense = _dense(w)
+    q, k = 4 * w.batch * w.heads * w.Nq * w.d, 4 * w.batch * w.kv_heads * w.Nkv * w.d
+    return {"q": (q, 0), "k": (k, 0), "_stage.Dst": (dense["q"][0] + dense["k"][0], q + k), "v": dense["v"],
+            "o": dense["o"]}
+
+
+def test_two_buffers_allocated_by_the_launcher_share_the_staging_kernel_s_name():
+    w = Workload.build(batch=2, heads=4, kv_heads=2, Nq=40, Nkv=24, d=16, gpu="h100")
+    r = check(launchers.staged, w)
+    assert _counted(r) == _staged(w) and r.outputs_ok
+    assert r.traffic.launches == ["_stage", "_stage", "_attn"]
+
+
 def _varlen(cu: list[int], H: int, Hkv: int, d: int) -> dict[str, tuple[int, int]]:
     """tensor -> bytes of ``_attn_varlen``: every program reads 2 offsets; sequence of length L, per query head:
     Q L·d, K and V ⌈L/16⌉·L·d (each live query block reads the sequence's keys), O L·d."""

@@ -12,6 +12,10 @@ An access digest (programs in ``digest``) is, per (tensor, "r"/"w"), the list of
 order, each as (lowest address, lanes, a 128-bit BLAKE2 hash of the addresses minus the lowest): two programs
 whose digests agree access for access, with one base shift per (tensor, direction), read and write the same
 multisets of addresses up to that shift (:func:`shift_equal`; equal hashes stand for equal offset patterns).
+A tensor is one allocation, not one name: distinct tensors that share a name (a quantization kernel's
+``Output`` allocated once for Q's int8 copy and once for K's, which GQA then indexes by different heads) are
+digested apart, the first to be accessed in the program under its name, the next as "name #2", and so on, so
+each gets its own base shift.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ class _Digest:
     def __init__(self, owners: list[Any]) -> None:
         self.owners = owners
         self.out: dict[tuple[str, str], list[tuple[int, int, bytes]]] = {}
+        self.labels: dict[int, str] = {}  # owner id -> its name, "name #2", ... (module docstring)
 
     def append(self, item: tuple[np.ndarray, np.ndarray, bool, bool]) -> None:
         owner, addrs, reads, writes = item
@@ -57,7 +62,11 @@ class _Digest:
         for oid, a in groups:
             base = int(a.min())
             h = hashlib.blake2b((a - base).tobytes(), digest_size=16).digest()
-            name = self.owners[oid].name
+            name = self.labels.get(oid)
+            if name is None:
+                name = self.owners[oid].name
+                same = sum(1 for x in self.labels if self.owners[x].name == name)
+                name = self.labels[oid] = name if not same else f"{name} #{same + 1}"
             for kind, on in (("r", reads), ("w", writes)):
                 if on:
                     self.out.setdefault((name, kind), []).append((base, len(a), h))

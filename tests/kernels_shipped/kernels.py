@@ -1,6 +1,7 @@
 """The kernels: a FlashAttention-2 forward (Dao 2023, arXiv 2307.08691, Algorithm 1: online softmax over key
-blocks) over a range of key blocks, written here; a combine kernel for split-KV partial outputs; and a packed
-variable-length forward.
+blocks) over a range of key blocks, written here; a combine kernel for split-KV partial outputs; a staging copy
+(Q and K copied into buffers the launcher allocates before the forward, as an int8 quantization pass does); and
+a packed variable-length forward.
 
 ``_attn`` (q, k, v, o contiguous (batch, heads, N, d)): program (i, bh, s) owns query block i of query head bh
 and the key chunk s of ``CHUNK`` keys; it reads its Q block, the K and V rows of its chunk (masked beyond N_kv)
@@ -39,6 +40,17 @@ def _attn(Q, K, V, O, O2, LSE, Nq, Nkv, BH, groups, sm_scale, CHUNK, D: tl.const
         tl.store(O2 + base, out, mask=rows[:, None] < Nq)
     if WRITE_LSE:
         tl.store(LSE + (s * BH + bh) * Nq + rows, m + tl.log(l), mask=rows < Nq)
+
+
+@triton.jit
+def _stage(Src, Dst, N, D: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Program (i, bh) copies row block i of head bh from ``Src`` into ``Dst`` (a quantization's staging pass:
+    one read and one write per element)."""
+    i = tl.program_id(0)
+    bh = tl.program_id(1)
+    rows, cols, _ = query_block(i, BLOCK_M, D, D)
+    x = tl.load(tile(Src + bh * N * D, rows, cols, D), mask=rows[:, None] < N, other=0.0)
+    tl.store(tile(Dst + bh * N * D, rows, cols, D), x, mask=rows[:, None] < N)
 
 
 @triton.jit

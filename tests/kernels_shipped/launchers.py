@@ -6,7 +6,7 @@ import torch
 import triton
 
 from ._blocks import BLOCK_M, BLOCK_N
-from .kernels import _attn, _attn_paged, _attn_token_pool, _attn_varlen, _combine
+from .kernels import _attn, _attn_paged, _attn_token_pool, _attn_varlen, _combine, _stage
 
 
 def _grid_launch(q, k, v, o, o2, lse, splits, sm_scale):
@@ -71,6 +71,18 @@ def by_sm_count(q, k, v, o, sm_scale):
     lse_part = torch.empty((2, B * H, Nq), dtype=torch.float32, device="cuda")
     _grid_launch(q, k, v, o_part, o_part, lse_part, 2, sm_scale)
     _combine[(triton.cdiv(Nq, BLOCK_M), B * H)](o_part, lse_part, o, Nq, B * H, DV=dv, BLOCK_M=BLOCK_M)
+    return o
+
+
+def staged(q, k, v, o, sm_scale):
+    """Q and K first copied by one staging kernel into two buffers allocated here (as a quantization pass writes
+    int8 copies), then the forward on the copies: two distinct tensors share the name ``_stage.Dst``."""
+    B, H, Nq, d = q.shape
+    Hkv, Nkv = k.shape[1], k.shape[2]
+    qs, ks = torch.empty_like(q), torch.empty_like(k)
+    _stage[(triton.cdiv(Nq, BLOCK_M), B * H)](q, qs, Nq, D=d, BLOCK_M=BLOCK_M)
+    _stage[(triton.cdiv(Nkv, BLOCK_M), B * Hkv)](k, ks, Nkv, D=d, BLOCK_M=BLOCK_M)
+    _grid_launch(qs, ks, v, o, o, o, 1, sm_scale)
     return o
 
 
