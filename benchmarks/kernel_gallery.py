@@ -71,7 +71,8 @@ class Fit:
     (fit's keywords; none a design point), ``packed``: the fit's batch Z becomes a packed batch of Z sequences
     of N_q = N_kv tokens (the kernel takes cu_seqlens), and ``metadata``: the kernel whose ``launch_metadata`` is
     generated and tested against a real launch's counted bytes; ``page_size``: K and V in a paged cache;
-    ``missing``: the term the basis lacks, for a kernel whose fit is expected to fail (said beside its error)."""
+    ``splits``: the kernel's pinned key splits S (the length NE); ``missing``: the term the basis lacks, for a
+    kernel whose fit is expected to fail (said beside its error)."""
 
     block: tuple[int, int]
     causal: bool
@@ -82,6 +83,7 @@ class Fit:
     packed: bool = False
     metadata: str | None = None
     page_size: int | None = None  # K and V in a paged cache of this page size (the kernel takes one)
+    splits: int | None = None  # the kernel's key splits S (length NE: the non-empty splits)
     missing: str = ""  # where the fit is expected to fail: the term the basis lacks (shown beside the error)
 
 
@@ -446,7 +448,7 @@ def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any
 
     try:
         f = fit(launch, causal=spec.causal, block=spec.block, dtype=dtype, widths=spec.widths, lengths=spec.lengths,
-                points=spec.points or None, counter=counter, check=False)
+                points=spec.points or None, counter=counter, check=False, splits=spec.splits)
     except FitError as e:
         return {**out, "exact": False, "error": str(e) + (f"; {spec.missing}" if spec.missing else "")}
     f.check(list(spec.held_out))
@@ -970,13 +972,14 @@ GALLERY: list[Kernel] = [
                 dict(heads=4, kv_heads=2, Nq=1, Nkv=256, d=128, dtype="fp16", page_size=1, batch=2),
                 dict(heads=8, kv_heads=1, Nq=1, Nkv=50, d=64, dtype="fp16", page_size=1)),
         formula=_sglang_decode("_fwd_grouped_kernel_stage1"),
-        fit=Fit(block=(1, 32), causal=False, page_size=1, widths=("1", "d"), lengths=("1", "N_kv", "T_c"),
+        # NE = cdiv(Nkv, LS) with LS = cdiv(cdiv(Nkv, S), 32)·32 is the basis's ⌈T_c/⌈T_c/S⌉⌉ at B_c = 32
+        # (⌈⌈N/S⌉/32⌉ = ⌈N/(32·S)⌉ = ⌈T_c/S⌉): q is read and the partial outputs written per non-empty split
+        fit=Fit(block=(1, 32), causal=False, page_size=1, splits=4, widths=("1", "d"),
+                lengths=("1", "N_kv", "T_c", "NE"),
                 points={"units": [(1, 2, 1), (1, 4, 1), (1, 4, 2), (2, 4, 2)], "widths": [(16, 16), (32, 32)],
                         "lengths": [(1, n) for n in (1, 31, 32, 33, 63, 65, 97, 129)]},  # g > 1: the grouped kernel
-                held_out=(dict(Z=2, H=4, H_kv=2, N_q=1, N_kv=150, d=16), dict(Z=1, H=8, H_kv=1, N_q=1, N_kv=77, d=32)),
-                missing="the missing term is NE = cdiv(Nkv, LS), the non-empty key splits with LS = "
-                        "cdiv(cdiv(Nkv, S), 32)·32 (S = 4): a ceiling of a ceiling, no product of the basis "
-                        "(q is read and the partial outputs written once per non-empty split)"),
+                held_out=(dict(Z=2, H=4, H_kv=2, N_q=1, N_kv=150, d=16), dict(Z=1, H=8, H_kv=1, N_q=1, N_kv=77, d=32),
+                          dict(Z=1, H=4, H_kv=2, N_q=1, N_kv=300, d=16))),
         waste="split-K: each non-empty split re-reads the group's query rows and writes fp32 partial outputs "
               "and log-sum-exps that stage 2 reads back; one int32 token index is read per key and K/V head; "
               "K and V are read once per K/V head (the GQA group shares them)"),
@@ -1016,6 +1019,13 @@ GALLERY: list[Kernel] = [
                 dict(heads=4, kv_heads=2, Nq=64, Nkv=200, d=128, causal=True, dtype="fp16", page_size=32),
                 dict(heads=2, Nq=130, Nkv=130, d=64, causal=True, dtype="fp16", page_size=16)),
         formula=_VLLM_PREFIX,
+        # one sequence (the adapter's batch is 1: Z = 1); every query block reads the δ = Nkv − Nq cached keys
+        # (T_r·N_kv − T_r·N_q) beside the new keys of the causal band (SE − T_r·δ); d = dv, a multiple of 8
+        fit=Fit(block=(64, 64), causal=True, page_size=16, widths=("1", "d"),
+                lengths=("1", "N_q", "T_r", "SE", "T_r*N_kv", "T_r*N_q"),
+                points={"units": [(1, 1, 1), (1, 2, 1), (1, 2, 2)], "widths": [(16, 16), (32, 32)]},
+                held_out=(dict(Z=1, H=4, H_kv=2, N_q=70, N_kv=200, d=16), dict(Z=1, H=3, H_kv=1, N_q=61, N_kv=61, d=32),
+                          dict(Z=1, H=2, H_kv=2, N_q=129, N_kv=150, d=24))),
         compulsory={"q": "H*Nq*d*e", "k": "Hkv*Nq*d*e", "v": "Hkv*Nq*dv*e", "k_cache": "Hkv*(Nkv - Nq)*d*e",
                     "v_cache": "Hkv*(Nkv - Nq)*dv*e", "o": "H*Nq*dv*e"},
         waste="the cached prefix and the new keys are read once per query block of 64 rows and per query head "
