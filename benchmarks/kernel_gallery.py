@@ -433,6 +433,7 @@ def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any
     with the hand-derived formula at every gallery shape it describes and at every fit and held-out shape, and
     (``solver``) prove with z3 the least c of formula ≤ c × best lower bound for 1024 ≤ N ≤ 2²⁰ at d = 128."""
     from attnio.core.workload import Workload
+    from attnio.triton import formula_basis as fb
     from attnio.triton.formula import FitError, fit
 
     spec = kernel.fit
@@ -467,7 +468,7 @@ def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any
 
     out["total_bytes"] = str(sp.expand(sum((f.sympy(t, x) for t in f.tensors for x in ("reads_bytes", "writes_bytes")),
                                            sp.Integer(0))))
-    used = sorted({ln for terms in f.coefficients.values() for (_, _, ln) in terms})
+    used = {n for terms in f.coefficients.values() for (_, _, ln) in terms for n in fb.named_in(ln)}
     out["definitions"] = {n: d for n, d in f.as_dict()["definitions"].items() if n in used}
     agree, checked = [], 0
     gallery_hits = 0

@@ -212,3 +212,32 @@ def test_cli_refuses_to_print_a_formula_that_fails_a_held_out_shape(capsys):
     assert rc == 1 and not d["exact"] and "formulas" not in d
     bad = [h for h in d["held_out"] if not h["exact"]]
     assert [h["shape"]["d_v"] > 32 for h in bad] == [True] and "_square_tiling.S.reads_words" in bad[0]["mismatches"]
+
+
+@pytest.mark.slow
+def test_split_kv_fit_needs_the_nonempty_splits_and_equals_its_loops():
+    """tests/kernels_shipped's split_kv (S = 3 chunks of whole 16-key blocks, empty chunks skipped, then a combine):
+    with N_q·NE in the basis the fit is exact on held-out shapes (one with an empty chunk), and equals the
+    count read off its loops; with T_c·N_q in its place the same held-out shapes fail and nothing is printed."""
+    from kernels_shipped.launchers import split_kv
+
+    points = {"widths": [(16, 16), (32, 16), (16, 32)]}  # the kernel takes power-of-2 widths
+    held = [dict(Z=2, H=4, H_kv=2, N_q=20, N_kv=70, d=16, d_v=32), dict(Z=1, H=2, H_kv=2, N_q=5, N_kv=64, d=16, d_v=16)]
+    f = fit(split_kv, causal=False, block=(16, 16), lengths=("1", "N_q", "T_r*N_kv", "N_q*NE"), points=points, check=False)
+    assert f.splits == 3 and all(h.ok for h in f.check(held)), [h.mismatches for h in f.held_out]
+    base = dict(Z=2, H=8, H_kv=2, N_q=100, d=128, d_v=64)
+    # N_kv -> non-empty chunks: T_c = 6 tiles in chunks of 2 (3); T_c = 4 in chunks of 2 (2: the third is empty);
+    # T_c = 2 in chunks of 1 (2); T_c = 8 in chunks of 3 (3)
+    for n, ne in ((90, 3), (64, 2), (49, 2), (17, 2), (113, 3)):
+        s = {**base, "N_kv": n}
+        BH, Tr, e = s["Z"] * s["H"], -(-s["N_q"] // 16), f.evaluate(**s)
+        assert fb.value(fb.LENGTH["NE"], fb.context(s, (16, 16), 3)) == ne
+        assert e["q"]["reads_words"] == BH * ne * s["N_q"] * s["d"]  # the Q block once per non-empty chunk
+        assert e["k"]["reads_words"] == BH * Tr * s["N_kv"] * s["d"]  # each key once per query block
+        assert e["_attn.O"] == {x: BH * ne * s["N_q"] * s["d_v"] for x in ("reads_words", "writes_words")} | \
+            {x: 4 * BH * ne * s["N_q"] * s["d_v"] for x in ("reads_bytes", "writes_bytes")}
+        assert e["o"]["writes_words"] == BH * s["N_q"] * s["d_v"]
+    g = fit(split_kv, causal=False, block=(16, 16), lengths=("1", "N_q", "T_r*N_kv", "T_c*N_q"), points=points, check=False)
+    bad = g.check(held)
+    assert not g.exact and any("q.reads_bytes" in h.mismatches for h in bad)
+    assert "no formula printed" in "\n".join(g.lines())

@@ -227,7 +227,7 @@ class KernelFormula:
             "name": self.name, "causal": self.causal, "dtype": self.dtype, "block": {"B_r": self.block[0], "B_c": self.block[1]},
             "splits": self.splits,
             "basis": {"units": list(self.units), "widths": list(self.widths), "lengths": list(self.lengths)},
-            "definitions": {n: fb.LENGTH[n].doc for n in self.lengths if fb.LENGTH[n].doc},
+            "definitions": {n: fb.LENGTH[n].doc for ln in self.lengths for n in fb.named_in(ln)},
             "formulas": {f"{t}.{f}": self.text(t, f) for (t, f) in sorted(self.coefficients)},
             "fit": {"shapes": len(self.fit_shapes), "seconds": round(self.fit_seconds, 3)},
             "held_out": [{"shape": h.shape, "exact": h.ok, "mismatches": {k: list(v) for k, v in h.mismatches.items()},
@@ -253,7 +253,7 @@ class KernelFormula:
             for f in FIELDS:
                 if (t, f) in self.coefficients:
                     out.append(f"    {f:<13} = {self.text(t, f)}")
-        used = sorted({l for terms in self.coefficients.values() for (_, _, l) in terms if fb.LENGTH[l].doc})
+        used = sorted({n for terms in self.coefficients.values() for (_, _, l) in terms for n in fb.named_in(l)})
         out += [f"  where {n} = {fb.LENGTH[n].doc}" for n in used]
         out.append("  T_r = ⌈N_q/B_r⌉, T_c = ⌈N_kv/B_c⌉")
         return out

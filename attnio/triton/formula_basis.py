@@ -98,6 +98,11 @@ LENGTHS_CAUSAL = ("1", "N_q", "N_kv", "T_r", "T_c", "SE", "ST", "SrT", "SrE", "S
 NAMED = ("SE", "ST", "SrT", "SrE", "SR", "SQ", "NE")  # lengths printed by name (their definitions apart)
 
 
+def named_in(length: str) -> list[str]:
+    """The named lengths (:data:`NAMED`, defined apart) that the length ``length`` is a product of."""
+    return [n for n in length.split("*") if n in NAMED]
+
+
 def context(shape: dict[str, int], block: tuple[int, int], splits: int | None = None) -> dict[str, int]:
     """The names a feature reads: the shape, B_r, B_c, T_r, T_c, and S = ``splits`` when the kernel has them."""
     B_r, B_c = block

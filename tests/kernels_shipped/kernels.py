@@ -5,7 +5,9 @@ variable-length forward.
 ``_attn`` (q, k, v, o contiguous (batch, heads, N, d)): program (i, bh, s) owns query block i of query head bh
 and the key chunk s of ``CHUNK`` keys; it reads its Q block, the K and V rows of its chunk (masked beyond N_kv)
 and writes its normalized output through ``O`` (even query blocks) or ``O2`` (odd ones: the same tensor passed
-twice, or a partial-output buffer), plus ``m + log l`` into ``LSE`` when ``WRITE_LSE``.
+twice, or a partial-output buffer), plus ``m + log l`` into ``LSE`` when ``WRITE_LSE``. With ``SKIP_EMPTY`` a
+chunk that starts past N_kv returns before it reads anything (a decode engine's split-K stage 1), and
+``_combine_splits`` merges the ``NS`` non-empty chunks' partial outputs.
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ from ._blocks import empty_state, kv_head, online_softmax_step, query_block, til
 
 @triton.jit
 def _attn(Q, K, V, O, O2, LSE, Nq, Nkv, BH, groups, sm_scale, CHUNK, D: tl.constexpr, DV: tl.constexpr,
-          WRITE_LSE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+          WRITE_LSE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SKIP_EMPTY: tl.constexpr = False):
     i = tl.program_id(0)
     bh = tl.program_id(1)
     s = tl.program_id(2)
+    if SKIP_EMPTY:
+        if s * CHUNK >= Nkv:
+            return
     bkv = bh // groups
     rows, dq, dvv = query_block(i, BLOCK_M, D, DV)
     q = tl.load(tile(Q + bh * Nq * D, rows, dq, D), mask=rows[:, None] < Nq, other=0.0)
@@ -58,6 +63,27 @@ def _combine(OP, LSEP, O, Nq, BH, DV: tl.constexpr, BLOCK_M: tl.constexpr):
     w1 = tl.exp(l1 - mx)
     out = (o0 * w0[:, None] + o1 * w1[:, None]) / (w0 + w1)[:, None]
     tl.store(tile(O + bh * Nq * DV, rows, dvv, DV), out, mask=rm[:, None])
+
+
+@triton.jit
+def _combine_splits(OP, LSEP, O, Nq, BH, NS, DV: tl.constexpr, BLOCK_M: tl.constexpr):
+    """The ``NS`` partial outputs of a row merged by their log-sum-exps (the online softmax over splits): reads
+    NS·(DV + 1) words, writes DV per row."""
+    i = tl.program_id(0)
+    bh = tl.program_id(1)
+    rows, _, dvv = query_block(i, BLOCK_M, DV, DV)
+    rm = rows < Nq
+    m, l, acc = empty_state(BLOCK_M, DV)
+    for s in range(0, NS):
+        ls = tl.load(LSEP + (s * BH + bh) * Nq + rows, mask=rm, other=0.0)
+        o = tl.load(tile(OP + (s * BH + bh) * Nq * DV, rows, dvv, DV), mask=rm[:, None], other=0.0)
+        m_new = tl.maximum(m, ls)
+        alpha = tl.exp(m - m_new)
+        w = tl.exp(ls - m_new)
+        l = l * alpha + w
+        acc = acc * alpha[:, None] + o * w[:, None]
+        m = m_new
+    tl.store(tile(O + bh * Nq * DV, rows, dvv, DV), acc / l[:, None], mask=rm[:, None])
 
 
 @triton.jit

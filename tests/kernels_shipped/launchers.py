@@ -6,16 +6,17 @@ import torch
 import triton
 
 from ._blocks import BLOCK_M, BLOCK_N
-from .kernels import _attn, _attn_paged, _attn_token_pool, _attn_varlen, _combine
+from .kernels import _attn, _attn_paged, _attn_token_pool, _attn_varlen, _combine, _combine_splits
 
 
-def _grid_launch(q, k, v, o, o2, lse, splits, sm_scale):
+def _grid_launch(q, k, v, o, o2, lse, splits, sm_scale, skip_empty=False):
     B, H, Nq, d = q.shape
     Hkv, Nkv, dv = k.shape[1], k.shape[2], v.shape[3]
     chunk = triton.cdiv(triton.cdiv(Nkv, BLOCK_N), splits) * BLOCK_N
     _attn[(triton.cdiv(Nq, BLOCK_M), B * H, splits)](
         q, k, v, o, o2, lse, Nq, Nkv, B * H, H // Hkv, sm_scale, chunk, D=d, DV=dv, WRITE_LSE=lse is not o,
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, SKIP_EMPTY=skip_empty)
+    return chunk
 
 
 def attention(query, key, value, out=None, softmax_scale=None):
@@ -72,6 +73,22 @@ def by_sm_count(q, k, v, o, sm_scale):
     _grid_launch(q, k, v, o_part, o_part, lse_part, 2, sm_scale)
     _combine[(triton.cdiv(Nq, BLOCK_M), B * H)](o_part, lse_part, o, Nq, B * H, DV=dv, BLOCK_M=BLOCK_M)
     return o
+
+
+def split_kv(q, k, v, o, sm_scale):
+    """Split-KV in ``SPLITS`` chunks of whole key blocks, the empty chunks skipped (a short sequence fills fewer),
+    then one combine over the ⌈N_kv / chunk⌉ non-empty ones."""
+    B, H, Nq, dv = o.shape
+    o_part = torch.empty((SPLITS, B * H, Nq, dv), dtype=torch.float32, device=q.device)
+    lse_part = torch.empty((SPLITS, B * H, Nq), dtype=torch.float32, device=q.device)
+    chunk = _grid_launch(q, k, v, o_part, o_part, lse_part, SPLITS, sm_scale, skip_empty=True)
+    _combine_splits[(triton.cdiv(Nq, BLOCK_M), B * H)](o_part, lse_part, o, Nq, B * H, triton.cdiv(k.shape[2], chunk),
+                                                      DV=dv, BLOCK_M=BLOCK_M)
+    return o
+
+
+SPLITS = 3
+split_kv.attnio_splits = SPLITS  # the key splits S of the fitted length NE (attnio.triton.formula)
 
 
 def two_pointers(q, k, v, o, sm_scale):
