@@ -528,21 +528,6 @@ def proved_c(cmp: dict[str, Any] | None) -> str:
 # ---------------------------------------------------------------- output
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _r(x: Any) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:.3f}"
 
@@ -717,6 +702,8 @@ def run(gallery: list[Kernel], a: argparse.Namespace, argv: list[str] | None = N
     if failed and not a.no_write:
         print("docs/gallery.md and reports/gallery.json not written: a kernel failed or missed its formula")
     if not a.no_write and not a.only and not failed:
+        from attnio.reports.store import write_atomic
+
         write_atomic(ROOT / "reports" / "gallery.json", json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
         write_atomic(ROOT / "docs" / "gallery.md", markdown(data))
     return 1 if failed else 0
@@ -789,13 +776,22 @@ _FLAG_GEMS = {"flag_gems": {"runtime": types.SimpleNamespace(**_FG_RUNTIME)}, "f
 # FlagGems (the Triton tutorial's forward): program (query block i of BM rows, batch·head) reads its Q block, the
 # key rows [0, Nkv) (causal, Nq = Nkv: [0, BM·i) off the band, then the diagonal block [BM·i, BM·(i+1)) masked to
 # Nkv) of its K/V head, K and V per query head, and writes its O block and the rows' base-2 logsumexp M (fp32).
-_FLAG_GEMS_SDPA = {
-    "q": ("B*H*Nq*d*e", "0"),
-    "k": ("B*H*sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))*d*e", "0"),
-    "v": ("B*H*sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))*dv*e", "0"),
-    "_attn_fwd.M": ("0", "B*H*Nq*W"),
-    "_attn_fwd.Out": ("0", "B*H*Nq*dv*e"),
-}
+def key_rows(block: str, packed: bool = False) -> str:
+    """The key rows the query blocks of ``block`` rows load, summed over the blocks (of every sequence ``l`` of a
+    packed batch): all of them, or under the causal mask those up to the end of the block's diagonal."""
+    if packed:
+        return f"sum(min(l, {block}*(i + 1)) if causal else l for l in L for i in range(cdiv(l, {block})))"
+    return f"sum(min(Nkv, {block}*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, {block})))"
+
+
+def kv_reads(form: str, k: str = "k", v: str = "v") -> dict[str, tuple[str, str]]:
+    """K and V read alike: ``form`` with its width ``{w}`` d for ``k`` and dv for ``v``, nothing written."""
+    return {k: (form.format(w="d"), "0"), v: (form.format(w="dv"), "0")}
+
+
+_KR = key_rows("BM")
+_FLAG_GEMS_SDPA = {"q": ("B*H*Nq*d*e", "0"), **kv_reads(f"B*H*{_KR}*{{w}}*e"), "_attn_fwd.M": ("0", "B*H*Nq*W"),
+                   "_attn_fwd.Out": ("0", "B*H*Nq*dv*e")}
 
 _SGLANG_UTILS = {"sglang.srt.utils": {"is_cuda": lambda: False, "is_hip": lambda: False}}
 
@@ -804,7 +800,6 @@ _SGLANG_UTILS = {"sglang.srt.utils": {"is_cuda": lambda: False, "is_hip": lambda
 # (K) rows. The attention kernel reads its int8 Q block and its Q scale, then the key rows [0, Nkv) (causal:
 # [0, min(Nkv, BM·(i+1))), the diagonal block of BM keys included) as int8 K and fp16 V, and one K scale per
 # BN keys (causal: (i+1)·BM/BN of them, the diagonal's two unmasked); it writes its own output tensor.
-_KR = "sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))"
 _SAGE = {
     "q": ("B*H*Nq*d*e", "0"),
     "k": ("B*Hkv*Nkv*d*e", "0"),
@@ -824,10 +819,10 @@ _SAGE = {
 _SAGE_VARLEN = {
     "q": ("H*T*d*e", "0"),
     "k": ("Hkv*T*d*e", "0"),
-    "v": ("H*dv*e*sum(min(l, BM*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BM)))", "0"),
+    "v": (f"H*dv*e*{key_rows('BM', packed=True)}", "0"),
     "cu_seqlens": ("W*(2*len(L)*(H*cdiv(max(L), BM) + Hkv*cdiv(max(L), BN)) + 2*len(L)*H*cdiv(max(L), BM) + 2*H*NA)", "0"),
     "quant_per_block_int8_kernel.cu_seqlens_scale": ("8*(H*NA + Hkv*NK + 2*H*NA)", "0"),  # int64 (torch.cumsum)
-    "quant_per_block_int8_kernel.Output": ("H*T*d + H*d*sum(min(l, BM*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BM)))", "H*T*d + Hkv*T*d"),
+    "quant_per_block_int8_kernel.Output": (f"H*T*d + H*d*{key_rows('BM', packed=True)}", "H*T*d + Hkv*T*d"),
     "quant_per_block_int8_kernel.Scale": (
         "H*W*sum(1 + ((i + 1)*BM//BN if causal else cdiv(l, BN)) for l in L for i in range(cdiv(l, BM)))",
         "(H*NA + Hkv*NK)*W"),
@@ -836,14 +831,8 @@ _SAGE_VARLEN = {
 # sglang prefill: per sequence l, query head and query block i < cdiv(l, BLOCK): Q block, the key rows
 # [0, l) (causal: [0, min(l, BLOCK·(i+1)))), K and V per query head; every program of the grid
 # (batch, H, cdiv(max l, BLOCK)) reads its sequence's start and length, also past its sequence's end
-_SGLANG_PREFILL = {
-    "q": ("H*T*d*e", "0"),
-    "k": ("H*d*e*sum(min(l, BLOCK*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BLOCK)))", "0"),
-    "v": ("H*dv*e*sum(min(l, BLOCK*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BLOCK)))", "0"),
-    "o": ("0", "H*T*dv*e"),
-    "cu_seqlens": ("len(L)*H*cdiv(max(L), BLOCK)*W", "0"),
-    "_fwd_kernel.B_Seqlen": ("len(L)*H*cdiv(max(L), BLOCK)*W", "0"),
-}
+_SGLANG_PREFILL = {"q": ("H*T*d*e", "0"), **kv_reads("H*{w}*e*" + key_rows("BLOCK", packed=True)), "o": ("0", "H*T*dv*e"),
+                   **dict.fromkeys(("cu_seqlens", "_fwd_kernel.B_Seqlen"), ("len(L)*H*cdiv(max(L), BLOCK)*W", "0"))}
 
 def lmdeploy_paged_decode(m, q, k_cache, v_cache, seq_lens, block_table):
     """lmdeploy's paged decode (one query token per sequence, pages in 'bshd' layout); returns (B, H, 1, dv).
@@ -884,10 +873,8 @@ def vllm_prefix_prefill(m, q, k, v, o, k_cache, v_cache, block_table, seq_lens):
 # [0, min(Nq, BLOCK·(i+1))) from k and v (the diagonal block whole); it writes its O block. K/V per query head.
 _VLLM_PREFIX = {
     "q": ("H*Nq*d*e", "0"),
-    "k": ("H*d*e*sum(min(Nq, BLOCK*(i + 1)) for i in range(TR))", "0"),
-    "v": ("H*dv*e*sum(min(Nq, BLOCK*(i + 1)) for i in range(TR))", "0"),
-    "k_cache": ("H*TR*(Nkv - Nq)*d*e", "0"),
-    "v_cache": ("H*TR*(Nkv - Nq)*dv*e", "0"),
+    **kv_reads("H*{w}*e*sum(min(Nq, BLOCK*(i + 1)) for i in range(TR))"),
+    **kv_reads("H*TR*(Nkv - Nq)*{w}*e", "k_cache", "v_cache"),
     "block_table": ("H*TR*(Nkv - Nq)*W", "0"),
     "seq_lens": ("H*TR*W", "0"),
     "_fwd_kernel.B_Start_Loc": ("H*TR*W", "0"),
