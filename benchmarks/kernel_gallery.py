@@ -601,8 +601,8 @@ def fit_markdown(ks: list[dict[str, Any]]) -> list[str]:
            "shapes; a form that misses any held-out count is not printed. The fitted form is then evaluated "
            "against the hand-derived formula of the kernel's section (two independent derivations) at every "
            "gallery shape it describes and at every fit and held-out shape. Solver: the least c with "
-           "formula ≤ c × attnio's best lower bound for 1024 ≤ N_q = N_kv = N ≤ 2²⁰ at d = d_v = 128, one head, "
-           "proved by z3 (attnio.triton.formula_compare); anything but proved reads \"not proved\".", "",
+           "formula ≤ c × attnio's best lower bound for 1024 ≤ N_q = N_kv = N ≤ 2²⁰ (a decode kernel, fitted at "
+           "N_q = 1: N_q = 1 and N_kv = N) at d = d_v = 128, one head, proved by z3 (attnio.triton.formula_compare); anything but proved reads \"not proved\".", "",
            "| kernel | mask, blocks (B_r, B_c) | basis (widths; lengths) | fit shapes | fit s | held out | = hand formula | solver |",
            "|---|---|---|---|---|---|---|---|"]
     for k in fitted:
@@ -635,7 +635,7 @@ def fit_markdown(ks: list[dict[str, Any]]) -> list[str]:
         c = f.get("compare")
         if c and c.get("tightest", {}).get("status") == "proved":
             out += ["", f"Solver: formula ≤ {c['tightest']['constant']} × max({', '.join(c['bounds'])}) for "
-                    f"1024 ≤ N ≤ 2²⁰, proved by z3 ({c['tightest']['reason']}); {c['threshold']['text']}; "
+                    f"1024 ≤ N ≤ 2²⁰{_lengths(c)}, proved by z3 ({c['tightest']['reason']}); {c['threshold']['text']}; "
                     f"{'; '.join(c['notes'])}; {c['seconds']:.1f} s."]
         elif c:
             out += ["", f"Solver: not proved ({c.get('tightest', {}).get('status')}: {c.get('tightest', {}).get('reason')})."]
@@ -646,6 +646,12 @@ def fit_markdown(ks: list[dict[str, Any]]) -> list[str]:
                     f"{m['counted_bytes']:,d} {'✓' if m['equal'] else '✗'}:", "", "```python",
                     m["source"].rstrip(), "```"]
     return out
+
+
+def _lengths(c: dict[str, Any]) -> str:
+    """Where the comparison held N_q fixed (a decode kernel): which N_q."""
+    q = c.get("setting", {}).get("N_q")
+    return "" if q is None else f" (N_q = {q}, N_kv = N)"
 
 
 def run(gallery: list[Kernel], a: argparse.Namespace, argv: list[str] | None = None) -> int:
@@ -850,8 +856,7 @@ _LMDEPLOY = {"lmdeploy.messages": {"QuantPolicy": __import__("enum").IntEnum("Qu
 # NE non-empty partials and writes O. S is lmdeploy's _get_split_k for the fake 132-SM sm80 (sm90 would take the PDL path, which the interpreter lacks).
 _LMDEPLOY_DECODE = {
     "q": ("B*H*S*d*e", "0"),
-    "k_cache": ("B*Hkv*nb*P*d*e", "0"),
-    "v_cache": ("B*Hkv*nb*P*dv*e", "0"),
+    **kv_reads("B*Hkv*nb*P*{w}*e", "k_cache", "v_cache"),
     "seq_lens": ("B*Hkv*S*W", "0"),
     "block_table": ("B*Hkv*nb*W", "0"),
     "_fwd_grouped_split_kernel.acc_out_ptr": ("B*H*(2*S + NE*dv)*W", "B*H*(NE*dv + 2*S)*W"),
@@ -876,9 +881,7 @@ _VLLM_PREFIX = {
     **kv_reads("H*{w}*e*sum(min(Nq, BLOCK*(i + 1)) for i in range(TR))"),
     **kv_reads("H*TR*(Nkv - Nq)*{w}*e", "k_cache", "v_cache"),
     "block_table": ("H*TR*(Nkv - Nq)*W", "0"),
-    "seq_lens": ("H*TR*W", "0"),
-    "_fwd_kernel.B_Start_Loc": ("H*TR*W", "0"),
-    "_fwd_kernel.B_Ctxlen": ("H*TR*W", "0"),
+    **dict.fromkeys(("seq_lens", "_fwd_kernel.B_Start_Loc", "_fwd_kernel.B_Ctxlen"), ("H*TR*W", "0")),
     "o": ("0", "H*Nq*dv*e"),
 }
 
@@ -891,9 +894,17 @@ _SAGE_NOTE = ("outputs: the attention kernel loads a partial last key block with
 _SAGE_WASTE = ("K (int8: half the bytes of fp16) and V are read once per query block of 128 rows and per query "
                "head (a GQA group re-reads them per head); the int8 copies of Q and K are written and read back")
 
+# what the entries of one package share (the two sglang decodes also their file, adapter and launch constants)
+_SAGE_PACKAGE = {"project": "SageAttention", "package": "sageattention", "version": "1.0.6"}
+_SAGE_VARLEN_CONSTS = {"BM": 128, "BN": 64, "NA": "sum(cdiv(l, BM) for l in L)", "NK": "sum(cdiv(l, BN) for l in L)"}
+_SGLANG_DECODE_ENTRY = {"project": "sglang", "package": "sglang", "version": "0.5.23",
+                        "files": ("sglang/kernels/ops/attention/decode_attention.py",), "adapter": sglang_decode,
+                        "fakes": _SGLANG_DECODE_FAKES, "fake_lines": 2,
+                        "consts": {"S": 4, "LS": "cdiv(cdiv(Nkv, S), 32)*32", "NE": "cdiv(Nkv, LS)"}}
+
 GALLERY: list[Kernel] = [
     Kernel(
-        name="sage-int8-per-block", project="SageAttention", package="sageattention", version="1.0.6",
+        name="sage-int8-per-block", **_SAGE_PACKAGE,
         files=("sageattention/quant_per_block.py", "sageattention/attn_qk_int8_per_block.py"),
         function="quant_per_block.per_block_int8 + attn_qk_int8_per_block.forward", adapter=sage_per_block,
         consts={"BM": 128, "BN": 64},
@@ -905,7 +916,7 @@ GALLERY: list[Kernel] = [
                 held_out=(dict(Z=2, H=4, H_kv=2, N_q=131, N_kv=200, d=64), dict(Z=1, H=3, H_kv=1, N_q=61, N_kv=129, d=64),
                           dict(Z=2, H=2, H_kv=2, N_q=257, N_kv=257, d=64)))),
     Kernel(
-        name="sage-int8-per-block-causal", project="SageAttention", package="sageattention", version="1.0.6",
+        name="sage-int8-per-block-causal", **_SAGE_PACKAGE,
         files=("sageattention/quant_per_block.py", "sageattention/attn_qk_int8_per_block_causal.py"),
         function="quant_per_block.per_block_int8 + attn_qk_int8_per_block_causal.forward", adapter=sage_per_block,
         consts={"BM": 128, "BN": 64},
@@ -914,20 +925,20 @@ GALLERY: list[Kernel] = [
         formula=_SAGE, waste=_SAGE_WASTE + "; causal: the diagonal block of 128 keys is loaded whole (two BN "
         "blocks), the blocks above it are skipped", note=_SAGE_NOTE, output="_attn_fwd.Out"),
     Kernel(
-        name="sage-int8-varlen", project="SageAttention", package="sageattention", version="1.0.6",
+        name="sage-int8-varlen", **_SAGE_PACKAGE,
         files=("sageattention/quant_per_block_varlen.py", "sageattention/attn_qk_int8_block_varlen.py"),
         function="quant_per_block_varlen.per_block_int8 + attn_qk_int8_block_varlen.forward", adapter=sage_varlen,
-        consts={"BM": 128, "BN": 64, "NA": "sum(cdiv(l, BM) for l in L)", "NK": "sum(cdiv(l, BN) for l in L)"},
+        consts=_SAGE_VARLEN_CONSTS,
         shapes=(dict(heads=2, N=1, d=64, dtype="fp16", seqlens=[200, 70]),
                 dict(heads=4, kv_heads=2, N=1, d=128, dtype="fp16", seqlens=[130, 256, 40])),
         formula=_SAGE_VARLEN, output="_attn_fwd.Out",
         waste=_SAGE_WASTE + "; programs past a sequence's end read its offsets and return", note=_SAGE_NOTE),
     Kernel(
-        name="sage-int8-varlen-causal", project="SageAttention", package="sageattention", version="1.0.6",
+        name="sage-int8-varlen-causal", **_SAGE_PACKAGE,
         files=("sageattention/quant_per_block_varlen.py", "sageattention/attn_qk_int8_per_block_causal_varlen.py"),
         function="quant_per_block_varlen.per_block_int8 + attn_qk_int8_per_block_causal_varlen.forward",
         adapter=sage_varlen,
-        consts={"BM": 128, "BN": 64, "NA": "sum(cdiv(l, BM) for l in L)", "NK": "sum(cdiv(l, BN) for l in L)"},
+        consts=_SAGE_VARLEN_CONSTS,
         shapes=(dict(heads=2, N=1, d=64, causal=True, dtype="fp16", seqlens=[200, 70]),
                 dict(heads=4, kv_heads=1, N=1, d=128, causal=True, dtype="fp16", seqlens=[256, 100])),
         formula=_SAGE_VARLEN, output="_attn_fwd.Out",
@@ -952,10 +963,7 @@ GALLERY: list[Kernel] = [
               "the diagonal block is read whole and blocks above it skipped; programs past a sequence's end "
               "still read its start and length"),
     Kernel(
-        name="sglang-decode-grouped", project="sglang", package="sglang", version="0.5.23",
-        files=("sglang/kernels/ops/attention/decode_attention.py",), function="decode_attention_fwd",
-        adapter=sglang_decode, fakes=_SGLANG_DECODE_FAKES, fake_lines=2,
-        consts={"S": 4, "LS": "cdiv(cdiv(Nkv, S), 32)*32", "NE": "cdiv(Nkv, LS)"},
+        name="sglang-decode-grouped", function="decode_attention_fwd", **_SGLANG_DECODE_ENTRY,
         shapes=(dict(heads=8, kv_heads=2, Nq=1, Nkv=200, d=64, dtype="fp16", page_size=1),
                 dict(heads=4, kv_heads=2, Nq=1, Nkv=256, d=128, dtype="fp16", page_size=1, batch=2),
                 dict(heads=8, kv_heads=1, Nq=1, Nkv=50, d=64, dtype="fp16", page_size=1)),
@@ -972,10 +980,7 @@ GALLERY: list[Kernel] = [
               "and log-sum-exps that stage 2 reads back; one int32 token index is read per key and K/V head; "
               "K and V are read once per K/V head (the GQA group shares them)"),
     Kernel(
-        name="sglang-decode-mha", project="sglang", package="sglang", version="0.5.23",
-        files=("sglang/kernels/ops/attention/decode_attention.py",), function="decode_attention_fwd (g = 1)",
-        adapter=sglang_decode, fakes=_SGLANG_DECODE_FAKES, fake_lines=2,
-        consts={"S": 4, "LS": "cdiv(cdiv(Nkv, S), 32)*32", "NE": "cdiv(Nkv, LS)"},
+        name="sglang-decode-mha", function="decode_attention_fwd (g = 1)", **_SGLANG_DECODE_ENTRY,
         shapes=(dict(heads=4, Nq=1, Nkv=200, d=64, dtype="fp16", page_size=1),
                 dict(heads=2, Nq=1, Nkv=300, d=128, dtype="fp16", page_size=1, batch=2),
                 dict(heads=4, Nq=1, Nkv=20, d=64, dtype="fp16", page_size=1)),
