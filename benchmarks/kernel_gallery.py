@@ -443,6 +443,8 @@ def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any
     out: dict[str, Any] = {"name": kernel.name, "project": kernel.project, "block": list(spec.block),
                            "causal": spec.causal, "dtype": dtype, "widths": list(spec.widths),
                            "lengths": list(spec.lengths), "packed": spec.packed}
+    if spec.splits is not None:
+        out["splits"] = spec.splits
 
     def counter(lau: Any, w: Any) -> Any:
         return check_shape(kernel, lau, gallery_shape(spec, w)).traffic
@@ -627,7 +629,8 @@ def fit_markdown(ks: list[dict[str, Any]]) -> list[str]:
                 "Bytes per call; Z sequences (batch), H query heads, T_r = ⌈N_q/B_r⌉, T_c = ⌈N_kv/B_c⌉"
                 + (", d = d_v (the kernel takes one head width)" if "d_v" not in f["widths"] else "")
                 + (", N_q = N_kv = N (a packed batch of Z sequences of N tokens)" if f["packed"] else "")
-                + "".join(f"; {n} = {d}" for n, d in f["definitions"].items()) + ".", ""]
+                + "".join(f"; {n} = {d}" for n, d in f["definitions"].items())
+                + (f"; S = {f['splits']}" if f.get("splits") else "") + ".", ""]
         out += [f"- `{key}` = `{v}`" for key, v in f["formulas"].items() if v != "0"]
         out += [f"- total = `{f['total_bytes']}`"]
         out += ["", "Held out: " + "; ".join(
