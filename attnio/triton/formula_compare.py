@@ -133,7 +133,7 @@ def compare(f: Any, *, d: int = 128, d_v: int | None = None, Z: int = 1, H: int 
         raise InvalidParameter("precision", (precision, threshold), "precision > 0 and threshold > 0")
     H_kv = H if H_kv is None else H_kv
     d_v = d if d_v is None else d_v
-    fixed = {s["N_q"] for s in f.fit_shapes}
+    fixed = {s["N_q"] for s in getattr(f, "fit_shapes", ())}  # none given: N_q = N_kv
     N_q = fixed.pop() if len(fixed) == 1 else None
 
     def work(n: int) -> Any:
