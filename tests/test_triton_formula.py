@@ -241,3 +241,33 @@ def test_split_kv_fit_needs_the_nonempty_splits_and_equals_its_loops():
     bad = g.check(held)
     assert not g.exact and any("q.reads_bytes" in h.mismatches for h in bad)
     assert "no formula printed" in "\n".join(g.lines())
+
+
+@pytest.mark.slow
+def test_prefix_prefill_fit_needs_query_blocks_times_query_rows():
+    """tests/kernels_shipped's prefix (causal, blocks 16 × 16, pages of 16): every query block gathers the
+    δ = N_kv − N_q cached keys (one block-table word each), then the new keys of its causal band from k and v. With
+    T_r·N_kv and T_r·N_q beside SE the fit is exact on held-out shapes and equals those loops; without T_r·N_q the
+    cache's T_r·δ has no form and the same held-out shapes fail."""
+    from kernels_shipped.launchers import prefix
+
+    from attnio.triton.check import check
+
+    def counter(launch, w):
+        return check(launch, w, page_size=16).traffic
+
+    kw = dict(causal=True, block=(16, 16), points={"widths": [(16, 16), (32, 16), (16, 32)]}, counter=counter,
+              check=False)
+    held = [dict(Z=2, H=4, H_kv=2, N_q=20, N_kv=53, d=16, d_v=32), dict(Z=1, H=3, H_kv=1, N_q=37, N_kv=37, d=32, d_v=16)]
+    lengths = ("1", "N_q", "T_r", "SE", "T_r*N_kv")
+    f = fit(prefix, lengths=(*lengths, "T_r*N_q"), **kw)
+    assert all(h.ok for h in f.check(held)), [h.mismatches for h in f.held_out]
+    s = dict(Z=2, H=8, H_kv=2, N_q=100, N_kv=612, d=128, d_v=64)
+    BH, Tr, delta, e = 16, 7, 512, f.evaluate(**s)
+    band = sum(min(100, 16 * (i + 1)) for i in range(Tr))  # new keys the query blocks read
+    assert e["k_cache"]["reads_words"] == BH * Tr * delta * 128 and e["block_table"]["reads_words"] == BH * Tr * delta
+    assert e["k"]["reads_words"] == BH * band * 128 and e["v"]["reads_words"] == BH * band * 64
+    assert e["seq_lens"]["reads_words"] == BH * Tr and e["o"]["writes_words"] == BH * 100 * 64
+    g = fit(prefix, lengths=lengths, **kw)
+    bad = g.check(held)
+    assert not g.exact and any("k_cache.reads_bytes" in h.mismatches for h in bad)

@@ -1,4 +1,5 @@
-"""Launchers in the shapes shipped kernels take; each one's counts are derived in tests/test_triton_ship.py."""
+"""Launchers in the shapes shipped kernels take; each one's counts are derived in tests/test_triton_ship.py (split_kv's and
+prefix's, fitted, in tests/test_triton_formula.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,15 @@ import torch
 import triton
 
 from ._blocks import BLOCK_M, BLOCK_N
-from .kernels import _attn, _attn_paged, _attn_token_pool, _attn_varlen, _combine, _combine_splits
+from .kernels import (
+    _attn,
+    _attn_paged,
+    _attn_prefix,
+    _attn_token_pool,
+    _attn_varlen,
+    _combine,
+    _combine_splits,
+)
 
 
 def _grid_launch(q, k, v, o, o2, lse, splits, sm_scale, skip_empty=False):
@@ -113,6 +122,17 @@ def paged(q, k_cache, v_cache, block_table, seq_lens, o, sm_scale):
     _attn_paged[(triton.cdiv(Nq, BLOCK_M), B * H)](
         q, k_cache, v_cache, block_table, seq_lens, o, Nq, H, H // hkv, sm_scale, block_table.shape[1], D=d, DV=dv,
         PAGE=page, BLOCK_M=BLOCK_M)
+    return o
+
+
+def prefix(q, k, v, o, k_cache, v_cache, block_table, seq_lens, sm_scale):
+    """A prefix prefill (causal): the sequence's first N_kv − N_q keys read from the paged cache, the last N_q
+    (the new tokens, whose queries these are) from k and v."""
+    B, H, Nq, d = q.shape
+    page, hkv, dv = k_cache.shape[1], k_cache.shape[2], v_cache.shape[3]
+    _attn_prefix[(triton.cdiv(Nq, BLOCK_M), B * H)](
+        q, k, v, k_cache, v_cache, block_table, seq_lens, o, Nq, H, H // hkv, sm_scale, block_table.shape[1], D=d,
+        DV=dv, PAGE=page, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
     return o
 
 
