@@ -470,6 +470,8 @@ def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any
 
     out["total_bytes"] = str(sp.expand(sum((f.sympy(t, x) for t in f.tensors for x in ("reads_bytes", "writes_bytes")),
                                            sp.Integer(0))))
+    if {fs["Z"] for fs in f.fit_shapes} == {1}:
+        out["Z"] = 1  # fitted on one sequence only (an adapter that takes batch 1)
     used = {n for terms in f.coefficients.values() for (_, _, ln) in terms for n in fb.named_in(ln)}
     out["definitions"] = {n: d for n, d in f.as_dict()["definitions"].items() if n in used}
     agree, checked = [], 0
@@ -630,7 +632,8 @@ def fit_markdown(ks: list[dict[str, Any]]) -> list[str]:
                 + (", d = d_v (the kernel takes one head width)" if "d_v" not in f["widths"] else "")
                 + (", N_q = N_kv = N (a packed batch of Z sequences of N tokens)" if f["packed"] else "")
                 + "".join(f"; {n} = {d}" for n, d in f["definitions"].items())
-                + (f"; S = {f['splits']}" if f.get("splits") else "") + ".", ""]
+                + (f"; S = {f['splits']}" if f.get("splits") else "")
+                + ("; fitted at Z = 1 only (one sequence)" if f.get("Z") == 1 else "") + ".", ""]
         out += [f"- `{key}` = `{v}`" for key, v in f["formulas"].items() if v != "0"]
         out += [f"- total = `{f['total_bytes']}`"]
         out += ["", "Held out: " + "; ".join(

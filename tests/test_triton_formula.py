@@ -140,6 +140,9 @@ def test_small_fit_of_the_forward_is_exact():
     (["--range", "10:5"], "range"),
     (["--block", "64y32"], "block"),
     (["--widths", "1,d,q"], "widths"),
+    (["--lengths", "1,N_q,T_r*Q"], "lengths"),
+    (["--lengths", "N_q,T_r*N_kv,NE"], "splits=None"),  # NE needs the kernel's splits
+    (["--lengths", "N_q,T_r*N_kv,NE", "--splits", "0"], "splits=0"),
 ])
 def test_cli_formula_bad_input_is_one_line_exit_2(argv, needle, capsys):
     from attnio.cli import main
