@@ -470,8 +470,8 @@ def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any
 
     out["total_bytes"] = str(sp.expand(sum((f.sympy(t, x) for t in f.tensors for x in ("reads_bytes", "writes_bytes")),
                                            sp.Integer(0))))
-    if {fs["Z"] for fs in f.fit_shapes} == {1}:
-        out["Z"] = 1  # fitted on one sequence only (an adapter that takes batch 1)
+    if {fs["Z"] for fs in [*f.fit_shapes, *(h.shape for h in f.held_out)]} == {1}:
+        out["Z"] = 1  # fitted and held out on one sequence only (an adapter that takes batch 1)
     used = {n for terms in f.coefficients.values() for (_, _, ln) in terms for n in fb.named_in(ln)}
     out["definitions"] = {n: d for n, d in f.as_dict()["definitions"].items() if n in used}
     agree, checked = [], 0
