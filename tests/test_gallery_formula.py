@@ -141,6 +141,8 @@ def test_section_and_markdown_show_the_fit_and_never_a_form_that_was_not_fitted(
     s = section_gallery.build(Section, {**data, "kernels": [{**kernel, "fit": bad}]})
     row = [b for b in s.blocks if b[0] == "table"][-1][2][0]
     assert "not fitted: k.reads_bytes has no exact fit in the basis" in row and "not proved" not in str(row[-1])
+    decode = {**FIT, "compare": {**FIT["compare"], "setting": {"N_q": 1}}}
+    assert section_gallery._fit_row("demo", decode)[-1] == "within 14.16×, proved by z3 (N_q = 1, N_kv = N: a decode)"
     unproved = {**FIT, "compare": {"tightest": {"status": "unknown"}}}
     row = section_gallery._fit_row("demo", unproved)
     assert row[-1] == "not proved"
