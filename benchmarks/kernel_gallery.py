@@ -71,7 +71,8 @@ class Fit:
     (fit's keywords; none a design point), ``packed``: the fit's batch Z becomes a packed batch of Z sequences
     of N_q = N_kv tokens (the kernel takes cu_seqlens), and ``metadata``: the kernel whose ``launch_metadata`` is
     generated and tested against a real launch's counted bytes; ``page_size``: K and V in a paged cache;
-    ``missing``: the term the basis lacks, for a kernel whose fit is expected to fail (said beside its error)."""
+    ``splits``: the kernel's pinned key splits S (the length NE); ``missing``: the term the basis lacks, for a
+    kernel whose fit is expected to fail (said beside its error)."""
 
     block: tuple[int, int]
     causal: bool
@@ -82,6 +83,7 @@ class Fit:
     packed: bool = False
     metadata: str | None = None
     page_size: int | None = None  # K and V in a paged cache of this page size (the kernel takes one)
+    splits: int | None = None  # the kernel's key splits S (length NE: the non-empty splits)
     missing: str = ""  # where the fit is expected to fail: the term the basis lacks (shown beside the error)
 
 
@@ -431,6 +433,7 @@ def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any
     with the hand-derived formula at every gallery shape it describes and at every fit and held-out shape, and
     (``solver``) prove with z3 the least c of formula ≤ c × best lower bound for 1024 ≤ N ≤ 2²⁰ at d = 128."""
     from attnio.core.workload import Workload
+    from attnio.triton import formula_basis as fb
     from attnio.triton.formula import FitError, fit
 
     spec = kernel.fit
@@ -440,13 +443,15 @@ def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any
     out: dict[str, Any] = {"name": kernel.name, "project": kernel.project, "block": list(spec.block),
                            "causal": spec.causal, "dtype": dtype, "widths": list(spec.widths),
                            "lengths": list(spec.lengths), "packed": spec.packed}
+    if spec.splits is not None:
+        out["splits"] = spec.splits
 
     def counter(lau: Any, w: Any) -> Any:
         return check_shape(kernel, lau, gallery_shape(spec, w)).traffic
 
     try:
         f = fit(launch, causal=spec.causal, block=spec.block, dtype=dtype, widths=spec.widths, lengths=spec.lengths,
-                points=spec.points or None, counter=counter, check=False)
+                points=spec.points or None, counter=counter, check=False, splits=spec.splits)
     except FitError as e:
         return {**out, "exact": False, "error": str(e) + (f"; {spec.missing}" if spec.missing else "")}
     f.check(list(spec.held_out))
@@ -465,7 +470,9 @@ def fit_kernel(kernel: Kernel, root: Path, solver: bool = True) -> dict[str, Any
 
     out["total_bytes"] = str(sp.expand(sum((f.sympy(t, x) for t in f.tensors for x in ("reads_bytes", "writes_bytes")),
                                            sp.Integer(0))))
-    used = sorted({ln for terms in f.coefficients.values() for (_, _, ln) in terms})
+    if {fs["Z"] for fs in [*f.fit_shapes, *(h.shape for h in f.held_out)]} == {1}:
+        out["Z"] = 1  # fitted and held out on one sequence only (an adapter that takes batch 1)
+    used = {n for terms in f.coefficients.values() for (_, _, ln) in terms for n in fb.named_in(ln)}
     out["definitions"] = {n: d for n, d in f.as_dict()["definitions"].items() if n in used}
     agree, checked = [], 0
     gallery_hits = 0
@@ -523,21 +530,6 @@ def proved_c(cmp: dict[str, Any] | None) -> str:
 
 
 # ---------------------------------------------------------------- output
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _r(x: Any) -> str:
@@ -613,8 +605,8 @@ def fit_markdown(ks: list[dict[str, Any]]) -> list[str]:
            "shapes; a form that misses any held-out count is not printed. The fitted form is then evaluated "
            "against the hand-derived formula of the kernel's section (two independent derivations) at every "
            "gallery shape it describes and at every fit and held-out shape. Solver: the least c with "
-           "formula ≤ c × attnio's best lower bound for 1024 ≤ N_q = N_kv = N ≤ 2²⁰ at d = d_v = 128, one head, "
-           "proved by z3 (attnio.triton.formula_compare); anything but proved reads \"not proved\".", "",
+           "formula ≤ c × attnio's best lower bound for 1024 ≤ N_q = N_kv = N ≤ 2²⁰ (a decode kernel, fitted at "
+           "N_q = 1: N_q = 1 and N_kv = N) at d = d_v = 128, one head, proved by z3 (attnio.triton.formula_compare); anything but proved reads \"not proved\".", "",
            "| kernel | mask, blocks (B_r, B_c) | basis (widths; lengths) | fit shapes | fit s | held out | = hand formula | solver |",
            "|---|---|---|---|---|---|---|---|"]
     for k in fitted:
@@ -639,7 +631,9 @@ def fit_markdown(ks: list[dict[str, Any]]) -> list[str]:
                 "Bytes per call; Z sequences (batch), H query heads, T_r = ⌈N_q/B_r⌉, T_c = ⌈N_kv/B_c⌉"
                 + (", d = d_v (the kernel takes one head width)" if "d_v" not in f["widths"] else "")
                 + (", N_q = N_kv = N (a packed batch of Z sequences of N tokens)" if f["packed"] else "")
-                + "".join(f"; {n} = {d}" for n, d in f["definitions"].items()) + ".", ""]
+                + "".join(f"; {n} = {d}" for n, d in f["definitions"].items())
+                + (f"; S = {f['splits']}" if f.get("splits") else "")
+                + ("; fitted at Z = 1 only (one sequence)" if f.get("Z") == 1 else "") + ".", ""]
         out += [f"- `{key}` = `{v}`" for key, v in f["formulas"].items() if v != "0"]
         out += [f"- total = `{f['total_bytes']}`"]
         out += ["", "Held out: " + "; ".join(
@@ -647,7 +641,7 @@ def fit_markdown(ks: list[dict[str, Any]]) -> list[str]:
         c = f.get("compare")
         if c and c.get("tightest", {}).get("status") == "proved":
             out += ["", f"Solver: formula ≤ {c['tightest']['constant']} × max({', '.join(c['bounds'])}) for "
-                    f"1024 ≤ N ≤ 2²⁰, proved by z3 ({c['tightest']['reason']}); {c['threshold']['text']}; "
+                    f"1024 ≤ N ≤ 2²⁰{_lengths(c)}, proved by z3 ({c['tightest']['reason']}); {c['threshold']['text']}; "
                     f"{'; '.join(c['notes'])}; {c['seconds']:.1f} s."]
         elif c:
             out += ["", f"Solver: not proved ({c.get('tightest', {}).get('status')}: {c.get('tightest', {}).get('reason')})."]
@@ -658,6 +652,12 @@ def fit_markdown(ks: list[dict[str, Any]]) -> list[str]:
                     f"{m['counted_bytes']:,d} {'✓' if m['equal'] else '✗'}:", "", "```python",
                     m["source"].rstrip(), "```"]
     return out
+
+
+def _lengths(c: dict[str, Any]) -> str:
+    """Where the comparison held N_q fixed (a decode kernel): which N_q."""
+    q = c.get("setting", {}).get("N_q")
+    return "" if q is None else f" (N_q = {q}, N_kv = N)"
 
 
 def run(gallery: list[Kernel], a: argparse.Namespace, argv: list[str] | None = None) -> int:
@@ -714,6 +714,8 @@ def run(gallery: list[Kernel], a: argparse.Namespace, argv: list[str] | None = N
     if failed and not a.no_write:
         print("docs/gallery.md and reports/gallery.json not written: a kernel failed or missed its formula")
     if not a.no_write and not a.only and not failed:
+        from attnio.reports.store import write_atomic
+
         write_atomic(ROOT / "reports" / "gallery.json", json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
         write_atomic(ROOT / "docs" / "gallery.md", markdown(data))
     return 1 if failed else 0
@@ -786,13 +788,22 @@ _FLAG_GEMS = {"flag_gems": {"runtime": types.SimpleNamespace(**_FG_RUNTIME)}, "f
 # FlagGems (the Triton tutorial's forward): program (query block i of BM rows, batch·head) reads its Q block, the
 # key rows [0, Nkv) (causal, Nq = Nkv: [0, BM·i) off the band, then the diagonal block [BM·i, BM·(i+1)) masked to
 # Nkv) of its K/V head, K and V per query head, and writes its O block and the rows' base-2 logsumexp M (fp32).
-_FLAG_GEMS_SDPA = {
-    "q": ("B*H*Nq*d*e", "0"),
-    "k": ("B*H*sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))*d*e", "0"),
-    "v": ("B*H*sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))*dv*e", "0"),
-    "_attn_fwd.M": ("0", "B*H*Nq*W"),
-    "_attn_fwd.Out": ("0", "B*H*Nq*dv*e"),
-}
+def key_rows(block: str, packed: bool = False) -> str:
+    """The key rows the query blocks of ``block`` rows load, summed over the blocks (of every sequence ``l`` of a
+    packed batch): all of them, or under the causal mask those up to the end of the block's diagonal."""
+    if packed:
+        return f"sum(min(l, {block}*(i + 1)) if causal else l for l in L for i in range(cdiv(l, {block})))"
+    return f"sum(min(Nkv, {block}*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, {block})))"
+
+
+def kv_reads(form: str, k: str = "k", v: str = "v") -> dict[str, tuple[str, str]]:
+    """K and V read alike: ``form`` with its width ``{w}`` d for ``k`` and dv for ``v``, nothing written."""
+    return {k: (form.format(w="d"), "0"), v: (form.format(w="dv"), "0")}
+
+
+_KR = key_rows("BM")
+_FLAG_GEMS_SDPA = {"q": ("B*H*Nq*d*e", "0"), **kv_reads(f"B*H*{_KR}*{{w}}*e"), "_attn_fwd.M": ("0", "B*H*Nq*W"),
+                   "_attn_fwd.Out": ("0", "B*H*Nq*dv*e")}
 
 _SGLANG_UTILS = {"sglang.srt.utils": {"is_cuda": lambda: False, "is_hip": lambda: False}}
 
@@ -801,7 +812,6 @@ _SGLANG_UTILS = {"sglang.srt.utils": {"is_cuda": lambda: False, "is_hip": lambda
 # (K) rows. The attention kernel reads its int8 Q block and its Q scale, then the key rows [0, Nkv) (causal:
 # [0, min(Nkv, BM·(i+1))), the diagonal block of BM keys included) as int8 K and fp16 V, and one K scale per
 # BN keys (causal: (i+1)·BM/BN of them, the diagonal's two unmasked); it writes its own output tensor.
-_KR = "sum(min(Nkv, BM*(i + 1)) if causal else Nkv for i in range(cdiv(Nq, BM)))"
 _SAGE = {
     "q": ("B*H*Nq*d*e", "0"),
     "k": ("B*Hkv*Nkv*d*e", "0"),
@@ -821,10 +831,10 @@ _SAGE = {
 _SAGE_VARLEN = {
     "q": ("H*T*d*e", "0"),
     "k": ("Hkv*T*d*e", "0"),
-    "v": ("H*dv*e*sum(min(l, BM*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BM)))", "0"),
+    "v": (f"H*dv*e*{key_rows('BM', packed=True)}", "0"),
     "cu_seqlens": ("W*(2*len(L)*(H*cdiv(max(L), BM) + Hkv*cdiv(max(L), BN)) + 2*len(L)*H*cdiv(max(L), BM) + 2*H*NA)", "0"),
     "quant_per_block_int8_kernel.cu_seqlens_scale": ("8*(H*NA + Hkv*NK + 2*H*NA)", "0"),  # int64 (torch.cumsum)
-    "quant_per_block_int8_kernel.Output": ("H*T*d + H*d*sum(min(l, BM*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BM)))", "H*T*d + Hkv*T*d"),
+    "quant_per_block_int8_kernel.Output": (f"H*T*d + H*d*{key_rows('BM', packed=True)}", "H*T*d + Hkv*T*d"),
     "quant_per_block_int8_kernel.Scale": (
         "H*W*sum(1 + ((i + 1)*BM//BN if causal else cdiv(l, BN)) for l in L for i in range(cdiv(l, BM)))",
         "(H*NA + Hkv*NK)*W"),
@@ -833,14 +843,8 @@ _SAGE_VARLEN = {
 # sglang prefill: per sequence l, query head and query block i < cdiv(l, BLOCK): Q block, the key rows
 # [0, l) (causal: [0, min(l, BLOCK·(i+1)))), K and V per query head; every program of the grid
 # (batch, H, cdiv(max l, BLOCK)) reads its sequence's start and length, also past its sequence's end
-_SGLANG_PREFILL = {
-    "q": ("H*T*d*e", "0"),
-    "k": ("H*d*e*sum(min(l, BLOCK*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BLOCK)))", "0"),
-    "v": ("H*dv*e*sum(min(l, BLOCK*(i + 1)) if causal else l for l in L for i in range(cdiv(l, BLOCK)))", "0"),
-    "o": ("0", "H*T*dv*e"),
-    "cu_seqlens": ("len(L)*H*cdiv(max(L), BLOCK)*W", "0"),
-    "_fwd_kernel.B_Seqlen": ("len(L)*H*cdiv(max(L), BLOCK)*W", "0"),
-}
+_SGLANG_PREFILL = {"q": ("H*T*d*e", "0"), **kv_reads("H*{w}*e*" + key_rows("BLOCK", packed=True)), "o": ("0", "H*T*dv*e"),
+                   **dict.fromkeys(("cu_seqlens", "_fwd_kernel.B_Seqlen"), ("len(L)*H*cdiv(max(L), BLOCK)*W", "0"))}
 
 def lmdeploy_paged_decode(m, q, k_cache, v_cache, seq_lens, block_table):
     """lmdeploy's paged decode (one query token per sequence, pages in 'bshd' layout); returns (B, H, 1, dv).
@@ -858,8 +862,7 @@ _LMDEPLOY = {"lmdeploy.messages": {"QuantPolicy": __import__("enum").IntEnum("Qu
 # NE non-empty partials and writes O. S is lmdeploy's _get_split_k for the fake 132-SM sm80 (sm90 would take the PDL path, which the interpreter lacks).
 _LMDEPLOY_DECODE = {
     "q": ("B*H*S*d*e", "0"),
-    "k_cache": ("B*Hkv*nb*P*d*e", "0"),
-    "v_cache": ("B*Hkv*nb*P*dv*e", "0"),
+    **kv_reads("B*Hkv*nb*P*{w}*e", "k_cache", "v_cache"),
     "seq_lens": ("B*Hkv*S*W", "0"),
     "block_table": ("B*Hkv*nb*W", "0"),
     "_fwd_grouped_split_kernel.acc_out_ptr": ("B*H*(2*S + NE*dv)*W", "B*H*(NE*dv + 2*S)*W"),
@@ -881,14 +884,10 @@ def vllm_prefix_prefill(m, q, k, v, o, k_cache, v_cache, block_table, seq_lens):
 # [0, min(Nq, BLOCK·(i+1))) from k and v (the diagonal block whole); it writes its O block. K/V per query head.
 _VLLM_PREFIX = {
     "q": ("H*Nq*d*e", "0"),
-    "k": ("H*d*e*sum(min(Nq, BLOCK*(i + 1)) for i in range(TR))", "0"),
-    "v": ("H*dv*e*sum(min(Nq, BLOCK*(i + 1)) for i in range(TR))", "0"),
-    "k_cache": ("H*TR*(Nkv - Nq)*d*e", "0"),
-    "v_cache": ("H*TR*(Nkv - Nq)*dv*e", "0"),
+    **kv_reads("H*{w}*e*sum(min(Nq, BLOCK*(i + 1)) for i in range(TR))"),
+    **kv_reads("H*TR*(Nkv - Nq)*{w}*e", "k_cache", "v_cache"),
     "block_table": ("H*TR*(Nkv - Nq)*W", "0"),
-    "seq_lens": ("H*TR*W", "0"),
-    "_fwd_kernel.B_Start_Loc": ("H*TR*W", "0"),
-    "_fwd_kernel.B_Ctxlen": ("H*TR*W", "0"),
+    **dict.fromkeys(("seq_lens", "_fwd_kernel.B_Start_Loc", "_fwd_kernel.B_Ctxlen"), ("H*TR*W", "0")),
     "o": ("0", "H*Nq*dv*e"),
 }
 
@@ -901,9 +900,17 @@ _SAGE_NOTE = ("outputs: the attention kernel loads a partial last key block with
 _SAGE_WASTE = ("K (int8: half the bytes of fp16) and V are read once per query block of 128 rows and per query "
                "head (a GQA group re-reads them per head); the int8 copies of Q and K are written and read back")
 
+# what the entries of one package share (the two sglang decodes also their file, adapter and launch constants)
+_SAGE_PACKAGE = {"project": "SageAttention", "package": "sageattention", "version": "1.0.6"}
+_SAGE_VARLEN_CONSTS = {"BM": 128, "BN": 64, "NA": "sum(cdiv(l, BM) for l in L)", "NK": "sum(cdiv(l, BN) for l in L)"}
+_SGLANG_DECODE_ENTRY = {"project": "sglang", "package": "sglang", "version": "0.5.23",
+                        "files": ("sglang/kernels/ops/attention/decode_attention.py",), "adapter": sglang_decode,
+                        "fakes": _SGLANG_DECODE_FAKES, "fake_lines": 2,
+                        "consts": {"S": 4, "LS": "cdiv(cdiv(Nkv, S), 32)*32", "NE": "cdiv(Nkv, LS)"}}
+
 GALLERY: list[Kernel] = [
     Kernel(
-        name="sage-int8-per-block", project="SageAttention", package="sageattention", version="1.0.6",
+        name="sage-int8-per-block", **_SAGE_PACKAGE,
         files=("sageattention/quant_per_block.py", "sageattention/attn_qk_int8_per_block.py"),
         function="quant_per_block.per_block_int8 + attn_qk_int8_per_block.forward", adapter=sage_per_block,
         consts={"BM": 128, "BN": 64},
@@ -915,7 +922,7 @@ GALLERY: list[Kernel] = [
                 held_out=(dict(Z=2, H=4, H_kv=2, N_q=131, N_kv=200, d=64), dict(Z=1, H=3, H_kv=1, N_q=61, N_kv=129, d=64),
                           dict(Z=2, H=2, H_kv=2, N_q=257, N_kv=257, d=64)))),
     Kernel(
-        name="sage-int8-per-block-causal", project="SageAttention", package="sageattention", version="1.0.6",
+        name="sage-int8-per-block-causal", **_SAGE_PACKAGE,
         files=("sageattention/quant_per_block.py", "sageattention/attn_qk_int8_per_block_causal.py"),
         function="quant_per_block.per_block_int8 + attn_qk_int8_per_block_causal.forward", adapter=sage_per_block,
         consts={"BM": 128, "BN": 64},
@@ -924,20 +931,20 @@ GALLERY: list[Kernel] = [
         formula=_SAGE, waste=_SAGE_WASTE + "; causal: the diagonal block of 128 keys is loaded whole (two BN "
         "blocks), the blocks above it are skipped", note=_SAGE_NOTE, output="_attn_fwd.Out"),
     Kernel(
-        name="sage-int8-varlen", project="SageAttention", package="sageattention", version="1.0.6",
+        name="sage-int8-varlen", **_SAGE_PACKAGE,
         files=("sageattention/quant_per_block_varlen.py", "sageattention/attn_qk_int8_block_varlen.py"),
         function="quant_per_block_varlen.per_block_int8 + attn_qk_int8_block_varlen.forward", adapter=sage_varlen,
-        consts={"BM": 128, "BN": 64, "NA": "sum(cdiv(l, BM) for l in L)", "NK": "sum(cdiv(l, BN) for l in L)"},
+        consts=_SAGE_VARLEN_CONSTS,
         shapes=(dict(heads=2, N=1, d=64, dtype="fp16", seqlens=[200, 70]),
                 dict(heads=4, kv_heads=2, N=1, d=128, dtype="fp16", seqlens=[130, 256, 40])),
         formula=_SAGE_VARLEN, output="_attn_fwd.Out",
         waste=_SAGE_WASTE + "; programs past a sequence's end read its offsets and return", note=_SAGE_NOTE),
     Kernel(
-        name="sage-int8-varlen-causal", project="SageAttention", package="sageattention", version="1.0.6",
+        name="sage-int8-varlen-causal", **_SAGE_PACKAGE,
         files=("sageattention/quant_per_block_varlen.py", "sageattention/attn_qk_int8_per_block_causal_varlen.py"),
         function="quant_per_block_varlen.per_block_int8 + attn_qk_int8_per_block_causal_varlen.forward",
         adapter=sage_varlen,
-        consts={"BM": 128, "BN": 64, "NA": "sum(cdiv(l, BM) for l in L)", "NK": "sum(cdiv(l, BN) for l in L)"},
+        consts=_SAGE_VARLEN_CONSTS,
         shapes=(dict(heads=2, N=1, d=64, causal=True, dtype="fp16", seqlens=[200, 70]),
                 dict(heads=4, kv_heads=1, N=1, d=128, causal=True, dtype="fp16", seqlens=[256, 100])),
         formula=_SAGE_VARLEN, output="_attn_fwd.Out",
@@ -962,29 +969,24 @@ GALLERY: list[Kernel] = [
               "the diagonal block is read whole and blocks above it skipped; programs past a sequence's end "
               "still read its start and length"),
     Kernel(
-        name="sglang-decode-grouped", project="sglang", package="sglang", version="0.5.23",
-        files=("sglang/kernels/ops/attention/decode_attention.py",), function="decode_attention_fwd",
-        adapter=sglang_decode, fakes=_SGLANG_DECODE_FAKES, fake_lines=2,
-        consts={"S": 4, "LS": "cdiv(cdiv(Nkv, S), 32)*32", "NE": "cdiv(Nkv, LS)"},
+        name="sglang-decode-grouped", function="decode_attention_fwd", **_SGLANG_DECODE_ENTRY,
         shapes=(dict(heads=8, kv_heads=2, Nq=1, Nkv=200, d=64, dtype="fp16", page_size=1),
                 dict(heads=4, kv_heads=2, Nq=1, Nkv=256, d=128, dtype="fp16", page_size=1, batch=2),
                 dict(heads=8, kv_heads=1, Nq=1, Nkv=50, d=64, dtype="fp16", page_size=1)),
         formula=_sglang_decode("_fwd_grouped_kernel_stage1"),
-        fit=Fit(block=(1, 32), causal=False, page_size=1, widths=("1", "d"), lengths=("1", "N_kv", "T_c"),
+        # NE = cdiv(Nkv, LS) with LS = cdiv(cdiv(Nkv, S), 32)·32 is the basis's ⌈T_c/⌈T_c/S⌉⌉ at B_c = 32
+        # (⌈⌈N/S⌉/32⌉ = ⌈N/(32·S)⌉ = ⌈T_c/S⌉): q is read and the partial outputs written per non-empty split
+        fit=Fit(block=(1, 32), causal=False, page_size=1, splits=4, widths=("1", "d"),
+                lengths=("1", "N_kv", "T_c", "NE"),
                 points={"units": [(1, 2, 1), (1, 4, 1), (1, 4, 2), (2, 4, 2)], "widths": [(16, 16), (32, 32)],
                         "lengths": [(1, n) for n in (1, 31, 32, 33, 63, 65, 97, 129)]},  # g > 1: the grouped kernel
-                held_out=(dict(Z=2, H=4, H_kv=2, N_q=1, N_kv=150, d=16), dict(Z=1, H=8, H_kv=1, N_q=1, N_kv=77, d=32)),
-                missing="the missing term is NE = cdiv(Nkv, LS), the non-empty key splits with LS = "
-                        "cdiv(cdiv(Nkv, S), 32)·32 (S = 4): a ceiling of a ceiling, no product of the basis "
-                        "(q is read and the partial outputs written once per non-empty split)"),
+                held_out=(dict(Z=2, H=4, H_kv=2, N_q=1, N_kv=150, d=16), dict(Z=1, H=8, H_kv=1, N_q=1, N_kv=77, d=32),
+                          dict(Z=1, H=4, H_kv=2, N_q=1, N_kv=300, d=16))),
         waste="split-K: each non-empty split re-reads the group's query rows and writes fp32 partial outputs "
               "and log-sum-exps that stage 2 reads back; one int32 token index is read per key and K/V head; "
               "K and V are read once per K/V head (the GQA group shares them)"),
     Kernel(
-        name="sglang-decode-mha", project="sglang", package="sglang", version="0.5.23",
-        files=("sglang/kernels/ops/attention/decode_attention.py",), function="decode_attention_fwd (g = 1)",
-        adapter=sglang_decode, fakes=_SGLANG_DECODE_FAKES, fake_lines=2,
-        consts={"S": 4, "LS": "cdiv(cdiv(Nkv, S), 32)*32", "NE": "cdiv(Nkv, LS)"},
+        name="sglang-decode-mha", function="decode_attention_fwd (g = 1)", **_SGLANG_DECODE_ENTRY,
         shapes=(dict(heads=4, Nq=1, Nkv=200, d=64, dtype="fp16", page_size=1),
                 dict(heads=2, Nq=1, Nkv=300, d=128, dtype="fp16", page_size=1, batch=2),
                 dict(heads=4, Nq=1, Nkv=20, d=64, dtype="fp16", page_size=1)),
@@ -1016,6 +1018,13 @@ GALLERY: list[Kernel] = [
                 dict(heads=4, kv_heads=2, Nq=64, Nkv=200, d=128, causal=True, dtype="fp16", page_size=32),
                 dict(heads=2, Nq=130, Nkv=130, d=64, causal=True, dtype="fp16", page_size=16)),
         formula=_VLLM_PREFIX,
+        # one sequence (the adapter's batch is 1: Z = 1); every query block reads the δ = Nkv − Nq cached keys
+        # (T_r·N_kv − T_r·N_q) beside the new keys of the causal band (SE − T_r·δ); d = dv, a multiple of 8
+        fit=Fit(block=(64, 64), causal=True, page_size=16, widths=("1", "d"),
+                lengths=("1", "N_q", "T_r", "SE", "T_r*N_kv", "T_r*N_q"),
+                points={"units": [(1, 1, 1), (1, 2, 1), (1, 2, 2)], "widths": [(16, 16), (32, 32)]},
+                held_out=(dict(Z=1, H=4, H_kv=2, N_q=70, N_kv=200, d=16), dict(Z=1, H=3, H_kv=1, N_q=61, N_kv=61, d=32),
+                          dict(Z=1, H=2, H_kv=2, N_q=129, N_kv=150, d=24))),
         compulsory={"q": "H*Nq*d*e", "k": "Hkv*Nq*d*e", "v": "Hkv*Nq*dv*e", "k_cache": "Hkv*(Nkv - Nq)*d*e",
                     "v_cache": "Hkv*(Nkv - Nq)*dv*e", "o": "H*Nq*dv*e"},
         waste="the cached prefix and the new keys are read once per query block of 64 rows and per query head "

@@ -89,6 +89,8 @@ def _fit_row(name: str, f: dict[str, Any]) -> list[Any]:
         return [name, "—", f.get("fit_shapes"), f.get("fit_seconds"), f"not fitted: {f.get('error')}", "—", "—", "—"]
     h, t = f["hand_formula"], f.get("compare", {}).get("tightest", {})
     c = "not proved" if t.get("status") != "proved" else f"within {_const(t['constant']):.2f}×, proved by z3"
+    q = f.get("compare", {}).get("setting", {}).get("N_q")
+    c += "" if q is None else f" (N_q = {q}, N_kv = N: a decode)"
     total = f.get("total_bytes") or " + ".join(f"{v}" for key, v in f["formulas"].items() if v != "0")
     return [name, f"{'causal' if f['causal'] else 'no mask'}, {tuple(f['block'])}", f["fit_shapes"], f["fit_seconds"],
             f"{len(f['held_out'])} ✓", f"{'✓' if h['equal'] else '✗'} at {h['shapes']} shapes", total, c]

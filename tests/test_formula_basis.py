@@ -52,7 +52,7 @@ def test_visit_sums_equal_enumeration_and_sympy(name):
         assert int(sp.Integer(sym)) == got
 
 
-@pytest.mark.parametrize("name", list(fb.LENGTH))
+@pytest.mark.parametrize("name", [n for n in fb.LENGTH if "NE" not in n])
 @pytest.mark.parametrize("block", [(4, 2), (2, 4), (4, 4), (3, 5)])
 def test_square_form_equals_the_feature_at_equal_lengths(name, block):
     B_r, B_c = block
@@ -62,6 +62,37 @@ def test_square_form_equals_the_feature_at_equal_lengths(name, block):
         return
     for n in list(range(1, 40)) + [97, 128, 129]:
         assert evaluate(e, {"N": n}) == fb.value(fb.LENGTH[name], _ctx(n, n, B_r, B_c)), n
+
+
+def _splits_brute(N_kv, B_c, S):
+    """Non-empty splits by direct enumeration: split s holds key tiles [s·c, (s+1)·c) ∩ [0, T_c), c = ⌈T_c/S⌉."""
+    tiles = list(range(-(-N_kv // B_c)))
+    c = -(-len(tiles) // S)
+    return sum(1 for s in range(S) if [t for t in tiles if s * c <= t < (s + 1) * c])
+
+
+@pytest.mark.parametrize("S", [1, 2, 3, 4, 7])
+def test_nonempty_splits_equal_enumeration_sympy_and_their_square_form(S):
+
+    sym = fb.sympy_symbols()
+    defn = fb.sympy_definitions()[sym["NE"]]
+    B_c = 4
+    for n in range(1, 160):
+        c = fb.context({"Z": 1, "H": 1, "H_kv": 1, "N_q": 3, "N_kv": n, "d": 2, "d_v": 2}, (2, B_c), S)
+        ne = fb.value(fb.LENGTH["NE"], c)
+        assert ne == _splits_brute(n, B_c, S), n
+        assert fb.value(fb.LENGTH["N_q*NE"], c) == 3 * ne
+        if n % 37 == 1:
+            assert int(defn.subs({sym["N_kv"]: n, sym["B_c"]: B_c, sym["S"]: S})) == ne
+    lo = S * (S - 1) * B_c  # NE = S from N_kv > S(S − 1)·B_c on; below, no closed form is claimed
+    assert fb.square_form("length", "NE", {"B_r": 2, "B_c": B_c, "S": S, "N_lo": lo}, N) is None
+    for N_q in (None, 1):
+        consts = {"B_r": 2, "B_c": B_c, "S": S, "N_lo": lo + 1}
+        e, eq = (fb.square_form("length", x, consts, N, N_q) for x in ("NE", "N_q*NE"))
+        for n in range(lo + 1, lo + 200):
+            c = fb.context({"Z": 1, "H": 1, "H_kv": 1, "N_q": N_q or n, "N_kv": n, "d": 2, "d_v": 2}, (2, B_c), S)
+            assert evaluate(e, {"N": n}) == fb.value(fb.LENGTH["NE"], c) == S, n
+            assert evaluate(eq, {"N": n}) == fb.value(fb.LENGTH["N_q*NE"], c), n
 
 
 @pytest.mark.parametrize("causal", [False, True])

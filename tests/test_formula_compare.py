@@ -57,3 +57,22 @@ def test_bad_range_is_refused():
 
     with pytest.raises(InvalidParameter, match="N_lo"):
         fa2(False).compare(N_lo=4096, N_hi=1024)
+
+
+@pytest.mark.solver
+def test_a_decode_formula_is_compared_at_its_n_q_with_ne_equal_to_s():
+    """A split-K decode (fitted at N_q = 1 only, S = 4 splits): q read and partial outputs moved once per non-empty
+    split, K and V once. It is compared at N_q = 1, N_kv = N (never at N_q = N_kv, where it was not fitted), with
+    NE = S over the range; a range that reaches N_kv ≤ S(S − 1)·B_c is not encoded."""
+    co = {("q", "reads_bytes"): {("Z*H", "d", "NE"): Fraction(4)}, ("k", "reads_bytes"): {("Z*H_kv", "d", "N_kv"): Fraction(4)},
+          ("v", "reads_bytes"): {("Z*H_kv", "d_v", "N_kv"): Fraction(4)},
+          ("p", "writes_bytes"): {("Z*H", "d_v", "NE"): Fraction(4)}, ("o", "writes_bytes"): {("Z*H", "d_v", "1"): Fraction(4)}}
+    shapes = [{"Z": 1, "H": 1, "H_kv": 1, "N_q": 1, "N_kv": n, "d": 2, "d_v": 2} for n in (1, 40, 200)]
+    f = KernelFormula("decode", False, "fp32", (1, 32), fb.UNITS_DEFAULT, fb.WIDTHS_DEFAULT, ("1", "N_kv", "NE"), co,
+                      shapes, 0.0, {"_decode": 1}, {}, splits=4)
+    c = f.compare(d=128, N_lo=1024, N_hi=1 << 14)
+    assert c.setting["N_q"] == 1 and c.tightest["status"] == "proved", c.tightest
+    w = Workload.build(Nq=1, Nkv=4096, d=128, gpu="h100")
+    ratio = Fraction(f.total_bytes(N_q=1, N_kv=4096, d=128)) / (4 * best_lower_bound(w)[1])
+    assert 1 < ratio <= Fraction(c.tightest["constant"])  # the splits' partial outputs cost above the bound
+    assert f.compare(d=128, N_lo=300, N_hi=2048).tightest["status"] == "not encoded"  # 300 ≤ 4·3·32: NE not S

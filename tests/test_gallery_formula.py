@@ -32,13 +32,9 @@ def shipped_varlen(m, q, k, v, o, cu_seqlens, max_seqlen):
 # (query block i of 16 rows, sequence of length l, query head) reads the two offsets; a live block (i < cdiv(l, 16))
 # reads its Q rows and all l keys of the sequence's K/V head, and writes its O rows; the grid runs cdiv(max l, 16)
 # blocks per sequence and head
-VARLEN_FORMULA = {
-    "q": ("H*T*d*W", "0"),
-    "k": ("H*d*W*sum(cdiv(l, 16)*l for l in L)", "0"),
-    "v": ("H*dv*W*sum(cdiv(l, 16)*l for l in L)", "0"),
-    "o": ("0", "H*T*dv*W"),
-    "cu_seqlens": ("2*len(L)*H*cdiv(max(L), 16)*W", "0"),
-}
+def varlen_formula(g):
+    return {"q": ("H*T*d*W", "0"), **g.kv_reads("H*{w}*W*sum(cdiv(l, 16)*l for l in L)"), "o": ("0", "H*T*dv*W"),
+            "cu_seqlens": ("2*len(L)*H*cdiv(max(L), 16)*W", "0")}
 
 
 def _varlen_kernel(g, lengths=("1", "N_q", "T_r", "T_r*N_kv")):
@@ -46,7 +42,7 @@ def _varlen_kernel(g, lengths=("1", "N_q", "T_r", "T_r*N_kv")):
         name="shipped-varlen", project="attnio tests", package="(tests)", version="0",
         files=("kernels_shipped/launchers.py",), function="varlen", adapter=shipped_varlen,
         shapes=(dict(heads=2, kv_heads=1, N=1, d=16, dv=32, seqlens=[20, 20]), dict(heads=2, N=1, d=16, seqlens=[5, 20])),
-        formula=VARLEN_FORMULA, waste="K and V re-read per query block of 16 rows and per query head",
+        formula=varlen_formula(g), waste="K and V re-read per query block of 16 rows and per query head",
         fit=g.Fit(block=(16, 16), causal=False, packed=True, lengths=lengths,
                   points={"widths": [(16, 16), (32, 16), (16, 32)], "lengths": [(n, n) for n in (1, 15, 16, 17, 31, 33)]},
                   held_out=(dict(Z=2, H=4, H_kv=2, N=37, d=16, d_v=32), dict(Z=3, H=2, H_kv=1, N=20, d=32, d_v=16))))
@@ -145,6 +141,8 @@ def test_section_and_markdown_show_the_fit_and_never_a_form_that_was_not_fitted(
     s = section_gallery.build(Section, {**data, "kernels": [{**kernel, "fit": bad}]})
     row = [b for b in s.blocks if b[0] == "table"][-1][2][0]
     assert "not fitted: k.reads_bytes has no exact fit in the basis" in row and "not proved" not in str(row[-1])
+    decode = {**FIT, "compare": {**FIT["compare"], "setting": {"N_q": 1}}}
+    assert section_gallery._fit_row("demo", decode)[-1] == "within 14.16×, proved by z3 (N_q = 1, N_kv = N: a decode)"
     unproved = {**FIT, "compare": {"tightest": {"status": "unknown"}}}
     row = section_gallery._fit_row("demo", unproved)
     assert row[-1] == "not proved"

@@ -331,7 +331,7 @@ def test_cli_replay_options_without_l2_are_refused_and_the_order_named_as_given(
 
 
 def test_cli_kernel_formula_and_fast_options_without_their_mode_are_refused(capsys):
-    """--block, --range, --widths, --no-solver, --schedule act only with --formula or --fast; given without it they
+    """--block, --range, --widths, --lengths, --splits, --no-solver, --schedule act only with --formula or --fast; given without it they
     were silently ignored (the plain count ran, exit 0). Now one line naming the option, exit 2."""
     import_triton()
     from attnio.cli import main
@@ -339,6 +339,7 @@ def test_cli_kernel_formula_and_fast_options_without_their_mode_are_refused(caps
     base = ["kernel", f"{EXAMPLE}:launch", "--N", "64", "--d", "16"]
     for extra, needle in ((["--block", "64x64"], "block='64x64'"), (["--range", "2:4"], "range='2:4'"),
                           (["--widths", "1,d"], "widths='1,d'"), (["--no-solver"], "no-solver=True"),
+                          (["--lengths", "1,N_q"], "lengths='1,N_q'"), (["--splits", "4"], "splits=4"),
                           (["--schedule", "per-head"], "schedule='per-head'"),
                           (["--formula", "--schedule", "per-head"], "schedule='per-head'")):
         assert main([*base, *extra]) == 2

@@ -140,6 +140,9 @@ def test_small_fit_of_the_forward_is_exact():
     (["--range", "10:5"], "range"),
     (["--block", "64y32"], "block"),
     (["--widths", "1,d,q"], "widths"),
+    (["--lengths", "1,N_q,T_r*Q"], "lengths"),
+    (["--lengths", "N_q,T_r*N_kv,NE"], "splits=None"),  # NE needs the kernel's splits
+    (["--lengths", "N_q,T_r*N_kv,NE", "--splits", "0"], "splits=0"),
 ])
 def test_cli_formula_bad_input_is_one_line_exit_2(argv, needle, capsys):
     from attnio.cli import main
@@ -212,3 +215,62 @@ def test_cli_refuses_to_print_a_formula_that_fails_a_held_out_shape(capsys):
     assert rc == 1 and not d["exact"] and "formulas" not in d
     bad = [h for h in d["held_out"] if not h["exact"]]
     assert [h["shape"]["d_v"] > 32 for h in bad] == [True] and "_square_tiling.S.reads_words" in bad[0]["mismatches"]
+
+
+@pytest.mark.slow
+def test_split_kv_fit_needs_the_nonempty_splits_and_equals_its_loops():
+    """tests/kernels_shipped's split_kv (S = 3 chunks of whole 16-key blocks, empty chunks skipped, then a combine):
+    with N_q·NE in the basis the fit is exact on held-out shapes (one with an empty chunk), and equals the
+    count read off its loops; with T_c·N_q in its place the same held-out shapes fail and nothing is printed."""
+    from kernels_shipped.launchers import split_kv
+
+    points = {"widths": [(16, 16), (32, 16), (16, 32)]}  # the kernel takes power-of-2 widths
+    held = [dict(Z=2, H=4, H_kv=2, N_q=20, N_kv=70, d=16, d_v=32), dict(Z=1, H=2, H_kv=2, N_q=5, N_kv=64, d=16, d_v=16)]
+    f = fit(split_kv, causal=False, block=(16, 16), lengths=("1", "N_q", "T_r*N_kv", "N_q*NE"), points=points, check=False)
+    assert f.splits == 3 and all(h.ok for h in f.check(held)), [h.mismatches for h in f.held_out]
+    base = dict(Z=2, H=8, H_kv=2, N_q=100, d=128, d_v=64)
+    # N_kv -> non-empty chunks: T_c = 6 tiles in chunks of 2 (3); T_c = 4 in chunks of 2 (2: the third is empty);
+    # T_c = 2 in chunks of 1 (2); T_c = 8 in chunks of 3 (3)
+    for n, ne in ((90, 3), (64, 2), (49, 2), (17, 2), (113, 3)):
+        s = {**base, "N_kv": n}
+        BH, Tr, e = s["Z"] * s["H"], -(-s["N_q"] // 16), f.evaluate(**s)
+        assert fb.value(fb.LENGTH["NE"], fb.context(s, (16, 16), 3)) == ne
+        assert e["q"]["reads_words"] == BH * ne * s["N_q"] * s["d"]  # the Q block once per non-empty chunk
+        assert e["k"]["reads_words"] == BH * Tr * s["N_kv"] * s["d"]  # each key once per query block
+        assert e["_attn.O"] == {x: BH * ne * s["N_q"] * s["d_v"] for x in ("reads_words", "writes_words")} | \
+            {x: 4 * BH * ne * s["N_q"] * s["d_v"] for x in ("reads_bytes", "writes_bytes")}
+        assert e["o"]["writes_words"] == BH * s["N_q"] * s["d_v"]
+    g = fit(split_kv, causal=False, block=(16, 16), lengths=("1", "N_q", "T_r*N_kv", "T_c*N_q"), points=points, check=False)
+    bad = g.check(held)
+    assert not g.exact and any("q.reads_bytes" in h.mismatches for h in bad)
+    assert "no formula printed" in "\n".join(g.lines())
+
+
+@pytest.mark.slow
+def test_prefix_prefill_fit_needs_query_blocks_times_query_rows():
+    """tests/kernels_shipped's prefix (causal, blocks 16 × 16, pages of 16): every query block gathers the
+    δ = N_kv − N_q cached keys (one block-table word each), then the new keys of its causal band from k and v. With
+    T_r·N_kv and T_r·N_q beside SE the fit is exact on held-out shapes and equals those loops; without T_r·N_q the
+    cache's T_r·δ has no form and the same held-out shapes fail."""
+    from kernels_shipped.launchers import prefix
+
+    from attnio.triton.check import check
+
+    def counter(launch, w):
+        return check(launch, w, page_size=16).traffic
+
+    kw = dict(causal=True, block=(16, 16), points={"widths": [(16, 16), (32, 16), (16, 32)]}, counter=counter,
+              check=False)
+    held = [dict(Z=2, H=4, H_kv=2, N_q=20, N_kv=53, d=16, d_v=32), dict(Z=1, H=3, H_kv=1, N_q=37, N_kv=37, d=32, d_v=16)]
+    lengths = ("1", "N_q", "T_r", "SE", "T_r*N_kv")
+    f = fit(prefix, lengths=(*lengths, "T_r*N_q"), **kw)
+    assert all(h.ok for h in f.check(held)), [h.mismatches for h in f.held_out]
+    s = dict(Z=2, H=8, H_kv=2, N_q=100, N_kv=612, d=128, d_v=64)
+    BH, Tr, delta, e = 16, 7, 512, f.evaluate(**s)
+    band = sum(min(100, 16 * (i + 1)) for i in range(Tr))  # new keys the query blocks read
+    assert e["k_cache"]["reads_words"] == BH * Tr * delta * 128 and e["block_table"]["reads_words"] == BH * Tr * delta
+    assert e["k"]["reads_words"] == BH * band * 128 and e["v"]["reads_words"] == BH * band * 64
+    assert e["seq_lens"]["reads_words"] == BH * Tr and e["o"]["writes_words"] == BH * 100 * 64
+    g = fit(prefix, lengths=lengths, **kw)
+    bad = g.check(held)
+    assert not g.exact and any("k_cache.reads_bytes" in h.mismatches for h in bad)

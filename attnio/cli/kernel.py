@@ -83,6 +83,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--widths", default=None, metavar="W1,W2,...",
                    help="with --formula: the width basis among 1, d, d_v, T_d, T_v (default: the launcher's "
                         "attnio_widths, else 1,d,d_v)")
+    p.add_argument("--lengths", default=None, metavar="L1,L2,...",
+                   help="with --formula: the length basis (default: the unmasked or the causal one of "
+                        "docs/triton-formula.md#fit); add T_r*N_q for a cached prefix, NE or N_q*NE (with --splits) "
+                        "for a split-K kernel that skips its empty splits")
+    p.add_argument("--splits", type=int_option, default=None, metavar="S",
+                   help="with --formula: the kernel's pinned key splits, for the lengths NE and N_q*NE (default: "
+                        "the launcher's attnio_splits)")
     p.add_argument("--no-solver", dest="no_solver", action="store_true",
                    help="with --formula: fit and check only, no z3 comparison")
     p.add_argument("--schedule", choices=("grouped", "per-head"), default="grouped",
@@ -254,6 +261,7 @@ def _too_large(w: Any) -> str | None:
 
 #: options that act only with --formula or --fast: attribute -> (option, its default, the modes it acts in)
 _MODE_OPTIONS = {"n_range": ("range", "1024:1048576", ("formula",)), "widths": ("widths", None, ("formula",)),
+                 "lengths": ("lengths", None, ("formula",)), "splits": ("splits", None, ("formula",)),
                  "no_solver": ("no-solver", False, ("formula",)), "block": ("block", None, ("formula", "fast")),
                  "schedule": ("schedule", "grouped", ("fast",))}
 
@@ -397,9 +405,10 @@ def _formula(args: argparse.Namespace, gpu: str | None) -> _Formula:
         with _stand_in(args.fake_gpu):
             launch = load_launcher(args.target, args.import_roots)
             try:
-                widths = tuple(x.strip() for x in args.widths.split(",")) if args.widths else None
+                widths, lengths = (tuple(x.strip() for x in a.split(",")) if a else None
+                                   for a in (args.widths, args.lengths))
                 f = fit(launch, causal=args.causal, block=block, dtype=args.dtype, args=_mapping(args.args),
-                        seed=args.seed, widths=widths)
+                        seed=args.seed, widths=widths, lengths=lengths, splits=args.splits)
             except FitError as e:
                 return _Formula(None, None, str(e))
     finally:

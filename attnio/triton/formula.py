@@ -77,6 +77,7 @@ class KernelFormula:
     launches: dict[str, int]  # kernel name -> launches per call
     kernel_args: dict[str, dict[str, str]]  # kernel name -> {attnio tensor: the kernel's argument name}
     held_out: list[HeldOut] = field(default_factory=list)
+    splits: int | None = None  # the kernel's pinned key splits S (length NE), None where it has none
     _launch: Any = field(default=None, repr=False)
     _options: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -94,7 +95,7 @@ class KernelFormula:
     def evaluate(self, **shape: int) -> dict[str, dict[str, int]]:
         """tensor -> field -> count at ``shape`` (keywords Z, H, H_kv, N_q, N_kv, d, d_v; N for both lengths;
         Z, H, H_kv default 1, d_v default d), plus ``"total"`` (each field summed over the tensors)."""
-        ctx = fb.context(_shape(shape, self.causal), self.block)
+        ctx = fb.context(_shape(shape, self.causal), self.block, self.splits)
         out: dict[str, dict[str, int]] = {}
         for (t, f) in sorted(self.coefficients):
             v = self._value((t, f), ctx)
@@ -121,7 +122,8 @@ class KernelFormula:
                 * fb.sympy_of(fb.LENGTH, l)
         if expand:
             s = fb.sympy_symbols()
-            e = e.subs(fb.sympy_definitions()).subs({s["B_r"]: self.block[0], s["B_c"]: self.block[1]})
+            e = e.subs(fb.sympy_definitions()).subs({s["B_r"]: self.block[0], s["B_c"]: self.block[1],
+                                                     **({} if self.splits is None else {s["S"]: self.splits})})
         return e
 
     def text(self, tensor: str, fld: str) -> str:
@@ -151,7 +153,7 @@ class KernelFormula:
                 raise InvalidParameter("shapes", s, "shapes not used in the fit (held out)")
             t0 = time.perf_counter()
             counted = measure(self._launch, s, causal=self.causal, dtype=self.dtype, **self._options)
-            ctx = fb.context(s, self.block)
+            ctx = fb.context(s, self.block, self.splits)
             bad = {}
             for key in sorted(set(counted) | set(self.coefficients)):
                 want = self._value(key, ctx)
@@ -223,8 +225,9 @@ class KernelFormula:
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name, "causal": self.causal, "dtype": self.dtype, "block": {"B_r": self.block[0], "B_c": self.block[1]},
+            "splits": self.splits,
             "basis": {"units": list(self.units), "widths": list(self.widths), "lengths": list(self.lengths)},
-            "definitions": {n: fb.LENGTH[n].doc for n in self.lengths if fb.LENGTH[n].doc},
+            "definitions": {n: fb.LENGTH[n].doc for ln in self.lengths for n in fb.named_in(ln)},
             "formulas": {f"{t}.{f}": self.text(t, f) for (t, f) in sorted(self.coefficients)},
             "fit": {"shapes": len(self.fit_shapes), "seconds": round(self.fit_seconds, 3)},
             "held_out": [{"shape": h.shape, "exact": h.ok, "mismatches": {k: list(v) for k, v in h.mismatches.items()},
@@ -235,7 +238,7 @@ class KernelFormula:
 
     def lines(self) -> list[str]:
         out = [f"{self.name}: {'causal' if self.causal else 'no mask'}, {self.dtype}, blocks B_r={self.block[0]} "
-               f"B_c={self.block[1]}; fitted on {len(self.fit_shapes)} shapes in {self.fit_seconds:.1f} s"]
+               f"B_c={self.block[1]}{'' if self.splits is None else f', S={self.splits} key splits'}; fitted on {len(self.fit_shapes)} shapes in {self.fit_seconds:.1f} s"]
         for h in self.held_out:
             s = ", ".join(f"{k}={v}" for k, v in h.shape.items())
             out.append(f"  held out ({s}): " + ("exact" if h.ok else "MISMATCH " + "; ".join(
@@ -250,7 +253,7 @@ class KernelFormula:
             for f in FIELDS:
                 if (t, f) in self.coefficients:
                     out.append(f"    {f:<13} = {self.text(t, f)}")
-        used = sorted({l for terms in self.coefficients.values() for (_, _, l) in terms if fb.LENGTH[l].doc})
+        used = sorted({n for terms in self.coefficients.values() for (_, _, l) in terms for n in fb.named_in(l)})
         out += [f"  where {n} = {fb.LENGTH[n].doc}" for n in used]
         out.append("  T_r = ⌈N_q/B_r⌉, T_c = ⌈N_kv/B_c⌉")
         return out
@@ -330,16 +333,18 @@ def _candidates(block: tuple[int, int], causal: bool) -> tuple[list, list, list]
 
 
 def design(block: tuple[int, int], causal: bool, units: tuple[str, ...], widths: tuple[str, ...],
-           lengths: tuple[str, ...], points: dict[str, list[tuple[int, ...]]] | None = None) -> list[dict[str, int]]:
+           lengths: tuple[str, ...], points: dict[str, list[tuple[int, ...]]] | None = None,
+           splits: int | None = None) -> list[dict[str, int]]:
     """The factorial design: the product of one greedy set of points per axis (:func:`fb.greedy_design`).
     ``points``: candidate points replacing the default ones of an axis (``"units"``: (Z, H, H_kv), ``"widths"``:
-    (d, d_v), ``"lengths"``: (N_q, N_kv)), for a kernel that takes only some shapes (e.g. d = d_v a power of 2)."""
+    (d, d_v), ``"lengths"``: (N_q, N_kv)), for a kernel that takes only some shapes (e.g. d = d_v a power of 2).
+    ``splits``: the kernel's key splits S (for NE)."""
     cu, cw, cl = _candidates(block, causal)
     cu, cw, cl = ((points or {}).get(a) or c for a, c in (("units", cu), ("widths", cw), ("lengths", cl)))
     base = {"Z": 1, "H": 1, "H_kv": 1, "N_q": 1, "N_kv": 1, "d": 1, "d_v": 1}
 
     def row(axis: dict, names: tuple[str, ...], patch: dict[str, int]) -> list[int]:
-        ctx = fb.context({**base, **patch}, block)
+        ctx = fb.context({**base, **patch}, block, splits)
         return [fb.value(axis[n], ctx) for n in names]
 
     try:
@@ -394,7 +399,7 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
         dtype: str = "fp32", units: tuple[str, ...] = fb.UNITS_DEFAULT, widths: tuple[str, ...] | None = None,
         lengths: tuple[str, ...] | None = None, M: int | None = None, args: dict[str, str] | None = None,
         seed: int = 0, check: bool = True, points: dict[str, list[tuple[int, ...]]] | None = None,
-        counter: Any = None) -> KernelFormula:
+        counter: Any = None, splits: int | None = None) -> KernelFormula:
     """Fit the closed form of ``launch``'s traffic (module docstring). ``workloads``: the fit shapes (dicts of
     Z, H, H_kv, N_q, N_kv, d, d_v, or Workloads); default :func:`design`, the factorial design that identifies
     the basis. ``block``: the kernel's pinned (B_r, B_c) (module ``_block_of``). ``widths`` defaults to the
@@ -402,7 +407,8 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
     ``points``: candidate points per axis for the design (:func:`design`). ``counter``: ``counter(launch, workload)
     -> Traffic``, the count of one shape (default: the launcher called on attnio.triton.check's inputs), for a
     launcher that takes its shape another way (a packed batch, a paged cache: the caller builds those inputs);
-    it is kept for :meth:`KernelFormula.check`.
+    it is kept for :meth:`KernelFormula.check`. ``splits``: the kernel's pinned key splits S, needed by the
+    length NE (default the launcher's ``attnio_splits`` attribute, else none).
     FitError when a field has no exact fit in the basis."""
     from attnio.core.validate import check_choice
 
@@ -413,9 +419,14 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
         bad = [n for n in names if n not in table]
         if bad or not names:
             raise InvalidParameter(axis, bad or names, "names among " + ", ".join(table))
+    splits = splits if splits is not None else getattr(launch, "attnio_splits", None)
+    if splits is not None and (not isinstance(splits, int) or isinstance(splits, bool) or splits < 1):
+        raise InvalidParameter("splits", splits, "an integer ≥ 1 (the kernel's key splits)")
+    if splits is None and {"NE", "N_q*NE"} & set(lengths):
+        raise InvalidParameter("splits", None, "an integer ≥ 1: the kernel's key splits S, which the length NE needs")
     launch, block = _block_of(launch, block)
     shapes = [_shape(w if isinstance(w, dict) else {"workload": w}, causal) for w in workloads] if workloads is not None \
-        else design(block, causal, tuple(units), tuple(widths), lengths, points)
+        else design(block, causal, tuple(units), tuple(widths), lengths, points, splits)
     t0 = time.perf_counter()
     opts = {"M": M, "args": args, "seed": seed, "counter": counter}
     counts, launches, kargs = [], {}, {}
@@ -431,10 +442,10 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
                 if kern:
                     kargs.setdefault(kern, {}).setdefault(n, arg)
     coefficients = solve_counts(shapes, counts, block, tuple(units), tuple(widths), lengths,
-                                identified=workloads is None)
+                                identified=workloads is None, splits=splits)
     name = getattr(launch, "__qualname__", None) or getattr(launch, "__name__", repr(launch))
     f = KernelFormula(name, causal, dtype, block, tuple(units), tuple(widths), lengths, coefficients, shapes,
-                      time.perf_counter() - t0, launches, kargs, _launch=launch, _options=opts)
+                      time.perf_counter() - t0, launches, kargs, splits=splits, _launch=launch, _options=opts)
     if check:
         f.check()
     return f
@@ -442,14 +453,14 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
 
 def solve_counts(shapes: list[dict[str, int]], counts: list[dict[Key, int]], block: tuple[int, int],
                  units: tuple[str, ...], widths: tuple[str, ...], lengths: tuple[str, ...],
-                 identified: bool = False) -> dict[Key, dict[Term, Fraction]]:
+                 identified: bool = False, splits: int | None = None) -> dict[Key, dict[Term, Fraction]]:
     """The exact coefficients of every (tensor, field) of ``counts`` (one dict per shape; a missing key is 0)
-    in the product basis units × widths × lengths; FitError when the shapes do not identify the basis or a
-    field has no exact fit (its residual at a fit shape is not 0)."""
+    in the product basis units × widths × lengths (``splits``: S, for NE); FitError when the shapes do not
+    identify the basis or a field has no exact fit (its residual at a fit shape is not 0)."""
     terms = [(u, w, ln) for u in units for w in widths for ln in lengths]
     X = []
     for s in shapes:
-        ctx = fb.context(s, block)
+        ctx = fb.context(s, block, splits)
         X.append([fb.value(fb.UNIT[u], ctx) * fb.value(fb.WIDTH[w], ctx) * fb.value(fb.LENGTH[ln], ctx) for u, w, ln in terms])
     keys = sorted({k for c in counts for k in c})
     theta = _solve(X, [[c.get(k, 0) for k in keys] for c in counts], identified)
@@ -522,12 +533,14 @@ def _emit(f: KernelFormula, name: str, header: str, lines: list[str], terms: dic
     B_r, B_c = f.block
     used = sorted({ln for (_, _, ln) in terms}, key=lambda x: f.lengths.index(x) if x in f.lengths else 0)
     body = [*lines, f"B_r, B_c = {B_r}, {B_c}", "T_r = -(-N_q // B_r)", "T_c = -(-N_kv // B_c)"]
+    if f.splits is not None:
+        body.append(f"S = {f.splits}")
     for ln in used:
-        if ln.startswith("S"):
+        if ln in fb.NAMED:
             body.append(f"{ln} = {fb.LENGTH[ln].py}")
     parts = []
     for (u, w, ln), c in sorted(terms.items()):
-        fac = " * ".join(x for x in (f"({fb.UNIT[u].py})", f"({fb.WIDTH[w].py})", ln if ln.startswith("S") else f"({fb.LENGTH[ln].py})") if x != "(1)")
+        fac = " * ".join(x for x in (f"({fb.UNIT[u].py})", f"({fb.WIDTH[w].py})", ln if ln in fb.NAMED else f"({fb.LENGTH[ln].py})") if x != "(1)")
         parts.append(f"Fraction({c.numerator}, {c.denominator}) * {fac or '1'}" if c.denominator != 1
                      else f"{c.numerator} * {fac or '1'}")
     body.append("total = " + (" + ".join(parts) if parts else "0"))

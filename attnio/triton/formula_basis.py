@@ -6,11 +6,22 @@ A kernel's count of one tensor and field (reads or writes, bytes or words) is fi
     count = Σ_{u, w, l} θ_uwl · unit_u · width_w · length_l        (θ rational)
 
 with one factor from each axis (names as in the shape: Z batch, H query heads, H_kv K/V heads, d, d_v widths,
-N_q, N_kv rows, B_r, B_c the kernel's pinned blocks, T_r = ⌈N_q/B_r⌉, T_c = ⌈N_kv/B_c⌉, δ = N_kv − N_q):
+N_q, N_kv rows, B_r, B_c the kernel's pinned blocks, T_r = ⌈N_q/B_r⌉, T_c = ⌈N_kv/B_c⌉, δ = N_kv − N_q, S the
+kernel's pinned key splits where it has them):
 
 - units: ``Z*H``, ``Z*H_kv`` (default), ``Z``, ``1``;
 - widths: ``1``, ``d``, ``d_v`` (default), ``T_d`` = ⌈d/B_c⌉, ``T_v`` = ⌈d_v/B_c⌉ (kernels that tile the width);
-- lengths without a mask: ``1, N_q, N_kv, T_r, T_c, T_r*N_kv, T_r*T_c, T_c*N_q, N_q*N_kv``; under a causal mask
+- lengths without a mask: ``1, N_q, N_kv, T_r, T_c, T_r*N_kv, T_r*T_c, T_c*N_q, N_q*N_kv``, and on request
+  (derived from two loop structures of shipped kernels, docs/triton-formula.md#fit):
+
+  - ``T_r*N_q``: with ``T_r*N_kv``, the δ = N_kv − N_q keys of a cached prefix that every Q block loads
+    (a prefix prefill: T_r·δ = T_r·N_kv − T_r·N_q, the new keys counted apart by SE − T_r·δ);
+  - ``NE`` = ⌈T_c/⌈T_c/S⌉⌉: the non-empty splits of a split-K kernel that cuts the T_c key tiles into S
+    splits of ⌈T_c/S⌉ tiles each (split s is empty when s·⌈T_c/S⌉ ≥ T_c) and skips the empty ones (query rows
+    re-read and partial outputs written once per non-empty split), and ``N_q*NE`` (query rows × non-empty
+    splits, the same kernel at N_q > 1); they need S (``context``'s ``splits``);
+
+  under a causal mask
   (bottom-right: query row i sees key rows j ≤ i + δ) the products become the visit sums they count, with
   e_i = min(N_q, (i + 1)B_r) the end of Q block i, E_i = e_i + δ its key rows, r_i = e_i − i·B_r its rows, and
   s_j = max(0, j·B_c − δ) the first query row that sees K block j:
@@ -70,6 +81,9 @@ WIDTH = {f.name: f for f in (_f("1", "1"), _f("d", "d"), _f("d_v", "d_v"), _f("T
 LENGTH = {f.name: f for f in (
     _f("1", "1"), _f("N_q", "N_q"), _f("N_kv", "N_kv"), _f("T_r", "T_r"), _f("T_c", "T_c"),
     _f("T_r*N_kv", "T_r * N_kv"), _f("T_r*T_c", "T_r * T_c"), _f("T_c*N_q", "T_c * N_q"), _f("N_q*N_kv", "N_q * N_kv"),
+    _f("T_r*N_q", "T_r * N_q"),
+    _f("NE", "-(-T_c // -(-T_c // S))", "non-empty key splits, ⌈T_c/⌈T_c/S⌉⌉ (S key splits of ⌈T_c/S⌉ tiles)"),
+    _f("N_q*NE", "N_q * -(-T_c // -(-T_c // S))"),
     _f("SE", f"sum({_E} for i in range(T_r))", "key rows loaded by the Q blocks, Σ_i E_i"),
     _f("ST", f"sum(-(-{_E} // B_c) for i in range(T_r))", "key tiles visited by the Q blocks, Σ_i ⌈E_i/B_c⌉"),
     _f("SrT", f"sum({_R} * -(-{_E} // B_c) for i in range(T_r))", "query rows × key tiles, Σ_i r_i·⌈E_i/B_c⌉"),
@@ -81,13 +95,20 @@ UNITS_DEFAULT = ("Z*H", "Z*H_kv")
 WIDTHS_DEFAULT = ("1", "d", "d_v")
 LENGTHS_PLAIN = ("1", "N_q", "N_kv", "T_r", "T_c", "T_r*N_kv", "T_r*T_c", "T_c*N_q", "N_q*N_kv")
 LENGTHS_CAUSAL = ("1", "N_q", "N_kv", "T_r", "T_c", "SE", "ST", "SrT", "SrE", "SR", "SQ")
+NAMED = ("SE", "ST", "SrT", "SrE", "SR", "SQ", "NE")  # lengths printed by name (their definitions apart)
 
 
-def context(shape: dict[str, int], block: tuple[int, int]) -> dict[str, int]:
-    """The names a feature reads: the shape, B_r, B_c, T_r, T_c."""
+def named_in(length: str) -> list[str]:
+    """The named lengths (:data:`NAMED`, defined apart) that the length ``length`` is a product of."""
+    return [n for n in length.split("*") if n in NAMED]
+
+
+def context(shape: dict[str, int], block: tuple[int, int], splits: int | None = None) -> dict[str, int]:
+    """The names a feature reads: the shape, B_r, B_c, T_r, T_c, and S = ``splits`` when the kernel has them."""
     B_r, B_c = block
     return {**{k: int(shape[k]) for k in SHAPE}, "B_r": B_r, "B_c": B_c,
-            "T_r": -(-int(shape["N_q"]) // B_r), "T_c": -(-int(shape["N_kv"]) // B_c)}
+            "T_r": -(-int(shape["N_q"]) // B_r), "T_c": -(-int(shape["N_kv"]) // B_c),
+            **({} if splits is None else {"S": int(splits)})}
 
 
 def value(f: Feature, ctx: dict[str, int]) -> int:
@@ -101,8 +122,8 @@ def value(f: Feature, ctx: dict[str, int]) -> int:
 def sympy_symbols() -> dict[str, Any]:
     import sympy as sp
 
-    names = (*SHAPE, "B_r", "B_c", "T_r", "T_c", "T_d", "T_v", "SE", "ST", "SrT", "SrE", "SR", "SQ")
-    return {n: sp.Symbol(n, integer=True, positive=n not in ("SE", "ST", "SrT", "SrE", "SR", "SQ")) for n in names}
+    names = (*SHAPE, "B_r", "B_c", "T_r", "T_c", "T_d", "T_v", "S", *NAMED)
+    return {n: sp.Symbol(n, integer=True, positive=n not in NAMED) for n in names}
 
 
 def sympy_of(axis: dict[str, Feature], name: str) -> Any:
@@ -110,7 +131,7 @@ def sympy_of(axis: dict[str, Feature], name: str) -> Any:
     import sympy as sp
 
     s = sympy_symbols()
-    if name in ("SE", "ST", "SrT", "SrE", "SR", "SQ", "T_r", "T_c", "T_d", "T_v"):
+    if name in (*NAMED, "T_r", "T_c", "T_d", "T_v"):
         return s[name]
     return sp.sympify(name, locals=s)
 
@@ -131,14 +152,17 @@ def sympy_definitions() -> dict[Any, Any]:
         s["SE"]: sp.Sum(E, (i, 0, Tr - 1)), s["ST"]: sp.Sum(sp.ceiling(E / Bc), (i, 0, Tr - 1)),
         s["SrT"]: sp.Sum(r * sp.ceiling(E / Bc), (i, 0, Tr - 1)), s["SrE"]: sp.Sum(r * E, (i, 0, Tr - 1)),
         s["SR"]: sp.Sum(S, (j, 0, Tc - 1)), s["SQ"]: sp.Sum(sp.ceiling(S / Br), (j, 0, Tc - 1)),
+        s["NE"]: sp.ceiling(Tc / sp.ceiling(Tc / s["S"])),
     }
 
 
 # ----------------------------------------------------------------------------- solver forms at N_q = N_kv = N
 
-def square_form(axis: str, name: str, consts: dict[str, int], N: Any) -> Any:
-    """The feature as an attnio expression at N_q = N_kv = N (``N`` an attnio symbol, δ = 0), the other shape
-    names and the blocks fixed by ``consts``; None when it has no closed form there (module docstring)."""
+def square_form(axis: str, name: str, consts: dict[str, int], N: Any, N_q: int | None = None) -> Any:
+    """The feature as an attnio expression at N_q = N_kv = N (``N`` an attnio symbol, δ = 0), or at N_kv = N with
+    ``N_q`` fixed (a decode kernel: products only), the other shape names and the blocks fixed by ``consts``;
+    None when it has no closed form there (module docstring). NE is S over the range when ``consts["N_lo"]`` >
+    S(S − 1)·B_c (then ⌈T_c/S⌉ ≥ S, so T_c/⌈T_c/S⌉ > S − 1 and NE = S), else None."""
     from attnio.bounds.expr import ceil, const
 
     Br, Bc = consts["B_r"], consts["B_c"]
@@ -146,14 +170,19 @@ def square_form(axis: str, name: str, consts: dict[str, int], N: Any) -> Any:
         return const(value(UNIT[name], {**consts}))
     if axis == "width":
         return const(value(WIDTH[name], {**consts}))
-    Tr, Tc = ceil(N / Br), ceil(N / Bc)
+    Q, Tr, Tc = N, ceil(N / Br), ceil(N / Bc)
+    if N_q is not None:
+        Q, Tr = const(N_q), const(-(-N_q // Br))
+    forms = {"1": const(1), "N_q": Q, "N_kv": N, "T_r": Tr, "T_c": Tc, "T_r*N_kv": Tr * N, "T_r*T_c": Tr * Tc,
+             "T_c*N_q": Tc * Q, "N_q*N_kv": Q * N, "T_r*N_q": Tr * Q}
+    S = consts.get("S")
+    if S is not None and consts.get("N_lo", 0) > S * (S - 1) * Bc:
+        forms["NE"], forms["N_q*NE"] = const(S), Q * S
+    if N_q is not None:
+        return forms.get(name)
     tri_r, tri_c = Tr * (Tr - 1) / 2, Tc * (Tc - 1) / 2
     last = N - (Tr - 1) * Br  # rows of the last Q block
-    forms = {
-        "1": const(1), "N_q": N, "N_kv": N, "T_r": Tr, "T_c": Tc, "T_r*N_kv": Tr * N, "T_r*T_c": Tr * Tc,
-        "T_c*N_q": Tc * N, "N_q*N_kv": N * N,
-        "SE": Br * tri_r + N, "SrE": Br * Br * tri_r + last * N, "SR": Tc * N - Bc * tri_c,
-    }
+    forms.update(SE=Br * tri_r + N, SrE=Br * Br * tri_r + last * N, SR=Tc * N - Bc * tri_c)
     if Br % Bc == 0:
         k = Br // Bc
         forms["ST"] = k * tri_r + Tc

@@ -1,7 +1,8 @@
 """A fitted kernel formula (:mod:`attnio.triton.formula`) against attnio's best lower bound, proved by z3 over a
 range of sequence lengths (docs/triton-formula.md#solver).
 
-At fixed d, d_v, batch, heads, M and the formula's pinned blocks, with N_q = N_kv = N symbolic:
+At fixed d, d_v, batch, heads, M and the formula's pinned blocks, with N_q = N_kv = N symbolic (a decode
+kernel, every fit shape of one N_q: that N_q fixed and N_kv = N):
 
 - the formula is an attnio expression in N (:func:`attnio.triton.formula_basis.square_form`): each ⌈N/B⌉
   stays a ceiling, which the one translator (solver/translator.py) encodes as a fresh variable t with
@@ -51,7 +52,8 @@ class Comparison:
     def lines(self) -> list[str]:
         s = self.setting
         rng = f"{s['N_lo']} ≤ N ≤ {s['N_hi']}"
-        head = (f"  solver (z3), N_q = N_kv = N, {rng}, Z={s['Z']} H={s['H']} H_kv={s['H_kv']} d={s['d']} "
+        lengths = "N_q = N_kv = N" if s.get("N_q") is None else f"N_q = {s['N_q']}, N_kv = N"
+        head = (f"  solver (z3), {lengths}, {rng}, Z={s['Z']} H={s['H']} H_kv={s['H_kv']} d={s['d']} "
                 f"d_v={s['d_v']} M={s['M']:,d}; bound = max({', '.join(self.bounds)})")
         t = self.tightest
         out = [head]
@@ -65,9 +67,10 @@ class Comparison:
         return out
 
 
-def _bound_expr(w: Any, N: Any, backward: bool = False, recomputes_S: bool = True) -> tuple[Any, list[str]]:
+def _bound_expr(w: Any, N: Any, backward: bool = False, recomputes_S: bool = True,
+                N_q: int | None = None) -> tuple[Any, list[str]]:
     """max over the bounds best_lower_bound (backward: best_backward_lower_bound) considers at ``w``, each as
-    workload_value builds it, in N."""
+    workload_value builds it, in N (N_kv = N; N_q = N, or ``N_q`` when given)."""
     from attnio.bounds.expr import const, maximum, substitute
     from attnio.bounds.symbols import M, Nkv, Nq, d, dv, g
     from attnio.bounds.workloads import BOUNDS, BWD_BOUNDS, BWD_RECOMPUTE_S, BWD_TRIVIAL, _trivial, applies
@@ -80,7 +83,7 @@ def _bound_expr(w: Any, N: Any, backward: bool = False, recomputes_S: bool = Tru
     parts = []
     for b in chosen:
         gg = w.groups if "g" in b.symbols else 1
-        sub = {Nq: N, Nkv: N, d: const(w.d), dv: const(w.dv), M: const(w.M), g: const(gg)}
+        sub = {Nq: N if N_q is None else const(N_q), Nkv: N, d: const(w.d), dv: const(w.dv), M: const(w.M), g: const(gg)}
         e = substitute(b.expr, sub)
         if "g" in b.symbols and b.slack is None:
             parts.append(w.kv_heads_total * e)
@@ -101,12 +104,12 @@ def _direction(f: Any) -> tuple[bool, bool]:
     return backward, not reads_sp
 
 
-def _formula_expr(f: Any, consts: dict[str, int], N: Any) -> Any:
+def _formula_expr(f: Any, consts: dict[str, int], N: Any, N_q: int | None = None) -> Any:
     from attnio.bounds.expr import const
 
     total = const(0)
     for (u, w, ln), c in f._total_terms().items():
-        x = fb.square_form("length", ln, consts, N)
+        x = fb.square_form("length", ln, consts, N, N_q)
         if x is None:
             return None
         total = total + c * fb.value(fb.UNIT[u], consts) * fb.value(fb.WIDTH[w], consts) * x
@@ -116,7 +119,9 @@ def _formula_expr(f: Any, consts: dict[str, int], N: Any) -> Any:
 def compare(f: Any, *, d: int = 128, d_v: int | None = None, Z: int = 1, H: int = 1, H_kv: int | None = None,
             M: int | None = None, smem: int | str | None = None, gpu: str = "h100", N_lo: int = 1024, N_hi: int = 1 << 20,
             precision: Fraction | str = Fraction(1, 100), threshold: Fraction | int = 2) -> Comparison:
-    """The two verdicts of the module docstring for the formula ``f`` (a KernelFormula)."""
+    """The two verdicts of the module docstring for the formula ``f`` (a KernelFormula). When every fit shape
+    of ``f`` has the same N_q (a decode kernel fitted at N_q = 1), N_q stays there and only N_kv = N varies:
+    the form holds nowhere else."""
     from attnio.bounds.expr import evaluate
     from attnio.bounds.symbols import N
     from attnio.bounds.workloads import best_backward_lower_bound, best_lower_bound
@@ -128,24 +133,26 @@ def compare(f: Any, *, d: int = 128, d_v: int | None = None, Z: int = 1, H: int 
         raise InvalidParameter("precision", (precision, threshold), "precision > 0 and threshold > 0")
     H_kv = H if H_kv is None else H_kv
     d_v = d if d_v is None else d_v
+    fixed = {s["N_q"] for s in getattr(f, "fit_shapes", ())}  # none given: N_q = N_kv
+    N_q = fixed.pop() if len(fixed) == 1 else None
 
     def work(n: int) -> Any:
-        return Workload.build(batch=Z, heads=H, kv_heads=H_kv, N=n, d=d, dv=d_v, causal=f.causal, dtype=f.dtype,
+        return Workload.build(batch=Z, heads=H, kv_heads=H_kv, Nq=n if N_q is None else N_q, Nkv=n, d=d, dv=d_v, causal=f.causal, dtype=f.dtype,
                               M=M, smem=smem, gpu=None if (M is not None or smem is not None) else gpu)
 
     w_lo, w_hi = work(N_lo), work(N_hi)
     bpw = int(w_lo.bytes_per_word)
     consts = {"Z": Z, "H": H, "H_kv": H_kv, "d": d, "d_v": d_v, "B_r": f.block[0], "B_c": f.block[1],
-              "N_q": N_lo, "N_kv": N_lo}
-    setting = {"Z": Z, "H": H, "H_kv": H_kv, "d": d, "d_v": d_v, "M": w_lo.M, "N_lo": N_lo, "N_hi": N_hi,
+              "N_lo": N_lo, **({} if f.splits is None else {"S": f.splits})}
+    setting = {"N_q": N_q, "Z": Z, "H": H, "H_kv": H_kv, "d": d, "d_v": d_v, "M": w_lo.M, "N_lo": N_lo, "N_hi": N_hi,
                "block": list(f.block), "causal": f.causal, "dtype": f.dtype, "bytes_per_word": bpw}
     backward, recomputes_S = _direction(f)
     setting["direction"] = "backward" if backward else "forward"
-    bound_words, ids = _bound_expr(w_lo, N, backward, recomputes_S)
-    if _bound_expr(w_hi, N, backward, recomputes_S)[1] != ids:
+    bound_words, ids = _bound_expr(w_lo, N, backward, recomputes_S, N_q)
+    if _bound_expr(w_hi, N, backward, recomputes_S, N_q)[1] != ids:
         raise InvalidParameter("N_lo", (N_lo, N_hi), "a range over which the same lower bounds apply")
     bound = bpw * bound_words
-    F = _formula_expr(f, consts, N)
+    F = _formula_expr(f, consts, N, N_q)
     if F is None:
         return Comparison(setting, ids, "", {"status": "not encoded", "reason": "a tile sum has no closed form "
                           "at these blocks (formula_basis.square_form)"},
@@ -153,7 +160,8 @@ def compare(f: Any, *, d: int = 128, d_v: int | None = None, Z: int = 1, H: int 
     for n, w in ((N_lo, w_lo), (N_hi, w_hi)):  # the symbolic forms reproduce the exact values at both ends
         best = best_backward_lower_bound(w, recomputes_S=recomputes_S) if backward else best_lower_bound(w)
         assert evaluate(bound_words, {"N": n}) == best[1], (n, ids)
-        assert evaluate(F, {"N": n}) == f.total_bytes(Z=Z, H=H, H_kv=H_kv, N=n, d=d, d_v=d_v), n
+        assert evaluate(F, {"N": n}) == f.total_bytes(Z=Z, H=H, H_kv=H_kv, N_q=n if N_q is None else N_q, N_kv=n,
+                                                      d=d, d_v=d_v), n
 
     from attnio.solver.claims.types import Tightest
     from attnio.solver.engine import prove
@@ -171,7 +179,8 @@ def compare(f: Any, *, d: int = 128, d_v: int | None = None, Z: int = 1, H: int 
     lo = (rmax / precision).__floor__() * precision - precision
     claim = Tightest(
         id=f"formula.{f.name}.{'causal' if f.causal else 'plain'}.tightest",
-        description=f"{f.name}'s fitted traffic ≤ c × attnio's best lower bound, N_q = N_kv = N in [{N_lo}, {N_hi}]",
+        description=f"{f.name}'s fitted traffic ≤ c × attnio's best lower bound, "
+                    f"{'N_q = N_kv = N' if N_q is None else f'N_q = {N_q}, N_kv = N'} in [{N_lo}, {N_hi}]",
         hyps=hyps, f=F, g=bound, extra=F * 0, precision=precision, lo=max(Fraction(0), lo), hi=lo + 8 * precision,
         meta="a fitted kernel formula against attnio's best lower bound (attnio kernel --formula), not a catalog claim",
     )

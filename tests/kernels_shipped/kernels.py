@@ -1,12 +1,14 @@
 """The kernels: a FlashAttention-2 forward (Dao 2023, arXiv 2307.08691, Algorithm 1: online softmax over key
-blocks) over a range of key blocks, written here; a combine kernel for split-KV partial outputs; a staging copy
-(Q and K copied into buffers the launcher allocates before the forward, as an int8 quantization pass does); and
-a packed variable-length forward.
+blocks) over a range of key blocks, written here; combine kernels for split-KV partial outputs; a staging copy
+(Q and K copied into buffers the launcher allocates before the forward, as an int8 quantization pass does); a
+packed variable-length forward; forwards over a paged cache, a token pool, and a cached prefix (a prefix prefill).
 
 ``_attn`` (q, k, v, o contiguous (batch, heads, N, d)): program (i, bh, s) owns query block i of query head bh
 and the key chunk s of ``CHUNK`` keys; it reads its Q block, the K and V rows of its chunk (masked beyond N_kv)
 and writes its normalized output through ``O`` (even query blocks) or ``O2`` (odd ones: the same tensor passed
-twice, or a partial-output buffer), plus ``m + log l`` into ``LSE`` when ``WRITE_LSE``.
+twice, or a partial-output buffer), plus ``m + log l`` into ``LSE`` when ``WRITE_LSE``. With ``SKIP_EMPTY`` a
+chunk that starts past N_kv returns before it reads anything (a decode engine's split-K stage 1), and
+``_combine_splits`` merges the ``NS`` non-empty chunks' partial outputs.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from ._blocks import empty_state, kv_head, online_softmax_step, query_block, til
 
 @triton.jit
 def _attn(Q, K, V, O, O2, LSE, Nq, Nkv, BH, groups, sm_scale, CHUNK, D: tl.constexpr, DV: tl.constexpr,
-          WRITE_LSE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+          WRITE_LSE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SKIP_EMPTY: tl.constexpr = False):
     i = tl.program_id(0)
     bh = tl.program_id(1)
     s = tl.program_id(2)
+    if SKIP_EMPTY:
+        if s * CHUNK >= Nkv:
+            return
     bkv = bh // groups
     rows, dq, dvv = query_block(i, BLOCK_M, D, DV)
     q = tl.load(tile(Q + bh * Nq * D, rows, dq, D), mask=rows[:, None] < Nq, other=0.0)
@@ -70,6 +75,27 @@ def _combine(OP, LSEP, O, Nq, BH, DV: tl.constexpr, BLOCK_M: tl.constexpr):
     w1 = tl.exp(l1 - mx)
     out = (o0 * w0[:, None] + o1 * w1[:, None]) / (w0 + w1)[:, None]
     tl.store(tile(O + bh * Nq * DV, rows, dvv, DV), out, mask=rm[:, None])
+
+
+@triton.jit
+def _combine_splits(OP, LSEP, O, Nq, BH, NS, DV: tl.constexpr, BLOCK_M: tl.constexpr):
+    """The ``NS`` partial outputs of a row merged by their log-sum-exps (the online softmax over splits): reads
+    NS·(DV + 1) words, writes DV per row."""
+    i = tl.program_id(0)
+    bh = tl.program_id(1)
+    rows, _, dvv = query_block(i, BLOCK_M, DV, DV)
+    rm = rows < Nq
+    m, l, acc = empty_state(BLOCK_M, DV)
+    for s in range(0, NS):
+        ls = tl.load(LSEP + (s * BH + bh) * Nq + rows, mask=rm, other=0.0)
+        o = tl.load(tile(OP + (s * BH + bh) * Nq * DV, rows, dvv, DV), mask=rm[:, None], other=0.0)
+        m_new = tl.maximum(m, ls)
+        alpha = tl.exp(m - m_new)
+        w = tl.exp(ls - m_new)
+        l = l * alpha + w
+        acc = acc * alpha[:, None] + o * w[:, None]
+        m = m_new
+    tl.store(tile(O + bh * Nq * DV, rows, dvv, DV), acc / l[:, None], mask=rm[:, None])
 
 
 @triton.jit
@@ -144,5 +170,39 @@ def _attn_token_pool(Q, KP, VP, IDX, PTR, O, Nq, H, groups, sm_scale, MAX_N, D: 
         k = tl.load(KP + (slot[:, None] * HKV + kvh) * D + dq[None, :], mask=cm, other=0.0)
         v = tl.load(VP + (slot[:, None] * HKV + kvh) * DV + dvv[None, :], mask=cm, other=0.0)
         m, l, acc = online_softmax_step(q, k, v, cols[None, :] < n, sm_scale, m, l, acc)
+    out = acc / l[:, None]
+    tl.store(tile(O + bh * Nq * DV, rows, dvv, DV), out, mask=rows[:, None] < Nq)
+
+
+@triton.jit
+def _attn_prefix(Q, K, V, KC, VC, BT, SL, O, Nq, H, groups, sm_scale, MAX_PAGES, D: tl.constexpr, DV: tl.constexpr,
+                 PAGE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A prefix prefill, causal (bottom-right): program (i, bh) owns query block i of query head bh = b·H + h; the
+    first C = SL[b] − Nq keys of sequence b are a cached prefix in the paged cache (pages, PAGE, kv_heads, d), gathered
+    through one block-table word per key row, and every row sees all of them; the last Nq keys are K and V's
+    (batch, kv_heads, N_kv, d) rows C.., of which block i reads [0, min(Nq, (i+1)·BLOCK_M)) (its diagonal whole)."""
+    i = tl.program_id(0)
+    bh = tl.program_id(1)
+    b, HKV, kvh = kv_head(bh, H, groups)
+    n = tl.load(SL + b)
+    C = n - Nq
+    rows, dq, dvv = query_block(i, BLOCK_M, D, DV)
+    q = tl.load(tile(Q + bh * Nq * D, rows, dq, D), mask=rows[:, None] < Nq, other=0.0)
+    m, l, acc = empty_state(BLOCK_M, DV)
+    for j in range(0, C, BLOCK_N):
+        cols = j + tl.arange(0, BLOCK_N)
+        cm = cols < C
+        slot = tl.load(BT + b * MAX_PAGES + cols // PAGE, mask=cm, other=0) * PAGE + cols % PAGE
+        k = tl.load(KC + (slot[:, None] * HKV + kvh) * D + dq[None, :], mask=cm[:, None], other=0.0)
+        v = tl.load(VC + (slot[:, None] * HKV + kvh) * DV + dvv[None, :], mask=cm[:, None], other=0.0)
+        m, l, acc = online_softmax_step(q, k, v, cm[None, :], sm_scale, m, l, acc)
+    kend = tl.minimum(Nq, (i + 1) * BLOCK_M)
+    for j in range(0, kend, BLOCK_N):
+        cols = j + tl.arange(0, BLOCK_N)
+        cm = cols[:, None] < kend
+        k = tl.load(tile(K + (b * HKV + kvh) * n * D, C + cols, dq, D), mask=cm, other=0.0)
+        v = tl.load(tile(V + (b * HKV + kvh) * n * DV, C + cols, dvv, DV), mask=cm, other=0.0)
+        m, l, acc = online_softmax_step(q, k, v, (cols[None, :] <= rows[:, None]) & (cols[None, :] < kend), sm_scale,
+                                        m, l, acc)
     out = acc / l[:, None]
     tl.store(tile(O + bh * Nq * DV, rows, dvv, DV), out, mask=rows[:, None] < Nq)

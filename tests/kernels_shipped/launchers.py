@@ -1,4 +1,5 @@
-"""Launchers in the shapes shipped kernels take; each one's counts are derived in tests/test_triton_ship.py."""
+"""Launchers in the shapes shipped kernels take; each one's counts are derived in tests/test_triton_ship.py (split_kv's and
+prefix's, fitted, in tests/test_triton_formula.py)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,26 @@ import torch
 import triton
 
 from ._blocks import BLOCK_M, BLOCK_N
-from .kernels import _attn, _attn_paged, _attn_token_pool, _attn_varlen, _combine, _stage
+from .kernels import (
+    _attn,
+    _attn_paged,
+    _attn_prefix,
+    _attn_token_pool,
+    _attn_varlen,
+    _combine,
+    _combine_splits,
+    _stage,
+)
 
 
-def _grid_launch(q, k, v, o, o2, lse, splits, sm_scale):
+def _grid_launch(q, k, v, o, o2, lse, splits, sm_scale, skip_empty=False):
     B, H, Nq, d = q.shape
     Hkv, Nkv, dv = k.shape[1], k.shape[2], v.shape[3]
     chunk = triton.cdiv(triton.cdiv(Nkv, BLOCK_N), splits) * BLOCK_N
     _attn[(triton.cdiv(Nq, BLOCK_M), B * H, splits)](
         q, k, v, o, o2, lse, Nq, Nkv, B * H, H // Hkv, sm_scale, chunk, D=d, DV=dv, WRITE_LSE=lse is not o,
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, SKIP_EMPTY=skip_empty)
+    return chunk
 
 
 def attention(query, key, value, out=None, softmax_scale=None):
@@ -86,6 +97,22 @@ def staged(q, k, v, o, sm_scale):
     return o
 
 
+def split_kv(q, k, v, o, sm_scale):
+    """Split-KV in ``SPLITS`` chunks of whole key blocks, the empty chunks skipped (a short sequence fills fewer),
+    then one combine over the ⌈N_kv / chunk⌉ non-empty ones."""
+    B, H, Nq, dv = o.shape
+    o_part = torch.empty((SPLITS, B * H, Nq, dv), dtype=torch.float32, device=q.device)
+    lse_part = torch.empty((SPLITS, B * H, Nq), dtype=torch.float32, device=q.device)
+    chunk = _grid_launch(q, k, v, o_part, o_part, lse_part, SPLITS, sm_scale, skip_empty=True)
+    _combine_splits[(triton.cdiv(Nq, BLOCK_M), B * H)](o_part, lse_part, o, Nq, B * H, triton.cdiv(k.shape[2], chunk),
+                                                      DV=dv, BLOCK_M=BLOCK_M)
+    return o
+
+
+SPLITS = 3
+split_kv.attnio_splits = SPLITS  # the key splits S of the fitted length NE (attnio.triton.formula)
+
+
 def two_pointers(q, k, v, o, sm_scale):
     """The output passed as two pointers (even query blocks store through one, odd through the other)."""
     _grid_launch(q, k, v, o, o, o, 1, sm_scale)
@@ -108,6 +135,17 @@ def paged(q, k_cache, v_cache, block_table, seq_lens, o, sm_scale):
     _attn_paged[(triton.cdiv(Nq, BLOCK_M), B * H)](
         q, k_cache, v_cache, block_table, seq_lens, o, Nq, H, H // hkv, sm_scale, block_table.shape[1], D=d, DV=dv,
         PAGE=page, BLOCK_M=BLOCK_M)
+    return o
+
+
+def prefix(q, k, v, o, k_cache, v_cache, block_table, seq_lens, sm_scale):
+    """A prefix prefill (causal): the sequence's first N_kv − N_q keys read from the paged cache, the last N_q
+    (the new tokens, whose queries these are) from k and v."""
+    B, H, Nq, d = q.shape
+    page, hkv, dv = k_cache.shape[1], k_cache.shape[2], v_cache.shape[3]
+    _attn_prefix[(triton.cdiv(Nq, BLOCK_M), B * H)](
+        q, k, v, k_cache, v_cache, block_table, seq_lens, o, Nq, H, H // hkv, sm_scale, block_table.shape[1], D=d,
+        DV=dv, PAGE=page, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
     return o
 
 
