@@ -66,13 +66,11 @@ class SquareBwdArrays:
 
 
 @dataclass(frozen=True)
-class SquareTilingBwdTiling(Side):
-    """Side B of every tile."""
+class SquareTilingBwdTiling(Side, name="square_tiling-bwd", needs="three 1×1 tiles and two statistics", phases=((3, 2),)):
+    """Side B of every tile: phase 1 holds C, two input tiles, L_i and D_i (the others less), so
+    B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋."""
 
     B: int
-    name = "square_tiling-bwd"
-    needs = "three 1×1 tiles and two statistics"
-    phases = ((3, 2),)  # phase 1: C, two input tiles, L_i, D_i (the others less): B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋
 
 
 def rowsum_phase(m: Machine, ins: dict[str, SlowArray], B: int, width: int) -> SquareBwdArrays:

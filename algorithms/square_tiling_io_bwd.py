@@ -60,13 +60,12 @@ from attnio.algorithms.tilings import Side
 
 
 @dataclass(frozen=True)
-class SquareTilingIOBwdTiling(Side):
-    """Side B of every output tile; the inner dimension is streamed one column (row) at a time."""
+class SquareTilingIOBwdTiling(Side, name="square_tiling-io-bwd", needs="a 1×1 output tile and two streamed words",
+                              phases=((1, 2),)):
+    """Side B of every output tile; the inner dimension is streamed one column (row) at a time. One B×B tile and
+    two B-vectors: B = ⌊√(M + 1)⌋ − 1."""
 
     B: int
-    name = "square_tiling-io-bwd"
-    needs = "a 1×1 output tile and two streamed words"
-    phases = ((1, 2),)  # one B×B tile and two B-vectors: B = ⌊√(M + 1)⌋ − 1
 
 
 def schedule(m: Machine, ins: dict[str, SlowArray], t: SquareTilingIOBwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:

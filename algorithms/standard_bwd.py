@@ -83,13 +83,11 @@ def rowsum_product(m: Machine, X: SlowArray, Y: SlowArray, rows: slice, width: i
 
 
 @dataclass(frozen=True)
-class StandardBwdTiling(Side):
-    """Side b of every square tile."""
+class StandardBwdTiling(Side, name="standard-bwd", needs="three 1×1 tiles", phases=((3, 0), (2, 1))):
+    """Side b of every square tile: three b×b tiles (the products), two tiles and D_i (line 3), so
+    b = ⌊√(M/3)⌋."""
 
     b: int
-    name = "standard-bwd"
-    needs = "three 1×1 tiles"
-    phases = ((3, 0), (2, 1))  # three b×b tiles (the products); two tiles and D_i (line 3): b = ⌊√(M/3)⌋
 
 
 def schedule(m: Machine, ins: dict[str, SlowArray], t: StandardBwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:
