@@ -64,22 +64,15 @@ from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class Flash1Tiling(Blocks):
-    """B_r query rows per Q/O block, B_c key/value rows per K/V block; the published rule."""
-
-    budget = staticmethod(blocks.flash1_fit)  # the working set after line 11: K_j, V_j, Q_i, O_i, S_ij, 6 vectors
-    resident = "cols"
-    rule = "published"
-    name = "flash1"
+class Flash1Tiling(Blocks, budget=blocks.flash1_fit, resident="cols", rule="published", name="flash1"):
+    """B_r query rows per Q/O block, B_c key/value rows per K/V block; the published rule. The budget is the
+    working set after line 11: K_j, V_j, Q_i, O_i, S_ij and 6 vectors."""
 
 
 @dataclass(frozen=True)
-class Flash1FitTiling(Flash1Tiling):
+class Flash1FitTiling(Flash1Tiling, rule="io-optimal", name="flash1-fit",
+                      needs="one row of K, V, Q, O, one score, 6 statistics"):
     """The same loop, with the largest blocks whose working set fits M."""
-
-    rule = "io-optimal"
-    name = "flash1-fit"
-    needs = "one row of K, V, Q, O, one score, 6 statistics"
 
 
 #: The working set of ``flash1`` as published (blocks capped at N), for the audit-mode test.
@@ -120,10 +113,7 @@ def kv_loop(
         Vj = m.load(V, shift(cols, kv_off), what="V_j")
         for rows, R in q_blocks(m, Nq, B_r, cols, delta, q_off):  # line 7
             br = rows.stop - rows.start
-            Qi = m.load(Q, R, what="Q_i")  # line 8
-            Oi = m.load(O, R, what="O_i")
-            li = m.load(ell, R, what="ℓ_i")
-            mi = m.load(mx, R, what="m_i")
+            Qi, Oi, li, mi = m.load_rows(R, Q, O, ell, mx)  # line 8
             S = m.alloc((br, bc), what="S_ij", fill=None)  # line 9
             mt = m.alloc((br,), what="m̃_ij", fill=None)  # line 10
             lt = m.alloc((br,), what="ℓ̃_ij", fill=None)

@@ -39,11 +39,9 @@ reads = 16 + 2·4·10 = 96, writes = 24 + 2·8 + 16 = 56, peak = 2·4·4 + 8 + 6
 
 >>> from attnio.algorithms.run import run
 >>> r = run("flash1-bwd", N=4, d=2, M=16, seed=0)
->>> r.tiling
-Flash1BwdTiling(B_r=2, B_c=2)
 >>> m = r.measurement
->>> (m.reads_words, m.writes_words, m.peak_fast_words, m.overflowed)
-(96, 56, 46, True)
+>>> (r.tiling, m.reads_words, m.writes_words, m.peak_fast_words, m.overflowed)
+(Flash1BwdTiling(B_r=2, B_c=2), 96, 56, 46, True)
 
 flash1-fit-bwd at N=4, d=2, M=30: c = ⌊(30 − 11)/10⌋ = 1, T_c = 4, B_c = 1, B_r = ⌊22/13⌋ = 1.
 reads = 16 + 4·40 = 176, writes = 24 + 32 + 16 = 72.
@@ -64,22 +62,15 @@ from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class Flash1BwdTiling(Blocks):
-    """B_r query rows per Q block, B_c key/value rows per K/V block; the published rule."""
-
-    budget = staticmethod(blocks.flash1_fit_bwd)  # the words resident after line 20
-    resident = "cols"
-    rule = "published"
-    name = "flash1-bwd"
+class Flash1BwdTiling(Blocks, budget=blocks.flash1_fit_bwd, resident="cols", rule="published", name="flash1-bwd"):
+    """B_r query rows per Q block, B_c key/value rows per K/V block; the published rule. The budget: the words
+    resident after line 20."""
 
 
 @dataclass(frozen=True)
-class Flash1FitBwdTiling(Flash1BwdTiling):
+class Flash1FitBwdTiling(Flash1BwdTiling, rule="io-optimal", name="flash1-fit-bwd",
+                         needs="one row each of K, V, dK, dV, Q, dQ, O, dO, 3 statistics, 2 scores"):
     """The same loop, with the largest blocks whose working set fits M."""
-
-    rule = "io-optimal"
-    name = "flash1-fit-bwd"
-    needs = "one row each of K, V, dK, dV, Q, dQ, O, dO, 3 statistics, 2 scores"
 
 
 #: The working set of ``flash1-bwd`` as published (blocks capped at N), for the audit-mode test.
@@ -102,12 +93,7 @@ def schedule(m: Machine, ins: dict[str, SlowArray], t: Flash1BwdTiling, scale: f
         dVj = m.alloc((bc, dv), what="d̃V_j")
         for rows in m.tiles(N, t.B_r):  # line 9
             br = rows.stop - rows.start
-            Qi = m.load(Q, rows, what="Q_i")  # line 10
-            Oi = m.load(O, rows, what="O_i")
-            dOi = m.load(dO, rows, what="dO_i")
-            dQi = m.load(dQ, rows, what="dQ_i")
-            li = m.load(ell, rows, what="ℓ_i")
-            mi = m.load(mx, rows, what="m_i")
+            Qi, Oi, dOi, dQi, li, mi = m.load_rows(rows, Q, O, dO, dQ, ell, mx)  # line 10
             P = m.alloc((br, bc), what="S_ij", fill=None)
             dS = m.alloc((br, bc), what="dP_ij", fill=None)
             Di = m.alloc((br,), what="D_i", fill=None)

@@ -49,16 +49,13 @@ from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class Flash2Tiling(Blocks):
+class Flash2Tiling(Blocks, budget=blocks.flash2, name="flash2",
+                   needs="one query row, its output row, one K/V row, one score and 3 statistics"):
     """B_r query rows per Q block, B_c key/value rows per K/V block."""
-
-    budget = staticmethod(blocks.flash2)
-    name = "flash2"
-    needs = "one query row, its output row, one K/V row, one score and 3 statistics"
 
 
 @dataclass(frozen=True)
-class Flash2SquareTiling(Flash2Tiling):
+class Flash2SquareTiling(Flash2Tiling, rule="square", name="flash2-square"):
     """Block rule "square" (``flash2-square``): B_r = B_c = b, the largest b whose working set fits M.
 
     With p = d + d_v + max(d, d_v) + 3 the working set is b² + p·b ≤ M, so
@@ -76,9 +73,6 @@ class Flash2SquareTiling(Flash2Tiling):
     >>> Flash2SquareTiling.default(N=1024, d=64, M=65536)
     Flash2SquareTiling(B_r=176, B_c=176)
     """
-
-    rule = "square"
-    name = "flash2-square"
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: Flash2Tiling, scale: float) -> SlowArray:

@@ -95,11 +95,6 @@ class Flash2TwoPassBwdTiling(Positive):
         return cls(B_r, B_c, B_r2, B_c2)
 
 
-def _query_rows(m: Machine, arrays: tuple[SlowArray, ...], rows: slice) -> list:
-    """Load Q_i, dO_i, L_i, D_i (rows ``rows`` of Q, dO, L, D): B_r(d + d_v + 2) reads."""
-    return [m.load(a, rows, what=f"{w}_i") for a, w in zip(arrays, ("Q", "dO", "L", "D"), strict=True)]
-
-
 def _score_tiles(m: Machine, br: int, bc: int) -> tuple:
     """The two B_r×B_c tiles of one step, S/P and dP/dS, in fast memory (no I/O)."""
     return m.alloc((br, bc), what="S_ij", fill=None), m.alloc((br, bc), what="dP_ij", fill=None)
@@ -125,7 +120,7 @@ def schedule(m: Machine, ins: dict[str, SlowArray], t: Flash2TwoPassBwdTiling, s
         dVj = m.alloc((bc, dv), what="dV_j")
         for rows in m.tiles(N, t.B_r):
             br = rows.stop - rows.start
-            Qi, dOi, Li, Di = _query_rows(m, (Q, dO, L, D), rows)
+            Qi, dOi, Li, Di = m.load_rows(rows, Q, dO, L, D)  # B_r(d + d_v + 2) reads
             P, dS = _score_tiles(m, br, bc)
             if m.numeric:
                 bwd_probs(P.data, Qi.data, Kj.data, Li.data, scale, xp)
@@ -142,7 +137,7 @@ def schedule(m: Machine, ins: dict[str, SlowArray], t: Flash2TwoPassBwdTiling, s
 
     for rows in m.tiles(N, t.B_r2):  # pass 2: Q_i, dO_i, L_i, D_i and the accumulator dQ_i stay over the K/V blocks
         br = rows.stop - rows.start
-        Qi, dOi, Li, Di = _query_rows(m, (Q, dO, L, D), rows)
+        Qi, dOi, Li, Di = m.load_rows(rows, Q, dO, L, D)
         dQi = m.alloc((br, d), what="dQ_i")
         for cols in m.tiles(Nk, t.B_c2):
             bc = cols.stop - cols.start

@@ -71,21 +71,14 @@ from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class Flash2BwdTiling(Blocks):
+class Flash2BwdTiling(Blocks, budget=blocks.flash2_bwd, resident="cols", name="flash2-bwd",
+                      needs="one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores"):
     """B_r query rows per Q block, B_c key/value rows per K/V block; the io-optimal rule."""
-
-    budget = staticmethod(blocks.flash2_bwd)
-    resident = "cols"
-    name = "flash2-bwd"
-    needs = "one row each of K, V, dK, dV, Q, dQ, dO, 2 statistics, 2 scores"
 
 
 @dataclass(frozen=True)
-class Flash2SquareBwdTiling(Flash2BwdTiling):
+class Flash2SquareBwdTiling(Flash2BwdTiling, rule="square", name="flash2-square-bwd"):
     """Square blocks B_r = B_c = b, the largest whose working set fits M."""
-
-    rule = "square"
-    name = "flash2-square-bwd"
 
 
 def rowsum_pass(m: Machine, O: SlowArray, dO: SlowArray, D: SlowArray) -> None:
@@ -167,11 +160,7 @@ def kv_loop(
                     dQi = m.alloc((br, d), what="dQ_i", fill=0.0)
                     Li = m.load(L, R, what="L_i")
                 else:
-                    Qi = m.load(Q, R, what="Q_i")  # line 9
-                    dOi = m.load(dO, R, what="dO_i")
-                    dQi = m.load(dQ, R, what="dQ_i")
-                    Li = m.load(L, R, what="L_i")
-                    Di = m.load(D, R, what="D_i")
+                    Qi, dOi, dQi, Li, Di = m.load_rows(R, Q, dO, dQ, L, D)  # line 9
                 P = m.alloc((br, bc), what="S_ij", fill=None)
                 dS = m.alloc((br, bc), what="dP_ij", fill=None)
                 if m.numeric:  # lines 10–16

@@ -58,10 +58,8 @@ from attnio.algorithms.machine import Machine, SlowArray
 
 
 @dataclass(frozen=True)
-class Flash2FusedBwdTiling(Flash2BwdTiling):
+class Flash2FusedBwdTiling(Flash2BwdTiling, name="flash2-fused-bwd"):
     """B_r query rows per Q block, B_c key/value rows per K/V block; flash2-bwd's io-optimal rule."""
-
-    name = "flash2-fused-bwd"
 
 
 def outputs(m: Machine, ins: dict[str, SlowArray], q_rows: int, kv_rows: int) -> dict[str, SlowArray]:

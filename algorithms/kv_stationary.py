@@ -31,10 +31,8 @@ reads = 16 + 2·8 + 1·12 = 44, writes = 2·12 = 24.
 
 >>> from attnio.algorithms.run import run
 >>> r = run("kv_stationary", N=4, d=2, M=19, seed=0)
->>> r.tiling
-KVStationaryTiling(b=2, r=1)
->>> (r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words <= 19)
-(44, 24, True)
+>>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words <= 19)
+(KVStationaryTiling(b=2, r=1), 44, 24, True)
 """
 
 from __future__ import annotations
@@ -47,19 +45,16 @@ from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class KVStationaryTiling(Budgeted):
+class KVStationaryTiling(Budgeted, budget=blocks.kv_stationary, resident="cols", name="kv_stationary",
+                         needs="one K/V row, one Q row, two O rows, 3 statistics"):
     """b rows of K and V held per block, r query rows streamed per step."""
 
     b: int
     r: int
-    budget = staticmethod(blocks.kv_stationary)
-    resident = "cols"
-    name = "kv_stationary"
-    needs = "one K/V row, one Q row, two O rows, 3 statistics"
 
-    @staticmethod
-    def fast_words(b: int, r: int, d: int, dv: int) -> int:
-        return blocks.kv_stationary(d, dv).words(r, b)
+    @classmethod
+    def fast_words(cls, b: int, r: int, d: int, dv: int) -> int:
+        return cls.budget(d, dv).words(r, b)
 
     @classmethod
     def from_blocks(cls, B_r: int, B_c: int, d: int, dv: int) -> KVStationaryTiling:

@@ -235,6 +235,10 @@ class Machine:
             data = arr._data[idx].copy()
         return FastBlock(what or arr.name, shape, words, data)
 
+    def load_rows(self, rows: slice, *arrays: SlowArray) -> list[FastBlock]:
+        """Read the rows ``rows`` of each of ``arrays`` in turn (block i of array A is named ``A_i``)."""
+        return [self.load(a, rows, what=f"{a.name}_i") for a in arrays]
+
     def alloc(self, shape: tuple[int, ...], *, what: str, fill: float | None = 0.0) -> FastBlock:
         """Create a block in fast memory (no I/O): an accumulator, a tile of scores, a statistics vector."""
         shape = tuple(int(s) for s in shape)

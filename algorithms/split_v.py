@@ -49,15 +49,13 @@ from attnio.bounds import blocks
 
 
 @dataclass(frozen=True)
-class SplitVTiling(Budgeted):
+class SplitVTiling(Budgeted, budget=blocks.split_v, name="split_v",
+                   needs="one query row, g output columns, one K/V row, one score, 3 statistics"):
     """a query rows per Q block, B_c key/value rows per K/V block, g = min(d, d_v) value columns per group."""
 
     a: int
     B_c: int
     g: int
-    budget = staticmethod(blocks.split_v)
-    name = "split_v"
-    needs = "one query row, g output columns, one K/V row, one score, 3 statistics"
 
     @staticmethod
     def fast_words(a: int, B_c: int, g: int, d: int) -> int:

@@ -55,13 +55,10 @@ from attnio.algorithms.tilings import Side
 
 
 @dataclass(frozen=True)
-class SquareTiling(Side):
-    """Side B of every tile."""
+class SquareTiling(Side, name="square_tiling", needs="B = floor(sqrt(M/4)) >= 1", phases=((3, 1),)):
+    """Side B of every tile: two input tiles, one output tile and one B-vector (both phases)."""
 
     B: int
-    name = "square_tiling"
-    needs = "B = floor(sqrt(M/4)) >= 1"
-    phases = ((3, 1),)  # two input tiles, one output tile and one B-vector (both phases)
 
     @staticmethod
     def side(M: int) -> int:
@@ -70,12 +67,24 @@ class SquareTiling(Side):
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: SquareTiling, scale: float) -> SlowArray:
-    """The one-head, unmasked case of :func:`head`."""
+    """The one-head, unmasked case of :func:`head`: both phases with B×B tiles."""
+    return two_phases(m, Q, K, V, (t.B,) * 3, (t.B,) * 3, scale)
+
+
+def two_phases(
+    m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, tiles1: tuple[int, int, int], tiles2: tuple[int, int, int],
+    scale: float, names1: tuple[str, str, str] = ("A_ij", "Q_iℓ", "K_jℓ"),
+    names2: tuple[str, str, str] = ("S_ik", "V_kj", "O_ij"),
+) -> SlowArray:
+    """One unmasked head: the logits S (the paper: A = exp(QKᵀ)), the row logsumexp L (the paper: row sums d)
+    and O in slow memory, then :func:`logits_phase` with (a, b, k) = ``tiles1`` and :func:`output_phase` with
+    ``tiles2`` (``names``: the fast blocks of each); returns O."""
     N, dv = Q.shape[0], V.shape[1]
-    S = m.slow("S", (N, N))  # logits (the paper: A = exp(QKᵀ))
-    L = m.slow("L", (N,))  # row logsumexp (the paper: row sums d)
+    S = m.slow("S", (N, N))
+    L = m.slow("L", (N,))
     O = m.slow("O", (N, dv), role="output")
-    head(m, Q, K, V, O, S, L, t.B, scale)
+    logits_phase(m, Q, K, S, L, *tiles1, scale, names=names1)
+    output_phase(m, S, L, V, O, *tiles2, names=names2)
     return O
 
 

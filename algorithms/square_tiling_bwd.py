@@ -41,94 +41,117 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnio.algorithms.machine import Machine, SlowArray
-from attnio.algorithms.standard_bwd import tiled_product
+from attnio.algorithms.machine import FastBlock, Machine, SlowArray
+from attnio.algorithms.standard_bwd import rowsum_product, tiled_product
 from attnio.algorithms.tilings import Side
 
 
 @dataclass(frozen=True)
-class SquareTilingBwdTiling(Side):
-    """Side B of every tile."""
+class SquareBwdArrays:
+    """The slow arrays of a square-tiled backward (``square_tiling-bwd``, ``square_tiling-io-bwd``): the inputs Q,
+    K (N×d), V, dO (N×d_v), the forward's logits S (N×N) and logsumexp L (N); the outputs dQ, dK (N×d), dV
+    (N×d_v); the scratch dS (N×N) and D (N)."""
+
+    Q: SlowArray
+    K: SlowArray
+    V: SlowArray
+    dO: SlowArray
+    S: SlowArray
+    L: SlowArray
+    dQ: SlowArray
+    dK: SlowArray
+    dV: SlowArray
+    dS: SlowArray
+    D: SlowArray
+
+
+@dataclass(frozen=True)
+class SquareTilingBwdTiling(Side, name="square_tiling-bwd", needs="three 1×1 tiles and two statistics", phases=((3, 2),)):
+    """Side B of every tile: phase 1 holds C, two input tiles, L_i and D_i (the others less), so
+    B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋."""
 
     B: int
-    name = "square_tiling-bwd"
-    needs = "three 1×1 tiles and two statistics"
-    phases = ((3, 2),)  # phase 1: C, two input tiles, L_i, D_i (the others less): B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋
 
 
-def slow_arrays(m: Machine, N: int, d: int, dv: int) -> tuple[SlowArray, ...]:
-    """The outputs dQ, dK (N×d), dV (N×d_v) and the scratch dS (N×N), D (N) of a square-tiled backward, in slow
-    memory (``square_tiling-bwd``, ``square_tiling-io-bwd``)."""
-    return (m.slow("dQ", (N, d), role="output"), m.slow("dK", (N, d), role="output"),
-            m.slow("dV", (N, dv), role="output"), m.slow("dS", (N, N)), m.slow("D", (N,)))
-
-
-def rowsum_phase(m: Machine, O: SlowArray, dO: SlowArray, D: SlowArray, B: int, width: int) -> None:
-    """Phase 0 of a square-tiled backward: D = rowsum(dO ∘ O), B rows at a time, ``width`` columns of O and of dO
-    per load (2N·d_v reads, N writes; B + 2B·width words at most)."""
-    N, dv = O.shape
-    for rows in m.tiles(N, B):
-        Di = m.alloc((rows.stop - rows.start,), what="D_i")
-        for ls in m.tiles(dv, width):
-            Oil = m.load(O, rows, ls, what="O_iℓ")
-            dOil = m.load(dO, rows, ls, what="dO_iℓ")
-            if m.numeric:
-                Di.data += (Oil.data * dOil.data).sum(axis=1)
-            m.free(Oil, dOil)
-        m.store(Di, D, rows)
-        m.free(Di)
-
-
-def schedule(m: Machine, ins: dict[str, SlowArray], t: SquareTilingBwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:
-    xp = m.xp
-    Q, K, V, O, dO, S, L = (ins[k] for k in ("Q", "K", "V", "O", "dO", "S", "L"))
+def rowsum_phase(m: Machine, ins: dict[str, SlowArray], B: int, width: int) -> SquareBwdArrays:
+    """The slow arrays of a square-tiled backward, then its phase 0: D = rowsum(dO ∘ O), B rows at a time,
+    ``width`` columns of O and of dO per load (2N·d_v reads, N writes; B + 2B·width words at most)."""
+    Q, V, O, dO = ins["Q"], ins["V"], ins["O"], ins["dO"]
     N, d = Q.shape
     dv = V.shape[1]
-    B = t.B
-    dQ, dK, dV, dS, D = slow_arrays(m, N, d, dv)
-    rowsum_phase(m, O, dO, D, B, B)  # phase 0
-
-    # phase 1: dS = exp(S − L) ∘ (dO Vᵀ − D)
+    a = SquareBwdArrays(Q, ins["K"], V, dO, ins["S"], ins["L"], m.slow("dQ", (N, d), role="output"),
+                        m.slow("dK", (N, d), role="output"), m.slow("dV", (N, dv), role="output"), m.slow("dS", (N, N)),
+                        m.slow("D", (N,)))
     for rows in m.tiles(N, B):
-        Li = m.load(L, rows, what="L_i")
-        Di = m.load(D, rows, what="D_i")
-        for cols in m.tiles(N, B):
-            C = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what="dP_ij")
-            for ls in m.tiles(dv, B):
-                dOil = m.load(dO, rows, ls, what="dO_iℓ")
-                Vjl = m.load(V, cols, ls, what="V_jℓ")
-                if m.numeric:
-                    C.data += dOil.data @ Vjl.data.T
-                m.work("mm", C.words * (ls.stop - ls.start))
-                m.free(dOil, Vjl)
-            Sij = m.load(S, rows, cols, what="S_ij")
-            if m.numeric:
-                Sij.data -= Li.data[:, None]
-                xp.exp(Sij.data, out=Sij.data)  # P_ij
-                C.data -= Di.data[:, None]
-                C.data *= Sij.data  # dS_ij
-            m.store(C, dS, rows, cols)
-            m.free(Sij, C)
-        m.free(Li, Di)
+        Di = rowsum_product(m, O, dO, rows, width)
+        m.store(Di, a.D, rows)
+        m.free(Di)
+    return a
 
-    # phase 2: dV = Pᵀ dO, P = exp(S − L) formed on load
+
+def dP_tile(m: Machine, a: SquareBwdArrays, rows: slice, cols: slice, width: int) -> FastBlock:
+    """dP_ij = dO_i V_jᵀ in a fresh fast tile, ``width`` columns of dO and V per load (the tile and 2B·width
+    words at most)."""
+    C = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what="dP_ij")
+    for ls in m.tiles(a.V.shape[1], width):
+        dOil = m.load(a.dO, rows, ls, what="dO_iℓ")
+        Vjl = m.load(a.V, cols, ls, what="V_jℓ")
+        if m.numeric:
+            C.data += dOil.data @ Vjl.data.T
+        m.work("mm", C.words * (ls.stop - ls.start))
+        m.free(dOil, Vjl)
+    return C
+
+
+def dV_phase(m: Machine, a: SquareBwdArrays, B: int, k: int) -> None:
+    """Phase 2: dV = Pᵀ dO in B×B tiles, P = exp(S − L) formed on load, k rows of S, L and dO per step (L_k freed
+    before dO_k is loaded)."""
+    N, dv = a.dO.shape
     for cols in m.tiles(N, B):
         for ls in m.tiles(dv, B):
             acc = m.alloc((cols.stop - cols.start, ls.stop - ls.start), what="dV_jℓ")
-            for ks in m.tiles(N, B):
-                Skj = m.load(S, ks, cols, what="S_kj")
-                Lk = m.load(L, ks, what="L_k")
-                dOkl = m.load(dO, ks, ls, what="dO_kℓ")
+            for ks in m.tiles(N, k):
+                Skj = m.load(a.S, ks, cols, what="S_kj")
+                Lk = m.load(a.L, ks, what="L_k")
                 if m.numeric:
                     Skj.data -= Lk.data[:, None]
-                    xp.exp(Skj.data, out=Skj.data)
+                    m.xp.exp(Skj.data, out=Skj.data)
+                m.free(Lk)
+                dOkl = m.load(a.dO, ks, ls, what="dO_kℓ")
+                if m.numeric:
                     acc.data += Skj.data.T @ dOkl.data
                 m.work("mm", acc.words * (ks.stop - ks.start))
-                m.free(Skj, Lk, dOkl)
-            m.store(acc, dV, cols, ls)
+                m.free(Skj, dOkl)
+            m.store(acc, a.dV, cols, ls)
             m.free(acc)
 
-    # phases 3, 4
-    tiled_product(m, dS, K, dQ, B, transpose_a=False, transpose_b=False, scale=scale, what="dQ_ij")
-    tiled_product(m, dS, Q, dK, B, transpose_a=True, transpose_b=False, scale=scale, what="dK_ij")
-    return dQ, dK, dV
+
+def dQ_dK_phases(m: Machine, a: SquareBwdArrays, B: int, k: int, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:
+    """Phases 3, 4: dQ = scale·dS K, dK = scale·dSᵀ Q in B×B tiles, the inner dimension N in chunks of k;
+    returns the gradients (dQ, dK, dV)."""
+    tiled_product(m, a.dS, a.K, a.dQ, B, k=k, transpose_a=False, transpose_b=False, scale=scale, what="dQ_iℓ")
+    tiled_product(m, a.dS, a.Q, a.dK, B, k=k, transpose_a=True, transpose_b=False, scale=scale, what="dK_jℓ")
+    return a.dQ, a.dK, a.dV
+
+
+def schedule(m: Machine, ins: dict[str, SlowArray], t: SquareTilingBwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:
+    """Phases 0-4 with B×B tiles throughout."""
+    B = t.B
+    a = rowsum_phase(m, ins, B, B)  # phase 0
+    N = a.Q.shape[0]
+    for rows in m.tiles(N, B):  # phase 1: dS = exp(S − L) ∘ (dO Vᵀ − D)
+        Li = m.load(a.L, rows, what="L_i")
+        Di = m.load(a.D, rows, what="D_i")
+        for cols in m.tiles(N, B):
+            C = dP_tile(m, a, rows, cols, B)
+            Sij = m.load(a.S, rows, cols, what="S_ij")
+            if m.numeric:
+                Sij.data -= Li.data[:, None]
+                m.xp.exp(Sij.data, out=Sij.data)  # P_ij
+                C.data -= Di.data[:, None]
+                C.data *= Sij.data  # dS_ij
+            m.store(C, a.dS, rows, cols)
+            m.free(Sij, C)
+        m.free(Li, Di)
+    dV_phase(m, a, B, B)
+    return dQ_dK_phases(m, a, B, B, scale)

@@ -61,7 +61,7 @@ import math
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
-from attnio.algorithms.square_tiling import logits_phase, output_phase
+from attnio.algorithms.square_tiling import two_phases
 from attnio.algorithms.tilings import Positive, check_M
 
 
@@ -119,10 +119,5 @@ class SquareTilingIO(Positive):
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: SquareTilingIO, scale: float) -> SlowArray:
     """``square_tiling``'s two phases with this module's tiles."""
-    N, dv = Q.shape[0], V.shape[1]
-    S = m.slow("S", (N, N))  # logits
-    L = m.slow("L", (N,))  # row logsumexp
-    O = m.slow("O", (N, dv), role="output")
-    logits_phase(m, Q, K, S, L, t.a1, t.b1, t.k1, scale, names=("S_ij", "Q_iℓ", "K_jℓ"))
-    output_phase(m, S, L, V, O, t.a2, t.b2, t.k2, names=("S_ik", "V_kg", "O_ig"))
-    return O
+    return two_phases(m, Q, K, V, (t.a1, t.b1, t.k1), (t.a2, t.b2, t.k2), scale, ("S_ij", "Q_iℓ", "K_jℓ"),
+                      ("S_ik", "V_kg", "O_ig"))

@@ -55,97 +55,40 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnio.algorithms.machine import Machine, SlowArray
-from attnio.algorithms.square_tiling_bwd import rowsum_phase, slow_arrays
+from attnio.algorithms.square_tiling_bwd import dP_tile, dQ_dK_phases, dV_phase, rowsum_phase
 from attnio.algorithms.tilings import Side
 
 
 @dataclass(frozen=True)
-class SquareTilingIOBwdTiling(Side):
-    """Side B of every output tile; the inner dimension is streamed one column (row) at a time."""
+class SquareTilingIOBwdTiling(Side, name="square_tiling-io-bwd", needs="a 1×1 output tile and two streamed words",
+                              phases=((1, 2),)):
+    """Side B of every output tile; the inner dimension is streamed one column (row) at a time. One B×B tile and
+    two B-vectors: B = ⌊√(M + 1)⌋ − 1."""
 
     B: int
-    name = "square_tiling-io-bwd"
-    needs = "a 1×1 output tile and two streamed words"
-    phases = ((1, 2),)  # one B×B tile and two B-vectors: B = ⌊√(M + 1)⌋ − 1
-
-
-def _streamed_product(m: Machine, A: SlowArray, Bm: SlowArray, C: SlowArray, B: int, *, transpose_a: bool,
-                      scale: float, what: str) -> None:
-    """C = scale·op(A)·Bm with B×B output tiles, the inner dimension streamed one index at a time: for each tile,
-    a B-vector of op(A) (a column of A, or a row when transposed) and a B-vector of a row of Bm per index."""
-    n_rows, n_cols = C.shape
-    inner = Bm.shape[0]
-    for rows in m.tiles(n_rows, B):
-        for cols in m.tiles(n_cols, B):
-            acc = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what=what)
-            for k in m.tiles(inner, 1):
-                a = m.load(A, k, rows, what="A_k") if transpose_a else m.load(A, rows, k, what="A_k")
-                b = m.load(Bm, k, cols, what="B_k")
-                if m.numeric:
-                    acc.data += (a.data.T if transpose_a else a.data) @ b.data
-                m.work("mm", acc.words)
-                m.free(a, b)
-            if m.numeric and scale != 1.0:
-                acc.data *= scale
-            m.store(acc, C, rows, cols)
-            m.free(acc)
 
 
 def schedule(m: Machine, ins: dict[str, SlowArray], t: SquareTilingIOBwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:
-    xp = m.xp
-    Q, K, V, O, dO, S, L = (ins[k] for k in ("Q", "K", "V", "O", "dO", "S", "L"))
-    N, d = Q.shape
-    dv = V.shape[1]
+    """Phases 0-4 with B×B output tiles, the inner dimension streamed one index at a time."""
     B = t.B
-    dQ, dK, dV, dS, D = slow_arrays(m, N, d, dv)
-    rowsum_phase(m, O, dO, D, B, 1)  # phase 0: one column of O and dO at a time
-
-    # phase 1: dS = exp(S − L) ∘ (dO Vᵀ − D), dP accumulated from columns of dO and V
-    for rows in m.tiles(N, B):
+    a = rowsum_phase(m, ins, B, 1)  # phase 0: one column of O and dO at a time
+    N = a.Q.shape[0]
+    for rows in m.tiles(N, B):  # phase 1: dS = exp(S − L) ∘ (dO Vᵀ − D), one row of S, L and D at a time
         for cols in m.tiles(N, B):
-            C = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what="dP_ij")
-            for ls in m.tiles(dv, 1):
-                dOil = m.load(dO, rows, ls, what="dO_iℓ")
-                Vjl = m.load(V, cols, ls, what="V_jℓ")
-                if m.numeric:
-                    C.data += dOil.data @ Vjl.data.T
-                m.work("mm", C.words)
-                m.free(dOil, Vjl)
+            C = dP_tile(m, a, rows, cols, 1)  # from columns of dO and V
             for r in m.tiles(rows.stop - rows.start, 1):
                 row = slice(rows.start + r.start, rows.start + r.stop)
-                Srj = m.load(S, row, cols, what="S_rj")
-                Lr = m.load(L, row, what="L_r")
+                Srj = m.load(a.S, row, cols, what="S_rj")
+                Lr = m.load(a.L, row, what="L_r")
                 if m.numeric:
                     Srj.data -= Lr.data[:, None]
-                    xp.exp(Srj.data, out=Srj.data)  # P_rj
+                    m.xp.exp(Srj.data, out=Srj.data)  # P_rj
                 m.free(Lr)
-                Dr = m.load(D, row, what="D_r")
+                Dr = m.load(a.D, row, what="D_r")
                 if m.numeric:
                     C.data[r] = Srj.data * (C.data[r] - Dr.data[:, None])  # dS_rj
                 m.free(Srj, Dr)
-            m.store(C, dS, rows, cols)
+            m.store(C, a.dS, rows, cols)
             m.free(C)
-
-    # phase 2: dV = Pᵀ dO, P = exp(S − L) formed on load, one row of S and dO at a time
-    for cols in m.tiles(N, B):
-        for ls in m.tiles(dv, B):
-            acc = m.alloc((cols.stop - cols.start, ls.stop - ls.start), what="dV_jℓ")
-            for k in m.tiles(N, 1):
-                Skj = m.load(S, k, cols, what="S_kj")
-                Lk = m.load(L, k, what="L_k")
-                if m.numeric:
-                    Skj.data -= Lk.data[:, None]
-                    xp.exp(Skj.data, out=Skj.data)
-                m.free(Lk)
-                dOkl = m.load(dO, k, ls, what="dO_kℓ")
-                if m.numeric:
-                    acc.data += Skj.data.T @ dOkl.data
-                m.work("mm", acc.words)
-                m.free(Skj, dOkl)
-            m.store(acc, dV, cols, ls)
-            m.free(acc)
-
-    # phases 3, 4: dQ = scale·dS K (columns of dS streamed), dK = scale·dSᵀ Q (rows of dS streamed)
-    _streamed_product(m, dS, K, dQ, B, transpose_a=False, scale=scale, what="dQ_iℓ")
-    _streamed_product(m, dS, Q, dK, B, transpose_a=True, scale=scale, what="dK_jℓ")
-    return dQ, dK, dV
+    dV_phase(m, a, B, 1)  # phase 2: one row of S and dO at a time
+    return dQ_dK_phases(m, a, B, 1, scale)  # phases 3, 4: columns (dQ) resp. rows (dK) of dS streamed

@@ -38,10 +38,8 @@ reads = 2·2·4·2 + 2·16 + 16 + 2·4·2 = 96, writes = 2·16 + 8 = 40.
 
 >>> from attnio.algorithms.run import run
 >>> r = run("standard", N=4, d=2, M=12, seed=0)
->>> r.tiling
-StandardTiling(b=2)
->>> (r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words)
-(96, 40, 12)
+>>> (r.tiling, r.measurement.reads_words, r.measurement.writes_words, r.measurement.peak_fast_words)
+(StandardTiling(b=2), 96, 40, 12)
 """
 
 from __future__ import annotations
@@ -57,13 +55,11 @@ from attnio.algorithms.tilings import Side
 
 
 @dataclass(frozen=True)
-class StandardTiling(Side):
-    """Side b of every square tile."""
+class StandardTiling(Side, name="standard", needs="one S tile of 1 word plus m, ℓ, m_new", phases=((3, 0), (1, 3))):
+    """Side b of every square tile: three b×b tiles (passes 1, 3), one tile, m_i, ℓ_i and m_new (pass 2), so
+    b = ⌊√(M/3)⌋."""
 
     b: int
-    name = "standard"
-    needs = "one S tile of 1 word plus m, ℓ, m_new"
-    phases = ((3, 0), (1, 3))  # three b×b tiles (passes 1, 3); one tile, m_i, ℓ_i, m_new (pass 2): b = ⌊√(M/3)⌋
 
 
 def schedule(m: Machine, Q: SlowArray, K: SlowArray, V: SlowArray, t: StandardTiling, scale: float) -> SlowArray:

@@ -40,32 +40,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnio.algorithms.machine import Machine, SlowArray
+from attnio.algorithms.machine import FastBlock, Machine, SlowArray
 from attnio.algorithms.tilings import Side
 
 
-@dataclass(frozen=True)
-class StandardBwdTiling(Side):
-    """Side b of every square tile."""
-
-    b: int
-    name = "standard-bwd"
-    needs = "three 1×1 tiles"
-    phases = ((3, 0), (2, 1))  # three b×b tiles (the products); two tiles and D_i (line 3): b = ⌊√(M/3)⌋
-
-
 def tiled_product(
-    m: Machine, A: SlowArray, B: SlowArray, C: SlowArray, b: int, *, transpose_a: bool, transpose_b: bool, scale: float = 1.0, what: str = "acc"
+    m: Machine, A: SlowArray, B: SlowArray, C: SlowArray, b: int, *, k: int | None = None, transpose_a: bool,
+    transpose_b: bool, scale: float = 1.0, what: str = "acc",
 ) -> None:
-    """C = scale·op(A)·op(B) with b×b tiles; op transposes when asked. A block of op(A) at (i, k) is loaded as
-    the block (k, i) of A when transposed (same words). Each A word is read once per column tile of C and each
-    B word once per row tile of C; C is written once."""
+    """C = scale·op(A)·op(B) with b×b tiles of C, the inner dimension in chunks of k (None: b); op transposes
+    when asked. A block of op(A) at (i, k) is loaded as the block (k, i) of A when transposed (same words). Each
+    A word is read once per column tile of C and each B word once per row tile of C; C is written once."""
     n_rows, n_cols = C.shape
     inner = A.shape[0] if transpose_a else A.shape[1]
     for rows in m.tiles(n_rows, b):
         for cols in m.tiles(n_cols, b):
             acc = m.alloc((rows.stop - rows.start, cols.stop - cols.start), what=what)
-            for ks in m.tiles(inner, b):
+            for ks in m.tiles(inner, b if k is None else k):
                 a = m.load(A, ks, rows, what="A") if transpose_a else m.load(A, rows, ks, what="A")
                 bb = m.load(B, cols, ks, what="B") if transpose_b else m.load(B, ks, cols, what="B")
                 if m.numeric:
@@ -76,6 +67,27 @@ def tiled_product(
                 acc.data *= scale
             m.store(acc, C, rows, cols)
             m.free(acc)
+
+
+def rowsum_product(m: Machine, X: SlowArray, Y: SlowArray, rows: slice, width: int) -> FastBlock:
+    """D_i = rowsum(X_i ∘ Y_i) over the rows ``rows`` of two slow arrays of one shape, ``width`` columns of each
+    per load, left in fast memory (one read of each word of X_i and Y_i)."""
+    Di = m.alloc((rows.stop - rows.start,), what="D_i")
+    for cs in m.tiles(X.shape[1], width):
+        Xc = m.load(X, rows, cs, what=f"{X.name}_i")
+        Yc = m.load(Y, rows, cs, what=f"{Y.name}_i")
+        if m.numeric:
+            Di.data += (Xc.data * Yc.data).sum(axis=1)
+        m.free(Xc, Yc)
+    return Di
+
+
+@dataclass(frozen=True)
+class StandardBwdTiling(Side, name="standard-bwd", needs="three 1×1 tiles", phases=((3, 0), (2, 1))):
+    """Side b of every square tile: three b×b tiles (the products), two tiles and D_i (line 3), so
+    b = ⌊√(M/3)⌋."""
+
+    b: int
 
 
 def schedule(m: Machine, ins: dict[str, SlowArray], t: StandardBwdTiling, scale: float) -> tuple[SlowArray, SlowArray, SlowArray]:
@@ -91,13 +103,7 @@ def schedule(m: Machine, ins: dict[str, SlowArray], t: StandardBwdTiling, scale:
     tiled_product(m, P, dO, dV, b, transpose_a=True, transpose_b=False, what="dV_ij")  # line 1
     tiled_product(m, dO, V, dP, b, transpose_a=False, transpose_b=True, what="dP_ij")  # line 2
     for rows in m.tiles(N, b):  # line 3
-        Di = m.alloc((rows.stop - rows.start,), what="D_i")
-        for cols in m.tiles(N, b):
-            Pij = m.load(P, rows, cols, what="P_ij")
-            dPij = m.load(dP, rows, cols, what="dP_ij")
-            if m.numeric:
-                Di.data += (Pij.data * dPij.data).sum(axis=1)
-            m.free(Pij, dPij)
+        Di = rowsum_product(m, P, dP, rows, b)
         for cols in m.tiles(N, b):
             Pij = m.load(P, rows, cols, what="P_ij")
             dPij = m.load(dP, rows, cols, what="dP_ij")

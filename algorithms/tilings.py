@@ -32,7 +32,17 @@ def check_M(M: int, lo: int, name: str, needs: str) -> None:
 
 @dataclass(frozen=True)
 class Positive:
-    """A tiling whose fields are all block sizes: each must be an int ≥ 1 (InvalidParameter naming the field)."""
+    """A tiling whose fields are all block sizes: each must be an int ≥ 1 (InvalidParameter naming the field).
+
+    A subclass may state its class-level facts in its class statement, ``class T(Blocks, name="t", rule="square")``:
+    each keyword sets the class attribute of that name, which a base must declare (TypeError otherwise)."""
+
+    def __init_subclass__(cls, **facts: Any) -> None:
+        super().__init_subclass__()
+        for k, v in facts.items():
+            if not hasattr(cls, k):
+                raise TypeError(f"{cls.__name__}: no class-level fact {k!r} to set")
+            setattr(cls, k, v)
 
     def __post_init__(self) -> None:
         for f in fields(self):  # stored as int (check_int accepts 4.0 as 4)
@@ -48,6 +58,11 @@ class Budgeted(Positive):
     resident: ClassVar[str] = "rows"
     name: ClassVar[str] = ""
     needs: ClassVar[str] = ""
+
+    def __init_subclass__(cls, *, budget: Callable[..., Budget] | None = None, **facts: Any) -> None:
+        super().__init_subclass__(**facts)
+        if budget is not None:  # a plain function as a class attribute would bind as a method
+            cls.budget = staticmethod(budget)  # type: ignore[assignment]
 
     @classmethod
     def from_blocks(cls, B_r: int, B_c: int, d: int, dv: int) -> Any:

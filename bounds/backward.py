@@ -57,12 +57,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from attnio.bounds.constants import BS_COEFF, bs_bound
+from attnio.bounds.constants import BS_COEFF, bs_bound, bs_form
 from attnio.bounds.costs import BACKWARD_FORMULAS
 from attnio.bounds.expr import eq, evaluate, minimum, sqrt
 from attnio.bounds.symbols import M, N, d, dv
 from attnio.bounds.types import ANY_ALGORITHM, CDAG_BACKWARD, Bound
 from attnio.core.errors import InvalidParameter
+
+#: the backward schedules here that recompute S = QKᵀ (the notes of the bounds on them)
+RECOMPUTING = "flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S)"
 
 BWD_CDAG = (
     "standard backward CDAG (d_v = d): each dO_iℓ·V_jℓ product its own vertex, summed by any tree into dP_ij; "
@@ -116,7 +119,7 @@ BWD_SDP = _segment(
     expr=minimum(4 * N**2 * d**2 / M, N**2 / 2) - M,
     constant=Fraction(4),
     provenance="derived here: the B1 segment argument with both trees of a pair (docs/bounds/backward.md)",
-    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S). "
+    notes=f"Applies to {RECOMPUTING}. "
     "flash2-bwd's leading constant is 16: the gap is 4 in leading order.",
 )
 
@@ -168,7 +171,7 @@ BWD_SDP_SMALL = _small(
     model=BWD_RECOMPUTE_CDAG,
     provenance="derived here: the BS segment count (docs/bounds/bs.md) on the S-tree and dP-tree products together, "
     "four input faces sharing one segment budget (docs/bounds/backward-small.md)",
-    notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S).",
+    notes=f"small cache. Applies to {RECOMPUTING}.",
 )
 
 # Small cache, the products of every family in one lifted Loomis–Whitney count (docs/bounds/backward-lift.md): BSPV's
@@ -207,8 +210,7 @@ BWD_FIVE_SMALL = _lift(
                            r=" and S_ij"),
     provenance="derived here: BSPV's lift (docs/bounds/bspv.md) on the five product families of the backward, "
     "pair face shared, dQ/dK/dV slots charged as in B3 (docs/bounds/backward-lift.md)",
-    notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd "
-    "(they recompute S).",
+    notes=f"small cache. Applies to {RECOMPUTING}.",
 )
 
 BWD_FOUR_SMALL = _lift(
@@ -231,14 +233,18 @@ NEAR_SQRT = sqrt(1 + 4 * M / d**2)
 NEAR_REGIME = (d**2 <= 6 * M, 4 * M <= 3 * d**2, DV_EQ_D)
 
 
+def _restated(base: Bound, suffix: str, claim: str, **fields) -> Bound:
+    """``base`` with another count: id ``base.id + suffix``, the statement's subject (up to "moves at least")
+    followed by ``claim``; ``fields`` give what else changes (the formula, its regime, provenance, notes)."""
+    subject = base.statement.split(" moves at least", 1)[0]
+    return replace(base, id=base.id + suffix, statement=f"{subject} moves at least {claim}", **fields)
+
+
 def _near(base: Bound, coeff: Fraction, families: str) -> Bound:
     """BWD-five-small-near / BWD-four-small-near: (3n/4)·N²d/(√M·√(1 + 4M/d²)) − 3M on d²/6 ≤ M ≤ 3d²/4."""
-    return replace(
-        base,
-        id=base.id + "-near",
-        statement=base.statement.split(" moves at least", 1)[0] + f" moves at least ({coeff})·N²d/(√M·√(1 + 4M/d²)) − 3M "
-        f"words when d²/6 ≤ M ≤ 3d²/4 (the {families} products in one lifted Loomis–Whitney count, the available "
-        "input words capped by M + R; d_v = d; recomputation allowed).",
+    return _restated(
+        base, "-near", f"({coeff})·N²d/(√M·√(1 + 4M/d²)) − 3M words when d²/6 ≤ M ≤ 3d²/4 (the {families} products "
+        "in one lifted Loomis–Whitney count, the available input words capped by M + R; d_v = d; recomputation allowed).",
         regime=NEAR_REGIME,
         expr=coeff * N**2 * d / (sqrt(M) * NEAR_SQRT) - 3 * M,
         constant=coeff,
@@ -260,50 +266,38 @@ BWD_FOUR_ONCE_COEFF = Fraction(200, 51)  # 25·4/(36·(17/24))
 ONCE_W = 16 + 9 * M / d**2
 
 
-def _once(coeff: Fraction, **fields) -> Bound:
-    """A small-cache backward bound of the count with each word charged once (M ≤ d², d_v = d), BS's form."""
-    return bs_bound(coeff, regime=(M <= d**2, DV_EQ_D), doc=ONCE_DOC, computation="backward", cdag=CDAG_BACKWARD,
-                    status="derived here (refereed)", **fields)
+ONCE_COUNT = "one Loomis–Whitney count per family on a shared pair face, each available word charged once"
 
 
-BWD_FIVE_SMALL_ONCE = _once(
-    BWD_FIVE_ONCE_COEFF,
-    id="backward.bwd-five-small-once",
-    statement="Every backward pass that recomputes S = QKᵀ and forms dP, dV, dQ and dK by sums of scalar products "
-    "moves at least (3125/729)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (the 5N²d products of S, dP, dV, dQ and dK, "
-    "one Loomis–Whitney count per family on a shared pair face, each available word charged once; d_v = d; "
-    "recomputation allowed).",
-    model=BWD_FIVE_SMALL.model,
-    provenance="derived here: BWD-five-small's lift (docs/bounds/backward-lift.md) with the double charge of its "
-    "input faces removed, per-family Loomis–Whitney combined by a bilinear form (docs/bounds/backward-once.md)",
-    notes="small cache. Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd "
-    "(they recompute S). 3125/729 ≈ 4.29 = (125/36)·1.235.",
-)
+def _once(base: Bound, coeff: Fraction, notes: str) -> Bound:
+    """``base``, a lifted small-cache bound, with each word charged once (M ≤ d², d_v = d): BS's form with
+    coefficient ``coeff``, the same statement but for the coefficient and the count."""
+    return replace(
+        base,
+        id=base.id + "-once",
+        statement=base.statement.replace(f"({base.constant})", f"({coeff})").replace(
+            " in one lifted Loomis–Whitney count per segment", ", " + ONCE_COUNT),
+        expr=bs_form(coeff),
+        constant=coeff,
+        doc=ONCE_DOC,
+        provenance=f"derived here: BWD-{base.id.removeprefix('backward.bwd-')}'s lift ({LIFT_DOC}) with the double "
+        f"charge of its input faces removed, per-family Loomis–Whitney combined by a bilinear form ({ONCE_DOC})",
+        notes=notes,
+    )
 
+
+BWD_FIVE_SMALL_ONCE = _once(BWD_FIVE_SMALL, BWD_FIVE_ONCE_COEFF, BWD_FIVE_SMALL.notes + " 3125/729 ≈ 4.29 = (125/36)·1.235.")
 BWD_FOUR_SMALL_ONCE = _once(
-    BWD_FOUR_ONCE_COEFF,
-    id="backward.bwd-four-small-once",
-    statement="Every backward pass that forms dP, dV, dQ and dK by sums of scalar products moves at least "
-    "(200/51)(1 − M/d²)·N²d/√M − 3M words when M ≤ d² (the 4N²d products of dP, dV, dQ and dK, one Loomis–Whitney "
-    "count per family on a shared pair face, each available word charged once; S recomputed or read; d_v = d; "
-    "recomputation allowed).",
-    model=BWD_FOUR_SMALL.model,
-    provenance="derived here: BWD-four-small's lift (docs/bounds/backward-lift.md) with the double charge of its "
-    "input faces removed, per-family Loomis–Whitney combined by a bilinear form (docs/bounds/backward-once.md)",
-    notes="small cache. Applies to every backward schedule here (those that read S or P too). 200/51 ≈ 3.92 = "
-    "(25/9)·1.412.",
+    BWD_FOUR_SMALL, BWD_FOUR_ONCE_COEFF,
+    "small cache. Applies to every backward schedule here (those that read S or P too). 200/51 ≈ 3.92 = (25/9)·1.412.",
 )
 
 
 def _once_cap(base: Bound, coeff: int, families: str) -> Bound:
     """The cap form of a charged-once bound: coeff·N²d/(√M·(16 + 9M/d²)^(3/2)) − 2M for M ≤ d² (R = 2M)."""
-    return replace(
-        base,
-        id=base.id + "-cap",
-        statement=base.statement.split(" moves at least", 1)[0] + f" moves at least {coeff}·N²d/(√M·(16 + 9M/d²)^(3/2)) "
-        f"− 2M words when M ≤ d² (the {families} products, one Loomis–Whitney count per family on a shared pair face, "
-        "each available word charged once, the available input words capped by M + R, R = 2M; d_v = d; "
-        "recomputation allowed).",
+    return _restated(
+        base, "-cap", f"{coeff}·N²d/(√M·(16 + 9M/d²)^(3/2)) − 2M words when M ≤ d² (the {families} products, "
+        f"{ONCE_COUNT}, the available input words capped by M + R, R = 2M; d_v = d; recomputation allowed).",
         expr=coeff * N**2 * d / (sqrt(M) * ONCE_W * sqrt(ONCE_W)) - 2 * M,
         constant=Fraction(coeff, 64),
         slack=-2 * M,
@@ -344,25 +338,31 @@ BWD_SLOTS = Bound(
     doc=SLOTS_DOC,
     computation="backward",
     cdag=CDAG_BACKWARD,
-    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S). "
+    notes=f"Applies to {RECOMPUTING}. "
     "flash2-bwd's leading constant is 16 (gap 16·23/200 = 1.84 in leading order), flash2-2pass-bwd's 14 (1.61).",
 )
 
-BWD_SLOTS_X = replace(
-    BWD_SLOTS,
-    id="backward.bwd-slots-x",
-    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K and dK = dSᵀ·Q by sum trees "
-    "of scalar products moves at least M(200N²d² − 23NMd)/(23M² + 80d⁴) − M words when M ≥ 4d² (d_v = d; "
-    "recomputation allowed): BWD-slots with the type-2 pairs paid by (4/5)d³ per segment instead of M ≥ 12d².",
-    regime=(4 * d**2 <= M, DV_EQ_D),
-    expr=M * (200 * N**2 * d**2 - 23 * N * M * d) / (23 * M**2 + 80 * d**4) - M,
-    slack=None,
-    provenance="derived here: BWD-slots (docs/bounds/backward-slots.md) with its steps 9, 11, 12 and 16 for every "
-    "segment budget (docs/bounds/backward-slots.md#bwd-slots-x)",
-    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute "
-    "S). Leading constant 200/23 as M/d² grows; its leading term below BWD-slots' by the factor "
-    "23M²/(23M² + 80d⁴); the only one of the two below 12d².",
-)
+def _every_budget(base: Bound, coeffs: tuple[int, int, int, int], pay: str, least: int, steps: str) -> Bound:
+    """``base`` (whose regime is M ≥ least·d²) for every segment budget, M ≥ 4d²: with (a, b, c, e) = ``coeffs`` it
+    moves at least M(a·N²d² − b·NMd)/(c·M² + e·d⁴) − M words, the type-2 pairs paid by ``pay`` per segment;
+    ``steps``: the steps of base's derivation that do it (docs: base's own, section ``#<id>-x``)."""
+    a, b, c, e = coeffs
+    name = "BWD-" + base.id.removeprefix("backward.bwd-")
+    x = _restated(
+        base, "-x", f"M({a}N²d² − {b}NMd)/({c}M² + {e}d⁴) − M words when M ≥ 4d² (d_v = d; recomputation allowed): "
+        f"{name} with the type-2 pairs paid by {pay} per segment instead of M ≥ {least}d².",
+        regime=(4 * d**2 <= M, DV_EQ_D),
+        expr=M * (a * N**2 * d**2 - b * N * M * d) / (c * M**2 + e * d**4) - M,
+        slack=None,
+        provenance=f"derived here: {name} ({base.doc}) with {steps} for every segment budget ({base.doc}#"
+        f"{base.id.removeprefix('backward.')}-x)",
+    )
+    possessive = name + ("'" if name.endswith("s") else "'s")
+    return replace(x, notes=f"Applies to {RECOMPUTING}. Leading constant {base.constant} as M/d² grows; its leading term "
+                   f"below {possessive} by the factor {c}M²/({c}M² + {e}d⁴); the only one of the two below {least}d².")
+
+
+BWD_SLOTS_X = _every_budget(BWD_SLOTS, (200, 23, 23, 80), "(4/5)d³", 12, "its steps 9, 11, 12 and 16")
 
 # Large cache, three slot faces (docs/bounds/backward-slots-dv.md): BWD-slots with the dV = PᵀdO accumulation charged.
 SLOTS_DV_DOC = "docs/bounds/backward-slots-dv.md"
@@ -388,27 +388,11 @@ BWD_SLOTS_DV = replace(
     "N²d products in one segment budget (docs/bounds/backward-slots-dv.md)",
     status="derived here (refereed)",
     doc=SLOTS_DV_DOC,
-    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute S). "
+    notes=f"Applies to {RECOMPUTING}. "
     "flash2-bwd's leading constant is 16 (gap 16·19/200 = 1.52 in leading order), flash2-2pass-bwd's 14 (1.33).",
 )
 
-BWD_SLOTS_DV_X = replace(
-    BWD_SLOTS_DV,
-    id="backward.bwd-slots-dv-x",
-    statement="Every backward pass that recomputes S = QKᵀ and accumulates dQ = dS·K, dK = dSᵀ·Q and dV = PᵀdO (from the "
-    "recomputed P) by sum trees of scalar products moves at least M(1200N²d² − 171NMd)/(114M² + 200d⁴) − M words when M ≥ 4d² "
-    "(d_v = d; recomputation allowed): BWD-slots-dv with the type-2 pairs paid by d³/2 per segment instead of "
-    "M ≥ 10d².",
-    regime=(4 * d**2 <= M, DV_EQ_D),
-    expr=M * (1200 * N**2 * d**2 - 171 * N * M * d) / (114 * M**2 + 200 * d**4) - M,
-    slack=None,
-    provenance="derived here: BWD-slots-dv (docs/bounds/backward-slots-dv.md) with its per-segment step for every "
-    "segment budget (docs/bounds/backward-slots-dv.md#bwd-slots-dv-x)",
-    notes="Applies to flash1-bwd, flash1-fit-bwd, flash2-bwd, flash2-2pass-bwd, flash2-square-bwd (they recompute "
-    "S). Leading constant 200/19 as M/d² grows; its leading term below BWD-slots-dv's by the factor "
-    "114M²/(114M² + 200d⁴); the only one of the two below 10d².",
-)
-
+BWD_SLOTS_DV_X = _every_budget(BWD_SLOTS_DV, (1200, 171, 114, 200), "d³/2", 10, "its per-segment step")
 
 BOUNDS: list[Bound] = [
     BWD_DP, BWD_SDP, BWD_TRIVIAL, BWD_DP_SMALL, BWD_SDP_SMALL, BWD_SLOTS, BWD_SLOTS_X, BWD_FIVE_SMALL, BWD_FOUR_SMALL,
@@ -510,17 +494,7 @@ def small_cache_table(points: tuple[tuple[int, int, int], ...] = SMALL_TABLE_POI
         dp, sdp = float(evaluate(BWD_DP_SMALL.expr, env)), float(evaluate(BWD_SDP_SMALL.expr, env))
         st = int(evaluate(BACKWARD_FORMULAS["square_tiling-bwd"].with_dv_equal_d().io, env))
         f2 = int(evaluate(BACKWARD_FORMULAS["flash2-bwd"].with_dv_equal_d().io, env))
-        rows.append(
-            SmallCacheRow(
-                N=n,
-                d=dd,
-                M=mm,
-                dp_small_constant=dp / unit,
-                sdp_small_constant=sdp / unit,
-                square_tiling_bwd_constant=st / unit,
-                ratio_square_tiling_bwd=st / dp,
-                flash2_bwd_constant=f2 / unit,
-                ratio_flash2_bwd=f2 / sdp,
-            )
-        )
+        rows.append(SmallCacheRow(N=n, d=dd, M=mm, dp_small_constant=dp / unit, sdp_small_constant=sdp / unit,
+                                  square_tiling_bwd_constant=st / unit, ratio_square_tiling_bwd=st / dp,
+                                  flash2_bwd_constant=f2 / unit, ratio_flash2_bwd=f2 / sdp))
     return rows

@@ -10,6 +10,7 @@ IOCount(reads_words=72, writes_words=12)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from attnio.bounds import blocks
@@ -267,6 +268,13 @@ from attnio.bounds.symbols import Nkv, Nq, g  # noqa: E402
 _delta = Nkv - Nq
 
 
+def _causal_visits(T: Expr, B: Expr) -> Expr:
+    """Σ_j (N_q − max(0, j·B − δ)): the query rows that T K/V blocks of B key rows visit under the causal mask
+    (the blocks j with j·B ≤ δ visit every query row)."""
+    J = minimum(T, floor(_delta / B) + 1)
+    return T * Nq - B * (T * (T - 1) - J * (J - 1)) / 2 + (T - J) * _delta
+
+
 def _causal_sums(B: Expr, T: Expr) -> tuple[Expr, Expr]:
     """For T row tiles of B rows (the last one Nq − (T − 1)B rows), the K/V rows [0, e_i + δ) each needs:
     A = Σ_i (e_i + δ) and Area = Σ_i rows_i·(e_i + δ)."""
@@ -312,9 +320,7 @@ for _name, _Bc, _Tc, _valid in (
     ("flash1", _Bc1w, ceil(Nkv / _Bc1w), (M >= 1,)),
     ("flash1-fit", ceil(Nkv / ceil(Nkv / _c1w)), ceil(Nkv / _c1w), (M >= 2 * (d + dv) + 7,)),
 ):
-    _J = minimum(_Tc, floor(_delta / _Bc) + 1)  # K/V blocks j with j·B_c ≤ δ: every Q row visits them
-    _R1 = _Tc * Nq - _Bc * (_Tc * (_Tc - 1) - _J * (_J - 1)) / 2 + (_Tc - _J) * _delta  # Q rows visited, Σ_j
-    for _causal, _rows in ((False, _Tc * Nq), (True, _R1)):
+    for _causal, _rows in ((False, _Tc * Nq), (True, _causal_visits(_Tc, _Bc))):
         WORKLOAD_FORMULAS[(_name, "per-head", _causal)] = _wf(
             f"{_name}/per-head" + ("/causal" if _causal else ""),
             Nkv * (d + dv) + _rows * (d + dv + 2),
@@ -482,51 +488,34 @@ _add_bwd(
     )
 )
 
-# square_tiling-bwd (derived here): B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋, the largest with 3B² + 2B ≤ M.
-_Bstb = floor((floor(sqrt(3 * M + 1)) - 1) / 3)
-_Tst, _Tdst, _Tvst = ceil(N / _Bstb), ceil(d / _Bstb), ceil(dv / _Bstb)
-_add_bwd(
-    CostFormula(
-        algorithm="square_tiling-bwd",
-        reads=2 * N * dv
-        + 2 * N
-        + 3 * _Tst * N * dv
-        + N**2
-        + _Tvst * N**2
-        + _Tst * _Tvst * N
-        + 2 * _Tdst * N**2
-        + 2 * _Tst * N * d,
-        writes=N + N**2 + N * dv + 2 * N * d,
-        valid=(M >= 5,),
-        blocks={"B": _Bstb, "T": _Tst, "T_d": _Tdst, "T_v": _Tvst},
-        derivation="docs/costs.md#square_tiling-bwd",
-        leading="8√3·N²d/√M + 2N² (dv = d): Θ(N²d/√M) for M ≤ d²",
+def _square_bwd(algorithm: str, B: Expr, stats_per_row: bool, valid: tuple[Rel, ...], leading: str) -> None:
+    """A square-tiled backward with side B (T = ⌈N/B⌉, T_d = ⌈d/B⌉, T_v = ⌈d_v/B⌉): phase 0 (O, dO), phase 1 (dO,
+    V, S and the statistics L, D: 2N once per row tile, or 2T·N with each S row when ``stats_per_row``), phase 2
+    (S, L, dO), phases 3 and 4 (dS, K, Q); the other statistics term is 0, so each stands where the
+    derivation (docs/costs.md#<algorithm>) writes it."""
+    T, T_d, T_v = ceil(N / B), ceil(d / B), ceil(dv / B)
+    once, per_row = (0, 2 * T * N) if stats_per_row else (2 * N, 0)
+    _add_bwd(
+        CostFormula(
+            algorithm=algorithm,
+            reads=2 * N * dv + once + 3 * T * N * dv + N**2 + per_row + T_v * N**2 + T * T_v * N + 2 * T_d * N**2
+            + 2 * T * N * d,
+            writes=N + N**2 + N * dv + 2 * N * d,
+            valid=valid,
+            blocks={"B": B, "T": T, "T_d": T_d, "T_v": T_v},
+            derivation=f"docs/costs.md#{algorithm}",
+            leading=leading,
+        )
     )
-)
 
 
+# square_tiling-bwd (derived here): B = ⌊(⌊√(3M + 1)⌋ − 1)/3⌋, the largest with 3B² + 2B ≤ M.
+_square_bwd("square_tiling-bwd", floor((floor(sqrt(3 * M + 1)) - 1) / 3), False, (M >= 5,),
+            "8√3·N²d/√M + 2N² (dv = d): Θ(N²d/√M) for M ≤ d²")
 # square_tiling-io-bwd (derived here): B×B output tiles, the inner dimension streamed one index at a time;
 # B = ⌊√(M + 1)⌋ − 1, the largest with B² + 2B ≤ M.
-_Bsib = floor(sqrt(M + 1)) - 1
-_Tsi, _Tdsi, _Tvsi = ceil(N / _Bsib), ceil(d / _Bsib), ceil(dv / _Bsib)
-_add_bwd(
-    CostFormula(
-        algorithm="square_tiling-io-bwd",
-        reads=2 * N * dv
-        + 3 * _Tsi * N * dv
-        + N**2
-        + 2 * _Tsi * N
-        + _Tvsi * N**2
-        + _Tsi * _Tvsi * N
-        + 2 * _Tdsi * N**2
-        + 2 * _Tsi * N * d,
-        writes=N + N**2 + N * dv + 2 * N * d,
-        valid=(M >= 3,),
-        blocks={"B": _Bsib, "T": _Tsi, "T_d": _Tdsi, "T_v": _Tvsi},
-        derivation="docs/costs.md#square_tiling-io-bwd",
-        leading="8N²d/√M + 2N² (dv = d): Θ(N²d/√M) for M ≤ d², √3 below square_tiling-bwd's leading term",
-    )
-)
+_square_bwd("square_tiling-io-bwd", floor(sqrt(M + 1)) - 1, True, (M >= 3,),
+            "8N²d/√M + 2N² (dv = d): Θ(N²d/√M) for M ≤ d², √3 below square_tiling-bwd's leading term")
 
 def backward_formula(algorithm: str) -> CostFormula:
     return _lookup(BACKWARD_FORMULAS, algorithm, "a backward schedule with a cost formula")
@@ -553,49 +542,45 @@ WORKLOAD_BACKWARD_FORMULAS: dict[tuple[str, str, bool], CostFormula] = {}
 _cbw = blocks.flash2_bwd(d, dv).resident(M, "cols")
 _Tcbw = ceil(Nkv / _cbw)
 _Bcbw = ceil(Nkv / _Tcbw)
-_Jbw = minimum(_Tcbw, floor(_delta / _Bcbw) + 1)  # K/V blocks j with j·B_c ≤ δ: every query row visits them
-_Rbw_causal = _Tcbw * Nq - _Bcbw * (_Tcbw * (_Tcbw - 1) - _Jbw * (_Jbw - 1)) / 2 + (_Tcbw - _Jbw) * _delta
-for _causal, _Rb in ((False, _Tcbw * Nq), (True, _Rbw_causal)):
-    _q_reads = g * (2 * Nq * dv + _Rb * (2 * d + dv + 2))  # D pass (O, dO) + per visited row Q, dO, dQ, L, D
-    _q_writes = g * (Nq + Nq * d + _Rb * d)  # D, the dQ initialisation, dQ per visited row
-    _kvw = Nkv * (d + dv)
-    for _sched, _r, _wr in (
-        ("grouped", _q_reads + _kvw, _q_writes + _kvw),  # K, V read and dK, dV written once per K/V head
-        ("per-head", _q_reads + (2 * g - 1) * _kvw, _q_writes + g * _kvw),  # + K/V per head, partial dK/dV read back
-    ):
-        WORKLOAD_BACKWARD_FORMULAS[("flash2-bwd", _sched, _causal)] = _wf(
-            f"flash2-bwd/{_sched}" + ("/causal" if _causal else ""),
-            _r,
-            _wr,
-            (M >= 4 * d + 3 * dv + 4,) + ((Nq <= Nkv,) if _causal else ()),
-            {"c": _cbw, "T_c": _Tcbw, "B_c": _Bcbw},
-            "causal: Σ_j (N_q − max(0, j·B_c − δ)) visited Q rows per head" if _causal
-            else "T_c·g·N_q(3d + d_v + 2) Q/dO/dQ/L/D words",
-        )
+
+
+def _flash2_bwd_workloads(name: str, B_c: Expr, q_words: Callable[[Expr], tuple[Expr, Expr]],
+                          leading: Callable[[str], str]) -> None:
+    """The grouped and per-head formulas of a flash2-bwd loop with K/V blocks of B_c rows, unmasked and causal:
+    ``q_words(R)`` gives the query-side reads and writes when R query rows are visited per head; K, V are read
+    and dK, dV written once per K/V head (grouped), or K/V read per head and the partial dK/dV read back
+    (per-head). ``leading(tag)``: the note of the formula named ``name/tag``."""
+    for causal, R in ((False, _Tcbw * Nq), (True, _causal_visits(_Tcbw, B_c))):
+        q_reads, q_writes = q_words(R)
+        kvw = Nkv * (d + dv)
+        for sched, r, wr in (
+            ("grouped", q_reads + kvw, q_writes + kvw),
+            ("per-head", q_reads + (2 * g - 1) * kvw, q_writes + g * kvw),
+        ):
+            tag = sched + ("/causal" if causal else "")
+            WORKLOAD_BACKWARD_FORMULAS[(name, sched, causal)] = _wf(
+                f"{name}/{tag}", r, wr, (M >= 4 * d + 3 * dv + 4,) + ((Nq <= Nkv,) if causal else ()),
+                {"c": _cbw, "T_c": _Tcbw, "B_c": B_c}, leading(tag),
+            )
+
+
+# D pass (O, dO) + per visited row Q, dO, dQ, L, D; writes D, the dQ initialisation, dQ per visited row.
+_flash2_bwd_workloads(
+    "flash2-bwd", _Bcbw, lambda R: (g * (2 * Nq * dv + R * (2 * d + dv + 2)), g * (Nq + Nq * d + R * d)),
+    lambda tag: "causal: Σ_j (N_q − max(0, j·B_c − δ)) visited Q rows per head" if tag.endswith("/causal")
+    else "T_c·g·N_q(3d + d_v + 2) Q/dO/dQ/L/D words",
+)
 
 
 # flash2-fused-bwd (derived here): the same loop; per query head O read once (first visit), no D pass, no dQ
 # initialisation; dQ and D read on the R − N_q later visits; D written when T_c > 1. Blocks: T_c − 1 full blocks of
 # B_c = min(c, N_kv) K/V rows, the remainder last (so under a causal mask the later blocks start later: fewer visits).
-_Bcfw = minimum(_cbw, Nkv)
-_Jfw = minimum(_Tcbw, floor(_delta / _Bcfw) + 1)
-_Rfw_causal = _Tcbw * Nq - _Bcfw * (_Tcbw * (_Tcbw - 1) - _Jfw * (_Jfw - 1)) / 2 + (_Tcbw - _Jfw) * _delta
-for _causal, _Rb in ((False, _Tcbw * Nq), (True, _Rfw_causal)):
-    _q_reads = g * (Nq * dv + _Rb * (d + dv + 1) + (_Rb - Nq) * (d + 1))  # O once; Q, dO, L per visit; dQ, D per later visit
-    _q_writes = g * (minimum(_Tcbw - 1, 1) * Nq + _Rb * d)  # D (if read back), dQ per visited row
-    _kvw = Nkv * (d + dv)
-    for _sched, _r, _wr in (
-        ("grouped", _q_reads + _kvw, _q_writes + _kvw),
-        ("per-head", _q_reads + (2 * g - 1) * _kvw, _q_writes + g * _kvw),
-    ):
-        WORKLOAD_BACKWARD_FORMULAS[("flash2-fused-bwd", _sched, _causal)] = _wf(
-            f"flash2-fused-bwd/{_sched}" + ("/causal" if _causal else ""),
-            _r,
-            _wr,
-            (M >= 4 * d + 3 * dv + 4,) + ((Nq <= Nkv,) if _causal else ()),
-            {"c": _cbw, "T_c": _Tcbw, "B_c": _Bcfw},
-            "flash2-bwd/" + _sched + ("/causal" if _causal else "") + " less g·N_q(2d + d_v + 1) words (+ g·N_q when T_c = 1)",
-        )
+# Reads: O once; Q, dO, L per visit; dQ, D per later visit. Writes: D (if read back), dQ per visited row.
+_flash2_bwd_workloads(
+    "flash2-fused-bwd", minimum(_cbw, Nkv),
+    lambda R: (g * (Nq * dv + R * (d + dv + 1) + (R - Nq) * (d + 1)), g * (minimum(_Tcbw - 1, 1) * Nq + R * d)),
+    lambda tag: f"flash2-bwd/{tag} less g·N_q(2d + d_v + 1) words (+ g·N_q when T_c = 1)",
+)
 
 
 def workload_backward_formula(algorithm: str, schedule: str, causal: bool) -> CostFormula:

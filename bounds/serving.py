@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from attnio.bounds.expr import Expr, add, ceil, const, evaluate_int
+from attnio.bounds.expr import Expr, Sym, add, ceil, const, evaluate_int
 from attnio.bounds.symbols import Nkv, d, dv, sym
 from attnio.core.counts import IOCount
 from attnio.core.errors import InvalidParameter
@@ -250,21 +250,28 @@ def resolve(w: Workload, dec: Decode) -> Decode:
 # The per-unit count of the module docstring, one expression per tensor, in the schedule's block parameters; the
 # choices of a call enter as 0/1 symbols. decode_count evaluates these; attnio.solver.claims.serving proves from
 # them that bytes do not depend on the page size apart from the block table.
+
+
+def _flag(name: str, doc: str) -> Sym:
+    """A choice of a call as a symbol: 1 or 0 (its domain is ≥ 0; the claims that use it add ≤ 1)."""
+    return sym(name, lo=0, doc=doc)
+
+
 SPLITS = sym("dec_s", doc="effective KV splits per unit (decode)")
 ROW_BLOCKS = sym("dec_Tq", doc="row blocks per unit, each streaming the split's K/V (decode)")
 ROWS = sym("dec_R", doc="packed query rows per unit, g·s_q (decode)")
 PAGE = sym("dec_page", doc="tokens per KV page (decode; 1 stands in for a contiguous cache, whose table is absent)")
 UNITS = sym("dec_units", doc="units of a decode call: sequences × K/V heads")
-FP8 = sym("dec_fp8", lo=0, doc="1 when K/V are fp8 (with fp32 scales), else 0")
-OWN_V = sym("dec_own_v", lo=0, doc="1 when V is a tensor of its own, 0 when it is a slice of K's row (MLA absorbed)")
-SPLIT = sym("dec_split", lo=0, doc="1 when s > 1 (the partials and the combine), else 0")
-PAGED = sym("dec_paged", lo=0, doc="1 with a paged cache (a block table), else 0")
+FP8 = _flag("dec_fp8", "1 when K/V are fp8 (with fp32 scales), else 0")
+OWN_V = _flag("dec_own_v", "1 when V is a tensor of its own, 0 when it is a slice of K's row (MLA absorbed)")
+SPLIT = _flag("dec_split", "1 when s > 1 (the partials and the combine), else 0")
+PAGED = _flag("dec_paged", "1 with a paged cache (a block table), else 0")
 Q_BYTES = sym("dec_bytes_q", doc="bytes per word of Q and O")
 KV_BYTES = sym("dec_bytes_kv", doc="bytes per word of K and V")
 ROPE = sym("dec_rope", lo=0, doc="channels of each K row stored in the query's type beside fp8 ones (FlashMLA's RoPE part: d − d_v), else 0")
 WRITTEN = sym("dec_s_written", doc="splits that write partials and that the combine reads (decode; fa2 rule: every requested split)")
-LSE_OUT = sym("dec_lse_out", lo=0, doc="1 when the call writes each row's final log-sum-exp (FlashAttention-2's softmax_lse), else 0")
-PROG_SCALE = sym("dec_prog_scale", lo=0, doc="1 when fp8 K/V have one scale per tensor or per K/V head, read once per program (split × row block), else 0")
+LSE_OUT = _flag("dec_lse_out", "1 when the call writes each row's final log-sum-exp (FlashAttention-2's softmax_lse), else 0")
+PROG_SCALE = _flag("dec_prog_scale", "1 when fp8 K/V have one scale per tensor or per K/V head, read once per program (split × row block), else 0")
 _n, _zero = Nkv, const(0)
 #: per unit, per tensor: (reads, writes) in words of the tensor's type
 DECODE_WORDS: dict[str, tuple[Expr, Expr]] = {  # K/V, their scales and the table: once per row block of each split

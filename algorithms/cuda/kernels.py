@@ -208,18 +208,8 @@ def _scratch(shape: tuple[int, ...], poison: bool) -> Any:
 
 
 def forward(
-    algorithm: str,
-    Q: Any,
-    K: Any,
-    V: Any,
-    *,
-    M: int,
-    tiling: Flash2Tiling | None = None,
-    scale: float | None = None,
-    dtype: str | None = None,
-    count_io: bool = False,
-    threads: int = L.DEFAULT_THREADS,
-    poison: bool = False,
+    algorithm: str, Q: Any, K: Any, V: Any, *, M: int, tiling: Flash2Tiling | None = None, scale: float | None = None,
+    dtype: str | None = None, count_io: bool = False, threads: int = L.DEFAULT_THREADS, poison: bool = False,
 ) -> KernelRun:
     """One forward pass on the GPU. ``flash2``: the fused FlashAttention-2 forward with the model's blocks for
     ``M`` (or ``tiling``). ``square_tiling``: Saha–Ye square tiling, stable form (``tiling`` is not used):

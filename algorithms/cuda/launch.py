@@ -146,16 +146,8 @@ def _check_common(
     return N, d, dv, M, dtype, threads
 
 
-def flash2_plan(
-    N: int,
-    d: int,
-    M: int,
-    *,
-    dv: int | None = None,
-    dtype: str = "float32",
-    tiling: Flash2Tiling | None = None,
-    threads: int = DEFAULT_THREADS,
-) -> KernelPlan:
+def flash2_plan(N: int, d: int, M: int, *, dv: int | None = None, dtype: str = "float32", tiling: Flash2Tiling | None = None,
+                threads: int = DEFAULT_THREADS) -> KernelPlan:
     """The fused flash2 launch: the model's tiling (io-optimal rule unless ``tiling`` is given).
 
     >>> flash2_plan(4, 2, 14).tiling   # the worked example of algorithms/flash2.py
@@ -189,15 +181,8 @@ def square_tile_size(M: int) -> int:
     return SquareTiling.default(1, 1, M).B
 
 
-def square_tiling_plan(
-    N: int,
-    d: int,
-    M: int,
-    *,
-    dv: int | None = None,
-    dtype: str = "float32",
-    threads: int = DEFAULT_THREADS,
-) -> KernelPlan:
+def square_tiling_plan(N: int, d: int, M: int, *, dv: int | None = None, dtype: str = "float32",
+                       threads: int = DEFAULT_THREADS) -> KernelPlan:
     """The two square-tiling launches (Phase 1 writes the logits S and row logsumexps L; Phase 2 reads them)."""
     N, d, dv, M, dtype, threads = _check_common(N, d, M, dv, dtype, threads)
     B = SquareTiling.default(N, d, M, dv).B
