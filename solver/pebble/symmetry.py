@@ -103,3 +103,14 @@ def apply_mask(tables: list[list[int]], m: int) -> int:
         m >>= 8
         q += 1
     return r
+
+
+def least_image(tables: list[list[list[int]]], m: int) -> int:
+    """The least of the bitmask ``m`` and its images under the permutations whose :func:`mask_tables` are
+    ``tables``: one representative per orbit, when ``tables`` are those of a group's non-identity elements."""
+    best = m
+    for tb in tables:
+        x = apply_mask(tb, m)
+        if x < best:
+            best = x
+    return best
