@@ -109,7 +109,12 @@ def apply_mask(tables: list[list[int]], m: int) -> int:
 
 def least_image(tables: list[list[list[int]]], m: int) -> int:
     """The least of the bitmask ``m`` and its images under the permutations whose :func:`mask_tables` are
-    ``tables``: one representative per orbit, when ``tables`` are those of a group's non-identity elements."""
+    ``tables``: one representative per orbit, when ``tables`` are those of a group's non-identity elements.
+
+    >>> swap = mask_tables((1, 0, 2))   # vertices 0 and 1 exchanged
+    >>> least_image([swap], 0b110), least_image([swap], 0b101), least_image([], 0b110)
+    (5, 5, 6)
+    """
     best = m
     for tb in tables:
         x = apply_mask(tb, m)
