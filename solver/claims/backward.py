@@ -29,6 +29,7 @@ from attnio.solver.claims.build import (
     claims_for,
     leading_crossover,
     links,
+    nonneg_reals,
     relax,
     sq,
     tight_claims,
@@ -42,42 +43,46 @@ UNIT = N**2 * d**2 / M
 
 
 # auxiliary real symbols of the proofs (prefixed: they clash with nothing else)
-x = nonneg_real("bwd_x", "type-2 pairs charged in a segment")
-B = nonneg_real("bwd_B", "segment budget M + R")
-I_rows = nonneg_real("bwd_I", "|I_t|: rows whose whole Q row and dO row are available")
-J_cols = nonneg_real("bwd_J", "|J_t|: rows whose whole K row and V row are available")
-h = nonneg_real("bwd_h", "number of segments")
-Q = nonneg_real("bwd_Q", "words moved by the whole computation")
-c = nonneg_real("bwd_c", "R/M")
+x, B, I_rows, J_cols, h, Q, c = nonneg_reals("bwd", {
+    "x": "type-2 pairs charged in a segment",
+    "B": "segment budget M + R",
+    "I": "|I_t|: rows whose whole Q row and dO row are available",
+    "J": "|J_t|: rows whose whole K row and V row are available",
+    "h": "number of segments",
+    "Q": "words moved by the whole computation",
+    "c": "R/M",
+})
 
 # auxiliary real symbols of the small-cache proofs (docs/bounds/backward-small.md): S for the S-tree family, P for
 # the dP-tree family
 SMALL_DOC = "docs/bounds/backward-small.md"
-xS = nonneg_real("bwds_xS", "type-2 S-pairs in a segment")
-xP = nonneg_real("bwds_xP", "type-2 dP-pairs in a segment")
-sS = nonneg_real("bwds_sS", "Q and K words available in a segment (red at its start or read in it)")
-sP = nonneg_real("bwds_sP", "dO and V words available in a segment")
-CS = nonneg_real("bwds_CS", "complete S-pairs in a segment")
-CP = nonneg_real("bwds_CP", "complete dP-pairs in a segment")
-oS = nonneg_real("bwds_oS", "open S-pairs in a segment")
-oP = nonneg_real("bwds_oP", "open dP-pairs in a segment")
-rd = nonneg_real("bwds_reads", "reads in a segment")
-wr = nonneg_real("bwds_writes", "writes in a segment")
-Rs = nonneg_real("bwds_R", "I/Os per segment")
-YS = nonneg_real("bwds_YS", "S-tree products whose useful instance lies in a segment")
-YP = nonneg_real("bwds_YP", "dP-tree products whose useful instance lies in a segment")
-FS = nonneg_real("bwds_FS", "the pair face of the S family in a segment")
-FP = nonneg_real("bwds_FP", "the pair face of the dP family in a segment")
-fa = nonneg_real("bwds_a", "an input face: available Q (or dO) words; or s, the available input words of a family")
-fb = nonneg_real("bwds_b", "one family's second input face (available K, or V, words)")
-Yf = nonneg_real("bwds_Y", "products in a segment (one family, or both)")
-Ff = nonneg_real("bwds_F", "one family's pair face in a segment")
-Kb = nonneg_real("bwds_K", "the pair-face budget 2M + R")
-kap = nonneg_real("bwds_kappa", "κ = 1 − (M + R)/(4d²) (≥ 0 where it is used)")
-lam = nonneg_real("bwds_lambda", "λ = (M + R)/(4d²), so κ = 1 − λ")
-G = nonneg_real("bwds_G", "the shared pair face F_S + F_P of a segment")
-hs = nonneg_real("bwds_h", "number of segments")
-Qs = nonneg_real("bwds_Q", "words moved by the whole computation")
+xS, xP, sS, sP, CS, CP, oS, oP, rd, wr, Rs, YS, YP, FS, FP, fa, fb, Yf, Ff, Kb, kap, lam, G, hs, Qs = nonneg_reals("bwds", {
+    "xS": "type-2 S-pairs in a segment",
+    "xP": "type-2 dP-pairs in a segment",
+    "sS": "Q and K words available in a segment (red at its start or read in it)",
+    "sP": "dO and V words available in a segment",
+    "CS": "complete S-pairs in a segment",
+    "CP": "complete dP-pairs in a segment",
+    "oS": "open S-pairs in a segment",
+    "oP": "open dP-pairs in a segment",
+    "reads": "reads in a segment",
+    "writes": "writes in a segment",
+    "R": "I/Os per segment",
+    "YS": "S-tree products whose useful instance lies in a segment",
+    "YP": "dP-tree products whose useful instance lies in a segment",
+    "FS": "the pair face of the S family in a segment",
+    "FP": "the pair face of the dP family in a segment",
+    "a": "an input face: available Q (or dO) words; or s, the available input words of a family",
+    "b": "one family's second input face (available K, or V, words)",
+    "Y": "products in a segment (one family, or both)",
+    "F": "one family's pair face in a segment",
+    "K": "the pair-face budget 2M + R",
+    "kappa": "κ = 1 − (M + R)/(4d²) (≥ 0 where it is used)",
+    "lambda": "λ = (M + R)/(4d²), so κ = 1 − λ",
+    "G": "the shared pair face F_S + F_P of a segment",
+    "h": "number of segments",
+    "Q": "words moved by the whole computation",
+})
 
 
 def step_claims() -> list[Implication]:
@@ -112,7 +117,7 @@ def step_claims() -> list[Implication]:
 
 # auxiliary real symbols of BWD-slots (docs/bounds/backward-slots.md): one segment's faces and the sums over segments
 SLOTS_DOC = "docs/bounds/backward-slots.md"
-_SLOTS_SYMS = {  # name (bwdq_<name>): meaning
+(qYQ, qYK, qp, qaQ, qaK, qbQ, qbK, qm, qn, qs, qsig, qa, qx, qbeta, qT, qY, qSq, qZ, qU, qh, qQ) = nonneg_reals("bwdq", {
     "YQ": "dQ products whose useful instance lies in a segment",
     "YK": "dK products whose useful instance lies in a segment",
     "p": "the pair face |I_t||J_t| + x_t of a segment",
@@ -134,10 +139,7 @@ _SLOTS_SYMS = {  # name (bwdq_<name>): meaning
     "U": "Σ_t U_t, partial I/O (dQ and dK partials) of the whole computation",
     "h": "number of segments",
     "Q": "words moved by the whole computation",
-}
-(qYQ, qYK, qp, qaQ, qaK, qbQ, qbK, qm, qn, qs, qsig, qa, qx, qbeta, qT, qY, qSq, qZ, qU, qh, qQ) = (
-    nonneg_real(f"bwdq_{n}", doc) for n, doc in _SLOTS_SYMS.items()
-)
+})
 SLOTS_C = Fraction(23, 400)  # c with c² = 529/160000 ≥ 27/8192
 SLOTS_COEFF = Fraction(200, 23)  # 1/(2c): the leading constant of BWD-slots
 
@@ -336,19 +338,16 @@ def small_cache_step_claims() -> list[Implication]:
 
 # auxiliary real symbols of the lifted count (docs/bounds/backward-lift.md)
 LIFT_DOC = "docs/bounds/backward-lift.md"
-lA, lx, ly, lo1, lo2, lC, ls, lY = (
-    nonneg_real(f"bwdl_{name}", meaning)
-    for name, meaning in (
-        ("A", "input words (Q, K, dO, V) available in a segment (red at its start or read in it)"),
-        ("x", "type-2 pairs in a segment"),
-        ("y", "type-2 slots (dQ, dK, dV accumulation trees) in a segment"),
-        ("o1", "open pairs in a segment"),
-        ("o2", "open slots in a segment"),
-        ("C", "complete pairs in a segment (in I^S×J^S or I^P×J^P)"),
-        ("s", "F₁ + F₂: the two non-pair faces of the lifted set (≤ 2A + y + o₂)"),
-        ("Y", "products of all families whose useful instance lies in a segment (|Z_t|)"),
-    )
-)
+lA, lx, ly, lo1, lo2, lC, ls, lY = nonneg_reals("bwdl", {
+    "A": "input words (Q, K, dO, V) available in a segment (red at its start or read in it)",
+    "x": "type-2 pairs in a segment",
+    "y": "type-2 slots (dQ, dK, dV accumulation trees) in a segment",
+    "o1": "open pairs in a segment",
+    "o2": "open slots in a segment",
+    "C": "complete pairs in a segment (in I^S×J^S or I^P×J^P)",
+    "s": "F₁ + F₂: the two non-pair faces of the lifted set (≤ 2A + y + o₂)",
+    "Y": "products of all families whose useful instance lies in a segment (|Z_t|)",
+})
 # the budgets of a segment shared by the lifted count (steps 5–8 of docs/bounds/backward-lift.md) and the
 # charged-once count (steps 4–6 of docs/bounds/backward-once.md): reads and writes, complete pairs and available words
 _SEGMENT_BUDGETS = (
@@ -850,7 +849,8 @@ def training_claims() -> list[Claim]:
 # BWD-slots-dv and BWD-slots-dv-x (docs/bounds/backward-slots-dv.md): BWD-slots with the dV slot face, three families
 # of N²d products (dQ, dK, dV) in one segment budget. Appended; the chains above are untouched.
 DV_DOC = "docs/bounds/backward-slots-dv.md"
-_DV_SYMS = {  # name (bwdv_<name>): meaning
+(vy1, vy2, vA1, vA2, vB1, vB2, vm, vn, vu, vw, vp, vX, vA, vr1, vq, vo, vk, vv, vx, vs, va, val, vb, vbe, vbeta, vT, vY, vSq,
+ vZ, vU, vh, vQ) = nonneg_reals("bwdv", {
     "y1": "one family's products in a segment (or a sum of families)",
     "y2": "another family's products in a segment",
     "A1": "one family's pair face times its input face",
@@ -883,9 +883,7 @@ _DV_SYMS = {  # name (bwdv_<name>): meaning
     "U": "Σ_t U_t, partial I/O (dQ, dK and dV partials) of the whole computation",
     "h": "number of segments",
     "Q": "words moved by the whole computation",
-}
-(vy1, vy2, vA1, vA2, vB1, vB2, vm, vn, vu, vw, vp, vX, vA, vr1, vq, vo, vk, vv, vx, vs, va, val, vb, vbe, vbeta, vT, vY, vSq,
- vZ, vU, vh, vQ) = (nonneg_real(f"bwdv_{n}", doc) for n, doc in _DV_SYMS.items())
+})
 DV_FACE = Fraction(1203, 25000)  # c₀ ≥ 1/(12√3) ≈ 0.0481125: max of uw(q+k) + qko over q + o + k + v ≤ s is s³/(12√3)
 DV_C = Fraction(57, 800)  # c with c² ≥ (27/256)·c₀: the per-segment constant, Y ≤ c·T²/d
 DV_COEFF = Fraction(200, 19)  # 3/(4c): the leading constant of BWD-slots-dv
@@ -967,27 +965,24 @@ ONCE_COEFF = {"five": Fraction(3125, 729), "four": Fraction(200, 51)}  # 25n/(36
 ONCE_CAP_COEFF = {"five": Fraction(256), "four": Fraction(234)}  # ≤ 8√27·n/c: the cap forms (R = 2M)
 ONCE_CAP_R = {"five": Fraction(5, 16), "four": Fraction(32, 117)}  # ≥ 2c/√27 (4c²/27 ≤ r²), = 16n/coeff
 ONCE_W = 16 + 9 * M / d**2  # the cap forms' (16 + 9M/d²): X = W/4 with X·M = (2M + R) + λ(M + R) at R = 2M
-(uq, uk, uzq, uzk, uo, uv, uzv, og, oY, oZ, osp, oF, ophi, oS2, okap, oK) = (
-    nonneg_real(f"bwdo_{name}", meaning)
-    for name, meaning in (
-        ("uq", "√q: q the available Q words of a segment"),
-        ("uk", "√k: k the available K words"),
-        ("uzq", "√z_Q: z_Q the dQ slots with a product in a segment"),
-        ("uzk", "√z_K: z_K the dK slots with a product in a segment"),
-        ("uo", "√o: o the available dO words"),
-        ("uv", "√v: v the available V words"),
-        ("uzv", "√z_V: z_V the dV slots with a product in a segment"),
-        ("g", "√F₃: F₃ = x + C + o₁ the pair face of a segment"),
-        ("Y", "one family's products whose useful instance lies in a segment"),
-        ("Z", "the products of all families whose useful instance lies in a segment"),
-        ("s", "s′ = A + y + o₂: a segment's available input words and charged slots, each once"),
-        ("F", "F₃, the pair face of a segment"),
-        ("phi", "Φ, the bilinear form of the families' face sizes"),
-        ("S2", "the sum of the squares of Φ's variables (q + k + z_Q + z_K + o + v + z_V)"),
-        ("kappa", "κ = 1 − λ, λ = (M + R)/(4d²) (> 0 where it is used)"),
-        ("K", "the pair-face budget 2M + R"),
-    )
-)
+(uq, uk, uzq, uzk, uo, uv, uzv, og, oY, oZ, osp, oF, ophi, oS2, okap, oK) = nonneg_reals("bwdo", {
+    "uq": "√q: q the available Q words of a segment",
+    "uk": "√k: k the available K words",
+    "uzq": "√z_Q: z_Q the dQ slots with a product in a segment",
+    "uzk": "√z_K: z_K the dK slots with a product in a segment",
+    "uo": "√o: o the available dO words",
+    "uv": "√v: v the available V words",
+    "uzv": "√z_V: z_V the dV slots with a product in a segment",
+    "g": "√F₃: F₃ = x + C + o₁ the pair face of a segment",
+    "Y": "one family's products whose useful instance lies in a segment",
+    "Z": "the products of all families whose useful instance lies in a segment",
+    "s": "s′ = A + y + o₂: a segment's available input words and charged slots, each once",
+    "F": "F₃, the pair face of a segment",
+    "phi": "Φ, the bilinear form of the families' face sizes",
+    "S2": "the sum of the squares of Φ's variables (q + k + z_Q + z_K + o + v + z_V)",
+    "kappa": "κ = 1 − λ, λ = (M + R)/(4d²) (> 0 where it is used)",
+    "K": "the pair-face budget 2M + R",
+})
 _ONCE_IDS = {
     "five": ("backward.bwd-five-small-once", "backward.bwd-five-small-once-cap"),
     "four": ("backward.bwd-four-small-once", "backward.bwd-four-small-once-cap"),

@@ -20,13 +20,23 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from attnio.bounds.expr import Expr
-from attnio.bounds.symbols import M, N, d
+from attnio.bounds.expr import Expr, Sym
+from attnio.bounds.symbols import M, N, d, nonneg_real
 from attnio.solver.claims.types import Claim, Crossover, Implication, Tightest, origin
 from attnio.solver.logic import All, Formula
 
 BASE: tuple[Formula, ...] = (d >= 1, N >= 1, M >= 1)  # the attention parameters' domain, first in every hypothesis list
 PAIR_BASE: tuple[Formula, ...] = (d >= 1, M >= 1)  # the same for the pair-count proofs (no N: P, L are symbols)
+
+
+def nonneg_reals(prefix: str, meanings: dict[str, str]) -> tuple[Sym, ...]:
+    """The auxiliary symbols of one proof from a table {name: meaning}: a :func:`~attnio.bounds.symbols.nonneg_real`
+    called ``<prefix>_<name>`` per entry, in the table's order (the prefix keeps them apart from every other proof's).
+
+    >>> [s.name for s in nonneg_reals("doc", {"a": "a face", "b": "another"})]
+    ['doc_a', 'doc_b']
+    """
+    return tuple(nonneg_real(f"{prefix}_{name}", meaning) for name, meaning in meanings.items())
 
 
 def sq(e: Expr) -> Expr:

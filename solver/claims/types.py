@@ -86,12 +86,19 @@ class Coverage(Linked):
 
 
 @dataclass(frozen=True)
-class Tightest(Linked):
-    """Least c (a multiple of ``precision`` in [lo, hi]) with ``f ≤ c·g + extra`` on ``hyps``."""
+class Searched(Linked):
+    """The fields that open a claim whose verdict is a number found by bisection on ``hyps`` (:class:`Tightest`,
+    :class:`Crossover`); each adds what it bisects and the search's bounds."""
 
     id: str
     description: str
     hyps: tuple[Formula, ...]
+
+
+@dataclass(frozen=True)
+class Tightest(Searched):
+    """Least c (a multiple of ``precision`` in [lo, hi]) with ``f ≤ c·g + extra`` on ``hyps``."""
+
     f: Expr
     g: Expr
     extra: Expr
@@ -114,12 +121,9 @@ class Tightest(Linked):
 
 
 @dataclass(frozen=True)
-class Crossover(Linked):
+class Crossover(Searched):
     """Where ``a < b`` (a strictly cheaper), located along ``axis`` between ``lo`` and ``hi``."""
 
-    id: str
-    description: str
-    hyps: tuple[Formula, ...]
     a: Expr
     b: Expr
     axis: Expr

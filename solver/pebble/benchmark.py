@@ -239,16 +239,9 @@ def _backward_costs(N: int, d: int, M: int) -> dict[str, int]:
     """Every backward schedule's exact count (:func:`attnio.bounds.costs.backward_cost`, d_v = d) where its formula
     is valid; the schedules that overflow M (``bounds.backward.OVERFLOWS``) are left out."""
     from attnio.bounds import backward, costs
+    from attnio.solver.pebble.sandwich import valid_costs
 
-    out = {}
-    for name, f in sorted(costs.BACKWARD_FORMULAS.items()):
-        if name in backward.OVERFLOWS or not all(r.holds({"N": N, "d": d, "M": M, "dv": d}) for r in f.valid):
-            continue
-        try:
-            out[name] = costs.backward_cost(name, N=N, d=d, M=M).io_words
-        except InvalidParameter:
-            continue
-    return out
+    return valid_costs(sorted(costs.BACKWARD_FORMULAS.items()), costs.backward_cost, N, d, M, skip=backward.OVERFLOWS)
 
 
 def default_cases(time_limit_s: float = 60.0) -> list[Case]:

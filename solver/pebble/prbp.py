@@ -25,16 +25,15 @@ recomputation): such a state is a dead end.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import time
 
 from attnio.core.validate import check_int
+from attnio.solver.pebble.frontier import NEVER, Frontier
 from attnio.solver.pebble.game import aggregable, replay_prbp
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import Deadline, TimeLimitReached
 from attnio.solver.pebble.solve import PebbleResult
-from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
+from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables, real_frames
 
 
 def min_M(g: Graph) -> int:
@@ -122,24 +121,17 @@ def solve_prbp(g: Graph, M: int, *, time_limit_s: float | None = 60.0, max_state
         return best_, which
 
     s0 = canon(0, IN, 0, [])
-    best = {s0: 0}
-    came: dict[tuple, tuple | None] = {s0: None}
-    tie = itertools.count()
-    heap = [(h(*s0), 0, next(tie), s0)]
-    expanded = 0
+    frontier = Frontier(s0, h(*s0))
     goal = None
-    stopped = None
 
     def push(raw: tuple, gn: int, frm: tuple, mv: list) -> None:
         s, sigma = sym(raw) if tables else (raw, 0)
-        if gn >= best.get(s, 1 << 60):
+        if gn >= frontier.best.get(s, NEVER):
             return
         hv = h(*s)
         if hv < 0 or gn + hv >= U:
             return
-        best[s] = gn
-        came[s] = (frm, mv, sigma)
-        heapq.heappush(heap, (gn + hv, -gn, next(tie), s))
+        frontier.push(s, gn, hv, (frm, mv, sigma))
 
     def placed(R: int, B: int, E: int, v: int, mv: list, gcost: int, frm: tuple) -> None:
         """v became red or received an aggregation: write a complete output at once (reduction 4)."""
@@ -154,19 +146,13 @@ def solve_prbp(g: Graph, M: int, *, time_limit_s: float | None = 60.0, max_state
         push((R, B, E), cost, frm, out)
 
     try:
-        while heap:
-            f, negg, _, s = heapq.heappop(heap)
-            gcost = -negg
-            if best.get(s, 1 << 60) < gcost:
-                continue
+        while (top := frontier.pop()) is not None:
+            s, gcost = top
             R, B, E = s
             if all(B >> o & 1 and complete(E, o) for o in OUTS):
                 goal = (s, gcost)
                 break
-            expanded += 1
-            if expanded > max_states or dl.expired():
-                heapq.heappush(heap, (f, negg, next(tie), s))
-                stopped = "states" if expanded > max_states else "time"
+            if not frontier.expand(max_states, dl):
                 break
             dl.check()
             full = R.bit_count() >= M
@@ -194,14 +180,15 @@ def solve_prbp(g: Graph, M: int, *, time_limit_s: float | None = 60.0, max_state
                         if not E & e and R >> p & 1 and complete(E, p):
                             placed(R | bit, B & ~bit, E | e, v, [("aggregate", (p, v))], gcost, s)
     except TimeLimitReached:
-        stopped = "time"
+        frontier.stopped = "time"
+    expanded, stopped = frontier.expanded, frontier.stopped
     seconds = time.perf_counter() - t0
     if goal is None and stopped is None and U_moves is not None:
         rp = replay_prbp(g, M, U_moves)
         return PebbleResult(status="optimal", lower=U, upper=U, seconds=seconds, states=expanded, schedule=tuple(U_moves),
                             reads=rp.reads, writes=rp.writes, note="no PRBP calculation cheaper than the standard one-shot optimum", **base)
     if goal is None:
-        lower = max(heap[0][0] if heap else U, len(g.inputs) + len(g.outputs))
+        lower = max(frontier.least_f(U), len(g.inputs) + len(g.outputs))
         if M < g.min_M:  # no standard schedule to fall back on (a sum computed at once needs in-degree + 1)
             return PebbleResult(status="bounds", lower=lower, upper=None, seconds=seconds, states=expanded,
                                 note=f"stopped by the {stopped} limit", **base)
@@ -214,21 +201,9 @@ def solve_prbp(g: Graph, M: int, *, time_limit_s: float | None = 60.0, max_state
                             schedule=tuple(moves), reads=rp.reads, writes=rp.writes,
                             note=f"stopped by the {stopped} limit; upper bound from a standard one-shot schedule", **base)
     s, cost = goal
-    chunks = []
-    while came[s] is not None:
-        prev, mv, sigma = came[s]
-        chunks.append((mv, sigma))
-        s = prev
     # back to one real path: a move found in the frame of a representative is mapped by τ (solve.py's rule)
-    tau = tuple(range(n))
-    moves = []
-    for mv, sigma in reversed(chunks):
-        for op, x in mv:
-            moves.append((op, (tau[x[0]], tau[x[1]]) if op == "aggregate" else tau[x]))
-        inv = [0] * n
-        for a, b in enumerate(perms[sigma]):
-            inv[b] = a
-        tau = tuple(tau[inv[a]] for a in range(n))
+    moves = [(op, (tau[x[0]], tau[x[1]]) if op == "aggregate" else tau[x])
+             for mv, tau in real_frames(frontier.path(s), perms) for op, x in mv]
     rp = replay_prbp(g, M, moves)
     assert rp.io == cost, (rp, cost)
     return PebbleResult(status="optimal", lower=cost, upper=cost, seconds=seconds, states=expanded,

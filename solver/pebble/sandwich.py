@@ -23,7 +23,9 @@ not failed).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from attnio.bounds.catalog import all_bounds
 from attnio.bounds.expr import free_symbols
@@ -31,6 +33,10 @@ from attnio.bounds.types import APPROXIMATE
 from attnio.core.errors import InvalidParameter
 from attnio.solver.pebble.graphs import attention, matmul
 from attnio.solver.pebble.solve import PebbleResult, solve
+
+if TYPE_CHECKING:
+    from attnio.bounds.costs import CostFormula
+    from attnio.core.counts import IOCount
 
 ATTENTION_SYMBOLS = frozenset({"N", "d", "M"})
 MATMUL_SYMBOLS = frozenset({"m", "k", "n", "M"})
@@ -85,19 +91,28 @@ def _eval_bounds(entries, env: dict) -> tuple[dict[str, float], dict[str, float]
     return explicit, shape
 
 
-def _costs(N: int, d: int, M: int) -> dict[str, int]:
-    from attnio.bounds import costs
-
+def valid_costs(formulas: Iterable[tuple[str, CostFormula]], count: Callable[..., IOCount], N: int, d: int, M: int, *,
+                skip: Collection[str] = ()) -> dict[str, int]:
+    """Each schedule's exact count ``count(name, N=N, d=d, M=M).io_words``, in the order of ``formulas`` (name,
+    formula) pairs, where its formula is valid at (N, d, M) with d_v = d (the graphs' V has width d) and ``skip``
+    does not name it; a count that rejects the point (:class:`InvalidParameter`) is left out too."""
+    env = {"N": N, "d": d, "M": M, "dv": d}
     out = {}
-    for name, f in costs.FORMULAS.items():
-        env = {"N": N, "d": d, "M": M, "dv": d}
-        if not all(r.holds(env) for r in f.valid):
+    for name, f in formulas:
+        if name in skip or not all(r.holds(env) for r in f.valid):
             continue
         try:
-            out[name] = costs.cost(name, N=N, d=d, M=M).io_words
+            out[name] = count(name, N=N, d=d, M=M).io_words
         except InvalidParameter:
             continue
     return out
+
+
+def _costs(N: int, d: int, M: int) -> dict[str, int]:
+    """Every forward schedule's exact count (:func:`attnio.bounds.costs.cost`) where its formula is valid."""
+    from attnio.bounds import costs
+
+    return valid_costs(costs.FORMULAS.items(), costs.cost, N, d, M)
 
 
 def _row(instance: dict, r: PebbleResult, explicit: dict, shape: dict, costs: dict) -> Row:

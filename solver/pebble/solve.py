@@ -36,17 +36,16 @@ neither red nor blue).
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import time
 from dataclasses import dataclass, field
 
 from attnio.core.errors import InvalidParameter
 from attnio.core.validate import check_int
+from attnio.solver.pebble.frontier import NEVER, Frontier
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import NO_DEADLINE, Deadline, TimeLimitReached
-from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
+from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables, real_frames
 from attnio.solver.pebble.tight import compulsory
 
 STATUSES = ("optimal", "optimal within horizon", "bounds", "infeasible")
@@ -456,14 +455,9 @@ def solve(
             schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
             note=f"{ub_source} meets the lower bound h(start) = {h0} (inputs + outputs): no search needed", **base,
         )
-    best_g = {key0: 0}
-    came: dict[tuple[int, int, int], tuple] = {key0: None}
-    tie = itertools.count()
-    heap = [(h0, 0, next(tie), key0)]
-    expanded = 0
+    frontier = Frontier(key0, h0)
     generated = 0
     goal = None
-    stopped = None
     children = [sum(1 << c for c in cs) for cs in g.children]
 
     perms = automorphisms(g, dl) if symmetry else [tuple(range(g.n))]
@@ -492,14 +486,12 @@ def solve(
         generated += 1
         dl.check()  # one expansion of a large graph generates thousands of states
         nkey, sigma = sym_canon(raw) if tables else (raw, 0)
-        if gn >= best_g.get(nkey, 1 << 60):
+        if gn >= frontier.best.get(nkey, NEVER):
             return
         hn = heuristic(nkey)
         if hn < 0 or gn + hn > ub:
             return
-        best_g[nkey] = gn
-        came[nkey] = (key, move, sigma)
-        heapq.heappush(heap, (gn + hn, -gn, next(tie), nkey))
+        frontier.push(nkey, gn, hn, (key, move, sigma))
 
     def _expand_state(R: int, B: int, C: int, gcost: int, key: tuple[int, int, int], missing: int) -> None:
         live = live_for(missing) if not one_shot else useful(live_for(missing), missing, C)
@@ -527,48 +519,30 @@ def solve(
                 if children[v] & notred & ~C:
                     push(canon(R | bit, B, C), gcost + 1, key, ("read", v))
 
-    while heap:
-        f, negg, _, key = heapq.heappop(heap)
-        gcost = -negg
-        if best_g.get(key, 1 << 60) < gcost:
-            continue
+    while (top := frontier.pop()) is not None:
+        key, gcost = top
         R, B, C = key
         missing = OUT & ~B
         if not missing:
             goal = (key, gcost)
             break
-        expanded += 1
-        if expanded > max_states or dl.expired():
-            heapq.heappush(heap, (f, negg, next(tie), key))
-            stopped = "states" if expanded > max_states else "time"
+        if not frontier.expand(max_states, dl):
             break
         try:
             _expand_state(R, B, C, gcost, key, missing)
         except TimeLimitReached:
             # children pushed so far have f >= this state's f (consistent heuristic): putting it back keeps
             # the least f on the open list a lower bound
-            heapq.heappush(heap, (f, negg, next(tie), key))
-            stopped = "time"
+            frontier.put_back()
+            frontier.stopped = "time"
             break
+    expanded, stopped = frontier.expanded, frontier.stopped
 
     seconds = time.perf_counter() - t0
     if goal is not None:
         key, cost = goal
-        chain_ = []
-        while came[key] is not None:
-            prev, move, sigma = came[key]
-            chain_.append((move, sigma))
-            key = prev
-        chain_.reverse()
         # map the canonical path back to one real path: real move i = τ_{i-1}(m_i), τ_i = τ_{i-1} ∘ σ_i⁻¹
-        tau = tuple(range(g.n))
-        macro = []
-        for (op, v), sigma in chain_:
-            macro.append((op, tau[v]))
-            inv = [0] * g.n
-            for x, y in enumerate(perms[sigma]):
-                inv[y] = x
-            tau = tuple(tau[inv[x]] for x in range(g.n))
+        macro = [(op, tau[v]) for (op, v), tau in real_frames(frontier.path(key), perms)]
         moves = _expand(canon, macro)
         rp = replay(g, M, moves, recompute=recompute)
         assert rp.io == cost >= L, (rp, cost, L)  # a schedule below a proved lower bound would be a bug
@@ -585,7 +559,7 @@ def solve(
             schedule=tuple(ub_moves), reads=rp.reads, writes=rp.writes,
             note=f"no schedule cheaper than {ub_source} exists (search exhausted below it){L_note}", **base,
         )
-    lower = max(heap[0][0] if heap else rp.io, L)
+    lower = max(frontier.least_f(rp.io), L)
     if lower >= rp.io:  # the proved lower bound meets the schedule in hand
         return PebbleResult(
             status="optimal", lower=rp.io, upper=rp.io, seconds=seconds, states=expanded,

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
+from typing import Any
 
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import NO_DEADLINE, Deadline
@@ -103,3 +105,33 @@ def apply_mask(tables: list[list[int]], m: int) -> int:
         m >>= 8
         q += 1
     return r
+
+
+def least_image(tables: list[list[list[int]]], m: int) -> int:
+    """The least of the bitmask ``m`` and its images under the permutations whose :func:`mask_tables` are
+    ``tables``: one representative per orbit, when ``tables`` are those of a group's non-identity elements.
+
+    >>> swap = mask_tables((1, 0, 2))   # vertices 0 and 1 exchanged
+    >>> least_image([swap], 0b110), least_image([swap], 0b101), least_image([], 0b110)
+    (5, 5, 6)
+    """
+    best = m
+    for tb in tables:
+        x = apply_mask(tb, m)
+        if x < best:
+            best = x
+    return best
+
+
+def real_frames(path: list[tuple[Any, int]], perms: list[tuple[int, ...]]) -> Iterator[tuple[Any, tuple[int, ...]]]:
+    """Each move of a path found on orbit representatives (``path``: (move, σ) per step, σ an index into ``perms``,
+    whose first is the identity) with τ, the map from the move's frame to the real configuration: the real move is
+    the move with its vertices v replaced by τ[v]. τ starts as the identity, and after a step τ ← τ∘σ⁻¹."""
+    n = len(perms[0])
+    tau = tuple(range(n))
+    for move, sigma in path:
+        yield move, tau
+        inv = [0] * n
+        for a, b in enumerate(perms[sigma]):
+            inv[b] = a
+        tau = tuple(tau[inv[a]] for a in range(n))

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import NO_DEADLINE, Deadline, TimeLimitReached
-from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
+from attnio.solver.pebble.symmetry import apply_mask, automorphisms, least_image, mask_tables
 
 ANSWERS = ("tight", "none", "unknown")
 
@@ -126,12 +126,7 @@ def tight_one_shot(g: Graph, M: int, *, symmetry: bool = True, max_states: int =
     tables = [mask_tables(p) for p in perms if p != tuple(range(n))]
 
     def canon(C: int) -> int:
-        best = C
-        for tb in tables:
-            x = apply_mask(tb, C)
-            if x < best:
-                best = x
-        return best
+        return least_image(tables, C)
 
     refuted: set[int] = set()
     states = 0

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import NO_DEADLINE, Deadline, TimeLimitReached
-from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
+from attnio.solver.pebble.symmetry import automorphisms, least_image, mask_tables
 from attnio.solver.pebble.tight import TightResult, _bits, _masks, compulsory, few_perms
 
 
@@ -103,13 +103,7 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
     tables = [mask_tables(tuple(p) + tuple(n + w for w in p)) for p in perms if p != tuple(range(n))]
 
     def canon(R: int, U: int, W: int) -> int:
-        key = R | (U | W) << n
-        best = key
-        for tb in tables:
-            x = apply_mask(tb, key)
-            if x < best:
-                best = x
-        return best
+        return least_image(tables, R | (U | W) << n)
 
     def producible(R: int, fresh: int, need: int, W: int) -> bool:
         prod = R | fresh
