@@ -24,6 +24,7 @@ from attnio.solver.pebble.graphs import (
     matmul,
     reduction_tree,
 )
+from attnio.solver.pebble.limits import Deadline, TimeLimitReached
 from attnio.solver.pebble.prbp import min_M, solve_prbp
 from attnio.solver.pebble.solve import best_greedy, solve
 
@@ -95,6 +96,39 @@ def test_prbp_symmetry_reduction_keeps_the_optimum():
         a, b = solve_prbp(g, 3, time_limit_s=60), solve_prbp(g, 3, time_limit_s=60, symmetry=False)
         assert a.status == b.status == "optimal" and a.opt == b.opt
         assert replay_prbp(g, 3, a.schedule).io == a.opt and a.states < b.states
+
+
+class _RaisesAtCheck(Deadline):
+    """A deadline that never reads as expired but raises at its k-th ``check``: the time limit striking inside an
+    expansion, after the state was popped."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, k: int) -> None:
+        super().__init__(None)
+        self.left = k
+
+    def expired(self) -> bool:
+        return False
+
+    def check(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise TimeLimitReached
+
+    def within(self, seconds: float | None) -> Deadline:
+        return Deadline(None)
+
+
+def test_prbp_lower_bound_stays_below_the_optimum_when_time_runs_out_inside_an_expansion():
+    """Stopped at any check of an expansion, the reported lower bound is at most the optimum (the popped state
+    goes back on the open list; without that, 1×2·2×2 at M = 3 stopped at once reported 13 > OPT = 12)."""
+    for g, M in ((matmul(1, 2, 2, tree="flat"), 3), (attention(2, 1, tree="flat"), 8)):
+        opt = solve_prbp(g, M, time_limit_s=60)
+        assert opt.status == "optimal"
+        for k in range(40):
+            r = solve_prbp(g, M, deadline=_RaisesAtCheck(k))
+            assert r.lower is None or r.lower <= opt.opt, (g.name, M, k, r.lower, opt.opt)
 
 
 def test_prbp_solver_schedules_replay_and_never_exceed_the_standard_one_shot():

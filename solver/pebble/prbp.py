@@ -180,6 +180,9 @@ def solve_prbp(g: Graph, M: int, *, time_limit_s: float | None = 60.0, max_state
                         if not E & e and R >> p & 1 and complete(E, p):
                             placed(R | bit, B & ~bit, E | e, v, [("aggregate", (p, v))], gcost, s)
     except TimeLimitReached:
+        # raised only while the state last popped is expanded: back on the list it keeps the least f a lower bound
+        # (its children pushed so far have f at least its own)
+        frontier.put_back()
         frontier.stopped = "time"
     expanded, stopped = frontier.expanded, frontier.stopped
     seconds = time.perf_counter() - t0
