@@ -235,14 +235,17 @@ def run_partition(queue: Sequence[int], slots: int, program: Callable[[int, int]
     (module docstring), through ``cache`` (a :class:`~attnio.algorithms.l2_cache.SectoredLRU`), adding to
     ``acc``; ``program(id, position in queue)`` gives a program's steps; ``seen``: block key -> sectors the
     partition touched so far (for the compulsory reads), kept across launches; ``skew``: 0 lockstep, > 0 the
-    first wave's slot s waits round(skew · s / slots · L) rounds, L its program's steps (module docstring)."""
+    first wave's slot s waits round(skew · s / slots · L) rounds, L its program's steps (module docstring).
+    Slots past the ``len(queue)``-th never start a program (each start takes one), so only the first
+    min(slots, len(queue)) are kept: the same rounds, in memory and time bounded by the programs, not ``slots``."""
     access = cache.access  # type: ignore[attr-defined]
     rbytes, wbytes, lines, rlines, hits, secs, fetched = (acc.rbytes, acc.wbytes, acc.lines, acc.rlines, acc.hits,
                                                           acc.secs, acc.fetched)
     n = len(queue)
     nxt = 0
-    its: list = [None] * slots
-    cur: list = [None] * slots
+    used = min(slots, n)  # the stagger below still divides by ``slots``
+    its: list = [None] * used
+    cur: list = [None] * used
 
     def take(s: int) -> object:
         """The first step of the next non-empty program of the queue, started on slot ``s`` (None: queue done)."""
@@ -257,8 +260,8 @@ def run_partition(queue: Sequence[int], slots: int, program: Callable[[int, int]
         return None
 
     busy = 0
-    wait = [0] * slots
-    for s in range(slots):
+    wait = [0] * used
+    for s in range(used):
         cur[s] = take(s)
         busy += cur[s] is not None
         if skew and cur[s] is not None:
@@ -267,7 +270,7 @@ def run_partition(queue: Sequence[int], slots: int, program: Callable[[int, int]
             wait[s] = round(skew * s * (len(rest) + 1) / slots)
     compulsory = 0
     while busy:
-        for s in range(slots):
+        for s in range(used):
             step = cur[s]
             if step is None:
                 continue

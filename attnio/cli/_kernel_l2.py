@@ -44,7 +44,8 @@ _OPTIONS = {"order": "l2-order", "section_heads": "l2-section-heads", "occupancy
 
 
 #: the replay options' attributes and their defaults (an option set without --l2 is refused)
-_DEFAULTS = {"l2_order": "qhb", "l2_section_heads": None, "l2_occupancy": 1, "l2_sms": None, "l2_bytes": None}
+_DEFAULTS = {"l2_order": "qhb", "l2_section_heads": None, "l2_occupancy": 1, "l2_sms": None, "l2_bytes": None,
+             "l2_sync": "lockstep", "l2_skew": 1.0}
 
 
 @contextlib.contextmanager
@@ -96,6 +97,18 @@ def check(args: argparse.Namespace) -> None:
         sync_skew(args.l2_sync, args.l2_skew)
     if _order(args) == "sections" and args.l2_section_heads is None:
         raise InvalidParameter("l2-section-heads", None, "a positive int with --l2-order sections")
+    if args.l2_order != "sections" and args.l2_section_heads is not None:
+        raise InvalidParameter("l2-section-heads", args.l2_section_heads, "only with --l2-order sections (it sizes "
+                               f"the sections; order {args.l2_order!r} has none)")
+    skew_needs_drift(args)
+
+
+def skew_needs_drift(args: argparse.Namespace) -> None:
+    """--l2-skew other than its default under --l2-sync lockstep (no stagger: it would be ignored): one line."""
+    from attnio.core.errors import InvalidParameter
+
+    if args.l2_sync == "lockstep" and args.l2_skew != _DEFAULTS["l2_skew"]:
+        raise InvalidParameter("l2-skew", args.l2_skew, "only with --l2-sync drift (lockstep staggers nothing)")
 
 
 @contextlib.contextmanager
