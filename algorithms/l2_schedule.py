@@ -76,7 +76,7 @@ def launch_order(X: int, Y: int, Z: int, order: str | Sequence[int], section: in
         ids = list(order)
         if sorted(ids) != list(range(n)):
             raise InvalidParameter("order", f"a sequence of {len(ids)} ids", f"a permutation of 0..{n - 1} (every "
-                                   f"program of the grid of {Z} x {Y} x {X} exactly once)")
+                                   f"program of the grid (x, y, z) = ({X}, {Y}, {Z}) exactly once)")
         return ids
     if order == "qhb":
         return [(z * Y + h) * X + i for z in range(Z) for h in range(Y) for i in qs]

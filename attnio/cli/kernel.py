@@ -407,7 +407,7 @@ def _formula(args: argparse.Namespace, gpu: str | None) -> _Formula:
         with _stand_in(args.fake_gpu):
             launch = load_launcher(args.target, args.import_roots)
             try:
-                widths = tuple(x.strip() for x in args.widths.split(",")) if args.widths else None
+                widths = tuple(x.strip() for x in args.widths.split(",")) if args.widths is not None else None
                 f = fit(launch, causal=args.causal, block=block, dtype=args.dtype, args=_mapping(args.args),
                         seed=args.seed, widths=widths)
             except FitError as e:

@@ -305,16 +305,23 @@ def measure(launch: Any, shape: dict[str, int], *, causal: bool, dtype: str = "f
 def _measure(launch: Any, shape: dict[str, int], causal: bool, dtype: str, M: int | None,
              args: dict[str, str] | None, seed: int, counter: Any = None) -> tuple[dict[Key, int], Any]:
     from attnio.core.workload import Workload
-    from attnio.triton.check import _call, make_inputs
+    from attnio.triton.check import LauncherError, _call, make_inputs
     from attnio.triton.launcher import resolve
 
     w = Workload.build(batch=shape["Z"], heads=shape["H"], kv_heads=shape["H_kv"], Nq=shape["N_q"], Nkv=shape["N_kv"],
                        d=shape["d"], dv=shape["d_v"], causal=causal, dtype=dtype, M=M, gpu=None if M else "h100")
-    if counter is not None:
-        t = counter(launch, w)
-    else:
-        lau = resolve(launch, args)
-        t = _call(lau, make_inputs(w, lau.inputs, seed), w)
+    try:
+        if counter is not None:
+            t = counter(launch, w)
+        else:
+            lau = resolve(launch, args)
+            t = _call(lau, make_inputs(w, lau.inputs, seed), w)
+    except LauncherError as e:  # name the shape the fit or check chose; a width not a power of two: say so
+        at = " ".join(f"{k}={v}" for k, v in shape.items())
+        hint = ("; the default design counts widths that are not powers of two (a kernel's tl.arange(0, d) "
+                "needs them: give fit(points={'widths': [(16, 16), (32, 32), (64, 64)]}) in Python; --widths "
+                "chooses the basis, not the points)" if "power of 2" in str(e) else "")
+        raise LauncherError(f"counting the shape {at}: {e}{hint}") from e
     out: dict[Key, int] = {}
     for n in t.names:
         for f in FIELDS:
@@ -417,8 +424,8 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
     widths = tuple(widths) if widths is not None else tuple(getattr(launch, "attnio_widths", fb.WIDTHS_DEFAULT))
     for axis, names, table in (("units", units, fb.UNIT), ("widths", widths, fb.WIDTH), ("lengths", lengths, fb.LENGTH)):
         bad = [n for n in names if n not in table]
-        if bad or not names:
-            raise InvalidParameter(axis, bad or names, "names among " + ", ".join(table))
+        if bad or not names or len(set(names)) < len(names):  # a repeated name would make the basis singular
+            raise InvalidParameter(axis, bad or names, "distinct names among " + ", ".join(table))
     launch, block = _block_of(launch, block)
     shapes = [_shape(w if isinstance(w, dict) else {"workload": w}, causal) for w in workloads] if workloads is not None \
         else design(block, causal, tuple(units), tuple(widths), lengths, points)
