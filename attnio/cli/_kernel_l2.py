@@ -1,7 +1,7 @@
 """``attnio kernel … --l2 PRESET``: the counted kernel's per-program trace replayed through an L2 preset
 (attnio.triton.trace captures it, attnio.algorithms.l2_trace replays it; docs/dram.md#captured-traces).
 
-Per tensor: requested, sector and predicted DRAM bytes and the read-line hit rate. Bad input (an unknown preset
+Per tensor: requested, sector and predicted DRAM bytes, the read-line hit rate and the read-sector hit rate. Bad input (an unknown preset
 or order, occupancy or SMs below 1, an L2 smaller than one line, an explicit order that is not a permutation of
 the grid, --l2 with --fast or --cu-seqlens, a replay option without --l2) is one line naming the parameter, exit 2.
 """
@@ -140,12 +140,14 @@ class WithL2:
                    f"lines of 128 B, {r.slots_per_partition} slots per partition, order {r.order}, "
                    f"{'lockstep' if r.sync == 'lockstep' else f'drift (skew {r.skew:g})'}, "
                    f"{r.programs} programs):")
-        out.append(f"  {'tensor':<24} {'requested B':>14} {'sector B':>14} {'DRAM B':>14} {'hit rate':>9}")
+        out.append(f"  {'tensor':<24} {'requested B':>14} {'sector B':>14} {'DRAM B':>14} {'hit rate':>9} "
+                   f"{'sector hit':>10}")
         for n, t in r.tensors.items():
             out.append(f"  {n:<24} {t.requested_bytes:>14,d} {t.sectors * t.sector_bytes:>14,d} "
-                       f"{t.dram_bytes:>14,d} {t.hit_rate:>9.4f}")
+                       f"{t.dram_bytes:>14,d} {t.hit_rate:>9.4f} {t.sector_hit_rate:>10.4f}")
         out.append(f"  {'total':<24} {r.requested_bytes:>14,d} {r.sector_bytes:>14,d} {r.dram_bytes:>14,d} "
-                   f"{r.hit_rate:>9.4f}")
+                   f"{r.hit_rate:>9.4f} {r.sector_hit_rate:>10.4f}")
+        out.append("  hit rate: read lines whose tag was held; sector hit: read sectors already valid (docs/dram.md)")
         return out
 
 
