@@ -1,9 +1,10 @@
 """``attnio kernel … --l2 PRESET``: the counted kernel's per-program trace replayed through an L2 preset
 (attnio.triton.trace captures it, attnio.algorithms.l2_trace replays it; docs/dram.md#captured-traces).
 
-Per tensor: requested, sector and predicted DRAM bytes, the read-line hit rate and the read-sector hit rate. Bad input (an unknown preset
-or order, occupancy or SMs below 1, an L2 smaller than one line, an explicit order that is not a permutation of
-the grid, --l2 with --fast or --cu-seqlens, a replay option without --l2) is one line naming the parameter, exit 2.
+Per tensor: requested, sector and predicted DRAM bytes, the read-line and the read-sector hit rates. Bad input (an
+unknown preset or order, occupancy or SMs below 1, an L2 smaller than one line, an explicit order that is not a
+permutation of the grid, --l2 with --fast or --cu-seqlens, a replay option without --l2, --l2-skew without
+--l2-sync drift, --l2-section-heads without --l2-order sections) is one line naming the parameter, exit 2.
 """
 
 from __future__ import annotations

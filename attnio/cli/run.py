@@ -249,8 +249,7 @@ def _print_l2(o: dict[str, Any]) -> None:
     print(f"  total  {o['requested_bytes']:>18,d} {o['sector_bytes']:>18,d} {'':>6} {o['dram_read_bytes']:>18,d} "
           f"{o['dram_write_bytes']:>18,d}")
     print(f"  L2 hit rate {o['hit_rate']:.4f} (read lines), {o['sector_hit_rate']:.4f} (read sectors); compulsory "
-          f"{o['compulsory_bytes']:,d} B; "
-          f"{o['seconds']:.1f} s")
+          f"{o['compulsory_bytes']:,d} B; {o['seconds']:.1f} s")
     if f is not None:  # the floors are the forward's
         print(f"  floors at M = the L2 ({f['M_words']:,d} words): DRAM >= {f['dram_bytes']:,d} B ({f['bound']}), "
               f"time >= {f['time_floor_s'] * 1e6:.1f} us")
