@@ -239,7 +239,6 @@ def _viewing_launcher(view):
     return launch
 
 
-@pytest.mark.slow
 def test_launch_metadata_reads_the_layout_the_kernel_saw_or_refuses():
     """The hook assumed the kernel's own arguments laid out (Z, H, N, d): on q.transpose(1, 2) views it returned
     102,912 B for a launch that moves 274,432 B; on q.reshape(-1, N, d) views it raised IndexError when called.
