@@ -77,10 +77,10 @@ class KernelFormula:
     launches: dict[str, int]  # kernel name -> launches per call
     kernel_args: dict[str, dict[str, str]]  # kernel name -> {attnio tensor: the kernel's argument name}
     held_out: list[HeldOut] = field(default_factory=list)
-    #: per counted shape (fit, then held out), ``<kernel>.<argument>`` -> the layout the kernel saw
-    #: (attnio.triton.count.Traffic.layouts), read by :meth:`launch_metadata_source` (:func:`_view_dims`); None:
+    #: per counted shape (fit, then held out): (the shape, ``<kernel>.<argument>`` -> the layout the kernel saw,
+    #: attnio.triton.count.Traffic.layouts), read by :meth:`launch_metadata_source` (:func:`_view_dims`); None:
     #: not measured (a formula built by hand), its tensor arguments taken in attnio's layout (:data:`_ROLE_DIMS`)
-    layouts: list[dict[str, tuple]] | None = field(default=None, repr=False)
+    layouts: list[tuple[dict[str, int], dict[str, tuple]]] | None = field(default=None, repr=False)
     _launch: Any = field(default=None, repr=False)
     _options: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -156,7 +156,7 @@ class KernelFormula:
             t0 = time.perf_counter()
             counted, t = _measure(self._launch, s, self.causal, self.dtype, **self._options)
             if self.layouts is not None:
-                self.layouts.append(dict(getattr(t, "layouts", {})))
+                self.layouts.append((s, dict(getattr(t, "layouts", {}))))
             ctx = fb.context(s, self.block)
             bad = {}
             for key in sorted(set(counted) | set(self.coefficients)):
@@ -435,7 +435,7 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
     for s in shapes:
         c, t = _measure(launch, s, causal, dtype, M, args, seed, counter)
         counts.append(c)
-        layouts.append(dict(getattr(t, "layouts", {})))
+        layouts.append((s, dict(getattr(t, "layouts", {}))))
         for k in set(t.launches) | set(launches):  # launches per call; 0: it varies with the shape
             n = t.launches.count(k)
             launches[k] = n if launches.get(k, n) == n else 0
@@ -512,27 +512,31 @@ _ROLE_DIMS = {  # attnio tensor -> the shape names its dimensions give
 }
 
 
-def _view_dims(tensor: str, layouts: list[tuple | None]) -> tuple[str | None, ...]:
-    """The shape name each dimension of a kernel argument gives, from its ``layouts`` (one per counted shape:
-    the attnio tensor's name, the view's shape and strides, the tensor's shape and strides; Traffic.layouts;
-    None where the argument was not this view). A view dimension gives a name n of ``tensor``'s (Z, H, N, d)
-    layout (:data:`_ROLE_DIMS`) when, at every counted shape where each of the tensor's dimensions is above 1
+def _view_dims(tensor: str, layouts: list[tuple[dict[str, int], tuple | None]]) -> tuple[str | None, ...]:
+    """The shape name each dimension of a kernel argument gives, from its ``layouts`` (one per counted shape: the
+    shape, and the attnio tensor's name, the view's shape and strides, the tensor's shape and strides,
+    Traffic.layouts, or None where the argument was not this view). The counted tensor must be ``tensor`` in
+    attnio's (Z, H, N, d) layout (:data:`_ROLE_DIMS`: its sizes those of the shape), else every name is None. A
+    view dimension gives a name n of that layout when, at every counted shape where each of the tensor's dimensions is above 1
     (there a merged dimension matches none: at Z = 1, ``q.reshape(-1, N, d)`` would pass for H), it has n's size
     and stride and no other dimension does, and at every other counted shape n's size; otherwise None (merged,
     unmatched, or no such shape counted). A permuted view (``q.transpose(1, 2)``) gives its names in its order.
     Empty: the argument was not the same-rank view at every counted shape.
 
-    >>> lay = ("q", (6, 5, 4), (20, 4, 1), (2, 3, 5, 4), (60, 20, 4, 1))
-    >>> _view_dims("q", [lay]), _view_dims("q", [("q", (3, 5, 4), (20, 4, 1), (1, 3, 5, 4), (60, 20, 4, 1))])
-    ((None, 'N_q', 'd'), (None, None, None))
-    >>> _view_dims("q", [("q", (2, 5, 3, 4), (60, 4, 20, 1), (2, 3, 5, 4), (60, 20, 4, 1))])
+    >>> s, s1 = {"Z": 2, "H": 3, "N_q": 5, "d": 4}, {"Z": 1, "H": 3, "N_q": 5, "d": 4}
+    >>> _view_dims("q", [(s, ("q", (6, 5, 4), (20, 4, 1), (2, 3, 5, 4), (60, 20, 4, 1)))])
+    (None, 'N_q', 'd')
+    >>> _view_dims("q", [(s1, ("q", (3, 5, 4), (20, 4, 1), (1, 3, 5, 4), (60, 20, 4, 1)))])
+    (None, None, None)
+    >>> _view_dims("q", [(s, ("q", (2, 5, 3, 4), (60, 4, 20, 1), (2, 3, 5, 4), (60, 20, 4, 1)))])
     ('Z', 'N_q', 'H', 'd')
     """
     names = _ROLE_DIMS.get(tensor, ())
-    seen = [v for v in layouts if v is not None]
+    pairs = [(shape, v) for shape, v in layouts if v is not None]
+    seen = [v for _, v in pairs]
     if not seen or len(seen) < len(layouts) or len({len(v[1]) for v in seen}) != 1:
         return ()
-    if any(len(v[3]) != len(names) for v in seen):
+    if any(v[0] != tensor or v[3] != tuple(shape.get(n) for n in names) for shape, v in pairs):
         return (None,) * len(seen[0][1])
     full = [v for v in seen if min(v[3]) > 1]
     out: list[str | None] = []
@@ -557,7 +561,7 @@ def _shape_from_args(f: KernelFormula, kernel: str) -> list[str]:
 
     lines, got = [], set()
     args = sorted(f.kernel_args.get(kernel, {}).items())
-    dims = {t: (_ROLE_DIMS.get(t, ()) if f.layouts is None else _view_dims(t, [x.get(f"{kernel}.{a}") for x in f.layouts]))
+    dims = {t: (_ROLE_DIMS.get(t, ()) if f.layouts is None else _view_dims(t, [(s, x.get(f"{kernel}.{a}")) for s, x in f.layouts]))
             for t, a in args}
     for tensor, arg in args:
         for i, n in enumerate(dims[tensor]):
