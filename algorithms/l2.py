@@ -90,7 +90,15 @@ def fa3_section_heads(Nkv: int, d: int, bytes_per_word: int, heads: int, budget:
 
 
 def _row_runs(offsets: range, R: int, unit: int) -> int:
-    """Units (lines or sectors) touched by rows of ``R`` bytes at ``offsets``, each row counted on its own."""
+    """Units (lines or sectors) touched by rows of ``R`` bytes at ``offsets``: rows that follow one another
+    (stride ``R``: one head, a tensor's rows back to back) are one run of len(offsets)·R bytes, whose units a row
+    boundary inside a unit does not count twice; rows further apart each counted on their own.
+
+    >>> _row_runs(range(0, 240, 80), 80, 32), _row_runs(range(0, 480, 160), 80, 32)
+    (8, 9)
+    """
+    if len(offsets) > 1 and offsets.step == R:
+        offsets, R = range(offsets.start, offsets.start + 1), R * len(offsets)
     if R % unit == 0 and offsets.start % unit == 0 and offsets.step % unit == 0:
         return len(offsets) * (R // unit)
     return sum(-(-(o + R) // unit) - o // unit for o in offsets)

@@ -76,7 +76,7 @@ def launch_order(X: int, Y: int, Z: int, order: str | Sequence[int], section: in
         ids = list(order)
         if sorted(ids) != list(range(n)):
             raise InvalidParameter("order", f"a sequence of {len(ids)} ids", f"a permutation of 0..{n - 1} (every "
-                                   f"program of the grid of {Z} x {Y} x {X} exactly once)")
+                                   f"program of the grid (x, y, z) = ({X}, {Y}, {Z}) exactly once)")
         return ids
     if order == "qhb":
         return [(z * Y + h) * X + i for z in range(Z) for h in range(Y) for i in qs]
@@ -102,6 +102,7 @@ class TensorTraffic:
     dram_write_bytes: int = 0
     sector_bytes: int = 32
     read_lines: int = 0
+    read_sectors: int = 0
 
     @property
     def requested_bytes(self) -> int:
@@ -113,8 +114,15 @@ class TensorTraffic:
 
     @property
     def hit_rate(self) -> float:
-        """Read-line hits over read-line accesses (0.0 for a tensor that is only written)."""
+        """Read-line hits over read-line accesses (0.0 for a tensor that is only written): a line whose tag is held
+        hits even when the sectors asked for come from DRAM (the line-based rate of this replay)."""
         return self.hit_lines / self.read_lines if self.read_lines else 0.0
+
+    @property
+    def sector_hit_rate(self) -> float:
+        """Read sectors found valid over read sectors requested (0.0 for a tensor that is only written): the
+        sector-based rate, a sector fetched from DRAM a miss whatever its line (docs/dram.md#the-replay)."""
+        return 1 - self.dram_read_bytes / (self.read_sectors * self.sector_bytes) if self.read_sectors else 0.0
 
     @property
     def dram_bytes(self) -> int:
@@ -130,7 +138,8 @@ class TensorTraffic:
                 "requested_write_bytes": self.requested_write_bytes, "sectors": self.sectors,
                 "sector_bytes": self.sectors * self.sector_bytes, "sector_efficiency": self.sector_efficiency,
                 "lines": self.lines, "read_lines": self.read_lines, "hit_lines": self.hit_lines,
-                "miss_lines": self.miss_lines, "hit_rate": self.hit_rate, "dram_read_bytes": self.dram_read_bytes,
+                "miss_lines": self.miss_lines, "hit_rate": self.hit_rate, "read_sectors": self.read_sectors,
+                "sector_hit_rate": self.sector_hit_rate, "dram_read_bytes": self.dram_read_bytes,
                 "dram_write_bytes": self.dram_write_bytes, "dram_bytes": self.dram_bytes}
 
 
@@ -194,6 +203,12 @@ class L2Result:
         """Read-line hits over read-line accesses (writes allocate but are not counted as hits or misses)."""
         return 1 - self.miss_lines / self.read_lines if self.read_lines else 0.0
 
+    @property
+    def sector_hit_rate(self) -> float:
+        """Read sectors found valid over read sectors requested (:attr:`TensorTraffic.sector_hit_rate`)."""
+        rs = sum(t.read_sectors * t.sector_bytes for t in self.tensors.values())
+        return 1 - self.dram_read_bytes / rs if rs else 0.0
+
     def as_dict(self) -> dict:
         return {"preset": self.preset, "l2_lines_per_partition": self.l2_lines_per_partition,
                 "partitions": self.partitions, "slots_per_partition": self.slots_per_partition,
@@ -201,7 +216,8 @@ class L2Result:
                 "exact": self.exact, "requested_bytes": self.requested_bytes, "sector_bytes": self.sector_bytes,
                 "dram_read_bytes": self.dram_read_bytes, "dram_write_bytes": self.dram_write_bytes,
                 "dram_bytes": self.dram_bytes, "compulsory_bytes": self.compulsory_bytes,
-                "hit_rate": self.hit_rate, "miss_lines": self.miss_lines, "seconds": self.seconds,
+                "hit_rate": self.hit_rate, "sector_hit_rate": self.sector_hit_rate, "miss_lines": self.miss_lines,
+                "seconds": self.seconds,
                 "sync": self.sync, "skew": self.skew,
                 "tensors": {n: t.as_dict() for n, t in self.tensors.items()}}
 
@@ -215,6 +231,7 @@ class Accounting:
         n = len(self.names)
         self.rbytes, self.wbytes, self.lines, self.rlines = [0] * n, [0] * n, [0] * n, [0] * n
         self.hits, self.secs, self.fetched, self.written = [0] * n, [0] * n, [0] * n, [0] * n
+        self.rsecs = [0] * n  # sectors requested by reads (an atomic's once)
         self.compulsory = 0  # sectors
 
     def add_written_back(self, cache: object) -> None:
@@ -225,7 +242,7 @@ class Accounting:
     def traffic(self) -> dict[str, TensorTraffic]:
         s = self.sector
         return {name: TensorTraffic(self.rbytes[t], self.wbytes[t], self.secs[t], self.lines[t], self.hits[t],
-                                    self.fetched[t] * s, self.written[t] * s, s, self.rlines[t])
+                                    self.fetched[t] * s, self.written[t] * s, s, self.rlines[t], self.rsecs[t])
                 for t, name in enumerate(self.names)}
 
 
@@ -235,14 +252,17 @@ def run_partition(queue: Sequence[int], slots: int, program: Callable[[int, int]
     (module docstring), through ``cache`` (a :class:`~attnio.algorithms.l2_cache.SectoredLRU`), adding to
     ``acc``; ``program(id, position in queue)`` gives a program's steps; ``seen``: block key -> sectors the
     partition touched so far (for the compulsory reads), kept across launches; ``skew``: 0 lockstep, > 0 the
-    first wave's slot s waits round(skew · s / slots · L) rounds, L its program's steps (module docstring)."""
+    first wave's slot s waits round(skew · s / slots · L) rounds, L its program's steps (module docstring).
+    Slots past the ``len(queue)``-th never start a program (each start takes one), so only the first
+    min(slots, len(queue)) are kept: the same rounds, in memory and time bounded by the programs, not ``slots``."""
     access = cache.access  # type: ignore[attr-defined]
-    rbytes, wbytes, lines, rlines, hits, secs, fetched = (acc.rbytes, acc.wbytes, acc.lines, acc.rlines, acc.hits,
-                                                          acc.secs, acc.fetched)
+    rbytes, wbytes, lines, rlines, hits, secs, fetched, rsecs = (acc.rbytes, acc.wbytes, acc.lines, acc.rlines,
+                                                                 acc.hits, acc.secs, acc.fetched, acc.rsecs)
     n = len(queue)
     nxt = 0
-    its: list = [None] * slots
-    cur: list = [None] * slots
+    used = min(slots, n)  # the stagger below still divides by ``slots``
+    its: list = [None] * used
+    cur: list = [None] * used
 
     def take(s: int) -> object:
         """The first step of the next non-empty program of the queue, started on slot ``s`` (None: queue done)."""
@@ -257,8 +277,8 @@ def run_partition(queue: Sequence[int], slots: int, program: Callable[[int, int]
         return None
 
     busy = 0
-    wait = [0] * slots
-    for s in range(slots):
+    wait = [0] * used
+    for s in range(used):
         cur[s] = take(s)
         busy += cur[s] is not None
         if skew and cur[s] is not None:
@@ -267,7 +287,7 @@ def run_partition(queue: Sequence[int], slots: int, program: Callable[[int, int]
             wait[s] = round(skew * s * (len(rest) + 1) / slots)
     compulsory = 0
     while busy:
-        for s in range(slots):
+        for s in range(used):
             step = cur[s]
             if step is None:
                 continue
@@ -282,6 +302,7 @@ def run_partition(queue: Sequence[int], slots: int, program: Callable[[int, int]
                 hit, new = access(key, t, nl, mask, wr)
                 if rd:
                     rlines[t] += nl
+                    rsecs[t] += nsec
                     if hit:
                         hits[t] += nl
                 if new:  # sectors that were not valid: fetched by a read; the first touches are among them

@@ -56,11 +56,15 @@ def test_causal_programs_read_only_visible_blocks():
 
 
 def test_sectors_of_unaligned_rows():
-    """d = 12 fp16: 24-byte rows, half of them straddle a 32-byte boundary: efficiency below 1, not exact."""
-    r = replay(_w(d=12, N=128), "h100", B_r=64, B_c=64)
+    """d = 12 fp16: 24-byte rows. Two heads: a head's rows are 48 bytes apart, half of them straddle a 32-byte
+    boundary, each row's sectors counted on its own: efficiency below 1, not exact. One head: the rows are back to
+    back, a 64-row tile is one run of 1,536 bytes, 48 whole sectors (counting each row on its own gave 64)."""
+    r = replay(_w(d=12, N=128, heads=2), "h100", B_r=64, B_c=64)
     q = r.tensors["Q"]
-    assert q.sectors == sum(sectors(24 * k, 24) for k in range(128))
+    assert q.sectors == sum(sectors(48 * k + 24 * h, 24) for k in range(128) for h in range(2))
     assert q.sector_efficiency < 1 and not r.exact
+    one = replay(_w(d=12, N=128), "h100", B_r=64, B_c=64).tensors["Q"]
+    assert one.sectors == 2 * 48 and one.sectors * 32 == one.requested_bytes
     aligned = replay(_w(d=64, N=128), "h100", B_r=64, B_c=64).tensors["Q"]
     assert aligned.sectors * 32 == aligned.requested_bytes
 

@@ -132,3 +132,30 @@ def test_cli_kernel_l2_sync_bad_value_is_one_line(capsys) -> None:  # noqa: ANN0
     import json
 
     assert json.loads(capsys.readouterr().out)["l2"]["sync"] == "drift"
+
+
+def test_cli_skew_and_sync_without_l2_or_drift_are_refused(capsys) -> None:  # noqa: ANN001
+    """--l2-sync and --l2-skew without --l2, --l2-skew under the default lockstep, and --l2-section-heads without
+    --l2-order sections were silently ignored (exit 0, the same numbers); now one line naming the option, exit 2,
+    in attnio kernel and attnio run."""
+    from pathlib import Path
+
+    from triton_env import import_triton
+
+    import_triton()
+    from attnio.cli import main
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "causal_fa2_noskip.py"
+    kernel = ["kernel", f"{example}:launch", "--N", "64", "--d", "16"]
+    run = ["run", "flash2", "--N", "256", "--d", "64", "--gpu", "h100", "--count-only"]
+    cases = [(kernel, ["--l2-sync", "drift"], "l2-sync='drift'", "only with --l2 PRESET"),
+             (kernel, ["--l2-skew", "0.5"], "l2-skew=0.5", "only with --l2 PRESET"),
+             (kernel, ["--l2", "h100", "--l2-skew", "0.5"], "l2-skew=0.5", "--l2-sync drift"),
+             (kernel, ["--l2", "h100", "--l2-section-heads", "2"], "l2-section-heads=2", "--l2-order sections"),
+             (run, ["--l2-sync", "drift"], "l2-sync='drift'", "only with --l2 PRESET"),
+             (run, ["--l2-skew", "0.3"], "l2-skew=0.3", "only with --l2 PRESET"),
+             (run, ["--l2", "h100", "--l2-skew", "0.3"], "l2-skew=0.3", "--l2-sync drift")]
+    for base, extra, name, why in cases:
+        assert main([*base, *extra]) == 2, extra
+        err = capsys.readouterr()
+        assert name in err.err and why in err.err and err.err.count("\n") == 1 and err.out == "", (extra, err.err)

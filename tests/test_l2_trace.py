@@ -412,3 +412,125 @@ def test_cli_run_l2_with_gqa_replays_the_counted_schedule_or_is_refused(capsys):
             assert rc == 0 and d["l2"]["requested_bytes"] == d["io_bytes"], argv
         else:
             assert rc == 2 and out == "" and err.count("\n") == 1 and "kv_heads=2 < heads=4" in err, argv
+
+
+# ------------------------------------------------------------------- rows that are not whole sectors, huge slots
+
+
+def test_contiguous_rows_not_whole_sectors_tile_replay_equals_the_trace():
+    """One head, d = 40 fp16: 80-byte rows back to back (stride = row size), not whole sectors. The tile replay
+    counted each row's sectors on its own (3 sectors per row, 96 B for 80 requested: a sector two rows share
+    counted twice, and fetched twice); the rows of a tile are one contiguous run. The captured trace, replayed
+    line-exactly, equals the tile replay on every field, forward and backward, causal or not; with 32-row tiles
+    (2,560 B, whole lines) no line is shared by two tiles."""
+    import_triton()
+    from attnio.triton.trace import capture_fa2
+
+    for causal in (False, True):
+        w = Workload.build(N=128, d=40, dtype="fp16", M=10**6, causal=causal)
+        _, fwd = capture_fa2(w, 32, 32)
+        _, bwd = capture_fa2(w, 32, 32, backward=True)
+        for kw in (dict(), dict(sms=2, l2_bytes=4096)):
+            tile = replay(w, "h100", B_r=32, B_c=32, steps="access", **kw)
+            assert tile.tensors["Q"].sectors * 32 == tile.tensors["Q"].requested_bytes == 128 * 80
+            _same(replay_trace(fwd, "h100", **kw), tile, FWD_NAMES)
+            _same(replay_trace(bwd, "h100", **kw), replay_backward(w, "h100", B_r=32, B_c=32, steps="access", **kw),
+                  BWD_NAMES)
+
+
+def test_cli_run_l2_rows_not_whole_sectors_read_once():
+    """attnio run flash2 --N 1000 --d 40 fp16 --l2 h100: Q is 1000 rows of 80 B read once by one program (one
+    head, B_r = 1000): sector and DRAM bytes 80,000 (they were 96,000); the backward's Q at N = 300 likewise
+    300 · 80 = 24,000 (it was 28,800)."""
+    from attnio.cli import main
+
+    for alg, N in (("flash2", 1000), ("flash2-bwd", 300)):
+        argv = ["run", alg, "--N", str(N), "--d", "40", "--dtype", "fp16", "--gpu", "h100", "--count-only",
+                "--l2", "h100", "--json"]
+        import contextlib
+        import io
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert main(argv) == 0
+        q = json.loads(buf.getvalue())["l2"]["tensors"]["Q"]
+        assert q["requested_bytes"] == q["sector_bytes"] == q["dram_read_bytes"] == N * 80, (alg, q)
+
+
+def test_slots_beyond_the_programs_change_nothing_and_cost_nothing():
+    """--l2-occupancy / --l2-sms of 10^15 allocated a list per slot (MemoryError) or looped over every slot each
+    round: the slots past the programs never start one, so the replay keeps min(slots, programs); the result is
+    the one with every program resident at once (lockstep), and under drift the stagger of 10^15 slots rounds
+    to 0 rounds for the few used, which is lockstep too."""
+    w = Workload.build(heads=2, N=256, d=64, dtype="fp16", M=10**6)
+    every = replay(w, "h100", B_r=32, B_c=32, sms=16)  # 2 heads x 8 q blocks = 16 programs, all resident
+    for kw in (dict(sms=10**15), dict(occupancy=10**15), dict(sms=10**15, sync="drift")):
+        r = replay(w, "h100", B_r=32, B_c=32, **kw)
+        assert {n: _fields(t) for n, t in r.tensors.items()} == {n: _fields(t) for n, t in every.tensors.items()}
+    b = replay_backward(w, "h100", B_r=32, B_c=32, occupancy=10**15)
+    assert b.dram_bytes == replay_backward(w, "h100", B_r=32, B_c=32, sms=64).dram_bytes
+
+
+def test_cli_kernel_l2_on_a_shape_too_large_for_a_full_run_is_refused(tmp_path, capsys):
+    """A shape too large for a full run takes the fast (sampled) count, which has no trace to replay: --l2 was
+    dropped silently (a sampled count printed, exit 0); now one line naming --l2, exit 2, as with --fast."""
+    import_triton()
+    from attnio.cli import main
+
+    f = tmp_path / "tiny.py"
+    f.write_text(TINY)
+    assert main(["kernel", f"{f}:launch", "--N", "262145", "--d", "64", "--dtype", "fp16", "--l2", "h100"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "l2='h100'" in err and "too large for a full run" in err
+
+
+TINY = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _copy(Q, O, BLOCK: tl.constexpr):
+    i = tl.program_id(0)
+    offs = i * BLOCK + tl.arange(0, BLOCK)
+    tl.store(O + offs, tl.load(Q + offs))
+
+
+def launch(q, o):
+    _copy[(q.numel() // 8,)](q, o, BLOCK=8)
+    return o
+'''
+
+
+def test_sector_hit_rate_is_where_the_trace_and_the_tile_replay_agree():
+    """d = 32 fp16 on 4 heads: two heads' 64-byte rows share a 128-byte line. The trace replay's line-based hit
+    rate counts the second head's read of a line the first head brought in as a hit, though its sectors come from
+    DRAM (0.8333 against the tile replay's 0.6667); the sector-based rate (read sectors found valid over read
+    sectors requested) counts DRAM's sectors as misses and is the same in both, as the DRAM bytes are, and equals
+    1 − DRAM read bytes ÷ requested read sector bytes. The CLI prints it beside the line rate (text and JSON)."""
+    import_triton()
+    from attnio.cli import main
+    from attnio.triton.trace import capture_fa2
+
+    w = Workload.build(heads=4, N=256, d=32, dtype="fp16", M=10**6)
+    _, trace = capture_fa2(w, 64, 64)
+    a, b = replay_trace(trace, "h100"), replay(w, "h100", B_r=64, B_c=64, steps="access")
+    assert a.hit_rate > b.hit_rate and a.dram_bytes == b.dram_bytes
+    assert a.sector_hit_rate == b.sector_hit_rate == 1 - b.dram_read_bytes / sum(
+        t.read_sectors * 32 for t in b.tensors.values())
+    for n, m in FWD_NAMES.items():
+        assert a.tensors[m].sector_hit_rate == b.tensors[n].sector_hit_rate, n
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["run", "flash2", "--N", "256", "--d", "32", "--heads", "4", "--dtype", "fp16", "--M", "4000",
+                     "--count-only", "--l2", "h100", "--json"]) == 0
+    d = json.loads(buf.getvalue())["l2"]
+    assert 0 < d["sector_hit_rate"] < 1 and {"read_sectors", "sector_hit_rate"} <= set(d["tensors"]["K"])
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["run", "flash2", "--N", "256", "--d", "32", "--heads", "4", "--dtype", "fp16", "--M", "4000",
+                     "--count-only", "--l2", "h100"]) == 0
+    assert f"{d['sector_hit_rate']:.4f} (read sectors)" in buf.getvalue()

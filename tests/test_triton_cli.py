@@ -428,3 +428,36 @@ def test_attnio_gate_kernels_fails_when_a_registered_kernel_moves_more(tmp_path,
     assert main(argv) == 1
     assert f"triton {key}: total_bytes" in capsys.readouterr().err
     assert main(["gate", "--baseline", str(base), "--kernels", str(tmp_path / "missing.py")]) == 2
+
+
+def test_cli_fast_and_formula_options_name_the_option_and_length_step_needs_fast(capsys):
+    """--length-step without --fast (or with --formula) was ignored (exit 0): now refused like --block; --fast
+    --schedule per-head on a non-attnio launcher said 'block=None is invalid' and now names the schedule; errors
+    from the library name the CLI option (--arg, --length-step), not its parameter (args, length_step); an explicit
+    --l2-order that is not a permutation names the grid in Triton's (x, y, z) order; --widths with a repeated or
+    an empty name is bad input (exit 2; it was exit 1 after the fit, or the default basis)."""
+    base = ["kernel", f"{EXAMPLE}:launch", "--N", "64", "--d", "16"]
+    cases = [(["--length-step", "4"], "length-step=4", "only with --fast"),
+             (["--formula", "--length-step", "4"], "length-step=4", "only with --fast"),
+             (["--fast", "--schedule", "per-head"], "schedule='per-head'", "only with attnio.triton"),
+             (["--fast", "--length-step", "0"], "length-step=0", "length-step >= 1"),
+             (["--arg", "foo=bar"], "arg='foo=bar'", "an attnio input"),
+             (["--l2", "h100", "--l2-order", "0,1,1"], "l2-order='0,1,1'", "grid (x, y, z) = (2, 1, 1)")]
+    for extra, name, why in cases:
+        assert main([*base, *extra]) == 2, extra
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and name in err and why in err, (extra, err)
+    for widths, name in (("1,d,d", "widths=('1', 'd', 'd')"), ("", "widths=['']")):
+        assert main(["kernel", f"{EXAMPLE}:launch", "--d", "16", "--formula", "--no-solver", "--block", "32x32",
+                     "--widths", widths]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and name in err and "distinct names among" in err, (widths, err)
+
+
+def test_cli_formula_on_a_power_of_two_kernel_names_the_shape_and_the_way_out(capsys):
+    """The example's tl.arange(0, D) needs a power-of-two width; the default design counts d = 3: the error was
+    the interpreter's bare ValueError; now one line naming the shape and how to choose power-of-two widths."""
+    assert main(["kernel", f"{EXAMPLE}:launch", "--d", "16", "--formula", "--no-solver", "--block", "32x32"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "counting the shape Z=" in err and "power of 2" in err and "points={'widths'" in err, err

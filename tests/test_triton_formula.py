@@ -274,3 +274,52 @@ def test_prefix_prefill_fit_needs_query_blocks_times_query_rows():
     g = fit(prefix, lengths=lengths, **kw)
     bad = g.check(held)
     assert not g.exact and any("k_cache.reads_bytes" in h.mismatches for h in bad)
+
+
+def _viewing_launcher(view):
+    """The example kernel (examples/causal_fa2_noskip.py) launched on views of q, k, v, o made by ``view``; the
+    kernel's arguments of each launch kept in ``launch.seen``."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "causal_fa2_noskip.py"
+    spec = importlib.util.spec_from_file_location("causal_fa2_noskip_views", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def launch(q, k, v, o, causal, sm_scale):
+        batch, heads, Nq, d = q.shape
+        kv_heads, Nkv, dv = k.shape[1], k.shape[2], v.shape[3]
+        args = {"Q": view(q), "K": view(k), "V": view(v), "O": view(o)}
+        launch.seen.append(args)
+        mod._fwd[(triton.cdiv(Nq, 32), batch * heads)](args["Q"], args["K"], args["V"], args["O"], Nq, Nkv,
+                                                       heads // kv_heads, sm_scale, CAUSAL=causal, D=d, DV=dv,
+                                                       BLOCK_M=32, BLOCK_N=32)
+        return o
+
+    launch.seen, launch.attnio_block = [], (32, 32)
+    return launch
+
+
+def test_launch_metadata_reads_the_layout_the_kernel_saw_or_refuses():
+    """The hook assumed the kernel's own arguments laid out (Z, H, N, d): on q.transpose(1, 2) views it returned
+    102,912 B for a launch that moves 274,432 B; on q.reshape(-1, N, d) views it raised IndexError when called.
+    Now the transposed views are read in their own order (the hook gives the counted bytes of a real launch), and
+    the flattened ones, whose Z and H are merged, are refused when the hook is generated (NotImplementedError)."""
+    from attnio.core.errors import Unsupported
+    from attnio.triton.formula import measure
+
+    shape = {"Z": 2, "H": 4, "H_kv": 2, "N_q": 67, "N_kv": 67, "d": 16, "d_v": 16}
+    held_out = [{**shape, "N_kv": 70}]  # every dimension above 1: decides the layout
+    pts = {"widths": [(16, 16), (32, 32), (64, 64)]}  # tl.arange(0, D): powers of two
+    for view, readable in ((lambda t: t.transpose(1, 2), True), (lambda t: t.reshape(-1, *t.shape[2:]), False)):
+        launch = _viewing_launcher(view)
+        f = fit(launch, causal=False, widths=("1", "d"), points=pts, check=False)
+        f.check(held_out)
+        assert f.exact, [h.mismatches for h in f.held_out]
+        if not readable:
+            with pytest.raises(Unsupported, match="Z, H, H_kv cannot be read"):
+                f.launch_metadata_source()
+            continue
+        counted = measure(launch, shape, causal=False)[("launch:_fwd", "bytes")]
+        assert f.launch_metadata()((3, 8, 1), None, launch.seen[-1])["bytes"] == counted == 274_432

@@ -1,9 +1,10 @@
 """``attnio kernel … --l2 PRESET``: the counted kernel's per-program trace replayed through an L2 preset
 (attnio.triton.trace captures it, attnio.algorithms.l2_trace replays it; docs/dram.md#captured-traces).
 
-Per tensor: requested, sector and predicted DRAM bytes and the read-line hit rate. Bad input (an unknown preset
-or order, occupancy or SMs below 1, an L2 smaller than one line, an explicit order that is not a permutation of
-the grid, --l2 with --fast or --cu-seqlens, a replay option without --l2) is one line naming the parameter, exit 2.
+Per tensor: requested, sector and predicted DRAM bytes, the read-line and the read-sector hit rates. Bad input (an
+unknown preset or order, occupancy or SMs below 1, an L2 smaller than one line, an explicit order that is not a
+permutation of the grid, --l2 with --fast or --cu-seqlens, a replay option without --l2, --l2-skew without
+--l2-sync drift, --l2-section-heads without --l2-order sections) is one line naming the parameter, exit 2.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ _OPTIONS = {"order": "l2-order", "section_heads": "l2-section-heads", "occupancy
 
 
 #: the replay options' attributes and their defaults (an option set without --l2 is refused)
-_DEFAULTS = {"l2_order": "qhb", "l2_section_heads": None, "l2_occupancy": 1, "l2_sms": None, "l2_bytes": None}
+_DEFAULTS = {"l2_order": "qhb", "l2_section_heads": None, "l2_occupancy": 1, "l2_sms": None, "l2_bytes": None,
+             "l2_sync": "lockstep", "l2_skew": 1.0}
 
 
 @contextlib.contextmanager
@@ -96,6 +98,18 @@ def check(args: argparse.Namespace) -> None:
         sync_skew(args.l2_sync, args.l2_skew)
     if _order(args) == "sections" and args.l2_section_heads is None:
         raise InvalidParameter("l2-section-heads", None, "a positive int with --l2-order sections")
+    if args.l2_order != "sections" and args.l2_section_heads is not None:
+        raise InvalidParameter("l2-section-heads", args.l2_section_heads, "only with --l2-order sections (it sizes "
+                               f"the sections; order {args.l2_order!r} has none)")
+    skew_needs_drift(args)
+
+
+def skew_needs_drift(args: argparse.Namespace) -> None:
+    """--l2-skew other than its default under --l2-sync lockstep (no stagger: it would be ignored): one line."""
+    from attnio.core.errors import InvalidParameter
+
+    if args.l2_sync == "lockstep" and args.l2_skew != _DEFAULTS["l2_skew"]:
+        raise InvalidParameter("l2-skew", args.l2_skew, "only with --l2-sync drift (lockstep staggers nothing)")
 
 
 @contextlib.contextmanager
@@ -127,12 +141,14 @@ class WithL2:
                    f"lines of 128 B, {r.slots_per_partition} slots per partition, order {r.order}, "
                    f"{'lockstep' if r.sync == 'lockstep' else f'drift (skew {r.skew:g})'}, "
                    f"{r.programs} programs):")
-        out.append(f"  {'tensor':<24} {'requested B':>14} {'sector B':>14} {'DRAM B':>14} {'hit rate':>9}")
+        out.append(f"  {'tensor':<24} {'requested B':>14} {'sector B':>14} {'DRAM B':>14} {'hit rate':>9} "
+                   f"{'sector hit':>10}")
         for n, t in r.tensors.items():
             out.append(f"  {n:<24} {t.requested_bytes:>14,d} {t.sectors * t.sector_bytes:>14,d} "
-                       f"{t.dram_bytes:>14,d} {t.hit_rate:>9.4f}")
+                       f"{t.dram_bytes:>14,d} {t.hit_rate:>9.4f} {t.sector_hit_rate:>10.4f}")
         out.append(f"  {'total':<24} {r.requested_bytes:>14,d} {r.sector_bytes:>14,d} {r.dram_bytes:>14,d} "
-                   f"{r.hit_rate:>9.4f}")
+                   f"{r.hit_rate:>9.4f} {r.sector_hit_rate:>10.4f}")
+        out.append("  hit rate: read lines whose tag was held; sector hit: read sectors already valid (docs/dram.md)")
         return out
 
 

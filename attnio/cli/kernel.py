@@ -188,13 +188,19 @@ class KernelInputError(Exception):
     """Bad input found while importing the user's file."""
 
 
+#: parameters of the library calls behind ``attnio kernel`` -> the options that set them
+_CLI_NAMES = {"args": "arg", "length_step": "length-step"}
+
+
 def main(args: argparse.Namespace) -> int:
-    from attnio.core.errors import AttnioError
+    from attnio.core.errors import AttnioError, InvalidParameter
 
     os.environ["TRITON_INTERPRET"] = "1"  # before the user's file imports triton and defines its kernels
     try:
         result = _run(args)
     except (AttnioError, KernelInputError) as e:
+        if isinstance(e, InvalidParameter) and e.name in _CLI_NAMES:  # name the option the user typed
+            e = InvalidParameter(_CLI_NAMES[e.name], e.value, e.valid.replace(e.name, _CLI_NAMES[e.name]))
         print(f"attnio kernel: error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
     if args.json:
@@ -238,6 +244,9 @@ def _run(args: argparse.Namespace) -> Any:
             if getattr(args, "fast", False) and cu is not None:
                 raise InvalidParameter("cu-seqlens", args.cu_seqlens, "not with --fast (a fast count's packed batch is "
                                        "--batch sequences of --N tokens each)")
+            if too_large and args.l2 is not None:
+                raise InvalidParameter("l2", args.l2, f"a shape small enough for a full run, not this one: {too_large} "
+                                       "(the replay needs every program of one counted run; a fast count samples them)")
             if getattr(args, "fast", False) or too_large:
                 return _fast(args, w, mapping, too_large)
             launch = load_launcher(args.target, args.import_roots)
@@ -263,7 +272,7 @@ def _too_large(w: Any) -> str | None:
 _MODE_OPTIONS = {"n_range": ("range", "1024:1048576", ("formula",)), "widths": ("widths", None, ("formula",)),
                  "lengths": ("lengths", None, ("formula",)), "splits": ("splits", None, ("formula",)),
                  "no_solver": ("no-solver", False, ("formula",)), "block": ("block", None, ("formula", "fast")),
-                 "schedule": ("schedule", "grouped", ("fast",))}
+                 "schedule": ("schedule", "grouped", ("fast",)), "length_step": ("length-step", None, ("fast",))}
 
 
 def _check_mode_options(args: argparse.Namespace) -> None:
@@ -315,7 +324,8 @@ def _fast(args: argparse.Namespace, w: Any, mapping: dict[str, str] | None, too_
         kw: dict[str, Any] = {"block": block, "schedule": args.schedule}
     else:
         if block is not None or args.schedule != "grouped":
-            raise InvalidParameter("block", args.block, f"--block and --schedule only with {FAST_TARGET}")
+            option, value = ("block", args.block) if block is not None else ("schedule", args.schedule)
+            raise InvalidParameter(option, value, f"--block and --schedule only with {FAST_TARGET}")
         kw = {"launch": load_launcher(args.target, args.import_roots), "args": mapping, "page_size": args.page_size}
     lead = f"{too_large}, no faster method" if too_large else "no faster method"
     wit = scale.witness(w)
@@ -405,7 +415,7 @@ def _formula(args: argparse.Namespace, gpu: str | None) -> _Formula:
         with _stand_in(args.fake_gpu):
             launch = load_launcher(args.target, args.import_roots)
             try:
-                widths, lengths = (tuple(x.strip() for x in a.split(",")) if a else None
+                widths, lengths = (tuple(x.strip() for x in a.split(",")) if a is not None else None
                                    for a in (args.widths, args.lengths))
                 f = fit(launch, causal=args.causal, block=block, dtype=args.dtype, args=_mapping(args.args),
                         seed=args.seed, widths=widths, lengths=lengths, splits=args.splits)

@@ -112,7 +112,8 @@ def main(args: argparse.Namespace) -> int:
         raise InvalidParameter("algorithm", args.algorithm, "a forward algorithm with --backward (it runs its backward itself)")
     if args.l2 is not None:
         _check_l2(args, registry)
-    for option, value, default in (("l2-order", args.l2_order, "qhb"), ("l2-occupancy", args.l2_occupancy, 1)):
+    for option, value, default in (("l2-order", args.l2_order, "qhb"), ("l2-occupancy", args.l2_occupancy, 1),
+                                   ("l2-sync", args.l2_sync, "lockstep"), ("l2-skew", args.l2_skew, 1.0)):
         if args.l2 is None and value != default:
             raise InvalidParameter(option, value, "only with --l2 PRESET (it sets the replay)")
     w = _workload.build(args) if _workload.requested(args) else None
@@ -187,14 +188,17 @@ def _check_l2(args: argparse.Namespace, registry: Any) -> None:
 
 
 def _sync(args: argparse.Namespace) -> dict[str, Any]:
-    """--l2-sync and --l2-skew as the replay's keywords (bad values: InvalidParameter naming the option)."""
+    """--l2-sync and --l2-skew as the replay's keywords (bad values, or a skew without drift: InvalidParameter
+    naming the option)."""
     from attnio.algorithms.l2_schedule import sync_skew
+    from attnio.cli._kernel_l2 import skew_needs_drift
     from attnio.core.errors import InvalidParameter
 
     try:
         sync_skew(args.l2_sync, args.l2_skew)
     except InvalidParameter as e:
         raise InvalidParameter("l2-" + e.name, e.value, e.valid) from None
+    skew_needs_drift(args)
     return {"sync": args.l2_sync, "skew": args.l2_skew}
 
 
@@ -244,8 +248,8 @@ def _print_l2(o: dict[str, Any]) -> None:
               f"{t['dram_read_bytes']:>18,d} {t['dram_write_bytes']:>18,d}")
     print(f"  total  {o['requested_bytes']:>18,d} {o['sector_bytes']:>18,d} {'':>6} {o['dram_read_bytes']:>18,d} "
           f"{o['dram_write_bytes']:>18,d}")
-    print(f"  L2 hit rate {o['hit_rate']:.4f} (read lines); compulsory {o['compulsory_bytes']:,d} B; "
-          f"{o['seconds']:.1f} s")
+    print(f"  L2 hit rate {o['hit_rate']:.4f} (read lines), {o['sector_hit_rate']:.4f} (read sectors); compulsory "
+          f"{o['compulsory_bytes']:,d} B; {o['seconds']:.1f} s")
     if f is not None:  # the floors are the forward's
         print(f"  floors at M = the L2 ({f['M_words']:,d} words): DRAM >= {f['dram_bytes']:,d} B ({f['bound']}), "
               f"time >= {f['time_floor_s'] * 1e6:.1f} us")

@@ -265,6 +265,10 @@ class Traffic(Tally):
         #: every launch (an output passed as two pointers has both); a view with the same first element and
         #: size as a named tensor is the named tensor
         self.aliases: dict[str, list[str]] = {}
+        #: ``<kernel>.<argument>`` passed a view of a named tensor -> (the named tensor, the view's shape and
+        #: strides, the named tensor's shape and strides), from the argument's first launch: the layout the
+        #: kernel saw (attnio.triton.formula reads the shape of a launch from it)
+        self.layouts: dict[str, tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = {}
 
 
 # ---------------------------------------------------------------------------------------------------- the index
@@ -332,11 +336,14 @@ class _Counter:
         self.by_key: dict[tuple[Any, ...], int] = {}
         self.same_as_named: dict[tuple[int, int, int], int] = {}  # (first address, numel, elsize) -> named owner
         self.aliases: dict[int, list[str]] = {}  # owner id -> the kernel arguments it was passed as
+        self.named_layout: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # named owner -> shape, strides
+        self.views: dict[str, tuple[int, tuple[int, ...], tuple[int, ...]]] = {}  # Traffic.layouts, by owner id
         for name, t in named.items():
             oid = self._new_tensor_owner(name, t, named=True)
             self.named_ids.append(oid)
             self.by_key.setdefault(_tensor_key(t), oid)
             self.same_as_named.setdefault((t.data_ptr(), t.numel(), t.element_size()), oid)
+            self.named_layout[oid] = (tuple(t.shape), tuple(t.stride()))
         self.storage_owner: dict[tuple[int, int], int] = {}
         self.index_cache: dict[tuple[int, ...], _Index] = {}
         self.total = _Acc()
@@ -383,6 +390,8 @@ class _Counter:
             names = self.aliases.setdefault(alias, [])
             if f"{kernel}.{arg}" not in names:
                 names.append(f"{kernel}.{arg}")
+            if alias in self.named_layout:
+                self.views.setdefault(f"{kernel}.{arg}", (alias, tuple(t.shape), tuple(t.stride())))
             if oid not in ids:
                 ids.append(oid)
             st = t.untyped_storage()
@@ -521,6 +530,8 @@ class _Counter:
             setattr(into, f, getattr(total, f))
         into.per_launch = {k: acc.tally(self.owners) for k, acc in self.per_kernel.items()}
         into.launches = list(self.launches)
+        into.layouts = {a: (self.owners[oid].name, shape, stride, *self.named_layout[oid])
+                        for a, (oid, shape, stride) in self.views.items()}
         into.aliases = {}
         for oid, names in self.aliases.items():
             own = self.owners[oid].name

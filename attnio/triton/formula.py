@@ -78,6 +78,10 @@ class KernelFormula:
     kernel_args: dict[str, dict[str, str]]  # kernel name -> {attnio tensor: the kernel's argument name}
     held_out: list[HeldOut] = field(default_factory=list)
     splits: int | None = None  # the kernel's pinned key splits S (length NE), None where it has none
+    #: per counted shape (fit, then held out): (the shape, ``<kernel>.<argument>`` -> the layout the kernel saw,
+    #: attnio.triton.count.Traffic.layouts), read by :meth:`launch_metadata_source` (:func:`_view_dims`); None:
+    #: not measured (a formula built by hand), its tensor arguments taken in attnio's layout (:data:`_ROLE_DIMS`)
+    layouts: list[tuple[dict[str, int], dict[str, tuple]]] | None = field(default=None, repr=False)
     _launch: Any = field(default=None, repr=False)
     _options: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -152,7 +156,9 @@ class KernelFormula:
             if tuple(sorted(s.items())) in fitted:
                 raise InvalidParameter("shapes", s, "shapes not used in the fit (held out)")
             t0 = time.perf_counter()
-            counted = measure(self._launch, s, causal=self.causal, dtype=self.dtype, **self._options)
+            counted, t = _measure(self._launch, s, self.causal, self.dtype, **self._options)
+            if self.layouts is not None:
+                self.layouts.append((s, dict(getattr(t, "layouts", {}))))
             ctx = fb.context(s, self.block, self.splits)
             bad = {}
             for key in sorted(set(counted) | set(self.coefficients)):
@@ -302,16 +308,23 @@ def measure(launch: Any, shape: dict[str, int], *, causal: bool, dtype: str = "f
 def _measure(launch: Any, shape: dict[str, int], causal: bool, dtype: str, M: int | None,
              args: dict[str, str] | None, seed: int, counter: Any = None) -> tuple[dict[Key, int], Any]:
     from attnio.core.workload import Workload
-    from attnio.triton.check import _call, make_inputs
+    from attnio.triton.check import LauncherError, _call, make_inputs
     from attnio.triton.launcher import resolve
 
     w = Workload.build(batch=shape["Z"], heads=shape["H"], kv_heads=shape["H_kv"], Nq=shape["N_q"], Nkv=shape["N_kv"],
                        d=shape["d"], dv=shape["d_v"], causal=causal, dtype=dtype, M=M, gpu=None if M else "h100")
-    if counter is not None:
-        t = counter(launch, w)
-    else:
-        lau = resolve(launch, args)
-        t = _call(lau, make_inputs(w, lau.inputs, seed), w)
+    try:
+        if counter is not None:
+            t = counter(launch, w)
+        else:
+            lau = resolve(launch, args)
+            t = _call(lau, make_inputs(w, lau.inputs, seed), w)
+    except LauncherError as e:  # name the shape the fit or check chose; a width not a power of two: say so
+        at = " ".join(f"{k}={v}" for k, v in shape.items())
+        hint = ("; the default design counts widths that are not powers of two (a kernel's tl.arange(0, d) "
+                "needs them: give fit(points={'widths': [(16, 16), (32, 32), (64, 64)]}) in Python; --widths "
+                "chooses the basis, not the points)" if "power of 2" in str(e) else "")
+        raise LauncherError(f"counting the shape {at}: {e}{hint}") from e
     out: dict[Key, int] = {}
     for n in t.names:
         for f in FIELDS:
@@ -417,8 +430,8 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
     widths = tuple(widths) if widths is not None else tuple(getattr(launch, "attnio_widths", fb.WIDTHS_DEFAULT))
     for axis, names, table in (("units", units, fb.UNIT), ("widths", widths, fb.WIDTH), ("lengths", lengths, fb.LENGTH)):
         bad = [n for n in names if n not in table]
-        if bad or not names:
-            raise InvalidParameter(axis, bad or names, "names among " + ", ".join(table))
+        if bad or not names or len(set(names)) < len(names):  # a repeated name would make the basis singular
+            raise InvalidParameter(axis, bad or names, "distinct names among " + ", ".join(table))
     splits = splits if splits is not None else getattr(launch, "attnio_splits", None)
     if splits is not None and (not isinstance(splits, int) or isinstance(splits, bool) or splits < 1):
         raise InvalidParameter("splits", splits, "an integer ≥ 1 (the kernel's key splits)")
@@ -429,10 +442,11 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
         else design(block, causal, tuple(units), tuple(widths), lengths, points, splits)
     t0 = time.perf_counter()
     opts = {"M": M, "args": args, "seed": seed, "counter": counter}
-    counts, launches, kargs = [], {}, {}
+    counts, launches, kargs, layouts = [], {}, {}, []
     for s in shapes:
         c, t = _measure(launch, s, causal, dtype, M, args, seed, counter)
         counts.append(c)
+        layouts.append((s, dict(getattr(t, "layouts", {}))))
         for k in set(t.launches) | set(launches):  # launches per call; 0: it varies with the shape
             n = t.launches.count(k)
             launches[k] = n if launches.get(k, n) == n else 0
@@ -445,7 +459,8 @@ def fit(launch: Any, workloads: list[Any] | None = None, *, causal: bool = False
                                 identified=workloads is None, splits=splits)
     name = getattr(launch, "__qualname__", None) or getattr(launch, "__name__", repr(launch))
     f = KernelFormula(name, causal, dtype, block, tuple(units), tuple(widths), lengths, coefficients, shapes,
-                      time.perf_counter() - t0, launches, kargs, splits=splits, _launch=launch, _options=opts)
+                      time.perf_counter() - t0, launches, kargs, splits=splits, layouts=layouts, _launch=launch,
+                      _options=opts)
     if check:
         f.check()
     return f
@@ -509,16 +524,70 @@ _ROLE_DIMS = {  # attnio tensor -> the shape names its dimensions give
 }
 
 
+def _view_dims(tensor: str, layouts: list[tuple[dict[str, int], tuple | None]]) -> tuple[str | None, ...]:
+    """The shape name each dimension of a kernel argument gives, from its ``layouts`` (one per counted shape: the
+    shape, and the attnio tensor's name, the view's shape and strides, the tensor's shape and strides,
+    Traffic.layouts, or None where the argument was not this view). The counted tensor must be ``tensor`` in
+    attnio's (Z, H, N, d) layout (:data:`_ROLE_DIMS`: its sizes those of the shape), else every name is None. A
+    view dimension gives a name n of that layout when, at every counted shape where each of the tensor's dimensions is above 1
+    (there a merged dimension matches none: at Z = 1, ``q.reshape(-1, N, d)`` would pass for H), it has n's size
+    and stride and no other dimension does, and at every other counted shape n's size; otherwise None (merged,
+    unmatched, or no such shape counted). A permuted view (``q.transpose(1, 2)``) gives its names in its order.
+    Empty: the argument was not the same-rank view at every counted shape.
+
+    >>> s, s1 = {"Z": 2, "H": 3, "N_q": 5, "d": 4}, {"Z": 1, "H": 3, "N_q": 5, "d": 4}
+    >>> _view_dims("q", [(s, ("q", (6, 5, 4), (20, 4, 1), (2, 3, 5, 4), (60, 20, 4, 1)))])
+    (None, 'N_q', 'd')
+    >>> _view_dims("q", [(s1, ("q", (3, 5, 4), (20, 4, 1), (1, 3, 5, 4), (60, 20, 4, 1)))])
+    (None, None, None)
+    >>> _view_dims("q", [(s, ("q", (2, 5, 3, 4), (60, 4, 20, 1), (2, 3, 5, 4), (60, 20, 4, 1)))])
+    ('Z', 'N_q', 'H', 'd')
+    """
+    names = _ROLE_DIMS.get(tensor, ())
+    pairs = [(shape, v) for shape, v in layouts if v is not None]
+    seen = [v for _, v in pairs]
+    if not seen or len(seen) < len(layouts) or len({len(v[1]) for v in seen}) != 1:
+        return ()
+    if any(v[0] != tensor or v[3] != tuple(shape.get(n) for n in names) for shape, v in pairs):
+        return (None,) * len(seen[0][1])
+    full = [v for v in seen if min(v[3]) > 1]
+    out: list[str | None] = []
+    for i in range(len(seen[0][1])):
+        found = set()
+        for _, vs, vst, bs, bst in full:
+            match = [n for n, size, st in zip(names, bs, bst, strict=True) if size == vs[i] and st == vst[i]]
+            found.add(match[0] if len(match) == 1 else None)
+        n = found.pop() if len(found) == 1 else None
+        if n is not None and any(vs[i] != bs[names.index(n)] for _, vs, _, bs, _ in seen):
+            n = None
+        out.append(n)
+    return tuple(out)
+
+
 def _shape_from_args(f: KernelFormula, kernel: str) -> list[str]:
-    """Lines that read Z, H, H_kv, N_q, N_kv, d, d_v from the kernel's tensor arguments (by the attnio tensors
-    they received when counted); InvalidParameter naming a shape name no argument gives."""
+    """Lines that read Z, H, H_kv, N_q, N_kv, d, d_v from the kernel's tensor arguments, each from a dimension
+    that gives it alone in the layouts the kernel saw when counted (:attr:`KernelFormula.layouts`). A shape
+    name no argument gives: Unsupported when an argument's layout hides it (merged or unmatched dimensions),
+    else InvalidParameter naming it; never a guess."""
+    from attnio.core.errors import Unsupported
+
     lines, got = [], set()
-    for tensor, arg in sorted(f.kernel_args.get(kernel, {}).items()):
-        for i, n in enumerate(_ROLE_DIMS.get(tensor, ())):
-            if n not in got:
+    args = sorted(f.kernel_args.get(kernel, {}).items())
+    dims = {t: (_ROLE_DIMS.get(t, ()) if f.layouts is None else _view_dims(t, [(s, x.get(f"{kernel}.{a}")) for s, x in f.layouts]))
+            for t, a in args}
+    for tensor, arg in args:
+        for i, n in enumerate(dims[tensor]):
+            if n is not None and n not in got:
                 lines.append(f"{n} = int(args[{arg!r}].shape[{i}])")
                 got.add(n)
     missing = [n for n in fb.SHAPE if n not in got]
+    hidden = [f"{arg} ({', '.join(n or '?' for n in dims[t])})" for t, arg in args
+              if len(dims[t]) != len(_ROLE_DIMS.get(t, ())) or None in dims[t]]
+    if missing and hidden:
+        raise Unsupported(f"launch_metadata for {kernel}: {', '.join(missing)} cannot be read from its tensor "
+                          f"arguments, whose layouts merge or reorder attnio's dimensions ({'; '.join(hidden)}; "
+                          "?: a dimension that is no single shape name at the counted shapes, or none was counted with every "
+                          "dimension above 1: check() on held-out shapes counts such shapes); no hook rather than a guess")
     if missing:
         raise InvalidParameter("kernel", kernel, f"a kernel whose tensor arguments give {', '.join(missing)} "
                                f"(it takes {', '.join(sorted(f.kernel_args.get(kernel, {}))) or 'no named tensor'})")
