@@ -37,6 +37,10 @@ from pathlib import Path
 from typing import Any
 
 os.environ["TRITON_INTERPRET"] = "1"
+# one BLAS thread: the interpreter's tl.dot is a small numpy matmul, and OpenBLAS's threads spinning on a loaded
+# machine cost far more CPU than the product (fa2_bwd at N = 8192: 265 CPU-s with the default threads)
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
