@@ -15,11 +15,11 @@ b ≤ 2 batches and k ≤ 2 K/V heads (group size, N_q, N_kv, d, d_v, dtype, M k
     unit axes:  at the witness (b_w, k_w), after the block axes below: at two block indices (along the
                 longest block axis), the one whose unit-0 program moved the fewest words of those run and the
                 next (the one before, for the last), the programs at unit 0 and at the last unit of each unit
-                axis run again: their accesses must agree access for access up
-                to one base shift per tensor and direction (programs.shift_equal; else Mismatch); every unit
-                then counts as unit 0
+                axis run again: their accesses must agree access for access up to one base shift per tensor
+                and direction (programs.shift_equal; else Mismatch); every unit then counts as unit 0
     block axes: the longest block axis (if it has more than SMALL programs) is fitted piecewise-affine
-                (scale_fit.fit_axis: exceptional programs such as the first, the last partial block, or
+                (scale_fit.fit_axis, from whichever end's program moved fewer words, so that the lines are drawn
+                through cheap programs: exceptional programs such as the first, the last partial block, or
                 the programs around a causal diagonal run exactly; each affine piece checked at its third
                 program and ``verify`` random ones, else Mismatch); shorter ones run in full; more than one
                 block axis longer than SMALL is a Mismatch
