@@ -284,3 +284,34 @@ def test_host_tensor_descriptors_autotune_pre_hook_and_fake_gpu_together():
     assert torch.equal(o, 2 * q)
     # 3 programs of 32 rows address 96 rows; the descriptor's bounds let 80 through
     assert t.reads_words == {"q": R * D, "o": 0} and t.writes_words == {"q": 0, "o": R * D}
+
+
+def test_a_launch_index_by_insertion_equals_the_sorted_one_and_reused_tables_count_the_same():
+    """A launch's address index (the named tensors' with the arguments' elements inserted, count._Index._extend)
+    equals the one sorted from scratch, for arguments disjoint from the named tensors (inserted) and overlapping
+    them (sorted); under reuse_tables a second count of the same kernel takes the first's tables and counts the
+    same."""
+    import numpy as np
+
+    from attnio.triton.count import _Counter, _Index, reuse_tables
+
+    base = torch.zeros(64)
+    x, y = base[:32], torch.zeros(40)
+    scratch = torch.zeros(2, 12)[:, ::3]  # strided, disjoint from the named tensors
+    for args in ([("s", scratch)], [("s", scratch), ("xt", base[8:40])], [("s", scratch), ("v", base[::2])]):
+        c = _Counter({"x": x, "y": y}, strict=True)
+        c.begin_launch("k", args)
+        ids = list(range(1, len(c.owners)))
+        want = _Index(c.owners, ids)
+        for f in ("addrs", "owner", "local"):
+            assert np.array_equal(getattr(c.index, f), getattr(want, f)), (args, f)
+        assert c.index.spans == want.spans
+    out = torch.zeros(40)
+    store: dict = {}
+    got = []
+    for _ in range(2):
+        with reuse_tables(store), at.count_traffic(x=x, y=y, out=out) as t:
+            add_kernel[(3,)](x, y[:32], out, 32, BLOCK=16)
+        got.append(t.as_dict())
+        assert any(k[0] == "index" for k in store)
+    assert got[0] == got[1] and got[0]["tensors"]["x"]["reads_words"] == 32

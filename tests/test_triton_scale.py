@@ -26,7 +26,7 @@ from attnio.triton.fake_gpu import fake_gpu  # noqa: E402
 from attnio.triton.kernels.fa2_bwd import exact_count  # noqa: E402
 from attnio.triton.kernels.fa2_fwd import traffic  # noqa: E402
 from attnio.triton.programs import shift_equal  # noqa: E402
-from attnio.triton.scale_fit import Counts, grid_law  # noqa: E402
+from attnio.triton.scale_fit import Counts, fit_axis, grid_law  # noqa: E402
 
 NAMES = {"query": "q", "key": "k", "value": "v", "out": "o", "softmax_scale": "sm_scale"}
 
@@ -105,6 +105,8 @@ def test_fa2_backward_fast_on_one_shape_fits_the_block_axis():
     same(got, scale.full_count(w, launch=launch))
     assert [x["kernel"] for x in got.launches] == ["fa2_bwd_preprocess", "fa2_bwd_main"]
     assert "affine" in got.launches[1]["pieces"] and got.programs_run < got.programs_total
+    # K/V block 6 visits 2 query blocks, block 0 all 5: the main launch is fitted from the right
+    assert got.launches[1]["pieces"].startswith("found from the right (program T−1 moved fewer words than program 0)")
 
 
 @settings(max_examples=4, deadline=None)
@@ -230,6 +232,36 @@ def test_grid_law_extrapolates_proportional_extents_and_refuses_others():
         grid_law(g | {(2, 2): [("f", (4, 13, 1))]}, batch=8, kv_heads=5)
     with pytest.raises(scale.Mismatch, match="launches"):
         grid_law(g | {(2, 2): [("f", (4, 12, 1)), ("c", (1, 1, 1))]}, batch=8, kv_heads=5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(T=st.integers(4, 40), a=st.integers(0, 10**4), b=st.integers(-100, 100), first=st.integers(0, 10**5),
+       last=st.integers(0, 10**5), seed=st.integers(0, 3))
+def test_fit_axis_sums_an_affine_axis_with_exceptional_ends_from_the_cheaper_end(T, a, b, first, last, seed):
+    """Programs 1..T−2 on a line, programs 0 and T−1 anything: the fit equals the sum whichever end is cheaper,
+    asks each program once, and says when it went from the right. Excluded: an exceptional end whose line with
+    its neighbour happens to pass through a program of the other end (the fit then checks that line and
+    raises, rightly: it cannot tell)."""
+    from hypothesis import assume
+
+    def c(i: int) -> int:
+        return first if i == 0 else last if i == T - 1 else a + b * i
+
+    def collinear(i: int, j: int, k: int) -> bool:
+        return (c(j) - c(i)) * (k - i) == (c(k) - c(i)) * (j - i)
+
+    assume(not (first != a and any(collinear(0, 1, k) for k in (T - 2, T - 1))))
+    assume(not (last != a + b * (T - 1) and any(collinear(T - 1, T - 2, k) for k in (0, 1))))
+    asked: list[int] = []
+
+    def run(idx: list[int]) -> dict[int, Counts]:
+        asked.extend(idx)
+        return {i: Counts({"k": (0, 0, c(i), 0)}) for i in idx}
+
+    total, pieces = fit_axis(T, run, verify=1, seed=seed)
+    assert total == Counts({"k": (0, 0, sum(c(i) for i in range(T)), 0)})
+    assert len(asked) == len(set(asked))
+    assert pieces.startswith("found from the right") == (last < first)
 
 
 def test_counts_arithmetic_ignores_zero_entries():

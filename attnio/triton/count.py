@@ -158,6 +158,11 @@ class _Owner:
     elems: np.ndarray | None = None  # sorted distinct element start addresses (None: range only)
     named: bool = False  # a tensor named by the caller (wins over kernel arguments)
     dense: bool = False  # a contiguous tensor kept as a range: element i at lo + i·elsize
+    source: tuple[Any, ...] = ()  # the tensor's key (_tensor_key) its elements were computed from; () for a range
+
+    def signature(self) -> tuple[Any, ...]:
+        """Everything an :class:`_Index` reads of this owner (the key a reused index is found by)."""
+        return (self.elsize, self.numel, self.lo, self.hi, self.named, self.dense, self.source)
 
 
 @dataclass
@@ -292,15 +297,37 @@ def _tensor_key(t: Any) -> tuple[Any, ...]:
     return (t.data_ptr(), tuple(t.shape), tuple(t.stride()), str(t.dtype))
 
 
+#: the (store, used) pairs :func:`reuse_tables` makes active (the innermost is used)
+_TABLES: list[tuple[dict[Any, Any], dict[Any, Any]]] = []
+
+
+@contextlib.contextmanager
+def reuse_tables(store: dict[Any, Any]) -> Iterator[None]:
+    """Within the block, :func:`count_traffic` takes its element tables and address indexes from ``store``, so
+    that a caller counting the same tensors again and again (attnio.triton.programs) builds them once. An entry
+    is keyed by everything it is computed from (a table by its tensor's address, shape, strides and dtype; an
+    index by its owners' ids and :meth:`_Owner.signature`): a reused entry equals the one a fresh block would
+    build. When the block ends, ``store`` keeps the entries the block used and no others (memory: one block's
+    tables, 8 bytes per element per table, and indexes, 24 bytes per element)."""
+    used: dict[Any, Any] = {}
+    _TABLES.append((store, used))
+    try:
+        yield
+    finally:
+        _TABLES.pop()
+        store.clear()
+        store.update(used)
+
+
 class _Index:
     """Address -> owner for a fixed set of owners: one sorted table of element starts (exact), then ranges."""
 
-    def __init__(self, owners: list[_Owner], ids: list[int]) -> None:
+    def __init__(self, owners: list[_Owner], ids: list[int], base: tuple[_Index, set[int]] | None = None) -> None:
         # Priority: named tensors before kernel arguments, each by fewest elements (the smallest enclosing range
         # wins), ids as tiebreak.
         elem_ids = [i for i in ids if owners[i].elems is not None]
         elem_ids.sort(key=lambda i: (not owners[i].named, owners[i].numel, i))
-        if elem_ids:
+        if not (base is not None and self._extend(owners, elem_ids, *base)) and elem_ids:
             addrs = np.concatenate([owners[i].elems for i in elem_ids])
             prio = np.concatenate([np.full(len(owners[i].elems), p, dtype=np.int64) for p, i in enumerate(elem_ids)])
             local = np.concatenate([np.arange(len(owners[i].elems), dtype=np.int64) for i in elem_ids])
@@ -311,7 +338,7 @@ class _Index:
             self.addrs = addrs[keep]
             self.owner = np.asarray(elem_ids, dtype=np.int64)[prio[keep]]
             self.local = local[keep]
-        else:
+        elif not elem_ids:
             self.addrs = np.zeros(0, dtype=np.int64)
             self.owner = np.zeros(0, dtype=np.int64)
             self.local = np.zeros(0, dtype=np.int64)
@@ -320,6 +347,32 @@ class _Index:
         spans.sort(key=lambda i: (owners[i].elems is None and not owners[i].dense, not owners[i].named,
                                   owners[i].hi - owners[i].lo, i))
         self.spans = spans
+
+    def _extend(self, owners: list[_Owner], elem_ids: list[int], base: _Index, base_ids: set[int]) -> bool:
+        """The element table as ``base`` (the index of the named owners ``base_ids``) with the other owners'
+        elements inserted, when that is the table built from scratch: each of those owners is not named (so
+        below every named one) and their elements are distinct from each other and from ``base``'s (so no
+        priority decides). False (nothing set) otherwise. It costs a copy of ``base``'s table, not a sort."""
+        extra = [i for i in elem_ids if i not in base_ids]
+        if any(owners[i].named for i in extra) or not base_ids.issuperset(i for i in elem_ids if owners[i].named):
+            return False
+        if not extra:
+            self.addrs, self.owner, self.local = base.addrs, base.owner, base.local
+            return True
+        addrs = np.concatenate([owners[i].elems for i in extra])
+        order = np.argsort(addrs, kind="stable")
+        addrs = addrs[order]
+        if (addrs[1:] == addrs[:-1]).any():
+            return False
+        at = np.searchsorted(base.addrs, addrs)
+        if (base.addrs[np.minimum(at, len(base.addrs) - 1)] == addrs).any() if len(base.addrs) else False:
+            return False
+        owner = np.concatenate([np.full(len(owners[i].elems), i, dtype=np.int64) for i in extra])[order]
+        local = np.concatenate([np.arange(len(owners[i].elems), dtype=np.int64) for i in extra])[order]
+        self.addrs = np.insert(base.addrs, at, addrs)
+        self.owner = np.insert(base.owner, at, owner)
+        self.local = np.insert(base.local, at, local)
+        return True
 
 
 # ---------------------------------------------------------------------------------------------------- the counter
@@ -331,6 +384,9 @@ _ACTIVE: list[_Counter] = []
 class _Counter:
     def __init__(self, named: Mapping[str, Any], strict: bool) -> None:
         self.strict = strict
+        #: element tables and indexes by what they are computed from: the ones built or reused by this counter
+        #: (``used``) and the ones it may reuse (``store``, under :func:`reuse_tables`)
+        self.store, self.used = _TABLES[-1] if _TABLES else ({}, {})
         self.owners: list[_Owner] = [_Owner(UNATTRIBUTED, 0, 0)]
         self.named_ids: list[int] = []
         self.by_key: dict[tuple[Any, ...], int] = {}
@@ -345,7 +401,6 @@ class _Counter:
             self.same_as_named.setdefault((t.data_ptr(), t.numel(), t.element_size()), oid)
             self.named_layout[oid] = (tuple(t.shape), tuple(t.stride()))
         self.storage_owner: dict[tuple[int, int], int] = {}
-        self.index_cache: dict[tuple[int, ...], _Index] = {}
         self.total = _Acc()
         self.per_kernel: dict[str, _Acc] = {}
         self.launches: list[str] = []
@@ -365,17 +420,29 @@ class _Counter:
             lo = t.data_ptr()
             self.owners.append(_Owner(name, elsize, t.numel(), lo, lo + t.numel() * elsize, None, named, dense=True))
             return len(self.owners) - 1
-        elems = _element_addresses(t)
+        key = _tensor_key(t)
+        elems = self._table(("elements", key), lambda: _element_addresses(t))
         lo = int(elems[0]) if len(elems) else 0
         hi = int(elems[-1]) + elsize if len(elems) else 0
-        self.owners.append(_Owner(name, elsize, len(elems), lo, hi, elems, named))
+        self.owners.append(_Owner(name, elsize, len(elems), lo, hi, elems, named, source=key))
         return len(self.owners) - 1
 
+    def _table(self, key: tuple[Any, ...], build: Any) -> Any:
+        got = self.used.get(key)
+        if got is None:
+            got = self.store.get(key)
+            self.used[key] = got = build() if got is None else got
+        return got
+
     def _index(self, ids: tuple[int, ...]) -> _Index:
-        idx = self.index_cache.get(ids)
-        if idx is None:
-            idx = self.index_cache[ids] = _Index(self.owners, list(ids))
-        return idx
+        """The index of owners ``ids``: a launch's (the named tensors', then its arguments') is the named
+        tensors' index with the arguments' elements inserted where that is exact (:meth:`_Index._extend`)."""
+        key = ("index", tuple((i, self.owners[i].signature()) for i in ids))
+        named = tuple(self.named_ids)
+        if ids[:len(named)] != named or len(ids) == len(named):
+            return self._table(key, lambda: _Index(self.owners, list(ids)))
+        base = self._index(named)
+        return self._table(key, lambda: _Index(self.owners, list(ids), (base, set(named))))
 
     # -- launches
     def begin_launch(self, kernel: str, arg_tensors: list[tuple[str, Any]]) -> None:

@@ -112,6 +112,9 @@ class Runner:
     def __init__(self, lau: Launcher, values: dict[str, Any], counted: dict[str, Any]) -> None:
         self.lau, self.values, self.counted = lau, values, counted
         self.calls = 0
+        #: the counter's element tables and address indexes, built on the first counted run and reused by the
+        #: next ones (attnio.triton.count.reuse_tables: keyed by what they are computed from)
+        self.tables: dict[Any, Any] = {}
 
     def run(self, want: dict[int, set[Index]] | None = None, digest: set[Key] | frozenset[Key] = frozenset()) -> Ran:
         """Call the launcher once, running only the programs ``want`` names per launch (module docstring)."""
@@ -160,7 +163,8 @@ class Runner:
         # refused) with a counter that builds no address index (no access can happen)
         counting = count_mod.count_traffic(**self.counted) if want else patched(_NoAccess())
         # zero inputs: a kernel's exp and matmul may overflow; the values are not what is counted
-        with counting, programs_only(select, around, launch), np.errstate(all="ignore"):
+        with count_mod.reuse_tables(self.tables), counting, programs_only(select, around, launch), \
+                np.errstate(all="ignore"):
             try:
                 self.lau.call(self.values)
             except AttnioError:

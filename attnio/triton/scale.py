@@ -12,13 +12,14 @@ b ≤ 2 batches and k ≤ 2 K/V heads (group size, N_q, N_kv, d, d_v, dtype, M k
                 (the kernels launched, in order, must be the same) and axis, extent = e(1,1)·b^β·k^κ with
                 β, κ ∈ {0, 1} (checked; scale_fit.grid_law); β or κ = 1: a unit axis, whose extent at the
                 workload is extrapolated by that law; else a block axis (same extent at the workload)
-    unit axes:  at the witness (b_w, k_w), after the block axes below: at the two block indices (along the
-                longest block axis) whose unit-0 programs moved the fewest words, the programs at unit 0 and at
-                the last unit of each unit axis run again: their accesses must agree access for access up
-                to one base shift per tensor and direction (programs.shift_equal; else Mismatch); every unit
-                then counts as unit 0
+    unit axes:  at the witness (b_w, k_w), after the block axes below: at two block indices (along the
+                longest block axis), the one whose unit-0 program moved the fewest words of those run and the
+                next (the one before, for the last), the programs at unit 0 and at the last unit of each unit
+                axis run again: their accesses must agree access for access up to one base shift per tensor
+                and direction (programs.shift_equal; else Mismatch); every unit then counts as unit 0
     block axes: the longest block axis (if it has more than SMALL programs) is fitted piecewise-affine
-                (scale_fit.fit_axis: exceptional programs such as the first, the last partial block, or
+                (scale_fit.fit_axis, from whichever end's program moved fewer words, so that the lines are drawn
+                through cheap programs: exceptional programs such as the first, the last partial block, or
                 the programs around a causal diagonal run exactly; each affine piece checked at its third
                 program and ``verify`` random ones, else Mismatch); shorter ones run in full; more than one
                 block axis longer than SMALL is a Mismatch
@@ -323,15 +324,16 @@ def _count(w: Workload, lau: Any, *, verify: int, seed: int, page_size: int | No
         rec["pieces"] = "; ".join(pieces)
         launches.append(rec)
 
-    # unit axes: offset-only, compared at the two block indices (along the long axis, short ones 0) whose unit-0
-    # programs moved the fewest words (the cheapest to run again)
+    # unit axes: offset-only, compared at the block index (along the long axis, short ones 0) whose unit-0 program
+    # moved the fewest words of those run and at the next one (cheap to run again when counts are piecewise affine)
     pairs = []
     for ell, law, wgrid, long_ax, _ in plans:
         if 0 in wgrid or not law["units"]:
             continue
         ran = [(sum(v[2] + v[3] for v in c.values()), k[1][long_ax]) for k, c in progs.counts.items()
                if k[0] == ell and all(k[1][ax] == 0 for ax in range(3) if ax != long_ax)]
-        probes = sorted(i for _, i in sorted(ran)[:2])
+        cheapest = min(ran)[1]
+        probes = sorted({cheapest, cheapest + 1 if cheapest + 1 < wgrid[long_ax] else max(cheapest - 1, 0)})
         launches[ell]["unit_probes"] = probes
         for i in probes:
             base = [0, 0, 0]

@@ -7,7 +7,10 @@ e(b, k) = e(1, 1)·b^β·k^κ with β, κ ∈ {0, 1}, read off b = 2 and k = 2 a
 e(1, 1)·B^β·K^κ: extrapolated by the law). Anything else is a :class:`Mismatch`.
 
 **Piecewise-affine law** (:func:`fit_axis`): the count c(i) of program i along a block axis of T programs is cut
-into pieces, each affine, found from the left::
+into pieces, each affine, found from the cheaper end: programs 0 and T − 1 run first, and when T − 1 moved fewer
+words (its loops are shorter: a FlashAttention backward's K/V block j visits the query blocks from j on) the loop
+below runs on i ↦ c(T − 1 − i), so that the programs each line is drawn through and checked at first are the
+cheap ones (the sum and the checks are the same law read backwards); else from the left::
 
     lo = 0
     while lo < T:
@@ -24,6 +27,10 @@ run, not fitted. What is not checked: the line on the programs of a piece that w
 >>> total, pieces = fit_axis(10, lambda idx: {i: c(i) for i in idx}, verify=1, seed=0)
 >>> total["k"][2] == sum(10 * i + 3 for i in range(9)) + 50, pieces
 (True, '[0..8] affine (checked on 2, 6), [9] run')
+>>> c = lambda i: Counts({"k": (0, 0, 10 * (9 - i) + 3, 0)}) if i else Counts({"k": (0, 0, 200, 0)})
+>>> total, pieces = fit_axis(10, lambda idx: {i: c(i) for i in idx}, verify=1, seed=0)
+>>> total["k"][2] == 200 + sum(10 * (9 - i) + 3 for i in range(1, 10)), pieces
+(True, 'found from the right (program T−1 moved fewer words than program 0): [0] run, [1..9] affine (checked on 3, 7)')
 """
 
 from __future__ import annotations
@@ -110,10 +117,15 @@ def grid_law(grids: dict[tuple[int, int], list[tuple[str, tuple[int, int, int]]]
     return out
 
 
+def _words(c: Counts) -> int:
+    return sum(v[2] + v[3] for v in c.values())
+
+
 def fit_axis(T: int, run: Callable[[list[int]], dict[int, Counts]], *, verify: int = 1,
              seed: int = 0) -> tuple[Counts, str]:
     """Σ_{i<T} c(i) by the piecewise-affine law (module docstring), and the pieces as text; ``run(indices)``
-    returns c at those indices (each index asked once)."""
+    returns c at those indices (each index asked once). Programs 0 and T − 1 run first; when T − 1 moved fewer
+    words, the pieces are found from the right (the law on i ↦ T − 1 − i; the text says so)."""
     known: dict[int, Counts] = {}
 
     def need(idx: list[int]) -> None:
@@ -122,25 +134,50 @@ def fit_axis(T: int, run: Callable[[list[int]], dict[int, Counts]], *, verify: i
             got = run(missing)
             known.update({i: Counts(got[i]) for i in missing})
 
+    need([0, T - 1])
+    right = _words(known[T - 1]) < _words(known[0])
+    at = (lambda i: T - 1 - i) if right else (lambda i: i)
+    total, pieces = _fit_from_left(T, lambda idx: need([at(i) for i in idx]), lambda i: known[at(i)], at, verify,
+                                   seed)
+    spans = sorted((min(at(lo), at(hi)), max(at(lo), at(hi)), sorted(at(i) for i in checks))
+                   for lo, hi, checks in pieces)
+    text = []
+    for lo, hi, checks in spans:
+        if not checks:
+            text.append(f"[{lo}..{hi}] run" if hi > lo else f"[{lo}] run")
+        else:
+            text.append(f"[{lo}..{hi}] affine (checked on {', '.join(map(str, checks))})")
+    return total, ("found from the right (program T−1 moved fewer words than program 0): " if right else "") + \
+        ", ".join(text)
+
+
+def _fit_from_left(T: int, need: Callable[[list[int]], None], c: Callable[[int], Counts], at: Callable[[int], int],
+                   verify: int, seed: int) -> tuple[Counts, list[tuple[int, int, list[int]]]]:
+    """The module docstring's loop on c (``need`` runs indices first): the sum and the pieces (lo, hi, checked
+    indices; a piece run in full has none). ``at``: the program index of i, as messages name it."""
     rng = random.Random(seed)
     total = Counts()
-    pieces: list[str] = []
+    pieces: list[tuple[int, int, list[int]]] = []
+
+    def text() -> str:
+        return ", ".join(f"[{min(at(lo), at(hi))}..{max(at(lo), at(hi))}]" for lo, hi, _ in pieces)
+
     lo = 0
     while lo < T:
         if len(pieces) == MAX_PIECES:
             raise Mismatch(f"the count along the block axis is not piecewise affine in at most {MAX_PIECES} pieces "
-                           f"(pieces so far: {', '.join(pieces)})")
+                           f"(pieces so far: {text()})")
         if T - lo <= 3:
             need(list(range(lo, T)))
             for i in range(lo, T):
-                total = total + known[i]
-            pieces.append(f"[{lo}..{T - 1}] run" if T - lo > 1 else f"[{lo}] run")
+                total = total + c(i)
+            pieces.append((lo, T - 1, []))
             break
         need([lo, lo + 1, T - 1])
-        a, b = known[lo], known[lo + 1] - known[lo]
+        a, b = c(lo), c(lo + 1) - c(lo)
 
         def on(i: int, a: Counts = a, b: Counts = b, lo: int = lo) -> bool:
-            return known[i] == a + b * (i - lo)
+            return c(i) == a + b * (i - lo)
 
         if on(T - 1):
             hi = T - 1
@@ -162,13 +199,11 @@ def fit_axis(T: int, run: Callable[[list[int]], dict[int, Counts]], *, verify: i
             need(checks)
             for i in checks:
                 if not on(i):
-                    raise Mismatch(f"program {i}'s count is not on the line through programs {lo} and {lo + 1} "
-                                   f"though program {hi}'s is: not piecewise affine along the block axis")
+                    raise Mismatch(f"program {at(i)}'s count is not on the line through programs {at(lo)} and "
+                                   f"{at(lo + 1)} though program {at(hi)}'s is: not piecewise affine along the "
+                                   f"block axis")
         n = hi - lo + 1
         total = total + a * n + b * (n * (n - 1) // 2)
-        if n <= 2:
-            pieces.append(f"[{lo}..{hi}] run" if n == 2 else f"[{lo}] run")
-        else:
-            pieces.append(f"[{lo}..{hi}] affine (checked on {', '.join(map(str, checks))})")
+        pieces.append((lo, hi, checks))
         lo = hi + 1
-    return total, ", ".join(pieces)
+    return total, pieces
