@@ -52,13 +52,13 @@ from dataclasses import dataclass
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import NO_DEADLINE, Deadline, TimeLimitReached
-from attnio.solver.pebble.symmetry import apply_mask, automorphisms, mask_tables
+from attnio.solver.pebble.symmetry import automorphisms, least_image
 from attnio.solver.pebble.tight import TightResult, _bits, _masks, compulsory, few_perms
 
 
 def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int = 20_000_000,
                     deadline: Deadline = NO_DEADLINE, perms: list[tuple[int, ...]] | None = None,
-                    keep_perms: int = 24, extra_reads: int = 0) -> TightResult:
+                    keep_perms: int = 24, extra_reads: int = 0, rereadable: int | None = None) -> TightResult:
     """Decide whether ``g`` has a calculation of cost inputs + outputs with ``M`` red pebbles, recomputation
     allowed (module docstring). ``perms``: automorphisms to merge under (default: the ``keep_perms`` that move
     fewest vertices of :func:`attnio.solver.pebble.symmetry.automorphisms`, when ``symmetry``).
@@ -68,7 +68,12 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
     of cost ≤ T + k; "none" that no calculation of cost ≤ T + k writes no non-output and reads no non-input. For
     k = 1 that is every calculation of cost T + 1 (Lemma 4, docs/pebbling.md §12: one extra move is a second
     read of an input; a write of a non-output alone is droppable, a read of a non-input needs one), so "none"
-    with k = 1 proves OPT ≥ T + 2."""
+    with k = 1 proves OPT ≥ T + 2.
+
+    ``rereadable`` (a bitmask of inputs; default all): only these may be read again. Reductions 5 and 5b then stay
+    on for every other input (each still has one red interval), which is what makes the search finish on 60+
+    vertices; :func:`one_reread_recompute` runs it once per orbit of inputs. ``perms`` must then map the mask
+    onto itself (checked)."""
     t0 = time.perf_counter()
     n = g.n
     IN, OUT, par, ch = _masks(g)
@@ -83,38 +88,37 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
     if perms is None:
         perms = few_perms(automorphisms(g, deadline), keep_perms) if symmetry else [tuple(range(n))]
     assert all(all(sorted(p[u] for u in g.parents[v]) == sorted(g.parents[p[v]]) for v in range(n)) for p in perms)
+    X = IN if rereadable is None else rereadable & IN
+    assert all(sum(1 << p[x] for x in _bits(X)) == X for p in perms), "perms must map the rereadable set onto itself"
     anc = [0] * n  # ancestors of each vertex, itself included
     for v in range(n):
         a = 1 << v
         for p in g.parents[v]:
             a |= anc[p]
         anc[v] = a
-    outs = list(_bits(OUT))
-    order = [v for v in range(n) if not (IN >> v) & 1]  # topological
+    assert all(p < v for v in range(n) for p in g.parents[v]), "vertices must be numbered in topological order"
+    needs: dict[int, int] = {}
 
     def needed(W: int) -> int:
-        m = 0
-        for o in outs:
-            if not (W >> o) & 1:
+        m = needs.get(W)
+        if m is None:
+            m = 0
+            for o in _bits(OUT & ~W):
                 m |= anc[o]
+            needs[W] = m
         return m
 
     # a state (R, U, W) as one key: R in the low n bits, U | W above (U ⊆ inputs, W ⊆ outputs: disjoint)
-    tables = [mask_tables(tuple(p) + tuple(n + w for w in p)) for p in perms if p != tuple(range(n))]
+    least = least_image([tuple(p) + tuple(n + w for w in p) for p in perms], 2 * n) if len(perms) > 1 else None
 
     def canon(R: int, U: int, W: int) -> int:
         key = R | (U | W) << n
-        best = key
-        for tb in tables:
-            x = apply_mask(tb, key)
-            if x < best:
-                best = x
-        return best
+        return key if least is None else least(key)
 
     def producible(R: int, fresh: int, need: int, W: int) -> bool:
         prod = R | fresh
-        for v in order:
-            if (need >> v) & 1 and not (prod >> v) & 1 and par[v] & ~prod == 0:
+        for v in _bits(need & ~prod & ~IN):  # ascending: topological
+            if par[v] & ~prod == 0:
                 prod |= 1 << v
         return OUT & ~W & ~prod == 0
 
@@ -123,14 +127,16 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
     path: list[tuple[str, int]] = []
 
     def settle(R: int, U: int, W: int, left: int) -> tuple[int, int, int, list[tuple[str, int]]]:
-        """Reductions 3–5 to a fixed point: dead values deleted, outputs and inputs' last uses computed (5 only
-        without re-reads: with one, an input may leave and come back, and holding v instead is no longer free)."""
+        """Reductions 3–5 to a fixed point: dead values deleted, outputs and inputs' last uses computed (5 only for
+        inputs that cannot be read again: a rereadable one may leave and come back, and holding v instead is no
+        longer free)."""
         moves: list[tuple[str, int]] = []
+        once = IN & ~X if left else IN  # inputs with one red interval from here on
         while True:
             need = needed(W)
             dead = R & ~need
-            if not left:  # reduction 5b: an input whose one needed child is red is held by that child instead
-                for x in _bits(R & IN & need):
+            if once:  # reduction 5b: an input whose one needed child is red is held by that child instead
+                for x in _bits(R & once & need):
                     c = ch[x] & need
                     if c & (c - 1) == 0 and c & R:
                         dead |= 1 << x
@@ -153,13 +159,13 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
                 moves += [("compute", act), ("write", act), ("delete", act)]
                 W |= 1 << act
                 continue
-            if left:
+            if not once:
                 return R, U, W, moves
             for v in _bits(need & ~IN & ~R):
                 pv = par[v]
                 if pv & ~R:
                     continue
-                if any(ch[p] & need == 1 << v for p in _bits(pv & IN)):
+                if any(ch[p] & need == 1 << v for p in _bits(pv & once)):
                     act = v
                     break
             if act is None:
@@ -184,7 +190,7 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
         if not states & 1023:
             deadline.check()
         need = needed(W)
-        fresh = IN & ~R & ~U if not left else IN & ~R
+        fresh = IN & ~R & ~U if not left else IN & ~R & ~(U & ~X)
         if not producible(R, fresh, need, W):
             del path[len(path) - len(pre):]
             return False
@@ -290,6 +296,32 @@ def reread_split(g: Graph, M: int, *, deadline: Deadline = NO_DEADLINE,
     return TightResult("unknown", cost, M, states, time.perf_counter() - t0)
 
 
+def one_reread_recompute(g: Graph, M: int, *, deadline: Deadline = NO_DEADLINE,
+                         perms: list[tuple[int, ...]] | None = None) -> TightResult:
+    """Decide whether ``g`` has a calculation of cost T + 1 with recomputation (T = inputs + outputs), given that it
+    has none of cost T. By Lemma 4 (docs/pebbling.md §12) such a calculation reads one input x twice and moves
+    nothing else beyond T; an automorphism maps it to one that re-reads the representative of x's orbit. So
+    :func:`tight_recompute` with ``extra_reads=1`` and only that representative rereadable, once per orbit (merging
+    under the automorphisms that fix it), is exhaustive: "tight" (a replayed schedule of cost ≤ T + 1), "none"
+    (OPT ≥ T + 2 with recomputation, when no tight calculation exists), "unknown" (stopped)."""
+    from attnio.solver.pebble.tight import input_orbits
+
+    t0 = time.perf_counter()
+    perms = automorphisms(g, deadline) if perms is None else perms
+    states = 0
+    unknown = False
+    for x in input_orbits(g, perms):
+        r = tight_recompute(g, M, deadline=deadline, extra_reads=1, rereadable=1 << x,
+                            perms=few_perms([p for p in perms if p[x] == x]))
+        states += r.states
+        if r.answer == "tight":
+            return TightResult("tight", r.cost, M, states, time.perf_counter() - t0, r.schedule)
+        unknown |= r.answer == "unknown"
+        if deadline.expired():
+            break
+    return TightResult("unknown" if unknown else "none", compulsory(g) + 1, M, states, time.perf_counter() - t0)
+
+
 @dataclass(frozen=True)
 class RecomputeCertificate:
     """What the zero-slack searches prove about OPT with recomputation: ``lower`` (a lower bound over every
@@ -315,15 +347,17 @@ def certify_recompute(g: Graph, M: int, *, time_limit_s: float | None = 60.0) ->
     a calculation) → OPT = T; a tight calculation with recomputation (:func:`tight_recompute`) → OPT = T, or
     "none" → OPT ≥ T + 1; then a calculation of cost T + 1: one-shot with one input read twice
     (:func:`attnio.solver.pebble.tight.reread_search`, k = 1), else with recomputation on split graphs
-    (:func:`reread_split`, a third of what is left), else the exhaustive search (:func:`tight_recompute`,
-    ``extra_reads=1``), whose "none" proves OPT ≥ T + 2. Every schedule is replayed with recomputation."""
+    (:func:`reread_split`, a third of what is left), else the exhaustive search one input orbit at a time
+    (:func:`one_reread_recompute`), whose "none" proves OPT ≥ T + 2. Every schedule is replayed with
+    recomputation."""
     from attnio.solver.pebble.tight import reread_search, tight_one_shot
 
     t0 = time.perf_counter()
     dl = Deadline(time_limit_s)
     T = compulsory(g)
     steps: list[tuple[str, str, float]] = []
-    perms = few_perms(automorphisms(g, dl))
+    group = automorphisms(g, dl)
+    perms = few_perms(group)
 
     def result(lower: int, upper: int | None, sched) -> RecomputeCertificate:
         if sched is not None:
@@ -349,7 +383,7 @@ def certify_recompute(g: Graph, M: int, *, time_limit_s: float | None = 60.0) ->
     steps.append(("one re-read with recomputation, split children", r5.answer, round(r5.seconds, 3)))
     if r5.answer == "tight":
         return result(T + 1, r5.cost, r5.schedule)
-    r4 = tight_recompute(g, M, deadline=dl, perms=perms, extra_reads=1)
+    r4 = one_reread_recompute(g, M, deadline=dl, perms=group)
     steps.append(("one re-read with recomputation", r4.answer, round(r4.seconds, 3)))
     if r4.answer == "tight":
         return result(T + 1, r4.cost, r4.schedule)
