@@ -21,12 +21,15 @@ reductions below, each a transformation of any tight calculation into one the se
 3. *Dead values.* A red value that reaches no unwritten output is deleted at once (it can never be used).
 4. *Outputs at once.* An unwritten output whose parents are all red is computed, written and deleted as soon as
    one slot is free (earlier is never worse: it only leaves the unwritten set).
-5. *An input's last use at once.* If a vertex v has all parents red, a slot is free, and some input parent p has
-   no other child that reaches an unwritten output, v is computed now (and p then dies): in any tight completion
-   v is computed later at t′, and p, an input with one red interval that contains now and t′, is red all along;
-   computing v now and deleting p holds v in p's slot over [now, t′) and changes nothing else. Likewise (5b) a red
-   input whose only child that reaches an unwritten output is red is deleted: any later use recomputes that
-   child while the input is red all along; holding the child instead costs the same slot.
+5. *A last use at once.* Call a red value p *once* if it can never be red again after its deletion: an input
+   (read once) or a non-input with a parent outside the closure of the red values and the readable inputs (every
+   value red later is in that closure, and p's parents do not depend on p), so p is red on one interval from now.
+   If a vertex v has all parents red, a slot is free, and some once parent p has no other child that reaches an
+   unwritten output, v is computed now (and p then dies): in any tight completion every later computation of v
+   falls in p's interval, which contains them all; computing v now and deleting p holds v in p's slot until the
+   last of them and changes nothing else (where v was red anyway the count drops). Likewise (5b) a once value
+   whose only child that reaches an unwritten output is red is deleted: any later use recomputes that child
+   while p is red all along; holding the child instead costs the same slot.
 6. *Symmetry.* States related by a verified automorphism (:mod:`attnio.solver.pebble.symmetry`) have the same
    answer; the visited set keeps one representative per orbit (the least image of (R, U, W)).
 7. *Dead ends.* A state from which some unwritten output cannot be produced at all (producible: red, or an input
@@ -134,9 +137,19 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
         once = IN & ~X if left else IN  # inputs with one red interval from here on
         while True:
             need = needed(W)
+            # red values with one red interval from here on: inputs that cannot be read again, and non-inputs with
+            # a parent that can never be red again (outside the closure of R and the readable inputs)
+            prod = R | (IN & ~R & ~U if not left else IN & ~R & ~(U & ~X))
+            for v in _bits(need & ~prod & ~IN):  # ascending: topological
+                if par[v] & ~prod == 0:
+                    prod |= 1 << v
+            one = R & once
+            for u in _bits(R & need & ~IN):
+                if par[u] & ~prod:
+                    one |= 1 << u
             dead = R & ~need
-            if once:  # reduction 5b: an input whose one needed child is red is held by that child instead
-                for x in _bits(R & once & need):
+            if one:  # reduction 5b: a value whose one needed child is red is held by that child instead
+                for x in _bits(one & need):
                     c = ch[x] & need
                     if c & (c - 1) == 0 and c & R:
                         dead |= 1 << x
@@ -159,13 +172,13 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
                 moves += [("compute", act), ("write", act), ("delete", act)]
                 W |= 1 << act
                 continue
-            if not once:
+            if not one:
                 return R, U, W, moves
             for v in _bits(need & ~IN & ~R):
                 pv = par[v]
                 if pv & ~R:
                     continue
-                if any(ch[p] & need == 1 << v for p in _bits(pv & once)):
+                if any(ch[p] & need == 1 << v for p in _bits(pv & one)):
                     act = v
                     break
             if act is None:
