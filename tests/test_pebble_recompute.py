@@ -96,6 +96,17 @@ def test_closed_optimum_above_the_trivial_bound_replays():
     assert tight_recompute(g, 7, symmetry=False).answer == "none"
 
 
+@pytest.mark.parametrize("M,opt", [(5, 11), (6, 10), (7, 9)])  # A*'s optima with recomputation (§6)
+def test_one_reread_per_input_orbit_on_attention(M, opt):
+    """attention N = 2, d = 1 (4 automorphisms, 3 input orbits): the per-orbit T + 1 search answers as the search with
+    every input rereadable: none where OPT ≥ T + 2 = 10, a replayed schedule of cost 9 where OPT = 9."""
+    g = attention(2, 1)
+    r = one_reread_recompute(g, M)
+    assert r.answer == tight_recompute(g, M, extra_reads=1).answer == ("tight" if opt == 9 else "none")
+    if r.answer == "tight":
+        assert replay(g, M, r.schedule, recompute=True).io == opt
+
+
 @pytest.mark.slow
 def test_closed_recompute_optimum_above_the_trivial_bound_on_69_vertices():
     """Causal attention N = 3, d = 2, M = 10 (69 vertices, T = 24): no calculation of cost 24 with recomputation
