@@ -118,20 +118,24 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
         key = R | (U | W) << n
         return key if least is None else least(key)
 
-    def producible(R: int, fresh: int, need: int, W: int) -> bool:
+    def closure(R: int, fresh: int, need: int) -> int:
+        """The needed values that can be red from here on: red, readable, or with all parents so."""
         prod = R | fresh
         for v in _bits(need & ~prod & ~IN):  # ascending: topological
             if par[v] & ~prod == 0:
                 prod |= 1 << v
-        return OUT & ~W & ~prod == 0
+        return prod
+
+    def readable(R: int, U: int, left: int) -> int:
+        return IN & ~R & ~U if not left else IN & ~R & ~(U & ~X)
 
     visited: dict[int, int] = {}
     states = 0
     path: list[tuple[str, int]] = []
 
     def settle(R: int, U: int, W: int, left: int) -> tuple[int, int, int, list[tuple[str, int]]]:
-        """Reductions 3–5 to a fixed point: dead values deleted, outputs and inputs' last uses computed (5 only for
-        inputs that cannot be read again: a rereadable one may leave and come back, and holding v instead is no
+        """Reductions 3–5 to a fixed point: dead values deleted, outputs and last uses of values red on one interval
+        from here on computed (not a rereadable input: it may leave and come back, and holding v instead is no
         longer free)."""
         moves: list[tuple[str, int]] = []
         once = IN & ~X if left else IN  # inputs with one red interval from here on
@@ -139,10 +143,7 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
             need = needed(W)
             # red values with one red interval from here on: inputs that cannot be read again, and non-inputs with
             # a parent that can never be red again (outside the closure of R and the readable inputs)
-            prod = R | (IN & ~R & ~U if not left else IN & ~R & ~(U & ~X))
-            for v in _bits(need & ~prod & ~IN):  # ascending: topological
-                if par[v] & ~prod == 0:
-                    prod |= 1 << v
+            prod = closure(R, readable(R, U, left), need)
             one = R & once
             for u in _bits(R & need & ~IN):
                 if par[u] & ~prod:
@@ -203,8 +204,8 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
         if not states & 1023:
             deadline.check()
         need = needed(W)
-        fresh = IN & ~R & ~U if not left else IN & ~R & ~(U & ~X)
-        if not producible(R, fresh, need, W):
+        fresh = readable(R, U, left)
+        if OUT & ~W & ~closure(R, fresh, need):  # reduction 7
             del path[len(path) - len(pre):]
             return False
         used = R.bit_count()
