@@ -89,7 +89,7 @@ def zero_slack_table(limits: tuple[float, ...]) -> dict[float, tuple]:
     return best
 
 
-CLOSED = [(2, 1, 7, False), (2, 2, 8, False), (3, 1, 10, False), (3, 2, 10, True)]
+CLOSED = [(2, 1, 7, False), (2, 2, 8, False), (3, 1, 10, False), (3, 2, 10, True), (2, 5, 10, False)]
 
 
 def closed_table(limit: float) -> list[tuple]:

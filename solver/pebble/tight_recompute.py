@@ -281,35 +281,6 @@ def _schedule(path: list[tuple[str, int]], IN: int, OUT: int) -> list[tuple[str,
     return out
 
 
-def reread_split(g: Graph, M: int, *, deadline: Deadline = NO_DEADLINE,
-                 perms: list[tuple[int, ...]] | None = None) -> TightResult:
-    """Look for a calculation of cost T + 1 with recomputation that reads one input x twice, each child of x using
-    one of the two reads: a tight calculation with recomputation of :func:`attnio.solver.pebble.tight.split_input`
-    (g, x, part), over one input per orbit and every bipartition of its children, mapped back by
-    :func:`attnio.solver.pebble.tight.merge_schedule` and replayed. Upper bound only ("tight": found; a child
-    computed in both intervals is not searched, so no "none")."""
-    from attnio.solver.pebble.tight import input_orbits, merge_schedule, split_input, split_perms
-
-    t0 = time.perf_counter()
-    cost = compulsory(g) + 1
-    perms = automorphisms(g, deadline) if perms is None else perms
-    states = 0
-    for x in input_orbits(g, perms):
-        rest = list(g.children[x])[1:]
-        for mask in range(1, 1 << len(rest)):
-            if deadline.expired():
-                return TightResult("unknown", cost, M, states, time.perf_counter() - t0)
-            group = frozenset(c for t, c in enumerate(rest) if mask >> t & 1)
-            h = split_input(g, x, group)
-            r = tight_recompute(h, M, deadline=deadline, perms=few_perms(split_perms(perms, x, group)))
-            states += r.states
-            if r.answer == "tight":
-                moves = merge_schedule(g, x, r.schedule)
-                rp = replay(g, M, moves, recompute=True)
-                return TightResult("tight", rp.io, M, states, time.perf_counter() - t0, tuple(moves))
-    return TightResult("unknown", cost, M, states, time.perf_counter() - t0)
-
-
 def one_reread_recompute(g: Graph, M: int, *, deadline: Deadline = NO_DEADLINE,
                          perms: list[tuple[int, ...]] | None = None) -> TightResult:
     """Decide whether ``g`` has a calculation of cost T + 1 with recomputation (T = inputs + outputs), given that it
@@ -360,10 +331,9 @@ def certify_recompute(g: Graph, M: int, *, time_limit_s: float | None = 60.0) ->
     a tight one-shot calculation (:func:`attnio.solver.pebble.tight.tight_one_shot`; a one-shot calculation is
     a calculation) → OPT = T; a tight calculation with recomputation (:func:`tight_recompute`) → OPT = T, or
     "none" → OPT ≥ T + 1; then a calculation of cost T + 1: one-shot with one input read twice
-    (:func:`attnio.solver.pebble.tight.reread_search`, k = 1), else with recomputation on split graphs
-    (:func:`reread_split`, a third of what is left), else the exhaustive search one input orbit at a time
-    (:func:`one_reread_recompute`), whose "none" proves OPT ≥ T + 2. Every schedule is replayed with
-    recomputation."""
+    (:func:`attnio.solver.pebble.tight.reread_search`, k = 1), else with recomputation, exhaustively, one input
+    orbit at a time (:func:`one_reread_recompute`), whose "none" proves OPT ≥ T + 2. Every schedule is replayed
+    with recomputation."""
     from attnio.solver.pebble.tight import reread_search, tight_one_shot
 
     t0 = time.perf_counter()
@@ -393,10 +363,6 @@ def certify_recompute(g: Graph, M: int, *, time_limit_s: float | None = 60.0) ->
     steps.append(("one re-read, one-shot", r3.answer, round(r3.seconds, 3)))
     if r3.answer == "found":
         return result(T + 1, r3.cost, r3.schedule)
-    r5 = reread_split(g, M, deadline=dl.within((dl.remaining() or 120.0) / 3), perms=perms)
-    steps.append(("one re-read with recomputation, split children", r5.answer, round(r5.seconds, 3)))
-    if r5.answer == "tight":
-        return result(T + 1, r5.cost, r5.schedule)
     r4 = one_reread_recompute(g, M, deadline=dl, perms=group)
     steps.append(("one re-read with recomputation", r4.answer, round(r4.seconds, 3)))
     if r4.answer == "tight":
