@@ -14,8 +14,9 @@ from attnio.solver.pebble.cones import certificate, check_certificate, red_only_
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import attention, reduction_tree
 from attnio.solver.pebble.small_bounds import bspv_segment
+from attnio.solver.pebble.symmetry import automorphisms, orbit_canon
 from attnio.solver.pebble.tight import compulsory, tight_one_shot
-from attnio.solver.pebble.tight_recompute import certify_recompute, tight_recompute
+from attnio.solver.pebble.tight_recompute import certify_recompute, one_reread_recompute, tight_recompute
 
 
 @settings(deadline=None)
@@ -40,6 +41,10 @@ def test_zero_slack_with_recomputation_agrees_with_brute_force_on_random_dags(g,
             assert replay(g, M, r1.schedule, recompute=True).io == r1.cost == opt == T + 1
         else:
             assert opt >= T + 2
+        r2 = one_reread_recompute(g, M)  # one rereadable input per orbit: the same answer as every input at once
+        assert r2.answer == r1.answer
+        if r2.answer == "tight":
+            assert replay(g, M, r2.schedule, recompute=True).io == opt
     for sym in (True, False):  # the symmetry reduction changes no answer
         assert tight_recompute(g, M, symmetry=sym).answer == r.answer
     c = certificate(g, M)
@@ -78,6 +83,59 @@ def test_certified_recompute_optimum_above_the_trivial_bound():
     c = certify_recompute(attention(2, 2), 8, time_limit_s=600)
     assert (c.lower, c.upper, c.optimal) == (17, 17, True)
     assert replay(attention(2, 2), 8, c.schedule, recompute=True).io == 17
+
+
+def test_closed_optimum_above_the_trivial_bound_replays():
+    """attention N = 2, d = 1, M = 7 (24 vertices): certify_recompute closes OPT = 9 = T + 1 with recomputation (A*
+    agrees, docs/pebbling.md §6); the schedule replays at 9, and the lower side, no calculation of cost T, is found
+    again by the search without the symmetry reduction."""
+    g = attention(2, 1)
+    c = certify_recompute(g, 7, time_limit_s=60)
+    assert (c.T, c.lower, c.upper, c.optimal) == (8, 9, 9, True)
+    assert replay(g, 7, c.schedule, recompute=True).io == 9
+    assert tight_recompute(g, 7, symmetry=False).answer == "none"
+
+
+@pytest.mark.parametrize("M,opt", [(5, 11), (6, 10), (7, 9)])  # A*'s optima with recomputation (§6)
+def test_one_reread_per_input_orbit_on_attention(M, opt):
+    """attention N = 2, d = 1 (4 automorphisms, 3 input orbits): the per-orbit T + 1 search answers as the search with
+    every input rereadable: none where OPT ≥ T + 2 = 10, a replayed schedule of cost 9 where OPT = 9."""
+    g = attention(2, 1)
+    r = one_reread_recompute(g, M)
+    assert r.answer == tight_recompute(g, M, extra_reads=1).answer == ("tight" if opt == 9 else "none")
+    if r.answer == "tight":
+        assert replay(g, M, r.schedule, recompute=True).io == opt
+
+
+@pytest.mark.slow
+def test_closed_recompute_optimum_above_the_trivial_bound_on_69_vertices():
+    """Causal attention N = 3, d = 2, M = 10 (69 vertices, T = 24): no calculation of cost 24 with recomputation
+    (the exhaustive search, about 25 CPU s) and a replayed one of cost 25 (a one-shot calculation reading one input
+    twice): OPT = 25 with recomputation (docs/pebbling.md §12). The lower side is found again without the symmetry
+    reduction (about 50 CPU s more)."""
+    g = attention(3, 2, causal=True)
+    assert g.n == 69
+    c = certify_recompute(g, 10, time_limit_s=900)
+    assert (c.T, c.lower, c.upper, c.optimal) == (24, 25, 25, True)
+    assert replay(g, 10, c.schedule, recompute=True).io == 25
+    assert tight_recompute(g, 10, symmetry=False).answer == "none"
+
+
+def test_orbit_canon_merges_only_automorphic_states():
+    """The vectorised canonical key is the image of the key under one of the permutations, and it is the same for
+    a key and its images (here under the automorphisms of attention N = 2, d = 2)."""
+    import random
+
+    g = attention(2, 2)
+    perms = automorphisms(g)
+    least = orbit_canon(perms, g.n)
+    rng = random.Random(7)
+    for _ in range(200):
+        key = rng.getrandbits(g.n)
+        c = least(key)
+        images = {sum(1 << p[v] for v in range(g.n) if key >> v & 1) for p in perms}
+        assert c in images
+        assert all(least(x) == c for x in images)
 
 
 def test_red_only_reachability_by_hand():

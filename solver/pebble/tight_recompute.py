@@ -21,12 +21,15 @@ reductions below, each a transformation of any tight calculation into one the se
 3. *Dead values.* A red value that reaches no unwritten output is deleted at once (it can never be used).
 4. *Outputs at once.* An unwritten output whose parents are all red is computed, written and deleted as soon as
    one slot is free (earlier is never worse: it only leaves the unwritten set).
-5. *An input's last use at once.* If a vertex v has all parents red, a slot is free, and some input parent p has
-   no other child that reaches an unwritten output, v is computed now (and p then dies): in any tight completion
-   v is computed later at t′, and p, an input with one red interval that contains now and t′, is red all along;
-   computing v now and deleting p holds v in p's slot over [now, t′) and changes nothing else. Likewise (5b) a red
-   input whose only child that reaches an unwritten output is red is deleted: any later use recomputes that
-   child while the input is red all along; holding the child instead costs the same slot.
+5. *A last use at once.* Call a red value p *once* if it can never be red again after its deletion: an input
+   (read once) or a non-input with a parent outside the closure of the red values and the readable inputs (every
+   value red later is in that closure, and p's parents do not depend on p), so p is red on one interval from now.
+   If a vertex v has all parents red, a slot is free, and some once parent p has no other child that reaches an
+   unwritten output, v is computed now (and p then dies): in any tight completion every later computation of v
+   falls in p's interval, which contains them all; computing v now and deleting p holds v in p's slot until the
+   last of them and changes nothing else (where v was red anyway the count drops). Likewise (5b) a once value
+   whose only child that reaches an unwritten output is red is deleted: any later use recomputes that child
+   while p is red all along; holding the child instead costs the same slot.
 6. *Symmetry.* States related by a verified automorphism (:mod:`attnio.solver.pebble.symmetry`) have the same
    answer; the visited set keeps one representative per orbit (the least image of (R, U, W)).
 7. *Dead ends.* A state from which some unwritten output cannot be produced at all (producible: red, or an input
@@ -52,13 +55,13 @@ from dataclasses import dataclass
 from attnio.solver.pebble.game import replay
 from attnio.solver.pebble.graphs import Graph
 from attnio.solver.pebble.limits import NO_DEADLINE, Deadline, TimeLimitReached
-from attnio.solver.pebble.symmetry import automorphisms, least_image, mask_tables
+from attnio.solver.pebble.symmetry import automorphisms, orbit_canon
 from attnio.solver.pebble.tight import TightResult, _bits, _masks, compulsory, few_perms
 
 
 def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int = 20_000_000,
                     deadline: Deadline = NO_DEADLINE, perms: list[tuple[int, ...]] | None = None,
-                    keep_perms: int = 24, extra_reads: int = 0) -> TightResult:
+                    keep_perms: int = 24, extra_reads: int = 0, rereadable: int | None = None) -> TightResult:
     """Decide whether ``g`` has a calculation of cost inputs + outputs with ``M`` red pebbles, recomputation
     allowed (module docstring). ``perms``: automorphisms to merge under (default: the ``keep_perms`` that move
     fewest vertices of :func:`attnio.solver.pebble.symmetry.automorphisms`, when ``symmetry``).
@@ -68,7 +71,12 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
     of cost ≤ T + k; "none" that no calculation of cost ≤ T + k writes no non-output and reads no non-input. For
     k = 1 that is every calculation of cost T + 1 (Lemma 4, docs/pebbling.md §12: one extra move is a second
     read of an input; a write of a non-output alone is droppable, a read of a non-input needs one), so "none"
-    with k = 1 proves OPT ≥ T + 2."""
+    with k = 1 proves OPT ≥ T + 2.
+
+    ``rereadable`` (a bitmask of inputs; default all): only these may be read again. Reductions 5 and 5b then stay
+    on for every other input (each still has one red interval), which is what makes the search finish on 60+
+    vertices; :func:`one_reread_recompute` runs it once per orbit of inputs. ``perms`` must then map the mask
+    onto itself (checked)."""
     t0 = time.perf_counter()
     n = g.n
     IN, OUT, par, ch = _masks(g)
@@ -83,48 +91,66 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
     if perms is None:
         perms = few_perms(automorphisms(g, deadline), keep_perms) if symmetry else [tuple(range(n))]
     assert all(all(sorted(p[u] for u in g.parents[v]) == sorted(g.parents[p[v]]) for v in range(n)) for p in perms)
+    X = IN if rereadable is None else rereadable & IN
+    assert all(sum(1 << p[x] for x in _bits(X)) == X for p in perms), "perms must map the rereadable set onto itself"
     anc = [0] * n  # ancestors of each vertex, itself included
     for v in range(n):
         a = 1 << v
         for p in g.parents[v]:
             a |= anc[p]
         anc[v] = a
-    outs = list(_bits(OUT))
-    order = [v for v in range(n) if not (IN >> v) & 1]  # topological
+    assert all(p < v for v in range(n) for p in g.parents[v]), "vertices must be numbered in topological order"
+    needs: dict[int, int] = {}
 
     def needed(W: int) -> int:
-        m = 0
-        for o in outs:
-            if not (W >> o) & 1:
+        m = needs.get(W)
+        if m is None:
+            m = 0
+            for o in _bits(OUT & ~W):
                 m |= anc[o]
+            needs[W] = m
         return m
 
     # a state (R, U, W) as one key: R in the low n bits, U | W above (U ⊆ inputs, W ⊆ outputs: disjoint)
-    tables = [mask_tables(tuple(p) + tuple(n + w for w in p)) for p in perms if p != tuple(range(n))]
+    least = orbit_canon([tuple(p) + tuple(n + w for w in p) for p in perms], 2 * n) if len(perms) > 1 else None
 
     def canon(R: int, U: int, W: int) -> int:
-        return least_image(tables, R | (U | W) << n)
+        key = R | (U | W) << n
+        return key if least is None else least(key)
 
-    def producible(R: int, fresh: int, need: int, W: int) -> bool:
+    def closure(R: int, fresh: int, need: int) -> int:
+        """The needed values that can be red from here on: red, readable, or with all parents so."""
         prod = R | fresh
-        for v in order:
-            if (need >> v) & 1 and not (prod >> v) & 1 and par[v] & ~prod == 0:
+        for v in _bits(need & ~prod & ~IN):  # ascending: topological
+            if par[v] & ~prod == 0:
                 prod |= 1 << v
-        return OUT & ~W & ~prod == 0
+        return prod
+
+    def readable(R: int, U: int, left: int) -> int:
+        return IN & ~R & ~U if not left else IN & ~R & ~(U & ~X)
 
     visited: dict[int, int] = {}
     states = 0
     path: list[tuple[str, int]] = []
 
     def settle(R: int, U: int, W: int, left: int) -> tuple[int, int, int, list[tuple[str, int]]]:
-        """Reductions 3–5 to a fixed point: dead values deleted, outputs and inputs' last uses computed (5 only
-        without re-reads: with one, an input may leave and come back, and holding v instead is no longer free)."""
+        """Reductions 3–5 to a fixed point: dead values deleted, outputs and last uses of values red on one interval
+        from here on computed (not a rereadable input: it may leave and come back, and holding v instead is no
+        longer free)."""
         moves: list[tuple[str, int]] = []
+        once = IN & ~X if left else IN  # inputs with one red interval from here on
         while True:
             need = needed(W)
+            # red values with one red interval from here on: inputs that cannot be read again, and non-inputs with
+            # a parent that can never be red again (outside the closure of R and the readable inputs)
+            prod = closure(R, readable(R, U, left), need)
+            one = R & once
+            for u in _bits(R & need & ~IN):
+                if par[u] & ~prod:
+                    one |= 1 << u
             dead = R & ~need
-            if not left:  # reduction 5b: an input whose one needed child is red is held by that child instead
-                for x in _bits(R & IN & need):
+            if one:  # reduction 5b: a value whose one needed child is red is held by that child instead
+                for x in _bits(one & need):
                     c = ch[x] & need
                     if c & (c - 1) == 0 and c & R:
                         dead |= 1 << x
@@ -147,13 +173,13 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
                 moves += [("compute", act), ("write", act), ("delete", act)]
                 W |= 1 << act
                 continue
-            if left:
+            if not one:
                 return R, U, W, moves
             for v in _bits(need & ~IN & ~R):
                 pv = par[v]
                 if pv & ~R:
                     continue
-                if any(ch[p] & need == 1 << v for p in _bits(pv & IN)):
+                if any(ch[p] & need == 1 << v for p in _bits(pv & one)):
                     act = v
                     break
             if act is None:
@@ -178,8 +204,8 @@ def tight_recompute(g: Graph, M: int, *, symmetry: bool = True, max_states: int 
         if not states & 1023:
             deadline.check()
         need = needed(W)
-        fresh = IN & ~R & ~U if not left else IN & ~R
-        if not producible(R, fresh, need, W):
+        fresh = readable(R, U, left)
+        if OUT & ~W & ~closure(R, fresh, need):  # reduction 7
             del path[len(path) - len(pre):]
             return False
         used = R.bit_count()
@@ -255,33 +281,30 @@ def _schedule(path: list[tuple[str, int]], IN: int, OUT: int) -> list[tuple[str,
     return out
 
 
-def reread_split(g: Graph, M: int, *, deadline: Deadline = NO_DEADLINE,
-                 perms: list[tuple[int, ...]] | None = None) -> TightResult:
-    """Look for a calculation of cost T + 1 with recomputation that reads one input x twice, each child of x using
-    one of the two reads: a tight calculation with recomputation of :func:`attnio.solver.pebble.tight.split_input`
-    (g, x, part), over one input per orbit and every bipartition of its children, mapped back by
-    :func:`attnio.solver.pebble.tight.merge_schedule` and replayed. Upper bound only ("tight": found; a child
-    computed in both intervals is not searched, so no "none")."""
-    from attnio.solver.pebble.tight import input_orbits, merge_schedule, split_input, split_perms
+def one_reread_recompute(g: Graph, M: int, *, deadline: Deadline = NO_DEADLINE,
+                         perms: list[tuple[int, ...]] | None = None) -> TightResult:
+    """Decide whether ``g`` has a calculation of cost T + 1 with recomputation (T = inputs + outputs), given that it
+    has none of cost T. By Lemma 4 (docs/pebbling.md §12) such a calculation reads one input x twice and moves
+    nothing else beyond T; an automorphism maps it to one that re-reads the representative of x's orbit. So
+    :func:`tight_recompute` with ``extra_reads=1`` and only that representative rereadable, once per orbit (merging
+    under the automorphisms that fix it), is exhaustive: "tight" (a replayed schedule of cost ≤ T + 1), "none"
+    (OPT ≥ T + 2 with recomputation, when no tight calculation exists), "unknown" (stopped)."""
+    from attnio.solver.pebble.tight import input_orbits
 
     t0 = time.perf_counter()
-    cost = compulsory(g) + 1
     perms = automorphisms(g, deadline) if perms is None else perms
     states = 0
+    unknown = False
     for x in input_orbits(g, perms):
-        rest = list(g.children[x])[1:]
-        for mask in range(1, 1 << len(rest)):
-            if deadline.expired():
-                return TightResult("unknown", cost, M, states, time.perf_counter() - t0)
-            group = frozenset(c for t, c in enumerate(rest) if mask >> t & 1)
-            h = split_input(g, x, group)
-            r = tight_recompute(h, M, deadline=deadline, perms=few_perms(split_perms(perms, x, group)))
-            states += r.states
-            if r.answer == "tight":
-                moves = merge_schedule(g, x, r.schedule)
-                rp = replay(g, M, moves, recompute=True)
-                return TightResult("tight", rp.io, M, states, time.perf_counter() - t0, tuple(moves))
-    return TightResult("unknown", cost, M, states, time.perf_counter() - t0)
+        r = tight_recompute(g, M, deadline=deadline, extra_reads=1, rereadable=1 << x,
+                            perms=few_perms([p for p in perms if p[x] == x]))
+        states += r.states
+        if r.answer == "tight":
+            return TightResult("tight", r.cost, M, states, time.perf_counter() - t0, r.schedule)
+        unknown |= r.answer == "unknown"
+        if deadline.expired():
+            break
+    return TightResult("unknown" if unknown else "none", compulsory(g) + 1, M, states, time.perf_counter() - t0)
 
 
 @dataclass(frozen=True)
@@ -308,16 +331,17 @@ def certify_recompute(g: Graph, M: int, *, time_limit_s: float | None = 60.0) ->
     a tight one-shot calculation (:func:`attnio.solver.pebble.tight.tight_one_shot`; a one-shot calculation is
     a calculation) → OPT = T; a tight calculation with recomputation (:func:`tight_recompute`) → OPT = T, or
     "none" → OPT ≥ T + 1; then a calculation of cost T + 1: one-shot with one input read twice
-    (:func:`attnio.solver.pebble.tight.reread_search`, k = 1), else with recomputation on split graphs
-    (:func:`reread_split`, a third of what is left), else the exhaustive search (:func:`tight_recompute`,
-    ``extra_reads=1``), whose "none" proves OPT ≥ T + 2. Every schedule is replayed with recomputation."""
+    (:func:`attnio.solver.pebble.tight.reread_search`, k = 1), else with recomputation, exhaustively, one input
+    orbit at a time (:func:`one_reread_recompute`), whose "none" proves OPT ≥ T + 2. Every schedule is replayed
+    with recomputation."""
     from attnio.solver.pebble.tight import reread_search, tight_one_shot
 
     t0 = time.perf_counter()
     dl = Deadline(time_limit_s)
     T = compulsory(g)
     steps: list[tuple[str, str, float]] = []
-    perms = few_perms(automorphisms(g, dl))
+    group = automorphisms(g, dl)
+    perms = few_perms(group)
 
     def result(lower: int, upper: int | None, sched) -> RecomputeCertificate:
         if sched is not None:
@@ -339,11 +363,7 @@ def certify_recompute(g: Graph, M: int, *, time_limit_s: float | None = 60.0) ->
     steps.append(("one re-read, one-shot", r3.answer, round(r3.seconds, 3)))
     if r3.answer == "found":
         return result(T + 1, r3.cost, r3.schedule)
-    r5 = reread_split(g, M, deadline=dl.within((dl.remaining() or 120.0) / 3), perms=perms)
-    steps.append(("one re-read with recomputation, split children", r5.answer, round(r5.seconds, 3)))
-    if r5.answer == "tight":
-        return result(T + 1, r5.cost, r5.schedule)
-    r4 = tight_recompute(g, M, deadline=dl, perms=perms, extra_reads=1)
+    r4 = one_reread_recompute(g, M, deadline=dl, perms=group)
     steps.append(("one re-read with recomputation", r4.answer, round(r4.seconds, 3)))
     if r4.answer == "tight":
         return result(T + 1, r4.cost, r4.schedule)
