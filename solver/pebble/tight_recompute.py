@@ -23,11 +23,15 @@ reductions below, each a transformation of any tight calculation into one the se
    one slot is free (earlier is never worse: it only leaves the unwritten set).
 5. *A last use at once.* Call a red value p *once* if it can never be red again after its deletion: an input
    (read once) or a non-input with a parent outside the closure of the red values and the readable inputs (every
-   value red later is in that closure, and p's parents do not depend on p), so p is red on one interval from now.
+   ancestor of a needed value that is red later is in that closure, and p's parents do not depend on p), so p is
+   red on one interval from now.
    If a vertex v has all parents red, a slot is free, and some once parent p has no other child that reaches an
    unwritten output, v is computed now (and p then dies): in any tight completion every later computation of v
    falls in p's interval, which contains them all; computing v now and deleting p holds v in p's slot until the
-   last of them and changes nothing else (where v was red anyway the count drops). Likewise (5b) a once value
+   last of them and changes nothing else (where v was red anyway the count drops; p's computations of children
+   that reach no unwritten output are useless and dropped; where the completion never computes v again, because a
+   red descendant of v stands on every path from v to an unwritten output, v is deleted at once or where p would
+   have been, which lazy deletion covers). Likewise (5b) a once value
    whose only child that reaches an unwritten output is red is deleted: any later use recomputes that child
    while p is red all along; holding the child instead costs the same slot.
 6. *Symmetry.* States related by a verified automorphism (:mod:`attnio.solver.pebble.symmetry`) have the same
@@ -35,8 +39,12 @@ reductions below, each a transformation of any tight calculation into one the se
 7. *Dead ends.* A state from which some unwritten output cannot be produced at all (producible: red, or an input
    not yet used up, or a non-input whose parents are all producible) is abandoned.
 
-A visited state is either refuted or on the current path (a cycle: a tight calculation through it again could be
-shortened), so the search is complete. Answers: "tight" (a schedule of cost T, replayed by
+A visited state is either refuted or on the current path (a cycle), so the search is complete: measure a state by
+(the size of the closure above, the fewest computations left in a tight completion), ordered lexicographically.
+The closure never grows along a play; a rule 5 step that adds a computation removes its once value p from the
+closure for good; every other step of a tight completion lowers the computations left. The measure is the same on
+automorphic states, so a tight calculation through a state on the current path again would have a completion of
+smaller measure from the first visit, found there. Answers: "tight" (a schedule of cost T, replayed by
 :func:`attnio.solver.pebble.game.replay` with recomputation), "none" (exhaustive: OPT ≥ T + 1 with
 recomputation), "unknown" (stopped).
 
