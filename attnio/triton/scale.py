@@ -46,7 +46,7 @@ from typing import Any
 from attnio.core.counts import IOCount
 from attnio.core.errors import InvalidParameter
 from attnio.core.workload import Workload
-from attnio.triton.scale_fit import Counts, Mismatch, fit_axis, grid_law
+from attnio.triton.scale_fit import Counts, Mismatch, fit_axis, grid_law, words
 
 __all__ = ["FIELDS", "SMALL", "Mismatch", "ScaledCount", "count", "full_count", "witness"]
 
@@ -330,7 +330,7 @@ def _count(w: Workload, lau: Any, *, verify: int, seed: int, page_size: int | No
     for ell, law, wgrid, long_ax, _ in plans:
         if 0 in wgrid or not law["units"]:
             continue
-        ran = [(sum(v[2] + v[3] for v in c.values()), k[1][long_ax]) for k, c in progs.counts.items()
+        ran = [(words(c), k[1][long_ax]) for k, c in progs.counts.items()
                if k[0] == ell and all(k[1][ax] == 0 for ax in range(3) if ax != long_ax)]
         cheapest = min(ran)[1]
         probes = sorted({cheapest, cheapest + 1 if cheapest + 1 < wgrid[long_ax] else max(cheapest - 1, 0)})

@@ -117,7 +117,8 @@ def grid_law(grids: dict[tuple[int, int], list[tuple[str, tuple[int, int, int]]]
     return out
 
 
-def _words(c: Counts) -> int:
+def words(c: Counts) -> int:
+    """Words read and written by one program (every tensor), the cost by which programs are compared."""
     return sum(v[2] + v[3] for v in c.values())
 
 
@@ -135,7 +136,7 @@ def fit_axis(T: int, run: Callable[[list[int]], dict[int, Counts]], *, verify: i
             known.update({i: Counts(got[i]) for i in missing})
 
     need([0, T - 1])
-    right = _words(known[T - 1]) < _words(known[0])
+    right = words(known[T - 1]) < words(known[0])
     at = (lambda i: T - 1 - i) if right else (lambda i: i)
     total, pieces = _fit_from_left(T, lambda idx: need([at(i) for i in idx]), lambda i: known[at(i)], at, verify,
                                    seed)
